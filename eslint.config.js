@@ -1,0 +1,31 @@
+'use strict';
+
+const HapiPlugin = require('@hapi/eslint-plugin');
+const TsEslint = require('typescript-eslint');
+
+
+module.exports = TsEslint.config(
+    {
+        ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'bench/results/**', 'test/**/*.d.ts', 'test/generated/**']
+    },
+    ...HapiPlugin.configs.module,
+    {
+        files: ['**/*.ts'],
+        extends: [TsEslint.configs.recommended],
+        languageOptions: {
+            parser: TsEslint.parser,
+            sourceType: 'module'
+        },
+        rules: {
+            'strict': 'off',
+            'func-style': 'off',
+            'no-undef': 'off',
+            'no-redeclare': 'off',
+            'no-unused-vars': 'off',
+            'no-shadow': 'off',
+            '@typescript-eslint/no-shadow': ['warn', { allow: ['err', 'done'] }],
+            '@typescript-eslint/no-unused-vars': ['warn', { vars: 'all', caughtErrors: 'none', varsIgnorePattern: '^internals$', args: 'none' }],
+            '@typescript-eslint/no-explicit-any': 'error'
+        }
+    }
+);

@@ -1,0 +1,222 @@
+import Path from 'node:path';
+import Util from 'node:util';
+
+import { mintToken, resolveSecret } from './auth';
+import { settingsFromEnvironment, type Flags, type Settings } from './config';
+import { closeDatabase, loadFixtureFile, memory, namespaceVersion, prepareDataDir } from './db';
+import { createServer, namespaces, openDatabases } from './index';
+import { PayReadiness } from './namespaces/pay/readiness';
+import { provisionPay } from './namespaces/pay/provision';
+
+
+export interface Io {
+    out(line: string): void;
+    err(line: string): void;
+}
+
+export const usage = `Usage: localgate <command> [options]
+
+Commands:
+  start                   start the service (default)
+  migrate                 apply pending migrations and exit
+  provision pay           create the pay database and print the settings to export
+  token <subject>         print a bearer token for <subject> (--ttl 1h, 30m, 2d or seconds)
+  seed --file F.json      load a fixture file {"<namespace>": {"<table>": [records]}}
+
+Options:
+  --port N, --host H, --data-dir D, --memory, --no-seed, --log-level L, --ttl T, --file F, --help
+Settings are read from the environment too (PORT, HOST, DATA_DIR, AUTH_JWT_SECRET, PAY_DB_URL,
+PAY_DB_PUBLISHABLE_KEY, PAY_DB_SECRET_KEY, LOG_LEVEL, CORS_ORIGINS, SEED, DRAIN_TIMEOUT_MS).`;
+
+const options = {
+    port: { type: 'string' },
+    host: { type: 'string' },
+    'data-dir': { type: 'string' },
+    memory: { type: 'boolean' },
+    seed: { type: 'boolean' },
+    'no-seed': { type: 'boolean' },
+    'log-level': { type: 'string' },
+    ttl: { type: 'string' },
+    file: { type: 'string' },
+    help: { type: 'boolean', short: 'h' }
+} as const;
+
+class UsageError extends Error { }
+
+const ttlUnits: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400 };
+
+
+/** Runs one command line; resolves to the exit code (for start, once the server has stopped). */
+export async function main(argv: string[], env: NodeJS.ProcessEnv, io: Io): Promise<number> {
+
+    try {
+        const { values, positionals } = parse(argv);
+        if (values.help) {
+            io.out(usage);
+            return 0;
+        }
+
+        const [command = 'start', ...rest] = positionals;
+        const flags: Flags = { ...values, seed: values['no-seed'] ? false : values.seed };
+        const settings = settingsFromEnvironment(env, flags);
+
+        switch (command) {
+            case 'start': return await start(settings, io);
+            case 'migrate': return migrateAll(settings, io);
+            case 'provision': return provision(settings, rest, io);
+            case 'token': return token(settings, rest, values.ttl, io);
+            case 'seed': return seed(settings, values.file, io);
+            default: throw new UsageError(`unknown command "${command}"`);
+        }
+    }
+    catch (err) {
+        io.err(`localgate: ${(err as Error).message}`);
+        if (err instanceof UsageError) {
+            io.err(usage);
+            return 2;
+        }
+
+        return 1;
+    }
+}
+
+
+function parse(argv: string[]) {
+
+    try {
+        return Util.parseArgs({ args: argv, options, allowPositionals: true, strict: true });
+    }
+    catch (err) {
+        throw new UsageError((err as Error).message);
+    }
+}
+
+
+async function start(settings: Settings, io: Io): Promise<number> {
+
+    const server = await createServer(settings);
+    await server.start();
+
+    const storage = settings.dataDir === memory ? 'in memory (nothing is written to disk)' : `in ${Path.resolve(settings.dataDir)}`;
+    io.out(`localgate listening on ${server.info.uri} with databases ${storage}`);
+    io.out(settings.dataDir === memory && !settings.jwtSecret ?
+        'Tokens: this in-memory server generated its own secret; set AUTH_JWT_SECRET to mint tokens with `npx localgate token <subject>`' :
+        'Mint a token: npx localgate token <subject>   (or: npm run --silent token -- <subject>)');
+
+    return await new Promise<number>((resolve) => {
+
+        const stop = async (signal: NodeJS.Signals) => {
+
+            process.off('SIGINT', stop);
+            process.off('SIGTERM', stop);
+            io.err(`localgate: ${signal} received, finishing requests in flight (at most ${settings.drainTimeoutMs} ms)`);
+            await server.stop({ timeout: settings.drainTimeoutMs });
+            resolve(0);
+        };
+
+        process.on('SIGINT', stop);
+        process.on('SIGTERM', stop);
+    });
+}
+
+
+function migrateAll(settings: Settings, io: Io): number {
+
+    prepareDataDir(settings.dataDir);
+    const databases = openDatabases({ ...settings, seed: false });
+    for (const namespace of namespaces) {
+        io.out(`${namespace}: schema version ${namespaceVersion(databases[namespace])}`);
+        closeDatabase(databases[namespace]);
+    }
+
+    const pay = new PayReadiness(settings.pay);
+    try {
+        pay.upgrade();
+        const db = pay.database();
+        io.out(db ? `pay: schema version ${namespaceVersion(db)}` : 'pay: not provisioned (run `localgate provision pay`)');
+    }
+    finally {
+        pay.close();
+    }
+
+    return 0;
+}
+
+
+function provision(settings: Settings, args: string[], io: Io): number {
+
+    if (args.length !== 1 || args[0] !== 'pay') {
+        throw new UsageError('provision takes one namespace: pay');
+    }
+
+    if (!settings.pay.url && settings.dataDir === memory) {
+        throw new Error('set PAY_DB_URL or DATA_DIR to a directory: an in-memory pay database would vanish when this command exits');
+    }
+
+    if (!settings.pay.url) {
+        prepareDataDir(settings.dataDir);
+    }
+
+    const credentials = provisionPay(settings.pay.url ?? Path.join(settings.dataDir, 'pay.db'));
+    for (const [name, value] of Object.entries(credentials)) {
+        io.out(`${name}=${shellQuote(value)}`);
+    }
+
+    return 0;
+}
+
+
+function token(settings: Settings, args: string[], ttl: string | undefined, io: Io): number {
+
+    if (args.length !== 1 || !args[0]!.trim()) {
+        throw new UsageError('token takes exactly one subject, for example: localgate token alice');
+    }
+
+    if (!settings.jwtSecret && settings.dataDir === memory) {
+        throw new Error('AUTH_JWT_SECRET must be set to mint tokens for an in-memory server');
+    }
+
+    prepareDataDir(settings.dataDir);
+    const secret = resolveSecret(settings.jwtSecret, settings.dataDir);
+    io.out(mintToken(secret, args[0]!, ttlSeconds(ttl ?? '1h')));
+    return 0;
+}
+
+
+function seed(settings: Settings, file: string | undefined, io: Io): number {
+
+    if (!file) {
+        throw new UsageError('seed needs --file F.json');
+    }
+
+    prepareDataDir(settings.dataDir);
+    const databases = openDatabases({ ...settings, seed: false });
+    try {
+        const counts = loadFixtureFile(databases, Path.resolve(file));
+        io.out(Object.entries(counts).map(([namespace, count]) => `${namespace}: ${count} records added`).join('\n'));
+    }
+    finally {
+        Object.values(databases).forEach(closeDatabase);
+    }
+
+    return 0;
+}
+
+
+/** Parses 90, 90s, 30m, 2h or 7d into seconds. */
+export function ttlSeconds(ttl: string): number {
+
+    const match = /^(\d+)([smhd]?)$/.exec(ttl.trim());
+    const seconds = match ? Number(match[1]) * ttlUnits[match[2] || 's']! : 0;
+    if (!seconds) {
+        throw new UsageError(`--ttl must be a positive duration such as 3600, 30m, 2h or 7d, not "${ttl}"`);
+    }
+
+    return seconds;
+}
+
+
+function shellQuote(value: string): string {
+
+    return /^[\w@%+=:,./-]+$/.test(value) ? value : `'${value.replace(/'/g, `'\\''`)}'`;
+}

@@ -1,0 +1,127 @@
+import Joi from 'joi';
+
+
+export const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+export type LogLevel = typeof logLevels[number];
+
+export interface PaySettings {
+    url?: string;
+    publishableKey?: string;
+    secretKey?: string;
+}
+
+export interface Settings {
+    port: number;
+    host: string;
+    dataDir: string;
+    jwtSecret?: string;
+    pay: PaySettings;
+    logLevel: LogLevel;
+    corsOrigins: string[];
+    seed: boolean;
+    drainTimeoutMs: number;
+    validateResponses: boolean;
+    logStream?: NodeJS.WritableStream;
+}
+
+export type Options = Partial<Omit<Settings, 'pay'>> & { pay?: PaySettings };
+
+export class SettingError extends Error {
+
+    constructor(public readonly setting: string, reason: string) {
+
+        super(`${setting} ${reason}`);
+        this.name = 'SettingError';
+    }
+}
+
+
+const optionalText = Joi.string().trim().empty('');
+
+// Labels are the environment names, so an error names the setting a user can change.
+export const settingsSchema = Joi.object<Settings>({
+    port: Joi.number().integer().min(0).max(65535).default(3000).label('PORT'),
+    host: Joi.string().trim().min(1).default('127.0.0.1').label('HOST'),
+    dataDir: Joi.string().trim().min(1).default('./data').label('DATA_DIR'),
+    jwtSecret: Joi.string().empty(Joi.valid(null)).custom((value: string, helpers) => {
+
+        return Buffer.byteLength(value, 'utf8') >= 32 ? value : helpers.error('secret.short');
+    }).messages({
+        'string.empty': '{{#label}} must be at least 32 bytes long',
+        'secret.short': '{{#label}} must be at least 32 bytes long'
+    }).label('AUTH_JWT_SECRET'),
+    pay: Joi.object({
+        url: optionalText.label('PAY_DB_URL'),
+        publishableKey: optionalText.label('PAY_DB_PUBLISHABLE_KEY'),
+        secretKey: optionalText.label('PAY_DB_SECRET_KEY')
+    }).default({}),
+    logLevel: Joi.string().valid(...logLevels).default('info').label('LOG_LEVEL'),
+    corsOrigins: Joi.array().items(Joi.string().min(1)).min(1).default(['*']).label('CORS_ORIGINS'),
+    seed: Joi.boolean().default(true).label('SEED'),
+    drainTimeoutMs: Joi.number().integer().min(0).default(10_000).label('DRAIN_TIMEOUT_MS'),
+    validateResponses: Joi.boolean().default(false).label('VALIDATE_RESPONSES'),
+    // Programmatic only: where log lines go instead of stdout.
+    logStream: Joi.object().label('logStream')
+}).prefs({ errors: { wrap: { label: false } } });
+
+
+/** Validates programmatic options once; the first problem becomes a SettingError naming the setting. */
+export function resolveSettings(options: Options = {}): Settings {
+
+    const { error, value } = settingsSchema.validate(options, { abortEarly: true, convert: true });
+    if (error) {
+        const detail = error.details[0]!;
+        const label = String(detail.context!.label);
+        throw new SettingError(label, detail.message.slice(label.length).trim());
+    }
+
+    return value;
+}
+
+
+export interface Flags {
+    port?: string;
+    host?: string;
+    'data-dir'?: string;
+    memory?: boolean;
+    seed?: boolean;
+    'log-level'?: string;
+}
+
+/** Reads the settings from the environment, with command-line flags taking precedence; the only reader of process.env. */
+export function settingsFromEnvironment(env: NodeJS.ProcessEnv = process.env, flags: Flags = {}): Settings {
+
+    const seedFlag = flags.seed ?? (env.SEED === undefined ? undefined : env.SEED !== 'none');
+    const options = {
+        port: pick(flags.port, env.PORT),
+        host: pick(flags.host, env.HOST),
+        dataDir: flags.memory ? ':memory:' : pick(flags['data-dir'], env.DATA_DIR),
+        jwtSecret: env.AUTH_JWT_SECRET,
+        pay: defined({
+            url: env.PAY_DB_URL,
+            publishableKey: env.PAY_DB_PUBLISHABLE_KEY,
+            secretKey: env.PAY_DB_SECRET_KEY
+        }),
+        logLevel: pick(flags['log-level'], env.LOG_LEVEL),
+        corsOrigins: env.CORS_ORIGINS === undefined ? undefined : env.CORS_ORIGINS.split(',').map((origin) => origin.trim()).filter(Boolean),
+        seed: seedFlag,
+        drainTimeoutMs: env.DRAIN_TIMEOUT_MS,
+        validateResponses: env.VALIDATE_RESPONSES
+    };
+
+    return resolveSettings(defined(options) as Options);
+}
+
+
+function pick(flag: string | undefined, env: string | undefined): string | undefined {
+
+    return flag ?? (env === '' ? undefined : env);
+}
+
+
+// Unset values are left out rather than carried as undefined, so settings print and compare cleanly.
+function defined(values: Record<string, unknown>): Record<string, unknown> {
+
+    return Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined));
+}

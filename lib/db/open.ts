@@ -1,0 +1,73 @@
+import Assert from 'node:assert';
+
+import Sqlite from 'better-sqlite3';
+
+
+export type Database = Sqlite.Database;
+
+export interface OpenOptions {
+    synchronous?: 'NORMAL' | 'FULL';
+    fileMustExist?: boolean;
+}
+
+const synchronousLevels = { NORMAL: 1, FULL: 2 };
+
+
+/** Opens one namespace database with the pragmas every connection needs, asserting each took effect. */
+export function openDatabase(file: string, options: OpenOptions = {}): Database {
+
+    const db = new Sqlite(file, { fileMustExist: Boolean(options.fileMustExist) });
+    try {
+        applyPragmas(db, file === ':memory:', options);
+    }
+    catch (err) {
+        db.close();
+        throw err;
+    }
+
+    return db;
+}
+
+
+function applyPragmas(db: Database, memory: boolean, options: OpenOptions): void {
+
+    const synchronous = options.synchronous ?? 'NORMAL';
+
+    // busy_timeout first, so that switching the journal mode waits for another writer instead of failing.
+    db.pragma('busy_timeout = 5000');
+    db.pragma('journal_mode = WAL');
+
+    db.pragma(`synchronous = ${synchronous}`);
+    db.pragma('foreign_keys = ON');
+    db.pragma('trusted_schema = OFF');
+
+    Assert.equal(db.pragma('busy_timeout', { simple: true }), 5000, 'busy_timeout was not applied');
+    Assert.equal(db.pragma('journal_mode', { simple: true }), memory ? 'memory' : 'wal', 'journal_mode was not applied');
+
+    Assert.equal(db.pragma('synchronous', { simple: true }), synchronousLevels[synchronous], 'synchronous was not applied');
+    Assert.equal(db.pragma('foreign_keys', { simple: true }), 1, 'foreign_keys was not applied');
+    Assert.equal(db.pragma('trusted_schema', { simple: true }), 0, 'trusted_schema was not applied');
+}
+
+
+/** Runs SQLite's own consistency check; returns the problems it reports, none when the file is sound. */
+export function quickCheck(db: Database): string[] {
+
+    const rows = db.pragma('quick_check') as { quick_check: string }[];
+    return rows.map((row) => row.quick_check).filter((result) => result !== 'ok');
+}
+
+
+/** Checkpoints the write-ahead log into the main file and closes the connection. */
+export function closeDatabase(db: Database): void {
+
+    if (!db.open) {
+        return;
+    }
+
+    if (db.name !== ':memory:') {
+        db.pragma('wal_checkpoint(TRUNCATE)');
+    }
+
+    db.close();
+}

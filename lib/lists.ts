@@ -1,0 +1,47 @@
+import type { ResponseObject, ResponseToolkit } from '@hapi/hapi';
+import Joi from 'joi';
+
+
+export interface Page {
+    limit: number;
+    offset: number;
+}
+
+export interface ListResult<T> {
+    data: T[];
+    total: number;
+}
+
+export const maxLimit = 100;
+
+/** The limit and offset query parameters every paginated list accepts. */
+export const pageQuery = {
+    limit: Joi.number().integer().min(1).max(maxLimit).default(20).description('Records per page, 1 to 100'),
+    offset: Joi.number().integer().min(0).default(0).description('Records to skip')
+};
+
+
+/** The list envelope `{data, count, total}`, with the total also in X-Total-Count. */
+export function listResponse<T>(h: Pick<ResponseToolkit, 'response'>, result: ListResult<T>): ResponseObject {
+
+    return h.response({ data: result.data, count: result.data.length, total: result.total })
+        .header('X-Total-Count', String(result.total));
+}
+
+
+/** A 201 with the new record's path in Location and the record as body. */
+export function createdResponse(h: Pick<ResponseToolkit, 'response'>, location: string, record: object): ResponseObject {
+
+    return h.response(record).code(201).location(location);
+}
+
+
+/** The joi schema of a list envelope of the given record schema. */
+export function listSchema(record: Joi.ObjectSchema, name: string): Joi.ObjectSchema {
+
+    return Joi.object({
+        data: Joi.array().items(record).required().label(`${name}Data`),
+        count: Joi.number().integer().min(0).required(),
+        total: Joi.number().integer().min(0).required()
+    }).label(name);
+}

@@ -1,0 +1,53 @@
+// Amounts travel as decimal numbers (19.99) and are kept as integer minor units (1999), with as many
+// decimals as ISO 4217 gives the currency. The platform's Intl data is the source of both.
+
+const currencyCodes = new Set(Intl.supportedValuesOf('currency'));
+
+const digitsByCurrency = new Map<string, number>();
+
+
+/** True for an ISO 4217 code in upper case that the platform knows (USD, EUR, JPY, KWD ...). */
+export function isCurrencyCode(code: string): boolean {
+
+    return currencyCodes.has(code);
+}
+
+
+/** The number of decimals amounts in a currency carry: JPY 0, USD 2, KWD 3. */
+export function currencyDigits(currency: string): number {
+
+    let digits = digitsByCurrency.get(currency);
+    if (digits === undefined) {
+        // Always set for style currency: the ISO 4217 minor unit.
+        digits = new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits!;
+        digitsByCurrency.set(currency, digits);
+    }
+
+    return digits;
+}
+
+
+/** True when the amount has no more decimals than the currency allows (19.99 USD yes, 19.999 USD no, 1.5 JPY no). */
+export function fitsCurrency(amount: number, currency: string): boolean {
+
+    const factor = 10 ** currencyDigits(currency);
+
+    // Exact on purpose: only the double nearest to some integer / factor has at most that many decimals,
+    // so 0.1 + 0.2 (0.30000000000000004) does not fit USD while 0.3 does.
+    return Math.round(amount * factor) / factor === amount;
+}
+
+
+/** The amount in integer minor units of its currency (19.99 USD is 1999); the amount must fit the currency. */
+export function toMinorUnits(amount: number, currency: string): number {
+
+    // Adding 0 turns -0 into 0.
+    return Math.round(amount * 10 ** currencyDigits(currency)) + 0;
+}
+
+
+/** The decimal amount of a number of minor units. */
+export function fromMinorUnits(minor: number, currency: string): number {
+
+    return minor / 10 ** currencyDigits(currency);
+}

@@ -1,0 +1,220 @@
+import type { ServerRoute } from '@hapi/hapi';
+
+import { callerId } from '../../auth';
+import { createdResponse, listResponse } from '../../lists';
+import {
+    businessListQuery,
+    businessListSchema,
+    businessParams,
+    businessSchema,
+    inquiryParams,
+    inquirySchema,
+    newInquirySchema,
+    newProductSchema,
+    newScamReportSchema,
+    offerListQuery,
+    offerListSchema,
+    productListQuery,
+    productListSchema,
+    productParams,
+    productSchema,
+    scamReportParams,
+    scamReportSchema
+} from './schemas';
+import type { CommerceStore, NewInquiry, NewProduct, NewScamReport } from './store';
+
+
+// What joi leaves in request.query once it has validated and converted it.
+type PageQuery = { limit: number; offset: number };
+
+type ProductQuery = PageQuery & { business_id?: string };
+
+type OfferQuery = PageQuery & { product_id?: string };
+
+const tags = ['api', 'commerce'];
+
+// Reading the catalogue needs no token; a token that is sent must be valid.
+const optional = { mode: 'optional' } as const;
+
+const listOrder = 'Oldest first (created_at, then id), so that paging with limit and offset never repeats or skips a record, even while records are added.';
+
+
+/** The commerce endpoints, served from one store. */
+export function commerceRoutes(store: CommerceStore): ServerRoute[] {
+
+    const listProducts: ServerRoute = {
+        method: 'GET',
+        path: '/products',
+        options: {
+            auth: optional,
+            description: 'List products, optionally of one business',
+            notes: listOrder,
+            tags,
+            validate: { query: productListQuery },
+            response: { status: { 200: productListSchema } },
+            async handler(request, h) {
+
+                const { business_id: businessId, limit, offset } = request.query as ProductQuery;
+                return listResponse(h, await store.listProducts({ business_id: businessId }, { limit, offset }));
+            }
+        }
+    };
+
+    const getProduct: ServerRoute = {
+        method: 'GET',
+        path: '/products/{product_id}',
+        options: {
+            auth: optional,
+            description: 'Get one product',
+            tags,
+            validate: { params: productParams },
+            response: { status: { 200: productSchema } },
+            handler: (request) => store.getProduct(request.params.product_id as string)
+        }
+    };
+
+    const createProduct: ServerRoute = {
+        method: 'POST',
+        path: '/products',
+        options: {
+            description: 'Create a product of an existing business',
+            notes: 'created_by is the caller\'s identity. An unknown business_id is a 422.',
+            tags,
+            validate: { payload: newProductSchema },
+            response: { status: { 201: productSchema } },
+            plugins: { localgate: { errors: { 422: 'business_not_found: business_id names no business' } } },
+            async handler(request, h) {
+
+                const product = await store.createProduct(request.payload as NewProduct, callerId(request));
+                return createdResponse(h, `${request.path}/${product.id}`, product);
+            }
+        }
+    };
+
+    const listBusinesses: ServerRoute = {
+        method: 'GET',
+        path: '/businesses',
+        options: {
+            auth: optional,
+            description: 'List the businesses of the town',
+            notes: listOrder,
+            tags,
+            validate: { query: businessListQuery },
+            response: { status: { 200: businessListSchema } },
+            handler: async (request, h) => listResponse(h, await store.listBusinesses(request.query as PageQuery))
+        }
+    };
+
+    const getBusiness: ServerRoute = {
+        method: 'GET',
+        path: '/businesses/{business_id}',
+        options: {
+            auth: optional,
+            description: 'Get one business',
+            tags,
+            validate: { params: businessParams },
+            response: { status: { 200: businessSchema } },
+            handler: (request) => store.getBusiness(request.params.business_id as string)
+        }
+    };
+
+    const listOffers: ServerRoute = {
+        method: 'GET',
+        path: '/offers',
+        options: {
+            auth: optional,
+            description: 'List offers, optionally of one product',
+            notes: listOrder,
+            tags,
+            validate: { query: offerListQuery },
+            response: { status: { 200: offerListSchema } },
+            async handler(request, h) {
+
+                const { product_id: productId, limit, offset } = request.query as OfferQuery;
+                return listResponse(h, await store.listOffers({ product_id: productId }, { limit, offset }));
+            }
+        }
+    };
+
+    const createInquiry: ServerRoute = {
+        method: 'POST',
+        path: '/inquiries',
+        options: {
+            description: 'Send an inquiry about a product or a business',
+            notes: 'Exactly one of product_id and business_id. The inquiry belongs to the caller. An unknown product or business is a 422.',
+            tags,
+            validate: { payload: newInquirySchema },
+            response: { status: { 201: inquirySchema } },
+            plugins: { localgate: { errors: { 422: 'product_not_found or business_not_found: the product_id or business_id names no record' } } },
+            async handler(request, h) {
+
+                const inquiry = await store.createInquiry(request.payload as NewInquiry, callerId(request));
+                return createdResponse(h, `${request.path}/${inquiry.id}`, inquiry);
+            }
+        }
+    };
+
+    const getInquiry: ServerRoute = {
+        method: 'GET',
+        path: '/inquiries/{inquiry_id}',
+        options: {
+            description: 'Get one of the caller\'s inquiries',
+            notes: 'Another caller\'s inquiry is a 404, like a missing one.',
+            tags,
+            validate: { params: inquiryParams },
+            response: { status: { 200: inquirySchema } },
+            handler: (request) => store.getInquiry(request.params.inquiry_id as string, callerId(request))
+        }
+    };
+
+    const createScamReport: ServerRoute = {
+        method: 'POST',
+        path: '/scam-reports',
+        options: {
+            description: 'Report a product, business or offer as a scam',
+            notes: 'The reporter is the caller. One report per caller per target (409 on a repeat); an unknown target is a 422. The target\'s scam_report_count counts distinct reporters.',
+            tags,
+            validate: { payload: newScamReportSchema },
+            response: { status: { 201: scamReportSchema } },
+            plugins: {
+                localgate: {
+                    errors: {
+                        409: 'duplicate_scam_report: the caller has already reported this target',
+                        422: 'product_not_found, business_not_found or offer_not_found: target_id names no record of target_type'
+                    }
+                }
+            },
+            async handler(request, h) {
+
+                const report = await store.createScamReport(request.payload as NewScamReport, callerId(request));
+                return createdResponse(h, `${request.path}/${report.id}`, report);
+            }
+        }
+    };
+
+    const getScamReport: ServerRoute = {
+        method: 'GET',
+        path: '/scam-reports/{report_id}',
+        options: {
+            description: 'Get one of the caller\'s scam reports',
+            notes: 'Another caller\'s report is a 404, like a missing one.',
+            tags,
+            validate: { params: scamReportParams },
+            response: { status: { 200: scamReportSchema } },
+            handler: (request) => store.getScamReport(request.params.report_id as string, callerId(request))
+        }
+    };
+
+    return [
+        listProducts,
+        getProduct,
+        createProduct,
+        listBusinesses,
+        getBusiness,
+        listOffers,
+        createInquiry,
+        getInquiry,
+        createScamReport,
+        getScamReport
+    ];
+}

@@ -1,0 +1,125 @@
+import type { ServerRoute } from '@hapi/hapi';
+
+import { callerId } from '../../auth';
+import { createdResponse, listResponse } from '../../lists';
+import {
+    bookingListSchema,
+    bookingParams,
+    bookingPayload,
+    bookingSchema,
+    locationListSchema,
+    pageOnlyQuery,
+    vehicleListSchema,
+    vehicleParams,
+    vehicleQuery,
+    vehicleSchema
+} from './schemas';
+import type { LogisticsStore, NewBooking, VehicleFilter } from './store';
+
+
+const tags = ['api', 'logistics'];
+
+// What joi leaves in request.query once it has validated and converted it.
+type PageQuery = { limit: number; offset: number };
+
+type VehicleQuery = PageQuery & Pick<VehicleFilter, 'available'>;
+
+
+/** The logistics endpoints, served from one store. */
+export function logisticsRoutes(store: LogisticsStore): ServerRoute[] {
+
+    const listVehicles: ServerRoute = {
+        method: 'GET',
+        path: '/vehicles',
+        options: {
+            auth: { mode: 'optional' },
+            description: 'List vehicles',
+            notes: 'Oldest first (created_at, then id). available=true lists only vehicles that can be booked, available=false only those that cannot.',
+            tags,
+            validate: { query: vehicleQuery },
+            response: { status: { 200: vehicleListSchema } },
+            handler: async (request, h) => listResponse(h, await store.listVehicles(request.query as VehicleQuery))
+        }
+    };
+
+    const getVehicle: ServerRoute = {
+        method: 'GET',
+        path: '/vehicles/{vehicle_id}',
+        options: {
+            auth: { mode: 'optional' },
+            description: 'Get one vehicle',
+            tags,
+            validate: { params: vehicleParams },
+            response: { status: { 200: vehicleSchema } },
+            handler: (request) => store.getVehicle(request.params.vehicle_id as string)
+        }
+    };
+
+    const listLocations: ServerRoute = {
+        method: 'GET',
+        path: '/locations',
+        options: {
+            auth: { mode: 'optional' },
+            description: 'List pickup and drop-off locations',
+            notes: 'Oldest first (created_at, then id).',
+            tags,
+            validate: { query: pageOnlyQuery },
+            response: { status: { 200: locationListSchema } },
+            handler: async (request, h) => listResponse(h, await store.listLocations(request.query as PageQuery))
+        }
+    };
+
+    const createBooking: ServerRoute = {
+        method: 'POST',
+        path: '/bookings',
+        options: {
+            description: 'Book a vehicle',
+            notes: [
+                'The booking belongs to the caller (customer_id is the subject of the bearer token) and is confirmed at once.',
+                'It holds the vehicle over [pickup_at, return_at): a booking may pick up at the instant another returns.',
+                '409 vehicle_unavailable when the vehicle cannot be booked, 409 booking_overlap when the time is taken, 422 for an unknown vehicle or location.'
+            ],
+            tags,
+            plugins: {
+                localgate: {
+                    errors: { 409: 'vehicle_unavailable: the vehicle cannot be booked at all; booking_overlap: it is already booked for part of that time' }
+                }
+            },
+            validate: { payload: bookingPayload },
+            response: { status: { 201: bookingSchema } },
+            handler: async (request, h) => {
+
+                const booking = await store.createBooking(callerId(request), request.payload as NewBooking);
+                return createdResponse(h, `${request.route.path}/${booking.id}`, booking);
+            }
+        }
+    };
+
+    const listBookings: ServerRoute = {
+        method: 'GET',
+        path: '/bookings',
+        options: {
+            description: 'List the caller\'s bookings',
+            notes: 'Only bookings made with the caller\'s identity, oldest first (created_at, then id).',
+            tags,
+            validate: { query: pageOnlyQuery },
+            response: { status: { 200: bookingListSchema } },
+            handler: async (request, h) => listResponse(h, await store.listBookings(callerId(request), request.query as PageQuery))
+        }
+    };
+
+    const getBooking: ServerRoute = {
+        method: 'GET',
+        path: '/bookings/{booking_id}',
+        options: {
+            description: 'Get one of the caller\'s bookings',
+            notes: 'Another caller\'s booking answers the same 404 as an id that does not exist.',
+            tags,
+            validate: { params: bookingParams },
+            response: { status: { 200: bookingSchema } },
+            handler: (request) => store.getBooking(callerId(request), request.params.booking_id as string)
+        }
+    };
+
+    return [listVehicles, getVehicle, listLocations, createBooking, listBookings, getBooking];
+}

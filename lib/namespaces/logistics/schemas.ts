@@ -1,0 +1,139 @@
+import Joi from 'joi';
+
+import { listSchema, pageQuery } from '../../lists';
+
+
+export const maxIdLength = 100;
+
+export const maxNotesLength = 1000;
+
+// The stored form is always toISOString()'s; clients may omit the milliseconds but must say UTC with Z.
+const utcTimestampPattern = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,3})?Z$/;
+
+const normalizedTimestamp = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+const timestampExample = '2030-06-01T10:00:00Z';
+
+
+type TimestampRule = (normalized: string, helpers: Joi.CustomHelpers) => string | Joi.ErrorReport;
+
+
+/** An ISO 8601 UTC timestamp, normalized to millisecond precision, then held to an optional further rule. */
+function utcTimestamp(rule: TimestampRule = (normalized) => normalized): Joi.StringSchema {
+
+    return Joi.string()
+        .max(30)
+        .pattern(utcTimestampPattern)
+        .custom((value: string, helpers) => {
+
+            // joi runs every rule: one that failed the pattern is already reported.
+            if (!utcTimestampPattern.test(value)) {
+                return value;
+            }
+
+            // Date rolls 2030-02-30 over into March: only a timestamp that survives the round trip is real.
+            const time = Date.parse(value);
+            const normalized = Number.isNaN(time) ? '' : new Date(time).toISOString();
+            return normalized.slice(0, 19) === value.slice(0, 19) ? rule(normalized, helpers) : helpers.error('timestamp.real');
+        })
+        .messages({
+            'string.pattern.base': `{{#label}} must be an ISO 8601 UTC timestamp ending in Z, such as ${timestampExample}`,
+            'timestamp.real': '{{#label}} is not a real calendar date and time',
+            'timestamp.afterPickup': '{{#label}} must be after pickup_at'
+        });
+}
+
+
+const afterPickup: TimestampRule = (returnAt, helpers) => {
+
+    // pickup_at is validated first; when it passed, it is in the same normalized form, so text order is time order.
+    const pickupAt = (helpers.state.ancestors as { pickup_at?: unknown }[])[0]!.pickup_at;
+    const comparable = typeof pickupAt === 'string' && normalizedTimestamp.test(pickupAt);
+    return comparable && pickupAt >= returnAt ? helpers.error('timestamp.afterPickup') : returnAt;
+};
+
+
+function serverField(message: string): Joi.AnySchema {
+
+    return Joi.any().forbidden().messages({ 'any.unknown': `{{#label}} ${message}` });
+}
+
+
+function recordId(description: string): Joi.StringSchema {
+
+    return Joi.string().max(maxIdLength).required().description(description);
+}
+
+
+const timestamp = Joi.string().isoDate();
+
+
+export const vehicleParams = Joi.object({
+    vehicle_id: recordId('Identifier of the vehicle')
+});
+
+export const bookingParams = Joi.object({
+    booking_id: recordId('Identifier of one of the caller\'s bookings')
+});
+
+export const vehicleQuery = Joi.object({
+    available: Joi.boolean().description('true: only vehicles that can be booked; false: only those that cannot'),
+    ...pageQuery
+});
+
+export const pageOnlyQuery = Joi.object(pageQuery);
+
+export const bookingPayload = Joi.object({
+    vehicle_id: recordId('The vehicle to book'),
+    pickup_location_id: recordId('Where the customer picks the vehicle up'),
+    dropoff_location_id: recordId('Where the customer returns the vehicle'),
+    pickup_at: utcTimestamp().required().description(`Start of the booking, ISO 8601 UTC (${timestampExample})`),
+    return_at: utcTimestamp(afterPickup).required().description('End of the booking, after pickup_at; the vehicle is free again from this instant'),
+    notes: Joi.string().allow('').max(maxNotesLength).default('').description('Free text for the rental desk'),
+    id: serverField('is set by the service and cannot be sent'),
+    customer_id: serverField('is taken from your bearer token and cannot be sent'),
+    status: serverField('is set by the service and cannot be sent'),
+    created_at: serverField('is set by the service and cannot be sent')
+}).required().prefs({ convert: false }).label('NewBooking');
+
+
+export const vehicleSchema = Joi.object({
+    id: Joi.string().required(),
+    make: Joi.string().required().example('Toyota'),
+    model: Joi.string().required().example('Yaris Hybrid'),
+    year: Joi.number().integer().required().description('Model year'),
+    seats: Joi.number().integer().min(1).required(),
+    daily_rate: Joi.number().min(0).required().description('Price of one day, in currency'),
+    currency: Joi.string().length(3).required().description('ISO 4217 code'),
+    is_available: Joi.boolean().required().description('Whether the vehicle can be booked at all'),
+    created_at: timestamp.required()
+}).label('Vehicle');
+
+export const locationSchema = Joi.object({
+    id: Joi.string().required(),
+    name: Joi.string().required().example('Quayside Depot'),
+    address: Joi.string().required(),
+    city: Joi.string().required(),
+    latitude: Joi.number().min(-90).max(90).required(),
+    longitude: Joi.number().min(-180).max(180).required(),
+    created_at: timestamp.required()
+}).label('Location');
+
+export const bookingSchema = Joi.object({
+    id: Joi.string().required(),
+    vehicle_id: Joi.string().required(),
+    pickup_location_id: Joi.string().required(),
+    dropoff_location_id: Joi.string().required(),
+    pickup_at: timestamp.required().description('Start of the booking, ISO 8601 UTC with milliseconds'),
+    return_at: timestamp.required().description('End of the booking (exclusive), ISO 8601 UTC with milliseconds'),
+    notes: Joi.string().allow('').required(),
+    customer_id: Joi.string().required().description('The caller who booked: the subject of their token'),
+    status: Joi.string().valid('confirmed', 'cancelled').required().description('confirmed on creation; only confirmed bookings hold their vehicle'),
+    created_at: timestamp.required()
+}).label('Booking');
+
+export const vehicleListSchema = listSchema(vehicleSchema, 'VehicleList');
+
+export const locationListSchema = listSchema(locationSchema, 'LocationList');
+
+export const bookingListSchema = listSchema(bookingSchema, 'BookingList');

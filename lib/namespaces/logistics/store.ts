@@ -1,0 +1,234 @@
+import Crypto from 'node:crypto';
+
+import type { Database } from '../../db';
+import { DomainError } from '../../errors';
+import type { ListResult, Page } from '../../lists';
+
+
+export interface Vehicle {
+    id: string;
+    make: string;
+    model: string;
+    year: number;
+    seats: number;
+    daily_rate: number;
+    currency: string;
+    is_available: boolean;
+    created_at: string;
+}
+
+export interface Location {
+    id: string;
+    name: string;
+    address: string;
+    city: string;
+    latitude: number;
+    longitude: number;
+    created_at: string;
+}
+
+export type BookingStatus = 'confirmed' | 'cancelled';
+
+export interface Booking {
+    id: string;
+    vehicle_id: string;
+    pickup_location_id: string;
+    dropoff_location_id: string;
+    pickup_at: string;
+    return_at: string;
+    notes: string;
+    customer_id: string;
+    status: BookingStatus;
+    created_at: string;
+}
+
+/** What a caller sends to book: timestamps already in toISOString() form. */
+export type NewBooking = Pick<Booking, 'vehicle_id' | 'pickup_location_id' | 'dropoff_location_id' | 'pickup_at' | 'return_at' | 'notes'>;
+
+export interface VehicleFilter extends Page {
+    available?: boolean;
+}
+
+type VehicleRow = Omit<Vehicle, 'is_available'> & { is_available: number };
+
+
+const vehicleColumns = 'id, make, model, year, seats, daily_rate, currency, is_available, created_at';
+const locationColumns = 'id, name, address, city, latitude, longitude, created_at';
+const bookingColumns = 'id, vehicle_id, pickup_location_id, dropoff_location_id, pickup_at, return_at, notes, customer_id, status, created_at';
+
+// Every statement the store runs; exported so that a test can check their query plans.
+export const queries = {
+    listVehicles: `SELECT ${vehicleColumns} FROM vehicles ORDER BY created_at, id LIMIT @limit OFFSET @offset`,
+    countVehicles: 'SELECT count(*) FROM vehicles',
+    listVehiclesByAvailability: `SELECT ${vehicleColumns} FROM vehicles WHERE is_available = @available ORDER BY created_at, id LIMIT @limit OFFSET @offset`,
+    countVehiclesByAvailability: 'SELECT count(*) FROM vehicles WHERE is_available = @available',
+    vehicleById: `SELECT ${vehicleColumns} FROM vehicles WHERE id = @id`,
+    listLocations: `SELECT ${locationColumns} FROM locations ORDER BY created_at, id LIMIT @limit OFFSET @offset`,
+    countLocations: 'SELECT count(*) FROM locations',
+    locationExists: 'SELECT 1 FROM locations WHERE id = @id',
+    listBookings: `SELECT ${bookingColumns} FROM bookings WHERE customer_id = @customer_id ORDER BY created_at, id LIMIT @limit OFFSET @offset`,
+    countBookings: 'SELECT count(*) FROM bookings WHERE customer_id = @customer_id',
+    latestBookingOfCustomer: 'SELECT created_at FROM bookings WHERE customer_id = @customer_id ORDER BY created_at DESC, id DESC LIMIT 1',
+    bookingById: `SELECT ${bookingColumns} FROM bookings WHERE id = @id AND customer_id = @customer_id`,
+    // Half-open ranges [pickup_at, return_at) overlap when each starts before the other ends.
+    overlappingBooking: `SELECT 1 FROM bookings
+        WHERE vehicle_id = @vehicle_id AND status = 'confirmed' AND pickup_at < @return_at AND return_at > @pickup_at
+        LIMIT 1`,
+    insertBooking: `INSERT INTO bookings (${bookingColumns})
+        VALUES (@id, @vehicle_id, @pickup_location_id, @dropoff_location_id, @pickup_at, @return_at, @notes, @customer_id, @status, @created_at)`
+} as const;
+
+
+/** The logistics database: vehicles, locations and drivers from seed data, bookings made by callers. */
+export class LogisticsStore {
+
+    private readonly statements: { [name in keyof typeof queries]: ReturnType<Database['prepare']> };
+    private readonly readVehicles: (filter: VehicleFilter) => ListResult<Vehicle>;
+    private readonly readLocations: (page: Page) => ListResult<Location>;
+    private readonly readBookings: (customerId: string, page: Page) => ListResult<Booking>;
+    private readonly book: { immediate: (customerId: string, booking: NewBooking) => Booking };
+
+    constructor(db: Database) {
+
+        const prepared: Record<string, ReturnType<Database['prepare']>> = {};
+        for (const [name, sql] of Object.entries(queries)) {
+            prepared[name] = db.prepare(sql);
+        }
+
+        this.statements = prepared as typeof this.statements;
+        const { statements } = this;
+
+        // Each page and its total come from one read transaction, so they agree.
+        this.readVehicles = db.transaction((filter: VehicleFilter) => {
+
+            const byAvailability = filter.available !== undefined;
+            const params = { ...page(filter), available: filter.available ? 1 : 0 };
+            const rows = (byAvailability ? statements.listVehiclesByAvailability : statements.listVehicles).all(params) as VehicleRow[];
+            const total = (byAvailability ? statements.countVehiclesByAvailability : statements.countVehicles).pluck().get(params) as number;
+            return { data: rows.map(vehicleRecord), total };
+        });
+
+        this.readLocations = db.transaction((paging: Page) => ({
+            data: statements.listLocations.all(page(paging)) as Location[],
+            total: statements.countLocations.pluck().get() as number
+        }));
+
+        this.readBookings = db.transaction((customerId: string, paging: Page) => ({
+            data: statements.listBookings.all({ ...page(paging), customer_id: customerId }) as Booking[],
+            total: statements.countBookings.pluck().get({ customer_id: customerId }) as number
+        }));
+
+        this.book = db.transaction((customerId: string, booking: NewBooking) => {
+
+            const vehicle = statements.vehicleById.get({ id: booking.vehicle_id }) as VehicleRow | undefined;
+            if (!vehicle) {
+                throw new DomainError('unprocessable', 'reference_not_found', `vehicle_id ${booking.vehicle_id} does not match any vehicle`, 'vehicle_id');
+            }
+
+            for (const field of ['pickup_location_id', 'dropoff_location_id'] as const) {
+                if (!statements.locationExists.get({ id: booking[field] })) {
+                    throw new DomainError('unprocessable', 'reference_not_found', `${field} ${booking[field]} does not match any location`, field);
+                }
+            }
+
+            if (!vehicle.is_available) {
+                throw new DomainError('conflict', 'vehicle_unavailable', `vehicle_id ${vehicle.id}: this vehicle is not available for booking`, 'vehicle_id');
+            }
+
+            if (statements.overlappingBooking.get(booking)) {
+                throw new DomainError('conflict', 'booking_overlap', `vehicle_id ${vehicle.id} is already booked for part of that time: choose another time or vehicle`);
+            }
+
+            const record: Booking = {
+                id: Crypto.randomUUID(),
+                ...booking,
+                customer_id: customerId,
+                status: 'confirmed',
+                created_at: nextCreatedAt(statements.latestBookingOfCustomer.pluck().get({ customer_id: customerId }) as string | undefined)
+            };
+
+            statements.insertBooking.run(record);
+            return record;
+        });
+    }
+
+    /** A page of vehicles, oldest first, optionally only those with the given availability. */
+    listVehicles(filter: VehicleFilter): Promise<ListResult<Vehicle>> {
+
+        return settle(() => this.readVehicles(filter));
+    }
+
+    /** One vehicle; not_found when there is no such id. */
+    getVehicle(id: string): Promise<Vehicle> {
+
+        return settle(() => {
+
+            const row = this.statements.vehicleById.get({ id }) as VehicleRow | undefined;
+            if (!row) {
+                throw new DomainError('not_found', 'not_found', 'Vehicle not found');
+            }
+
+            return vehicleRecord(row);
+        });
+    }
+
+    /** A page of pickup and drop-off locations, oldest first. */
+    listLocations(paging: Page): Promise<ListResult<Location>> {
+
+        return settle(() => this.readLocations(paging));
+    }
+
+    /** A page of one customer's bookings, oldest first. */
+    listBookings(customerId: string, paging: Page): Promise<ListResult<Booking>> {
+
+        return settle(() => this.readBookings(customerId, paging));
+    }
+
+    /** One booking of the customer; not_found when it does not exist or belongs to someone else (same error). */
+    getBooking(customerId: string, id: string): Promise<Booking> {
+
+        return settle(() => {
+
+            const booking = this.statements.bookingById.get({ id, customer_id: customerId }) as Booking | undefined;
+            if (!booking) {
+                throw new DomainError('not_found', 'not_found', 'Booking not found');
+            }
+
+            return booking;
+        });
+    }
+
+    /** Books a vehicle for the customer: references, availability and overlap checked and the booking written in one immediate transaction. */
+    createBooking(customerId: string, booking: NewBooking): Promise<Booking> {
+
+        return settle(() => this.book.immediate(customerId, booking));
+    }
+}
+
+
+// The store's interface is asynchronous so that another engine can sit behind it; SQLite work here is synchronous,
+// and a throw inside it becomes a rejection.
+function settle<T>(work: () => T): Promise<T> {
+
+    return new Promise((resolve) => resolve(work()));
+}
+
+
+function page(paging: Page): Page {
+
+    return { limit: paging.limit, offset: paging.offset };
+}
+
+
+function vehicleRecord(row: VehicleRow): Vehicle {
+
+    return { ...row, is_available: row.is_available === 1 };
+}
+
+
+// Strictly after the customer's latest booking, so that oldest-first paging never reorders while bookings are made.
+function nextCreatedAt(latest: string | undefined): string {
+
+    const after = latest === undefined ? 0 : Date.parse(latest) + 1;
+    return new Date(Math.max(Date.now(), after)).toISOString();
+}

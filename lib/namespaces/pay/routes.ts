@@ -1,0 +1,241 @@
+import Boom from '@hapi/boom';
+import type { Lifecycle, Request, ResponseObject, ResponseToolkit, ServerRoute } from '@hapi/hapi';
+
+import { callerId } from '../../auth';
+import type { Database } from '../../db';
+import { failure, toBoom } from '../../errors';
+import { createdResponse, listResponse } from '../../lists';
+import type { PayReadiness, PayStatus } from './readiness';
+import {
+    gatewayPayload,
+    idempotencyHeaders,
+    noQuery,
+    payStatusSchema,
+    providerListSchema,
+    tokenListSchema,
+    tokenParams,
+    tokenSchema,
+    transactionListSchema,
+    transactionParams,
+    transactionSchema,
+    transactionsQuery,
+    walletSchema
+} from './schemas';
+import { PayStore, type GatewayOutcome, type GatewayRequest } from './store';
+
+
+interface GatewayPayload {
+    provider_id: string;
+    asset: string;
+    amount: number;
+}
+
+const tags = ['api', 'pay'];
+
+
+function notProvisioned({ configured }: PayStatus): Boom.Boom {
+
+    const message = configured ?
+        'The pay database has no schema yet: run `localgate provision pay`' :
+        'Pay is not configured: run `localgate provision pay` and export the PAY_DB_URL, PAY_DB_PUBLISHABLE_KEY and PAY_DB_SECRET_KEY it prints';
+    return failure(501, 'pay_not_provisioned', message, { configured, schema_ready: false });
+}
+
+
+/** Runs before authentication: while the schema is not ready there is nothing behind a pay data endpoint, for anyone. */
+function requireSchema(readiness: PayReadiness): Lifecycle.Method {
+
+    return (request, h) => {
+
+        const status = readiness.status();
+        if (!status.schema_ready) {
+            throw notProvisioned(status);
+        }
+
+        return h.continue;
+    };
+}
+
+
+export function payRoutes(readiness: PayReadiness): ServerRoute[] {
+
+    // One store per connection: re-provisioning the file gives a new connection, and statements belong to theirs.
+    const stores = new WeakMap<Database, PayStore>();
+    const payStore = (): PayStore => {
+
+        const db = readiness.database();
+        if (!db) {
+            // The file went away between the gate and the handler.
+            throw notProvisioned(readiness.status());
+        }
+
+        let store = stores.get(db);
+        if (!store) {
+            store = new PayStore(db);
+            stores.set(db, store);
+        }
+
+        return store;
+    };
+
+    const ext = { onPreAuth: { method: requireSchema(readiness) } };
+
+    const gatewayRoute = (path: string, description: string, conflicts: string, move: (store: PayStore, ownerId: string, request: GatewayRequest) => Promise<GatewayOutcome>): ServerRoute => ({
+        method: 'POST',
+        path,
+        options: {
+            description,
+            notes: [
+                'Needs an Idempotency-Key header (1 to 255 printable ASCII characters), scoped to the caller and kept at least 24 hours.',
+                'Repeating the key with the same body replays the first response (status and body) with Idempotent-Replayed: true and moves no money;',
+                'the same key with another body is a 422 idempotency_key_reused.'
+            ].join(' '),
+            tags,
+            ext,
+            plugins: {
+                localgate: {
+                    errors: {
+                        409: conflicts,
+                        422: 'provider_not_found (unknown provider_id), operation_not_supported, asset_not_supported (not an asset of the provider), idempotency_key_reused (the key was used for another request)'
+                    }
+                }
+            },
+            validate: { headers: idempotencyHeaders, payload: gatewayPayload },
+            response: { status: { 201: transactionSchema } },
+            async handler(request, h) {
+
+                const payload = request.payload as GatewayPayload;
+                const outcome = await move(payStore(), callerId(request), {
+                    idempotencyKey: request.headers['idempotency-key'] as string,
+                    providerId: payload.provider_id,
+                    asset: payload.asset,
+                    amount: payload.amount
+                });
+
+                return gatewayResponse(request, h, outcome);
+            }
+        }
+    });
+
+    return [
+        {
+            method: 'GET',
+            path: '/status',
+            options: {
+                auth: false,
+                description: 'Readiness of the pay namespace, without triggering a 501',
+                tags,
+                response: { status: { 200: payStatusSchema } },
+                handler: () => readiness.status()
+            }
+        },
+        {
+            method: 'GET',
+            path: '/wallet',
+            options: {
+                description: 'The caller\'s wallet and balances',
+                notes: 'Opened on first use. Balances are integers in the asset\'s minor units, one per asset the wallet has held, ordered by asset.',
+                tags,
+                ext,
+                validate: { query: noQuery },
+                response: { status: { 200: walletSchema } },
+                handler: (request) => payStore().openWallet(callerId(request))
+            }
+        },
+        {
+            method: 'GET',
+            path: '/wallet/transactions',
+            options: {
+                description: 'The caller\'s deposits and withdrawals',
+                notes: 'Newest first, ties broken by id (descending). List envelope with X-Total-Count.',
+                tags,
+                ext,
+                validate: { query: transactionsQuery },
+                response: { status: { 200: transactionListSchema } },
+                async handler(request, h) {
+
+                    const { limit, offset } = request.query as Record<string, number>;
+                    return listResponse(h, await payStore().listTransactions(callerId(request), { limit, offset }));
+                }
+            }
+        },
+        {
+            method: 'GET',
+            path: '/wallet/transactions/{transaction_id}',
+            options: {
+                description: 'One of the caller\'s transactions',
+                notes: 'Another caller\'s transaction is a 404, like an unknown one.',
+                tags,
+                ext,
+                plugins: { localgate: { errors: { 404: 'transaction_not_found: no transaction of the caller has this id' } } },
+                validate: { params: transactionParams, query: noQuery },
+                response: { status: { 200: transactionSchema } },
+                handler: (request) => payStore().getTransaction(callerId(request), request.params.transaction_id as string)
+            }
+        },
+        {
+            method: 'GET',
+            path: '/tokens',
+            options: {
+                description: 'Token types and their lifecycle stage',
+                notes: 'Ordered by symbol.',
+                tags,
+                ext,
+                validate: { query: noQuery },
+                response: { status: { 200: tokenListSchema } },
+                handler: async (request, h) => listResponse(h, await payStore().listTokens())
+            }
+        },
+        {
+            method: 'GET',
+            path: '/tokens/{token_symbol}',
+            options: {
+                description: 'One token type',
+                notes: 'The symbol is matched in any case (mit finds MIT); the record carries the upper-case symbol.',
+                tags,
+                ext,
+                plugins: { localgate: { errors: { 404: 'token_not_found: no token type has this symbol' } } },
+                validate: { params: tokenParams, query: noQuery },
+                response: { status: { 200: tokenSchema } },
+                handler: (request) => payStore().getToken(request.params.token_symbol as string)
+            }
+        },
+        {
+            method: 'GET',
+            path: '/gateway/providers',
+            options: {
+                description: 'Fiat on/off-ramp processors',
+                notes: 'Ordered by id.',
+                tags,
+                ext,
+                validate: { query: noQuery },
+                response: { status: { 200: providerListSchema } },
+                handler: async (request, h) => listResponse(h, await payStore().listProviders())
+            }
+        },
+        gatewayRoute('/gateway/deposit', 'Deposit into the caller\'s wallet through a provider',
+            'provider_unavailable (the provider is disabled), token_stage_not_allowed (a token not in stage pilot or live), balance_limit_exceeded',
+            (store, ownerId, request) => store.deposit(ownerId, request)),
+        gatewayRoute('/gateway/withdraw', 'Withdraw from the caller\'s wallet through a provider',
+            'insufficient_funds (the balance is below the amount), provider_unavailable (the provider is disabled), token_stage_not_allowed (a token not in stage pilot, live or retired)',
+            (store, ownerId, request) => store.withdraw(ownerId, request))
+    ];
+}
+
+
+// A replay is built from the stored outcome the same way as the first response, so both are the same bytes.
+function gatewayResponse(request: Request, h: ResponseToolkit, outcome: GatewayOutcome): ResponseObject {
+
+    if ('refusal' in outcome) {
+        const boom = toBoom(Boom.boomify(outcome.refusal));
+        if (outcome.replayed) {
+            boom.output.headers['Idempotent-Replayed'] = 'true';
+        }
+
+        throw boom;
+    }
+
+    const location = `${request.route.realm.modifiers.route.prefix}/wallet/transactions/${outcome.transaction.id}`;
+    const response = createdResponse(h, location, outcome.transaction);
+    return outcome.replayed ? response.header('Idempotent-Replayed', 'true') : response;
+}

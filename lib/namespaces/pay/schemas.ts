@@ -1,0 +1,107 @@
+import Joi from 'joi';
+
+import { listSchema, pageQuery } from '../../lists';
+import { maxAmount } from './store';
+
+
+export const payStatusSchema = Joi.object({
+    configured: Joi.boolean().required(),
+    schema_ready: Joi.boolean().required(),
+    sections: Joi.array().items(Joi.string().valid('wallet', 'tokens', 'gateway')).required()
+}).label('PayStatus');
+
+
+const assetCode = Joi.string().pattern(/^[A-Z]{3,12}$/).description('An ISO 4217 currency code (USD) or a token symbol (MIT), upper case');
+
+const amountMessage = `{{#label}} must be a JSON integer of minor units from 1 to ${maxAmount}`;
+
+// Identity and server fields are refused by name, so the client learns why.
+const serverField = (name: string, reason: string) => Joi.any().forbidden().messages({ 'any.unknown': `${name} ${reason}: do not send it` });
+
+
+export const walletSchema = Joi.object({
+    id: Joi.string().required(),
+    owner_id: Joi.string().required().description('The caller (the token\'s sub)'),
+    balances: Joi.array().items(Joi.object({
+        asset: assetCode.required(),
+        amount: Joi.number().integer().min(0).required().description('Balance in the asset\'s minor units (cents for USD)')
+    }).label('WalletBalance')).required().description('One entry per asset the wallet has held, by asset'),
+    created_at: Joi.string().isoDate().required()
+}).label('Wallet');
+
+
+export const transactionSchema = Joi.object({
+    id: Joi.string().guid().required(),
+    type: Joi.string().valid('deposit', 'withdrawal').required(),
+    asset: assetCode.required(),
+    amount: Joi.number().integer().min(1).max(maxAmount).required().description('Minor units of the asset'),
+    provider_id: Joi.string().required(),
+    status: Joi.string().valid('completed').required().description('The sandbox provider settles at once'),
+    created_at: Joi.string().isoDate().required()
+}).label('PayTransaction');
+
+export const transactionListSchema = listSchema(transactionSchema, 'PayTransactionList');
+
+export const transactionsQuery = Joi.object(pageQuery);
+
+export const transactionParams = Joi.object({
+    transaction_id: Joi.string().guid().required().description('The id of one of the caller\'s transactions')
+});
+
+
+export const tokenSchema = Joi.object({
+    symbol: Joi.string().required().description('Upper-case symbol, e.g. MIT'),
+    name: Joi.string().required(),
+    decimals: Joi.number().integer().min(0).required().description('Minor units per token: amounts are in 10^-decimals tokens'),
+    stage: Joi.string().valid('planned', 'pilot', 'live', 'retired').required().description('Lifecycle stage: deposits in pilot or live, withdrawals in pilot, live or retired'),
+    description: Joi.string().allow('').required(),
+    created_at: Joi.string().isoDate().required()
+}).label('TokenType');
+
+export const tokenListSchema = listSchema(tokenSchema, 'TokenTypeList');
+
+export const tokenParams = Joi.object({
+    token_symbol: Joi.string().pattern(/^[A-Za-z0-9]{1,16}$/).required().description('Token symbol, any case: mit and MIT name the same token')
+});
+
+
+export const providerSchema = Joi.object({
+    id: Joi.string().required(),
+    name: Joi.string().required(),
+    assets: Joi.array().items(assetCode).required().description('Currencies and token symbols the provider moves'),
+    supports_deposit: Joi.boolean().required(),
+    supports_withdrawal: Joi.boolean().required(),
+    status: Joi.string().valid('active', 'disabled').required(),
+    created_at: Joi.string().isoDate().required()
+}).label('Provider');
+
+export const providerListSchema = listSchema(providerSchema, 'ProviderList');
+
+
+export const noQuery = Joi.object({});
+
+
+export const gatewayPayload = Joi.object({
+    provider_id: Joi.string().min(1).max(64).required().description('A provider id from GET /v1/pay/gateway/providers'),
+    asset: assetCode.required().messages({ 'string.pattern.base': '{{#label}} must be an upper-case currency code or token symbol such as USD or MIT' }),
+    amount: Joi.number().integer().min(1).max(maxAmount).required()
+        .messages({ 'number.base': amountMessage, 'number.integer': amountMessage, 'number.min': amountMessage, 'number.max': amountMessage, 'number.unsafe': amountMessage, 'number.infinity': amountMessage })
+        .description(`Minor units of the asset (cents for USD), a JSON integer from 1 to ${maxAmount}`),
+    id: serverField('id', 'is set by the service'),
+    owner_id: serverField('owner_id', 'is set by the service from your token'),
+    wallet_id: serverField('wallet_id', 'is your own wallet, taken from your token'),
+    created_at: serverField('created_at', 'is set by the service'),
+    status: serverField('status', 'is set by the service'),
+    type: serverField('type', 'follows from the endpoint (deposit or withdraw)')
+}).prefs({ convert: false }).label('GatewayRequest');
+
+export const idempotencyHeaders = Joi.object({
+    'idempotency-key': Joi.string().min(1).max(255).pattern(/^[\x20-\x7E]+$/).required()
+        .messages({
+            'any.required': 'Idempotency-Key header is required: send a unique key (1 to 255 characters) per deposit or withdrawal',
+            'string.empty': 'Idempotency-Key header must be 1 to 255 characters',
+            'string.max': 'Idempotency-Key header must be 1 to 255 characters',
+            'string.pattern.base': 'Idempotency-Key header must be printable ASCII'
+        })
+        .description('A unique key per money movement; a retry with the same key and body replays the first response')
+}).unknown();

@@ -1,0 +1,331 @@
+import Fs from 'node:fs';
+import Path from 'node:path';
+
+import Boom from '@hapi/boom';
+import type { AuthSettings, Plugin, RequestRoute, ResponseObject, Server } from '@hapi/hapi';
+import Inert from '@hapi/inert';
+import Vision from '@hapi/vision';
+import HapiSwagger from 'hapi-swagger';
+import Joi from 'joi';
+
+import { defaultCode } from './errors';
+import { payPlugin } from './namespaces/pay';
+import { weatherPlugin } from './namespaces/weather';
+import { packageRoot } from './paths';
+
+
+// What a route may declare about errors its rules produce that its config cannot show (409, 422 ...):
+// `plugins: { localgate: { errors: { 409: 'booking_overlap: ...' } } }`, or a plain list of statuses.
+export type DeclaredErrors = number[] | Record<number, string>;
+
+declare module '@hapi/hapi' {
+    interface PluginSpecificConfiguration {
+        localgate?: {
+            errors?: DeclaredErrors;
+        };
+    }
+}
+
+
+export const documentPath = '/openapi.json';
+
+export const docsPath = '/docs';
+
+export const docsAssetsPath = '/docs/assets/';
+
+export const securityScheme = 'bearer';
+
+/** The body of every error response: hapi's Boom shape plus a stable code. */
+export const errorSchema = Joi.object({
+    statusCode: Joi.number().integer().min(400).max(599).required().description('The HTTP status'),
+    error: Joi.string().required().description('The HTTP reason phrase'),
+    message: Joi.string().required().description('What went wrong, in words a person can act on'),
+    code: Joi.string().pattern(/^[a-z0-9_]+$/).required().description('Stable machine-readable code, snake_case (validation_failed, booking_overlap, pay_not_provisioned ...)'),
+    details: Joi.array().items(Joi.object({
+        field: Joi.string().required().description('The parameter or body field, dotted for nested ones'),
+        message: Joi.string().required().description('Why it was refused')
+    }).label('ErrorDetail')).description('One entry per refused field'),
+    attributes: Joi.object({
+        error: Joi.string().required()
+    }).label('ErrorAttributes').description('401 for a refused token only: the reason, as in WWW-Authenticate'),
+    configured: Joi.boolean().description('501 only: whether the namespace backend is configured'),
+    schema_ready: Joi.boolean().description('501 from pay only: whether the pay schema is provisioned')
+}).label('Error');
+
+
+// Facts about a route, read from its own config: what the error rules below decide on.
+interface RouteFacts {
+    auth: 'none' | 'required' | 'optional';
+    validates: boolean;
+    hasParams: boolean;
+    maxBytes: number | undefined;
+    referencesIds: boolean;
+    notProvisioned: object | undefined;
+    declared: Map<number, string>;
+}
+
+// A rule without `applies` documents its status only where a route declares it.
+interface ErrorRule {
+    applies?: (route: RouteFacts) => boolean;
+    description: (route: RouteFacts) => string;
+    example: (route: RouteFacts) => object;
+}
+
+
+/** An error body as the server sends it (see lib/errors.ts): Boom's payload plus code and extra fields. */
+function errorExample(statusCode: number, code: string, message: string, extra: object = {}): object {
+
+    return { ...new Boom.Boom(message, { statusCode }).output.payload, code, ...extra };
+}
+
+
+// Namespaces whose every route but /status answers 501 until their backend is provisioned, and how.
+const provisionGated = new Map([
+    [payPlugin, errorExample(501, 'pay_not_provisioned', 'Pay is not configured: run `localgate provision pay` and export the PAY_DB_URL, PAY_DB_PUBLISHABLE_KEY and PAY_DB_SECRET_KEY it prints', { configured: false, schema_ready: false })],
+    [weatherPlugin, errorExample(501, 'weather_not_provisioned', 'No weather backend is provisioned for this environment', { configured: false })]
+].map(([plugin, example]) => [(plugin as { name: string }).name, example]));
+
+// Every error status a route can give, decided from its config; a route declares those only its rules know (409).
+const errorRules: Record<number, ErrorRule> = {
+    400: {
+        applies: (route) => route.validates || route.maxBytes !== undefined,
+        description: () => 'Invalid parameters or body (code validation_failed, with details naming each field), or a body that is not JSON',
+        example: () => errorExample(400, 'validation_failed', 'Invalid query: limit must be less than or equal to 100', { details: [{ field: 'limit', message: 'limit must be less than or equal to 100' }] })
+    },
+    401: {
+        applies: (route) => route.auth !== 'none',
+        description(route) {
+
+            return route.auth === 'required' ?
+                'The bearer token is missing, malformed, expired or badly signed' :
+                'A bearer token was sent and is malformed, expired or badly signed (sending none is fine)';
+        },
+        example: () => errorExample(401, 'unauthorized', 'Expired token', { attributes: { error: 'Expired token' } })
+    },
+    404: {
+        applies: (route) => route.hasParams,
+        description: () => 'No record with this id, or one that belongs to another caller',
+        example: () => errorExample(404, 'not_found', 'There is no record with this id')
+    },
+    409: {
+        description: () => 'The request conflicts with the current state of a record',
+        example: () => errorExample(409, 'conflict', 'A record with the same key already exists')
+    },
+    413: {
+        applies: (route) => route.maxBytes !== undefined,
+        description: (route) => `The body is larger than ${route.maxBytes! / 1024} KiB`,
+        example: (route) => errorExample(413, defaultCode(413), `Payload content length greater than maximum allowed: ${route.maxBytes}`)
+    },
+    415: {
+        applies: (route) => route.maxBytes !== undefined,
+        description: () => 'The body is not application/json',
+        example: () => errorExample(415, defaultCode(415), 'Unsupported Media Type')
+    },
+    // A body field naming another record (business_id, vehicle_id ...) must name one that exists.
+    422: {
+        applies: (route) => route.referencesIds,
+        description: () => 'The body references a record that does not exist',
+        example: () => errorExample(422, 'reference_not_found', 'vehicle_id refers to no existing vehicle', { details: [{ field: 'vehicle_id', message: 'vehicle_id refers to no existing vehicle' }] })
+    },
+    501: {
+        applies: (route) => route.notProvisioned !== undefined,
+        description: () => 'The namespace backend is not provisioned in this environment: the body says what to run',
+        example: (route) => route.notProvisioned!
+    }
+};
+
+const errorStatus = Joi.number().valid(...Object.keys(errorRules).map(Number));
+
+const declaredSchema = Joi.alternatives(
+    Joi.array().items(errorStatus),
+    Joi.object().pattern(errorStatus, Joi.string().min(1))
+);
+
+const locationHeader = {
+    Location: { description: 'Path of the new record', schema: { type: 'string' } }
+};
+
+const totalCountHeader = {
+    'X-Total-Count': { description: 'Number of records matching the filters (total in the body)', schema: { type: 'integer' } }
+};
+
+const authenticateHeader = {
+    'WWW-Authenticate': { description: 'Bearer, with the reason when a token was refused', schema: { type: 'string' } }
+};
+
+
+function keysOf(schema: unknown): string[] {
+
+    return Joi.isSchema(schema) ? Object.keys((schema as Joi.Schema).describe().keys ?? {}) : [];
+}
+
+
+function routeFacts(server: Server, route: RequestRoute): RouteFacts {
+
+    const { settings } = route;
+    const auth = (settings.auth as AuthSettings | false | undefined) === false ? null : settings.auth ?? server.auth.settings.default;
+    const validate = settings.validate!;
+    const payload = validate.payload as Joi.ObjectSchema | undefined;
+    const declared: DeclaredErrors = Joi.attempt(settings.plugins?.localgate?.errors ?? [], declaredSchema, `Invalid plugins.localgate.errors of ${route.method.toUpperCase()} ${route.path}:`);
+
+    return {
+        auth: auth ? auth.mode as 'required' | 'optional' : 'none',
+        validates: Boolean(validate.params || validate.query || validate.payload || validate.headers),
+        hasParams: route.path.includes('{'),
+        // hapi reads a body on every method but GET (settings.payload is null there).
+        maxBytes: settings.payload?.maxBytes,
+        referencesIds: keysOf(payload).some((key) => key.endsWith('_id') && (payload!.extract(key).describe().flags as { presence?: string } | undefined)?.presence !== 'forbidden'),
+        notProvisioned: route.path.endsWith('/status') ? undefined : provisionGated.get(route.realm.plugin!),
+        declared: new Map(Array.isArray(declared) ? declared.map((status) => [status, '']) : Object.entries(declared).map(([status, text]) => [Number(status), text as string]))
+    };
+}
+
+
+/** The error responses a route can give, each with its description and an example body. */
+function errorStatuses(route: RouteFacts): Map<number, { description: string; example: object }> {
+
+    const statuses = new Map<number, { description: string; example: object }>();
+    for (const [status, rule] of Object.entries(errorRules)) {
+        const declared = route.declared.get(Number(status));
+        if (rule.applies?.(route) || declared !== undefined) {
+            statuses.set(Number(status), { description: declared || rule.description(route), example: rule.example(route) });
+        }
+    }
+
+    return statuses;
+}
+
+
+/** The responses of a route beyond its success schemas, as hapi-swagger reads them: success headers, and errors with their body. */
+function extraResponses(route: RequestRoute, facts: RouteFacts): Record<number, object> {
+
+    const responses: Record<number, object> = {};
+    const status = route.settings.response?.status ?? {};
+    if (status[201]) {
+        responses[201] = { description: 'Created', headers: locationHeader };
+    }
+
+    if (['data', 'count', 'total'].every((key) => keysOf(status[200]).includes(key))) {
+        responses[200] = { description: 'Successful', headers: totalCountHeader };
+    }
+
+    for (const [code, { description, example }] of errorStatuses(facts)) {
+        const schema = errorSchema.meta({ examples: example });
+        responses[code] = { description, schema, ...(code === 401 ? { headers: authenticateHeader } : {}) };
+    }
+
+    return responses;
+}
+
+
+// The security requirement of a route: none, the bearer token, or the bearer token or nothing.
+function security(auth: RouteFacts['auth']): object[] | undefined {
+
+    if (auth === 'none') {
+        return undefined;
+    }
+
+    return auth === 'required' ? [{ [securityScheme]: [] }] : [{ [securityScheme]: [] }, {}];
+}
+
+
+/** Gives every route but the documentation's own its error responses, success headers and security requirement. */
+function describeRoutes(server: Server): void {
+
+    for (const route of server.table()) {
+        if (route.realm.plugin === 'hapi-swagger') {
+            continue;
+        }
+
+        const facts = routeFacts(server, route);
+        const own = route.settings.plugins?.['hapi-swagger'] ?? {};
+        route.settings.plugins = {
+            ...route.settings.plugins,
+            'hapi-swagger': {
+                security: security(facts.auth),
+                ...own,
+                responses: { ...extraResponses(route, facts), ...own.responses }
+            }
+        };
+    }
+}
+
+
+interface OpenApiDocument {
+    paths: Record<string, Record<string, { requestBody?: { required?: boolean } }>>;
+}
+
+
+/** Completes what hapi-swagger leaves out: the body of an operation that takes one is required (hapi refuses a missing one). */
+function completeDocument(document: OpenApiDocument): void {
+
+    for (const item of Object.values(document.paths)) {
+        for (const operation of Object.values(item)) {
+            if (operation.requestBody) {
+                operation.requestBody.required = true;
+            }
+        }
+    }
+}
+
+
+function readPackage(): { name: string; version: string; description: string } {
+
+    return JSON.parse(Fs.readFileSync(Path.join(packageRoot, 'package.json'), 'utf8'));
+}
+
+
+export const openapiPlugin: Plugin<void> = {
+    name: 'localgate-openapi',
+    async register(server) {
+
+        const pack = readPackage();
+        const options: Omit<HapiSwagger.RegisterOptions, 'validatorUrl'> & { validatorUrl: null } = {
+            OAS: 'v3.0',
+            info: {
+                title: pack.name,
+                version: pack.version,
+                description: `${pack.description} Mint a token with \`localgate token <subject>\` and use it as the bearer token (Authorize).`
+            },
+            jsonPath: documentPath,
+            documentationPath: docsPath,
+            swaggerUIPath: docsAssetsPath,
+            routesBasePath: docsAssetsPath,
+            auth: false,
+            grouping: 'tags',
+            definitionPrefix: 'useLabel',
+            // Only standard keywords: no x-format, x-constraint or x-meta beside them.
+            xProperties: false,
+            tags: [
+                { name: 'commerce', description: 'Local businesses, products, offers, inquiries and scam reports' },
+                { name: 'logistics', description: 'Vehicles, bookings and pickup and drop-off locations' },
+                { name: 'pay', description: 'Wallets, token types and the fiat gateway: data endpoints answer 501 until pay is provisioned' },
+                { name: 'weather', description: 'Reserved: forecasts answer 501 until a weather backend is provisioned' },
+                { name: 'health', description: 'The state of each namespace database' }
+            ],
+            securityDefinitions: {
+                [securityScheme]: {
+                    type: 'http',
+                    scheme: 'bearer',
+                    bearerFormat: 'JWT',
+                    description: 'A JWT signed by this localgate: `localgate token <subject>` prints one'
+                }
+            },
+            // No call leaves the machine: no online validator badge.
+            validatorUrl: null,
+            uiOptions: { persistAuthorization: true }
+        };
+
+        await server.register([Inert, Vision, { plugin: HapiSwagger, options }]);
+        server.ext('onPreStart', () => describeRoutes(server));
+        server.ext('onPostHandler', (request, h) => {
+
+            // A handler that throws skips onPostHandler: here the document route's response is the document.
+            if (request.route.path === documentPath) {
+                completeDocument((request.response as ResponseObject).source as OpenApiDocument);
+            }
+
+            return h.continue;
+        });
+    }
+};

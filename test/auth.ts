@@ -1,0 +1,165 @@
+import Crypto from 'node:crypto';
+import Fs from 'node:fs';
+import Path from 'node:path';
+
+import Code from '@hapi/code';
+import type { Server } from '@hapi/hapi';
+import Jwt from '@hapi/jwt';
+import Lab from '@hapi/lab';
+
+import { callerId, mintToken, resolveSecret } from '../lib/auth';
+import { bearer, body, tempDir, testServer } from './helpers/server';
+
+
+export const lab = Lab.script();
+const { describe, it, before, after } = lab;
+const { expect } = Code;
+
+
+// Signs a JWT with node's own HMAC, independently of the library the server uses.
+function sign(header: object, payload: object, secret: string): string {
+
+    const encode = (part: object) => Buffer.from(JSON.stringify(part)).toString('base64url');
+    const content = `${encode(header)}.${encode(payload)}`;
+    const algorithm = (header as { alg: string }).alg === 'HS512' ? 'sha512' : 'sha256';
+    return `${content}.${Crypto.createHmac(algorithm, secret).update(content).digest('base64url')}`;
+}
+
+
+describe('bearer tokens', () => {
+
+    let server: Server;
+    let secret: string;
+    const now = () => Math.floor(Date.now() / 1000);
+
+    before(async () => {
+
+        server = await testServer();
+        secret = server.app.localgate.secret;
+        server.route([
+            { method: 'GET', path: '/test/required', handler: (request) => ({ sub: callerId(request) }) },
+            { method: 'GET', path: '/test/optional', options: { auth: { mode: 'optional' }, handler: (request) => ({ authenticated: request.auth.isAuthenticated }) } }
+        ]);
+    });
+
+    after(async () => {
+
+        await server.stop();
+    });
+
+    const get = (path: string, token?: string) => server.inject({ url: path, headers: token === undefined ? {} : { authorization: `Bearer ${token}` } });
+
+    it('accepts a minted token and takes the identity from sub', async () => {
+
+        const res = await server.inject({ url: '/test/required', headers: bearer(server, 'alice') });
+        expect(res.statusCode).to.equal(200);
+        expect(body(res)).to.equal({ sub: 'alice' });
+    });
+
+    it('accepts a token signed by another HS256 implementation with the same secret', async () => {
+
+        const token = sign({ alg: 'HS256', typ: 'JWT' }, { sub: 'bob', exp: now() + 60 }, secret);
+        const res = await get('/test/required', token);
+        expect(res.statusCode).to.equal(200);
+        expect(body(res)).to.equal({ sub: 'bob' });
+    });
+
+    it('tolerates a small clock skew on exp', async () => {
+
+        const token = sign({ alg: 'HS256', typ: 'JWT' }, { sub: 'carol', exp: now() - 5 }, secret);
+        expect((await get('/test/required', token)).statusCode).to.equal(200);
+    });
+
+    it('answers 401 with WWW-Authenticate: Bearer when the token is missing', async () => {
+
+        const res = await get('/test/required');
+        expect(res.statusCode).to.equal(401);
+        expect(res.headers['www-authenticate']).to.equal('Bearer');
+        expect(body(res)).to.equal({ statusCode: 401, error: 'Unauthorized', message: 'Missing authentication', code: 'unauthorized' });
+    });
+
+    const refused: [string, () => string, RegExp][] = [
+        ['a wrong secret', () => sign({ alg: 'HS256', typ: 'JWT' }, { sub: 'eve', exp: now() + 60 }, 'another secret that is long enough!!'), /Invalid token signature/],
+        ['an expired token', () => sign({ alg: 'HS256', typ: 'JWT' }, { sub: 'eve', exp: now() - 3600 }, secret), /Token expired/],
+        ['a token without exp', () => sign({ alg: 'HS256', typ: 'JWT' }, { sub: 'eve' }, secret), /Token has no expiry \(exp claim\)/],
+        ['a token without sub', () => sign({ alg: 'HS256', typ: 'JWT' }, { exp: now() + 60 }, secret), /Token has no subject \(sub claim\)/],
+        ['a token with a blank sub', () => sign({ alg: 'HS256', typ: 'JWT' }, { sub: '  ', exp: now() + 60 }, secret), /Token has no subject/],
+        ['a token not yet valid', () => sign({ alg: 'HS256', typ: 'JWT' }, { sub: 'eve', exp: now() + 7200, nbf: now() + 3600 }, secret), /Token not yet active/],
+        ['alg none', () => `${Buffer.from('{"alg":"none","typ":"JWT"}').toString('base64url')}.${Buffer.from(JSON.stringify({ sub: 'eve', exp: now() + 60 })).toString('base64url')}.`, /./],
+        ['another algorithm with the same secret', () => sign({ alg: 'HS512', typ: 'JWT' }, { sub: 'eve', exp: now() + 60 }, secret), /./],
+        ['garbage', () => 'not.a.token', /Invalid token/]
+    ];
+
+    for (const [what, token, message] of refused) {
+        it(`refuses ${what} with 401`, async () => {
+
+            const res = await get('/test/required', token());
+            expect(res.statusCode).to.equal(401);
+            expect(res.headers['www-authenticate'] as string).to.startWith('Bearer');
+            expect(body(res)).to.include({ code: 'unauthorized' });
+            expect(body(res).message).to.match(message);
+        });
+    }
+
+    it('refuses a non-bearer authorization header', async () => {
+
+        const res = await server.inject({ url: '/test/required', headers: { authorization: 'Basic YWxpY2U6c2VjcmV0' } });
+        expect(res.statusCode).to.equal(401);
+    });
+
+    it('serves optional routes with or without a token, but never with a bad one', async () => {
+
+        expect(body(await get('/test/optional'))).to.equal({ authenticated: false });
+        expect(body(await server.inject({ url: '/test/optional', headers: bearer(server, 'alice') }))).to.equal({ authenticated: true });
+        expect((await get('/test/optional', 'not.a.token')).statusCode).to.equal(401);
+        const expired = sign({ alg: 'HS256', typ: 'JWT' }, { sub: 'eve', exp: now() - 3600 }, secret);
+        expect((await get('/test/optional', expired)).statusCode).to.equal(401);
+        for (const [what, token] of refused) {
+            const res = await get('/test/optional', token());
+            expect(res.statusCode, what).to.equal(401);
+            expect(res.headers['www-authenticate'] as string).to.startWith('Bearer');
+        }
+    });
+
+    it('mints tokens that expire after the ttl, an hour by default', () => {
+
+        const decoded = Jwt.token.decode(mintToken(secret, 'dave')).decoded;
+        expect(decoded.header.alg).to.equal('HS256');
+        expect(decoded.payload.sub).to.equal('dave');
+        expect(decoded.payload.exp - decoded.payload.iat).to.equal(3600);
+        expect(Jwt.token.decode(mintToken(secret, 'dave', 60)).decoded.payload.exp - now()).to.be.within(58, 60);
+    });
+});
+
+
+describe('resolveSecret()', () => {
+
+    it('uses the configured secret', () => {
+
+        expect(resolveSecret('s'.repeat(32), '/nowhere')).to.equal('s'.repeat(32));
+    });
+
+    it('generates a secret in memory for an in-memory server', () => {
+
+        const first = resolveSecret(undefined, ':memory:');
+        expect(Buffer.byteLength(first)).to.be.at.least(32);
+        expect(resolveSecret(undefined, ':memory:')).to.not.equal(first);
+    });
+
+    it('keeps a generated secret in DATA_DIR/.jwt-secret, readable by its owner only', () => {
+
+        const dir = tempDir();
+        const first = resolveSecret(undefined, dir);
+        const file = Path.join(dir, '.jwt-secret');
+        expect(Fs.statSync(file).mode & 0o777).to.equal(0o600);
+        expect(resolveSecret(undefined, dir)).to.equal(first);
+        expect(Buffer.byteLength(first)).to.be.at.least(32);
+    });
+
+    it('reports a data directory it cannot write to', () => {
+
+        const file = Path.join(tempDir(), 'plain-file');
+        Fs.writeFileSync(file, '');
+        expect(() => resolveSecret(undefined, file)).to.throw(/ENOTDIR/);
+    });
+});

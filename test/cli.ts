@@ -1,0 +1,241 @@
+import Fs from 'node:fs';
+import Path from 'node:path';
+
+import Code from '@hapi/code';
+import Jwt from '@hapi/jwt';
+import Lab from '@hapi/lab';
+
+import { main, ttlSeconds, type Io } from '../lib/cli';
+import { runCli, spawnServer } from './helpers/processes';
+import { tempDir } from './helpers/server';
+
+
+export const lab = Lab.script();
+const { describe, it } = lab;
+const { expect } = Code;
+
+
+function capture(): Io & { stdout: string[]; stderr: string[] } {
+
+    const stdout: string[] = [];
+    const stderr: string[] = [];
+    return { stdout, stderr, out: (line) => stdout.push(line), err: (line) => stderr.push(line) };
+}
+
+
+async function run(argv: string[], env: NodeJS.ProcessEnv = {}) {
+
+    const io = capture();
+    const code = await main(argv, { LOG_LEVEL: 'silent', ...env }, io);
+    return { code, stdout: io.stdout.join('\n'), stderr: io.stderr.join('\n') };
+}
+
+
+describe('the command line', () => {
+
+    it('prints its usage with --help', async () => {
+
+        const res = await run(['--help']);
+        expect(res.code).to.equal(0);
+        expect(res.stdout).to.contain('Usage: localgate <command> [options]');
+    });
+
+    it('exits 2 with the usage on an unknown command or flag', async () => {
+
+        const command = await run(['serve']);
+        expect(command.code).to.equal(2);
+        expect(command.stderr).to.startWith('localgate: unknown command "serve"\nUsage:');
+        const flag = await run(['start', '--colour']);
+        expect(flag.code).to.equal(2);
+        expect(flag.stderr).to.contain(`Unknown option '--colour'`);
+    });
+
+    it('stops with one line naming an invalid setting', async () => {
+
+        const res = await run(['start'], { PORT: 'eighty' });
+        expect(res).to.equal({ code: 1, stdout: '', stderr: 'localgate: PORT must be a number' });
+        const short = await run(['start', '--memory'], { AUTH_JWT_SECRET: 'too short' });
+        expect(short.stderr).to.equal('localgate: AUTH_JWT_SECRET must be at least 32 bytes long');
+    });
+
+    it('starts, prints where it listens, and stops on SIGTERM', async () => {
+
+        const io = capture();
+        const stopped = main(['start', '--memory', '--port', '0'], { LOG_LEVEL: 'silent' }, io);
+        while (io.stdout.length < 2) {
+            await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+
+        expect(io.stdout[0]).to.match(/^localgate listening on http:\/\/127\.0\.0\.1:\d+ with databases in memory \(nothing is written to disk\)$/);
+        expect(io.stdout[1]).to.contain('set AUTH_JWT_SECRET to mint tokens');
+        const url = /listening on (\S+)/.exec(io.stdout[0]!)![1]!;
+        expect((await fetch(`${url}/health`)).status).to.equal(200);
+
+        process.emit('SIGTERM', 'SIGTERM');
+        expect(await stopped).to.equal(0);
+        expect(io.stderr[0]).to.equal('localgate: SIGTERM received, finishing requests in flight (at most 10000 ms)');
+    });
+
+    it('tells how to mint a token when the secret is known', async () => {
+
+        const io = capture();
+        const stopped = main(['start', '--data-dir', tempDir(), '--port', '0', '--no-seed'], { LOG_LEVEL: 'silent' }, io);
+        while (io.stdout.length < 2) {
+            await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+
+        expect(io.stdout[1]).to.equal('Mint a token: npx localgate token <subject>   (or: npm run --silent token -- <subject>)');
+        process.emit('SIGINT', 'SIGINT');
+        expect(await stopped).to.equal(0);
+    });
+
+    it('mints a token alone on one line, signed with the data directory secret', async () => {
+
+        const dir = tempDir();
+        const res = await run(['token', 'alice', '--ttl', '2h', '--data-dir', dir]);
+        expect(res.code).to.equal(0);
+        expect(res.stdout).to.match(/^[\w-]+\.[\w-]+\.[\w-]+$/);
+        const secret = Fs.readFileSync(Path.join(dir, '.jwt-secret'), 'utf8').trim();
+        const artifacts = Jwt.token.decode(res.stdout);
+        Jwt.token.verify(artifacts, { key: secret, algorithm: 'HS256' });
+        expect(artifacts.decoded.payload.sub).to.equal('alice');
+        expect(artifacts.decoded.payload.exp - artifacts.decoded.payload.iat).to.equal(7200);
+    });
+
+    it('mints with AUTH_JWT_SECRET for an in-memory server, and refuses without it', async () => {
+
+        const secret = 'q'.repeat(40);
+        const res = await run(['token', 'bob', '--memory'], { AUTH_JWT_SECRET: secret });
+        expect(res.code).to.equal(0);
+        Jwt.token.verify(Jwt.token.decode(res.stdout), { key: secret, algorithm: 'HS256' });
+        const refused = await run(['token', 'bob', '--memory']);
+        expect(refused).to.equal({ code: 1, stdout: '', stderr: 'localgate: AUTH_JWT_SECRET must be set to mint tokens for an in-memory server' });
+    });
+
+    it('refuses a token command without exactly one subject or with a bad ttl', async () => {
+
+        expect((await run(['token'])).code).to.equal(2);
+        expect((await run(['token', 'a', 'b'])).code).to.equal(2);
+        expect((await run(['token', ' '])).code).to.equal(2);
+        const ttl = await run(['token', 'alice', '--ttl', 'forever', '--memory'], { AUTH_JWT_SECRET: 'q'.repeat(40) });
+        expect(ttl.code).to.equal(2);
+        expect(ttl.stderr).to.startWith('localgate: --ttl must be a positive duration such as 3600, 30m, 2h or 7d, not "forever"');
+    });
+
+    it('reads durations in seconds, minutes, hours and days', () => {
+
+        expect([ttlSeconds('90'), ttlSeconds('90s'), ttlSeconds('30m'), ttlSeconds('2h'), ttlSeconds('7d')]).to.equal([90, 90, 1800, 7200, 604800]);
+        expect(() => ttlSeconds('0')).to.throw();
+    });
+
+    it('provisions pay into the data directory and prints three settings to export', async () => {
+
+        const dir = tempDir();
+        const res = await run(['provision', 'pay', '--data-dir', dir]);
+        expect(res.code).to.equal(0);
+        const lines = res.stdout.split('\n');
+        expect(lines).to.have.length(3);
+        expect(lines[0]).to.equal(`PAY_DB_URL=${Path.join(dir, 'pay.db')}`);
+        expect(lines[1]).to.match(/^PAY_DB_PUBLISHABLE_KEY=pk_local_[0-9a-f]{32}$/);
+        expect(lines[2]).to.match(/^PAY_DB_SECRET_KEY=sk_local_[0-9a-f]{48}$/);
+    });
+
+    it('provisions pay at PAY_DB_URL, quoting a path a shell would split', async () => {
+
+        const file = Path.join(tempDir(), 'my pay', 'pay.db');
+        const res = await run(['provision', 'pay', '--memory'], { PAY_DB_URL: file });
+        expect(res.code).to.equal(0);
+        expect(res.stdout.split('\n')[0]).to.equal(`PAY_DB_URL='${file}'`);
+        expect(Fs.existsSync(file)).to.be.true();
+    });
+
+    it('refuses to provision anything but pay, or pay in memory', async () => {
+
+        expect((await run(['provision'])).code).to.equal(2);
+        expect((await run(['provision', 'commerce'])).code).to.equal(2);
+        const memory = await run(['provision', 'pay', '--memory']);
+        expect(memory.code).to.equal(1);
+        expect(memory.stderr).to.contain('in-memory pay database would vanish');
+    });
+
+    it('migrates every namespace and reports pay when provisioned', async () => {
+
+        const dir = tempDir();
+        const before = await run(['migrate', '--data-dir', dir]);
+        expect(before.code).to.equal(0);
+        expect(before.stdout).to.match(/^commerce: schema version \d+\nlogistics: schema version \d+\nweather: schema version 1\npay: not provisioned/);
+        expect(Fs.existsSync(Path.join(dir, 'weather.db'))).to.be.true();
+
+        const provisioned = await run(['provision', 'pay', '--data-dir', dir]);
+        const env = Object.fromEntries(provisioned.stdout.split('\n').map((line) => line.split('=')));
+        const after = await run(['migrate', '--data-dir', dir], env);
+        expect(after.stdout).to.match(/\npay: schema version \d+$/);
+    });
+
+    it('seeds a fixture file and reports what it added', async () => {
+
+        const dir = tempDir();
+        const file = Path.join(dir, 'fixture.json');
+        Fs.writeFileSync(file, JSON.stringify({ weather: { forecasts: [{ id: 'f1', location: 'Harbourside', valid_from: '2026-11-21T00:00:00.000Z', valid_until: '2026-11-22T00:00:00.000Z', summary: 'Fog', created_at: '2026-11-20T00:00:00.000Z' }] } }));
+        const res = await run(['seed', '--file', file, '--data-dir', dir]);
+        expect(res).to.equal({ code: 0, stdout: 'weather: 1 records added', stderr: '' });
+        expect((await run(['seed', '--file', file, '--data-dir', dir])).stdout).to.equal('weather: 0 records added');
+        expect((await run(['seed', '--data-dir', dir])).code).to.equal(2);
+        const missing = await run(['seed', '--file', Path.join(dir, 'none.json'), '--data-dir', dir]);
+        expect(missing.code).to.equal(1);
+        expect(missing.stderr).to.contain('Cannot read fixture');
+    });
+});
+
+
+describe('the localgate process', () => {
+
+    it('serves tokens minted by `localgate token` and stops cleanly on SIGINT', async () => {
+
+        const dir = tempDir();
+        const minted = await runCli(['token', 'alice'], { DATA_DIR: dir });
+        expect(minted.code).to.equal(0);
+        expect(minted.stdout.trim().split('\n')).to.have.length(1);
+
+        const server = await spawnServer({ DATA_DIR: dir });
+        const res = await fetch(`${server.url}/v1/pay/status`, { headers: { authorization: `Bearer ${minted.stdout.trim()}` } });
+        expect(res.status).to.equal(200);
+        const unauthorized = await fetch(`${server.url}/health`, { headers: { authorization: 'Bearer nope' } });
+        expect(unauthorized.status).to.equal(200);
+
+        expect(await server.stop('SIGINT')).to.equal(0);
+        expect(server.output()).to.contain('SIGINT received');
+        expect(Fs.existsSync(Path.join(dir, 'commerce.db'))).to.be.true();
+        expect(Fs.existsSync(Path.join(dir, 'commerce.db-wal'))).to.be.false();
+    });
+
+    it('lets several processes start on one fresh data directory at once', async () => {
+
+        const dir = tempDir();
+        const runs = await Promise.all([1, 2, 3, 4].map(() => runCli(['migrate'], { DATA_DIR: dir })));
+        expect(runs.map((result) => result.code)).to.equal([0, 0, 0, 0]);
+        for (const result of runs) {
+            expect(result.stdout).to.contain('weather: schema version 1');
+        }
+    });
+
+    it('exits non-zero with one line for an invalid setting', async () => {
+
+        const res = await runCli(['start'], { PORT: 'abc', DATA_DIR: tempDir() });
+        expect(res.code).to.equal(1);
+        expect(res.stderr).to.equal('localgate: PORT must be a number\n');
+    });
+
+    it('exits non-zero naming the file when a migration was edited after it was applied', async () => {
+
+        const dir = tempDir();
+        expect((await runCli(['migrate'], { DATA_DIR: dir })).code).to.equal(0);
+        const Sqlite = (await import('better-sqlite3')).default;
+        const db = new Sqlite(Path.join(dir, 'weather.db'));
+        db.prepare(`UPDATE schema_migrations SET checksum = 'x' WHERE version = 1`).run();
+        db.close();
+        const res = await runCli(['start'], { DATA_DIR: dir });
+        expect(res.code).to.equal(1);
+        expect(res.stderr).to.match(/^localgate: Migration .*migrations\/weather\/001_forecasts\.sql was edited after it was applied to .*weather\.db/);
+    });
+});

@@ -1,0 +1,266 @@
+import Code from '@hapi/code';
+import type { Server, ServerInjectResponse } from '@hapi/hapi';
+import Lab from '@hapi/lab';
+
+import type { Database } from '../lib/db';
+import { loadFixture } from '../lib/db/seed';
+import { CommerceStore, queries } from '../lib/namespaces/commerce/store';
+import { bearer, body, testServer } from './helpers/server';
+
+
+export const lab = Lab.script();
+const { describe, it, before, after } = lab;
+const { expect } = Code;
+
+
+interface List<T> {
+    data: T[];
+    count: number;
+    total: number;
+}
+
+interface Listed {
+    id: string;
+    created_at: string;
+}
+
+const base = '/v1/commerce';
+
+const businesses = [
+    { id: 'b-quay', name: 'Quay Kiosk', description: '', category: 'Kiosk', city: 'Harbourside', phone: '+1 207 555 0190', created_at: '2025-01-01T00:00:00.000Z' },
+    { id: 'b-pier', name: 'Pier Stall', description: '', category: 'Market stall', city: 'Harbourside', phone: '+1 207 555 0191', created_at: '2025-01-02T00:00:00.000Z' }
+];
+
+
+// Adds products numbered from..to, one second apart, every tenth one of b-quay and the rest of b-pier.
+function addProducts(db: Database, from: number, to: number): void {
+
+    db.prepare(`
+        WITH RECURSIVE n(i) AS (SELECT ? UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+        INSERT INTO products (id, name, description, price_minor, currency, business_id, created_by, created_at)
+        SELECT printf('bulk-%06d', i), 'Bulk product ' || i, '', 100 + i, 'USD', iif(i % 10 = 0, 'b-quay', 'b-pier'), 'bench',
+               strftime('%Y-%m-%dT%H:%M:%fZ', '2025-02-01', '+' || i || ' seconds')
+        FROM n`).run(from, to);
+}
+
+
+describe('commerce paging', () => {
+
+    let server: Server;
+
+    const get = (url: string): Promise<ServerInjectResponse> => server.inject(`${base}${url}`);
+    const create = (name: string, businessId: string): Promise<ServerInjectResponse> => {
+
+        const payload = { name, price: 1, currency: 'USD', business_id: businessId };
+        return server.inject({ method: 'POST', url: `${base}/products`, headers: bearer(server, 'pager'), payload });
+    };
+
+    before(async () => {
+
+        server = await testServer({ seed: false });
+        const db = server.app.localgate.databases.commerce;
+        loadFixture(db, { businesses }, 'test');
+        addProducts(db, 1, 60);
+    });
+
+    after(async () => {
+
+        await server.stop();
+    });
+
+    const walks: [string, string, string, boolean][] = [
+        ['all products', '/products?', 'b-pier', false],
+        ['the products of one business', '/products?business_id=b-quay&', 'b-quay', false],
+        ['all products', '/products?', 'b-pier', true],
+        ['the products of one business', '/products?business_id=b-quay&', 'b-quay', true]
+    ];
+
+    const clock = Date.now;
+
+    for (const [what, list, businessId, frozen] of walks) {
+        it(`never repeats or skips while paging through ${what} as products are created${frozen ? ', all in the same millisecond' : ''}`, async () => {
+
+            // A clock that stands still makes every new product share one millisecond: only the store's ordering guarantee keeps them apart.
+            const { total: existing } = body<List<Listed>>(await get(`${list}limit=1`));
+            const now = clock();
+            const seen: string[] = [];
+            Date.now = frozen ? () => now : clock;
+            try {
+                for (let i = 0; ; ++i) {
+                    // Each round reads a page while three products are being created around it, in both businesses.
+                    const [page] = await Promise.all([
+                        get(`${list}limit=7&offset=${seen.length}`),
+                        create(`Round ${i} a`, businessId),
+                        create(`Round ${i} b`, 'b-quay'),
+                        create(`Round ${i} c`, 'b-pier')
+                    ]);
+
+                    expect(page.statusCode).to.equal(200);
+                    const { data } = body<List<Listed>>(page);
+                    seen.push(...data.map((record) => record.id));
+                    if (data.length < 7) {
+                        break;
+                    }
+                }
+            }
+            finally {
+                Date.now = clock;
+            }
+
+            expect(new Set(seen).size).to.equal(seen.length);
+
+            const everything: string[] = [];
+            for (let i = 0; ; i += 100) {
+                const { data } = body<List<Listed>>(await get(`${list}limit=100&offset=${i}`));
+                everything.push(...data.map((record) => record.id));
+                if (data.length < 100) {
+                    break;
+                }
+            }
+
+            expect(seen).to.equal(everything.slice(0, seen.length));
+            expect(seen.length).to.be.at.least(existing);
+        });
+    }
+});
+
+
+describe('commerce query plans', () => {
+
+    let server: Server;
+    let db: Database;
+
+    before(async () => {
+
+        server = await testServer({ seed: false });
+        db = server.app.localgate.databases.commerce;
+        loadFixture(db, { businesses }, 'test');
+    });
+
+    after(async () => {
+
+        await server.stop();
+    });
+
+    const page = { limit: 20, offset: 40 };
+
+    // Each SELECT of the store, the parameters to plan it with, and the index it must use.
+    const plans: Partial<Record<keyof typeof queries, [unknown[] | Record<string, unknown>, RegExp]>> = {
+        listProducts: [page, /USING INDEX products_by_created$/],
+        listProductsOfBusiness: [{ ...page, business_id: 'b-quay' }, /USING INDEX products_by_business \(business_id=\?\)$/],
+        countProducts: [[], /USING INTEGER PRIMARY KEY/],
+        countProductsOfBusiness: [['b-quay'], /USING INDEX sqlite_autoindex_businesses_1 \(id=\?\)/],
+        latestProduct: [[], /USING COVERING INDEX products_by_created$/],
+        product: [['p'], /USING INDEX sqlite_autoindex_products_1 \(id=\?\)/],
+        listBusinesses: [page, /USING INDEX businesses_by_created$/],
+        countBusinesses: [[], /USING COVERING INDEX/],
+        business: [['b'], /USING INDEX sqlite_autoindex_businesses_1 \(id=\?\)/],
+        listOffers: [page, /USING INDEX offers_by_created$/],
+        listOffersOfProduct: [{ ...page, product_id: 'p' }, /USING INDEX offers_by_product \(product_id=\?\)$/],
+        countOffers: [[], /USING COVERING INDEX/],
+        countOffersOfProduct: [['p'], /USING COVERING INDEX offers_by_product \(product_id=\?\)/],
+        productExists: [['p'], /USING COVERING INDEX sqlite_autoindex_products_1 \(id=\?\)/],
+        businessExists: [['b'], /USING COVERING INDEX sqlite_autoindex_businesses_1 \(id=\?\)/],
+        offerExists: [['o'], /USING COVERING INDEX sqlite_autoindex_offers_1 \(id=\?\)/],
+        inquiry: [['i', 'owner'], /USING INDEX sqlite_autoindex_inquiries_1 \(id=\?\)/],
+        scamReportByReporter: [['product', 'p', 'reporter'], /USING COVERING INDEX scam_reports_one_per_reporter \(target_type=\? AND target_id=\? AND reporter_id=\?\)/],
+        scamReport: [['r', 'reporter'], /USING INDEX sqlite_autoindex_scam_reports_1 \(id=\?\)/]
+    };
+
+    function planOf(sql: string, params: unknown[] | Record<string, unknown>): string[] {
+
+        const explain = db.prepare(`EXPLAIN QUERY PLAN ${sql}`);
+        const rows = (Array.isArray(params) ? explain.all(...params) : explain.all(params)) as { detail: string }[];
+        return rows.map((row) => row.detail);
+    }
+
+    it('has a plan expectation for every query that reads', () => {
+
+        const reads = Object.entries(queries).filter(([, sql]) => sql.startsWith('SELECT')).map(([name]) => name);
+        expect(Object.keys(plans).sort()).to.equal(reads.sort());
+    });
+
+    const check = (stage: string) => {
+
+        for (const [name, [params, index]] of Object.entries(plans)) {
+            const plan = planOf(queries[name as keyof typeof queries], params);
+            expect(plan.filter((step) => /^SCAN \w+$/.test(step)), `${name} ${stage} scans a whole table: ${plan.join('; ')}`).to.equal([]);
+            expect(plan.filter((step) => step.includes('TEMP B-TREE')), `${name} ${stage} sorts in a temporary b-tree: ${plan.join('; ')}`).to.equal([]);
+            expect(plan.some((step) => index.test(step)), `${name} ${stage} does not use ${index}: ${plan.join('; ')}`).to.be.true();
+        }
+    };
+
+    it('serves every list, count and lookup from an index, without sorting', () => {
+
+        check('on an empty database');
+    });
+
+    it('keeps those plans on a large, analyzed database', () => {
+
+        addProducts(db, 1, 20_000);
+        db.exec('ANALYZE');
+        check('after ANALYZE');
+    });
+});
+
+
+describe('commerce list performance', () => {
+
+    let server: Server;
+    let db: Database;
+    let store: CommerceStore;
+
+    before(async () => {
+
+        server = await testServer({ seed: false });
+        db = server.app.localgate.databases.commerce;
+        loadFixture(db, { businesses }, 'test');
+        store = new CommerceStore(db);
+    });
+
+    after(async () => {
+
+        await server.stop();
+    });
+
+    // Median time of one page, in microseconds.
+    async function pageTime(filter: { business_id?: string }, offset: number): Promise<number> {
+
+        const times: number[] = [];
+        for (let i = 0; i < 200; ++i) {
+            const start = process.hrtime.bigint();
+            const result = await store.listProducts(filter, { limit: 20, offset });
+            times.push(Number(process.hrtime.bigint() - start) / 1000);
+            expect(result.data.length).to.equal(20);
+        }
+
+        return times.sort((a, b) => a - b)[100]!;
+    }
+
+    it('serves a page from 100,000 products as fast as from 1,000, offset aside', { timeout: 60_000 }, async () => {
+
+        const cases: [string, { business_id?: string }, number][] = [
+            ['first page', {}, 0],
+            ['page at offset 80', {}, 80],
+            ['first page of a business', { business_id: 'b-quay' }, 0],
+            ['page of a business at offset 60', { business_id: 'b-quay' }, 60]
+        ];
+
+        addProducts(db, 1, 1_000);
+        const small: number[] = [];
+        for (const [, filter, offset] of cases) {
+            small.push(await pageTime(filter, offset));
+        }
+
+        addProducts(db, 1_001, 100_000);
+        expect((await store.listProducts({}, { limit: 1, offset: 0 })).total).to.equal(100_000);
+        expect((await store.listProducts({ business_id: 'b-quay' }, { limit: 1, offset: 0 })).total).to.equal(10_000);
+
+        for (const [index, [what, filter, offset]] of cases.entries()) {
+            const large = await pageTime(filter, offset);
+
+            // Generous bounds against a noisy machine; a count over 100,000 rows alone would take several times longer.
+            expect(large, `${what}: ${small[index]} µs at 1,000 products, ${large} µs at 100,000`).to.be.below(small[index]! * 3 + 50);
+        }
+    });
+});

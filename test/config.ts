@@ -1,0 +1,111 @@
+import Code from '@hapi/code';
+import Lab from '@hapi/lab';
+
+import { SettingError, settingsFromEnvironment } from '../lib';
+import { resolveSettings } from '../lib/config';
+
+
+export const lab = Lab.script();
+const { describe, it } = lab;
+const { expect } = Code;
+
+
+describe('settings', () => {
+
+    it('defaults to a laptop service on 127.0.0.1:3000 with ./data', () => {
+
+        const settings = settingsFromEnvironment({});
+        expect(settings).to.equal({
+            port: 3000,
+            host: '127.0.0.1',
+            dataDir: './data',
+            pay: {},
+            logLevel: 'info',
+            corsOrigins: ['*'],
+            seed: true,
+            drainTimeoutMs: 10000,
+            validateResponses: false
+        });
+    });
+
+    it('reads every setting from the environment', () => {
+
+        const secret = 'x'.repeat(32);
+        const settings = settingsFromEnvironment({
+            PORT: '0',
+            HOST: '0.0.0.0',
+            DATA_DIR: '/tmp/somewhere',
+            AUTH_JWT_SECRET: secret,
+            PAY_DB_URL: 'file:/tmp/pay.db',
+            PAY_DB_PUBLISHABLE_KEY: 'pk',
+            PAY_DB_SECRET_KEY: 'sk',
+            LOG_LEVEL: 'silent',
+            CORS_ORIGINS: 'http://localhost:5173, https://demo.example',
+            SEED: 'none',
+            DRAIN_TIMEOUT_MS: '250',
+            VALIDATE_RESPONSES: 'true'
+        });
+
+        expect(settings).to.equal({
+            port: 0,
+            host: '0.0.0.0',
+            dataDir: '/tmp/somewhere',
+            jwtSecret: secret,
+            pay: { url: 'file:/tmp/pay.db', publishableKey: 'pk', secretKey: 'sk' },
+            logLevel: 'silent',
+            corsOrigins: ['http://localhost:5173', 'https://demo.example'],
+            seed: false,
+            drainTimeoutMs: 250,
+            validateResponses: true
+        });
+    });
+
+    it('lets flags win over the environment', () => {
+
+        const settings = settingsFromEnvironment({ PORT: '4000', HOST: 'localhost', DATA_DIR: '/tmp/a', LOG_LEVEL: 'debug', SEED: 'demo' }, {
+            port: '5000',
+            host: '127.0.0.2',
+            'data-dir': '/tmp/b',
+            'log-level': 'warn',
+            seed: false
+        });
+
+        expect(settings).to.include({ port: 5000, host: '127.0.0.2', dataDir: '/tmp/b', logLevel: 'warn', seed: false });
+    });
+
+    it('runs in memory with --memory and seeds unless SEED=none', () => {
+
+        expect(settingsFromEnvironment({ DATA_DIR: '/tmp/a', SEED: 'demo' }, { memory: true })).to.include({ dataDir: ':memory:', seed: true });
+    });
+
+    it('treats empty environment values as unset, except the secret', () => {
+
+        expect(settingsFromEnvironment({ PORT: '', PAY_DB_URL: '' })).to.include({ port: 3000, pay: {} });
+        expect(() => settingsFromEnvironment({ AUTH_JWT_SECRET: '' })).to.throw(SettingError, 'AUTH_JWT_SECRET must be at least 32 bytes long');
+    });
+
+    const invalid: [Record<string, string>, string][] = [
+        [{ PORT: 'eighty' }, 'PORT must be a number'],
+        [{ PORT: '70000' }, 'PORT must be less than or equal to 65535'],
+        [{ PORT: '-1' }, 'PORT must be greater than or equal to 0'],
+        [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL must be one of [fatal, error, warn, info, debug, trace, silent]'],
+        [{ AUTH_JWT_SECRET: 'short' }, 'AUTH_JWT_SECRET must be at least 32 bytes long'],
+        [{ CORS_ORIGINS: ' , ' }, 'CORS_ORIGINS must contain at least 1 items'],
+        [{ DRAIN_TIMEOUT_MS: 'soon' }, 'DRAIN_TIMEOUT_MS must be a number']
+    ];
+
+    for (const [env, message] of invalid) {
+        it(`stops with "${message}" for ${JSON.stringify(env)}`, () => {
+
+            const err = expect(() => settingsFromEnvironment(env)).to.throw(SettingError, message);
+            expect((err as SettingError).setting).to.equal(message.split(' ')[0]);
+        });
+    }
+
+    it('validates programmatic options with the same names', () => {
+
+        expect(resolveSettings()).to.include({ port: 3000 });
+        expect(() => resolveSettings({ port: 1.5 })).to.throw(SettingError, 'PORT must be an integer');
+        expect(() => resolveSettings({ unknown: true } as never)).to.throw(SettingError, 'unknown is not allowed');
+    });
+});

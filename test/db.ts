@@ -1,0 +1,275 @@
+import Fs from 'node:fs';
+import Path from 'node:path';
+
+import Code from '@hapi/code';
+import Lab from '@hapi/lab';
+import Sqlite from 'better-sqlite3';
+
+import { SettingError } from '../lib/config';
+import { closeDatabase, loadFixtureFile, namespaceFile, openDatabase, openNamespace, prepareDataDir, readFixture, seedDemo, SeedError } from '../lib/db';
+import { appliedMigrations, migrate, MigrationError, readMigrations, schemaVersion } from '../lib/db/migrate';
+import { quickCheck } from '../lib/db/open';
+import { fixtureTablesEmpty, loadFixture } from '../lib/db/seed';
+import { tempDir } from './helpers/server';
+
+
+export const lab = Lab.script();
+const { describe, it } = lab;
+const { expect } = Code;
+
+
+function writeMigrations(files: Record<string, string>): string {
+
+    const dir = tempDir('localgate-migrations-');
+    for (const [name, sql] of Object.entries(files)) {
+        Fs.writeFileSync(Path.join(dir, name), sql);
+    }
+
+    return dir;
+}
+
+
+describe('openDatabase()', () => {
+
+    it('applies and asserts the pragmas on a file', () => {
+
+        const file = Path.join(tempDir(), 'a.db');
+        const db = openDatabase(file);
+        expect(db.pragma('journal_mode', { simple: true })).to.equal('wal');
+        expect(db.pragma('synchronous', { simple: true })).to.equal(1);
+        expect(db.pragma('foreign_keys', { simple: true })).to.equal(1);
+        expect(db.pragma('busy_timeout', { simple: true })).to.equal(5000);
+        expect(db.pragma('trusted_schema', { simple: true })).to.equal(0);
+        closeDatabase(db);
+        expect(db.open).to.be.false();
+        expect(Fs.existsSync(file + '-wal')).to.be.false();
+        closeDatabase(db);
+    });
+
+    it('uses synchronous=FULL when asked and memory journaling in memory', () => {
+
+        const db = openDatabase(':memory:', { synchronous: 'FULL' });
+        expect(db.pragma('synchronous', { simple: true })).to.equal(2);
+        expect(db.pragma('journal_mode', { simple: true })).to.equal('memory');
+        closeDatabase(db);
+    });
+
+    it('refuses a file that is not a database', () => {
+
+        const file = Path.join(tempDir(), 'notes.db');
+        Fs.writeFileSync(file, 'these are not the pages you are looking for'.repeat(100));
+        expect(() => openDatabase(file)).to.throw(/file is not a database/);
+    });
+
+    it('refuses a missing file when it must exist', () => {
+
+        expect(() => openDatabase(Path.join(tempDir(), 'missing.db'), { fileMustExist: true })).to.throw(/unable to open database file/);
+    });
+});
+
+
+describe('openNamespace()', () => {
+
+    it('creates, migrates and reopens a namespace database', () => {
+
+        const file = Path.join(tempDir(), 'weather.db');
+        let db = openNamespace(file, 'weather');
+        expect(schemaVersion(db)).to.equal(1);
+        closeDatabase(db);
+        db = openNamespace(file, 'weather');
+        expect(appliedMigrations(db)).to.have.length(1);
+        closeDatabase(db);
+    });
+
+    it('refuses a database that fails its integrity check', () => {
+
+        const file = Path.join(tempDir(), 'weather.db');
+        const raw = new Sqlite(file);
+        raw.exec('CREATE TABLE t (a); INSERT INTO t VALUES (NULL)');
+        raw.unsafeMode(true);
+        raw.pragma('writable_schema = ON');
+        raw.prepare(`UPDATE sqlite_master SET sql = 'CREATE TABLE t (a NOT NULL)' WHERE name = 't'`).run();
+        raw.close();
+
+        expect(() => openNamespace(file, 'weather')).to.throw(`Database ${file} failed its integrity check: NULL value in t.a`);
+        const db = new Sqlite(file);
+        expect(quickCheck(db)).to.equal(['NULL value in t.a']);
+        db.close();
+    });
+
+    it('names the files of the data directory, or memory', () => {
+
+        expect(namespaceFile(':memory:', 'commerce')).to.equal(':memory:');
+        expect(namespaceFile('/tmp/x', 'commerce')).to.equal('/tmp/x/commerce.db');
+    });
+});
+
+
+describe('migrations', () => {
+
+    it('reads numbered files in order and ignores other files', () => {
+
+        const dir = writeMigrations({ '002_second.sql': 'SELECT 2;', '001_first.sql': 'SELECT 1;', 'README.txt': 'hello' });
+        const migrations = readMigrations(dir);
+        expect(migrations.map((migration) => migration.name)).to.equal(['001_first.sql', '002_second.sql']);
+        expect(migrations[0]!.checksum).to.have.length(64);
+    });
+
+    it('refuses misnamed files and gaps in the versions', () => {
+
+        expect(() => readMigrations(writeMigrations({ 'first.sql': 'SELECT 1;' }))).to.throw(MigrationError, /first\.sql must be named NNN_name\.sql/);
+        expect(() => readMigrations(writeMigrations({ '001_a.sql': '', '003_c.sql': '' }))).to.throw(MigrationError, /003_c\.sql should have version 002/);
+    });
+
+    it('applies pending migrations once, each recorded with its checksum', () => {
+
+        const dir = writeMigrations({ '001_items.sql': 'CREATE TABLE items (id INTEGER PRIMARY KEY) STRICT;' });
+        const db = openDatabase(':memory:');
+        expect(schemaVersion(db)).to.equal(0);
+        expect(migrate(db, readMigrations(dir))).to.equal([1]);
+        expect(migrate(db, readMigrations(dir))).to.equal([]);
+
+        Fs.writeFileSync(Path.join(dir, '002_more.sql'), 'ALTER TABLE items ADD COLUMN name TEXT;');
+        expect(migrate(db, readMigrations(dir))).to.equal([2]);
+        const applied = appliedMigrations(db);
+        expect(applied.map((row) => row.name)).to.equal(['001_items.sql', '002_more.sql']);
+        expect(applied[1]!.applied_at).to.match(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+        closeDatabase(db);
+    });
+
+    it('stops on a migration edited after it was applied, naming the file', () => {
+
+        const dir = writeMigrations({ '001_items.sql': 'CREATE TABLE items (id INTEGER PRIMARY KEY) STRICT;' });
+        const db = openDatabase(':memory:');
+        migrate(db, readMigrations(dir));
+        Fs.writeFileSync(Path.join(dir, '001_items.sql'), 'CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT) STRICT;');
+        expect(() => migrate(db, readMigrations(dir))).to.throw(MigrationError, `Migration ${Path.join(dir, '001_items.sql')} was edited after it was applied to :memory:: restore the file or start from a fresh database`);
+        closeDatabase(db);
+    });
+
+    it('stops on a database newer than the code', () => {
+
+        const dir = writeMigrations({ '001_a.sql': 'CREATE TABLE a (id INTEGER) STRICT;', '002_b.sql': 'CREATE TABLE b (id INTEGER) STRICT;' });
+        const file = Path.join(tempDir(), 'x.db');
+        const db = openDatabase(file);
+        migrate(db, readMigrations(dir));
+        Fs.rmSync(Path.join(dir, '002_b.sql'));
+        expect(() => migrate(db, readMigrations(dir))).to.throw(MigrationError, `Database ${file} is at schema version 2 (002_b.sql), newer than this localgate knows: upgrade localgate or use another DATA_DIR`);
+        closeDatabase(db);
+    });
+
+    it('rolls a failing migration back and leaves the database at the previous version', () => {
+
+        const dir = writeMigrations({
+            '001_a.sql': 'CREATE TABLE a (id INTEGER) STRICT;',
+            '002_b.sql': 'CREATE TABLE b (id INTEGER) STRICT; INSERT INTO nowhere VALUES (1);'
+        });
+        const db = openDatabase(':memory:');
+        expect(() => migrate(db, readMigrations(dir))).to.throw(MigrationError, `Migration ${Path.join(dir, '002_b.sql')} failed and was rolled back (:memory: stays at version 1): no such table: nowhere`);
+        expect(schemaVersion(db)).to.equal(1);
+        expect(db.prepare(`SELECT name FROM sqlite_master WHERE name = 'b'`).get()).to.be.undefined();
+        closeDatabase(db);
+    });
+});
+
+
+describe('fixtures', () => {
+
+    const schema = 'CREATE TABLE shops (id TEXT PRIMARY KEY, name TEXT NOT NULL, open INTEGER NOT NULL, note TEXT) STRICT;';
+
+    function shopDb() {
+
+        const db = openDatabase(':memory:');
+        db.exec(schema);
+        return db;
+    }
+
+    it('inserts rows once, turning booleans into integers', () => {
+
+        const db = shopDb();
+        const fixture = { shops: [{ id: 's1', name: 'Bakery', open: true, note: null }, { id: 's2', name: 'Forge', open: false }, { id: 's3', name: 'Mill', open: true }] };
+        expect(fixtureTablesEmpty(db, fixture, 'test')).to.be.true();
+        expect(loadFixture(db, fixture, 'test')).to.equal(3);
+        expect(loadFixture(db, fixture, 'test')).to.equal(0);
+        expect(fixtureTablesEmpty(db, fixture, 'test')).to.be.false();
+        expect(db.prepare('SELECT id, open FROM shops ORDER BY id').all()).to.equal([{ id: 's1', open: 1 }, { id: 's2', open: 0 }, { id: 's3', open: 1 }]);
+        closeDatabase(db);
+    });
+
+    const broken: [string, unknown, RegExp][] = [
+        ['an unknown table', { farms: [] }, /test: there is no table "farms"/],
+        ['the migrations table', { schema_migrations: [] }, /there is no table "schema_migrations"/],
+        ['rows that are not an array', { shops: { id: 's1' } }, /table "shops" must hold an array of records/],
+        ['a row that is not an object', { shops: ['s1'] }, /shops\[0\] must be an object/],
+        ['an empty row', { shops: [{}] }, /shops\[0\] has no columns/],
+        ['an unknown column', { shops: [{ id: 's1', colour: 'red' }] }, /shops\[0\] has an unknown column "colour"/],
+        ['a nested value', { shops: [{ id: 's1', name: { en: 'Bakery' } }] }, /shops\[0\]\.name must be a string, number, boolean or null/]
+    ];
+
+    for (const [what, fixture, message] of broken) {
+        it(`refuses ${what} and writes nothing`, () => {
+
+            const db = shopDb();
+            expect(() => loadFixture(db, fixture as never, 'test')).to.throw(SeedError, message);
+            expect(db.prepare('SELECT count(*) AS n FROM shops').get()).to.equal({ n: 0 });
+            closeDatabase(db);
+        });
+    }
+
+    it('rolls back every row of a fixture when one fails', () => {
+
+        const db = shopDb();
+        expect(() => loadFixture(db, { shops: [{ id: 's1', name: 'Bakery', open: 1 }, { id: 's2', open: 1 }] }, 'test')).to.throw(/NOT NULL constraint failed: shops.name/);
+        expect(db.prepare('SELECT count(*) AS n FROM shops').get()).to.equal({ n: 0 });
+        closeDatabase(db);
+    });
+
+    it('loads a file keyed by namespace and names what is wrong with a bad one', () => {
+
+        const db = shopDb();
+        const dir = tempDir();
+        const write = (name: string, content: string) => {
+
+            const file = Path.join(dir, name);
+            Fs.writeFileSync(file, content);
+            return file;
+        };
+
+        expect(loadFixtureFile({ commerce: db }, write('ok.json', JSON.stringify({ commerce: { shops: [{ id: 's1', name: 'Bakery', open: 1 }] } })))).to.equal({ commerce: 1 });
+        expect(() => loadFixtureFile({ commerce: db }, write('list.json', '[]'))).to.throw(SeedError, /list\.json must hold an object keyed by namespace/);
+        expect(() => loadFixtureFile({ commerce: db }, write('null.json', 'null'))).to.throw(SeedError, /null\.json must hold an object keyed by namespace/);
+        expect(() => loadFixtureFile({ commerce: db }, write('number.json', '42'))).to.throw(SeedError, /number\.json must hold an object keyed by namespace/);
+        expect(() => loadFixtureFile({ commerce: db }, write('nulltables.json', '{"commerce": null}'))).to.throw(SeedError, /"commerce" must hold an object keyed by table/);
+        expect(() => loadFixtureFile({ commerce: db }, write('ns.json', '{"bank": {}}'))).to.throw(SeedError, /unknown namespace "bank" \(expected one of commerce\)/);
+        expect(() => loadFixtureFile({ commerce: db }, write('tables.json', '{"commerce": []}'))).to.throw(SeedError, /"commerce" must hold an object keyed by table/);
+        expect(() => loadFixtureFile({ commerce: db }, write('bad.json', '{"commerce": '))).to.throw(/Cannot read fixture .*bad\.json: /);
+        expect(() => readFixture(Path.join(dir, 'none.json'))).to.throw(/Cannot read fixture .*none\.json: ENOENT/);
+        closeDatabase(db);
+    });
+
+    it('seeds only namespaces that ship demo data', () => {
+
+        const db = openNamespace(':memory:', 'weather');
+        expect(seedDemo(db, 'weather')).to.equal(0);
+        closeDatabase(db);
+    });
+});
+
+
+describe('prepareDataDir()', () => {
+
+    it('creates a missing directory', () => {
+
+        const dir = Path.join(tempDir(), 'nested', 'data');
+        prepareDataDir(dir);
+        expect(Fs.statSync(dir).isDirectory()).to.be.true();
+        prepareDataDir(':memory:');
+    });
+
+    it('names DATA_DIR when the directory cannot be made', () => {
+
+        const file = Path.join(tempDir(), 'plain-file');
+        Fs.writeFileSync(file, '');
+        expect(() => prepareDataDir(Path.join(file, 'data'))).to.throw(SettingError, /^DATA_DIR is not a readable and writable directory: .*plain-file\/data \(ENOTDIR\)$/);
+    });
+});

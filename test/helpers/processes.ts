@@ -1,0 +1,64 @@
+import ChildProcess from 'node:child_process';
+import Path from 'node:path';
+
+
+export const binPath = Path.join(__dirname, '..', '..', 'bin', 'localgate.js');
+
+export interface SpawnedServer {
+    url: string;
+    output: () => string;
+    stop: (signal?: NodeJS.Signals) => Promise<number | null>;
+}
+
+
+/** Starts `localgate start` in a child process (needs `npm run build`) and resolves once it listens. */
+export function spawnServer(env: NodeJS.ProcessEnv, args: string[] = []): Promise<SpawnedServer> {
+
+    const child = ChildProcess.spawn(process.execPath, [binPath, 'start', '--port', '0', ...args], {
+        env: { PATH: process.env.PATH, LOG_LEVEL: 'silent', ...env },
+        stdio: ['ignore', 'pipe', 'pipe']
+    });
+
+    let output = '';
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+
+    return new Promise((resolve, reject) => {
+
+        let listening = false;
+        child.stdout.on('data', (chunk: Buffer) => {
+
+            output += chunk.toString();
+            const match = /listening on (http:\/\/\S+)/.exec(output);
+            if (match && !listening) {
+                listening = true;
+                resolve({
+                    url: match[1]!,
+                    output: () => output,
+                    stop: (signal = 'SIGTERM') => {
+
+                        child.kill(signal);
+                        return exited;
+                    }
+                });
+            }
+        });
+        child.stderr.on('data', (chunk: Buffer) => {
+
+            output += chunk.toString();
+        });
+        exited.then((code) => reject(new Error(`localgate exited with ${code} before listening: ${output}`)));
+    });
+}
+
+
+/** Runs the CLI to completion and returns its exit code and output. */
+export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+
+    return new Promise((resolve) => {
+
+        ChildProcess.execFile(process.execPath, [binPath, ...args], { env: { PATH: process.env.PATH, LOG_LEVEL: 'silent', ...env } }, (err, stdout, stderr) => {
+
+            resolve({ code: err ? (err as unknown as { code: number }).code : 0, stdout, stderr });
+        });
+    });
+}

@@ -1,0 +1,348 @@
+import Code from '@hapi/code';
+import Hapi, { type RequestRoute, type Server, type ServerInjectOptions, type ServerRoute } from '@hapi/hapi';
+import Lab from '@hapi/lab';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import Joi from 'joi';
+
+import Pack from '../package.json';
+
+import { docsAssetsPath, docsPath, documentPath, errorSchema, openapiPlugin, securityScheme } from '../lib/openapi';
+import { bearer, body, testServer } from './helpers/server';
+
+
+export const lab = Lab.script();
+const { describe, it, before, after } = lab;
+const { expect } = Code;
+
+
+interface Response {
+    description: string;
+    headers?: Record<string, unknown>;
+    content?: { 'application/json': { schema: { $ref?: string }; example?: object } };
+}
+
+interface Operation {
+    summary?: string;
+    operationId: string;
+    tags?: string[];
+    security?: Record<string, string[]>[];
+    parameters?: { name: string; in: string; required?: boolean }[];
+    requestBody?: { required?: boolean; content: { 'application/json': { schema: { $ref: string } } } };
+    responses: Record<string, Response>;
+}
+
+interface Document {
+    openapi: string;
+    info: { title: string; version: string };
+    tags: { name: string }[];
+    components: { schemas: Record<string, { required?: string[]; properties: Record<string, unknown> }>; securitySchemes: Record<string, unknown> };
+    paths: Record<string, Record<string, Operation>>;
+}
+
+const namespaces = ['commerce', 'logistics', 'pay', 'weather'];
+
+const errorRef = '#/components/schemas/Error';
+
+
+/** The routes the document describes: all but the documentation's own (the document, the docs page and its assets). */
+function documentedRoutes(server: Server): RequestRoute[] {
+
+    return server.table().filter((route) => route.realm.plugin !== 'hapi-swagger');
+}
+
+
+function operationOf(document: Document, route: RequestRoute): Operation {
+
+    return document.paths[route.path]![route.method]!;
+}
+
+
+function authMode(server: Server, route: RequestRoute): 'none' | 'required' | 'optional' {
+
+    const auth = route.settings.auth as false | { mode: 'required' | 'optional' } | undefined;
+    if (auth === false) {
+        return 'none';
+    }
+
+    return (auth ?? server.auth.settings.default).mode as 'required' | 'optional';
+}
+
+
+/** Every $ref in a part of the document. */
+function refs(node: unknown): string[] {
+
+    if (Array.isArray(node)) {
+        return node.flatMap(refs);
+    }
+
+    if (node && typeof node === 'object') {
+        return Object.entries(node).flatMap(([key, value]) => (key === '$ref' ? [value as string] : refs(value)));
+    }
+
+    return [];
+}
+
+
+describe('the OpenAPI document', () => {
+
+    let server: Server;
+    let document: Document;
+
+    before(async () => {
+
+        server = await testServer();
+        const res = await server.inject(documentPath);
+        expect(res.statusCode).to.equal(200);
+        expect(res.headers['content-type']).to.contain('application/json');
+        document = body<Document>(res);
+    });
+
+    after(async () => {
+
+        await server.stop();
+    });
+
+    it('is valid OpenAPI 3.0 by an independent validator', async () => {
+
+        const result = await new Validator().validate(JSON.parse(JSON.stringify(document)));
+        expect(result.errors).to.not.exist();
+        expect(result.valid).to.be.true();
+        expect(document.openapi).to.match(/^3\.0\.\d$/);
+
+        const schemas = Object.keys(document.components.schemas);
+        for (const ref of refs(document)) {
+            expect(schemas, ref).to.include(ref.replace('#/components/schemas/', ''));
+        }
+    });
+
+    it('names the service and its version from package.json', () => {
+
+        expect(document.info).to.include({ title: 'localgate', version: Pack.version });
+    });
+
+    it('describes every route of the server, and only those', () => {
+
+        const exclusions = server.table().filter((route) => route.realm.plugin === 'hapi-swagger').map((route) => route.path);
+        expect(exclusions).to.include([documentPath, docsPath, `${docsAssetsPath}swagger-ui-bundle.js`]);
+        expect(exclusions.every((path) => path === documentPath || path === docsPath || path.startsWith(docsAssetsPath))).to.be.true();
+
+        const routes = documentedRoutes(server).map((route) => `${route.method} ${route.path}`).sort();
+        const operations = Object.entries(document.paths).flatMap(([path, item]) => Object.keys(item).map((method) => `${method} ${path}`)).sort();
+        expect(operations).to.equal(routes);
+        expect(routes).to.include(['get /health', 'get /v1/pay/status', 'get /v1/weather/forecast']);
+    });
+
+    it('groups operations by namespace, each with a summary and its own id', () => {
+
+        expect(document.tags.map((tag) => tag.name)).to.include(namespaces);
+        const ids = new Set<string>();
+        for (const route of documentedRoutes(server)) {
+            const operation = operationOf(document, route);
+            const namespace = /^\/v1\/([^/]+)\//.exec(route.path)?.[1] ?? 'health';
+            expect(operation.tags, route.path).to.equal([namespace]);
+            expect(operation.summary, route.path).to.be.a.string().and.to.not.be.empty();
+            expect(ids.has(operation.operationId), operation.operationId).to.be.false();
+            ids.add(operation.operationId);
+        }
+
+        expect(document.tags.map((tag) => tag.name)).to.include([...new Set(Object.values(document.paths).flatMap((item) => Object.values(item).flatMap((operation) => operation.tags!)))]);
+    });
+
+    it('asks for the bearer token where a route needs or takes one', () => {
+
+        expect(document.components.securitySchemes[securityScheme]).to.equal({
+            type: 'http',
+            scheme: 'bearer',
+            bearerFormat: 'JWT',
+            description: 'A JWT signed by this localgate: `localgate token <subject>` prints one'
+        });
+
+        const expected = { none: undefined, required: [{ bearer: [] }], optional: [{ bearer: [] }, {}] };
+        for (const route of documentedRoutes(server)) {
+            expect(operationOf(document, route).security, route.path).to.equal(expected[authMode(server, route)]);
+        }
+    });
+
+    it('documents every success status with its schema, the Location of a creation and the X-Total-Count of a list', () => {
+
+        for (const route of documentedRoutes(server)) {
+            const responses = operationOf(document, route).responses;
+            for (const [status, schema] of Object.entries(route.settings.response!.status ?? {})) {
+                const name = ((schema as Joi.Schema).describe().flags as { label: string }).label;
+                expect(responses[status]!.content!['application/json'].schema.$ref, `${route.path} ${status}`).to.equal(`#/components/schemas/${name}`);
+                if (status === '201') {
+                    expect(responses[status]!.headers, route.path).to.include('Location');
+                }
+
+                if (name.endsWith('List')) {
+                    expect(responses[status]!.headers, route.path).to.include('X-Total-Count');
+                }
+            }
+        }
+    });
+
+    it('documents the error statuses each route can give, with the error body', () => {
+
+        const payGated = (route: RequestRoute) => route.path.startsWith('/v1/pay/') && route.path !== '/v1/pay/status';
+        const rules: [number, (route: RequestRoute) => boolean][] = [
+            [400, (route) => Object.values(route.settings.validate!).some((value) => Joi.isSchema(value)) || route.method !== 'get'],
+            [401, (route) => authMode(server, route) !== 'none'],
+            [404, (route) => route.path.includes('{')],
+            [413, (route) => route.method === 'post'],
+            [415, (route) => route.method === 'post'],
+            [501, (route) => payGated(route) || route.path === '/v1/weather/forecast']
+        ];
+
+        for (const route of documentedRoutes(server)) {
+            const responses = operationOf(document, route).responses;
+            for (const [status, applies] of rules) {
+                expect(Boolean(responses[status]), `${route.method} ${route.path} ${status}`).to.equal(applies(route));
+            }
+
+            for (const [status, response] of Object.entries(responses).filter(([code]) => Number(code) >= 400 && code !== '503')) {
+                const { schema, example } = response.content!['application/json'];
+                expect(schema.$ref, `${route.path} ${status}`).to.equal(errorRef);
+                expect(response.description, `${route.path} ${status}`).to.not.be.empty();
+                expect(errorSchema.validate(example).error, `${route.path} ${status} example`).to.not.exist();
+                expect(example).to.include({ statusCode: Number(status) });
+            }
+        }
+
+        const payData = documentedRoutes(server).filter(payGated);
+        expect(payData.length).to.be.at.least(7);
+        expect(operationOf(document, documentedRoutes(server).find((route) => route.path === '/v1/pay/status')!).responses).to.only.include(['200']);
+        expect(document.paths['/v1/logistics/bookings/{booking_id}']!.get!.responses[401]!.headers).to.include('WWW-Authenticate');
+    });
+
+    it('documents 422 where a body names another record, and what each route declares', () => {
+
+        for (const route of documentedRoutes(server)) {
+            const responses = operationOf(document, route).responses;
+            const payload = route.settings.validate!.payload as Joi.ObjectSchema | undefined;
+            const keys = (payload?.describe().keys ?? {}) as Record<string, { flags?: { presence?: string } }>;
+            const referencing = Object.entries(keys).some(([key, value]) => key.endsWith('_id') && value.flags?.presence !== 'forbidden');
+            if (referencing) {
+                expect(responses, `${route.path} 422`).to.include('422');
+            }
+
+            const declared = route.settings.plugins?.localgate?.errors ?? [];
+            for (const [status, description] of Array.isArray(declared) ? declared.map((code) => [String(code), '']) : Object.entries(declared)) {
+                expect(responses, `${route.path} ${status}`).to.include(status);
+                if (description) {
+                    expect(responses[status]!.description).to.equal(description);
+                }
+            }
+        }
+
+        expect(document.paths['/v1/commerce/products']!.post!.responses).to.include('422');
+        expect(document.paths['/v1/logistics/bookings']!.post!.responses).to.include(['409', '422']);
+        expect(document.paths['/v1/commerce/scam-reports']!.post!.responses).to.include(['409', '422']);
+        expect(document.paths['/v1/pay/gateway/deposit']!.post!.responses).to.include(['409', '422']);
+        expect(document.paths['/v1/pay/gateway/withdraw']!.post!.responses).to.include(['409', '422']);
+    });
+
+    it('requires the body of every operation that takes one, with the required fields of its schema and none set by the service', () => {
+
+        for (const route of documentedRoutes(server).filter((candidate) => candidate.settings.validate!.payload)) {
+            const requestBody = operationOf(document, route).requestBody!;
+            expect(requestBody.required, route.path).to.be.true();
+            const name = requestBody.content['application/json'].schema.$ref.replace('#/components/schemas/', '');
+            const schema = document.components.schemas[name]!;
+            expect(schema.required, name).to.not.be.empty();
+            expect(Object.keys(schema.properties), name).to.not.include(['id', 'created_at', 'created_by', 'customer_id', 'reporter_id', 'owner_id']);
+        }
+
+        expect(document.components.schemas.NewBooking!.required).to.equal(['vehicle_id', 'pickup_location_id', 'dropoff_location_id', 'pickup_at', 'return_at']);
+        expect(document.components.schemas.NewProduct!.required).to.include(['name', 'price', 'currency', 'business_id']);
+    });
+
+    describe('matches what the server answers', () => {
+
+        const cases: { name: string; method: string; path: string; url: string; status: number; token?: boolean; authorization?: string; payload?: string; type?: string }[] = [
+            { name: 'an invalid query', method: 'get', path: '/v1/commerce/products', url: '/v1/commerce/products?limit=0', status: 400 },
+            { name: 'a body that is not JSON', method: 'post', path: '/v1/commerce/products', url: '/v1/commerce/products', status: 400, token: true, payload: '{' },
+            { name: 'a missing token', method: 'get', path: '/v1/logistics/bookings', url: '/v1/logistics/bookings', status: 401 },
+            { name: 'a refused token', method: 'get', path: '/v1/commerce/products', url: '/v1/commerce/products', status: 401, authorization: 'Bearer not.a.token' },
+            { name: 'an unknown id', method: 'get', path: '/v1/logistics/vehicles/{vehicle_id}', url: '/v1/logistics/vehicles/nope', status: 404 },
+            { name: 'a body too large', method: 'post', path: '/v1/logistics/bookings', url: '/v1/logistics/bookings', status: 413, token: true, payload: JSON.stringify({ notes: 'x'.repeat(70_000) }) },
+            { name: 'a body of another type', method: 'post', path: '/v1/commerce/scam-reports', url: '/v1/commerce/scam-reports', status: 415, token: true, payload: 'reason=scam', type: 'text/plain' },
+            { name: 'a body naming no record', method: 'post', path: '/v1/commerce/products', url: '/v1/commerce/products', status: 422, token: true, payload: JSON.stringify({ name: 'Kettle', price: 1, currency: 'USD', business_id: 'nope' }) },
+            { name: 'an unprovisioned pay', method: 'get', path: '/v1/pay/tokens/{token_symbol}', url: '/v1/pay/tokens/MIT', status: 501, token: true },
+            { name: 'an unprovisioned weather', method: 'get', path: '/v1/weather/forecast', url: '/v1/weather/forecast', status: 501 }
+        ];
+
+        const inject = ({ token, ...options }: ServerInjectOptions & { token?: boolean }) => {
+
+            return server.inject({ ...options, headers: { ...options.headers, ...(token ? bearer(server, 'alice') : {}) } });
+        };
+
+        const documented = (path: string, method: string) => Object.keys(document.paths[path]![method]!.responses);
+
+        for (const { name, method, path, url, status, token, authorization, payload, type } of cases) {
+            it(`lists ${status} with the error body for ${name}`, async () => {
+
+                const res = await inject({ method, url, token, payload, headers: { 'content-type': type ?? 'application/json', ...(authorization ? { authorization } : {}) } });
+                expect(res.statusCode).to.equal(status);
+                expect(documented(path, method)).to.include(String(status));
+                expect(errorSchema.validate(body(res)).error).to.not.exist();
+            });
+        }
+    });
+
+    it('serves the docs page and its assets from the service itself, without a token', async () => {
+
+        const res = await server.inject(docsPath);
+        expect(res.statusCode).to.equal(200);
+        expect(res.headers['content-type']).to.contain('text/html');
+        expect(res.payload).to.not.match(/(?:https?:)?\/\/[a-z0-9]/i);
+        expect(res.payload).to.contain(`"${documentPath}"`);
+
+        const assets = [...res.payload.matchAll(/(?:src|href)="([^"]+)"/g)].map((match) => match[1]!);
+        expect(assets).to.include([`${docsAssetsPath}swagger-ui-bundle.js`, `${docsAssetsPath}swagger-ui.css`]);
+        for (const asset of assets) {
+            expect(asset.startsWith(docsAssetsPath), asset).to.be.true();
+            const served = await server.inject(asset);
+            expect(served.statusCode, asset).to.equal(200);
+        }
+    });
+});
+
+
+describe('the route descriptions', () => {
+
+    // A bare server: no default auth strategy, routes that declare errors and speak to hapi-swagger themselves.
+    async function bareServer(routes: ServerRoute[]): Promise<Server> {
+
+        const server = Hapi.server();
+        await server.register(openapiPlugin);
+        server.route(routes);
+        await server.initialize();
+        return server;
+    }
+
+    it('take declared errors as a list or with descriptions, and keep what a route tells hapi-swagger itself', async () => {
+
+        const handler = () => 'ok';
+        const server = await bareServer([
+            { method: 'GET', path: '/teapots', options: { tags: ['api'], handler, plugins: { localgate: { errors: [409] } }, response: { status: { 200: Joi.string() } } } },
+            { method: 'PUT', path: '/teapots/{id}', options: { tags: ['api'], handler, plugins: { localgate: { errors: { 409: 'teapot_busy: it is brewing' } } } } },
+            { method: 'DELETE', path: '/teapots', options: { tags: ['api'], handler, plugins: { 'hapi-swagger': { responses: { 413: { description: 'Never: nothing to read' } } } } } }
+        ]);
+
+        const document = body<Document>(await server.inject(documentPath));
+        expect(Object.keys(document.paths['/teapots']!.get!.responses)).to.equal(['200', '409']);
+        expect(document.paths['/teapots']!.get!.responses[409]!.description).to.equal('The request conflicts with the current state of a record');
+        expect(document.paths['/teapots']!.get!.security).to.not.exist();
+        expect(Object.keys(document.paths['/teapots/{id}']!.put!.responses)).to.equal(['400', '404', '409', '413', '415']);
+        expect(document.paths['/teapots/{id}']!.put!.responses[409]!.description).to.equal('teapot_busy: it is brewing');
+        expect(document.paths['/teapots']!.delete!.responses[413]!.description).to.equal('Never: nothing to read');
+        expect(document.paths['/teapots']!.delete!.responses[413]!.content).to.not.exist();
+        await server.stop();
+    });
+
+    it('refuse to start a server whose route declares a status the document cannot describe', async () => {
+
+        const route: ServerRoute = { method: 'GET', path: '/teapot', options: { handler: () => 'ok', plugins: { localgate: { errors: [418] } } } };
+        await expect(bareServer([route])).to.reject(/Invalid plugins\.localgate\.errors of GET \/teapot/);
+    });
+});

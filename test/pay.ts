@@ -1,0 +1,915 @@
+import Crypto from 'node:crypto';
+import Fs from 'node:fs';
+import Path from 'node:path';
+
+import Code from '@hapi/code';
+import Lab from '@hapi/lab';
+import type { Server, ServerInjectResponse } from '@hapi/hapi';
+import Sqlite from 'better-sqlite3';
+
+import { provisionPay } from '../lib';
+import { idempotencyRetentionMs, maxAmount, maxBalance, queries } from '../lib/namespaces/pay/store';
+import { bearer, body, tempDir, testServer } from './helpers/server';
+
+
+export const lab = Lab.script();
+const { describe, it, before, after } = lab;
+const { expect } = Code;
+
+
+interface Transaction {
+    id: string;
+    type: string;
+    asset: string;
+    amount: number;
+    provider_id: string;
+    status: string;
+    created_at: string;
+}
+
+interface Wallet {
+    id: string;
+    owner_id: string;
+    balances: { asset: string; amount: number }[];
+    created_at: string;
+}
+
+interface ErrorBody {
+    statusCode: number;
+    code: string;
+    message: string;
+    details?: { field: string; message: string }[];
+}
+
+type Direction = 'deposit' | 'withdraw';
+
+
+/** A server on a freshly provisioned pay database, and that database's file. */
+async function payServer(): Promise<{ server: Server; file: string }> {
+
+    const credentials = provisionPay(Path.join(tempDir(), 'pay.db'));
+    const server = await testServer({
+        pay: { url: credentials.PAY_DB_URL, publishableKey: credentials.PAY_DB_PUBLISHABLE_KEY, secretKey: credentials.PAY_DB_SECRET_KEY }
+    });
+
+    return { server, file: credentials.PAY_DB_URL };
+}
+
+
+/** POSTs a deposit or withdrawal; a string payload is sent as raw JSON text, a null key sends no Idempotency-Key. */
+function move(server: Server, subject: string, direction: Direction, payload: object | string, key: string | null = Crypto.randomUUID()): Promise<ServerInjectResponse> {
+
+    const headers: Record<string, string> = { ...bearer(server, subject), 'content-type': 'application/json' };
+    if (key !== null) {
+        headers['idempotency-key'] = key;
+    }
+
+    return server.inject({ method: 'POST', url: `/v1/pay/gateway/${direction}`, headers, payload });
+}
+
+
+function expectError(res: ServerInjectResponse, statusCode: number, code: string, field?: string): ErrorBody {
+
+    const error = body<ErrorBody>(res);
+    expect(res.statusCode, res.payload).to.equal(statusCode);
+    expect(error).to.include({ statusCode, code });
+    if (field) {
+        expect(error.details!.map((detail) => detail.field), res.payload).to.include(field);
+    }
+
+    return error;
+}
+
+
+/** Runs some SQL on the pay file through a connection of its own, as an operator would. */
+function withDatabase<T>(file: string, work: (db: Sqlite.Database) => T): T {
+
+    const db = new Sqlite(file);
+    try {
+        return work(db);
+    }
+    finally {
+        db.close();
+    }
+}
+
+
+async function walletOf(server: Server, subject: string): Promise<Wallet> {
+
+    const res = await server.inject({ url: '/v1/pay/wallet/', headers: bearer(server, subject) });
+    expect(res.statusCode).to.equal(200);
+    return body<Wallet>(res);
+}
+
+
+async function transactionsOf(server: Server, subject: string, query = ''): Promise<{ res: ServerInjectResponse; list: { data: Transaction[]; count: number; total: number } }> {
+
+    const res = await server.inject({ url: `/v1/pay/wallet/transactions${query}`, headers: bearer(server, subject) });
+    expect(res.statusCode, res.payload).to.equal(200);
+    return { res, list: body(res) };
+}
+
+
+describe('pay data endpoints', () => {
+
+    let server: Server;
+
+    before(async () => {
+
+        ({ server } = await payServer());
+    });
+
+    after(async () => {
+
+        await server.stop();
+    });
+
+    it('are live once the pay database is provisioned', async () => {
+
+        const status = await server.inject('/v1/pay/status');
+        expect(body(status)).to.equal({ configured: true, schema_ready: true, sections: ['wallet', 'tokens', 'gateway'] });
+        expect((await server.inject({ url: '/v1/pay/tokens', headers: bearer(server, 'alice') })).statusCode).to.equal(200);
+    });
+
+    it('stay behind the 501 gate, before authentication, while the database has no schema', async () => {
+
+        const file = Path.join(tempDir(), 'pay.db');
+        new Sqlite(file).close();
+        const unprovisioned = await testServer({ pay: { url: file, publishableKey: 'pk_local_test', secretKey: 'sk_local_test' } });
+        for (const url of ['/v1/pay/wallet/', `/v1/pay/wallet/transactions/${Crypto.randomUUID()}`]) {
+            const error = expectError(await unprovisioned.inject(url), 501, 'pay_not_provisioned');
+            expect(error).to.include({ configured: true, schema_ready: false, message: 'The pay database has no schema yet: run `localgate provision pay`' });
+        }
+
+        await unprovisioned.stop();
+    });
+
+    const dataRoutes: [string, string][] = [
+        ['GET', '/v1/pay/wallet/'],
+        ['GET', '/v1/pay/wallet/transactions'],
+        ['GET', `/v1/pay/wallet/transactions/${Crypto.randomUUID()}`],
+        ['GET', '/v1/pay/tokens/'],
+        ['GET', '/v1/pay/tokens/MIT'],
+        ['GET', '/v1/pay/gateway/providers'],
+        ['POST', '/v1/pay/gateway/deposit'],
+        ['POST', '/v1/pay/gateway/withdraw']
+    ];
+
+    dataRoutes.forEach(([method, url]) => {
+
+        it(`answers 401 with a Bearer challenge to ${method} ${url} without a token`, async () => {
+
+            const res = await server.inject({ method, url, payload: method === 'POST' ? {} : undefined });
+            expectError(res, 401, 'unauthorized');
+            expect(res.headers['www-authenticate']).to.contain('Bearer');
+        });
+    });
+
+    ['/v1/pay/wallet/', '/v1/pay/wallet/transactions', '/v1/pay/tokens/', '/v1/pay/tokens/MIT', '/v1/pay/gateway/providers'].forEach((url) => {
+
+        it(`answers 400 naming an unknown query parameter on GET ${url}`, async () => {
+
+            const res = await server.inject({ url: `${url}?colour=blue`, headers: bearer(server, 'alice') });
+            const error = expectError(res, 400, 'validation_failed', 'colour');
+            expect(error.message).to.contain('colour is not allowed');
+        });
+    });
+});
+
+
+describe('GET /v1/pay/wallet/', () => {
+
+    let server: Server;
+
+    before(async () => {
+
+        ({ server } = await payServer());
+    });
+
+    after(async () => {
+
+        await server.stop();
+    });
+
+    it('opens the caller\'s wallet on first use, empty, and returns the same wallet afterwards', async () => {
+
+        const first = await walletOf(server, 'alice');
+        expect(first).to.equal({ id: first.id, owner_id: 'alice', balances: [], created_at: first.created_at });
+        expect(first.id).to.match(/^[0-9a-f-]{36}$/);
+        expect(first.created_at).to.match(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+        expect(await walletOf(server, 'alice')).to.equal(first);
+    });
+
+    it('gives every caller a wallet of their own', async () => {
+
+        const alice = await walletOf(server, 'alice');
+        const bob = await walletOf(server, 'bob');
+        expect(bob.id).to.not.equal(alice.id);
+        expect(bob.owner_id).to.equal('bob');
+    });
+
+    it('opens one wallet when first requests race', async () => {
+
+        const wallets = await Promise.all(Array.from({ length: 10 }, () => walletOf(server, 'racer')));
+        expect(new Set(wallets.map((wallet) => wallet.id)).size).to.equal(1);
+    });
+
+    it('reports a balance per asset held, in minor units, ordered by asset', async () => {
+
+        expect((await move(server, 'carol', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 1250 })).statusCode).to.equal(201);
+        expect((await move(server, 'carol', 'deposit', { provider_id: 'sandbox', asset: 'MIT', amount: 300 })).statusCode).to.equal(201);
+        expect((await move(server, 'carol', 'deposit', { provider_id: 'sandbox', asset: 'JPY', amount: 500 })).statusCode).to.equal(201);
+        expect((await move(server, 'carol', 'withdraw', { provider_id: 'sandbox', asset: 'USD', amount: 250 })).statusCode).to.equal(201);
+        expect((await move(server, 'carol', 'withdraw', { provider_id: 'sandbox', asset: 'JPY', amount: 500 })).statusCode).to.equal(201);
+
+        expect((await walletOf(server, 'carol')).balances).to.equal([
+            { asset: 'JPY', amount: 0 },
+            { asset: 'MIT', amount: 300 },
+            { asset: 'USD', amount: 1000 }
+        ]);
+
+        expect((await walletOf(server, 'bob')).balances).to.equal([]);
+    });
+});
+
+
+describe('GET /v1/pay/tokens', () => {
+
+    let server: Server;
+
+    before(async () => {
+
+        ({ server } = await payServer());
+    });
+
+    after(async () => {
+
+        await server.stop();
+    });
+
+    const tokens = [
+        { symbol: 'MIT', name: 'Market Token', decimals: 2, stage: 'live', description: 'Spent and accepted at the businesses of the commerce namespace', created_at: '2026-01-01T00:00:00.000Z' },
+        { symbol: 'MXT', name: 'Mobility Token', decimals: 2, stage: 'pilot', description: 'Pays for vehicle bookings of the logistics namespace, in pilot', created_at: '2026-01-01T00:00:00.000Z' },
+        { symbol: 'NST', name: 'Network Settlement Token', decimals: 6, stage: 'planned', description: 'Settles balances between providers; not issued yet', created_at: '2026-01-01T00:00:00.000Z' }
+    ];
+
+    it('lists the token types by symbol in a list envelope', async () => {
+
+        const res = await server.inject({ url: '/v1/pay/tokens/', headers: bearer(server, 'alice') });
+        expect(res.statusCode).to.equal(200);
+        expect(res.headers['x-total-count']).to.equal('3');
+        expect(body(res)).to.equal({ data: tokens, count: 3, total: 3 });
+    });
+
+    ['MIT', 'mxt', 'Nst'].forEach((symbol) => {
+
+        it(`returns one token type for the symbol ${symbol}, matched in any case`, async () => {
+
+            const res = await server.inject({ url: `/v1/pay/tokens/${symbol}`, headers: bearer(server, 'alice') });
+            expect(res.statusCode).to.equal(200);
+            expect(body(res)).to.equal(tokens.find((token) => token.symbol === symbol.toUpperCase())!);
+        });
+    });
+
+    it('answers 404 for an unknown symbol', async () => {
+
+        const res = await server.inject({ url: '/v1/pay/tokens/xyz', headers: bearer(server, 'alice') });
+        const error = expectError(res, 404, 'token_not_found');
+        expect(error.message).to.equal('There is no token type XYZ: GET /v1/pay/tokens lists them');
+    });
+
+    it('answers 400 for a symbol that cannot exist', async () => {
+
+        const res = await server.inject({ url: '/v1/pay/tokens/M-T', headers: bearer(server, 'alice') });
+        expectError(res, 400, 'validation_failed', 'token_symbol');
+    });
+});
+
+
+describe('GET /v1/pay/gateway/providers', () => {
+
+    it('lists the sandbox and a disabled provider by id in a list envelope', async () => {
+
+        const { server } = await payServer();
+        const res = await server.inject({ url: '/v1/pay/gateway/providers', headers: bearer(server, 'alice') });
+        expect(res.statusCode).to.equal(200);
+        expect(res.headers['x-total-count']).to.equal('2');
+        expect(body(res)).to.equal({
+            data: [
+                {
+                    id: 'legacy-bank', name: 'Legacy bank transfer (switched off)', assets: ['EUR', 'USD'],
+                    supports_deposit: true, supports_withdrawal: true, status: 'disabled', created_at: '2026-01-01T00:00:00.000Z'
+                },
+                {
+                    id: 'sandbox', name: 'Local sandbox (settles at once)', assets: ['EUR', 'GBP', 'JPY', 'KES', 'MIT', 'MXT', 'NST', 'USD'],
+                    supports_deposit: true, supports_withdrawal: true, status: 'active', created_at: '2026-01-01T00:00:00.000Z'
+                }
+            ],
+            count: 2,
+            total: 2
+        });
+        await server.stop();
+    });
+});
+
+
+describe('POST /v1/pay/gateway/deposit and /withdraw', () => {
+
+    let server: Server;
+    let file: string;
+
+    before(async () => {
+
+        ({ server, file } = await payServer());
+        withDatabase(file, (db) => {
+
+            db.exec(`INSERT INTO providers (id, name, supports_deposit, supports_withdrawal, status, created_at) VALUES
+                ('payout-only', 'Payouts only', 0, 1, 'active', '2026-01-01T00:00:00.000Z'),
+                ('collect-only', 'Collections only', 1, 0, 'active', '2026-01-01T00:00:00.000Z');
+                INSERT INTO provider_assets (provider_id, currency) VALUES ('payout-only', 'USD'), ('collect-only', 'USD');`);
+        });
+    });
+
+    after(async () => {
+
+        await server.stop();
+    });
+
+    it('deposits: 201, the completed transaction as body and a Location that reads it back', async () => {
+
+        const res = await move(server, 'alice', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 5000 });
+        expect(res.statusCode).to.equal(201);
+        const transaction = body<Transaction>(res);
+        expect(transaction).to.equal({
+            id: transaction.id, type: 'deposit', asset: 'USD', amount: 5000, provider_id: 'sandbox', status: 'completed', created_at: transaction.created_at
+        });
+        expect(res.headers.location).to.equal(`/v1/pay/wallet/transactions/${transaction.id}`);
+        expect(res.headers['idempotent-replayed']).to.not.exist();
+
+        const read = await server.inject({ url: res.headers.location as string, headers: bearer(server, 'alice') });
+        expect(read.statusCode).to.equal(200);
+        expect(body<Transaction>(read)).to.equal(transaction);
+    });
+
+    it('withdraws: 201 with a withdrawal the balance reflects', async () => {
+
+        await move(server, 'dora', 'deposit', { provider_id: 'sandbox', asset: 'EUR', amount: 1000 });
+        const res = await move(server, 'dora', 'withdraw', { provider_id: 'sandbox', asset: 'EUR', amount: 999 });
+        expect(res.statusCode).to.equal(201);
+        expect(body(res)).to.include({ type: 'withdrawal', asset: 'EUR', amount: 999, provider_id: 'sandbox', status: 'completed' });
+        expect(res.headers.location).to.equal(`/v1/pay/wallet/transactions/${body(res).id}`);
+        expect((await walletOf(server, 'dora')).balances).to.equal([{ asset: 'EUR', amount: 1 }]);
+    });
+
+    it('moves the largest amount allowed and tokens in pilot or live', async () => {
+
+        expect((await move(server, 'erin', 'deposit', { provider_id: 'sandbox', asset: 'GBP', amount: maxAmount })).statusCode).to.equal(201);
+        expect((await move(server, 'erin', 'withdraw', { provider_id: 'sandbox', asset: 'GBP', amount: maxAmount })).statusCode).to.equal(201);
+        expect((await move(server, 'erin', 'deposit', { provider_id: 'sandbox', asset: 'MIT', amount: 10 })).statusCode).to.equal(201);
+        expect((await move(server, 'erin', 'deposit', { provider_id: 'sandbox', asset: 'MXT', amount: 10 })).statusCode).to.equal(201);
+        expect((await move(server, 'erin', 'withdraw', { provider_id: 'sandbox', asset: 'MIT', amount: 10 })).statusCode).to.equal(201);
+        expect((await move(server, 'erin', 'withdraw', { provider_id: 'sandbox', asset: 'MXT', amount: 4 })).statusCode).to.equal(201);
+        expect((await walletOf(server, 'erin')).balances).to.equal([{ asset: 'GBP', amount: 0 }, { asset: 'MIT', amount: 0 }, { asset: 'MXT', amount: 6 }]);
+    });
+
+    it('accepts a JSON number written with an exponent when it is an integer', async () => {
+
+        const res = await move(server, 'erin', 'deposit', '{"provider_id":"sandbox","asset":"USD","amount":1e2}');
+        expect(res.statusCode).to.equal(201);
+        expect(body(res).amount).to.equal(100);
+    });
+
+    const amountMessage = `amount must be a JSON integer of minor units from 1 to ${maxAmount}`;
+    const invalid: [string, object | string, string, string?][] = [
+        ['an amount sent as a string', { provider_id: 'sandbox', asset: 'USD', amount: '12' }, 'amount', amountMessage],
+        ['a fractional amount', { provider_id: 'sandbox', asset: 'USD', amount: 12.5 }, 'amount', amountMessage],
+        ['an amount of 1e400 (Infinity once parsed)', '{"provider_id":"sandbox","asset":"USD","amount":1e400}', 'amount', amountMessage],
+        ['an amount of -1e400', '{"provider_id":"sandbox","asset":"USD","amount":-1e400}', 'amount', amountMessage],
+        ['an amount beyond the safe integers', '{"provider_id":"sandbox","asset":"USD","amount":9007199254740993}', 'amount', amountMessage],
+        ['an amount over the maximum', { provider_id: 'sandbox', asset: 'USD', amount: maxAmount + 1 }, 'amount', amountMessage],
+        ['an amount of zero', { provider_id: 'sandbox', asset: 'USD', amount: 0 }, 'amount', amountMessage],
+        ['a negative amount', { provider_id: 'sandbox', asset: 'USD', amount: -5 }, 'amount', amountMessage],
+        ['a null amount', { provider_id: 'sandbox', asset: 'USD', amount: null }, 'amount', amountMessage],
+        ['a boolean amount', { provider_id: 'sandbox', asset: 'USD', amount: true }, 'amount', amountMessage],
+        ['no amount', { provider_id: 'sandbox', asset: 'USD' }, 'amount', 'amount is required'],
+        ['a lower-case asset', { provider_id: 'sandbox', asset: 'usd', amount: 1 }, 'asset', 'asset must be an upper-case currency code or token symbol such as USD or MIT'],
+        ['an asset code too short', { provider_id: 'sandbox', asset: 'US', amount: 1 }, 'asset'],
+        ['a numeric asset', { provider_id: 'sandbox', asset: 840, amount: 1 }, 'asset', 'asset must be a string'],
+        ['no asset', { provider_id: 'sandbox', amount: 1 }, 'asset', 'asset is required'],
+        ['no provider', { asset: 'USD', amount: 1 }, 'provider_id', 'provider_id is required'],
+        ['an empty provider', { provider_id: '', asset: 'USD', amount: 1 }, 'provider_id'],
+        ['a provider id over 64 characters', { provider_id: 'p'.repeat(65), asset: 'USD', amount: 1 }, 'provider_id'],
+        ['an owner_id', { provider_id: 'sandbox', asset: 'USD', amount: 1, owner_id: 'mallory' }, 'owner_id', 'owner_id is set by the service from your token: do not send it'],
+        ['a wallet_id', { provider_id: 'sandbox', asset: 'USD', amount: 1, wallet_id: 'w' }, 'wallet_id', 'wallet_id is your own wallet, taken from your token: do not send it'],
+        ['an id', { provider_id: 'sandbox', asset: 'USD', amount: 1, id: 'x' }, 'id', 'id is set by the service: do not send it'],
+        ['a created_at', { provider_id: 'sandbox', asset: 'USD', amount: 1, created_at: 'x' }, 'created_at', 'created_at is set by the service: do not send it'],
+        ['a status', { provider_id: 'sandbox', asset: 'USD', amount: 1, status: 'completed' }, 'status', 'status is set by the service: do not send it'],
+        ['a type', { provider_id: 'sandbox', asset: 'USD', amount: 1, type: 'deposit' }, 'type', 'type follows from the endpoint (deposit or withdraw): do not send it'],
+        ['an unknown field', { provider_id: 'sandbox', asset: 'USD', amount: 1, memo: 'rent' }, 'memo', 'memo is not allowed'],
+        ['an array body', [{ provider_id: 'sandbox', asset: 'USD', amount: 1 }], 'payload', 'GatewayRequest must be of type object'],
+        ['no body', '', 'payload', 'GatewayRequest must be of type object']
+    ];
+
+    (['deposit', 'withdraw'] as const).forEach((direction) => {
+
+        invalid.forEach(([what, payload, field, message]) => {
+
+            it(`answers 400 to a ${direction} with ${what}`, async () => {
+
+                const res = await move(server, 'mallory', direction, payload);
+                const error = expectError(res, 400, 'validation_failed');
+                expect(error.details!.map((detail) => detail.field), res.payload).to.include(field);
+                if (message) {
+                    expect(error.details!.map((detail) => detail.message)).to.include(message);
+                }
+            });
+        });
+    });
+
+    const headerCases: [string, string | null, string][] = [
+        ['no Idempotency-Key', null, 'Idempotency-Key header is required: send a unique key (1 to 255 characters) per deposit or withdrawal'],
+        ['an empty Idempotency-Key', '', 'Idempotency-Key header must be 1 to 255 characters'],
+        ['an Idempotency-Key over 255 characters', 'k'.repeat(256), 'Idempotency-Key header must be 1 to 255 characters'],
+        ['a non-ASCII Idempotency-Key', 'clé', 'Idempotency-Key header must be printable ASCII']
+    ];
+
+    (['deposit', 'withdraw'] as const).forEach((direction) => {
+
+        headerCases.forEach(([what, key, message]) => {
+
+            it(`answers 400 naming the header to a ${direction} with ${what}`, async () => {
+
+                const res = await move(server, 'mallory', direction, { provider_id: 'sandbox', asset: 'USD', amount: 1 }, key);
+                const error = expectError(res, 400, 'validation_failed', 'idempotency-key');
+                expect(error.message).to.equal(`Invalid headers: ${message}`);
+            });
+        });
+    });
+
+    it('accepts an Idempotency-Key of 255 printable characters', async () => {
+
+        const res = await move(server, 'mallory', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 1 }, `${'k'.repeat(250)} ~!{}`);
+        expect(res.statusCode).to.equal(201);
+    });
+
+    const refusals: [string, Direction, object, number, string, string, string][] = [
+        ['an unknown provider', 'deposit', { provider_id: 'nowhere', asset: 'USD', amount: 1 }, 422, 'provider_not_found', 'provider_id', 'There is no provider nowhere: GET /v1/pay/gateway/providers lists them'],
+        ['an unknown provider', 'withdraw', { provider_id: 'nowhere', asset: 'USD', amount: 1 }, 422, 'provider_not_found', 'provider_id', 'There is no provider nowhere: GET /v1/pay/gateway/providers lists them'],
+        ['a disabled provider', 'deposit', { provider_id: 'legacy-bank', asset: 'USD', amount: 1 }, 409, 'provider_unavailable', 'provider_id', 'Provider legacy-bank is disabled and moves no money: use an active provider'],
+        ['a disabled provider', 'withdraw', { provider_id: 'legacy-bank', asset: 'USD', amount: 1 }, 409, 'provider_unavailable', 'provider_id', 'Provider legacy-bank is disabled and moves no money: use an active provider'],
+        ['a provider that takes no deposits', 'deposit', { provider_id: 'payout-only', asset: 'USD', amount: 1 }, 422, 'operation_not_supported', 'provider_id', 'Provider payout-only does not support deposits'],
+        ['a provider that makes no withdrawals', 'withdraw', { provider_id: 'collect-only', asset: 'USD', amount: 1 }, 422, 'operation_not_supported', 'provider_id', 'Provider collect-only does not support withdrawals'],
+        ['a currency the provider does not move', 'deposit', { provider_id: 'sandbox', asset: 'CHF', amount: 1 }, 422, 'asset_not_supported', 'asset', 'Provider sandbox does not support CHF: GET /v1/pay/gateway/providers lists the assets of each provider'],
+        ['an asset nobody knows', 'withdraw', { provider_id: 'sandbox', asset: 'ZZZZ', amount: 1 }, 422, 'asset_not_supported', 'asset', 'Provider sandbox does not support ZZZZ: GET /v1/pay/gateway/providers lists the assets of each provider'],
+        ['a token in stage planned', 'deposit', { provider_id: 'sandbox', asset: 'NST', amount: 1 }, 409, 'token_stage_not_allowed', 'asset', 'Token NST is in stage planned: a deposit needs stage pilot or live'],
+        ['a token in stage planned', 'withdraw', { provider_id: 'sandbox', asset: 'NST', amount: 1 }, 409, 'token_stage_not_allowed', 'asset', 'Token NST is in stage planned: a withdrawal needs stage pilot, live or retired'],
+        ['no balance in the asset', 'withdraw', { provider_id: 'sandbox', asset: 'KES', amount: 1 }, 409, 'insufficient_funds', 'amount', 'Your KES balance is 0, less than the 1 to withdraw'],
+        ['more than the balance', 'withdraw', { provider_id: 'payout-only', asset: 'USD', amount: 30001 }, 409, 'insufficient_funds', 'amount', 'Your USD balance is 30000, less than the 30001 to withdraw']
+    ];
+
+    refusals.forEach(([what, direction, payload, statusCode, code, field, message]) => {
+
+        it(`answers ${statusCode} ${code} to a ${direction} through ${what}, and moves nothing`, async () => {
+
+            const subject = `refused-${Crypto.randomUUID()}`;
+            await move(server, subject, 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 30000 });
+            const earlier = await transactionsOf(server, subject);
+
+            const res = await move(server, subject, direction, payload);
+            const error = expectError(res, statusCode, code, field);
+            expect(error.message).to.equal(message);
+            expect(error.details).to.equal([{ field, message }]);
+            expect((await transactionsOf(server, subject)).list).to.equal(earlier.list);
+            expect((await walletOf(server, subject)).balances).to.equal([{ asset: 'USD', amount: 30000 }]);
+        });
+    });
+
+    it('withdraws through a provider other than the one that deposited', async () => {
+
+        await move(server, 'frank', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 70 });
+        const res = await move(server, 'frank', 'withdraw', { provider_id: 'payout-only', asset: 'USD', amount: 70 });
+        expect(res.statusCode).to.equal(201);
+        expect(body(res)).to.include({ provider_id: 'payout-only', amount: 70 });
+    });
+
+    it('answers 415 to a body that is not JSON', async () => {
+
+        const res = await server.inject({
+            method: 'POST', url: '/v1/pay/gateway/deposit', payload: 'amount=1',
+            headers: { ...bearer(server, 'alice'), 'idempotency-key': 'form', 'content-type': 'application/x-www-form-urlencoded' }
+        });
+        expectError(res, 415, 'unsupported_media_type');
+    });
+});
+
+
+describe('token lifecycle rules', () => {
+
+    it('lets a retired token be withdrawn but no longer deposited', async () => {
+
+        const { server, file } = await payServer();
+        expect((await move(server, 'gina', 'deposit', { provider_id: 'sandbox', asset: 'MXT', amount: 50 })).statusCode).to.equal(201);
+        withDatabase(file, (db) => db.prepare(`UPDATE token_types SET stage = 'retired' WHERE symbol = 'MXT'`).run());
+
+        const deposit = await move(server, 'gina', 'deposit', { provider_id: 'sandbox', asset: 'MXT', amount: 1 });
+        expect(expectError(deposit, 409, 'token_stage_not_allowed', 'asset').message).to.equal('Token MXT is in stage retired: a deposit needs stage pilot or live');
+        expect((await move(server, 'gina', 'withdraw', { provider_id: 'sandbox', asset: 'MXT', amount: 50 })).statusCode).to.equal(201);
+        expect((await walletOf(server, 'gina')).balances).to.equal([{ asset: 'MXT', amount: 0 }]);
+        await server.stop();
+    });
+});
+
+
+describe('balance limits', () => {
+
+    it('refuses a deposit that would take a balance beyond the largest safe integer', async () => {
+
+        const { server, file } = await payServer();
+        expect((await move(server, 'hank', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 10 })).statusCode).to.equal(201);
+
+        // Reaching the limit honestly takes 90 thousand maximal deposits: start the accounts near it instead.
+        withDatabase(file, (db) => db.prepare('UPDATE accounts SET balance = ? WHERE wallet_id IS NOT NULL').run(maxBalance - 5));
+        const over = await move(server, 'hank', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 6 });
+        expect(expectError(over, 409, 'balance_limit_exceeded', 'amount').message).to.equal(`This deposit would take a USD balance beyond ${maxBalance} minor units`);
+        expect((await move(server, 'hank', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 5 })).statusCode).to.equal(201);
+        expect((await walletOf(server, 'hank')).balances).to.equal([{ asset: 'USD', amount: maxBalance }]);
+
+        // The provider's clearing account mirrors every wallet: it has the same limit on the negative side.
+        withDatabase(file, (db) => db.prepare('UPDATE accounts SET balance = ? WHERE provider_id IS NOT NULL').run(-(maxBalance - 5)));
+        expectError(await move(server, 'ivy', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 6 }), 409, 'balance_limit_exceeded', 'amount');
+        expect((await move(server, 'ivy', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 5 })).statusCode).to.equal(201);
+        await server.stop();
+    });
+});
+
+
+describe('GET /v1/pay/wallet/transactions', () => {
+
+    let server: Server;
+    let file: string;
+    const created: Transaction[] = [];
+
+    before(async () => {
+
+        ({ server, file } = await payServer());
+        for (let i = 1; i <= 7; ++i) {
+            const direction = i % 3 === 0 ? 'withdraw' : 'deposit';
+            const res = await move(server, 'jane', direction, { provider_id: 'sandbox', asset: 'USD', amount: i });
+            expect(res.statusCode).to.equal(201);
+            created.push(body<Transaction>(res));
+        }
+
+        await move(server, 'kurt', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 1 });
+    });
+
+    after(async () => {
+
+        await server.stop();
+    });
+
+    const newestFirst = (transactions: Transaction[]) => [...transactions].sort((a, b) => (b.created_at.localeCompare(a.created_at) || b.id.localeCompare(a.id)));
+
+    it('lists the caller\'s transactions newest first, ties by id, in a list envelope', async () => {
+
+        const { res, list } = await transactionsOf(server, 'jane');
+        expect(res.headers['x-total-count']).to.equal('7');
+        expect(list).to.equal({ data: newestFirst(created), count: 7, total: 7 });
+        expect(list.data.map((transaction) => transaction.type)).to.only.include(['deposit', 'withdrawal']);
+    });
+
+    it('pages with limit and offset without repeating or skipping', async () => {
+
+        const pages: Transaction[] = [];
+        for (let i = 0; i < 7; i += 3) {
+            const { res, list } = await transactionsOf(server, 'jane', `?limit=3&offset=${i}`);
+            expect(res.headers['x-total-count']).to.equal('7');
+            expect(list.count).to.equal(Math.min(3, 7 - i));
+            pages.push(...list.data);
+        }
+
+        expect(pages).to.equal(newestFirst(created));
+        const { list } = await transactionsOf(server, 'jane', '?offset=50');
+        expect(list).to.equal({ data: [], count: 0, total: 7 });
+    });
+
+    it('breaks ties in created_at by id, descending', async () => {
+
+        const createdAt = '2030-01-01T00:00:00.000Z';
+        const ids = ['00000000-0000-4000-8000-00000000000a', '00000000-0000-4000-8000-00000000000c', '00000000-0000-4000-8000-00000000000b'];
+        withDatabase(file, (db) => {
+
+            const wallet = db.prepare(`SELECT id FROM wallets WHERE owner_id = 'kurt'`).get() as { id: string };
+            for (const id of ids) {
+                db.prepare(`INSERT INTO transactions (id, wallet_id, type, asset, amount, provider_id, status, created_at)
+                    VALUES (?, ?, 'deposit', 'USD', 1, 'sandbox', 'completed', ?)`).run(id, wallet.id, createdAt);
+            }
+        });
+
+        const { list } = await transactionsOf(server, 'kurt', '?limit=3');
+        expect(list.data.map((transaction) => transaction.id)).to.equal([ids[1], ids[2], ids[0]]);
+    });
+
+    it('is empty for a caller who never opened a wallet', async () => {
+
+        const { res, list } = await transactionsOf(server, 'nobody');
+        expect(res.headers['x-total-count']).to.equal('0');
+        expect(list).to.equal({ data: [], count: 0, total: 0 });
+    });
+
+    [['limit=0', 'limit'], ['limit=101', 'limit'], ['limit=ten', 'limit'], ['offset=-1', 'offset']].forEach(([query, field]) => {
+
+        it(`answers 400 naming the parameter for ${query}`, async () => {
+
+            const res = await server.inject({ url: `/v1/pay/wallet/transactions?${query}`, headers: bearer(server, 'jane') });
+            expectError(res, 400, 'validation_failed', field);
+        });
+    });
+
+    it('returns one of the caller\'s transactions by id', async () => {
+
+        const res = await server.inject({ url: `/v1/pay/wallet/transactions/${created[2]!.id}`, headers: bearer(server, 'jane') });
+        expect(res.statusCode).to.equal(200);
+        expect(body<Transaction>(res)).to.equal(created[2]!);
+    });
+
+    it('answers 404 for another caller\'s transaction, as for an unknown one', async () => {
+
+        const id = created[0]!.id;
+        const foreign = await server.inject({ url: `/v1/pay/wallet/transactions/${id}`, headers: bearer(server, 'kurt') });
+        expect(expectError(foreign, 404, 'transaction_not_found').message).to.equal(`You have no transaction ${id}`);
+
+        const unknown = await server.inject({ url: `/v1/pay/wallet/transactions/${Crypto.randomUUID()}`, headers: bearer(server, 'jane') });
+        expectError(unknown, 404, 'transaction_not_found');
+    });
+
+    it('answers 400 for a transaction id that is not a UUID', async () => {
+
+        const res = await server.inject({ url: '/v1/pay/wallet/transactions/42', headers: bearer(server, 'jane') });
+        expectError(res, 400, 'validation_failed', 'transaction_id');
+    });
+});
+
+
+describe('Idempotency-Key', () => {
+
+    let server: Server;
+    let file: string;
+
+    before(async () => {
+
+        ({ server, file } = await payServer());
+    });
+
+    after(async () => {
+
+        await server.stop();
+    });
+
+    it('replays the first response byte for byte for the same key and body, and moves money once', async () => {
+
+        const payload = { provider_id: 'sandbox', asset: 'USD', amount: 700 };
+        const first = await move(server, 'lena', 'deposit', payload, 'order-1');
+        expect(first.statusCode).to.equal(201);
+        expect(first.headers['idempotent-replayed']).to.not.exist();
+
+        for (const reordered of [payload, { amount: 700, asset: 'USD', provider_id: 'sandbox' }]) {
+            const again = await move(server, 'lena', 'deposit', reordered, 'order-1');
+            expect(again.statusCode).to.equal(201);
+            expect(again.payload).to.equal(first.payload);
+            expect(again.headers.location).to.equal(first.headers.location);
+            expect(again.headers['idempotent-replayed']).to.equal('true');
+        }
+
+        expect((await transactionsOf(server, 'lena')).list.total).to.equal(1);
+        expect((await walletOf(server, 'lena')).balances).to.equal([{ asset: 'USD', amount: 700 }]);
+    });
+
+    it('replays the first response after the balance has moved on', async () => {
+
+        const payload = { provider_id: 'sandbox', asset: 'USD', amount: 100 };
+        const first = await move(server, 'lena', 'withdraw', payload, 'payout-1');
+        await move(server, 'lena', 'withdraw', payload);
+        const again = await move(server, 'lena', 'withdraw', payload, 'payout-1');
+        expect(again.payload).to.equal(first.payload);
+        expect((await walletOf(server, 'lena')).balances).to.equal([{ asset: 'USD', amount: 500 }]);
+    });
+
+    const reuses: [string, Direction, object][] = [
+        ['another amount', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 701 }],
+        ['another asset', 'deposit', { provider_id: 'sandbox', asset: 'EUR', amount: 700 }],
+        ['another provider', 'deposit', { provider_id: 'legacy-bank', asset: 'USD', amount: 700 }],
+        ['the same body on the other endpoint', 'withdraw', { provider_id: 'sandbox', asset: 'USD', amount: 700 }]
+    ];
+
+    reuses.forEach(([what, direction, payload]) => {
+
+        it(`answers 422 idempotency_key_reused for the same key with ${what}`, async () => {
+
+            const res = await move(server, 'lena', direction, payload, 'order-1');
+            const error = expectError(res, 422, 'idempotency_key_reused');
+            expect(error.message).to.equal('This Idempotency-Key was already used for a different request: send a new key for a new deposit or withdrawal');
+            expect(res.headers['idempotent-replayed']).to.not.exist();
+            expect((await walletOf(server, 'lena')).balances).to.equal([{ asset: 'USD', amount: 500 }]);
+        });
+    });
+
+    it('scopes keys to the caller', async () => {
+
+        const payload = { provider_id: 'sandbox', asset: 'USD', amount: 700 };
+        const res = await move(server, 'milo', 'deposit', payload, 'order-1');
+        expect(res.statusCode).to.equal(201);
+        expect(res.headers['idempotent-replayed']).to.not.exist();
+        expect((await walletOf(server, 'milo')).balances).to.equal([{ asset: 'USD', amount: 700 }]);
+    });
+
+    it('replays a refusal too: the same key keeps its answer, a new key tries again', async () => {
+
+        const payload = { provider_id: 'sandbox', asset: 'GBP', amount: 40 };
+        const refused = await move(server, 'nina', 'withdraw', payload, 'refund-1');
+        expectError(refused, 409, 'insufficient_funds');
+        expect(refused.headers['idempotent-replayed']).to.not.exist();
+
+        await move(server, 'nina', 'deposit', { provider_id: 'sandbox', asset: 'GBP', amount: 40 });
+        const replayed = await move(server, 'nina', 'withdraw', payload, 'refund-1');
+        expect(replayed.statusCode).to.equal(409);
+        expect(replayed.payload).to.equal(refused.payload);
+        expect(replayed.headers['idempotent-replayed']).to.equal('true');
+
+        expect((await move(server, 'nina', 'withdraw', payload, 'refund-2')).statusCode).to.equal(201);
+    });
+
+    it('keeps no key for a request that failed validation', async () => {
+
+        expectError(await move(server, 'omar', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: '5' }, 'first-try'), 400, 'validation_failed');
+        const res = await move(server, 'omar', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 5 }, 'first-try');
+        expect(res.statusCode).to.equal(201);
+        expect(res.headers['idempotent-replayed']).to.not.exist();
+    });
+
+    it('moves money once when duplicates arrive together', async () => {
+
+        const payload = { provider_id: 'sandbox', asset: 'EUR', amount: 25 };
+        const responses = await Promise.all(Array.from({ length: 20 }, () => move(server, 'pia', 'deposit', payload, 'burst')));
+        expect(responses.map((res) => res.statusCode)).to.only.include(201);
+        expect(new Set(responses.map((res) => res.payload)).size).to.equal(1);
+        expect(responses.filter((res) => res.headers['idempotent-replayed'] === 'true')).to.have.length(19);
+        expect((await walletOf(server, 'pia')).balances).to.equal([{ asset: 'EUR', amount: 25 }]);
+    });
+
+    it('keeps keys for 24 hours and forgets older ones on the next deposit or withdrawal', async () => {
+
+        const payload = { provider_id: 'sandbox', asset: 'USD', amount: 9 };
+        const first = await move(server, 'quinn', 'deposit', payload, 'aging');
+        const recent = new Date(Date.now() - idempotencyRetentionMs + 60_000).toISOString();
+        withDatabase(file, (db) => db.prepare(`UPDATE idempotency_keys SET created_at = ? WHERE owner_id = 'quinn'`).run(recent));
+
+        const kept = await move(server, 'quinn', 'deposit', payload, 'aging');
+        expect(kept.payload).to.equal(first.payload);
+        expect(kept.headers['idempotent-replayed']).to.equal('true');
+
+        const expired = new Date(Date.now() - idempotencyRetentionMs - 1).toISOString();
+        withDatabase(file, (db) => db.prepare(`UPDATE idempotency_keys SET created_at = ? WHERE owner_id = 'quinn'`).run(expired));
+        await move(server, 'someone-else', 'deposit', payload);
+        expect(withDatabase(file, (db) => db.prepare(`SELECT count(*) AS n FROM idempotency_keys WHERE owner_id = 'quinn'`).get())).to.equal({ n: 0 });
+
+        const fresh = await move(server, 'quinn', 'deposit', payload, 'aging');
+        expect(fresh.statusCode).to.equal(201);
+        expect(fresh.headers['idempotent-replayed']).to.not.exist();
+        expect(body(fresh).id).to.not.equal(body(first).id);
+        expect((await walletOf(server, 'quinn')).balances).to.equal([{ asset: 'USD', amount: 18 }]);
+    });
+
+    it('keeps no key when the transaction fails, so a retry with the same key does the work', async () => {
+
+        withDatabase(file, (db) => db.exec(`CREATE TRIGGER fail_transactions BEFORE INSERT ON transactions BEGIN SELECT RAISE(ABORT, 'disk on fire'); END`));
+        const payload = { provider_id: 'sandbox', asset: 'USD', amount: 3 };
+        const failed = await move(server, 'rosa', 'deposit', payload, 'retry-me');
+        expect(failed.statusCode).to.equal(500);
+        expect(body(failed).message).to.equal('An internal server error occurred');
+        expect(failed.payload).to.not.contain('disk on fire');
+
+        withDatabase(file, (db) => db.exec('DROP TRIGGER fail_transactions'));
+        const retried = await move(server, 'rosa', 'deposit', payload, 'retry-me');
+        expect(retried.statusCode).to.equal(201);
+        expect(retried.headers['idempotent-replayed']).to.not.exist();
+        expect((await walletOf(server, 'rosa')).balances).to.equal([{ asset: 'USD', amount: 3 }]);
+    });
+});
+
+
+describe('pay ledger schema', () => {
+
+    let server: Server;
+    let file: string;
+
+    before(async () => {
+
+        ({ server, file } = await payServer());
+        await move(server, 'sam', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 80 });
+        await move(server, 'sam', 'withdraw', { provider_id: 'sandbox', asset: 'USD', amount: 30 });
+    });
+
+    after(async () => {
+
+        await server.stop();
+    });
+
+    it('writes two entries per transaction that sum to zero, against the provider\'s clearing account', () => {
+
+        const sql = `SELECT t.type, t.amount AS transaction_amount, e.amount, a.wallet_id IS NOT NULL AS wallet, a.provider_id
+            FROM entries e JOIN transactions t ON t.id = e.transaction_id JOIN accounts a ON a.id = e.account_id ORDER BY e.id`;
+        const rows = withDatabase(file, (db) => db.prepare(sql).all());
+        expect(rows).to.equal([
+            { type: 'deposit', transaction_amount: 80, amount: 80, wallet: 1, provider_id: null },
+            { type: 'deposit', transaction_amount: 80, amount: -80, wallet: 0, provider_id: 'sandbox' },
+            { type: 'withdrawal', transaction_amount: 30, amount: -30, wallet: 1, provider_id: null },
+            { type: 'withdrawal', transaction_amount: 30, amount: 30, wallet: 0, provider_id: 'sandbox' }
+        ]);
+    });
+
+    const refused: [string, string, RegExp][] = [
+        ['updating a ledger entry', 'UPDATE entries SET amount = amount + 1', /ledger entries are immutable/],
+        ['deleting a ledger entry', 'DELETE FROM entries', /ledger entries are immutable/],
+        ['updating a transaction', 'UPDATE transactions SET amount = 1', /transactions are immutable/],
+        ['deleting a transaction', 'DELETE FROM transactions', /transactions are immutable/],
+        ['an entry in another asset than its transaction', `INSERT INTO entries (transaction_id, account_id, amount, created_at)
+            SELECT (SELECT id FROM transactions LIMIT 1), (SELECT id FROM accounts WHERE asset = 'MIT'), 1, 'now'`, /a ledger entry must be in the asset of its transaction/],
+        ['a negative wallet balance', `INSERT INTO entries (transaction_id, account_id, amount, created_at)
+            SELECT (SELECT id FROM transactions LIMIT 1), (SELECT id FROM accounts WHERE wallet_id IS NOT NULL), -1000, 'now'`, /CHECK constraint failed: wallet_id IS NULL OR balance >= 0/]
+    ];
+
+    refused.forEach(([what, sql, message]) => {
+
+        it(`refuses ${what} in the schema itself`, () => {
+
+            withDatabase(file, (db) => {
+
+                db.prepare(`INSERT INTO accounts (provider_id, asset, created_at) VALUES ('sandbox', 'MIT', 'now') ON CONFLICT DO NOTHING`).run();
+                expect(() => db.exec(sql)).to.throw(message);
+            });
+        });
+    });
+
+    it('keeps every account balance equal to the sum of its entries', () => {
+
+        const rows = withDatabase(file, (db) => db.prepare(`SELECT a.balance, coalesce(sum(e.amount), 0) AS total FROM accounts a LEFT JOIN entries e ON e.account_id = a.id GROUP BY a.id`).all()) as { balance: number; total: number }[];
+        for (const row of rows) {
+            expect(row.balance).to.equal(row.total);
+        }
+    });
+
+    it('answers each store read from an index, without a full scan or a temporary b-tree', () => {
+
+        const reads = Object.entries(queries).filter(([name]) => !name.startsWith('insert'));
+        withDatabase(file, (db) => {
+
+            for (const [name, sql] of reads) {
+                const params = Array.from({ length: sql.split('?').length - 1 }, () => 'x');
+                const details = (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]).map((row) => row.detail);
+                expect(details.join('; '), name).to.not.contain('TEMP B-TREE');
+                const fullScans = details.filter((detail) => detail.startsWith('SCAN ') && !detail.startsWith('SCAN (subquery') && !detail.includes(' USING '));
+                expect(fullScans, name).to.equal([]);
+            }
+        });
+    });
+});
+
+
+describe('pay store per connection', () => {
+
+    it('builds a new store when the pay file is provisioned again', async () => {
+
+        const { server, file } = await payServer();
+        await move(server, 'tess', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 5 });
+        expect((await walletOf(server, 'tess')).balances).to.equal([{ asset: 'USD', amount: 5 }]);
+
+        for (const suffix of ['', '-wal', '-shm']) {
+            Fs.rmSync(file + suffix, { force: true });
+        }
+
+        expectError(await server.inject({ url: '/v1/pay/wallet/', headers: bearer(server, 'tess') }), 501, 'pay_not_provisioned');
+        provisionPay(file);
+        expect((await walletOf(server, 'tess')).balances).to.equal([]);
+        expect((await move(server, 'tess', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 7 })).statusCode).to.equal(201);
+        expect((await walletOf(server, 'tess')).balances).to.equal([{ asset: 'USD', amount: 7 }]);
+        await server.stop();
+    });
+
+    it('answers 501 when the pay file disappears between the readiness gate and the handler', async () => {
+
+        const { server, file } = await payServer();
+        server.ext('onPostAuth', (request, h) => {
+
+            if (request.headers['x-remove-pay-file']) {
+                Fs.rmSync(file);
+            }
+
+            return h.continue;
+        });
+
+        const res = await server.inject({ url: '/v1/pay/wallet/', headers: { ...bearer(server, 'uma'), 'x-remove-pay-file': 'yes' } });
+        const error = expectError(res, 501, 'pay_not_provisioned');
+        expect(error).to.include({ configured: false, schema_ready: false });
+        await server.stop();
+    });
+});

@@ -1,0 +1,294 @@
+import Fs from 'node:fs';
+import Path from 'node:path';
+import Stream from 'node:stream';
+
+import Code from '@hapi/code';
+import type { Server } from '@hapi/hapi';
+import Lab from '@hapi/lab';
+import Joi from 'joi';
+
+import { createServer } from '../lib';
+import { DomainError, failure, type DomainErrorKind } from '../lib/errors';
+import { bearer, body, tempDir, testServer } from './helpers/server';
+
+
+export const lab = Lab.script();
+const { describe, it, before, after } = lab;
+const { expect } = Code;
+
+
+class LogLines extends Stream.Writable {
+
+    lines: Record<string, unknown>[] = [];
+
+    override _write(chunk: Buffer, encoding: string, callback: () => void) {
+
+        this.lines.push(...chunk.toString().trim().split('\n').map((line) => JSON.parse(line)));
+        callback();
+    }
+}
+
+
+describe('the server', () => {
+
+    let server: Server;
+    const logs = new LogLines();
+
+    before(async () => {
+
+        server = await testServer({ logLevel: 'info', logStream: logs, corsOrigins: ['http://localhost:5173'] });
+        const db = server.app.localgate.databases.weather;
+        db.exec('CREATE TABLE parents (id TEXT PRIMARY KEY) STRICT; CREATE TABLE children (id TEXT PRIMARY KEY, parent_id TEXT NOT NULL REFERENCES parents (id)) STRICT;');
+        db.exec(`INSERT INTO parents VALUES ('p1')`);
+
+        server.route([
+            {
+                method: 'POST',
+                path: '/test/items',
+                options: {
+                    validate: {
+                        query: Joi.object({ dry: Joi.boolean() }),
+                        payload: Joi.object({ name: Joi.string().max(5).required(), price: Joi.number().strict().min(0) })
+                    },
+                    handler: (request) => request.payload
+                }
+            },
+            {
+                method: 'POST',
+                path: '/test/either',
+                options: { validate: { payload: Joi.object({ a: Joi.string(), b: Joi.string() }).xor('a', 'b') }, handler: () => null }
+            },
+            { method: 'GET', path: '/test/boom', options: { auth: false, handler: () => failure(409, 'slot_taken', 'The slot is taken', { slot: 3 }) } },
+            { method: 'GET', path: '/test/domain/{kind}', options: { auth: false, handler: (request) => {
+
+                throw new DomainError(request.params.kind as DomainErrorKind, 'rule_broken', 'The rule is broken', request.query.field as string | undefined);
+            } } },
+            { method: 'GET', path: '/test/crash', options: { auth: false, handler: () => {
+
+                throw new Error('SELECT secret FROM internals WHERE path = /home/me');
+            } } },
+            { method: 'GET', path: '/test/sql/{case}', options: { auth: false, handler: (request) => {
+
+                const statements: Record<string, string> = {
+                    foreign: `INSERT INTO children VALUES ('c1', 'nope')`,
+                    unique: `INSERT INTO parents VALUES ('p1')`,
+                    syntax: 'SELEC nothing'
+                };
+                db.exec(statements[request.params.case as string]!);
+                return null;
+            } } }
+        ]);
+    });
+
+    after(async () => {
+
+        await server.stop();
+    });
+
+    it('answers unknown routes with a Boom-shaped 404 and a code', async () => {
+
+        const res = await server.inject('/v2/nothing');
+        expect(res.statusCode).to.equal(404);
+        expect(body(res)).to.equal({ statusCode: 404, error: 'Not Found', message: 'Not Found', code: 'not_found' });
+    });
+
+    it('names each invalid field and says why', async () => {
+
+        const res = await server.inject({ method: 'POST', url: '/test/items', headers: bearer(server, 'alice'), payload: { name: 'too long', price: '12', extra: 1 } });
+        expect(res.statusCode).to.equal(400);
+        expect(body(res)).to.equal({
+            statusCode: 400,
+            error: 'Bad Request',
+            message: 'Invalid payload: name length must be less than or equal to 5 characters long; price must be a number; extra is not allowed',
+            code: 'validation_failed',
+            details: [
+                { field: 'name', message: 'name length must be less than or equal to 5 characters long' },
+                { field: 'price', message: 'price must be a number' },
+                { field: 'extra', message: 'extra is not allowed' }
+            ]
+        });
+    });
+
+    it('names the keys of a rule over several keys, and the source of a rule over the whole body', async () => {
+
+        const both = await server.inject({ method: 'POST', url: '/test/either', headers: bearer(server, 'alice'), payload: { a: 'x', b: 'y' } });
+        expect(body(both)).to.include({ message: 'Invalid payload: value contains a conflict between exclusive peers [a, b]', details: [{ field: 'a, b', message: 'value contains a conflict between exclusive peers [a, b]' }] });
+        const list = await server.inject({ method: 'POST', url: '/test/either', headers: bearer(server, 'alice'), payload: [1] });
+        expect(body(list).details).to.equal([{ field: 'payload', message: 'value must be of type object' }]);
+    });
+
+    it('validates query strings the same way', async () => {
+
+        const res = await server.inject({ method: 'POST', url: '/test/items?dry=maybe', headers: bearer(server, 'alice'), payload: { name: 'ok' } });
+        expect(res.statusCode).to.equal(400);
+        expect(body(res)).to.include({ message: 'Invalid query: dry must be a boolean', details: [{ field: 'dry', message: 'dry must be a boolean' }] });
+    });
+
+    it('answers 413 for a body over 64 KiB', async () => {
+
+        const res = await server.inject({ method: 'POST', url: '/test/items', headers: bearer(server, 'alice'), payload: { name: 'x'.repeat(65 * 1024) } });
+        expect(res.statusCode).to.equal(413);
+        expect(body(res)).to.include({ code: 'payload_too_large' });
+    });
+
+    it('answers 415 for a body that is not JSON', async () => {
+
+        const res = await server.inject({ method: 'POST', url: '/test/items', headers: { ...bearer(server, 'alice'), 'content-type': 'text/plain' }, payload: 'name=x' });
+        expect(res.statusCode).to.equal(415);
+        expect(body(res)).to.include({ code: 'unsupported_media_type' });
+    });
+
+    it('answers 400 for malformed JSON', async () => {
+
+        const res = await server.inject({ method: 'POST', url: '/test/items', headers: { ...bearer(server, 'alice'), 'content-type': 'application/json' }, payload: '{"name": ' });
+        expect(res.statusCode).to.equal(400);
+        expect(body(res)).to.include({ code: 'bad_request' });
+    });
+
+    it('carries the code and extra fields of a failure()', async () => {
+
+        const res = await server.inject('/test/boom');
+        expect(res.statusCode).to.equal(409);
+        expect(body(res)).to.equal({ statusCode: 409, error: 'Conflict', message: 'The slot is taken', code: 'slot_taken', slot: 3 });
+    });
+
+    const kinds: [string, number][] = [['invalid', 400], ['not_found', 404], ['conflict', 409], ['unprocessable', 422]];
+    const domainOutcome = (kind: string) => server.inject(`/test/domain/${kind}`);
+    for (const [kind, status] of kinds) {
+        it(`maps a store's ${kind} outcome to ${status}`, async () => {
+
+            const res = await domainOutcome(kind);
+            expect(res.statusCode).to.equal(status);
+            expect(body(res)).to.include({ statusCode: status, message: 'The rule is broken', code: 'rule_broken' });
+            expect(body(res).details).to.not.exist();
+        });
+    }
+
+    it('names the field of a store outcome about one', async () => {
+
+        const res = await server.inject('/test/domain/unprocessable?field=business_id');
+        expect(body(res).details).to.equal([{ field: 'business_id', message: 'The rule is broken' }]);
+    });
+
+    it('maps constraint failures that escape a store to 422 and 409', async () => {
+
+        const foreign = await server.inject('/test/sql/foreign');
+        expect(foreign.statusCode).to.equal(422);
+        expect(body(foreign)).to.include({ code: 'reference_not_found' });
+        const unique = await server.inject('/test/sql/unique');
+        expect(unique.statusCode).to.equal(409);
+        expect(body(unique)).to.include({ code: 'conflict' });
+    });
+
+    it('reveals nothing of a crash and logs it with the request id', async () => {
+
+        for (const url of ['/test/crash', '/test/sql/syntax']) {
+            logs.lines = [];
+            const res = await server.inject(url);
+            expect(res.statusCode).to.equal(500);
+            expect(body(res)).to.equal({ statusCode: 500, error: 'Internal Server Error', message: 'An internal server error occurred', code: 'internal_server_error' });
+            expect(res.payload).to.not.contain('SELEC');
+            const error = logs.lines.find((line) => line.err);
+            expect(error).to.exist();
+            expect((error!.req as { id: string }).id).to.equal(res.request.info.id);
+        }
+    });
+
+    it('logs one line per request without the authorization header', async () => {
+
+        logs.lines = [];
+        const res = await server.inject({ url: '/health', headers: bearer(server, 'alice') });
+        expect(logs.lines).to.have.length(1);
+        expect(logs.lines[0]).to.include({ msg: '[response] get /health 200 (' + logs.lines[0]!.responseTime + 'ms)' });
+        expect(logs.lines[0]!.req).to.equal({ id: res.request.info.id, method: 'get', url: '/health' });
+        expect(JSON.stringify(logs.lines)).to.not.contain('Bearer');
+    });
+
+    it('answers CORS preflights for the configured origins only', async () => {
+
+        const allowed = await server.inject({ method: 'OPTIONS', url: '/v1/weather/status', headers: { origin: 'http://localhost:5173', 'access-control-request-method': 'GET' } });
+        expect(allowed.statusCode).to.equal(200);
+        expect(allowed.headers['access-control-allow-origin']).to.equal('http://localhost:5173');
+        const refused = await server.inject({ method: 'OPTIONS', url: '/v1/weather/status', headers: { origin: 'http://evil.test', 'access-control-request-method': 'GET' } });
+        expect(refused.headers['access-control-allow-origin']).to.not.exist();
+        const simple = await server.inject({ url: '/v1/weather/status', headers: { origin: 'http://localhost:5173' } });
+        expect(simple.headers['access-control-expose-headers']).to.contain('X-Total-Count');
+    });
+
+    it('accepts a trailing slash', async () => {
+
+        expect((await server.inject('/v1/pay/status/')).statusCode).to.equal(200);
+    });
+});
+
+
+describe('createServer()', () => {
+
+    it('allows any origin by default', async () => {
+
+        const server = await testServer();
+        const res = await server.inject({ url: '/v1/weather/status', headers: { origin: 'http://anywhere.test' } });
+        expect(res.headers['access-control-allow-origin']).to.equal('http://anywhere.test');
+        await server.stop();
+    });
+
+    it('creates the namespace files in the data directory and closes them on stop', async () => {
+
+        const dir = Path.join(tempDir(), 'data');
+        const server = await createServer({ dataDir: dir, logLevel: 'silent' });
+        expect(Fs.readdirSync(dir).sort()).to.include(['.jwt-secret', 'commerce.db', 'logistics.db', 'weather.db']);
+        expect(Fs.existsSync(Path.join(dir, 'pay.db'))).to.be.false();
+        const { databases } = server.app.localgate;
+        await server.stop();
+        expect(Object.values(databases).map((db) => db.open)).to.equal([false, false, false]);
+    });
+
+    it('touches no disk in memory', async () => {
+
+        const server = await createServer({ dataDir: ':memory:', logLevel: 'silent' });
+        expect(server.app.localgate.databases.commerce.memory).to.be.true();
+        await server.stop();
+    });
+
+    it('closes what it opened when a database cannot be opened', async () => {
+
+        const dir = tempDir();
+        Fs.writeFileSync(Path.join(dir, 'logistics.db'), 'not a database'.repeat(200));
+        await expect(createServer({ dataDir: dir, logLevel: 'silent' })).to.reject(/file is not a database/);
+        // The commerce file was closed cleanly: no write-ahead log is left behind.
+        expect(Fs.existsSync(Path.join(dir, 'commerce.db-wal'))).to.be.false();
+    });
+
+    it('rejects invalid options naming the setting', async () => {
+
+        await expect(createServer({ port: -1 })).to.reject('PORT must be greater than or equal to 0');
+    });
+});
+
+
+describe('GET /health', () => {
+
+    it('reports each namespace database and its schema version', async () => {
+
+        const server = await testServer();
+        const res = await server.inject('/health');
+        expect(res.statusCode).to.equal(200);
+        const { status, namespaces } = body<{ status: string; namespaces: Record<string, Record<string, unknown>> }>(res);
+        expect(status).to.equal('ok');
+        expect(Object.keys(namespaces)).to.equal(['commerce', 'logistics', 'weather', 'pay']);
+        expect(namespaces.weather).to.equal({ state: 'ready', schema_version: 1, storage: 'memory' });
+        expect(namespaces.pay).to.equal({ state: 'unconfigured', schema_version: null, storage: 'file' });
+        await server.stop();
+    });
+
+    it('answers 503 when a database is unavailable', async () => {
+
+        const server = await testServer();
+        server.app.localgate.databases.weather.close();
+        const res = await server.inject('/health');
+        expect(res.statusCode).to.equal(503);
+        expect(body(res)).to.include({ status: 'degraded' });
+        expect(body<{ namespaces: Record<string, unknown> }>(res).namespaces.weather).to.equal({ state: 'unavailable', schema_version: null, storage: 'memory' });
+        await server.stop();
+    });
+});
