@@ -6,6 +6,7 @@ import Boom from '@hapi/boom';
 import type { Plugin, Request } from '@hapi/hapi';
 import Jwt from '@hapi/jwt';
 
+import { minSecretBytes, SettingError } from './config';
 import { memory } from './db';
 
 
@@ -32,7 +33,6 @@ export function resolveSecret(configured: string | undefined, dataDir: string): 
     const file = Path.join(dataDir, secretFile);
     try {
         Fs.writeFileSync(file, generated + '\n', { mode: 0o600, flag: 'wx' });
-        return generated;
     }
     catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') {
@@ -40,7 +40,12 @@ export function resolveSecret(configured: string | undefined, dataDir: string): 
         }
     }
 
-    return Fs.readFileSync(file, 'utf8').trim();
+    const secret = Fs.readFileSync(file, 'utf8').trim();
+    if (Buffer.byteLength(secret, 'utf8') < minSecretBytes) {
+        throw new SettingError('AUTH_JWT_SECRET', `is unset and ${file} holds a secret shorter than ${minSecretBytes} bytes: delete the file to generate a new one`);
+    }
+
+    return secret;
 }
 
 

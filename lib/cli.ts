@@ -3,7 +3,7 @@ import Util from 'node:util';
 
 import { mintToken, resolveSecret } from './auth';
 import { settingsFromEnvironment, type Flags, type Settings } from './config';
-import { closeDatabase, loadFixtureFile, memory, namespaceVersion, prepareDataDir } from './db';
+import { closeDatabase, loadFixtureFile, memory, schemaVersion, prepareDataDir } from './db';
 import { createServer, namespaces, openDatabases } from './index';
 import { PayReadiness } from './namespaces/pay/readiness';
 import { provisionPay } from './namespaces/pay/provision';
@@ -95,7 +95,14 @@ function parse(argv: string[]) {
 async function start(settings: Settings, io: Io): Promise<number> {
 
     const server = await createServer(settings);
-    await server.start();
+    try {
+        await server.start();
+    }
+    catch (err) {
+        // Listening failed (the port is taken, say): close the databases before reporting it.
+        await server.stop();
+        throw err;
+    }
 
     const storage = settings.dataDir === memory ? 'in memory (nothing is written to disk)' : `in ${Path.resolve(settings.dataDir)}`;
     io.out(`localgate listening on ${server.info.uri} with databases ${storage}`);
@@ -125,7 +132,7 @@ function migrateAll(settings: Settings, io: Io): number {
     prepareDataDir(settings.dataDir);
     const databases = openDatabases({ ...settings, seed: false });
     for (const namespace of namespaces) {
-        io.out(`${namespace}: schema version ${namespaceVersion(databases[namespace])}`);
+        io.out(`${namespace}: schema version ${schemaVersion(databases[namespace])}`);
         closeDatabase(databases[namespace]);
     }
 
@@ -133,7 +140,7 @@ function migrateAll(settings: Settings, io: Io): number {
     try {
         pay.upgrade();
         const db = pay.database();
-        io.out(db ? `pay: schema version ${namespaceVersion(db)}` : 'pay: not provisioned (run `localgate provision pay`)');
+        io.out(db ? `pay: schema version ${schemaVersion(db)}` : 'pay: not provisioned (run `localgate provision pay`)');
     }
     finally {
         pay.close();
@@ -168,7 +175,8 @@ function provision(settings: Settings, args: string[], io: Io): number {
 
 function token(settings: Settings, args: string[], ttl: string | undefined, io: Io): number {
 
-    if (args.length !== 1 || !args[0]!.trim()) {
+    const subject = args.length === 1 ? args[0]!.trim() : '';
+    if (!subject) {
         throw new UsageError('token takes exactly one subject, for example: localgate token alice');
     }
 
@@ -178,7 +186,7 @@ function token(settings: Settings, args: string[], ttl: string | undefined, io: 
 
     prepareDataDir(settings.dataDir);
     const secret = resolveSecret(settings.jwtSecret, settings.dataDir);
-    io.out(mintToken(secret, args[0]!, ttlSeconds(ttl ?? '1h')));
+    io.out(mintToken(secret, subject, ttlSeconds(ttl ?? '1h')));
     return 0;
 }
 

@@ -1,3 +1,6 @@
+import Path from 'node:path';
+import Url from 'node:url';
+
 import Joi from 'joi';
 
 
@@ -37,6 +40,8 @@ export class SettingError extends Error {
 }
 
 
+export const minSecretBytes = 32;
+
 const optionalText = Joi.string().trim().empty('');
 
 // Labels are the environment names, so an error names the setting a user can change.
@@ -46,19 +51,28 @@ export const settingsSchema = Joi.object<Settings>({
     dataDir: Joi.string().trim().min(1).default('./data').label('DATA_DIR'),
     jwtSecret: Joi.string().empty(Joi.valid(null)).custom((value: string, helpers) => {
 
-        return Buffer.byteLength(value, 'utf8') >= 32 ? value : helpers.error('secret.short');
+        return Buffer.byteLength(value, 'utf8') >= minSecretBytes ? value : helpers.error('secret.short');
     }).messages({
         'string.empty': '{{#label}} must be at least 32 bytes long',
         'secret.short': '{{#label}} must be at least 32 bytes long'
     }).label('AUTH_JWT_SECRET'),
     pay: Joi.object({
-        url: optionalText.label('PAY_DB_URL'),
+        url: optionalText.custom((value: string, helpers) => {
+
+            try {
+                payDatabaseFile(value);
+                return value;
+            }
+            catch {
+                return helpers.error('url.file');
+            }
+        }).messages({ 'url.file': '{{#label}} must be a path, a file: URL on this machine, or :memory:' }).label('PAY_DB_URL'),
         publishableKey: optionalText.label('PAY_DB_PUBLISHABLE_KEY'),
         secretKey: optionalText.label('PAY_DB_SECRET_KEY')
     }).default({}),
     logLevel: Joi.string().valid(...logLevels).default('info').label('LOG_LEVEL'),
     corsOrigins: Joi.array().items(Joi.string().min(1)).min(1).default(['*']).label('CORS_ORIGINS'),
-    seed: Joi.boolean().default(true).label('SEED'),
+    seed: Joi.boolean().truthy('demo').falsy('none').default(true).messages({ 'boolean.base': '{{#label}} must be demo or none' }).label('SEED'),
     drainTimeoutMs: Joi.number().integer().min(0).default(10_000).label('DRAIN_TIMEOUT_MS'),
     validateResponses: Joi.boolean().default(false).label('VALIDATE_RESPONSES'),
     // Programmatic only: where log lines go instead of stdout.
@@ -92,7 +106,6 @@ export interface Flags {
 /** Reads the settings from the environment, with command-line flags taking precedence; the only reader of process.env. */
 export function settingsFromEnvironment(env: NodeJS.ProcessEnv = process.env, flags: Flags = {}): Settings {
 
-    const seedFlag = flags.seed ?? (env.SEED === undefined ? undefined : env.SEED !== 'none');
     const options = {
         port: pick(flags.port, env.PORT),
         host: pick(flags.host, env.HOST),
@@ -105,7 +118,7 @@ export function settingsFromEnvironment(env: NodeJS.ProcessEnv = process.env, fl
         }),
         logLevel: pick(flags['log-level'], env.LOG_LEVEL),
         corsOrigins: env.CORS_ORIGINS === undefined ? undefined : env.CORS_ORIGINS.split(',').map((origin) => origin.trim()).filter(Boolean),
-        seed: seedFlag,
+        seed: flags.seed ?? pick(undefined, env.SEED),
         drainTimeoutMs: env.DRAIN_TIMEOUT_MS,
         validateResponses: env.VALIDATE_RESPONSES
     };
@@ -124,4 +137,20 @@ function pick(flag: string | undefined, env: string | undefined): string | undef
 function defined(values: Record<string, unknown>): Record<string, unknown> {
 
     return Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined));
+}
+
+
+/** The file a PAY_DB_URL names: a plain path, a file: URL, or memory; throws on a URL that names no local file. */
+export function payDatabaseFile(url: string): string {
+
+    if (url === ':memory:') {
+        return url;
+    }
+
+    if (url.startsWith('file://')) {
+        return Url.fileURLToPath(url);
+    }
+
+    const path = url.startsWith('file:') ? decodeURIComponent(url.slice('file:'.length).split('?')[0]!) : url;
+    return Path.resolve(path);
 }

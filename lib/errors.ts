@@ -6,7 +6,7 @@ import type { ValidationError } from 'joi';
 
 
 // What a store may report: domain outcomes only, never HTTP. This module turns them into Boom errors.
-export type DomainErrorKind = 'not_found' | 'conflict' | 'unprocessable' | 'invalid';
+export type DomainErrorKind = 'not_found' | 'conflict' | 'unprocessable';
 
 export class DomainError extends Error {
 
@@ -20,18 +20,20 @@ export class DomainError extends Error {
 
 
 const statusOfKind: Record<DomainErrorKind, number> = {
-    invalid: 400,
     not_found: 404,
     conflict: 409,
     unprocessable: 422
 };
 
-// SQLite constraint failures that escape a store's own checks still get an honest status.
+// SQLite failures that escape a store's own checks still get an honest status: constraints, and lock contention
+// that outlasted busy_timeout (another process holding the write lock).
 const sqliteErrors: Record<string, [number, string, string]> = {
     SQLITE_CONSTRAINT_FOREIGNKEY: [422, 'reference_not_found', 'A referenced record does not exist'],
     SQLITE_CONSTRAINT_UNIQUE: [409, 'conflict', 'A record with the same key already exists'],
     SQLITE_CONSTRAINT_PRIMARYKEY: [409, 'conflict', 'A record with the same key already exists'],
-    SQLITE_BUSY: [503, 'database_busy', 'The database is busy, try again']
+    SQLITE_BUSY: [503, 'database_busy', 'The database is busy, try again'],
+    SQLITE_BUSY_SNAPSHOT: [503, 'database_busy', 'The database is busy, try again'],
+    SQLITE_LOCKED: [503, 'database_busy', 'The database is busy, try again']
 };
 
 

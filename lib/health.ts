@@ -1,7 +1,7 @@
 import type { Plugin } from '@hapi/hapi';
 import Joi from 'joi';
 
-import { namespaceVersion, type Database } from './db';
+import { schemaVersion, type Database } from './db';
 import type { PayReadiness } from './namespaces/pay/readiness';
 
 
@@ -26,7 +26,7 @@ export const healthSchema = Joi.object({
 function databaseHealth(db: Database): { state: 'ready' | 'unavailable'; schema_version: number | null } {
 
     try {
-        return { state: 'ready', schema_version: namespaceVersion(db) };
+        return { state: 'ready', schema_version: schemaVersion(db) };
     }
     catch {
         return { state: 'unavailable', schema_version: null };
@@ -54,10 +54,9 @@ export const healthPlugin: Plugin<HealthOptions> = {
                     }
 
                     const pay = options.pay.status();
-                    const payDb = options.pay.database();
                     namespaces.pay = {
                         state: pay.schema_ready ? 'ready' : (pay.configured ? 'configured' : 'unconfigured'),
-                        schema_version: payDb ? namespaceVersion(payDb) : null,
+                        schema_version: options.pay.schemaVersion(),
                         storage: 'file'
                     };
 

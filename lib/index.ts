@@ -58,6 +58,8 @@ export async function createServer(options: Options = {}): Promise<Server> {
             port: settings.port,
             host: settings.host,
             router: { stripTrailingSlash: true },
+            // Errors are logged once, through pino with the request id; hapi's own console output would bypass LOG_LEVEL.
+            debug: false,
             routes: {
                 cors: {
                     origin: settings.corsOrigins,

@@ -156,6 +156,14 @@ describe('resolveSecret()', () => {
         expect(Buffer.byteLength(first)).to.be.at.least(32);
     });
 
+    it('refuses a kept secret shorter than 32 bytes, naming the file', () => {
+
+        const dir = tempDir();
+        Fs.writeFileSync(Path.join(dir, '.jwt-secret'), 'short\n');
+        expect(() => resolveSecret(undefined, dir)).to.throw(`AUTH_JWT_SECRET is unset and ${Path.join(dir, '.jwt-secret')} holds a secret shorter than 32 bytes: delete the file to generate a new one`);
+        expect(Fs.readdirSync(dir)).to.equal(['.jwt-secret']);
+    });
+
     it('reports a data directory it cannot write to', () => {
 
         const file = Path.join(tempDir(), 'plain-file');

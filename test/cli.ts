@@ -1,4 +1,5 @@
 import Fs from 'node:fs';
+import Net from 'node:net';
 import Path from 'node:path';
 
 import Code from '@hapi/code';
@@ -76,6 +77,19 @@ describe('the command line', () => {
         expect(io.stderr[0]).to.equal('localgate: SIGTERM received, finishing requests in flight (at most 10000 ms)');
     });
 
+    it('reports a port that is taken and closes its databases', async () => {
+
+        const dir = tempDir();
+        const blocker = Net.createServer();
+        await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+        const { port } = blocker.address() as Net.AddressInfo;
+        const res = await run(['start', '--data-dir', dir, '--port', String(port)]);
+        blocker.close();
+        expect(res.code).to.equal(1);
+        expect(res.stderr).to.contain('EADDRINUSE');
+        expect(Fs.existsSync(Path.join(dir, 'commerce.db-wal'))).to.be.false();
+    });
+
     it('tells how to mint a token when the secret is known', async () => {
 
         const io = capture();
@@ -105,9 +119,10 @@ describe('the command line', () => {
     it('mints with AUTH_JWT_SECRET for an in-memory server, and refuses without it', async () => {
 
         const secret = 'q'.repeat(40);
-        const res = await run(['token', 'bob', '--memory'], { AUTH_JWT_SECRET: secret });
+        const res = await run(['token', ' bob ', '--memory'], { AUTH_JWT_SECRET: secret });
         expect(res.code).to.equal(0);
         Jwt.token.verify(Jwt.token.decode(res.stdout), { key: secret, algorithm: 'HS256' });
+        expect(Jwt.token.decode(res.stdout).decoded.payload.sub).to.equal('bob');
         const refused = await run(['token', 'bob', '--memory']);
         expect(refused).to.equal({ code: 1, stdout: '', stderr: 'localgate: AUTH_JWT_SECRET must be set to mint tokens for an in-memory server' });
     });

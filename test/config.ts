@@ -76,6 +76,7 @@ describe('settings', () => {
     it('runs in memory with --memory and seeds unless SEED=none', () => {
 
         expect(settingsFromEnvironment({ DATA_DIR: '/tmp/a', SEED: 'demo' }, { memory: true })).to.include({ dataDir: ':memory:', seed: true });
+        expect(settingsFromEnvironment({ SEED: 'none' })).to.include({ seed: false });
     });
 
     it('treats empty environment values as unset, except the secret', () => {
@@ -91,7 +92,9 @@ describe('settings', () => {
         [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL must be one of [fatal, error, warn, info, debug, trace, silent]'],
         [{ AUTH_JWT_SECRET: 'short' }, 'AUTH_JWT_SECRET must be at least 32 bytes long'],
         [{ CORS_ORIGINS: ' , ' }, 'CORS_ORIGINS must contain at least 1 items'],
-        [{ DRAIN_TIMEOUT_MS: 'soon' }, 'DRAIN_TIMEOUT_MS must be a number']
+        [{ DRAIN_TIMEOUT_MS: 'soon' }, 'DRAIN_TIMEOUT_MS must be a number'],
+        [{ SEED: 'maybe' }, 'SEED must be demo or none'],
+        [{ PAY_DB_URL: 'file://files.example/pay.db' }, 'PAY_DB_URL must be a path, a file: URL on this machine, or :memory:']
     ];
 
     for (const [env, message] of invalid) {

@@ -88,7 +88,7 @@ describe('pay readiness', () => {
         const res = await server.inject({ url: '/v1/pay/wallet/', headers: bearer(server, 'alice') });
         expect(res.statusCode).to.equal(501);
         expect(body(res)).to.include({ code: 'pay_not_provisioned', configured: true, schema_ready: false, message: 'The pay database has no schema yet: run `localgate provision pay`' });
-        expect(body(await server.inject('/health')).namespaces).to.include({ pay: { state: 'configured', schema_version: null, storage: 'file' } });
+        expect(body(await server.inject('/health')).namespaces).to.include({ pay: { state: 'configured', schema_version: 0, storage: 'file' } });
         await server.stop();
     });
 
@@ -113,6 +113,44 @@ describe('pay readiness', () => {
         expect(body(await server.inject('/v1/pay/status'))).to.include({ configured: false, schema_ready: false });
         expect((await server.inject('/v1/pay/tokens/')).statusCode).to.equal(501);
         await server.stop();
+    });
+
+    it('follows a file replaced by another database, never the deleted one', async () => {
+
+        const dir = tempDir();
+        const file = provisionPay(Path.join(dir, 'pay.db')).PAY_DB_URL;
+        const server = await testServer({ pay: { url: file, ...keys } });
+        expect(body(await server.inject('/v1/pay/status'))).to.include({ configured: true, schema_ready: true });
+
+        const replacement = Path.join(dir, 'empty.db');
+        new Sqlite(replacement).close();
+        Fs.renameSync(replacement, file);
+        expect(body(await server.inject('/v1/pay/status'))).to.include({ configured: true, schema_ready: false });
+        await server.stop();
+    });
+
+    it('reads a database of another application as configured but not provisioned', async () => {
+
+        const file = Path.join(tempDir(), 'pay.db');
+        const other = new Sqlite(file);
+        other.exec('CREATE TABLE schema_migrations (version TEXT PRIMARY KEY)');
+        other.close();
+        const server = await testServer({ pay: { url: file, ...keys } });
+        expect(body(await server.inject('/v1/pay/status'))).to.include({ configured: true, schema_ready: false });
+        expect(body<{ namespaces: Record<string, unknown> }>(await server.inject('/health')).namespaces.pay).to.equal({ state: 'configured', schema_version: null, storage: 'file' });
+        await server.stop();
+    });
+
+    it('refuses to start on a pay database that fails its integrity check', async () => {
+
+        const file = provisionPay(Path.join(tempDir(), 'pay.db')).PAY_DB_URL;
+        const raw = new Sqlite(file);
+        raw.exec('CREATE TABLE t (a); INSERT INTO t VALUES (NULL)');
+        raw.unsafeMode(true);
+        raw.pragma('writable_schema = ON');
+        raw.prepare(`UPDATE sqlite_master SET sql = 'CREATE TABLE t (a NOT NULL)' WHERE name = 't'`).run();
+        raw.close();
+        await expect(testServer({ pay: { url: file, ...keys } })).to.reject(`Pay database ${file} failed its integrity check: NULL value in t.a`);
     });
 
     it('applies later pay migrations on startup to a database provisioned before', async () => {

@@ -2,13 +2,14 @@ import Fs from 'node:fs';
 import Path from 'node:path';
 
 import { closeDatabase, openDatabase, quickCheck, type Database, type OpenOptions } from './open';
-import { migrate, readMigrations, schemaVersion, type Migration } from './migrate';
+import { migrate, readMigrations, type Migration } from './migrate';
 import { fixtureTablesEmpty, isRecord, loadFixture, SeedError, type Fixture } from './seed';
 import { SettingError } from '../config';
 import { demoDataRoot, migrationsRoot } from '../paths';
 
 
 export { closeDatabase, openDatabase, type Database } from './open';
+export { schemaVersion } from './migrate';
 export { SeedError, type Fixture } from './seed';
 
 export const memory = ':memory:';
@@ -57,13 +58,6 @@ export function openNamespace(file: string, namespace: string, options: OpenOpti
     }
 
     return db;
-}
-
-
-/** The schema version a namespace database is at. */
-export function namespaceVersion(db: Database): number {
-
-    return schemaVersion(db);
 }
 
 

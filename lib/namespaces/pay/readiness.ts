@@ -1,10 +1,12 @@
 import Fs from 'node:fs';
-import Path from 'node:path';
-import Url from 'node:url';
 
-import type { PaySettings } from '../../config';
+import { payDatabaseFile, type PaySettings } from '../../config';
 import { closeDatabase, memory, namespaceMigrations, openDatabase, type Database } from '../../db';
-import { appliedMigrations, migrate } from '../../db/migrate';
+import { quickCheck } from '../../db/open';
+import { appliedMigrations, migrate, schemaVersion } from '../../db/migrate';
+
+
+export { payDatabaseFile } from '../../config';
 
 
 export const sections = ['wallet', 'tokens', 'gateway'];
@@ -13,22 +15,6 @@ export interface PayStatus {
     configured: boolean;
     schema_ready: boolean;
     sections: string[];
-}
-
-
-/** The file a PAY_DB_URL names: a plain path, a file: URL, or memory. */
-export function payDatabaseFile(url: string): string {
-
-    if (url === memory) {
-        return memory;
-    }
-
-    if (url.startsWith('file://')) {
-        return Url.fileURLToPath(url);
-    }
-
-    const path = url.startsWith('file:') ? decodeURIComponent(url.slice('file:'.length).split('?')[0]!) : url;
-    return Path.resolve(path);
 }
 
 
@@ -55,6 +41,7 @@ export class PayReadiness {
 
     private db: Database | null = null;
     private ready = false;
+    private identity = '';
     private readonly file: string | null;
 
     constructor(settings: PaySettings) {
@@ -67,7 +54,16 @@ export class PayReadiness {
     upgrade(): void {
 
         const db = this.connect();
-        if (db && appliedMigrations(db).length) {
+        if (!db) {
+            return;
+        }
+
+        const problems = quickCheck(db);
+        if (problems.length) {
+            throw new Error(`Pay database ${this.file} failed its integrity check: ${problems.join('; ')}`);
+        }
+
+        if (readable(() => appliedMigrations(db).length, 0)) {
             migrate(db, namespaceMigrations('pay'));
         }
     }
@@ -77,10 +73,17 @@ export class PayReadiness {
 
         const db = this.connect();
         if (db && !this.ready) {
-            this.ready = payMigrationsApplied(db);
+            this.ready = readable(() => payMigrationsApplied(db), false);
         }
 
         return { configured: db !== null, schema_ready: db !== null && this.ready, sections };
+    }
+
+    /** The schema version of a configured pay database, null when there is none or it cannot be read. */
+    schemaVersion(): number | null {
+
+        const db = this.connect();
+        return db ? readable(() => schemaVersion(db), null) : null;
     }
 
     /** The pay database when its schema is ready, else null. */
@@ -105,8 +108,14 @@ export class PayReadiness {
             return null;
         }
 
-        if (this.file !== memory && !Fs.existsSync(this.file)) {
+        // A file removed or replaced since the connection opened is a different database: start over.
+        const identity = fileIdentity(this.file);
+        if (identity !== this.identity) {
             this.close();
+            this.identity = identity;
+        }
+
+        if (!identity) {
             return null;
         }
 
@@ -120,5 +129,29 @@ export class PayReadiness {
         }
 
         return this.db;
+    }
+}
+
+
+// Which file a path names right now: device, inode and birth time; empty when there is none.
+function fileIdentity(file: string): string {
+
+    if (file === memory) {
+        return memory;
+    }
+
+    const stat = Fs.statSync(file, { throwIfNoEntry: false });
+    return stat ? `${stat.dev}:${stat.ino}:${stat.birthtimeMs}` : '';
+}
+
+
+// A database that is not ours (another application's schema_migrations, say) reads as not provisioned.
+function readable<T>(read: () => T, fallback: T): T {
+
+    try {
+        return read();
+    }
+    catch {
+        return fallback;
     }
 }
