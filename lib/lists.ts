@@ -1,11 +1,12 @@
-import type { ResponseObject, ResponseToolkit } from '@hapi/hapi';
+import type { Request, ResponseObject, ResponseToolkit } from '@hapi/hapi';
 import Joi from 'joi';
 
 
-export interface Page {
+// A type, not an interface, so that hapi's request.query converts to it (joi has validated and converted the query).
+export type Page = {
     limit: number;
     offset: number;
-}
+};
 
 export interface ListResult<T> {
     data: T[];
@@ -29,10 +30,14 @@ export function listResponse<T>(h: Pick<ResponseToolkit, 'response'>, result: Li
 }
 
 
-/** A 201 with the new record's path in Location and the record as body. */
-export function createdResponse(h: Pick<ResponseToolkit, 'response'>, location: string, record: object): ResponseObject {
+/**
+ * A 201 with the record as body and its path in Location: the path the request was posted to plus the record's id,
+ * or, for a record made by a POST elsewhere, the path of its collection within the namespace (after the route prefix).
+ */
+export function createdResponse(h: Pick<ResponseToolkit, 'response'>, request: Pick<Request, 'path' | 'route'>, record: { id: string }, collection?: string): ResponseObject {
 
-    return h.response(record).code(201).location(location);
+    const path = collection === undefined ? request.path : `${request.route.realm.modifiers.route.prefix}${collection}`;
+    return h.response(record).code(201).location(`${path}/${record.id}`);
 }
 
 

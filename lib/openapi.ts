@@ -9,14 +9,13 @@ import HapiSwagger from 'hapi-swagger';
 import Joi from 'joi';
 
 import { defaultCode } from './errors';
-import { payPlugin } from './namespaces/pay';
-import { weatherPlugin } from './namespaces/weather';
 import { packageRoot } from './paths';
 
 
-// What a route may declare about errors its rules produce that its config cannot show (409, 422 ...):
-// `plugins: { localgate: { errors: { 409: 'booking_overlap: ...' } } }`, or a plain list of statuses.
-export type DeclaredErrors = number[] | Record<number, string>;
+// What a route may declare about errors its rules produce that its config cannot show (409, 422, 501 ...):
+// `plugins: { localgate: { errors: { 409: 'booking_overlap: ...' } } }`, a plain list of statuses, or for a status
+// the Boom error itself (`{ 501: notProvisioned() }`), whose body is then the example.
+export type DeclaredErrors = number[] | Record<number, string | Boom.Boom>;
 
 declare module '@hapi/hapi' {
     interface PluginSpecificConfiguration {
@@ -60,8 +59,7 @@ interface RouteFacts {
     hasParams: boolean;
     maxBytes: number | undefined;
     referencesIds: boolean;
-    notProvisioned: object | undefined;
-    declared: Map<number, string>;
+    declared: Map<number, string | Boom.Boom>;
 }
 
 // A rule without `applies` documents its status only where a route declares it.
@@ -79,13 +77,13 @@ function errorExample(statusCode: number, code: string, message: string, extra: 
 }
 
 
-// Namespaces whose every route but /status answers 501 until their backend is provisioned, and how.
-const provisionGated = new Map([
-    [payPlugin, errorExample(501, 'pay_not_provisioned', 'Pay is not configured: run `localgate provision pay` and export the PAY_DB_URL, PAY_DB_PUBLISHABLE_KEY and PAY_DB_SECRET_KEY it prints', { configured: false, schema_ready: false })],
-    [weatherPlugin, errorExample(501, 'weather_not_provisioned', 'No weather backend is provisioned for this environment', { configured: false })]
-].map(([plugin, example]) => [(plugin as { name: string }).name, example]));
+/** The body the server sends for a Boom error a route throws with its code and extra fields (see lib/errors.ts). */
+function errorBody(error: Boom.Boom): object {
 
-// Every error status a route can give, decided from its config; a route declares those only its rules know (409).
+    return { ...error.output.payload, ...error.data as object };
+}
+
+// Every error status a route can give, decided from its config; a route declares those only its rules know (409, 501).
 const errorRules: Record<number, ErrorRule> = {
     400: {
         applies: (route) => route.validates || route.maxBytes !== undefined,
@@ -125,12 +123,11 @@ const errorRules: Record<number, ErrorRule> = {
     422: {
         applies: (route) => route.referencesIds,
         description: () => 'The body references a record that does not exist',
-        example: () => errorExample(422, 'reference_not_found', 'vehicle_id refers to no existing vehicle', { details: [{ field: 'vehicle_id', message: 'vehicle_id refers to no existing vehicle' }] })
+        example: () => errorExample(422, 'business_not_found', 'business_id refers to no existing business', { details: [{ field: 'business_id', message: 'business_id refers to no existing business' }] })
     },
     501: {
-        applies: (route) => route.notProvisioned !== undefined,
         description: () => 'The namespace backend is not provisioned in this environment: the body says what to run',
-        example: (route) => route.notProvisioned!
+        example: () => errorExample(501, defaultCode(501), 'The namespace backend is not provisioned in this environment')
     }
 };
 
@@ -138,7 +135,7 @@ const errorStatus = Joi.number().valid(...Object.keys(errorRules).map(Number));
 
 const declaredSchema = Joi.alternatives(
     Joi.array().items(errorStatus),
-    Joi.object().pattern(errorStatus, Joi.string().min(1))
+    Joi.object().pattern(errorStatus, Joi.alternatives(Joi.string().min(1), Joi.object().instance(Boom.Boom)))
 );
 
 const locationHeader = {
@@ -175,8 +172,7 @@ function routeFacts(server: Server, route: RequestRoute): RouteFacts {
         // hapi reads a body on every method but GET (settings.payload is null there).
         maxBytes: settings.payload?.maxBytes,
         referencesIds: keysOf(payload).some((key) => key.endsWith('_id') && (payload!.extract(key).describe().flags as { presence?: string } | undefined)?.presence !== 'forbidden'),
-        notProvisioned: route.path.endsWith('/status') ? undefined : provisionGated.get(route.realm.plugin!),
-        declared: new Map(Array.isArray(declared) ? declared.map((status) => [status, '']) : Object.entries(declared).map(([status, text]) => [Number(status), text as string]))
+        declared: new Map(Array.isArray(declared) ? declared.map((status) => [status, '']) : Object.entries(declared).map(([status, error]) => [Number(status), error]))
     };
 }
 
@@ -188,7 +184,10 @@ function errorStatuses(route: RouteFacts): Map<number, { description: string; ex
     for (const [status, rule] of Object.entries(errorRules)) {
         const declared = route.declared.get(Number(status));
         if (rule.applies?.(route) || declared !== undefined) {
-            statuses.set(Number(status), { description: declared || rule.description(route), example: rule.example(route) });
+            statuses.set(Number(status), {
+                description: typeof declared === 'string' && declared ? declared : rule.description(route),
+                example: Boom.isBoom(declared) ? errorBody(declared) : rule.example(route)
+            });
         }
     }
 

@@ -195,72 +195,15 @@ describe('commerce query plans', () => {
         check('on an empty database');
     });
 
-    it('keeps those plans on a large, analyzed database', () => {
+    it('keeps those plans on a large, analyzed database, whose totals stay right', async () => {
 
         addProducts(db, 1, 20_000);
         db.exec('ANALYZE');
         check('after ANALYZE');
+
+        const store = new CommerceStore(db);
+        expect((await store.listProducts({}, { limit: 1, offset: 0 })).total).to.equal(20_000);
+        expect((await store.listProducts({ business_id: 'b-quay' }, { limit: 1, offset: 0 })).total).to.equal(2_000);
     });
 });
 
-
-describe('commerce list performance', () => {
-
-    let server: Server;
-    let db: Database;
-    let store: CommerceStore;
-
-    before(async () => {
-
-        server = await testServer({ seed: false });
-        db = server.app.localgate.databases.commerce;
-        loadFixture(db, { businesses }, 'test');
-        store = new CommerceStore(db);
-    });
-
-    after(async () => {
-
-        await server.stop();
-    });
-
-    // Median time of one page, in microseconds.
-    async function pageTime(filter: { business_id?: string }, offset: number): Promise<number> {
-
-        const times: number[] = [];
-        for (let i = 0; i < 200; ++i) {
-            const start = process.hrtime.bigint();
-            const result = await store.listProducts(filter, { limit: 20, offset });
-            times.push(Number(process.hrtime.bigint() - start) / 1000);
-            expect(result.data.length).to.equal(20);
-        }
-
-        return times.sort((a, b) => a - b)[100]!;
-    }
-
-    it('serves a page from 100,000 products as fast as from 1,000, offset aside', { timeout: 60_000 }, async () => {
-
-        const cases: [string, { business_id?: string }, number][] = [
-            ['first page', {}, 0],
-            ['page at offset 80', {}, 80],
-            ['first page of a business', { business_id: 'b-quay' }, 0],
-            ['page of a business at offset 60', { business_id: 'b-quay' }, 60]
-        ];
-
-        addProducts(db, 1, 1_000);
-        const small: number[] = [];
-        for (const [, filter, offset] of cases) {
-            small.push(await pageTime(filter, offset));
-        }
-
-        addProducts(db, 1_001, 100_000);
-        expect((await store.listProducts({}, { limit: 1, offset: 0 })).total).to.equal(100_000);
-        expect((await store.listProducts({ business_id: 'b-quay' }, { limit: 1, offset: 0 })).total).to.equal(10_000);
-
-        for (const [index, [what, filter, offset]] of cases.entries()) {
-            const large = await pageTime(filter, offset);
-
-            // Generous bounds against a noisy machine; a count over 100,000 rows alone would take several times longer.
-            expect(large, `${what}: ${small[index]} µs at 1,000 products, ${large} µs at 100,000`).to.be.below(small[index]! * 3 + 50);
-        }
-    });
-});

@@ -1,12 +1,13 @@
 import Fs from 'node:fs';
 
 import Code from '@hapi/code';
-import type { Server, ServerInjectOptions, ServerInjectResponse } from '@hapi/hapi';
+import Hapi, { type Server, type ServerInjectOptions, type ServerInjectResponse } from '@hapi/hapi';
 import Lab from '@hapi/lab';
 
 import { createServer } from '../lib';
 import type { Database } from '../lib/db';
 import { loadFixture } from '../lib/db/seed';
+import { commercePlugin } from '../lib/namespaces/commerce';
 import { fitsCurrency, isCurrencyCode } from '../lib/namespaces/commerce/money';
 import type { Business, Inquiry, Offer, Product, ScamReport } from '../lib/namespaces/commerce/store';
 import { bearer, body, tempDir, testServer } from './helpers/server';
@@ -996,5 +997,15 @@ describe('commerce', () => {
             const times = created.map((res) => body<Product>(res).created_at).sort();
             expect(new Set(times).size).to.equal(20);
         });
+    });
+});
+
+
+describe('commerce plugin', () => {
+
+    it('refuses to register without a database', async () => {
+
+        const server = Hapi.server();
+        await expect(server.register({ plugin: commercePlugin, options: { db: {} as never } })).to.reject(/Invalid commerce plugin options/);
     });
 });

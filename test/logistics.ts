@@ -186,7 +186,7 @@ describe('logistics vehicles', () => {
     it('answers 404 for a vehicle that does not exist', async () => {
 
         const res = await server.inject(`/v1/logistics/vehicles/${unknownId}`);
-        expectError(res, 404, 'not_found');
+        expectError(res, 404, 'vehicle_not_found');
         expect(body(res).message).to.equal('Vehicle not found');
     });
 });
@@ -273,6 +273,7 @@ describe('logistics bookings', () => {
         const res = await book(newBooking(2, { notes }));
         expect(res.statusCode).to.equal(201);
         expect(body(res).notes).to.equal(notes);
+        expect(body(await server.inject({ url: res.headers.location as string, headers: alice() }))).to.equal(body(res));
 
         const long = await book(newBooking(3, { notes: 'n'.repeat(maxNotesLength) }));
         expect(long.statusCode).to.equal(201);
@@ -331,6 +332,28 @@ describe('logistics bookings', () => {
         expect(body(early)).to.include({ message: 'Invalid payload: return_at must be after pickup_at', details: [{ field: 'return_at', message: 'return_at must be after pickup_at' }] });
     });
 
+    it('refuses notes that could not be stored as sent, naming the field', async () => {
+
+        for (const notes of ['seat\u0000', 'seat \ud83d', '\udc00 seat']) {
+            const res = await book(newBooking(10, { notes }));
+            expectError(res, 400, 'validation_failed', 'notes');
+            expect(body(res).details).to.equal([{ field: 'notes', message: 'notes must not contain NUL characters or unpaired surrogates' }]);
+        }
+
+        const blank = await book(newBooking(10, { notes: ' \t\n' }));
+        expect(blank.statusCode).to.equal(201);
+        expect(body(blank).notes).to.equal(' \t\n');
+    });
+
+    it('answers 400 for a body that is not a JSON object', async () => {
+
+        for (const payload of ['[]', '"booking"', '42', 'null', '']) {
+            const res = await server.inject({ method: 'POST', url: '/v1/logistics/bookings', headers: { ...alice(), 'content-type': 'application/json' }, payload });
+            expectError(res, 400, 'validation_failed');
+            expect(body(res).message, payload).to.contain('The request body must be a JSON object');
+        }
+    });
+
     it('answers 409 vehicle_unavailable for a vehicle that cannot be booked', async () => {
 
         const res = await book(newBooking(7, { vehicle_id: unavailableVehicle.id }));
@@ -339,9 +362,15 @@ describe('logistics bookings', () => {
 
     it('answers 422 naming the field for an unknown vehicle or location', async () => {
 
-        for (const field of ['vehicle_id', 'pickup_location_id', 'dropoff_location_id']) {
+        const references: [string, string][] = [
+            ['vehicle_id', 'vehicle_not_found'],
+            ['pickup_location_id', 'location_not_found'],
+            ['dropoff_location_id', 'location_not_found']
+        ];
+
+        for (const [field, code] of references) {
             const res = await book(newBooking(8, { [field]: unknownId }));
-            expectError(res, 422, 'reference_not_found', field);
+            expectError(res, 422, code, field);
         }
     });
 
@@ -428,7 +457,7 @@ describe('logistics booking ownership', () => {
 
         const theirs = await server.inject({ url: `/v1/logistics/bookings/${owned.id}`, headers: bearer(server, 'mallory') });
         const missing = await server.inject({ url: `/v1/logistics/bookings/${unknownId}`, headers: bearer(server, 'mallory') });
-        expectError(theirs, 404, 'not_found');
+        expectError(theirs, 404, 'booking_not_found');
         expect(theirs.payload).to.equal(missing.payload);
         expect(theirs.headers['content-type']).to.equal(missing.headers['content-type']);
         expect(theirs.headers['content-length']).to.equal(missing.headers['content-length']);
@@ -541,6 +570,8 @@ describe('logistics error matrix', () => {
         post('return_at before pickup_at', newBooking(1, { return_at: '2030-01-02T09:59:59Z' }), 400, 'validation_failed', 'return_at'),
         post('notes that are not a string', newBooking(1, { notes: 42 }), 400, 'validation_failed', 'notes'),
         post('notes over the maximum length', newBooking(1, { notes: 'n'.repeat(maxNotesLength + 1) }), 400, 'validation_failed', 'notes'),
+        post('notes with a NUL character', newBooking(1, { notes: 'Child seat\u0000' }), 400, 'validation_failed', 'notes'),
+        post('notes with an unpaired surrogate', newBooking(1, { notes: 'Child seat \ud83d' }), 400, 'validation_failed', 'notes'),
         post('a JSON array body', [newBooking(1)], 400, 'validation_failed'),
         { title: 'an empty body', method: 'POST', url: () => '/v1/logistics/bookings', status: 400, code: 'validation_failed' },
         { title: 'malformed JSON', method: 'POST', url: () => '/v1/logistics/bookings', payload: '{"vehicle_id": ', contentType: 'application/json', status: 400, code: 'bad_request' },
@@ -548,18 +579,18 @@ describe('logistics error matrix', () => {
         { title: 'GET /bookings without a token', url: () => '/v1/logistics/bookings', auth: 'none', status: 401, code: 'unauthorized' },
         { title: 'GET /bookings/{id} with an expired token', url: () => `/v1/logistics/bookings/${bobsBooking}`, auth: 'expired', status: 401, code: 'unauthorized' },
         { title: 'GET /vehicles with an expired token', url: () => '/v1/logistics/vehicles', auth: 'expired', status: 401, code: 'unauthorized' },
-        { title: 'an unknown vehicle', url: () => `/v1/logistics/vehicles/${unknownId}`, status: 404, code: 'not_found' },
-        { title: 'an unknown booking', url: () => `/v1/logistics/bookings/${unknownId}`, auth: 'alice', status: 404, code: 'not_found' },
-        { title: 'another caller\'s booking', url: () => `/v1/logistics/bookings/${bobsBooking}`, auth: 'alice', status: 404, code: 'not_found' },
+        { title: 'an unknown vehicle', url: () => `/v1/logistics/vehicles/${unknownId}`, status: 404, code: 'vehicle_not_found' },
+        { title: 'an unknown booking', url: () => `/v1/logistics/bookings/${unknownId}`, auth: 'alice', status: 404, code: 'booking_not_found' },
+        { title: 'another caller\'s booking', url: () => `/v1/logistics/bookings/${bobsBooking}`, auth: 'alice', status: 404, code: 'booking_not_found' },
         { title: 'an unknown logistics path', url: () => '/v1/logistics/drivers', status: 404, code: 'not_found' },
         post('an unavailable vehicle', newBooking(1, { vehicle_id: unavailableVehicle.id }), 409, 'vehicle_unavailable', 'vehicle_id'),
         post('a slot overlapping a confirmed booking', newBooking(0, { pickup_at: at(0, '11:00:00'), return_at: at(0, '13:00:00') }), 409, 'booking_overlap'),
         post('a body over 64 KiB', newBooking(1, { notes: 'n'.repeat(70_000) }), 413, 'payload_too_large'),
         { title: 'a body that is not JSON', method: 'POST', url: () => '/v1/logistics/bookings', payload: 'vehicle_id=1', contentType: 'application/x-www-form-urlencoded', status: 415, code: 'unsupported_media_type' },
         { title: 'a text/plain body', method: 'POST', url: () => '/v1/logistics/bookings', payload: JSON.stringify(newBooking(1)), contentType: 'text/plain', status: 415, code: 'unsupported_media_type' },
-        post('an unknown vehicle_id', newBooking(1, { vehicle_id: unknownId }), 422, 'reference_not_found', 'vehicle_id'),
-        post('an unknown pickup_location_id', newBooking(1, { pickup_location_id: unknownId }), 422, 'reference_not_found', 'pickup_location_id'),
-        post('an unknown dropoff_location_id', newBooking(1, { dropoff_location_id: unknownId }), 422, 'reference_not_found', 'dropoff_location_id')
+        post('an unknown vehicle_id', newBooking(1, { vehicle_id: unknownId }), 422, 'vehicle_not_found', 'vehicle_id'),
+        post('an unknown pickup_location_id', newBooking(1, { pickup_location_id: unknownId }), 422, 'location_not_found', 'pickup_location_id'),
+        post('an unknown dropoff_location_id', newBooking(1, { dropoff_location_id: unknownId }), 422, 'location_not_found', 'dropoff_location_id')
     ];
 
     cases.forEach((entry) => {
@@ -615,7 +646,7 @@ describe('logistics demo data', () => {
         expect(body(vehicles)).to.equal({ data: [], count: 0, total: 0 });
         expect(vehicles.headers['x-total-count']).to.equal('0');
         expect(body(locations)).to.equal({ data: [], count: 0, total: 0 });
-        expectError(booking, 422, 'reference_not_found', 'vehicle_id');
+        expectError(booking, 422, 'vehicle_not_found', 'vehicle_id');
     });
 
     it('keeps bookings and loads the demo data only once across restarts on disk', async () => {

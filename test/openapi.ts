@@ -1,3 +1,4 @@
+import Boom from '@hapi/boom';
 import Code from '@hapi/code';
 import Hapi, { type RequestRoute, type Server, type ServerInjectOptions, type ServerRoute } from '@hapi/hapi';
 import Lab from '@hapi/lab';
@@ -6,6 +7,7 @@ import Joi from 'joi';
 
 import Pack from '../package.json';
 
+import { failure } from '../lib/errors';
 import { docsAssetsPath, docsPath, documentPath, errorSchema, openapiPlugin, securityScheme } from '../lib/openapi';
 import { bearer, body, testServer } from './helpers/server';
 
@@ -226,10 +228,13 @@ describe('the OpenAPI document', () => {
             }
 
             const declared = route.settings.plugins?.localgate?.errors ?? [];
-            for (const [status, description] of Array.isArray(declared) ? declared.map((code) => [String(code), '']) : Object.entries(declared)) {
+            for (const [status, error] of Array.isArray(declared) ? declared.map((code) => [String(code), ''] as const) : Object.entries(declared)) {
                 expect(responses, `${route.path} ${status}`).to.include(status);
-                if (description) {
-                    expect(responses[status]!.description).to.equal(description);
+                if (Boom.isBoom(error)) {
+                    expect(responses[status]!.content!['application/json'].example, `${route.path} ${status}`).to.equal({ ...error.output.payload, ...error.data });
+                }
+                else if (error) {
+                    expect(responses[status]!.description).to.equal(error);
                 }
             }
         }
@@ -289,6 +294,21 @@ describe('the OpenAPI document', () => {
         }
     });
 
+    it('shows as the 501 example the body each unprovisioned namespace answers', async () => {
+
+        const answers: [string, string, ServerInjectOptions][] = [
+            ['/v1/pay/wallet', 'get', { url: '/v1/pay/wallet' }],
+            ['/v1/pay/gateway/deposit', 'post', { method: 'POST', url: '/v1/pay/gateway/deposit', payload: {} }],
+            ['/v1/weather/forecast', 'get', { url: '/v1/weather/forecast' }]
+        ];
+
+        for (const [path, method, request] of answers) {
+            const res = await server.inject(request);
+            expect(res.statusCode, path).to.equal(501);
+            expect(document.paths[path]![method]!.responses[501]!.content!['application/json'].example, path).to.equal(body(res));
+        }
+    });
+
     it('serves the docs page and its assets from the service itself, without a token', async () => {
 
         const res = await server.inject(docsPath);
@@ -323,20 +343,39 @@ describe('the route descriptions', () => {
     it('take declared errors as a list or with descriptions, and keep what a route tells hapi-swagger itself', async () => {
 
         const handler = () => 'ok';
+        const unplugged = failure(501, 'teapot_not_provisioned', 'No kettle is plugged in', { configured: false });
         const server = await bareServer([
-            { method: 'GET', path: '/teapots', options: { tags: ['api'], handler, plugins: { localgate: { errors: [409] } }, response: { status: { 200: Joi.string() } } } },
-            { method: 'PUT', path: '/teapots/{id}', options: { tags: ['api'], handler, plugins: { localgate: { errors: { 409: 'teapot_busy: it is brewing' } } } } },
+            { method: 'GET', path: '/teapots', options: { tags: ['api'], handler, plugins: { localgate: { errors: [409, 501] } }, response: { status: { 200: Joi.string() } } } },
+            { method: 'PUT', path: '/teapots/{id}', options: { tags: ['api'], handler, plugins: { localgate: { errors: { 409: 'teapot_busy: it is brewing', 501: unplugged } } } } },
             { method: 'DELETE', path: '/teapots', options: { tags: ['api'], handler, plugins: { 'hapi-swagger': { responses: { 413: { description: 'Never: nothing to read' } } } } } }
         ]);
 
         const document = body<Document>(await server.inject(documentPath));
-        expect(Object.keys(document.paths['/teapots']!.get!.responses)).to.equal(['200', '409']);
+        expect(Object.keys(document.paths['/teapots']!.get!.responses)).to.equal(['200', '409', '501']);
         expect(document.paths['/teapots']!.get!.responses[409]!.description).to.equal('The request conflicts with the current state of a record');
+        expect(document.paths['/teapots']!.get!.responses[501]!.content!['application/json'].example).to.include({ statusCode: 501, code: 'not_implemented' });
         expect(document.paths['/teapots']!.get!.security).to.not.exist();
-        expect(Object.keys(document.paths['/teapots/{id}']!.put!.responses)).to.equal(['400', '404', '409', '413', '415']);
+        expect(Object.keys(document.paths['/teapots/{id}']!.put!.responses)).to.equal(['400', '404', '409', '413', '415', '501']);
         expect(document.paths['/teapots/{id}']!.put!.responses[409]!.description).to.equal('teapot_busy: it is brewing');
+        expect(document.paths['/teapots/{id}']!.put!.responses[501]!.description).to.equal('The namespace backend is not provisioned in this environment: the body says what to run');
+        expect(document.paths['/teapots/{id}']!.put!.responses[501]!.content!['application/json'].example).to.equal({
+            statusCode: 501, error: 'Not Implemented', message: 'No kettle is plugged in', code: 'teapot_not_provisioned', configured: false
+        });
         expect(document.paths['/teapots']!.delete!.responses[413]!.description).to.equal('Never: nothing to read');
         expect(document.paths['/teapots']!.delete!.responses[413]!.content).to.not.exist();
+        await server.stop();
+    });
+
+    it('document a 422 wherever a body names another record, declared or not', async () => {
+
+        const server = await bareServer([
+            { method: 'POST', path: '/teapots', options: { tags: ['api'], handler: () => 'ok', validate: { payload: Joi.object({ kettle_id: Joi.string(), id: Joi.forbidden() }) } } }
+        ]);
+
+        const document = body<Document>(await server.inject(documentPath));
+        const unprocessable = document.paths['/teapots']!.post!.responses[422]!;
+        expect(unprocessable.description).to.equal('The body references a record that does not exist');
+        expect(unprocessable.content!['application/json'].example).to.include({ statusCode: 422, code: 'business_not_found' });
         await server.stop();
     });
 

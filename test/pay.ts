@@ -4,10 +4,11 @@ import Path from 'node:path';
 
 import Code from '@hapi/code';
 import Lab from '@hapi/lab';
-import type { Server, ServerInjectResponse } from '@hapi/hapi';
+import Hapi, { type Server, type ServerInjectResponse } from '@hapi/hapi';
 import Sqlite from 'better-sqlite3';
 
 import { provisionPay } from '../lib';
+import { payPlugin } from '../lib/namespaces/pay';
 import { idempotencyRetentionMs, maxAmount, maxBalance, queries } from '../lib/namespaces/pay/store';
 import { bearer, body, tempDir, testServer } from './helpers/server';
 
@@ -399,15 +400,15 @@ describe('POST /v1/pay/gateway/deposit and /withdraw', () => {
         ['no provider', { asset: 'USD', amount: 1 }, 'provider_id', 'provider_id is required'],
         ['an empty provider', { provider_id: '', asset: 'USD', amount: 1 }, 'provider_id'],
         ['a provider id over 64 characters', { provider_id: 'p'.repeat(65), asset: 'USD', amount: 1 }, 'provider_id'],
-        ['an owner_id', { provider_id: 'sandbox', asset: 'USD', amount: 1, owner_id: 'mallory' }, 'owner_id', 'owner_id is set by the service from your token: do not send it'],
-        ['a wallet_id', { provider_id: 'sandbox', asset: 'USD', amount: 1, wallet_id: 'w' }, 'wallet_id', 'wallet_id is your own wallet, taken from your token: do not send it'],
-        ['an id', { provider_id: 'sandbox', asset: 'USD', amount: 1, id: 'x' }, 'id', 'id is set by the service: do not send it'],
-        ['a created_at', { provider_id: 'sandbox', asset: 'USD', amount: 1, created_at: 'x' }, 'created_at', 'created_at is set by the service: do not send it'],
-        ['a status', { provider_id: 'sandbox', asset: 'USD', amount: 1, status: 'completed' }, 'status', 'status is set by the service: do not send it'],
-        ['a type', { provider_id: 'sandbox', asset: 'USD', amount: 1, type: 'deposit' }, 'type', 'type follows from the endpoint (deposit or withdraw): do not send it'],
+        ['an owner_id', { provider_id: 'sandbox', asset: 'USD', amount: 1, owner_id: 'mallory' }, 'owner_id', 'owner_id is set by the service (the caller\'s identity) and cannot be sent'],
+        ['a wallet_id', { provider_id: 'sandbox', asset: 'USD', amount: 1, wallet_id: 'w' }, 'wallet_id', 'wallet_id is set by the service (the caller\'s own wallet) and cannot be sent'],
+        ['an id', { provider_id: 'sandbox', asset: 'USD', amount: 1, id: 'x' }, 'id', 'id is set by the service (generated) and cannot be sent'],
+        ['a created_at', { provider_id: 'sandbox', asset: 'USD', amount: 1, created_at: 'x' }, 'created_at', 'created_at is set by the service (the time of creation) and cannot be sent'],
+        ['a status', { provider_id: 'sandbox', asset: 'USD', amount: 1, status: 'completed' }, 'status', 'status is set by the service (the outcome of the transfer) and cannot be sent'],
+        ['a type', { provider_id: 'sandbox', asset: 'USD', amount: 1, type: 'deposit' }, 'type', 'type is set by the service (the endpoint: deposit or withdraw) and cannot be sent'],
         ['an unknown field', { provider_id: 'sandbox', asset: 'USD', amount: 1, memo: 'rent' }, 'memo', 'memo is not allowed'],
-        ['an array body', [{ provider_id: 'sandbox', asset: 'USD', amount: 1 }], 'payload', 'GatewayRequest must be of type object'],
-        ['no body', '', 'payload', 'GatewayRequest must be of type object']
+        ['an array body', [{ provider_id: 'sandbox', asset: 'USD', amount: 1 }], 'payload', 'The request body must be a JSON object'],
+        ['no body', '', 'payload', 'The request body must be a JSON object']
     ];
 
     (['deposit', 'withdraw'] as const).forEach((direction) => {
@@ -911,5 +912,15 @@ describe('pay store per connection', () => {
         const error = expectError(res, 501, 'pay_not_provisioned');
         expect(error).to.include({ configured: false, schema_ready: false });
         await server.stop();
+    });
+});
+
+
+describe('pay plugin', () => {
+
+    it('refuses to register without its readiness', async () => {
+
+        const server = Hapi.server();
+        await expect(server.register({ plugin: payPlugin, options: { readiness: {} as never } })).to.reject(/Invalid pay plugin options/);
     });
 });

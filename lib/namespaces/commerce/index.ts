@@ -1,4 +1,6 @@
 import type { Plugin } from '@hapi/hapi';
+import Sqlite from 'better-sqlite3';
+import Joi from 'joi';
 
 import type { Database } from '../../db';
 import { commerceRoutes } from './routes';
@@ -10,10 +12,16 @@ export interface CommercePluginOptions {
 }
 
 
+const optionsSchema = Joi.object<CommercePluginOptions>({
+    db: Joi.object().instance(Sqlite, 'better-sqlite3 Database').required()
+});
+
+
 export const commercePlugin: Plugin<CommercePluginOptions> = {
     name: 'localgate-commerce',
     register(server, options) {
 
-        server.route(commerceRoutes(new CommerceStore(options.db)));
+        const settings: CommercePluginOptions = Joi.attempt(options, optionsSchema, 'Invalid commerce plugin options');
+        server.route(commerceRoutes(new CommerceStore(settings.db)));
     }
 };

@@ -1,7 +1,7 @@
 import type { ServerRoute } from '@hapi/hapi';
 
 import { callerId } from '../../auth';
-import { createdResponse, listResponse } from '../../lists';
+import { createdResponse, listResponse, type Page } from '../../lists';
 import {
     businessListQuery,
     businessListSchema,
@@ -25,11 +25,9 @@ import type { CommerceStore, NewInquiry, NewProduct, NewScamReport } from './sto
 
 
 // What joi leaves in request.query once it has validated and converted it.
-type PageQuery = { limit: number; offset: number };
+type ProductQuery = Page & { business_id?: string };
 
-type ProductQuery = PageQuery & { business_id?: string };
-
-type OfferQuery = PageQuery & { product_id?: string };
+type OfferQuery = Page & { product_id?: string };
 
 const tags = ['api', 'commerce'];
 
@@ -86,7 +84,7 @@ export function commerceRoutes(store: CommerceStore): ServerRoute[] {
             async handler(request, h) {
 
                 const product = await store.createProduct(request.payload as NewProduct, callerId(request));
-                return createdResponse(h, `${request.path}/${product.id}`, product);
+                return createdResponse(h, request, product);
             }
         }
     };
@@ -101,7 +99,7 @@ export function commerceRoutes(store: CommerceStore): ServerRoute[] {
             tags,
             validate: { query: businessListQuery },
             response: { status: { 200: businessListSchema } },
-            handler: async (request, h) => listResponse(h, await store.listBusinesses(request.query as PageQuery))
+            handler: async (request, h) => listResponse(h, await store.listBusinesses(request.query as Page))
         }
     };
 
@@ -149,7 +147,7 @@ export function commerceRoutes(store: CommerceStore): ServerRoute[] {
             async handler(request, h) {
 
                 const inquiry = await store.createInquiry(request.payload as NewInquiry, callerId(request));
-                return createdResponse(h, `${request.path}/${inquiry.id}`, inquiry);
+                return createdResponse(h, request, inquiry);
             }
         }
     };
@@ -187,7 +185,7 @@ export function commerceRoutes(store: CommerceStore): ServerRoute[] {
             async handler(request, h) {
 
                 const report = await store.createScamReport(request.payload as NewScamReport, callerId(request));
-                return createdResponse(h, `${request.path}/${report.id}`, report);
+                return createdResponse(h, request, report);
             }
         }
     };

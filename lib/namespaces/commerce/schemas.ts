@@ -1,5 +1,6 @@
 import Joi from 'joi';
 
+import { recordId, requestBody, setByService, text, timestamp, visibleText } from '../../fields';
 import { listSchema, pageQuery } from '../../lists';
 import { currencyDigits, fitsCurrency, isCurrencyCode } from './money';
 import { targetTypes } from './store';
@@ -7,7 +8,6 @@ import { targetTypes } from './store';
 
 // Longest accepted text of each kind, in UTF-16 code units (what JavaScript's String length counts).
 export const maxLengths = {
-    id: 100,
     name: 200,
     description: 5000,
     message: 2000,
@@ -17,34 +17,6 @@ export const maxLengths = {
 // Keeps the amount's minor units (price * 10^digits) well inside the integers a double holds exactly.
 export const maxPrice = 1_000_000_000_000;
 
-
-const id = Joi.string().max(maxLengths.id);
-
-// Text is stored exactly as sent; only what a hosted Postgres would refuse as text is refused here too.
-const unstorable = /[\0\p{Cs}]/u;
-
-function text(max: number): Joi.StringSchema {
-
-    return Joi.string().max(max).custom((value: string, helpers) => {
-
-        return unstorable.test(value) ? helpers.error('string.unstorable') : value;
-    }).messages({
-        'string.unstorable': '{{#label}} must not contain NUL characters or unpaired surrogates'
-    });
-}
-
-// Required text must show something: white space alone is refused (and kept as sent when there is more).
-function visibleText(max: number): Joi.StringSchema {
-
-    return text(max).pattern(/\S/).messages({
-        'string.pattern.base': '{{#label}} must contain at least one character that is not white space'
-    });
-}
-
-function setByService(how: string): Joi.AnySchema {
-
-    return Joi.any().forbidden().messages({ 'any.unknown': `{{#label}} is set by the service (${how}) and cannot be sent` });
-}
 
 const currency = Joi.string().custom((value: string, helpers) => {
 
@@ -66,73 +38,64 @@ const price = Joi.number().min(0).max(maxPrice).custom((value: number, helpers) 
     'price.decimals': '{{#label}} has more decimals than {{#currency}} allows (at most {{#digits}})'
 }).description('Amount in the currency, with no more decimals than the currency has (JPY 0, USD 2, KWD 3)');
 
-const timestamp = Joi.string().isoDate();
-
-// Bodies are JSON objects taken as sent: no type conversion, so "12" is not a number.
-function body(keys: Joi.PartialSchemaMap, label: string): Joi.ObjectSchema {
-
-    return Joi.object(keys).prefs({ convert: false }).messages({ 'object.base': 'The request body must be a JSON object' }).label(label);
-}
-
-
 export const productParams = Joi.object({
-    product_id: id.required().description('Product id')
+    product_id: recordId.required().description('Product id')
 });
 
 export const businessParams = Joi.object({
-    business_id: id.required().description('Business id')
+    business_id: recordId.required().description('Business id')
 });
 
 export const inquiryParams = Joi.object({
-    inquiry_id: id.required().description('Inquiry id')
+    inquiry_id: recordId.required().description('Inquiry id')
 });
 
 export const scamReportParams = Joi.object({
-    report_id: id.required().description('Scam report id')
+    report_id: recordId.required().description('Scam report id')
 });
 
 export const productListQuery = Joi.object({
-    business_id: id.description('Only the products of this business'),
+    business_id: recordId.description('Only the products of this business'),
     ...pageQuery
 });
 
 export const businessListQuery = Joi.object(pageQuery);
 
 export const offerListQuery = Joi.object({
-    product_id: id.description('Only the offers of this product'),
+    product_id: recordId.description('Only the offers of this product'),
     ...pageQuery
 });
 
 
-export const newProductSchema = body({
+export const newProductSchema = requestBody({
     name: visibleText(maxLengths.name).required().description('Product name, up to 200 characters'),
     description: text(maxLengths.description).allow('').default('').description('Free text, up to 5000 characters; empty when not sent'),
     price: price.required(),
     currency: currency.required(),
-    business_id: id.required().description('The business that sells the product'),
+    business_id: recordId.required().description('The business that sells the product'),
     id: setByService('generated'),
     created_by: setByService('the caller\'s identity'),
     created_at: setByService('the time of creation'),
     scam_report_count: setByService('counted from scam reports')
 }, 'NewProduct');
 
-export const newInquirySchema = body({
-    product_id: id.description('The product the inquiry is about; send this or business_id')
+export const newInquirySchema = requestBody({
+    product_id: recordId.description('The product the inquiry is about; send this or business_id')
         .when('business_id', {
             is: Joi.exist(),
             then: Joi.forbidden().messages({ 'any.unknown': '{{#label}} cannot be sent together with business_id: an inquiry is about one product or one business' }),
             otherwise: Joi.required().messages({ 'any.required': '{{#label}} or business_id is required: name the product or the business the inquiry is about' })
         }),
-    business_id: id.description('The business the inquiry is about; send this or product_id'),
+    business_id: recordId.description('The business the inquiry is about; send this or product_id'),
     message: visibleText(maxLengths.message).required().description('The buyer\'s question, up to 2000 characters'),
     id: setByService('generated'),
     owner_id: setByService('the caller\'s identity'),
     created_at: setByService('the time of creation')
 }, 'NewInquiry');
 
-export const newScamReportSchema = body({
+export const newScamReportSchema = requestBody({
     target_type: Joi.string().valid(...targetTypes).required().description('What is reported'),
-    target_id: id.required().description('Id of the product, business or offer reported'),
+    target_id: recordId.required().description('Id of the product, business or offer reported'),
     reason: visibleText(maxLengths.reason).required().description('Why it looks like a scam, up to 2000 characters'),
     id: setByService('generated'),
     reporter_id: setByService('the caller\'s identity'),

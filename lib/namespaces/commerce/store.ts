@@ -1,8 +1,11 @@
 import Crypto from 'node:crypto';
 
+import type { Statement } from 'better-sqlite3';
+
 import type { Database } from '../../db';
 import { DomainError } from '../../errors';
 import type { ListResult, Page } from '../../lists';
+import { found, nextCreatedAt, referenced, settled } from '../../store';
 import { fromMinorUnits, toMinorUnits } from './money';
 
 
@@ -82,6 +85,15 @@ export interface NewScamReport {
 
 type Priced<T> = Omit<T, 'price'> & { price_minor: number };
 
+// A list that may be narrowed to the records of one parent (the products of a business, the offers of a product).
+interface ListStatements<Row> {
+    parentColumn: string;
+    all: Statement<unknown[], Row>;
+    countAll: Statement<unknown[], { total: number }>;
+    ofParent: Statement<unknown[], Row>;
+    countOfParent: Statement<unknown[], { total: number }>;
+}
+
 
 const productColumns = 'id, name, description, price_minor, currency, business_id, created_by, created_at, scam_report_count';
 const businessColumns = 'id, name, description, category, city, phone, created_at, scam_report_count';
@@ -130,6 +142,9 @@ export class CommerceStore {
 
     private readonly statements;
     private readonly exists: Record<TargetType, { get: (id: string) => unknown }>;
+    private readonly readProducts;
+    private readonly readBusinesses;
+    private readonly readOffers;
     private readonly insertProduct;
     private readonly insertInquiry;
     private readonly insertScamReport;
@@ -168,6 +183,40 @@ export class CommerceStore {
 
         const statements = this.statements;
 
+        // Each page and its total come from one read transaction, so they agree.
+        const products: ListStatements<Priced<Product>> = {
+            parentColumn: 'business_id',
+            all: statements.listProducts,
+            countAll: statements.countProducts,
+            ofParent: statements.listProductsOfBusiness,
+            countOfParent: statements.countProductsOfBusiness
+        };
+
+        this.readProducts = db.transaction((filter: { business_id?: string }, page: Page): ListResult<Product> => {
+
+            const { rows, total } = readPage(products, filter.business_id, page);
+            return { data: rows.map(toProduct), total };
+        });
+
+        this.readBusinesses = db.transaction((page: Page): ListResult<Business> => ({
+            data: statements.listBusinesses.all(page),
+            total: statements.countBusinesses.get()!.total
+        }));
+
+        const offers: ListStatements<Priced<Offer>> = {
+            parentColumn: 'product_id',
+            all: statements.listOffers,
+            countAll: statements.countOffers,
+            ofParent: statements.listOffersOfProduct,
+            countOfParent: statements.countOffersOfProduct
+        };
+
+        this.readOffers = db.transaction((filter: { product_id?: string }, page: Page): ListResult<Offer> => {
+
+            const { rows, total } = readPage(offers, filter.product_id, page);
+            return { data: rows.map(toOffer), total };
+        });
+
         this.insertProduct = db.transaction((input: NewProduct, createdBy: string) => {
 
             this.requireTarget('business', input.business_id, 'business_id');
@@ -180,7 +229,7 @@ export class CommerceStore {
                 currency: input.currency,
                 business_id: input.business_id,
                 created_by: createdBy,
-                created_at: creationTime(statements.latestProduct.get()!.latest)
+                created_at: nextCreatedAt(statements.latestProduct.get()!.latest)
             });
 
             return statements.product.get(id)!;
@@ -217,25 +266,13 @@ export class CommerceStore {
     /** One page of products, oldest first, optionally only those of one business. */
     listProducts(filter: { business_id?: string }, page: Page): Promise<ListResult<Product>> {
 
-        return settled(() => {
-
-            const { business_id: businessId } = filter;
-            const rows = businessId === undefined ?
-                this.statements.listProducts.all(page) :
-                this.statements.listProductsOfBusiness.all({ ...page, business_id: businessId });
-
-            const { total } = businessId === undefined ?
-                this.statements.countProducts.get()! :
-                this.statements.countProductsOfBusiness.get(businessId)!;
-
-            return { data: rows.map(toProduct), total };
-        });
+        return settled(() => this.readProducts.deferred(filter, page));
     }
 
     /** One product by id. */
     getProduct(id: string): Promise<Product> {
 
-        return settled(() => toProduct(found(this.statements.product.get(id), 'product', id)));
+        return settled(() => toProduct(found(this.statements.product.get(id), 'product', noRecord('product', id))));
     }
 
     /** Creates a product of an existing business on behalf of the caller. */
@@ -247,34 +284,19 @@ export class CommerceStore {
     /** One page of businesses, oldest first. */
     listBusinesses(page: Page): Promise<ListResult<Business>> {
 
-        return settled(() => ({
-            data: this.statements.listBusinesses.all(page),
-            total: this.statements.countBusinesses.get()!.total
-        }));
+        return settled(() => this.readBusinesses.deferred(page));
     }
 
     /** One business by id. */
     getBusiness(id: string): Promise<Business> {
 
-        return settled(() => found(this.statements.business.get(id), 'business', id));
+        return settled(() => found(this.statements.business.get(id), 'business', noRecord('business', id)));
     }
 
     /** One page of offers, oldest first, optionally only those of one product. */
     listOffers(filter: { product_id?: string }, page: Page): Promise<ListResult<Offer>> {
 
-        return settled(() => {
-
-            const { product_id: productId } = filter;
-            const rows = productId === undefined ?
-                this.statements.listOffers.all(page) :
-                this.statements.listOffersOfProduct.all({ ...page, product_id: productId });
-
-            const { total } = productId === undefined ?
-                this.statements.countOffers.get()! :
-                this.statements.countOffersOfProduct.get(productId)!;
-
-            return { data: rows.map(toOffer), total };
-        });
+        return settled(() => this.readOffers.deferred(filter, page));
     }
 
     /** Records a buyer's inquiry about an existing product or business. */
@@ -286,7 +308,7 @@ export class CommerceStore {
     /** One inquiry of the caller; another caller's inquiry is as unknown as a missing one. */
     getInquiry(id: string, ownerId: string): Promise<Inquiry> {
 
-        return settled(() => found(this.statements.inquiry.get(id, ownerId), 'inquiry', id));
+        return settled(() => found(this.statements.inquiry.get(id, ownerId), 'inquiry', noRecord('inquiry', id)));
     }
 
     /** Records the caller's scam report on an existing target, at most one per caller and target. */
@@ -298,32 +320,30 @@ export class CommerceStore {
     /** One scam report of the caller; another caller's report is as unknown as a missing one. */
     getScamReport(id: string, reporterId: string): Promise<ScamReport> {
 
-        return settled(() => found(this.statements.scamReport.get(id, reporterId), 'scam_report', id));
+        return settled(() => found(this.statements.scamReport.get(id, reporterId), 'scam_report', noRecord('scam report', id)));
     }
 
     private requireTarget(type: TargetType, id: string, field: string): void {
 
-        if (!this.exists[type].get(id)) {
-            throw new DomainError('unprocessable', `${type}_not_found`, `${field} refers to no existing ${type}: ${JSON.stringify(id)}`, field);
-        }
+        referenced(this.exists[type].get(id), type, field, `${field} refers to no existing ${type}: ${JSON.stringify(id)}`);
     }
 }
 
 
-// The store's interface is asynchronous, its work synchronous: a throw becomes a rejection.
-function settled<T>(work: () => T): Promise<T> {
+/** One page of a list, of one parent when its id is given, and the total it is a page of. */
+function readPage<Row>(list: ListStatements<Row>, parentId: string | undefined, page: Page): { rows: Row[]; total: number } {
 
-    return new Promise((resolve) => resolve(work()));
+    if (parentId === undefined) {
+        return { rows: list.all.all(page), total: list.countAll.get()!.total };
+    }
+
+    return { rows: list.ofParent.all({ ...page, [list.parentColumn]: parentId }), total: list.countOfParent.get(parentId)!.total };
 }
 
 
-function found<T>(row: T | undefined, kind: string, id: string): T {
+function noRecord(kind: string, id: string): string {
 
-    if (!row) {
-        throw new DomainError('not_found', `${kind}_not_found`, `There is no ${kind.replace('_', ' ')} with id ${JSON.stringify(id)}`);
-    }
-
-    return row;
+    return `There is no ${kind} with id ${JSON.stringify(id)}`;
 }
 
 
@@ -358,11 +378,3 @@ function toOffer(row: Priced<Offer>): Offer {
     };
 }
 
-
-// Never earlier than the newest product, so that a new product always sorts after every existing one even when
-// the clock steps back or two products share a millisecond: paging oldest first then never repeats or skips.
-function creationTime(latest: string | null): string {
-
-    const now = Date.now();
-    return new Date(latest === null ? now : Math.max(now, Date.parse(latest) + 1)).toISOString();
-}

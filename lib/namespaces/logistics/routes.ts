@@ -1,7 +1,7 @@
 import type { ServerRoute } from '@hapi/hapi';
 
 import { callerId } from '../../auth';
-import { createdResponse, listResponse } from '../../lists';
+import { createdResponse, listResponse, type Page } from '../../lists';
 import {
     bookingListSchema,
     bookingParams,
@@ -19,11 +19,6 @@ import type { LogisticsStore, NewBooking, VehicleFilter } from './store';
 
 const tags = ['api', 'logistics'];
 
-// What joi leaves in request.query once it has validated and converted it.
-type PageQuery = { limit: number; offset: number };
-
-type VehicleQuery = PageQuery & Pick<VehicleFilter, 'available'>;
-
 
 /** The logistics endpoints, served from one store. */
 export function logisticsRoutes(store: LogisticsStore): ServerRoute[] {
@@ -38,7 +33,7 @@ export function logisticsRoutes(store: LogisticsStore): ServerRoute[] {
             tags,
             validate: { query: vehicleQuery },
             response: { status: { 200: vehicleListSchema } },
-            handler: async (request, h) => listResponse(h, await store.listVehicles(request.query as VehicleQuery))
+            handler: async (request, h) => listResponse(h, await store.listVehicles(request.query as VehicleFilter))
         }
     };
 
@@ -65,7 +60,7 @@ export function logisticsRoutes(store: LogisticsStore): ServerRoute[] {
             tags,
             validate: { query: pageOnlyQuery },
             response: { status: { 200: locationListSchema } },
-            handler: async (request, h) => listResponse(h, await store.listLocations(request.query as PageQuery))
+            handler: async (request, h) => listResponse(h, await store.listLocations(request.query as Page))
         }
     };
 
@@ -82,7 +77,10 @@ export function logisticsRoutes(store: LogisticsStore): ServerRoute[] {
             tags,
             plugins: {
                 localgate: {
-                    errors: { 409: 'vehicle_unavailable: the vehicle cannot be booked at all; booking_overlap: it is already booked for part of that time' }
+                    errors: {
+                        409: 'vehicle_unavailable: the vehicle cannot be booked at all; booking_overlap: it is already booked for part of that time',
+                        422: 'vehicle_not_found or location_not_found: vehicle_id, pickup_location_id or dropoff_location_id names no record'
+                    }
                 }
             },
             validate: { payload: bookingPayload },
@@ -90,7 +88,7 @@ export function logisticsRoutes(store: LogisticsStore): ServerRoute[] {
             handler: async (request, h) => {
 
                 const booking = await store.createBooking(callerId(request), request.payload as NewBooking);
-                return createdResponse(h, `${request.route.path}/${booking.id}`, booking);
+                return createdResponse(h, request, booking);
             }
         }
     };
@@ -104,7 +102,7 @@ export function logisticsRoutes(store: LogisticsStore): ServerRoute[] {
             tags,
             validate: { query: pageOnlyQuery },
             response: { status: { 200: bookingListSchema } },
-            handler: async (request, h) => listResponse(h, await store.listBookings(callerId(request), request.query as PageQuery))
+            handler: async (request, h) => listResponse(h, await store.listBookings(callerId(request), request.query as Page))
         }
     };
 

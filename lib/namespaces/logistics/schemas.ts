@@ -1,9 +1,8 @@
 import Joi from 'joi';
 
+import { recordId, requestBody, setByService, text, timestamp } from '../../fields';
 import { listSchema, pageQuery } from '../../lists';
 
-
-export const maxIdLength = 100;
 
 export const maxNotesLength = 1000;
 
@@ -53,27 +52,12 @@ const afterPickup: TimestampRule = (returnAt, helpers) => {
 };
 
 
-function serverField(message: string): Joi.AnySchema {
-
-    return Joi.any().forbidden().messages({ 'any.unknown': `{{#label}} ${message}` });
-}
-
-
-function recordId(description: string): Joi.StringSchema {
-
-    return Joi.string().max(maxIdLength).required().description(description);
-}
-
-
-const timestamp = Joi.string().isoDate();
-
-
 export const vehicleParams = Joi.object({
-    vehicle_id: recordId('Identifier of the vehicle')
+    vehicle_id: recordId.required().description('Identifier of the vehicle')
 });
 
 export const bookingParams = Joi.object({
-    booking_id: recordId('Identifier of one of the caller\'s bookings')
+    booking_id: recordId.required().description('Identifier of one of the caller\'s bookings')
 });
 
 export const vehicleQuery = Joi.object({
@@ -83,18 +67,18 @@ export const vehicleQuery = Joi.object({
 
 export const pageOnlyQuery = Joi.object(pageQuery);
 
-export const bookingPayload = Joi.object({
-    vehicle_id: recordId('The vehicle to book'),
-    pickup_location_id: recordId('Where the customer picks the vehicle up'),
-    dropoff_location_id: recordId('Where the customer returns the vehicle'),
+export const bookingPayload = requestBody({
+    vehicle_id: recordId.required().description('The vehicle to book'),
+    pickup_location_id: recordId.required().description('Where the customer picks the vehicle up'),
+    dropoff_location_id: recordId.required().description('Where the customer returns the vehicle'),
     pickup_at: utcTimestamp().required().description(`Start of the booking, ISO 8601 UTC (${timestampExample})`),
     return_at: utcTimestamp(afterPickup).required().description('End of the booking, after pickup_at; the vehicle is free again from this instant'),
-    notes: Joi.string().allow('').max(maxNotesLength).default('').description('Free text for the rental desk'),
-    id: serverField('is set by the service and cannot be sent'),
-    customer_id: serverField('is taken from your bearer token and cannot be sent'),
-    status: serverField('is set by the service and cannot be sent'),
-    created_at: serverField('is set by the service and cannot be sent')
-}).required().prefs({ convert: false }).label('NewBooking');
+    notes: text(maxNotesLength).allow('').default('').description('Free text for the rental desk'),
+    id: setByService('generated'),
+    customer_id: setByService('the caller\'s identity'),
+    status: setByService('confirmed on creation'),
+    created_at: setByService('the time of creation')
+}, 'NewBooking');
 
 
 export const vehicleSchema = Joi.object({

@@ -1,8 +1,11 @@
 import Crypto from 'node:crypto';
 
+import type { Transaction } from 'better-sqlite3';
+
 import type { Database } from '../../db';
 import { DomainError } from '../../errors';
 import type { ListResult, Page } from '../../lists';
+import { found, nextCreatedAt, prepareQueries, referenced, settled, type Statements } from '../../store';
 
 
 export interface Vehicle {
@@ -45,9 +48,7 @@ export interface Booking {
 /** What a caller sends to book: timestamps already in toISOString() form. */
 export type NewBooking = Pick<Booking, 'vehicle_id' | 'pickup_location_id' | 'dropoff_location_id' | 'pickup_at' | 'return_at' | 'notes'>;
 
-export interface VehicleFilter extends Page {
-    available?: boolean;
-}
+export type VehicleFilter = Page & { available?: boolean };
 
 type VehicleRow = Omit<Vehicle, 'is_available'> & { is_available: number };
 
@@ -82,21 +83,16 @@ export const queries = {
 /** The logistics database: vehicles, locations and drivers from seed data, bookings made by callers. */
 export class LogisticsStore {
 
-    private readonly statements: { [name in keyof typeof queries]: ReturnType<Database['prepare']> };
-    private readonly readVehicles: (filter: VehicleFilter) => ListResult<Vehicle>;
-    private readonly readLocations: (page: Page) => ListResult<Location>;
-    private readonly readBookings: (customerId: string, page: Page) => ListResult<Booking>;
-    private readonly book: { immediate: (customerId: string, booking: NewBooking) => Booking };
+    private readonly statements: Statements<typeof queries>;
+    private readonly readVehicles: Transaction<(filter: VehicleFilter) => ListResult<Vehicle>>;
+    private readonly readLocations: Transaction<(page: Page) => ListResult<Location>>;
+    private readonly readBookings: Transaction<(customerId: string, page: Page) => ListResult<Booking>>;
+    private readonly book: Transaction<(customerId: string, booking: NewBooking) => Booking>;
 
     constructor(db: Database) {
 
-        const prepared: Record<string, ReturnType<Database['prepare']>> = {};
-        for (const [name, sql] of Object.entries(queries)) {
-            prepared[name] = db.prepare(sql);
-        }
-
-        this.statements = prepared as typeof this.statements;
-        const { statements } = this;
+        const statements = prepareQueries(db, queries);
+        this.statements = statements;
 
         // Each page and its total come from one read transaction, so they agree.
         this.readVehicles = db.transaction((filter: VehicleFilter) => {
@@ -120,15 +116,10 @@ export class LogisticsStore {
 
         this.book = db.transaction((customerId: string, booking: NewBooking) => {
 
-            const vehicle = statements.vehicleById.get({ id: booking.vehicle_id }) as VehicleRow | undefined;
-            if (!vehicle) {
-                throw new DomainError('unprocessable', 'reference_not_found', `vehicle_id ${booking.vehicle_id} does not match any vehicle`, 'vehicle_id');
-            }
-
+            const row = statements.vehicleById.get({ id: booking.vehicle_id }) as VehicleRow | undefined;
+            const vehicle = referenced(row, 'vehicle', 'vehicle_id', `vehicle_id ${booking.vehicle_id} does not match any vehicle`);
             for (const field of ['pickup_location_id', 'dropoff_location_id'] as const) {
-                if (!statements.locationExists.get({ id: booking[field] })) {
-                    throw new DomainError('unprocessable', 'reference_not_found', `${field} ${booking[field]} does not match any location`, field);
-                }
+                referenced(statements.locationExists.get({ id: booking[field] }), 'location', field, `${field} ${booking[field]} does not match any location`);
             }
 
             if (!vehicle.is_available) {
@@ -139,78 +130,62 @@ export class LogisticsStore {
                 throw new DomainError('conflict', 'booking_overlap', `vehicle_id ${vehicle.id} is already booked for part of that time: choose another time or vehicle`);
             }
 
-            const record: Booking = {
-                id: Crypto.randomUUID(),
+            const id = Crypto.randomUUID();
+            statements.insertBooking.run({
+                id,
                 ...booking,
                 customer_id: customerId,
                 status: 'confirmed',
                 created_at: nextCreatedAt(statements.latestBookingOfCustomer.pluck().get({ customer_id: customerId }) as string | undefined)
-            };
+            });
 
-            statements.insertBooking.run(record);
-            return record;
+            return statements.bookingById.get({ id, customer_id: customerId }) as Booking;
         });
     }
 
     /** A page of vehicles, oldest first, optionally only those with the given availability. */
     listVehicles(filter: VehicleFilter): Promise<ListResult<Vehicle>> {
 
-        return settle(() => this.readVehicles(filter));
+        return settled(() => this.readVehicles.deferred(filter));
     }
 
     /** One vehicle; not_found when there is no such id. */
     getVehicle(id: string): Promise<Vehicle> {
 
-        return settle(() => {
+        return settled(() => {
 
             const row = this.statements.vehicleById.get({ id }) as VehicleRow | undefined;
-            if (!row) {
-                throw new DomainError('not_found', 'not_found', 'Vehicle not found');
-            }
-
-            return vehicleRecord(row);
+            return vehicleRecord(found(row, 'vehicle', 'Vehicle not found'));
         });
     }
 
     /** A page of pickup and drop-off locations, oldest first. */
     listLocations(paging: Page): Promise<ListResult<Location>> {
 
-        return settle(() => this.readLocations(paging));
+        return settled(() => this.readLocations.deferred(paging));
     }
 
     /** A page of one customer's bookings, oldest first. */
     listBookings(customerId: string, paging: Page): Promise<ListResult<Booking>> {
 
-        return settle(() => this.readBookings(customerId, paging));
+        return settled(() => this.readBookings.deferred(customerId, paging));
     }
 
     /** One booking of the customer; not_found when it does not exist or belongs to someone else (same error). */
     getBooking(customerId: string, id: string): Promise<Booking> {
 
-        return settle(() => {
+        return settled(() => {
 
             const booking = this.statements.bookingById.get({ id, customer_id: customerId }) as Booking | undefined;
-            if (!booking) {
-                throw new DomainError('not_found', 'not_found', 'Booking not found');
-            }
-
-            return booking;
+            return found(booking, 'booking', 'Booking not found');
         });
     }
 
     /** Books a vehicle for the customer: references, availability and overlap checked and the booking written in one immediate transaction. */
     createBooking(customerId: string, booking: NewBooking): Promise<Booking> {
 
-        return settle(() => this.book.immediate(customerId, booking));
+        return settled(() => this.book.immediate(customerId, booking));
     }
-}
-
-
-// The store's interface is asynchronous so that another engine can sit behind it; SQLite work here is synchronous,
-// and a throw inside it becomes a rejection.
-function settle<T>(work: () => T): Promise<T> {
-
-    return new Promise((resolve) => resolve(work()));
 }
 
 
@@ -225,10 +200,3 @@ function vehicleRecord(row: VehicleRow): Vehicle {
     return { ...row, is_available: row.is_available === 1 };
 }
 
-
-// Strictly after the customer's latest booking, so that oldest-first paging never reorders while bookings are made.
-function nextCreatedAt(latest: string | undefined): string {
-
-    const after = latest === undefined ? 0 : Date.parse(latest) + 1;
-    return new Date(Math.max(Date.now(), after)).toISOString();
-}

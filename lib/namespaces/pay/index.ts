@@ -1,6 +1,7 @@
 import type { Plugin } from '@hapi/hapi';
+import Joi from 'joi';
 
-import type { PayReadiness } from './readiness';
+import { PayReadiness } from './readiness';
 import { payRoutes } from './routes';
 
 
@@ -9,10 +10,16 @@ export interface PayPluginOptions {
 }
 
 
+const optionsSchema = Joi.object<PayPluginOptions>({
+    readiness: Joi.object().instance(PayReadiness, 'PayReadiness').required()
+});
+
+
 export const payPlugin: Plugin<PayPluginOptions> = {
     name: 'localgate-pay',
     register(server, options) {
 
-        server.route(payRoutes(options.readiness));
+        const settings: PayPluginOptions = Joi.attempt(options, optionsSchema, 'Invalid pay plugin options');
+        server.route(payRoutes(settings.readiness));
     }
 };

@@ -4,8 +4,8 @@ import type { Lifecycle, Request, ResponseObject, ResponseToolkit, ServerRoute }
 import { callerId } from '../../auth';
 import type { Database } from '../../db';
 import { failure, toBoom } from '../../errors';
-import { createdResponse, listResponse } from '../../lists';
-import type { PayReadiness, PayStatus } from './readiness';
+import { createdResponse, listResponse, type Page } from '../../lists';
+import type { PayReadiness } from './readiness';
 import {
     gatewayPayload,
     idempotencyHeaders,
@@ -33,7 +33,7 @@ interface GatewayPayload {
 const tags = ['api', 'pay'];
 
 
-function notProvisioned({ configured }: PayStatus): Boom.Boom {
+function notProvisioned(configured: boolean): Boom.Boom {
 
     const message = configured ?
         'The pay database has no schema yet: run `localgate provision pay`' :
@@ -49,7 +49,7 @@ function requireSchema(readiness: PayReadiness): Lifecycle.Method {
 
         const status = readiness.status();
         if (!status.schema_ready) {
-            throw notProvisioned(status);
+            throw notProvisioned(status.configured);
         }
 
         return h.continue;
@@ -66,7 +66,7 @@ export function payRoutes(readiness: PayReadiness): ServerRoute[] {
         const db = readiness.database();
         if (!db) {
             // The file went away between the gate and the handler.
-            throw notProvisioned(readiness.status());
+            throw notProvisioned(readiness.status().configured);
         }
 
         let store = stores.get(db);
@@ -78,7 +78,10 @@ export function payRoutes(readiness: PayReadiness): ServerRoute[] {
         return store;
     };
 
+    // A data route runs behind the gate; its document shows the 501 with the body an unconfigured pay answers.
     const ext = { onPreAuth: { method: requireSchema(readiness) } };
+    const unprovisioned = notProvisioned(false);
+    const gated = (errors: Record<number, string> = {}) => ({ ext, plugins: { localgate: { errors: { ...errors, 501: unprovisioned } } } });
 
     const gatewayRoute = (path: string, description: string, conflicts: string, move: (store: PayStore, ownerId: string, request: GatewayRequest) => Promise<GatewayOutcome>): ServerRoute => ({
         method: 'POST',
@@ -91,15 +94,10 @@ export function payRoutes(readiness: PayReadiness): ServerRoute[] {
                 'the same key with another body is a 422 idempotency_key_reused.'
             ].join(' '),
             tags,
-            ext,
-            plugins: {
-                localgate: {
-                    errors: {
-                        409: conflicts,
-                        422: 'provider_not_found (unknown provider_id), operation_not_supported, asset_not_supported (not an asset of the provider), idempotency_key_reused (the key was used for another request)'
-                    }
-                }
-            },
+            ...gated({
+                409: conflicts,
+                422: 'provider_not_found (unknown provider_id), operation_not_supported, asset_not_supported (not an asset of the provider), idempotency_key_reused (the key was used for another request)'
+            }),
             validate: { headers: idempotencyHeaders, payload: gatewayPayload },
             response: { status: { 201: transactionSchema } },
             async handler(request, h) {
@@ -136,7 +134,7 @@ export function payRoutes(readiness: PayReadiness): ServerRoute[] {
                 description: 'The caller\'s wallet and balances',
                 notes: 'Opened on first use. Balances are integers in the asset\'s minor units, one per asset the wallet has held, ordered by asset.',
                 tags,
-                ext,
+                ...gated(),
                 validate: { query: noQuery },
                 response: { status: { 200: walletSchema } },
                 handler: (request) => payStore().openWallet(callerId(request))
@@ -149,14 +147,10 @@ export function payRoutes(readiness: PayReadiness): ServerRoute[] {
                 description: 'The caller\'s deposits and withdrawals',
                 notes: 'Newest first, ties broken by id (descending). List envelope with X-Total-Count.',
                 tags,
-                ext,
+                ...gated(),
                 validate: { query: transactionsQuery },
                 response: { status: { 200: transactionListSchema } },
-                async handler(request, h) {
-
-                    const { limit, offset } = request.query as Record<string, number>;
-                    return listResponse(h, await payStore().listTransactions(callerId(request), { limit, offset }));
-                }
+                handler: async (request, h) => listResponse(h, await payStore().listTransactions(callerId(request), request.query as Page))
             }
         },
         {
@@ -166,8 +160,7 @@ export function payRoutes(readiness: PayReadiness): ServerRoute[] {
                 description: 'One of the caller\'s transactions',
                 notes: 'Another caller\'s transaction is a 404, like an unknown one.',
                 tags,
-                ext,
-                plugins: { localgate: { errors: { 404: 'transaction_not_found: no transaction of the caller has this id' } } },
+                ...gated({ 404: 'transaction_not_found: no transaction of the caller has this id' }),
                 validate: { params: transactionParams, query: noQuery },
                 response: { status: { 200: transactionSchema } },
                 handler: (request) => payStore().getTransaction(callerId(request), request.params.transaction_id as string)
@@ -180,7 +173,7 @@ export function payRoutes(readiness: PayReadiness): ServerRoute[] {
                 description: 'Token types and their lifecycle stage',
                 notes: 'Ordered by symbol.',
                 tags,
-                ext,
+                ...gated(),
                 validate: { query: noQuery },
                 response: { status: { 200: tokenListSchema } },
                 handler: async (request, h) => listResponse(h, await payStore().listTokens())
@@ -193,8 +186,7 @@ export function payRoutes(readiness: PayReadiness): ServerRoute[] {
                 description: 'One token type',
                 notes: 'The symbol is matched in any case (mit finds MIT); the record carries the upper-case symbol.',
                 tags,
-                ext,
-                plugins: { localgate: { errors: { 404: 'token_not_found: no token type has this symbol' } } },
+                ...gated({ 404: 'token_not_found: no token type has this symbol' }),
                 validate: { params: tokenParams, query: noQuery },
                 response: { status: { 200: tokenSchema } },
                 handler: (request) => payStore().getToken(request.params.token_symbol as string)
@@ -207,7 +199,7 @@ export function payRoutes(readiness: PayReadiness): ServerRoute[] {
                 description: 'Fiat on/off-ramp processors',
                 notes: 'Ordered by id.',
                 tags,
-                ext,
+                ...gated(),
                 validate: { query: noQuery },
                 response: { status: { 200: providerListSchema } },
                 handler: async (request, h) => listResponse(h, await payStore().listProviders())
@@ -235,7 +227,6 @@ function gatewayResponse(request: Request, h: ResponseToolkit, outcome: GatewayO
         throw boom;
     }
 
-    const location = `${request.route.realm.modifiers.route.prefix}/wallet/transactions/${outcome.transaction.id}`;
-    const response = createdResponse(h, location, outcome.transaction);
+    const response = createdResponse(h, request, outcome.transaction, '/wallet/transactions');
     return outcome.replayed ? response.header('Idempotent-Replayed', 'true') : response;
 }

@@ -1,5 +1,6 @@
 import Joi from 'joi';
 
+import { requestBody, setByService, timestamp } from '../../fields';
 import { listSchema, pageQuery } from '../../lists';
 import { maxAmount } from './store';
 
@@ -15,9 +16,6 @@ const assetCode = Joi.string().pattern(/^[A-Z]{3,12}$/).description('An ISO 4217
 
 const amountMessage = `{{#label}} must be a JSON integer of minor units from 1 to ${maxAmount}`;
 
-// Identity and server fields are refused by name, so the client learns why.
-const serverField = (name: string, reason: string) => Joi.any().forbidden().messages({ 'any.unknown': `${name} ${reason}: do not send it` });
-
 
 export const walletSchema = Joi.object({
     id: Joi.string().required(),
@@ -26,7 +24,7 @@ export const walletSchema = Joi.object({
         asset: assetCode.required(),
         amount: Joi.number().integer().min(0).required().description('Balance in the asset\'s minor units (cents for USD)')
     }).label('WalletBalance')).required().description('One entry per asset the wallet has held, by asset'),
-    created_at: Joi.string().isoDate().required()
+    created_at: timestamp.required()
 }).label('Wallet');
 
 
@@ -37,7 +35,7 @@ export const transactionSchema = Joi.object({
     amount: Joi.number().integer().min(1).max(maxAmount).required().description('Minor units of the asset'),
     provider_id: Joi.string().required(),
     status: Joi.string().valid('completed').required().description('The sandbox provider settles at once'),
-    created_at: Joi.string().isoDate().required()
+    created_at: timestamp.required()
 }).label('PayTransaction');
 
 export const transactionListSchema = listSchema(transactionSchema, 'PayTransactionList');
@@ -55,7 +53,7 @@ export const tokenSchema = Joi.object({
     decimals: Joi.number().integer().min(0).required().description('Minor units per token: amounts are in 10^-decimals tokens'),
     stage: Joi.string().valid('planned', 'pilot', 'live', 'retired').required().description('Lifecycle stage: deposits in pilot or live, withdrawals in pilot, live or retired'),
     description: Joi.string().allow('').required(),
-    created_at: Joi.string().isoDate().required()
+    created_at: timestamp.required()
 }).label('TokenType');
 
 export const tokenListSchema = listSchema(tokenSchema, 'TokenTypeList');
@@ -72,7 +70,7 @@ export const providerSchema = Joi.object({
     supports_deposit: Joi.boolean().required(),
     supports_withdrawal: Joi.boolean().required(),
     status: Joi.string().valid('active', 'disabled').required(),
-    created_at: Joi.string().isoDate().required()
+    created_at: timestamp.required()
 }).label('Provider');
 
 export const providerListSchema = listSchema(providerSchema, 'ProviderList');
@@ -81,19 +79,19 @@ export const providerListSchema = listSchema(providerSchema, 'ProviderList');
 export const noQuery = Joi.object({});
 
 
-export const gatewayPayload = Joi.object({
+export const gatewayPayload = requestBody({
     provider_id: Joi.string().min(1).max(64).required().description('A provider id from GET /v1/pay/gateway/providers'),
     asset: assetCode.required().messages({ 'string.pattern.base': '{{#label}} must be an upper-case currency code or token symbol such as USD or MIT' }),
     amount: Joi.number().integer().min(1).max(maxAmount).required()
         .messages({ 'number.base': amountMessage, 'number.integer': amountMessage, 'number.min': amountMessage, 'number.max': amountMessage, 'number.unsafe': amountMessage, 'number.infinity': amountMessage })
         .description(`Minor units of the asset (cents for USD), a JSON integer from 1 to ${maxAmount}`),
-    id: serverField('id', 'is set by the service'),
-    owner_id: serverField('owner_id', 'is set by the service from your token'),
-    wallet_id: serverField('wallet_id', 'is your own wallet, taken from your token'),
-    created_at: serverField('created_at', 'is set by the service'),
-    status: serverField('status', 'is set by the service'),
-    type: serverField('type', 'follows from the endpoint (deposit or withdraw)')
-}).prefs({ convert: false }).label('GatewayRequest');
+    id: setByService('generated'),
+    owner_id: setByService('the caller\'s identity'),
+    wallet_id: setByService('the caller\'s own wallet'),
+    created_at: setByService('the time of creation'),
+    status: setByService('the outcome of the transfer'),
+    type: setByService('the endpoint: deposit or withdraw')
+}, 'GatewayRequest');
 
 export const idempotencyHeaders = Joi.object({
     'idempotency-key': Joi.string().min(1).max(255).pattern(/^[\x20-\x7E]+$/).required()

@@ -1,10 +1,11 @@
 import Crypto from 'node:crypto';
 
-import type { Statement, Transaction } from 'better-sqlite3';
+import type { Transaction } from 'better-sqlite3';
 
 import type { Database } from '../../db';
 import { DomainError, type DomainErrorKind } from '../../errors';
 import type { ListResult, Page } from '../../lists';
+import { found, prepareQueries, settled, type Statements } from '../../store';
 
 
 /** Largest amount of one deposit or withdrawal, in minor units (one billion dollars in cents). */
@@ -114,8 +115,6 @@ export const queries = {
     insertKey: 'INSERT INTO idempotency_keys (owner_id, key, fingerprint, outcome, created_at) VALUES (?, ?, ?, ?, ?)'
 };
 
-type Statements = Record<keyof typeof queries, Statement>;
-
 // Lifecycle stages in which a token may move, per direction.
 const allowedStages: Record<TransactionType, string[]> = {
     deposit: ['pilot', 'live'],
@@ -125,7 +124,7 @@ const allowedStages: Record<TransactionType, string[]> = {
 
 export class PayStore {
 
-    private readonly sql: Statements;
+    private readonly sql: Statements<typeof queries>;
     private readonly walletRead: Transaction<(ownerId: string) => Wallet | undefined>;
     private readonly walletOpen: Transaction<(ownerId: string) => Wallet>;
     private readonly transactionsRead: Transaction<(ownerId: string, page: Page) => ListResult<PayTransaction>>;
@@ -133,7 +132,7 @@ export class PayStore {
 
     constructor(db: Database) {
 
-        this.sql = prepareStatements(db);
+        this.sql = prepareQueries(db, queries);
 
         // Reads run deferred (one snapshot); writes run immediate, taking the write lock before they read.
         this.walletRead = db.transaction((ownerId: string) => this.readWallet(ownerId));
@@ -165,11 +164,7 @@ export class PayStore {
         return settled(() => {
 
             const transaction = this.sql.transaction.get(id, ownerId) as PayTransaction | undefined;
-            if (!transaction) {
-                throw new DomainError('not_found', 'transaction_not_found', `You have no transaction ${id}`);
-            }
-
-            return transaction;
+            return found(transaction, 'transaction', `You have no transaction ${id}`);
         });
     }
 
@@ -188,12 +183,9 @@ export class PayStore {
 
         return settled(() => {
 
-            const token = this.sql.token.get(symbol.toUpperCase()) as TokenType | undefined;
-            if (!token) {
-                throw new DomainError('not_found', 'token_not_found', `There is no token type ${symbol.toUpperCase()}: GET /v1/pay/tokens lists them`);
-            }
-
-            return token;
+            const upper = symbol.toUpperCase();
+            const token = this.sql.token.get(upper) as TokenType | undefined;
+            return found(token, 'token', `There is no token type ${upper}: GET /v1/pay/tokens lists them`);
         });
     }
 
@@ -336,23 +328,9 @@ export class PayStore {
 }
 
 
-function prepareStatements(db: Database): Statements {
-
-    const entries = Object.entries(queries).map(([name, sql]) => [name, db.prepare(sql)]);
-    return Object.fromEntries(entries) as Statements;
-}
-
-
 function refusal(kind: DomainErrorKind, code: string, message: string, field: string): StoredOutcome {
 
     return { refusal: { kind, code, message, field } };
-}
-
-
-// The interface is asynchronous so that another engine can sit behind it; the SQLite work itself is synchronous.
-function settled<T>(work: () => T): Promise<T> {
-
-    return new Promise((resolve) => resolve(work()));
 }
 
 

@@ -1,3 +1,4 @@
+import type Boom from '@hapi/boom';
 import type { ServerRoute } from '@hapi/hapi';
 
 import { failure } from '../../errors';
@@ -7,6 +8,12 @@ import { weatherStatusSchema } from './schemas';
 const detail = 'No weather backend is provisioned for this environment: forecasts, alerts and seasonal outlooks are not available yet';
 
 export const weatherStatus = { configured: false, namespace: '/v1/weather', detail };
+
+
+function notProvisioned(): Boom.Boom {
+
+    return failure(501, 'weather_not_provisioned', detail, { configured: false });
+}
 
 
 export const routes: ServerRoute[] = [
@@ -28,9 +35,10 @@ export const routes: ServerRoute[] = [
             auth: false,
             description: 'Forecasts: 501 until a weather backend is provisioned',
             tags: ['api', 'weather'],
+            plugins: { localgate: { errors: { 501: notProvisioned() } } },
             handler() {
 
-                throw failure(501, 'weather_not_provisioned', detail, { configured: false });
+                throw notProvisioned();
             }
         }
     }
