@@ -1,4 +1,4 @@
-import Hapi, { type Server } from '@hapi/hapi';
+import Hapi, { type Request, type Server } from '@hapi/hapi';
 import HapiPino from 'hapi-pino';
 
 import { authPlugin, resolveSecret } from './auth';
@@ -82,8 +82,11 @@ export async function createServer(options: Options = {}): Promise<Server> {
             level: settings.logLevel,
             stream: settings.logStream as NodeJS.WriteStream | undefined,
             redact: ['req.headers.authorization'],
+            // The serializers take hapi's request and node's response as they are, rather than pino's copies of them
+            // (headers included) made on every request only to be narrowed down here.
+            wrapSerializers: false,
             serializers: {
-                req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url }),
+                req: (request: Request) => ({ id: request.info.id, method: request.method, url: request.path }),
                 res: (res: { statusCode: number }) => ({ statusCode: res.statusCode })
             }
         };

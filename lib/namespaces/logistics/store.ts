@@ -58,16 +58,18 @@ const locationColumns = 'id, name, address, city, latitude, longitude, created_a
 const bookingColumns = 'id, vehicle_id, pickup_location_id, dropoff_location_id, pickup_at, return_at, notes, customer_id, status, created_at';
 
 // Every statement the store runs; exported so that a test can check their query plans.
+// LIMIT and OFFSET take their parameters behind a unary plus: SQLite plans a bare LIMIT parameter with its bound value,
+// and so prepares the statement again each time a new value is bound, that is on every call.
 export const queries = {
-    listVehicles: `SELECT ${vehicleColumns} FROM vehicles ORDER BY created_at, id LIMIT @limit OFFSET @offset`,
+    listVehicles: `SELECT ${vehicleColumns} FROM vehicles ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`,
     countVehicles: 'SELECT count(*) FROM vehicles',
-    listVehiclesByAvailability: `SELECT ${vehicleColumns} FROM vehicles WHERE is_available = @available ORDER BY created_at, id LIMIT @limit OFFSET @offset`,
+    listVehiclesByAvailability: `SELECT ${vehicleColumns} FROM vehicles WHERE is_available = @available ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`,
     countVehiclesByAvailability: 'SELECT count(*) FROM vehicles WHERE is_available = @available',
     vehicleById: `SELECT ${vehicleColumns} FROM vehicles WHERE id = @id`,
-    listLocations: `SELECT ${locationColumns} FROM locations ORDER BY created_at, id LIMIT @limit OFFSET @offset`,
+    listLocations: `SELECT ${locationColumns} FROM locations ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`,
     countLocations: 'SELECT count(*) FROM locations',
     locationExists: 'SELECT 1 FROM locations WHERE id = @id',
-    listBookings: `SELECT ${bookingColumns} FROM bookings WHERE customer_id = @customer_id ORDER BY created_at, id LIMIT @limit OFFSET @offset`,
+    listBookings: `SELECT ${bookingColumns} FROM bookings WHERE customer_id = @customer_id ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`,
     countBookings: 'SELECT count(*) FROM bookings WHERE customer_id = @customer_id',
     latestBookingOfCustomer: 'SELECT created_at FROM bookings WHERE customer_id = @customer_id ORDER BY created_at DESC, id DESC LIMIT 1',
     bookingById: `SELECT ${bookingColumns} FROM bookings WHERE id = @id AND customer_id = @customer_id`,

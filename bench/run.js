@@ -1,0 +1,576 @@
+'use strict';
+
+// npm run bench: localgate as it ships, the floor (bench/floor.js) and json-server 0.17, side by side on loopback.
+// Builds the data sets, starts every server as its own process, drives them from a separate load-generator process
+// (bench/load.js, autocannon), alternating targets round by round, then times start-up. Prints one table and writes
+// it to bench/results.md; raw numbers and server logs go to bench/results/ (ignored by git).
+// Settings (environment): BENCH_SECONDS (3), BENCH_ROUNDS (3), BENCH_WARMUP_SECONDS (1), BENCH_CONNECTIONS (10),
+// BENCH_STARTS (5, cold starts per variant), BENCH_INSTANCES (50).
+
+const ChildProcess = require('node:child_process');
+const { randomBytes } = require('node:crypto');
+const Fs = require('node:fs');
+const Http = require('node:http');
+const Net = require('node:net');
+const Os = require('node:os');
+const Path = require('node:path');
+const Util = require('node:util');
+
+const Data = require('./data');
+const Floor = require('./floor');
+const Localgate = require('../dist');
+
+
+const internals = {
+    root: Path.resolve(__dirname, '..'),
+    results: Path.join(__dirname, 'results'),
+    settings: {
+        seconds: Number(process.env.BENCH_SECONDS ?? 3),
+        rounds: Number(process.env.BENCH_ROUNDS ?? 3),
+        warmup: Number(process.env.BENCH_WARMUP_SECONDS ?? 1),
+        connections: Number(process.env.BENCH_CONNECTIONS ?? 10),
+        starts: Number(process.env.BENCH_STARTS ?? 5),
+        instances: Number(process.env.BENCH_INSTANCES ?? 50)
+    },
+    secret: randomBytes(32).toString('hex'),
+    targets: ['localgate', 'floor', 'json-server'],
+    // Measured beside the targets in the reads and writes, to split localgate's distance from the floor.
+    reference: 'hapi-alone',
+    sizes: [10_000, 1_000, 100_000],
+    clockTicks: 100
+};
+
+
+internals.cells = [
+    { scenario: 'products-read', group: 'Reads', size: 10_000, title: 'GET /v1/commerce/products?business_id=…&limit=20 (10,000 products)' },
+    { scenario: 'bookings-read', group: 'Reads', size: 10_000, title: 'GET /v1/logistics/bookings?limit=20 (caller with 1,000 bookings)' },
+    { scenario: 'products-read', group: 'Scale', size: 1_000, title: 'GET /v1/commerce/products?business_id=…&limit=20 (1,000 products)' },
+    { scenario: 'products-read', group: 'Scale', size: 100_000, title: 'GET /v1/commerce/products?business_id=…&limit=20 (100,000 products)' },
+    { scenario: 'bookings-write', group: 'Writes', size: 10_000, title: 'POST /v1/logistics/bookings (non-overlapping slots)' },
+    { scenario: 'products-write', group: 'Writes', size: 10_000, title: 'POST /v1/commerce/products' }
+];
+
+
+internals.main = async function () {
+
+    const started = Date.now();
+    internals.checkFloor();
+    Fs.mkdirSync(internals.results, { recursive: true });
+    const tmp = Fs.mkdtempSync(Path.join(Os.tmpdir(), 'localgate-bench-'));
+    const servers = [];
+    const load = ChildProcess.fork(Path.join(__dirname, 'load.js'), { stdio: 'inherit' });
+
+    try {
+        const datasets = {};
+        for (const size of internals.sizes) {
+            const at = Date.now();
+            datasets[size] = await Data.build(Path.join(tmp, String(size)), { products: size, secret: internals.secret });
+            internals.log(`data set of ${size.toLocaleString('en')} products built in ${Date.now() - at} ms`);
+        }
+
+        const tokens = {
+            reader: Localgate.mintToken(internals.secret, Data.reader, 24 * 3600),
+            writer: Localgate.mintToken(internals.secret, Data.writer, 24 * 3600)
+        };
+
+        const targets = {};
+        for (const size of internals.sizes) {
+            targets[size] = {};
+            for (const target of internals.names(size)) {
+                const server = await internals.start(target, datasets[size]);
+                servers.push(server);
+                targets[size][target] = server;
+            }
+        }
+
+        await internals.checkSameData(targets[10_000], tokens);
+
+        const measured = [];
+        let run = 0;
+        for (const cell of internals.cells) {
+            const writes = cell.scenario.endsWith('-write');
+            const job = (server) => ({
+                url: server.url,
+                style: server.target,
+                scenario: cell.scenario,
+                connections: internals.settings.connections,
+                token: writes ? tokens.writer : tokens.reader,
+                reader: Data.reader,
+                writer: Data.writer,
+                ids: datasets[cell.size]
+            });
+
+            const names = internals.names(cell.size);
+            const rounds = Object.fromEntries(names.map((target) => [target, []]));
+            for (const target of names) {
+                await internals.measure(load, targets[cell.size][target], { ...job(targets[cell.size][target]), seconds: internals.settings.warmup, run: run++ });
+            }
+
+            for (let i = 0; i < internals.settings.rounds; ++i) {
+                // Each round starts with another target, so that drift does not favour one.
+                const order = names.map((target, index) => names[(index + i) % names.length]);
+                for (const target of order) {
+                    const server = targets[cell.size][target];
+                    const result = await internals.measure(load, server, { ...job(server), seconds: internals.settings.seconds, run: run++ });
+                    rounds[target].push(result);
+                    internals.log(`${cell.group.toLowerCase()} ${cell.scenario} ${cell.size} round ${i + 1} ${target}: ${Math.round(result.rps)} req/s, p50 ${result.p50.toFixed(2)} ms, p99 ${result.p99.toFixed(2)} ms, server CPU ${Math.round(result.serverCpu * 100)}%, load CPU ${Math.round(result.loadCpu * 100)}%, other CPU ${Math.round(result.otherCpu * 100)}%${result.failed ? `, ${result.failed} failed` : ''}`);
+                }
+            }
+
+            measured.push({ ...cell, rounds });
+        }
+
+        load.disconnect();
+        const logs = [];
+        for (const server of servers.splice(0)) {
+            await internals.stop(server);
+            if (server.target === 'localgate') {
+                logs.push({ size: server.size, lines: await internals.countLines(server.log), requests: server.requests });
+            }
+        }
+
+        const startup = await internals.startup(tmp);
+        const report = internals.report({ measured, startup, logs, seconds: (Date.now() - started) / 1000 });
+        Fs.writeFileSync(Path.join(__dirname, 'results.md'), report);
+        Fs.writeFileSync(Path.join(internals.results, `raw-${new Date().toISOString().replace(/[:.]/g, '-')}.json`), JSON.stringify({ settings: internals.settings, machine: internals.machine(), measured, startup, logs }, null, 2));
+        process.stdout.write('\n' + report);
+    }
+    finally {
+        if (load.connected) {
+            load.disconnect();
+        }
+
+        for (const server of servers) {
+            await internals.stop(server);
+        }
+
+        Fs.rmSync(tmp, { recursive: true, force: true });
+    }
+};
+
+
+// The targets measured on a data set: the reference only beside the reads and writes, on 10,000 products.
+internals.names = function (size) {
+
+    return size === 10_000 ? [...internals.targets, internals.reference] : internals.targets;
+};
+
+
+// The floor must run the stores' SQL: refuse to compare against a floor that drifted from lib/.
+internals.checkFloor = function () {
+
+    for (const [namespace, queries] of Object.entries(Floor.sql)) {
+        const shipped = require(`../dist/namespaces/${namespace}/store`).queries;
+
+        for (const [name, sql] of Object.entries(queries)) {
+            if (shipped[name] !== sql) {
+                throw new Error(`bench/floor.js: the SQL of ${namespace}.${name} differs from lib/namespaces/${namespace}/store.ts (or dist/ is stale: npm run build); copy it over`);
+            }
+        }
+    }
+};
+
+
+internals.start = async function (target, dataset) {
+
+    const port = await internals.freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const log = Path.join(internals.results, `${target}-${dataset.products}.log`);
+    const out = Fs.openSync(log, 'w');
+    const spawn = {
+        // What `npm start` runs, as it ships: logging at info, to a file.
+        localgate: [['bin/localgate.js', 'start'], {
+            cwd: internals.root,
+            env: internals.env({ PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataset.dir, AUTH_JWT_SECRET: internals.secret, LOG_LEVEL: 'info' })
+        }],
+        floor: [[Path.join(__dirname, 'floor.js'), dataset.dir, String(port)], {}],
+        'hapi-alone': [[Path.join(__dirname, 'hapi-alone.js'), dataset.dir, String(port)], {}],
+        // --quiet: no request log, the most favourable setting for it.
+        'json-server': [[require.resolve('json-server/lib/cli/bin.js'), '--port', String(port), '--host', '127.0.0.1', '--quiet', dataset.jsonFile], { cwd: dataset.dir }]
+    };
+
+    const [args, options] = spawn[target];
+    const child = ChildProcess.spawn(process.execPath, args, { ...options, stdio: ['ignore', out, out] });
+    Fs.closeSync(out);
+    const server = { target, size: dataset.products, url, child, log, requests: 0 };
+    const probe = target === 'localgate' ? '/health' : (target === 'json-server' ? '/products?_limit=1' : '/v1/commerce/products?limit=1');
+    await internals.ready(`${url}${probe}`, child, 30_000);
+    return server;
+};
+
+
+internals.env = function (values) {
+
+    const env = { ...process.env, ...values };
+    delete env.VALIDATE_RESPONSES;
+    delete env.SEED;
+    return env;
+};
+
+
+internals.stop = function (server) {
+
+    const { child } = server;
+    if (child.exitCode !== null || child.signalCode !== null) {
+        return Promise.resolve();
+    }
+
+    return new Promise((resolve) => {
+
+        child.once('exit', resolve);
+        child.kill('SIGTERM');
+    });
+};
+
+
+internals.measure = async function (load, server, job) {
+
+    const before = { server: internals.cpuSeconds(server.child.pid), machine: internals.busySeconds() };
+    const result = await internals.job(load, job);
+    const serverCpu = (internals.cpuSeconds(server.child.pid) - before.server) / result.seconds;
+    const machineCpu = (internals.busySeconds() - before.machine) / result.seconds;
+    const failed = Object.entries(result.statuses).filter(([status]) => Number(status) >= 300).reduce((sum, [, count]) => sum + count, 0) + result.errors;
+    server.requests += Object.values(result.statuses).reduce((sum, count) => sum + count, 0);
+    // What neither the server nor the load generator used: other processes disturbing the round.
+    return { ...result, failed, serverCpu, otherCpu: Math.max(0, machineCpu - serverCpu - result.loadCpu) };
+};
+
+
+internals.job = function (load, job) {
+
+    return new Promise((resolve, reject) => {
+
+        const timer = setTimeout(() => reject(new Error(`the load generator did not answer within ${job.seconds + 60} s`)), (job.seconds + 60) * 1000);
+        load.once('message', (message) => {
+
+            clearTimeout(timer);
+            return message.error ? reject(new Error(message.error)) : resolve(message.result);
+        });
+
+        load.send(job);
+    });
+};
+
+
+// User and system CPU time a process has used, from /proc (Linux); 0 elsewhere.
+internals.cpuSeconds = function (pid) {
+
+    try {
+        const fields = Fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+        return (Number(fields[11]) + Number(fields[12])) / internals.clockTicks;
+    }
+    catch {
+        return 0;
+    }
+};
+
+
+// CPU time the whole machine has spent busy, from /proc/stat (Linux); 0 elsewhere.
+internals.busySeconds = function () {
+
+    try {
+        // user nice system idle iowait irq softirq steal: all but idle and iowait.
+        const [user, nice, system, , , irq, softirq, steal] = Fs.readFileSync('/proc/stat', 'utf8').split('\n')[0].split(/\s+/).slice(1).map(Number);
+        return (user + nice + system + irq + softirq + steal) / internals.clockTicks;
+    }
+    catch {
+        return 0;
+    }
+};
+
+
+internals.freePort = function () {
+
+    return new Promise((resolve, reject) => {
+
+        const server = Net.createServer();
+        server.once('error', reject);
+        server.listen(0, '127.0.0.1', () => {
+
+            const { port } = server.address();
+            server.close(() => resolve(port));
+        });
+    });
+};
+
+
+internals.request = function (url, { method = 'GET', headers = {}, body } = {}) {
+
+    return new Promise((resolve, reject) => {
+
+        const req = Http.request(url, { method, headers, agent: false }, (res) => {
+
+            const chunks = [];
+            res.on('data', (chunk) => chunks.push(chunk));
+            res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks).toString() }));
+        });
+
+        req.once('error', reject);
+        req.end(body);
+    });
+};
+
+
+// Polls until the URL answers 200; resolves to the milliseconds that took.
+internals.ready = async function (url, child, limit) {
+
+    const started = process.hrtime.bigint();
+    const elapsed = () => Number(process.hrtime.bigint() - started) / 1e6;
+    let exited = null;
+    child.once('exit', (code) => {
+
+        exited = code;
+    });
+
+    while (elapsed() < limit) {
+        if (exited !== null) {
+            throw new Error(`${url}: the server exited (code ${exited}) before answering`);
+        }
+
+        try {
+            const res = await internals.request(url);
+            if (res.status === 200) {
+                return elapsed();
+            }
+        }
+        catch { }
+
+        await Util.promisify(setTimeout)(2);
+    }
+
+    throw new Error(`${url} did not answer 200 within ${limit} ms`);
+};
+
+
+// Every target must serve the same records before their speeds are compared.
+internals.checkSameData = async function (targets, tokens) {
+
+    const business = (await internals.request(`${targets.localgate.url}/v1/commerce/products?limit=1&offset=200`)).body;
+    const businessId = JSON.parse(business).data[0].business_id;
+    const get = (target, localPath, jsonPath, token) => {
+
+        const json = target === 'json-server';
+        return internals.request(`${targets[target].url}${json ? jsonPath : localPath}`, { headers: json ? {} : { authorization: `Bearer ${token}` } });
+    };
+
+    const checks = [
+        ['products', `/v1/commerce/products?business_id=${businessId}&limit=20`, `/products?business_id=${businessId}&_limit=20`, tokens.reader],
+        ['bookings', '/v1/logistics/bookings?limit=20', `/bookings?customer_id=${Data.reader}&_limit=20`, tokens.reader]
+    ];
+
+    for (const [name, localPath, jsonPath, token] of checks) {
+        const answers = await Promise.all(Object.keys(targets).map(async (target) => [target, await get(target, localPath, jsonPath, token)]));
+        const expected = JSON.parse(answers[0][1].body);
+        for (const [target, answer] of answers) {
+            const records = target === 'json-server' ? JSON.parse(answer.body) : JSON.parse(answer.body).data;
+            const same = answer.status === 200 && records.length === 20 &&
+                Util.isDeepStrictEqual(target === 'json-server' ? records : JSON.parse(answer.body), target === 'json-server' ? expected.data : expected) &&
+                answer.headers['x-total-count'] === String(expected.total);
+
+            if (!same) {
+                throw new Error(`${target} does not serve the same ${name} as localgate: ${answer.status} ${answer.body.slice(0, 300)}\nlocalgate: ${answers[0][1].body.slice(0, 300)}`);
+            }
+        }
+    }
+
+    internals.log(`${Object.keys(targets).join(', ')} serve identical records`);
+};
+
+
+internals.countLines = async function (file) {
+
+    let lines = 0;
+    for await (const chunk of Fs.createReadStream(file)) {
+        for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) {
+            ++lines;
+        }
+    }
+
+    return lines;
+};
+
+
+// Wall time from spawning the command to the first 200 on /health, the three variants taking turns.
+internals.startup = async function (tmp) {
+
+    const variants = [
+        { name: 'npm start', when: 'first start, creating, migrating and seeding the databases', command: 'npm', args: ['start'], fresh: true },
+        { name: 'npm start', when: 'existing data directory', command: 'npm', args: ['start'], fresh: false },
+        { name: 'node bin/localgate.js start', when: 'existing data directory', command: process.execPath, args: ['bin/localgate.js', 'start'], fresh: false }
+    ];
+
+    const times = variants.map(() => []);
+    const existing = Path.join(tmp, 'startup-existing');
+    for (let i = 0; i < internals.settings.starts + 1; ++i) {
+        for (const [index, variant] of variants.entries()) {
+            const dataDir = variant.fresh ? Path.join(tmp, `startup-fresh-${i}`) : existing;
+            const ms = await internals.coldStart(variant.command, variant.args, dataDir);
+            // The first round only creates the existing data directory and warms the file cache.
+            if (i > 0) {
+                times[index].push(ms);
+            }
+        }
+    }
+
+    const at = Date.now();
+    const instance = JSON.parse(ChildProcess.execFileSync(process.execPath, [Path.join(__dirname, 'instance.js'), String(internals.settings.instances)], { encoding: 'utf8' }));
+    internals.log(`${internals.settings.instances + 1} in-process instances in ${Date.now() - at} ms`);
+    return { cold: variants.map((variant, index) => ({ name: variant.name, when: variant.when, times: times[index] })), instance };
+};
+
+
+internals.coldStart = async function (command, args, dataDir) {
+
+    const port = await internals.freePort();
+    const started = process.hrtime.bigint();
+    // Its own process group, so that npm and the server it starts are stopped together.
+    const child = ChildProcess.spawn(command, args, {
+        cwd: internals.root,
+        env: internals.env({ PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info' }),
+        stdio: 'ignore',
+        detached: true
+    });
+
+    try {
+        await internals.ready(`http://127.0.0.1:${port}/health`, child, 20_000);
+        return Number(process.hrtime.bigint() - started) / 1e6;
+    }
+    finally {
+        await new Promise((resolve) => {
+
+            child.once('exit', resolve);
+            process.kill(-child.pid, 'SIGTERM');
+        });
+    }
+};
+
+
+internals.median = function (values) {
+
+    const sorted = [...values].sort((a, b) => a - b);
+    const middle = Math.floor(sorted.length / 2);
+    return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+};
+
+
+internals.summary = function (rounds) {
+
+    const rps = rounds.map((round) => round.rps);
+    return {
+        rps: internals.median(rps),
+        min: Math.min(...rps),
+        max: Math.max(...rps),
+        p50: internals.median(rounds.map((round) => round.p50)),
+        p99: internals.median(rounds.map((round) => round.p99)),
+        serverCpu: internals.median(rounds.map((round) => round.serverCpu)),
+        failed: rounds.reduce((sum, round) => sum + round.failed, 0)
+    };
+};
+
+
+internals.machine = function () {
+
+    const release = Fs.existsSync('/etc/os-release') ? /PRETTY_NAME="?([^"\n]*)/.exec(Fs.readFileSync('/etc/os-release', 'utf8'))?.[1] : undefined;
+    const version = (name) => require(`${name}/package.json`).version;
+    return {
+        cpu: Os.cpus()[0].model,
+        cores: Os.cpus().length,
+        memory: `${Math.round(Os.totalmem() / 2 ** 30)} GiB`,
+        node: process.version,
+        os: `${release ?? Os.type()} (${Os.type()} ${Os.release()}, ${Os.arch()})`,
+        packages: ['@hapi/hapi', 'joi', 'better-sqlite3', 'hapi-pino', 'json-server', 'autocannon'].map((name) => `${name} ${version(name)}`).join(', ')
+    };
+};
+
+
+internals.number = function (value, digits = 0) {
+
+    return value.toLocaleString('en', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+};
+
+
+internals.report = function ({ measured, startup, logs, seconds }) {
+
+    const machine = internals.machine();
+    const { settings } = internals;
+    const lines = [
+        '# localgate benchmark results',
+        '',
+        `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC by \`npm run bench\` (bench/run.js) in ${Math.round(seconds)} s.`,
+        '',
+        `- Machine: ${machine.cpu}, ${machine.cores} cores, ${machine.memory} memory; ${machine.os}; Node ${machine.node}`,
+        `- Packages: ${machine.packages}`,
+        `- Load: autocannon in a separate process, ${settings.connections} connections, ${settings.rounds} rounds of ${settings.seconds} s per target after a ${settings.warmup} s warm-up, targets taking turns within each round (the first target rotates)`,
+        '- localgate: `node bin/localgate.js start` (what `npm start` runs) on a data directory, LOG_LEVEL=info with the log to a file; the floor: bench/floor.js; json-server 0.17 with `--quiet`',
+        '- req/s: median of the rounds (lowest–highest); p50 and p99: medians of the rounds\' own percentiles; server CPU: share of one core the server process used; vs floor and vs json-server: ratio of median req/s',
+        '',
+        '| scenario | target | req/s (min–max) | p50 ms | p99 ms | server CPU (of one core) | vs floor | vs json-server |',
+        '|---|---|---|---|---|---|---|---|'
+    ];
+
+    const summaries = measured.map((cell) => ({ ...cell, summary: Object.fromEntries(Object.keys(cell.rounds).map((target) => [target, internals.summary(cell.rounds[target])])) }));
+    for (const cell of summaries) {
+        for (const target of Object.keys(cell.summary)) {
+            const own = cell.summary[target];
+            const flag = own.failed ? ` (${own.failed} failed)` : '';
+            lines.push(`| ${target === 'localgate' ? `${cell.group}: ${cell.title}` : ''} | ${target === internals.reference ? 'hapi alone (reference)' : target}${flag} | ${internals.number(own.rps)} (${internals.number(own.min)}–${internals.number(own.max)}) | ${own.p50.toFixed(2)} | ${own.p99.toFixed(2)} | ${Math.round(own.serverCpu * 100)}% | ${Math.round(100 * own.rps / cell.summary.floor.rps)}% | ${internals.number(own.rps / cell.summary['json-server'].rps, 1)}× |`);
+        }
+    }
+
+    const cold = startup.cold.map((variant) => ({ ...variant, median: internals.median(variant.times) }));
+    const instance = { median: internals.median(startup.instance.times), min: Math.min(...startup.instance.times), max: Math.max(...startup.instance.times) };
+    lines.push('', '## Start-up', '', '| what | median ms | lowest–highest ms |', '|---|---|---|');
+    for (const variant of cold) {
+        lines.push(`| wall time from spawning \`${variant.name}\` to the first 200 on /health: ${variant.when} (${variant.times.length} starts) | ${variant.median.toFixed(0)} | ${Math.min(...variant.times).toFixed(0)}–${Math.max(...variant.times).toFixed(0)} |`);
+    }
+
+    lines.push(`| in process: createServer({ dataDir: ':memory:', logLevel: 'silent' }) then stop (${startup.instance.times.length} instances after the process's first, which took ${startup.instance.first.toFixed(0)} ms) | ${instance.median.toFixed(1)} | ${instance.min.toFixed(1)}–${instance.max.toFixed(1)} |`);
+
+    const at = (scenario, size) => summaries.find((cell) => cell.scenario === scenario && cell.size === size).summary;
+    const ratio = (scenario, of, to) => at(scenario, 10_000)[of].rps / at(scenario, 10_000)[to].rps;
+    const scale = at('products-read', 100_000).localgate.p50 / at('products-read', 1_000).localgate.p50;
+    const check = (met) => (met ? 'met' : '**missed**');
+    const targets = [
+        ...['products-read', 'bookings-read', 'bookings-write', 'products-write'].map((scenario) => {
+
+            const share = ratio(scenario, 'localgate', 'floor');
+            return `- ${scenario}: ${Math.round(share * 100)}% of the floor's req/s (target 75%): ${check(share >= 0.75)}; hapi alone reaches ${Math.round(ratio(scenario, internals.reference, 'floor') * 100)}%, localgate ${Math.round(ratio(scenario, 'localgate', internals.reference) * 100)}% of hapi alone`;
+        }),
+        ...['products-read', 'bookings-read'].map((scenario) => {
+
+            const times = ratio(scenario, 'localgate', 'json-server');
+            return `- ${scenario}: ${internals.number(times, 1)}× json-server (target 25×): ${check(times >= 25)}`;
+        }),
+        ...['bookings-write', 'products-write'].map((scenario) => {
+
+            const times = ratio(scenario, 'localgate', 'json-server');
+            return `- ${scenario}: ${internals.number(times, 1)}× json-server (target 100×): ${check(times >= 100)}`;
+        }),
+        `- product list p50 at 100,000 products: ${scale.toFixed(2)}× the p50 at 1,000 (target 1.5×; p50 at 1,000, 10,000, 100,000: ${[1_000, 10_000, 100_000].map((size) => at('products-read', size).localgate.p50.toFixed(2)).join(', ')} ms; p99: ${[1_000, 10_000, 100_000].map((size) => at('products-read', size).localgate.p99.toFixed(2)).join(', ')} ms): ${check(scale <= 1.5)}`,
+        `- in-process instance: median ${instance.median.toFixed(1)} ms (target under 10 ms): ${check(instance.median < 10)}`,
+        `- cold \`npm start\` to the first 200: median ${cold[0].median.toFixed(0)} ms on a first start, ${cold[1].median.toFixed(0)} ms on an existing data directory (target under 600 ms): ${check(cold[0].median < 600 && cold[1].median < 600)}`
+    ];
+
+    const others = measured.flatMap((cell) => Object.values(cell.rounds).flat().map((round) => round.otherCpu));
+    lines.push('', '## Targets', '', ...targets, '', '## Checks', '');
+    lines.push(`- Other processes on the machine used a median ${Math.round(internals.median(others) * 100)}% of a core during the measured rounds (most: ${Math.round(Math.max(...others) * 100)}%); the rounds are in bench/results/raw-*.json with their own figures.`);
+    lines.push('- Before measuring, every target answered the same product page and the same bookings page with identical records and totals.');
+    for (const log of logs) {
+        lines.push(`- localgate (${internals.number(log.size)} products) wrote ${internals.number(log.lines)} log lines for the ${internals.number(log.requests)} requests of the load generator (one per request, plus start-up and readiness probes).`);
+    }
+
+    return lines.join('\n') + '\n';
+};
+
+
+internals.log = function (line) {
+
+    process.stderr.write(`bench: ${line}\n`);
+};
+
+
+internals.main().catch((err) => {
+
+    process.stderr.write(`bench: ${err.stack}\n`);
+    process.exitCode = 1;
+});
