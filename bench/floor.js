@@ -41,11 +41,11 @@ exports.sql = {
         locationExists: 'SELECT 1 FROM locations WHERE id = @id',
         listBookings: `SELECT ${internals.bookingColumns} FROM bookings WHERE customer_id = @customer_id ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`,
         bookingById: `SELECT ${internals.bookingColumns} FROM bookings WHERE id = @id AND customer_id = @customer_id`,
-        countBookings: 'SELECT count(*) FROM bookings WHERE customer_id = @customer_id',
+        countBookings: 'SELECT bookings FROM customer_booking_counts WHERE customer_id = @customer_id',
         latestBookingOfCustomer: 'SELECT created_at FROM bookings WHERE customer_id = @customer_id ORDER BY created_at DESC, id DESC LIMIT 1',
-        overlappingBooking: `SELECT 1 FROM bookings
-        WHERE vehicle_id = @vehicle_id AND status = 'confirmed' AND pickup_at < @return_at AND return_at > @pickup_at
-        LIMIT 1`,
+        latestBookingBefore: `SELECT return_at FROM bookings
+        WHERE vehicle_id = @vehicle_id AND status = 'confirmed' AND pickup_at < @return_at
+        ORDER BY pickup_at DESC LIMIT 1`,
         insertBooking: `INSERT INTO bookings (${internals.bookingColumns})
         VALUES (@id, @vehicle_id, @pickup_location_id, @dropoff_location_id, @pickup_at, @return_at, @notes, @customer_id, @status, @created_at)`
     }
@@ -141,7 +141,7 @@ internals.logistics = function (db) {
     const sql = internals.prepare(db, exports.sql.logistics);
     const readBookings = db.transaction((customerId, page) => ({
         data: sql.listBookings.all({ ...page, customer_id: customerId }),
-        total: sql.countBookings.pluck().get({ customer_id: customerId })
+        total: sql.countBookings.pluck().get({ customer_id: customerId }) ?? 0
     }));
 
     const book = db.transaction((customerId, input) => {
@@ -162,7 +162,8 @@ internals.logistics = function (db) {
         }
 
         const booking = { notes: '', ...input };
-        if (sql.overlappingBooking.get(booking)) {
+        const latestReturn = sql.latestBookingBefore.pluck().get(booking);
+        if (latestReturn !== undefined && latestReturn > booking.pickup_at) {
             throw new internals.Failure(409, 'booking_overlap');
         }
 

@@ -1,9 +1,10 @@
 import Hapi, { type Request, type Server } from '@hapi/hapi';
 import HapiPino from 'hapi-pino';
+import Pino from 'pino';
 
 import { authPlugin, resolveSecret } from './auth';
 import { resolveSettings, type Options, type Settings } from './config';
-import { closeDatabase, memory, namespaceFile, openNamespace, prepareDataDir, seedDemo, type Database } from './db';
+import { closeDatabase, memory, namespaceFile, openNamespace, openSeededMemory, prepareDataDir, seedDemo, type Database } from './db';
 import { errorsPlugin, validationFailed } from './errors';
 import { healthPlugin } from './health';
 import { commercePlugin } from './namespaces/commerce';
@@ -80,7 +81,9 @@ export async function createServer(options: Options = {}): Promise<Server> {
 
         const logging: HapiPino.Options = {
             level: settings.logLevel,
-            stream: settings.logStream as NodeJS.WriteStream | undefined,
+            // pino writes to standard output synchronously by default: a system call for every request's line.
+            // Buffered, the lines of concurrent requests go out together; pino flushes the rest when the process exits.
+            stream: (settings.logStream ?? (settings.logLevel === 'silent' ? undefined : Pino.destination({ dest: 1, sync: false }))) as NodeJS.WriteStream | undefined,
             redact: ['req.headers.authorization'],
             // The serializers take hapi's request and node's response as they are, rather than pino's copies of them
             // (headers included) made on every request only to be narrowed down here.
@@ -116,6 +119,11 @@ export function openDatabases(settings: Settings): Databases {
     const opened: Partial<Databases> = {};
     try {
         for (const namespace of namespaces) {
+            if (settings.dataDir === memory && settings.seed) {
+                opened[namespace] = openSeededMemory(namespace);
+                continue;
+            }
+
             const db = openNamespace(namespaceFile(settings.dataDir, namespace), namespace);
             opened[namespace] = db;
             if (settings.seed) {

@@ -71,10 +71,36 @@ interface ErrorRule {
 }
 
 
+// The same few error bodies and their schemas recur on every route of every server: each is built once per process.
+const examples = new Map<string, object>();
+const exampleSchemas = new Map<string, Joi.ObjectSchema>();
+
+
 /** An error body as the server sends it (see lib/errors.ts): Boom's payload plus code and extra fields. */
 function errorExample(statusCode: number, code: string, message: string, extra: object = {}): object {
 
-    return { ...new Boom.Boom(message, { statusCode }).output.payload, code, ...extra };
+    const key = JSON.stringify([statusCode, code, message, extra]);
+    let example = examples.get(key);
+    if (!example) {
+        example = { ...new Boom.Boom(message, { statusCode }).output.payload, code, ...extra };
+        examples.set(key, example);
+    }
+
+    return example;
+}
+
+
+/** The error schema with an example body. */
+function errorSchemaWith(example: object): Joi.ObjectSchema {
+
+    const key = JSON.stringify(example);
+    let schema = exampleSchemas.get(key);
+    if (!schema) {
+        schema = errorSchema.meta({ examples: example });
+        exampleSchemas.set(key, schema);
+    }
+
+    return schema;
 }
 
 
@@ -222,8 +248,7 @@ function extraResponses(route: RequestRoute, facts: RouteFacts): Record<number, 
     }
 
     for (const [code, { description, example }] of errorStatuses(facts)) {
-        const schema = errorSchema.meta({ examples: example });
-        responses[code] = { description, schema, ...(code === 401 ? { headers: authenticateHeader } : {}) };
+        responses[code] = { description, schema: errorSchemaWith(example), ...(code === 401 ? { headers: authenticateHeader } : {}) };
     }
 
     return responses;

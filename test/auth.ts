@@ -70,6 +70,34 @@ describe('bearer tokens', () => {
         expect((await get('/test/required', token)).statusCode).to.equal(200);
     });
 
+    it('refuses a token it accepted before once the token has expired', async () => {
+
+        const token = sign({ alg: 'HS256', typ: 'JWT' }, { sub: 'dave', exp: now() + 60 }, secret);
+        expect((await get('/test/required', token)).statusCode).to.equal(200);
+        expect((await get('/test/required', token)).statusCode).to.equal(200);
+
+        const realNow = Date.now;
+        Date.now = () => realNow() + 3600 * 1000;
+        try {
+            const res = await get('/test/required', token);
+            expect(res.statusCode).to.equal(401);
+            expect(body(res).message).to.equal('Token expired');
+        }
+        finally {
+            Date.now = realNow;
+        }
+    });
+
+    it('keeps accepting tokens after more distinct tokens than it remembers', async () => {
+
+        const tokens = Array.from({ length: 1001 }, (_, index) => sign({ alg: 'HS256', typ: 'JWT' }, { sub: `caller-${index}`, exp: now() + 60 }, secret));
+        for (const token of tokens) {
+            expect((await get('/test/required', token)).statusCode).to.equal(200);
+        }
+
+        expect(body(await get('/test/required', tokens[0]))).to.equal({ sub: 'caller-0' });
+    });
+
     it('answers 401 with WWW-Authenticate: Bearer when the token is missing', async () => {
 
         const res = await get('/test/required');

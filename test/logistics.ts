@@ -8,6 +8,9 @@ import Jwt from '@hapi/jwt';
 import Lab from '@hapi/lab';
 
 import { createServer, mintToken } from '../lib';
+import { namespaceMigrations } from '../lib/db';
+import { migrate } from '../lib/db/migrate';
+import { openDatabase } from '../lib/db/open';
 import { loadFixture } from '../lib/db/seed';
 import { logisticsPlugin } from '../lib/namespaces/logistics';
 import { maxNotesLength } from '../lib/namespaces/logistics/schemas';
@@ -725,10 +728,10 @@ describe('logistics indexes', () => {
         ['countLocations', /USING COVERING INDEX/],
         ['locationExists', /^SEARCH locations USING COVERING INDEX sqlite_autoindex_locations_1 \(id=\?\)$/],
         ['listBookings', /^SEARCH bookings USING INDEX bookings_by_customer \(customer_id=\?\)$/],
-        ['countBookings', /^SEARCH bookings USING COVERING INDEX bookings_by_customer \(customer_id=\?\)$/],
+        ['countBookings', /^SEARCH customer_booking_counts USING PRIMARY KEY \(customer_id=\?\)$/],
         ['latestBookingOfCustomer', /^SEARCH bookings USING COVERING INDEX bookings_by_customer \(customer_id=\?\)$/],
         ['bookingById', /^SEARCH bookings USING INDEX sqlite_autoindex_bookings_1 \(id=\?\)$/],
-        ['overlappingBooking', /^SEARCH bookings USING COVERING INDEX bookings_by_vehicle_schedule \(vehicle_id=\? AND status=\? AND pickup_at<\?\)$/]
+        ['latestBookingBefore', /^SEARCH bookings USING COVERING INDEX bookings_by_vehicle_schedule \(vehicle_id=\? AND status=\? AND pickup_at<\?\)$/]
     ];
 
     it('has an expectation for every read the store makes', () => {
@@ -756,8 +759,39 @@ describe('logistics indexes', () => {
         });
         expectError(res, 409, 'booking_overlap');
 
-        // The search key starts with the vehicle: the rows visited are that vehicle's confirmed bookings before the return.
-        expect(plan(queries.overlappingBooking)[0]).to.contain('(vehicle_id=? AND status=? AND pickup_at<?)');
+        // The search key starts with the vehicle and the index is read backwards from the return: one row is visited.
+        expect(plan(queries.latestBookingBefore)[0]).to.contain('(vehicle_id=? AND status=? AND pickup_at<?)');
+    });
+});
+
+
+describe('logistics booking counts', () => {
+
+    it('counts the bookings made before the counter existed, then keeps each customer\'s count through every write', () => {
+
+        const db = openDatabase(':memory:');
+        const migrations = namespaceMigrations('logistics');
+        migrate(db, migrations.slice(0, 1));
+        loadFixture(db, {
+            vehicles: [{ id: 'van', make: 'Make', model: 'Model', year: 2020, seats: 3, daily_rate: 60, currency: 'GBP', is_available: true, created_at: '2025-01-01T00:00:00.000Z' }],
+            locations: [{ id: 'depot', name: 'Depot', address: '1 Road', city: 'Harbourside', latitude: 50, longitude: -3, created_at: '2025-01-01T00:00:00.000Z' }],
+            bookings: ['ann', 'ann', 'bob'].map((customer, index) => ({
+                id: `booking-${index}`, vehicle_id: 'van', pickup_location_id: 'depot', dropoff_location_id: 'depot',
+                pickup_at: `2030-01-0${index + 1}T00:00:00.000Z`, return_at: `2030-01-0${index + 1}T12:00:00.000Z`,
+                notes: '', customer_id: customer, status: 'confirmed', created_at: `2025-01-01T00:00:0${index}.000Z`
+            }))
+        }, 'count test');
+        migrate(db, migrations);
+
+        const counts = () => Object.fromEntries((db.prepare('SELECT customer_id, bookings FROM customer_booking_counts ORDER BY customer_id').raw().all() as [string, number][]));
+        expect(counts()).to.equal({ ann: 2, bob: 1 });
+
+        db.prepare('UPDATE bookings SET customer_id = ? WHERE id = ?').run('cat', 'booking-0');
+        expect(counts()).to.equal({ ann: 1, bob: 1, cat: 1 });
+
+        db.prepare('DELETE FROM bookings WHERE id = ?').run('booking-2');
+        expect(counts()).to.equal({ ann: 1, bob: 0, cat: 1 });
+        db.close();
     });
 });
 

@@ -6,6 +6,7 @@ import Code from '@hapi/code';
 import type { Server } from '@hapi/hapi';
 import Lab from '@hapi/lab';
 import Joi from 'joi';
+import Pino from 'pino';
 
 import { createServer } from '../lib';
 import { DomainError, failure, type DomainErrorKind } from '../lib/errors';
@@ -229,6 +230,14 @@ describe('createServer()', () => {
         const server = await testServer();
         const res = await server.inject({ url: '/v1/weather/status', headers: { origin: 'http://anywhere.test' } });
         expect(res.headers['access-control-allow-origin']).to.equal('http://anywhere.test');
+        await server.stop();
+    });
+
+    it('buffers its log to standard output when given no stream', async () => {
+
+        const server = await createServer({ dataDir: ':memory:', logLevel: 'fatal' });
+        const stream = (server.logger as unknown as Record<symbol, { fd: number; sync: boolean }>)[Pino.symbols.streamSym];
+        expect(stream).to.include({ fd: 1, sync: false });
         await server.stop();
     });
 

@@ -41,13 +41,13 @@ export function namespaceMigrations(namespace: string): Migration[] {
 
 
 /** Opens a namespace database, checks it, and brings its schema up to date. */
-export function openNamespace(file: string, namespace: string, options: OpenOptions = {}): Database {
+export function openNamespace(file: string | Buffer, namespace: string, options: OpenOptions = {}): Database {
 
     const db = openDatabase(file, options);
     try {
         const problems = quickCheck(db);
         if (problems.length) {
-            throw new Error(`Database ${file} failed its integrity check: ${problems.join('; ')}`);
+            throw new Error(`Database ${db.name} failed its integrity check: ${problems.join('; ')}`);
         }
 
         migrate(db, namespaceMigrations(namespace));
@@ -58,6 +58,32 @@ export function openNamespace(file: string, namespace: string, options: OpenOpti
     }
 
     return db;
+}
+
+
+// Servers in memory (tests, embedders) are made many times in one process: each namespace is migrated and seeded
+// once, and every new server gets its own copy of that image.
+const seededImages = new Map<string, Buffer>();
+
+
+/** A new in-memory database of the namespace, migrated and holding the demo data. */
+export function openSeededMemory(namespace: string): Database {
+
+    let image = seededImages.get(namespace);
+    if (!image) {
+        const db = openNamespace(memory, namespace);
+        try {
+            seedDemo(db, namespace);
+            image = db.serialize();
+        }
+        finally {
+            closeDatabase(db);
+        }
+
+        seededImages.set(namespace, image);
+    }
+
+    return openNamespace(image, namespace);
 }
 
 

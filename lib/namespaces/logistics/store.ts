@@ -70,13 +70,16 @@ export const queries = {
     countLocations: 'SELECT count(*) FROM locations',
     locationExists: 'SELECT 1 FROM locations WHERE id = @id',
     listBookings: `SELECT ${bookingColumns} FROM bookings WHERE customer_id = @customer_id ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`,
-    countBookings: 'SELECT count(*) FROM bookings WHERE customer_id = @customer_id',
+    // Kept by triggers (migrations/logistics/002): no row until the customer's first booking.
+    countBookings: 'SELECT bookings FROM customer_booking_counts WHERE customer_id = @customer_id',
     latestBookingOfCustomer: 'SELECT created_at FROM bookings WHERE customer_id = @customer_id ORDER BY created_at DESC, id DESC LIMIT 1',
     bookingById: `SELECT ${bookingColumns} FROM bookings WHERE id = @id AND customer_id = @customer_id`,
-    // Half-open ranges [pickup_at, return_at) overlap when each starts before the other ends.
-    overlappingBooking: `SELECT 1 FROM bookings
-        WHERE vehicle_id = @vehicle_id AND status = 'confirmed' AND pickup_at < @return_at AND return_at > @pickup_at
-        LIMIT 1`,
+    // Half-open ranges [pickup_at, return_at) overlap when each starts before the other ends. A vehicle's confirmed
+    // bookings never overlap one another, so of those starting before the requested return the latest one also ends
+    // last: the range overlaps a booking exactly when it overlaps that one, found in one step of the index.
+    latestBookingBefore: `SELECT return_at FROM bookings
+        WHERE vehicle_id = @vehicle_id AND status = 'confirmed' AND pickup_at < @return_at
+        ORDER BY pickup_at DESC LIMIT 1`,
     insertBooking: `INSERT INTO bookings (${bookingColumns})
         VALUES (@id, @vehicle_id, @pickup_location_id, @dropoff_location_id, @pickup_at, @return_at, @notes, @customer_id, @status, @created_at)`
 } as const;
@@ -113,7 +116,7 @@ export class LogisticsStore {
 
         this.readBookings = db.transaction((customerId: string, paging: Page) => ({
             data: statements.listBookings.all({ ...page(paging), customer_id: customerId }) as Booking[],
-            total: statements.countBookings.pluck().get({ customer_id: customerId }) as number
+            total: (statements.countBookings.pluck().get({ customer_id: customerId }) as number | undefined) ?? 0
         }));
 
         this.book = db.transaction((customerId: string, booking: NewBooking) => {
@@ -128,7 +131,8 @@ export class LogisticsStore {
                 throw new DomainError('conflict', 'vehicle_unavailable', `vehicle_id ${vehicle.id}: this vehicle is not available for booking`, 'vehicle_id');
             }
 
-            if (statements.overlappingBooking.get(booking)) {
+            const latestReturn = statements.latestBookingBefore.pluck().get(booking) as string | undefined;
+            if (latestReturn !== undefined && latestReturn > booking.pickup_at) {
                 throw new DomainError('conflict', 'booking_overlap', `vehicle_id ${vehicle.id} is already booked for part of that time: choose another time or vehicle`);
             }
 

@@ -86,12 +86,14 @@ interface AccountRow {
 }
 
 /** Every statement the store runs, prepared once per connection. */
+// LIMIT and OFFSET take their parameters behind a unary plus: SQLite plans a bare LIMIT parameter with its bound value,
+// and so prepares the statement again each time a new value is bound, that is on every call.
 export const queries = {
     walletByOwner: 'SELECT id, owner_id, created_at FROM wallets WHERE owner_id = ?',
     openWallet: 'INSERT INTO wallets (id, owner_id, created_at) VALUES (?, ?, ?) ON CONFLICT (owner_id) DO NOTHING',
     balances: 'SELECT asset, balance AS amount FROM accounts WHERE wallet_id = ? ORDER BY asset',
     transactions: `SELECT id, type, asset, amount, provider_id, status, created_at FROM transactions
-        WHERE wallet_id = ? ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`,
+        WHERE wallet_id = ? ORDER BY created_at DESC, id DESC LIMIT +? OFFSET +?`,
     countTransactions: 'SELECT count(*) AS total FROM transactions WHERE wallet_id = ?',
     transaction: `SELECT t.id, t.type, t.asset, t.amount, t.provider_id, t.status, t.created_at
         FROM transactions t JOIN wallets w ON w.id = t.wallet_id WHERE t.id = ? AND w.owner_id = ?`,
