@@ -5,19 +5,13 @@ import Lab from '@hapi/lab';
 import type { Database } from '../lib/db';
 import { loadFixture } from '../lib/db/seed';
 import { CommerceStore, queries } from '../lib/namespaces/commerce/store';
-import { bearer, body, testServer } from './helpers/server';
+import { bearer, body, type List, testServer } from './helpers/server';
 
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;
 const { expect } = Code;
 
-
-interface List<T> {
-    data: T[];
-    count: number;
-    total: number;
-}
 
 interface Listed {
     id: string;

@@ -10,19 +10,13 @@ import { loadFixture } from '../lib/db/seed';
 import { commercePlugin } from '../lib/namespaces/commerce';
 import { fitsCurrency, isCurrencyCode } from '../lib/namespaces/commerce/money';
 import type { Business, Inquiry, Offer, Product, ScamReport } from '../lib/namespaces/commerce/store';
-import { bearer, body, tempDir, testServer } from './helpers/server';
+import { bearer, body, type List, tempDir, testServer } from './helpers/server';
 
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;
 const { expect } = Code;
 
-
-interface List<T> {
-    data: T[];
-    count: number;
-    total: number;
-}
 
 interface ErrorBody {
     statusCode: number;

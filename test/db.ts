@@ -10,7 +10,7 @@ import { closeDatabase, loadFixtureFile, namespaceFile, openDatabase, openNamesp
 import { appliedMigrations, migrate, MigrationError, readMigrations, schemaVersion } from '../lib/db/migrate';
 import { quickCheck } from '../lib/db/open';
 import { fixtureTablesEmpty, loadFixture } from '../lib/db/seed';
-import { tempDir } from './helpers/server';
+import { breakIntegrity, tempDir } from './helpers/server';
 
 
 export const lab = Lab.script();
@@ -84,12 +84,7 @@ describe('openNamespace()', () => {
     it('refuses a database that fails its integrity check', () => {
 
         const file = Path.join(tempDir(), 'weather.db');
-        const raw = new Sqlite(file);
-        raw.exec('CREATE TABLE t (a); INSERT INTO t VALUES (NULL)');
-        raw.unsafeMode(true);
-        raw.pragma('writable_schema = ON');
-        raw.prepare(`UPDATE sqlite_master SET sql = 'CREATE TABLE t (a NOT NULL)' WHERE name = 't'`).run();
-        raw.close();
+        breakIntegrity(file);
 
         expect(() => openNamespace(file, 'weather')).to.throw(`Database ${file} failed its integrity check: NULL value in t.a`);
         const db = new Sqlite(file);

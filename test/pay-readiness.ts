@@ -10,7 +10,7 @@ import { provisionPay } from '../lib';
 import { namespaceMigrations, openDatabase, closeDatabase } from '../lib/db';
 import { migrate } from '../lib/db/migrate';
 import { payDatabaseFile, PayReadiness } from '../lib/namespaces/pay/readiness';
-import { bearer, body, tempDir, testServer } from './helpers/server';
+import { bearer, body, breakIntegrity, tempDir, testServer } from './helpers/server';
 
 
 export const lab = Lab.script();
@@ -144,12 +144,7 @@ describe('pay readiness', () => {
     it('refuses to start on a pay database that fails its integrity check', async () => {
 
         const file = provisionPay(Path.join(tempDir(), 'pay.db')).PAY_DB_URL;
-        const raw = new Sqlite(file);
-        raw.exec('CREATE TABLE t (a); INSERT INTO t VALUES (NULL)');
-        raw.unsafeMode(true);
-        raw.pragma('writable_schema = ON');
-        raw.prepare(`UPDATE sqlite_master SET sql = 'CREATE TABLE t (a NOT NULL)' WHERE name = 't'`).run();
-        raw.close();
+        breakIntegrity(file);
         await expect(testServer({ pay: { url: file, ...keys } })).to.reject(`Pay database ${file} failed its integrity check: NULL value in t.a`);
     });
 

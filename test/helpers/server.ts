@@ -4,6 +4,7 @@ import Os from 'node:os';
 import Path from 'node:path';
 
 import type { Server, ServerInjectResponse } from '@hapi/hapi';
+import Sqlite from 'better-sqlite3';
 
 import { createServer, mintToken, type Options } from '../../lib';
 
@@ -39,4 +40,24 @@ export function tempDir(prefix = 'localgate-test-'): string {
 export function body<T = Record<string, unknown>>(res: ServerInjectResponse): T {
 
     return JSON.parse(res.payload) as T;
+}
+
+
+/** The list envelope every list endpoint answers. */
+export interface List<T> {
+    data: T[];
+    count: number;
+    total: number;
+}
+
+
+/** Leaves a database whose schema promises NOT NULL over a row holding NULL: what PRAGMA quick_check reports. */
+export function breakIntegrity(file: string): void {
+
+    const raw = new Sqlite(file);
+    raw.exec('CREATE TABLE t (a); INSERT INTO t VALUES (NULL)');
+    raw.unsafeMode(true);
+    raw.pragma('writable_schema = ON');
+    raw.prepare(`UPDATE sqlite_master SET sql = 'CREATE TABLE t (a NOT NULL)' WHERE name = 't'`).run();
+    raw.close();
 }
