@@ -51,6 +51,15 @@ export function defaultCode(statusCode: number): string {
 }
 
 
+/** The body a client gets for a Boom error: Boom's payload plus the error's code (or its default) and extra fields. */
+export function errorBody(boom: Boom.Boom): object {
+
+    const data = boom.data as Record<string, unknown> | null | undefined;
+    const extra = data && typeof data.code === 'string' ? data : { code: defaultCode(boom.output.statusCode) };
+    return { ...boom.output.payload, ...extra };
+}
+
+
 /** Maps anything a handler threw to the Boom error the client sees. */
 export function toBoom(err: Boom.Boom): Boom.Boom {
 
@@ -95,9 +104,7 @@ export const errorsPlugin: Plugin<void> = {
             }
 
             const boom = toBoom(response);
-            const data = boom.data as Record<string, unknown> | null | undefined;
-            const extra = data && typeof data.code === 'string' ? data : { code: defaultCode(boom.output.statusCode) };
-            Object.assign(boom.output.payload, extra);
+            boom.output.payload = errorBody(boom) as Boom.Payload;
             return boom;
         });
     }

@@ -9,7 +9,7 @@ import './swagger-ui';
 import HapiSwagger from 'hapi-swagger';
 import Joi from 'joi';
 
-import { defaultCode } from './errors';
+import { defaultCode, errorBody, failure } from './errors';
 import { packageRoot } from './paths';
 
 
@@ -77,12 +77,12 @@ const exampleSchemas = new Map<string, Joi.ObjectSchema>();
 
 
 /** An error body as the server sends it (see lib/errors.ts): Boom's payload plus code and extra fields. */
-function errorExample(statusCode: number, code: string, message: string, extra: object = {}): object {
+function errorExample(statusCode: number, code: string, message: string, extra: Record<string, unknown> = {}): object {
 
     const key = JSON.stringify([statusCode, code, message, extra]);
     let example = examples.get(key);
     if (!example) {
-        example = { ...new Boom.Boom(message, { statusCode }).output.payload, code, ...extra };
+        example = errorBody(failure(statusCode, code, message, extra));
         examples.set(key, example);
     }
 
@@ -103,12 +103,6 @@ function errorSchemaWith(example: object): Joi.ObjectSchema {
     return schema;
 }
 
-
-/** The body the server sends for a Boom error a route throws with its code and extra fields (see lib/errors.ts). */
-function errorBody(error: Boom.Boom): object {
-
-    return { ...error.output.payload, ...error.data as object };
-}
 
 // Every error status a route can give, decided from its config; a route declares those only its rules know (409, 501).
 const errorRules: Record<number, ErrorRule> = {
