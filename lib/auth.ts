@@ -7,7 +7,7 @@ import type { Plugin, Request } from '@hapi/hapi';
 import Jwt from '@hapi/jwt';
 
 import { minSecretBytes, SettingError } from './config';
-import { memory } from './db';
+import { failure } from './errors';
 
 
 export const strategy = 'bearer';
@@ -18,20 +18,21 @@ const secretFile = '.jwt-secret';
 const clockSkewSec = 30;
 
 
-/** The HS256 secret: the configured one, else one generated once and kept in the data directory (or in memory). */
-export function resolveSecret(configured: string | undefined, dataDir: string): string {
+/** The HS256 secret: the configured one, else one generated once and kept in the data directory (or, when not kept, in memory). */
+export function resolveSecret(configured: string | undefined, dataDir: string, keep: boolean): string {
 
     if (configured) {
         return configured;
     }
 
     const generated = Crypto.randomBytes(48).toString('base64url');
-    if (dataDir === memory) {
+    if (!keep) {
         return generated;
     }
 
     const file = Path.join(dataDir, secretFile);
     try {
+        Fs.mkdirSync(dataDir, { recursive: true });
         Fs.writeFileSync(file, generated + '\n', { mode: 0o600, flag: 'wx' });
     }
     catch (err) {
@@ -49,10 +50,27 @@ export function resolveSecret(configured: string | undefined, dataDir: string): 
 }
 
 
-/** Signs a token for a subject that expires after ttlSec seconds. */
-export function mintToken(secret: string, subject: string, ttlSec = 3600): string {
+/** The role claim of a token that may use the admin routes (/_instances). */
+export const adminRole = 'admin';
 
-    return Jwt.token.generate({ sub: subject }, { key: secret, algorithm: 'HS256' }, { ttlSec });
+/** Signs a token for a subject that expires after ttlSec seconds; an admin token carries the claim role: "admin". */
+export function mintToken(secret: string, subject: string, ttlSec = 3600, options: { admin?: boolean } = {}): string {
+
+    return Jwt.token.generate(options.admin ? { sub: subject, role: adminRole } : { sub: subject }, { key: secret, algorithm: 'HS256' }, { ttlSec });
+}
+
+
+export const adminMessage = `This route needs a token whose role claim is "${adminRole}": mint one with npx localgate token --admin`;
+
+
+/** Route prerequisite of the admin routes: a verified token whose role claim is admin, else a 403 admin_required. */
+export function requireAdmin(request: Request): true {
+
+    if (request.auth.credentials.role !== adminRole) {
+        throw failure(403, 'admin_required', adminMessage);
+    }
+
+    return true;
 }
 
 
@@ -75,7 +93,7 @@ const verifyClaims = { aud: false, iss: false, sub: false, nbf: true, exp: true,
 const maxRemembered = 1000;
 
 interface Verified {
-    credentials: { sub: string };
+    credentials: { sub: string; role?: string };
     artifacts: { decoded: { payload: Record<string, unknown> } };
 }
 
@@ -92,7 +110,7 @@ export const authPlugin: Plugin<{ secret: string }> = {
             httpAuthScheme: 'Bearer',
             validate(artifacts: { decoded: { payload: Record<string, unknown> } }) {
 
-                const { sub, exp } = artifacts.decoded.payload;
+                const { sub, exp, role } = artifacts.decoded.payload;
                 if (typeof exp !== 'number') {
                     throw new Error('Token has no expiry (exp claim)');
                 }
@@ -101,7 +119,7 @@ export const authPlugin: Plugin<{ secret: string }> = {
                     throw new Error('Token has no subject (sub claim)');
                 }
 
-                return { isValid: true, credentials: { sub } };
+                return { isValid: true, credentials: role === adminRole ? { sub, role } : { sub } };
             }
         });
 

@@ -2,11 +2,11 @@ import Path from 'node:path';
 import Util from 'node:util';
 
 import { mintToken, resolveSecret } from './auth';
-import { settingsFromEnvironment, type Flags, type Settings } from './config';
-import { closeDatabase, loadFixtureFile, memory, schemaVersion, prepareDataDir } from './db';
-import { createServer, namespaces, openDatabases } from './index';
-import { PayReadiness } from './namespaces/pay/readiness';
-import { provisionPay } from './namespaces/pay/provision';
+import { wallContext } from './clock';
+import { durationSeconds, settingsFromEnvironment, type Flags, type Settings } from './config';
+import { readFixtureFile } from './fixtures';
+import { createServer } from './index';
+import { createEngine, provisionPay } from './storage';
 
 
 export interface Io {
@@ -20,19 +20,24 @@ Commands:
   start                   start the service (default)
   migrate                 apply pending migrations and exit
   provision pay           create the pay database and print the settings to export
-  token <subject>         print a bearer token for <subject> (--ttl 1h, 30m, 2d or seconds)
-  seed --file F.json      load a fixture file {"<namespace>": {"<table>": [records]}}
+  token [--admin] <subject>  print a bearer token for <subject> (--ttl 1h, 30m, 2d or seconds);
+                          --admin adds the role claim the /_instances routes need (subject default: admin)
+  seed --file F.json      load a fixture file {"<namespace>": {"<collection>": [records]}}
 
 Options:
-  --port N, --host H, --data-dir D, --memory, --no-seed, --log-level L, --ttl T, --file F, --help
+  --port N, --host H, --data-dir D, --memory, --memory-pay, --no-seed, --log-level L, --ttl T,
+  --admin, --file F, --help
 Settings are read from the environment too (PORT, HOST, DATA_DIR, AUTH_JWT_SECRET, PAY_DB_URL,
-PAY_DB_PUBLISHABLE_KEY, PAY_DB_SECRET_KEY, LOG_LEVEL, CORS_ORIGINS, SEED, DRAIN_TIMEOUT_MS).`;
+PAY_DB_PUBLISHABLE_KEY, PAY_DB_SECRET_KEY, LOG_LEVEL, CORS_ORIGINS, SEED, DRAIN_TIMEOUT_MS,
+INSTANCE_IDLE_TTL, MAX_INSTANCES, MEMORY_PAY).`;
 
 const options = {
     port: { type: 'string' },
     host: { type: 'string' },
     'data-dir': { type: 'string' },
     memory: { type: 'boolean' },
+    'memory-pay': { type: 'boolean' },
+    admin: { type: 'boolean' },
     seed: { type: 'boolean' },
     'no-seed': { type: 'boolean' },
     'log-level': { type: 'string' },
@@ -42,8 +47,6 @@ const options = {
 } as const;
 
 class UsageError extends Error { }
-
-const ttlUnits: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400 };
 
 
 /** Runs one command line; resolves to the exit code (for start, once the server has stopped). */
@@ -56,15 +59,16 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: Io): Prom
             return 0;
         }
 
-        const [command = 'start', ...rest] = positionals;
-        const flags: Flags = { ...values, seed: values['no-seed'] ? false : values.seed };
+        const [command = 'start', ...args] = positionals;
+        const { admin, ...rest } = values;
+        const flags: Flags = { ...rest, seed: values['no-seed'] ? false : values.seed };
         const settings = settingsFromEnvironment(env, flags);
 
         switch (command) {
             case 'start': return await start(settings, io);
             case 'migrate': return migrateAll(settings, io);
-            case 'provision': return provision(settings, rest, io);
-            case 'token': return token(settings, rest, values.ttl, io);
+            case 'provision': return provision(settings, args, io);
+            case 'token': return token(settings, args, { ttl: values.ttl, admin }, io);
             case 'seed': return seed(settings, values.file, io);
             default: throw new UsageError(`unknown command "${command}"`);
         }
@@ -104,11 +108,9 @@ async function start(settings: Settings, io: Io): Promise<number> {
         throw err;
     }
 
-    const storage = settings.dataDir === memory ? 'in memory (nothing is written to disk)' : `in ${Path.resolve(settings.dataDir)}`;
+    const storage = settings.storage === 'memory' ? 'in memory' : `in ${Path.resolve(settings.dataDir)}`;
     io.out(`localgate listening on ${server.info.uri} with databases ${storage}`);
-    io.out(settings.dataDir === memory && !settings.jwtSecret ?
-        'Tokens: this in-memory server generated its own secret; set AUTH_JWT_SECRET to mint tokens with `npx localgate token <subject>`' :
-        'Mint a token: npx localgate token <subject>   (or: npm run --silent token -- <subject>)');
+    io.out('Mint a token: npx localgate token <subject>   (or: npm run --silent token -- <subject>)');
 
     return await new Promise<number>((resolve) => {
 
@@ -129,21 +131,14 @@ async function start(settings: Settings, io: Io): Promise<number> {
 
 function migrateAll(settings: Settings, io: Io): number {
 
-    prepareDataDir(settings.dataDir);
-    const databases = openDatabases({ ...settings, seed: false });
-    for (const namespace of namespaces) {
-        io.out(`${namespace}: schema version ${schemaVersion(databases[namespace])}`);
-        closeDatabase(databases[namespace]);
-    }
-
-    const pay = new PayReadiness(settings.pay);
+    const data = createEngine({ ...settings, seed: false }).openDefault(wallContext());
     try {
-        pay.upgrade();
-        const db = pay.database();
-        io.out(db ? `pay: schema version ${schemaVersion(db)}` : 'pay: not provisioned (run `localgate provision pay`)');
+        for (const [namespace, health] of Object.entries(data.health())) {
+            io.out(health.state === 'ready' ? `${namespace}: schema version ${health.schema_version}` : `${namespace}: not provisioned (run \`localgate provision pay\`)`);
+        }
     }
     finally {
-        pay.close();
+        data.close();
     }
 
     return 0;
@@ -156,12 +151,8 @@ function provision(settings: Settings, args: string[], io: Io): number {
         throw new UsageError('provision takes one namespace: pay');
     }
 
-    if (!settings.pay.url && settings.dataDir === memory) {
-        throw new Error('set PAY_DB_URL or DATA_DIR to a directory: an in-memory pay database would vanish when this command exits');
-    }
-
-    if (!settings.pay.url) {
-        prepareDataDir(settings.dataDir);
+    if (!settings.pay.url && settings.storage === 'memory') {
+        throw new Error('set PAY_DB_URL or DATA_DIR to a directory: an in-memory pay database would vanish when this command exits (start with --memory-pay for pay in memory)');
     }
 
     const credentials = provisionPay(settings.pay.url ?? Path.join(settings.dataDir, 'pay.db'));
@@ -173,20 +164,15 @@ function provision(settings: Settings, args: string[], io: Io): number {
 }
 
 
-function token(settings: Settings, args: string[], ttl: string | undefined, io: Io): number {
+function token(settings: Settings, args: string[], flags: { ttl?: string; admin?: boolean }, io: Io): number {
 
-    const subject = args.length === 1 ? args[0]!.trim() : '';
+    const subject = args.length === 1 ? args[0]!.trim() : (flags.admin && !args.length ? 'admin' : '');
     if (!subject) {
         throw new UsageError('token takes exactly one subject, for example: localgate token alice');
     }
 
-    if (!settings.jwtSecret && settings.dataDir === memory) {
-        throw new Error('AUTH_JWT_SECRET must be set to mint tokens for an in-memory server');
-    }
-
-    prepareDataDir(settings.dataDir);
-    const secret = resolveSecret(settings.jwtSecret, settings.dataDir);
-    io.out(mintToken(secret, subject, ttlSeconds(ttl ?? '1h')));
+    const secret = resolveSecret(settings.jwtSecret, settings.dataDir, true);
+    io.out(mintToken(secret, subject, ttlSeconds(flags.ttl ?? '1h'), { admin: flags.admin }));
     return 0;
 }
 
@@ -197,14 +183,14 @@ function seed(settings: Settings, file: string | undefined, io: Io): number {
         throw new UsageError('seed needs --file F.json');
     }
 
-    prepareDataDir(settings.dataDir);
-    const databases = openDatabases({ ...settings, seed: false });
+    const data = createEngine({ ...settings, seed: false }).openDefault(wallContext());
     try {
-        const counts = loadFixtureFile(databases, Path.resolve(file));
+        const path = Path.resolve(file);
+        const counts = data.loadFixture(readFixtureFile(path), path);
         io.out(Object.entries(counts).map(([namespace, count]) => `${namespace}: ${count} records added`).join('\n'));
     }
     finally {
-        Object.values(databases).forEach(closeDatabase);
+        data.close();
     }
 
     return 0;
@@ -214,8 +200,7 @@ function seed(settings: Settings, file: string | undefined, io: Io): number {
 /** Parses 90, 90s, 30m, 2h or 7d into seconds. */
 export function ttlSeconds(ttl: string): number {
 
-    const match = /^(\d+)([smhd]?)$/.exec(ttl.trim());
-    const seconds = match ? Number(match[1]) * ttlUnits[match[2] || 's']! : 0;
+    const seconds = durationSeconds(ttl);
     if (!seconds) {
         throw new UsageError(`--ttl must be a positive duration such as 3600, 30m, 2h or 7d, not "${ttl}"`);
     }

@@ -14,10 +14,14 @@ export interface PaySettings {
     secretKey?: string;
 }
 
+export type Storage = 'file' | 'memory';
+
 export interface Settings {
     port: number;
     host: string;
+    storage: Storage;
     dataDir: string;
+    keepSecret: boolean;
     jwtSecret?: string;
     pay: PaySettings;
     logLevel: LogLevel;
@@ -25,10 +29,16 @@ export interface Settings {
     seed: boolean;
     drainTimeoutMs: number;
     validateResponses: boolean;
+    instanceIdleTtlMs: number;
+    maxInstances: number;
+    memoryPay: boolean;
     logStream?: NodeJS.WritableStream;
 }
 
 export type Options = Partial<Omit<Settings, 'pay'>> & { pay?: PaySettings };
+
+/** The data directory setting that asks for storage in memory (DATA_DIR=:memory:, or dataDir in code). */
+export const memoryDataDir = ':memory:';
 
 export class SettingError extends Error {
 
@@ -47,8 +57,12 @@ const optionalText = Joi.string().trim().empty('');
 // Labels are the environment names, so an error names the setting a user can change.
 export const settingsSchema = Joi.object<Settings>({
     port: Joi.number().integer().min(0).max(65535).default(3000).label('PORT'),
-    host: Joi.string().trim().min(1).default('127.0.0.1').label('HOST'),
+    host: Joi.string().trim().hostname().default('127.0.0.1').messages({ 'string.hostname': '{{#label}} must be a host name or an IP address' }).label('HOST'),
+    storage: Joi.string().valid('file', 'memory').default('file').label('storage'),
     dataDir: Joi.string().trim().min(1).default('./data').label('DATA_DIR'),
+    // A generated secret is kept in the data directory so that tokens minted by another command work; a server made
+    // in memory from code keeps it in memory unless told otherwise.
+    keepSecret: Joi.boolean().default(Joi.ref('storage', { adjust: (storage: Storage) => storage === 'file' })).label('keepSecret'),
     jwtSecret: Joi.string().empty(Joi.valid(null)).custom((value: string, helpers) => {
 
         return Buffer.byteLength(value, 'utf8') >= minSecretBytes ? value : helpers.error('secret.short');
@@ -75,6 +89,12 @@ export const settingsSchema = Joi.object<Settings>({
     seed: Joi.boolean().truthy('demo').falsy('none').default(true).messages({ 'boolean.base': '{{#label}} must be demo or none' }).label('SEED'),
     drainTimeoutMs: Joi.number().integer().min(0).default(10_000).label('DRAIN_TIMEOUT_MS'),
     validateResponses: Joi.boolean().default(false).label('VALIDATE_RESPONSES'),
+    instanceIdleTtlMs: Joi.number().integer().min(1000).default(3_600_000).label('INSTANCE_IDLE_TTL'),
+    maxInstances: Joi.number().integer().min(0).default(1000).label('MAX_INSTANCES'),
+    memoryPay: Joi.boolean().default(false).when('storage', {
+        is: 'file',
+        then: Joi.valid(false).messages({ 'any.only': '{{#label}} needs storage in memory (--memory or DATA_DIR=:memory:); for files run `localgate provision pay`' })
+    }).label('MEMORY_PAY'),
     // Programmatic only: where log lines go instead of stdout.
     logStream: Joi.object().label('logStream')
 }).prefs({ errors: { wrap: { label: false } } });
@@ -83,7 +103,8 @@ export const settingsSchema = Joi.object<Settings>({
 /** Validates programmatic options once; the first problem becomes a SettingError naming the setting. */
 export function resolveSettings(options: Options = {}): Settings {
 
-    const { error, value } = settingsSchema.validate(options, { abortEarly: true, convert: true });
+    const input = options.dataDir === memoryDataDir ? { ...options, dataDir: undefined, storage: 'memory' } : options;
+    const { error, value } = settingsSchema.validate(input, { abortEarly: true, convert: true });
     if (error) {
         const detail = error.details[0]!;
         const label = String(detail.context!.label);
@@ -99,6 +120,7 @@ export interface Flags {
     host?: string;
     'data-dir'?: string;
     memory?: boolean;
+    'memory-pay'?: boolean;
     seed?: boolean;
     'log-level'?: string;
 }
@@ -106,10 +128,16 @@ export interface Flags {
 /** Reads the settings from the environment, with command-line flags taking precedence; the only reader of process.env. */
 export function settingsFromEnvironment(env: NodeJS.ProcessEnv = process.env, flags: Flags = {}): Settings {
 
+    const dataDir = pick(flags['data-dir'], env.DATA_DIR);
+    const inMemory = flags.memory || dataDir === memoryDataDir;
     const options = {
         port: pick(flags.port, env.PORT),
         host: pick(flags.host, env.HOST),
-        dataDir: flags.memory ? ':memory:' : pick(flags['data-dir'], env.DATA_DIR),
+        // In memory the data directory still keeps the generated token secret, so that `localgate token` in another
+        // shell mints tokens this server accepts.
+        storage: inMemory ? 'memory' : undefined,
+        dataDir: dataDir === memoryDataDir ? undefined : dataDir,
+        keepSecret: true,
         jwtSecret: env.AUTH_JWT_SECRET,
         pay: defined({
             url: env.PAY_DB_URL,
@@ -120,10 +148,36 @@ export function settingsFromEnvironment(env: NodeJS.ProcessEnv = process.env, fl
         corsOrigins: env.CORS_ORIGINS === undefined ? undefined : env.CORS_ORIGINS.split(',').map((origin) => origin.trim()).filter(Boolean),
         seed: flags.seed ?? pick(undefined, env.SEED),
         drainTimeoutMs: env.DRAIN_TIMEOUT_MS,
-        validateResponses: env.VALIDATE_RESPONSES
+        validateResponses: env.VALIDATE_RESPONSES,
+        instanceIdleTtlMs: env.INSTANCE_IDLE_TTL === undefined ? undefined : durationMs(env.INSTANCE_IDLE_TTL, 'INSTANCE_IDLE_TTL'),
+        maxInstances: env.MAX_INSTANCES,
+        memoryPay: flags['memory-pay'] ?? pick(undefined, env.MEMORY_PAY)
     };
 
     return resolveSettings(defined(options) as Options);
+}
+
+
+/** Parses 90, 90s, 30m, 2h or 7d into seconds; null when it is not such a duration or is zero. */
+export function durationSeconds(text: string): number | null {
+
+    const match = /^(\d+)([smhd]?)$/.exec(text.trim());
+    const seconds = match ? Number(match[1]) * durationUnits[match[2] || 's']! : 0;
+    return seconds || null;
+}
+
+
+const durationUnits: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400 };
+
+
+function durationMs(text: string, setting: string): number {
+
+    const seconds = durationSeconds(text);
+    if (seconds === null) {
+        throw new SettingError(setting, `must be a positive duration such as 3600, 30m, 2h or 7d, not "${text}"`);
+    }
+
+    return seconds * 1000;
 }
 
 

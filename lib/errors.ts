@@ -5,8 +5,8 @@ import type { Plugin, Request, ResponseToolkit } from '@hapi/hapi';
 import type { ValidationError } from 'joi';
 
 
-// What a store may report: domain outcomes only, never HTTP. This module turns them into Boom errors.
-export type DomainErrorKind = 'not_found' | 'conflict' | 'unprocessable';
+// What a store may report: domain outcomes only, never HTTP or an engine's own errors. This module turns them into Boom errors.
+export type DomainErrorKind = 'not_found' | 'conflict' | 'unprocessable' | 'busy' | 'limit';
 
 export class DomainError extends Error {
 
@@ -22,20 +22,10 @@ export class DomainError extends Error {
 const statusOfKind: Record<DomainErrorKind, number> = {
     not_found: 404,
     conflict: 409,
-    unprocessable: 422
+    unprocessable: 422,
+    busy: 503,
+    limit: 429
 };
-
-// SQLite failures that escape a store's own checks still get an honest status: constraints, and lock contention
-// that outlasted busy_timeout (another process holding the write lock).
-const sqliteErrors: Record<string, [number, string, string]> = {
-    SQLITE_CONSTRAINT_FOREIGNKEY: [422, 'reference_not_found', 'A referenced record does not exist'],
-    SQLITE_CONSTRAINT_UNIQUE: [409, 'conflict', 'A record with the same key already exists'],
-    SQLITE_CONSTRAINT_PRIMARYKEY: [409, 'conflict', 'A record with the same key already exists'],
-    SQLITE_BUSY: [503, 'database_busy', 'The database is busy, try again'],
-    SQLITE_BUSY_SNAPSHOT: [503, 'database_busy', 'The database is busy, try again'],
-    SQLITE_LOCKED: [503, 'database_busy', 'The database is busy, try again']
-};
-
 
 /** A Boom error carrying a stable machine-readable code and extra body fields. */
 export function failure(statusCode: number, code: string, message: string, extra: Record<string, unknown> = {}): Boom.Boom {
@@ -66,11 +56,6 @@ export function toBoom(err: Boom.Boom): Boom.Boom {
     if (err instanceof DomainError) {
         const extra = err.field ? { details: [{ field: err.field, message: err.message }] } : {};
         return failure(statusOfKind[err.kind], err.code, err.message, extra);
-    }
-
-    const sqlite = sqliteErrors[String((err as { code?: string }).code)];
-    if (sqlite) {
-        return failure(...sqlite);
     }
 
     return err;

@@ -1,15 +1,7 @@
 import type { Plugin } from '@hapi/hapi';
 import Joi from 'joi';
 
-import { schemaVersion, type Database } from './db';
-import type { PayReadiness } from './namespaces/pay/readiness';
-
-
-export interface HealthOptions {
-    databases: Record<string, Database>;
-    pay: PayReadiness;
-    storage: 'file' | 'memory';
-}
+import { dataOf } from './instances';
 
 const namespaceHealth = Joi.object({
     state: Joi.string().valid('ready', 'unavailable', 'unconfigured', 'configured').required(),
@@ -23,20 +15,9 @@ export const healthSchema = Joi.object({
 }).label('Health');
 
 
-function databaseHealth(db: Database): { state: 'ready' | 'unavailable'; schema_version: number | null } {
-
-    try {
-        return { state: 'ready', schema_version: schemaVersion(db) };
-    }
-    catch {
-        return { state: 'unavailable', schema_version: null };
-    }
-}
-
-
-export const healthPlugin: Plugin<HealthOptions> = {
+export const healthPlugin: Plugin<void> = {
     name: 'localgate-health',
-    register(server, options) {
+    register(server) {
 
         server.route({
             method: 'GET',
@@ -44,23 +25,13 @@ export const healthPlugin: Plugin<HealthOptions> = {
             options: {
                 auth: false,
                 description: 'Each namespace\'s database state and schema version',
+                notes: 'Under an instance\'s base path, the instance\'s databases.',
                 tags: ['api', 'health'],
                 response: { status: { 200: healthSchema, 503: healthSchema } },
                 handler(request, h) {
 
-                    const namespaces: Record<string, object> = {};
-                    for (const [name, db] of Object.entries(options.databases)) {
-                        namespaces[name] = { ...databaseHealth(db), storage: options.storage };
-                    }
-
-                    const pay = options.pay.status();
-                    namespaces.pay = {
-                        state: pay.schema_ready ? 'ready' : (pay.configured ? 'configured' : 'unconfigured'),
-                        schema_version: options.pay.schemaVersion(),
-                        storage: 'file'
-                    };
-
-                    const healthy = Object.values(namespaces).every((entry) => (entry as { state: string }).state !== 'unavailable');
+                    const namespaces = dataOf(request).health();
+                    const healthy = Object.values(namespaces).every((entry) => entry.state !== 'unavailable');
                     return h.response({ status: healthy ? 'ok' : 'degraded', namespaces }).code(healthy ? 200 : 503);
                 }
             }

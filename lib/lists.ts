@@ -32,12 +32,13 @@ export function listResponse<T>(h: Pick<ResponseToolkit, 'response'>, result: Li
 
 /**
  * A 201 with the record as body and its path in Location: the path the request was posted to plus the record's id,
- * or, for a record made by a POST elsewhere, the path of its collection within the namespace (after the route prefix).
+ * or, for a record made by a POST elsewhere, the path of its collection within the namespace (after the route prefix);
+ * under an instance, behind its base path.
  */
-export function createdResponse(h: Pick<ResponseToolkit, 'response'>, request: Pick<Request, 'path' | 'route'>, record: { id: string }, collection?: string): ResponseObject {
+export function createdResponse(h: Pick<ResponseToolkit, 'response'>, request: Pick<Request, 'path' | 'route' | 'app'>, record: { id: string }, collection?: string): ResponseObject {
 
     const path = collection === undefined ? request.path : `${request.route.realm.modifiers.route.prefix}${collection}`;
-    return h.response(record).code(201).location(`${path}/${record.id}`);
+    return h.response(record).code(201).location(`${request.app.scope.basePath}${path}/${record.id}`);
 }
 
 

@@ -9,7 +9,9 @@ import './swagger-ui';
 import HapiSwagger from 'hapi-swagger';
 import Joi from 'joi';
 
+import { adminMessage, requireAdmin } from './auth';
 import { defaultCode, errorBody, failure } from './errors';
+import { limitReached } from './instances/registry';
 import { packageRoot } from './paths';
 
 
@@ -58,6 +60,7 @@ interface RouteFacts {
     auth: 'none' | 'required' | 'optional';
     validates: boolean;
     hasParams: boolean;
+    admin: boolean;
     maxBytes: number | undefined;
     referencesIds: boolean;
     declared: Map<number, string | Boom.Boom>;
@@ -121,6 +124,11 @@ const errorRules: Record<number, ErrorRule> = {
         },
         example: () => errorExample(401, 'unauthorized', 'Expired token', { attributes: { error: 'Expired token' } })
     },
+    403: {
+        applies: (route) => route.admin,
+        description: () => 'The token is valid but its role claim is not admin (code admin_required)',
+        example: () => errorExample(403, 'admin_required', adminMessage)
+    },
     404: {
         applies: (route) => route.hasParams,
         description: () => 'No record with this id, or one that belongs to another caller',
@@ -145,6 +153,10 @@ const errorRules: Record<number, ErrorRule> = {
         applies: (route) => route.referencesIds,
         description: () => 'The body references a record that does not exist',
         example: () => errorExample(422, 'business_not_found', 'business_id refers to no existing business', { details: [{ field: 'business_id', message: 'business_id refers to no existing business' }] })
+    },
+    429: {
+        description: () => 'MAX_INSTANCES instances are live (code instance_limit_reached): delete one or let idle ones expire',
+        example: () => errorExample(429, 'instance_limit_reached', limitReached(1000).message)
     },
     501: {
         description: () => 'The namespace backend is not provisioned in this environment: the body says what to run',
@@ -202,6 +214,7 @@ function routeFacts(server: Server, route: RequestRoute): RouteFacts {
         auth: auth ? auth.mode as 'required' | 'optional' : 'none',
         validates: Boolean(validate.params || validate.query || validate.payload || validate.headers),
         hasParams: route.path.includes('{'),
+        admin: Boolean(settings.pre?.some((step) => (step as { method?: unknown }).method === requireAdmin)),
         // hapi reads a body on every method but GET (settings.payload is null there).
         maxBytes: settings.payload?.maxBytes,
         referencesIds: shapeOf(validate.payload).referencesIds,
@@ -332,7 +345,8 @@ export const openapiPlugin: Plugin<void> = {
                 { name: 'logistics', description: 'Vehicles, bookings and pickup and drop-off locations' },
                 { name: 'pay', description: 'Wallets, token types and the fiat gateway: data endpoints answer 501 until pay is provisioned' },
                 { name: 'weather', description: 'Reserved: forecasts answer 501 until a weather backend is provisioned' },
-                { name: 'health', description: 'The state of each namespace database' }
+                { name: 'health', description: 'The state of each namespace database' },
+                { name: 'instances', description: 'Isolated, disposable data sets for test suites (admin token): every endpoint above also answers under an instance\'s base path /i/<id>' }
             ],
             securityDefinitions: {
                 [securityScheme]: {

@@ -164,23 +164,25 @@ describe('resolveSecret()', () => {
 
     it('uses the configured secret', () => {
 
-        expect(resolveSecret('s'.repeat(32), '/nowhere')).to.equal('s'.repeat(32));
+        expect(resolveSecret('s'.repeat(32), '/nowhere', true)).to.equal('s'.repeat(32));
     });
 
-    it('generates a secret in memory for an in-memory server', () => {
+    it('generates a secret in memory when it is not to be kept', () => {
 
-        const first = resolveSecret(undefined, ':memory:');
+        const dir = Path.join(tempDir(), 'unused');
+        const first = resolveSecret(undefined, dir, false);
         expect(Buffer.byteLength(first)).to.be.at.least(32);
-        expect(resolveSecret(undefined, ':memory:')).to.not.equal(first);
+        expect(resolveSecret(undefined, dir, false)).to.not.equal(first);
+        expect(Fs.existsSync(dir)).to.be.false();
     });
 
     it('keeps a generated secret in DATA_DIR/.jwt-secret, readable by its owner only', () => {
 
-        const dir = tempDir();
-        const first = resolveSecret(undefined, dir);
+        const dir = Path.join(tempDir(), 'data');
+        const first = resolveSecret(undefined, dir, true);
         const file = Path.join(dir, '.jwt-secret');
         expect(Fs.statSync(file).mode & 0o777).to.equal(0o600);
-        expect(resolveSecret(undefined, dir)).to.equal(first);
+        expect(resolveSecret(undefined, dir, true)).to.equal(first);
         expect(Buffer.byteLength(first)).to.be.at.least(32);
     });
 
@@ -188,7 +190,7 @@ describe('resolveSecret()', () => {
 
         const dir = tempDir();
         Fs.writeFileSync(Path.join(dir, '.jwt-secret'), 'short\n');
-        expect(() => resolveSecret(undefined, dir)).to.throw(`AUTH_JWT_SECRET is unset and ${Path.join(dir, '.jwt-secret')} holds a secret shorter than 32 bytes: delete the file to generate a new one`);
+        expect(() => resolveSecret(undefined, dir, true)).to.throw(`AUTH_JWT_SECRET is unset and ${Path.join(dir, '.jwt-secret')} holds a secret shorter than 32 bytes: delete the file to generate a new one`);
         expect(Fs.readdirSync(dir)).to.equal(['.jwt-secret']);
     });
 
@@ -196,6 +198,7 @@ describe('resolveSecret()', () => {
 
         const file = Path.join(tempDir(), 'plain-file');
         Fs.writeFileSync(file, '');
-        expect(() => resolveSecret(undefined, file)).to.throw(/ENOTDIR/);
+        expect(() => resolveSecret(undefined, file, true)).to.throw(/ENOTDIR/);
+        expect(() => resolveSecret(undefined, Path.join(tempDir(), 'x'.repeat(300)), true)).to.throw(/ENAMETOOLONG/);
     });
 });

@@ -62,15 +62,22 @@ describe('the command line', () => {
     it('starts, prints where it listens, and stops on SIGTERM', async () => {
 
         const io = capture();
-        const stopped = main(['start', '--memory', '--port', '0'], { LOG_LEVEL: 'silent' }, io);
+        const dir = tempDir();
+        const stopped = main(['start', '--memory', '--memory-pay', '--port', '0', '--data-dir', dir], { LOG_LEVEL: 'silent' }, io);
         while (io.stdout.length < 2) {
             await new Promise((resolve) => setTimeout(resolve, 10));
         }
 
-        expect(io.stdout[0]).to.match(/^localgate listening on http:\/\/127\.0\.0\.1:\d+ with databases in memory \(nothing is written to disk\)$/);
-        expect(io.stdout[1]).to.contain('set AUTH_JWT_SECRET to mint tokens');
+        expect(io.stdout[0]).to.match(/^localgate listening on http:\/\/127\.0\.0\.1:\d+ with databases in memory$/);
+        expect(io.stdout[1]).to.equal('Mint a token: npx localgate token <subject>   (or: npm run --silent token -- <subject>)');
         const url = /listening on (\S+)/.exec(io.stdout[0]!)![1]!;
         expect((await fetch(`${url}/health`)).status).to.equal(200);
+        expect(await (await fetch(`${url}/v1/pay/status`)).json()).to.include({ configured: true, schema_ready: true });
+
+        // A second shell mints with the secret the in-memory server keeps in the data directory; nothing else is written.
+        const minted = await run(['token', 'alice', '--data-dir', dir]);
+        expect((await fetch(`${url}/v1/logistics/bookings`, { headers: { authorization: `Bearer ${minted.stdout}` } })).status).to.equal(200);
+        expect(Fs.readdirSync(dir)).to.equal(['.jwt-secret']);
 
         process.emit('SIGTERM', 'SIGTERM');
         expect(await stopped).to.equal(0);
@@ -116,15 +123,24 @@ describe('the command line', () => {
         expect(artifacts.decoded.payload.exp - artifacts.decoded.payload.iat).to.equal(7200);
     });
 
-    it('mints with AUTH_JWT_SECRET for an in-memory server, and refuses without it', async () => {
+    it('mints with AUTH_JWT_SECRET when it is set', async () => {
 
         const secret = 'q'.repeat(40);
         const res = await run(['token', ' bob ', '--memory'], { AUTH_JWT_SECRET: secret });
         expect(res.code).to.equal(0);
         Jwt.token.verify(Jwt.token.decode(res.stdout), { key: secret, algorithm: 'HS256' });
         expect(Jwt.token.decode(res.stdout).decoded.payload.sub).to.equal('bob');
-        const refused = await run(['token', 'bob', '--memory']);
-        expect(refused).to.equal({ code: 1, stdout: '', stderr: 'localgate: AUTH_JWT_SECRET must be set to mint tokens for an in-memory server' });
+    });
+
+    it('mints an admin token with the role claim, for the subject admin unless one is named', async () => {
+
+        const secret = 'q'.repeat(40);
+        const res = await run(['token', '--admin'], { AUTH_JWT_SECRET: secret });
+        expect(res.code).to.equal(0);
+        expect(Jwt.token.decode(res.stdout).decoded.payload).to.include({ sub: 'admin', role: 'admin' });
+        const named = await run(['token', '--admin', 'ci'], { AUTH_JWT_SECRET: secret });
+        expect(Jwt.token.decode(named.stdout).decoded.payload).to.include({ sub: 'ci', role: 'admin' });
+        expect(Jwt.token.decode((await run(['token', 'ci'], { AUTH_JWT_SECRET: secret })).stdout).decoded.payload.role).to.be.undefined();
     });
 
     it('refuses a token command without exactly one subject or with a bad ttl', async () => {
@@ -191,10 +207,17 @@ describe('the command line', () => {
 
         const dir = tempDir();
         const file = Path.join(dir, 'fixture.json');
-        Fs.writeFileSync(file, JSON.stringify({ weather: { forecasts: [{ id: 'f1', location: 'Harbourside', valid_from: '2026-11-21T00:00:00.000Z', valid_until: '2026-11-22T00:00:00.000Z', summary: 'Fog', created_at: '2026-11-20T00:00:00.000Z' }] } }));
-        const res = await run(['seed', '--file', file, '--data-dir', dir]);
-        expect(res).to.equal({ code: 0, stdout: 'weather: 1 records added', stderr: '' });
-        expect((await run(['seed', '--file', file, '--data-dir', dir])).stdout).to.equal('weather: 0 records added');
+        const business = { id: 'b-pier', name: 'Pier Kiosk', category: 'Kiosk', city: 'Harbourside', phone: '+1 207 555 0199' };
+        const product = { name: 'Ice cream', price: 3.5, currency: 'USD', business_id: 'b-pier', id: 'p-ice' };
+        const van = { id: 'v-van', make: 'Ford', model: 'Transit', year: 2021, seats: 3, daily_rate: 70, currency: 'GBP' };
+        Fs.writeFileSync(file, JSON.stringify({ commerce: { businesses: [business], products: [product] }, logistics: { vehicles: [van] } }));
+        const res = await run(['seed', '--file', file, '--data-dir', dir, '--no-seed']);
+        expect(res).to.equal({ code: 0, stdout: 'commerce: 2 records added\nlogistics: 1 records added', stderr: '' });
+        expect((await run(['seed', '--file', file, '--data-dir', dir])).stdout).to.equal('commerce: 0 records added\nlogistics: 0 records added');
+
+        Fs.writeFileSync(file, JSON.stringify({ commerce: { products: [{ ...product, id: 'p-2', price: 3.555 }] } }));
+        const bad = await run(['seed', '--file', file, '--data-dir', dir]);
+        expect(bad).to.equal({ code: 1, stdout: '', stderr: `localgate: ${file}: commerce.products[0].price: price has more decimals than USD allows (at most 2)` });
         expect((await run(['seed', '--data-dir', dir])).code).to.equal(2);
         const missing = await run(['seed', '--file', Path.join(dir, 'none.json'), '--data-dir', dir]);
         expect(missing.code).to.equal(1);

@@ -2,10 +2,12 @@ import Code from '@hapi/code';
 import type { Server, ServerInjectResponse } from '@hapi/hapi';
 import Lab from '@hapi/lab';
 
-import type { Database } from '../lib/db';
-import { loadFixture } from '../lib/db/seed';
-import { CommerceStore, queries } from '../lib/namespaces/commerce/store';
+import { wallContext } from '../lib/clock';
+import { queries, SqliteCommerceStore } from '../lib/storage/sqlite/commerce';
+import { sqliteDatabase } from '../lib/storage/sqlite/engine';
+import type { Database } from '../lib/storage/sqlite/open';
 import { bearer, body, type List, testServer } from './helpers/server';
+import { insertRows } from './helpers/sqlite';
 
 
 export const lab = Lab.script();
@@ -52,8 +54,8 @@ describe('commerce paging', () => {
     before(async () => {
 
         server = await testServer({ seed: false });
-        const db = server.app.localgate.databases.commerce;
-        loadFixture(db, { businesses }, 'test');
+        const db = sqliteDatabase(server.app.localgate.data, 'commerce');
+        insertRows(db, 'businesses', businesses);
         addProducts(db, 1, 60);
     });
 
@@ -127,8 +129,8 @@ describe('commerce query plans', () => {
     before(async () => {
 
         server = await testServer({ seed: false });
-        db = server.app.localgate.databases.commerce;
-        loadFixture(db, { businesses }, 'test');
+        db = sqliteDatabase(server.app.localgate.data, 'commerce');
+        insertRows(db, 'businesses', businesses);
     });
 
     after(async () => {
@@ -195,7 +197,7 @@ describe('commerce query plans', () => {
         db.exec('ANALYZE');
         check('after ANALYZE');
 
-        const store = new CommerceStore(db);
+        const store = new SqliteCommerceStore(db, wallContext());
         expect((await store.listProducts({}, { limit: 1, offset: 0 })).total).to.equal(20_000);
         expect((await store.listProducts({ business_id: 'b-quay' }, { limit: 1, offset: 0 })).total).to.equal(2_000);
     });

@@ -1,15 +1,14 @@
 import Fs from 'node:fs';
 
 import Code from '@hapi/code';
-import Hapi, { type Server, type ServerInjectOptions, type ServerInjectResponse } from '@hapi/hapi';
+import type { Server, ServerInjectOptions, ServerInjectResponse } from '@hapi/hapi';
 import Lab from '@hapi/lab';
 
 import { createServer } from '../lib';
-import type { Database } from '../lib/db';
-import { loadFixture } from '../lib/db/seed';
-import { commercePlugin } from '../lib/namespaces/commerce';
 import { fitsCurrency, isCurrencyCode } from '../lib/namespaces/commerce/money';
 import type { Business, Inquiry, Offer, Product, ScamReport } from '../lib/namespaces/commerce/store';
+import { sqliteDatabase } from '../lib/storage/sqlite/engine';
+import type { Database } from '../lib/storage/sqlite/open';
 import { bearer, body, type List, tempDir, testServer } from './helpers/server';
 
 
@@ -109,7 +108,7 @@ describe('commerce', () => {
     before(async () => {
 
         server = await testServer();
-        db = server.app.localgate.databases.commerce;
+        db = sqliteDatabase(server.app.localgate.data, 'commerce');
         const phone = body<List<Product>>(await get(`/products?business_id=${demo.gadgetOutlet}`)).data.find((item) => item.name.startsWith('Flagship phone'));
         demo.flagshipPhone = phone!.id;
     });
@@ -921,7 +920,7 @@ describe('commerce', () => {
 
             const other = await testServer();
             try {
-                const otherDb = other.app.localgate.databases.commerce;
+                const otherDb = sqliteDatabase(other.app.localgate.data, 'commerce');
                 const created = body<Product>(await postTo(other, '/products', product()));
                 await postTo(other, '/scam-reports', { target_type: 'product', target_id: created.id, reason: 'Scam' });
                 await postTo(other, '/scam-reports', { target_type: 'business', target_id: demo.bakery, reason: 'Scam' });
@@ -956,7 +955,7 @@ describe('commerce', () => {
 
             const empty = await testServer({ seed: false });
             try {
-                loadFixture(empty.app.localgate.databases.commerce, { businesses: [business] }, 'test');
+                empty.app.localgate.data.loadFixture({ commerce: { businesses: [business] } }, 'test');
                 const start = new Date().toISOString();
                 const created = body<Product>(await postTo(empty, '/products', product({ business_id: 'b-1' })));
                 expect(created.created_at >= start).to.be.true();
@@ -971,8 +970,8 @@ describe('commerce', () => {
 
             const skewed = await testServer({ seed: false });
             try {
-                const future = { id: 'p-future', name: 'From the future', price_minor: 100, currency: 'USD', business_id: 'b-1', created_by: 'demo', created_at: '2999-12-31T23:59:59.998Z' };
-                loadFixture(skewed.app.localgate.databases.commerce, { businesses: [business], products: [future] }, 'test');
+                const future = { id: 'p-future', name: 'From the future', price: 1, currency: 'USD', business_id: 'b-1', created_by: 'demo', created_at: '2999-12-31T23:59:59.998Z' };
+                skewed.app.localgate.data.loadFixture({ commerce: { businesses: [business], products: [future] } }, 'test');
                 const first = body<Product>(await postTo(skewed, '/products', product({ business_id: 'b-1' })));
                 const second = body<Product>(await postTo(skewed, '/products', product({ business_id: 'b-1' })));
                 expect(first.created_at).to.equal('2999-12-31T23:59:59.999Z');
@@ -994,12 +993,3 @@ describe('commerce', () => {
     });
 });
 
-
-describe('commerce plugin', () => {
-
-    it('refuses to register without a database', async () => {
-
-        const server = Hapi.server();
-        await expect(server.register({ plugin: commercePlugin, options: { db: {} as never } })).to.reject(/Invalid commerce plugin options/);
-    });
-});

@@ -18,13 +18,18 @@ describe('settings', () => {
         expect(settings).to.equal({
             port: 3000,
             host: '127.0.0.1',
+            storage: 'file',
             dataDir: './data',
+            keepSecret: true,
             pay: {},
             logLevel: 'info',
             corsOrigins: ['*'],
             seed: true,
             drainTimeoutMs: 10000,
-            validateResponses: false
+            validateResponses: false,
+            instanceIdleTtlMs: 3_600_000,
+            maxInstances: 1000,
+            memoryPay: false
         });
     });
 
@@ -43,20 +48,27 @@ describe('settings', () => {
             CORS_ORIGINS: 'http://localhost:5173, https://demo.example',
             SEED: 'none',
             DRAIN_TIMEOUT_MS: '250',
-            VALIDATE_RESPONSES: 'true'
+            VALIDATE_RESPONSES: 'true',
+            INSTANCE_IDLE_TTL: '15m',
+            MAX_INSTANCES: '20'
         });
 
         expect(settings).to.equal({
             port: 0,
             host: '0.0.0.0',
+            storage: 'file',
             dataDir: '/tmp/somewhere',
+            keepSecret: true,
             jwtSecret: secret,
             pay: { url: 'file:/tmp/pay.db', publishableKey: 'pk', secretKey: 'sk' },
             logLevel: 'silent',
             corsOrigins: ['http://localhost:5173', 'https://demo.example'],
             seed: false,
             drainTimeoutMs: 250,
-            validateResponses: true
+            validateResponses: true,
+            instanceIdleTtlMs: 900_000,
+            maxInstances: 20,
+            memoryPay: false
         });
     });
 
@@ -73,10 +85,26 @@ describe('settings', () => {
         expect(settings).to.include({ port: 5000, host: '127.0.0.2', dataDir: '/tmp/b', logLevel: 'warn', seed: false });
     });
 
-    it('runs in memory with --memory and seeds unless SEED=none', () => {
+    it('runs in memory with --memory or DATA_DIR=:memory:, keeping the token secret in the data directory, and seeds unless SEED=none', () => {
 
-        expect(settingsFromEnvironment({ DATA_DIR: '/tmp/a', SEED: 'demo' }, { memory: true })).to.include({ dataDir: ':memory:', seed: true });
+        expect(settingsFromEnvironment({ DATA_DIR: '/tmp/a', SEED: 'demo' }, { memory: true })).to.include({ storage: 'memory', dataDir: '/tmp/a', keepSecret: true, seed: true });
+        expect(settingsFromEnvironment({ DATA_DIR: ':memory:' })).to.include({ storage: 'memory', dataDir: './data', keepSecret: true });
         expect(settingsFromEnvironment({ SEED: 'none' })).to.include({ seed: false });
+    });
+
+    it('keeps a generated secret in memory for a server made in memory from code', () => {
+
+        expect(resolveSettings({ dataDir: ':memory:' })).to.include({ storage: 'memory', dataDir: './data', keepSecret: false });
+        expect(resolveSettings({ storage: 'memory', keepSecret: true })).to.include({ keepSecret: true });
+        expect(resolveSettings({})).to.include({ storage: 'file', keepSecret: true });
+    });
+
+    it('provisions pay in memory only for a server in memory', () => {
+
+        expect(settingsFromEnvironment({ MEMORY_PAY: 'true' }, { memory: true })).to.include({ memoryPay: true });
+        expect(settingsFromEnvironment({}, { memory: true, 'memory-pay': true })).to.include({ memoryPay: true });
+        expect(() => settingsFromEnvironment({ MEMORY_PAY: 'yes please' }, { memory: true })).to.throw(SettingError, 'MEMORY_PAY must be a boolean');
+        expect(() => settingsFromEnvironment({}, { 'memory-pay': true })).to.throw(SettingError, 'MEMORY_PAY needs storage in memory (--memory or DATA_DIR=:memory:); for files run `localgate provision pay`');
     });
 
     it('treats empty environment values as unset, except the secret', () => {
@@ -89,11 +117,15 @@ describe('settings', () => {
         [{ PORT: 'eighty' }, 'PORT must be a number'],
         [{ PORT: '70000' }, 'PORT must be less than or equal to 65535'],
         [{ PORT: '-1' }, 'PORT must be greater than or equal to 0'],
+        [{ HOST: 'no such host' }, 'HOST must be a host name or an IP address'],
         [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL must be one of [fatal, error, warn, info, debug, trace, silent]'],
         [{ AUTH_JWT_SECRET: 'short' }, 'AUTH_JWT_SECRET must be at least 32 bytes long'],
         [{ CORS_ORIGINS: ' , ' }, 'CORS_ORIGINS must contain at least 1 items'],
         [{ DRAIN_TIMEOUT_MS: 'soon' }, 'DRAIN_TIMEOUT_MS must be a number'],
         [{ SEED: 'maybe' }, 'SEED must be demo or none'],
+        [{ INSTANCE_IDLE_TTL: 'forever' }, 'INSTANCE_IDLE_TTL must be a positive duration such as 3600, 30m, 2h or 7d, not "forever"'],
+        [{ INSTANCE_IDLE_TTL: '0' }, 'INSTANCE_IDLE_TTL must be a positive duration such as 3600, 30m, 2h or 7d, not "0"'],
+        [{ MAX_INSTANCES: '-1' }, 'MAX_INSTANCES must be greater than or equal to 0'],
         [{ PAY_DB_URL: 'file://files.example/pay.db' }, 'PAY_DB_URL must be a path, a file: URL on this machine, or :memory:']
     ];
 

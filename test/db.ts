@@ -6,10 +6,9 @@ import Lab from '@hapi/lab';
 import Sqlite from 'better-sqlite3';
 
 import { SettingError } from '../lib/config';
-import { closeDatabase, loadFixtureFile, namespaceFile, openDatabase, openNamespace, prepareDataDir, readFixture, seedDemo, SeedError } from '../lib/db';
-import { appliedMigrations, migrate, MigrationError, readMigrations, schemaVersion } from '../lib/db/migrate';
-import { quickCheck } from '../lib/db/open';
-import { fixtureTablesEmpty, loadFixture } from '../lib/db/seed';
+import { namespaceFile, openNamespace, prepareDataDir } from '../lib/storage/sqlite/images';
+import { appliedMigrations, migrate, MigrationError, readMigrations, schemaVersion } from '../lib/storage/sqlite/migrate';
+import { closeDatabase, openDatabase, quickCheck } from '../lib/storage/sqlite/open';
 import { breakIntegrity, tempDir } from './helpers/server';
 
 
@@ -92,9 +91,8 @@ describe('openNamespace()', () => {
         db.close();
     });
 
-    it('names the files of the data directory, or memory', () => {
+    it('names the files of the data directory', () => {
 
-        expect(namespaceFile(':memory:', 'commerce')).to.equal(':memory:');
         expect(namespaceFile('/tmp/x', 'commerce')).to.equal('/tmp/x/commerce.db');
     });
 });
@@ -168,89 +166,6 @@ describe('migrations', () => {
 });
 
 
-describe('fixtures', () => {
-
-    const schema = 'CREATE TABLE shops (id TEXT PRIMARY KEY, name TEXT NOT NULL, open INTEGER NOT NULL, note TEXT) STRICT;';
-
-    function shopDb() {
-
-        const db = openDatabase(':memory:');
-        db.exec(schema);
-        return db;
-    }
-
-    it('inserts rows once, turning booleans into integers', () => {
-
-        const db = shopDb();
-        const fixture = { shops: [{ id: 's1', name: 'Bakery', open: true, note: null }, { id: 's2', name: 'Forge', open: false }, { id: 's3', name: 'Mill', open: true }] };
-        expect(fixtureTablesEmpty(db, fixture, 'test')).to.be.true();
-        expect(loadFixture(db, fixture, 'test')).to.equal(3);
-        expect(loadFixture(db, fixture, 'test')).to.equal(0);
-        expect(fixtureTablesEmpty(db, fixture, 'test')).to.be.false();
-        expect(db.prepare('SELECT id, open FROM shops ORDER BY id').all()).to.equal([{ id: 's1', open: 1 }, { id: 's2', open: 0 }, { id: 's3', open: 1 }]);
-        closeDatabase(db);
-    });
-
-    const broken: [string, unknown, RegExp][] = [
-        ['an unknown table', { farms: [] }, /test: there is no table "farms"/],
-        ['the migrations table', { schema_migrations: [] }, /there is no table "schema_migrations"/],
-        ['rows that are not an array', { shops: { id: 's1' } }, /table "shops" must hold an array of records/],
-        ['a row that is not an object', { shops: ['s1'] }, /shops\[0\] must be an object/],
-        ['an empty row', { shops: [{}] }, /shops\[0\] has no columns/],
-        ['an unknown column', { shops: [{ id: 's1', colour: 'red' }] }, /shops\[0\] has an unknown column "colour"/],
-        ['a nested value', { shops: [{ id: 's1', name: { en: 'Bakery' } }] }, /shops\[0\]\.name must be a string, number, boolean or null/]
-    ];
-
-    for (const [what, fixture, message] of broken) {
-        it(`refuses ${what} and writes nothing`, () => {
-
-            const db = shopDb();
-            expect(() => loadFixture(db, fixture as never, 'test')).to.throw(SeedError, message);
-            expect(db.prepare('SELECT count(*) AS n FROM shops').get()).to.equal({ n: 0 });
-            closeDatabase(db);
-        });
-    }
-
-    it('rolls back every row of a fixture when one fails', () => {
-
-        const db = shopDb();
-        expect(() => loadFixture(db, { shops: [{ id: 's1', name: 'Bakery', open: 1 }, { id: 's2', open: 1 }] }, 'test')).to.throw(/NOT NULL constraint failed: shops.name/);
-        expect(db.prepare('SELECT count(*) AS n FROM shops').get()).to.equal({ n: 0 });
-        closeDatabase(db);
-    });
-
-    it('loads a file keyed by namespace and names what is wrong with a bad one', () => {
-
-        const db = shopDb();
-        const dir = tempDir();
-        const write = (name: string, content: string) => {
-
-            const file = Path.join(dir, name);
-            Fs.writeFileSync(file, content);
-            return file;
-        };
-
-        expect(loadFixtureFile({ commerce: db }, write('ok.json', JSON.stringify({ commerce: { shops: [{ id: 's1', name: 'Bakery', open: 1 }] } })))).to.equal({ commerce: 1 });
-        expect(() => loadFixtureFile({ commerce: db }, write('list.json', '[]'))).to.throw(SeedError, /list\.json must hold an object keyed by namespace/);
-        expect(() => loadFixtureFile({ commerce: db }, write('null.json', 'null'))).to.throw(SeedError, /null\.json must hold an object keyed by namespace/);
-        expect(() => loadFixtureFile({ commerce: db }, write('number.json', '42'))).to.throw(SeedError, /number\.json must hold an object keyed by namespace/);
-        expect(() => loadFixtureFile({ commerce: db }, write('nulltables.json', '{"commerce": null}'))).to.throw(SeedError, /"commerce" must hold an object keyed by table/);
-        expect(() => loadFixtureFile({ commerce: db }, write('ns.json', '{"bank": {}}'))).to.throw(SeedError, /unknown namespace "bank" \(expected one of commerce\)/);
-        expect(() => loadFixtureFile({ commerce: db }, write('tables.json', '{"commerce": []}'))).to.throw(SeedError, /"commerce" must hold an object keyed by table/);
-        expect(() => loadFixtureFile({ commerce: db }, write('bad.json', '{"commerce": '))).to.throw(/Cannot read fixture .*bad\.json: /);
-        expect(() => readFixture(Path.join(dir, 'none.json'))).to.throw(/Cannot read fixture .*none\.json: ENOENT/);
-        closeDatabase(db);
-    });
-
-    it('seeds only namespaces that ship demo data', () => {
-
-        const db = openNamespace(':memory:', 'weather');
-        expect(seedDemo(db, 'weather')).to.equal(0);
-        closeDatabase(db);
-    });
-});
-
-
 describe('prepareDataDir()', () => {
 
     it('creates a missing directory', () => {
@@ -258,7 +173,6 @@ describe('prepareDataDir()', () => {
         const dir = Path.join(tempDir(), 'nested', 'data');
         prepareDataDir(dir);
         expect(Fs.statSync(dir).isDirectory()).to.be.true();
-        prepareDataDir(':memory:');
     });
 
     it('names DATA_DIR when the directory cannot be made', () => {

@@ -8,6 +8,7 @@ import Lab from '@hapi/lab';
 import Sqlite from 'better-sqlite3';
 
 import { mintToken } from '../lib';
+import { sqliteDatabase } from '../lib/storage/sqlite/engine';
 import { spawnServer, type SpawnedServer } from './helpers/processes';
 import { tempDir, testServer } from './helpers/server';
 
@@ -111,7 +112,7 @@ describe('logistics bookings on a listening server', () => {
         const fetched = await send(`${baseUrl}${winner.location}`, secret, 'ignored');
         expect(fetched.status).to.equal(404);
 
-        const count = server.app.localgate.databases.logistics.prepare('SELECT count(*) FROM bookings WHERE vehicle_id = ?').pluck().get(payload.vehicle_id);
+        const count = sqliteDatabase(server.app.localgate.data, 'logistics').prepare('SELECT count(*) FROM bookings WHERE vehicle_id = ?').pluck().get(payload.vehicle_id);
         expect(count).to.equal(1);
     });
 

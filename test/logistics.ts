@@ -3,19 +3,19 @@ import Fs from 'node:fs';
 import Path from 'node:path';
 
 import Code from '@hapi/code';
-import Hapi, { type Server, type ServerInjectResponse } from '@hapi/hapi';
+import type { Server, ServerInjectResponse } from '@hapi/hapi';
 import Jwt from '@hapi/jwt';
 import Lab from '@hapi/lab';
 
 import { createServer, mintToken } from '../lib';
-import { namespaceMigrations } from '../lib/db';
-import { migrate } from '../lib/db/migrate';
-import { openDatabase } from '../lib/db/open';
-import { loadFixture } from '../lib/db/seed';
-import { logisticsPlugin } from '../lib/namespaces/logistics';
 import { maxNotesLength } from '../lib/namespaces/logistics/schemas';
-import { queries } from '../lib/namespaces/logistics/store';
+import { sqliteDatabase } from '../lib/storage/sqlite/engine';
+import { namespaceMigrations } from '../lib/storage/sqlite/images';
+import { queries } from '../lib/storage/sqlite/logistics';
+import { migrate } from '../lib/storage/sqlite/migrate';
+import { openDatabase } from '../lib/storage/sqlite/open';
 import { bearer, body, tempDir, testServer } from './helpers/server';
+import { insertRows } from './helpers/sqlite';
 
 
 export const lab = Lab.script();
@@ -314,7 +314,7 @@ describe('logistics bookings', () => {
 
     it('ignores cancelled bookings when checking for overlap', async () => {
 
-        const db = server.app.localgate.databases.logistics;
+        const db = sqliteDatabase(server.app.localgate.data, 'logistics');
         db.prepare(`INSERT INTO bookings (id, vehicle_id, pickup_location_id, dropoff_location_id, pickup_at, return_at, notes, customer_id, status, created_at)
             VALUES (?, ?, ?, ?, ?, ?, '', 'dave', 'cancelled', ?)`)
             .run(Crypto.randomUUID(), availableVehicles[0]!.id, quay!.id, quay!.id, at(6, '10:00:00.000'), at(6, '12:00:00.000'), new Date().toISOString());
@@ -628,7 +628,7 @@ describe('logistics demo data', () => {
     it('loads vehicles, locations and drivers on first start', async () => {
 
         const server = await testServer();
-        const drivers = server.app.localgate.databases.logistics.prepare('SELECT id, vehicle_id, is_active FROM drivers ORDER BY created_at, id').all();
+        const drivers = sqliteDatabase(server.app.localgate.data, 'logistics').prepare('SELECT id, vehicle_id, is_active FROM drivers ORDER BY created_at, id').all();
         const vehicles = await server.inject('/v1/logistics/vehicles');
         const locations = await server.inject('/v1/logistics/locations');
         await server.stop();
@@ -684,7 +684,7 @@ describe('logistics indexes', () => {
     before(async () => {
 
         server = await testServer({ seed: false });
-        const db = server.app.localgate.databases.logistics;
+        const db = sqliteDatabase(server.app.localgate.data, 'logistics');
 
         // Enough rows that a full scan would be a real choice for the planner, and statistics that describe them.
         const vehicles = Array.from({ length: 200 }, (_, index) => ({
@@ -697,7 +697,9 @@ describe('logistics indexes', () => {
             pickup_at: new Date(Date.UTC(2030, 0, 1 + index)).toISOString(), return_at: new Date(Date.UTC(2030, 0, 2 + index)).toISOString(),
             notes: '', customer_id: `customer-${index % 50}`, status: 'confirmed', created_at: new Date(Date.UTC(2025, 1, 1, 0, 0, index)).toISOString()
         }));
-        loadFixture(db, { vehicles, locations, bookings }, 'index test');
+        insertRows(db, 'vehicles', vehicles);
+        insertRows(db, 'locations', locations);
+        insertRows(db, 'bookings', bookings);
         db.exec('ANALYZE');
     });
 
@@ -714,7 +716,7 @@ describe('logistics indexes', () => {
 
     const plan = (sql: string) => {
 
-        const rows = server.app.localgate.databases.logistics.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(params) as { detail: string }[];
+        const rows = sqliteDatabase(server.app.localgate.data, 'logistics').prepare(`EXPLAIN QUERY PLAN ${sql}`).all(params) as { detail: string }[];
         return rows.map((row) => row.detail);
     };
 
@@ -772,15 +774,13 @@ describe('logistics booking counts', () => {
         const db = openDatabase(':memory:');
         const migrations = namespaceMigrations('logistics');
         migrate(db, migrations.slice(0, 1));
-        loadFixture(db, {
-            vehicles: [{ id: 'van', make: 'Make', model: 'Model', year: 2020, seats: 3, daily_rate: 60, currency: 'GBP', is_available: true, created_at: '2025-01-01T00:00:00.000Z' }],
-            locations: [{ id: 'depot', name: 'Depot', address: '1 Road', city: 'Harbourside', latitude: 50, longitude: -3, created_at: '2025-01-01T00:00:00.000Z' }],
-            bookings: ['ann', 'ann', 'bob'].map((customer, index) => ({
-                id: `booking-${index}`, vehicle_id: 'van', pickup_location_id: 'depot', dropoff_location_id: 'depot',
-                pickup_at: `2030-01-0${index + 1}T00:00:00.000Z`, return_at: `2030-01-0${index + 1}T12:00:00.000Z`,
-                notes: '', customer_id: customer, status: 'confirmed', created_at: `2025-01-01T00:00:0${index}.000Z`
-            }))
-        }, 'count test');
+        insertRows(db, 'vehicles', [{ id: 'van', make: 'Make', model: 'Model', year: 2020, seats: 3, daily_rate: 60, currency: 'GBP', is_available: true, created_at: '2025-01-01T00:00:00.000Z' }]);
+        insertRows(db, 'locations', [{ id: 'depot', name: 'Depot', address: '1 Road', city: 'Harbourside', latitude: 50, longitude: -3, created_at: '2025-01-01T00:00:00.000Z' }]);
+        insertRows(db, 'bookings', ['ann', 'ann', 'bob'].map((customer, index) => ({
+            id: `booking-${index}`, vehicle_id: 'van', pickup_location_id: 'depot', dropoff_location_id: 'depot',
+            pickup_at: `2030-01-0${index + 1}T00:00:00.000Z`, return_at: `2030-01-0${index + 1}T12:00:00.000Z`,
+            notes: '', customer_id: customer, status: 'confirmed', created_at: `2025-01-01T00:00:0${index}.000Z`
+        })));
         migrate(db, migrations);
 
         const counts = () => Object.fromEntries((db.prepare('SELECT customer_id, bookings FROM customer_booking_counts ORDER BY customer_id').raw().all() as [string, number][]));
@@ -795,12 +795,3 @@ describe('logistics booking counts', () => {
     });
 });
 
-
-describe('logistics plugin', () => {
-
-    it('refuses to register without a database', async () => {
-
-        const server = Hapi.server();
-        await expect(server.register({ plugin: logisticsPlugin, options: { db: {} as never } })).to.reject(/Invalid logistics plugin options/);
-    });
-});

@@ -7,9 +7,12 @@ import Lab from '@hapi/lab';
 import Sqlite from 'better-sqlite3';
 
 import { provisionPay } from '../lib';
-import { namespaceMigrations, openDatabase, closeDatabase } from '../lib/db';
-import { migrate } from '../lib/db/migrate';
-import { payDatabaseFile, PayReadiness } from '../lib/namespaces/pay/readiness';
+import { wallContext } from '../lib/clock';
+import { payDatabaseFile } from '../lib/config';
+import { namespaceMigrations } from '../lib/storage/sqlite/images';
+import { migrate } from '../lib/storage/sqlite/migrate';
+import { closeDatabase, openDatabase } from '../lib/storage/sqlite/open';
+import { PayReadiness } from '../lib/storage/sqlite/pay-readiness';
 import { bearer, body, breakIntegrity, tempDir, testServer } from './helpers/server';
 
 
@@ -172,8 +175,9 @@ describe('pay readiness', () => {
 
     it('keeps an in-memory pay database configured but never provisioned', () => {
 
-        const readiness = new PayReadiness({ url: ':memory:', ...keys });
+        const readiness = new PayReadiness({ url: ':memory:', ...keys }, wallContext());
         expect(readiness.status()).to.include({ configured: true, schema_ready: false });
+        expect(readiness.store()).to.be.null();
         expect(readiness.database()).to.be.null();
         readiness.close();
         readiness.close();
@@ -193,8 +197,9 @@ describe('provisionPay()', () => {
         expect(first.PAY_DB_SECRET_KEY).to.match(/^sk_local_[0-9a-f]{48}$/);
         expect(second.PAY_DB_SECRET_KEY).to.not.equal(first.PAY_DB_SECRET_KEY);
 
-        const readiness = new PayReadiness({ url: file, ...keys });
+        const readiness = new PayReadiness({ url: file, ...keys }, wallContext());
         expect(readiness.status()).to.include({ configured: true, schema_ready: true });
+        expect(readiness.store()).to.not.be.null();
         expect(readiness.database()!.pragma('synchronous', { simple: true })).to.equal(2);
         readiness.close();
     });

@@ -4,12 +4,12 @@ import Path from 'node:path';
 
 import Code from '@hapi/code';
 import Lab from '@hapi/lab';
-import Hapi, { type Server, type ServerInjectResponse } from '@hapi/hapi';
+import type { Server, ServerInjectResponse } from '@hapi/hapi';
 import Sqlite from 'better-sqlite3';
 
 import { provisionPay } from '../lib';
-import { payPlugin } from '../lib/namespaces/pay';
-import { idempotencyRetentionMs, maxAmount, maxBalance, queries } from '../lib/namespaces/pay/store';
+import { idempotencyRetentionMs, maxAmount, maxBalance } from '../lib/namespaces/pay/rules';
+import { queries } from '../lib/storage/sqlite/pay';
 import { bearer, body, tempDir, testServer } from './helpers/server';
 
 
@@ -915,12 +915,3 @@ describe('pay store per connection', () => {
     });
 });
 
-
-describe('pay plugin', () => {
-
-    it('refuses to register without its readiness', async () => {
-
-        const server = Hapi.server();
-        await expect(server.register({ plugin: payPlugin, options: { readiness: {} as never } })).to.reject(/Invalid pay plugin options/);
-    });
-});

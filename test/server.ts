@@ -10,6 +10,8 @@ import Pino from 'pino';
 
 import { createServer } from '../lib';
 import { DomainError, failure, type DomainErrorKind } from '../lib/errors';
+import { sqliteDatabase } from '../lib/storage/sqlite/engine';
+import { settled } from '../lib/storage/sqlite/statements';
 import { bearer, body, tempDir, testServer } from './helpers/server';
 
 
@@ -38,7 +40,7 @@ describe('the server', () => {
     before(async () => {
 
         server = await testServer({ logLevel: 'info', logStream: logs, corsOrigins: ['http://localhost:5173'] });
-        const db = server.app.localgate.databases.weather;
+        const db = sqliteDatabase(server.app.localgate.data, 'weather');
         db.exec('CREATE TABLE parents (id TEXT PRIMARY KEY) STRICT; CREATE TABLE children (id TEXT PRIMARY KEY, parent_id TEXT NOT NULL REFERENCES parents (id)) STRICT;');
         db.exec(`INSERT INTO parents VALUES ('p1')`);
 
@@ -75,8 +77,8 @@ describe('the server', () => {
                     unique: `INSERT INTO parents VALUES ('p1')`,
                     syntax: 'SELEC nothing'
                 };
-                db.exec(statements[request.params.case as string]!);
-                return null;
+                // As a store runs its work: the engine turns what SQLite reports into domain errors.
+                return settled(() => db.exec(statements[request.params.case as string]!) && null);
             } } }
         ]);
     });
@@ -247,15 +249,15 @@ describe('createServer()', () => {
         const server = await createServer({ dataDir: dir, logLevel: 'silent' });
         expect(Fs.readdirSync(dir).sort()).to.include(['.jwt-secret', 'commerce.db', 'logistics.db', 'weather.db']);
         expect(Fs.existsSync(Path.join(dir, 'pay.db'))).to.be.false();
-        const { databases } = server.app.localgate;
+        const { data } = server.app.localgate;
         await server.stop();
-        expect(Object.values(databases).map((db) => db.open)).to.equal([false, false, false]);
+        expect(['commerce', 'logistics', 'weather'].map((namespace) => sqliteDatabase(data, namespace as 'commerce').open)).to.equal([false, false, false]);
     });
 
     it('touches no disk in memory', async () => {
 
         const server = await createServer({ dataDir: ':memory:', logLevel: 'silent' });
-        expect(server.app.localgate.databases.commerce.memory).to.be.true();
+        expect(sqliteDatabase(server.app.localgate.data, 'commerce').memory).to.be.true();
         await server.stop();
     });
 
@@ -293,7 +295,7 @@ describe('GET /health', () => {
     it('answers 503 when a database is unavailable', async () => {
 
         const server = await testServer();
-        server.app.localgate.databases.weather.close();
+        sqliteDatabase(server.app.localgate.data, 'weather').close();
         const res = await server.inject('/health');
         expect(res.statusCode).to.equal(503);
         expect(body(res)).to.include({ status: 'degraded' });

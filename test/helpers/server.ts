@@ -29,6 +29,13 @@ export function bearer(server: Server, subject: string, ttlSec?: number): { auth
 }
 
 
+/** Authorization headers carrying an admin token (role: admin), as `localgate token --admin` prints. */
+export function adminBearer(server: Server, subject = 'admin'): { authorization: string } {
+
+    return { authorization: `Bearer ${mintToken(server.app.localgate.secret, subject, 3600, { admin: true })}` };
+}
+
+
 /** A new empty directory under the system's temp folder. */
 export function tempDir(prefix = 'localgate-test-'): string {
 

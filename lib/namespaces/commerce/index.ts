@@ -1,27 +1,12 @@
 import type { Plugin } from '@hapi/hapi';
-import Sqlite from 'better-sqlite3';
-import Joi from 'joi';
 
-import type { Database } from '../../db';
 import { commerceRoutes } from './routes';
-import { CommerceStore } from './store';
 
 
-export interface CommercePluginOptions {
-    db: Database;
-}
-
-
-const optionsSchema = Joi.object<CommercePluginOptions>({
-    db: Joi.object().instance(Sqlite, 'better-sqlite3 Database').required()
-});
-
-
-export const commercePlugin: Plugin<CommercePluginOptions> = {
+export const commercePlugin: Plugin<void> = {
     name: 'localgate-commerce',
-    register(server, options) {
+    register(server) {
 
-        const settings: CommercePluginOptions = Joi.attempt(options, optionsSchema, 'Invalid commerce plugin options');
-        server.route(commerceRoutes(new CommerceStore(settings.db)));
+        server.route(commerceRoutes());
     }
 };

@@ -1,6 +1,7 @@
 import type { ServerRoute } from '@hapi/hapi';
 
 import { callerId } from '../../auth';
+import { dataOf } from '../../instances';
 import { createdResponse, listResponse, type Page } from '../../lists';
 import {
     businessListQuery,
@@ -21,7 +22,7 @@ import {
     scamReportParams,
     scamReportSchema
 } from './schemas';
-import type { CommerceStore, NewInquiry, NewProduct, NewScamReport } from './store';
+import type { NewInquiry, NewProduct, NewScamReport } from './store';
 
 
 // What joi leaves in request.query once it has validated and converted it.
@@ -37,8 +38,8 @@ const optional = { mode: 'optional' } as const;
 const listOrder = 'Oldest first (created_at, then id), so that paging with limit and offset never repeats or skips a record, even while records are added.';
 
 
-/** The commerce endpoints, served from one store. */
-export function commerceRoutes(store: CommerceStore): ServerRoute[] {
+/** The commerce endpoints, served from the store of each request's data set. */
+export function commerceRoutes(): ServerRoute[] {
 
     const listProducts: ServerRoute = {
         method: 'GET',
@@ -53,7 +54,7 @@ export function commerceRoutes(store: CommerceStore): ServerRoute[] {
             async handler(request, h) {
 
                 const { business_id: businessId, limit, offset } = request.query as ProductQuery;
-                return listResponse(h, await store.listProducts({ business_id: businessId }, { limit, offset }));
+                return listResponse(h, await dataOf(request).commerce.listProducts({ business_id: businessId }, { limit, offset }));
             }
         }
     };
@@ -67,7 +68,7 @@ export function commerceRoutes(store: CommerceStore): ServerRoute[] {
             tags,
             validate: { params: productParams },
             response: { status: { 200: productSchema } },
-            handler: (request) => store.getProduct(request.params.product_id as string)
+            handler: (request) => dataOf(request).commerce.getProduct(request.params.product_id as string)
         }
     };
 
@@ -83,7 +84,7 @@ export function commerceRoutes(store: CommerceStore): ServerRoute[] {
             plugins: { localgate: { errors: { 422: 'business_not_found: business_id names no business' } } },
             async handler(request, h) {
 
-                const product = await store.createProduct(request.payload as NewProduct, callerId(request));
+                const product = await dataOf(request).commerce.createProduct(request.payload as NewProduct, callerId(request));
                 return createdResponse(h, request, product);
             }
         }
@@ -99,7 +100,7 @@ export function commerceRoutes(store: CommerceStore): ServerRoute[] {
             tags,
             validate: { query: businessListQuery },
             response: { status: { 200: businessListSchema } },
-            handler: async (request, h) => listResponse(h, await store.listBusinesses(request.query as Page))
+            handler: async (request, h) => listResponse(h, await dataOf(request).commerce.listBusinesses(request.query as Page))
         }
     };
 
@@ -112,7 +113,7 @@ export function commerceRoutes(store: CommerceStore): ServerRoute[] {
             tags,
             validate: { params: businessParams },
             response: { status: { 200: businessSchema } },
-            handler: (request) => store.getBusiness(request.params.business_id as string)
+            handler: (request) => dataOf(request).commerce.getBusiness(request.params.business_id as string)
         }
     };
 
@@ -129,7 +130,7 @@ export function commerceRoutes(store: CommerceStore): ServerRoute[] {
             async handler(request, h) {
 
                 const { product_id: productId, limit, offset } = request.query as OfferQuery;
-                return listResponse(h, await store.listOffers({ product_id: productId }, { limit, offset }));
+                return listResponse(h, await dataOf(request).commerce.listOffers({ product_id: productId }, { limit, offset }));
             }
         }
     };
@@ -146,7 +147,7 @@ export function commerceRoutes(store: CommerceStore): ServerRoute[] {
             plugins: { localgate: { errors: { 422: 'product_not_found or business_not_found: the product_id or business_id names no record' } } },
             async handler(request, h) {
 
-                const inquiry = await store.createInquiry(request.payload as NewInquiry, callerId(request));
+                const inquiry = await dataOf(request).commerce.createInquiry(request.payload as NewInquiry, callerId(request));
                 return createdResponse(h, request, inquiry);
             }
         }
@@ -161,7 +162,7 @@ export function commerceRoutes(store: CommerceStore): ServerRoute[] {
             tags,
             validate: { params: inquiryParams },
             response: { status: { 200: inquirySchema } },
-            handler: (request) => store.getInquiry(request.params.inquiry_id as string, callerId(request))
+            handler: (request) => dataOf(request).commerce.getInquiry(request.params.inquiry_id as string, callerId(request))
         }
     };
 
@@ -184,7 +185,7 @@ export function commerceRoutes(store: CommerceStore): ServerRoute[] {
             },
             async handler(request, h) {
 
-                const report = await store.createScamReport(request.payload as NewScamReport, callerId(request));
+                const report = await dataOf(request).commerce.createScamReport(request.payload as NewScamReport, callerId(request));
                 return createdResponse(h, request, report);
             }
         }
@@ -199,7 +200,7 @@ export function commerceRoutes(store: CommerceStore): ServerRoute[] {
             tags,
             validate: { params: scamReportParams },
             response: { status: { 200: scamReportSchema } },
-            handler: (request) => store.getScamReport(request.params.report_id as string, callerId(request))
+            handler: (request) => dataOf(request).commerce.getScamReport(request.params.report_id as string, callerId(request))
         }
     };
 

@@ -18,7 +18,7 @@ export const maxLengths = {
 export const maxPrice = 1_000_000_000_000;
 
 
-const currency = Joi.string().custom((value: string, helpers) => {
+export const currency = Joi.string().custom((value: string, helpers) => {
 
     return isCurrencyCode(value) ? value : helpers.error('currency.code');
 }).messages({
@@ -26,7 +26,7 @@ const currency = Joi.string().custom((value: string, helpers) => {
 }).description('ISO 4217 currency code, upper case');
 
 // The number of decimals depends on the currency next to the price; a bad currency is reported by its own rule.
-const price = Joi.number().min(0).max(maxPrice).custom((value: number, helpers) => {
+export const price = Joi.number().min(0).max(maxPrice).custom((value: number, helpers) => {
 
     const { currency: code } = helpers.state.ancestors[0] as { currency?: unknown };
     if (typeof code !== 'string' || !isCurrencyCode(code) || fitsCurrency(value, code)) {

@@ -1,6 +1,7 @@
 import type { ServerRoute } from '@hapi/hapi';
 
 import { callerId } from '../../auth';
+import { dataOf } from '../../instances';
 import { createdResponse, listResponse, type Page } from '../../lists';
 import {
     bookingListSchema,
@@ -14,14 +15,14 @@ import {
     vehicleQuery,
     vehicleSchema
 } from './schemas';
-import type { LogisticsStore, NewBooking, VehicleFilter } from './store';
+import type { NewBooking, VehicleFilter } from './store';
 
 
 const tags = ['api', 'logistics'];
 
 
-/** The logistics endpoints, served from one store. */
-export function logisticsRoutes(store: LogisticsStore): ServerRoute[] {
+/** The logistics endpoints, served from the store of each request's data set. */
+export function logisticsRoutes(): ServerRoute[] {
 
     const listVehicles: ServerRoute = {
         method: 'GET',
@@ -33,7 +34,7 @@ export function logisticsRoutes(store: LogisticsStore): ServerRoute[] {
             tags,
             validate: { query: vehicleQuery },
             response: { status: { 200: vehicleListSchema } },
-            handler: async (request, h) => listResponse(h, await store.listVehicles(request.query as VehicleFilter))
+            handler: async (request, h) => listResponse(h, await dataOf(request).logistics.listVehicles(request.query as VehicleFilter))
         }
     };
 
@@ -46,7 +47,7 @@ export function logisticsRoutes(store: LogisticsStore): ServerRoute[] {
             tags,
             validate: { params: vehicleParams },
             response: { status: { 200: vehicleSchema } },
-            handler: (request) => store.getVehicle(request.params.vehicle_id as string)
+            handler: (request) => dataOf(request).logistics.getVehicle(request.params.vehicle_id as string)
         }
     };
 
@@ -60,7 +61,7 @@ export function logisticsRoutes(store: LogisticsStore): ServerRoute[] {
             tags,
             validate: { query: pageOnlyQuery },
             response: { status: { 200: locationListSchema } },
-            handler: async (request, h) => listResponse(h, await store.listLocations(request.query as Page))
+            handler: async (request, h) => listResponse(h, await dataOf(request).logistics.listLocations(request.query as Page))
         }
     };
 
@@ -87,7 +88,7 @@ export function logisticsRoutes(store: LogisticsStore): ServerRoute[] {
             response: { status: { 201: bookingSchema } },
             handler: async (request, h) => {
 
-                const booking = await store.createBooking(callerId(request), request.payload as NewBooking);
+                const booking = await dataOf(request).logistics.createBooking(callerId(request), request.payload as NewBooking);
                 return createdResponse(h, request, booking);
             }
         }
@@ -102,7 +103,7 @@ export function logisticsRoutes(store: LogisticsStore): ServerRoute[] {
             tags,
             validate: { query: pageOnlyQuery },
             response: { status: { 200: bookingListSchema } },
-            handler: async (request, h) => listResponse(h, await store.listBookings(callerId(request), request.query as Page))
+            handler: async (request, h) => listResponse(h, await dataOf(request).logistics.listBookings(callerId(request), request.query as Page))
         }
     };
 
@@ -115,7 +116,7 @@ export function logisticsRoutes(store: LogisticsStore): ServerRoute[] {
             tags,
             validate: { params: bookingParams },
             response: { status: { 200: bookingSchema } },
-            handler: (request) => store.getBooking(callerId(request), request.params.booking_id as string)
+            handler: (request) => dataOf(request).logistics.getBooking(callerId(request), request.params.booking_id as string)
         }
     };
 

@@ -18,7 +18,7 @@ type TimestampRule = (normalized: string, helpers: Joi.CustomHelpers) => string 
 
 
 /** An ISO 8601 UTC timestamp, normalized to millisecond precision, then held to an optional further rule. */
-function utcTimestamp(rule: TimestampRule = (normalized) => normalized): Joi.StringSchema {
+export function utcTimestamp(rule: TimestampRule = (normalized) => normalized): Joi.StringSchema {
 
     return Joi.string()
         .max(30)

@@ -1,11 +1,4 @@
-import Crypto from 'node:crypto';
-
-import type { Transaction } from 'better-sqlite3';
-
-import type { Database } from '../../db';
-import { DomainError } from '../../errors';
 import type { ListResult, Page } from '../../lists';
-import { found, nextCreatedAt, prepareQueries, referenced, settled, type Statements } from '../../store';
 
 
 export interface Vehicle {
@@ -50,159 +43,25 @@ export type NewBooking = Pick<Booking, 'vehicle_id' | 'pickup_location_id' | 'dr
 
 export type VehicleFilter = Page & { available?: boolean };
 
-type VehicleRow = Omit<Vehicle, 'is_available'> & { is_available: number };
 
-
-const vehicleColumns = 'id, make, model, year, seats, daily_rate, currency, is_available, created_at';
-const locationColumns = 'id, name, address, city, latitude, longitude, created_at';
-const bookingColumns = 'id, vehicle_id, pickup_location_id, dropoff_location_id, pickup_at, return_at, notes, customer_id, status, created_at';
-
-// Every statement the store runs; exported so that a test can check their query plans.
-// LIMIT and OFFSET take their parameters behind a unary plus: SQLite plans a bare LIMIT parameter with its bound value,
-// and so prepares the statement again each time a new value is bound, that is on every call.
-export const queries = {
-    listVehicles: `SELECT ${vehicleColumns} FROM vehicles ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`,
-    countVehicles: 'SELECT count(*) FROM vehicles',
-    listVehiclesByAvailability: `SELECT ${vehicleColumns} FROM vehicles WHERE is_available = @available ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`,
-    countVehiclesByAvailability: 'SELECT count(*) FROM vehicles WHERE is_available = @available',
-    vehicleById: `SELECT ${vehicleColumns} FROM vehicles WHERE id = @id`,
-    listLocations: `SELECT ${locationColumns} FROM locations ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`,
-    countLocations: 'SELECT count(*) FROM locations',
-    locationExists: 'SELECT 1 FROM locations WHERE id = @id',
-    listBookings: `SELECT ${bookingColumns} FROM bookings WHERE customer_id = @customer_id ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`,
-    // Kept by triggers (migrations/logistics/002): no row until the customer's first booking.
-    countBookings: 'SELECT bookings FROM customer_booking_counts WHERE customer_id = @customer_id',
-    latestBookingOfCustomer: 'SELECT created_at FROM bookings WHERE customer_id = @customer_id ORDER BY created_at DESC, id DESC LIMIT 1',
-    bookingById: `SELECT ${bookingColumns} FROM bookings WHERE id = @id AND customer_id = @customer_id`,
-    // Half-open ranges [pickup_at, return_at) overlap when each starts before the other ends. A vehicle's confirmed
-    // bookings never overlap one another, so of those starting before the requested return the latest one also ends
-    // last: the range overlaps a booking exactly when it overlaps that one, found in one step of the index.
-    latestBookingBefore: `SELECT return_at FROM bookings
-        WHERE vehicle_id = @vehicle_id AND status = 'confirmed' AND pickup_at < @return_at
-        ORDER BY pickup_at DESC LIMIT 1`,
-    insertBooking: `INSERT INTO bookings (${bookingColumns})
-        VALUES (@id, @vehicle_id, @pickup_location_id, @dropoff_location_id, @pickup_at, @return_at, @notes, @customer_id, @status, @created_at)`
-} as const;
-
-
-/** The logistics database: vehicles, locations and drivers from seed data, bookings made by callers. */
-export class LogisticsStore {
-
-    private readonly statements: Statements<typeof queries>;
-    private readonly readVehicles: Transaction<(filter: VehicleFilter) => ListResult<Vehicle>>;
-    private readonly readLocations: Transaction<(page: Page) => ListResult<Location>>;
-    private readonly readBookings: Transaction<(customerId: string, page: Page) => ListResult<Booking>>;
-    private readonly book: Transaction<(customerId: string, booking: NewBooking) => Booking>;
-
-    constructor(db: Database) {
-
-        const statements = prepareQueries(db, queries);
-        this.statements = statements;
-
-        // Each page and its total come from one read transaction, so they agree.
-        this.readVehicles = db.transaction((filter: VehicleFilter) => {
-
-            const byAvailability = filter.available !== undefined;
-            const params = { ...page(filter), available: filter.available ? 1 : 0 };
-            const rows = (byAvailability ? statements.listVehiclesByAvailability : statements.listVehicles).all(params) as VehicleRow[];
-            const total = (byAvailability ? statements.countVehiclesByAvailability : statements.countVehicles).pluck().get(params) as number;
-            return { data: rows.map(vehicleRecord), total };
-        });
-
-        this.readLocations = db.transaction((paging: Page) => ({
-            data: statements.listLocations.all(page(paging)) as Location[],
-            total: statements.countLocations.pluck().get() as number
-        }));
-
-        this.readBookings = db.transaction((customerId: string, paging: Page) => ({
-            data: statements.listBookings.all({ ...page(paging), customer_id: customerId }) as Booking[],
-            total: (statements.countBookings.pluck().get({ customer_id: customerId }) as number | undefined) ?? 0
-        }));
-
-        this.book = db.transaction((customerId: string, booking: NewBooking) => {
-
-            const row = statements.vehicleById.get({ id: booking.vehicle_id }) as VehicleRow | undefined;
-            const vehicle = referenced(row, 'vehicle', 'vehicle_id', `vehicle_id ${booking.vehicle_id} does not match any vehicle`);
-            for (const field of ['pickup_location_id', 'dropoff_location_id'] as const) {
-                referenced(statements.locationExists.get({ id: booking[field] }), 'location', field, `${field} ${booking[field]} does not match any location`);
-            }
-
-            if (!vehicle.is_available) {
-                throw new DomainError('conflict', 'vehicle_unavailable', `vehicle_id ${vehicle.id}: this vehicle is not available for booking`, 'vehicle_id');
-            }
-
-            const latestReturn = statements.latestBookingBefore.pluck().get(booking) as string | undefined;
-            if (latestReturn !== undefined && latestReturn > booking.pickup_at) {
-                throw new DomainError('conflict', 'booking_overlap', `vehicle_id ${vehicle.id} is already booked for part of that time: choose another time or vehicle`);
-            }
-
-            const id = Crypto.randomUUID();
-            statements.insertBooking.run({
-                id,
-                ...booking,
-                customer_id: customerId,
-                status: 'confirmed',
-                created_at: nextCreatedAt(statements.latestBookingOfCustomer.pluck().get({ customer_id: customerId }) as string | undefined)
-            });
-
-            return statements.bookingById.get({ id, customer_id: customerId }) as Booking;
-        });
-    }
+/** The logistics namespace as the routes see it, whatever engine keeps it. */
+export interface LogisticsStore {
 
     /** A page of vehicles, oldest first, optionally only those with the given availability. */
-    listVehicles(filter: VehicleFilter): Promise<ListResult<Vehicle>> {
+    listVehicles(filter: VehicleFilter): Promise<ListResult<Vehicle>>;
 
-        return settled(() => this.readVehicles.deferred(filter));
-    }
-
-    /** One vehicle; not_found when there is no such id. */
-    getVehicle(id: string): Promise<Vehicle> {
-
-        return settled(() => {
-
-            const row = this.statements.vehicleById.get({ id }) as VehicleRow | undefined;
-            return vehicleRecord(found(row, 'vehicle', 'Vehicle not found'));
-        });
-    }
+    /** One vehicle; vehicle_not_found when there is no such id. */
+    getVehicle(id: string): Promise<Vehicle>;
 
     /** A page of pickup and drop-off locations, oldest first. */
-    listLocations(paging: Page): Promise<ListResult<Location>> {
-
-        return settled(() => this.readLocations.deferred(paging));
-    }
+    listLocations(paging: Page): Promise<ListResult<Location>>;
 
     /** A page of one customer's bookings, oldest first. */
-    listBookings(customerId: string, paging: Page): Promise<ListResult<Booking>> {
+    listBookings(customerId: string, paging: Page): Promise<ListResult<Booking>>;
 
-        return settled(() => this.readBookings.deferred(customerId, paging));
-    }
+    /** One booking of the customer; booking_not_found when it does not exist or belongs to someone else (same error). */
+    getBooking(customerId: string, id: string): Promise<Booking>;
 
-    /** One booking of the customer; not_found when it does not exist or belongs to someone else (same error). */
-    getBooking(customerId: string, id: string): Promise<Booking> {
-
-        return settled(() => {
-
-            const booking = this.statements.bookingById.get({ id, customer_id: customerId }) as Booking | undefined;
-            return found(booking, 'booking', 'Booking not found');
-        });
-    }
-
-    /** Books a vehicle for the customer: references, availability and overlap checked and the booking written in one immediate transaction. */
-    createBooking(customerId: string, booking: NewBooking): Promise<Booking> {
-
-        return settled(() => this.book.immediate(customerId, booking));
-    }
+    /** Books a vehicle for the customer: references, availability and overlap decided in one write transaction. */
+    createBooking(customerId: string, booking: NewBooking): Promise<Booking>;
 }
-
-
-function page(paging: Page): Page {
-
-    return { limit: paging.limit, offset: paging.offset };
-}
-
-
-function vehicleRecord(row: VehicleRow): Vehicle {
-
-    return { ...row, is_available: row.is_available === 1 };
-}
-

@@ -2,10 +2,9 @@ import Boom from '@hapi/boom';
 import type { Lifecycle, Request, ResponseObject, ResponseToolkit, ServerRoute } from '@hapi/hapi';
 
 import { callerId } from '../../auth';
-import type { Database } from '../../db';
 import { failure, toBoom } from '../../errors';
+import { dataOf } from '../../instances';
 import { createdResponse, listResponse, type Page } from '../../lists';
-import type { PayReadiness } from './readiness';
 import {
     gatewayPayload,
     idempotencyHeaders,
@@ -21,7 +20,7 @@ import {
     transactionsQuery,
     walletSchema
 } from './schemas';
-import { PayStore, type GatewayOutcome, type GatewayRequest } from './store';
+import type { GatewayOutcome, GatewayRequest, PayStore } from './store';
 
 
 interface GatewayPayload {
@@ -43,43 +42,35 @@ function notProvisioned(configured: boolean): Boom.Boom {
 
 
 /** Runs before authentication: while the schema is not ready there is nothing behind a pay data endpoint, for anyone. */
-function requireSchema(readiness: PayReadiness): Lifecycle.Method {
+const requireSchema: Lifecycle.Method = (request, h) => {
 
-    return (request, h) => {
+    const status = dataOf(request).pay.status();
+    if (!status.schema_ready) {
+        throw notProvisioned(status.configured);
+    }
 
-        const status = readiness.status();
-        if (!status.schema_ready) {
-            throw notProvisioned(status.configured);
-        }
+    return h.continue;
+};
 
-        return h.continue;
-    };
+
+/** The pay store of the request's data set; a 501 when the pay database went away between the gate and the handler. */
+function payStore(request: Request): PayStore {
+
+    const pay = dataOf(request).pay;
+    const store = pay.store();
+    if (!store) {
+        throw notProvisioned(pay.status().configured);
+    }
+
+    return store;
 }
 
 
-export function payRoutes(readiness: PayReadiness): ServerRoute[] {
-
-    // One store per connection: re-provisioning the file gives a new connection, and statements belong to theirs.
-    const stores = new WeakMap<Database, PayStore>();
-    const payStore = (): PayStore => {
-
-        const db = readiness.database();
-        if (!db) {
-            // The file went away between the gate and the handler.
-            throw notProvisioned(readiness.status().configured);
-        }
-
-        let store = stores.get(db);
-        if (!store) {
-            store = new PayStore(db);
-            stores.set(db, store);
-        }
-
-        return store;
-    };
+/** The pay endpoints, served from the pay store of each request's data set. */
+export function payRoutes(): ServerRoute[] {
 
     // A data route runs behind the gate; its document shows the 501 with the body an unconfigured pay answers.
-    const ext = { onPreAuth: { method: requireSchema(readiness) } };
+    const ext = { onPreAuth: { method: requireSchema } };
     const unprovisioned = notProvisioned(false);
     const gated = (errors: Record<number, string> = {}) => ({ ext, plugins: { localgate: { errors: { ...errors, 501: unprovisioned } } } });
 
@@ -103,7 +94,7 @@ export function payRoutes(readiness: PayReadiness): ServerRoute[] {
             async handler(request, h) {
 
                 const payload = request.payload as GatewayPayload;
-                const outcome = await move(payStore(), callerId(request), {
+                const outcome = await move(payStore(request), callerId(request), {
                     idempotencyKey: request.headers['idempotency-key'] as string,
                     providerId: payload.provider_id,
                     asset: payload.asset,
@@ -124,7 +115,7 @@ export function payRoutes(readiness: PayReadiness): ServerRoute[] {
                 description: 'Readiness of the pay namespace, without triggering a 501',
                 tags,
                 response: { status: { 200: payStatusSchema } },
-                handler: () => readiness.status()
+                handler: (request) => dataOf(request).pay.status()
             }
         },
         {
@@ -137,7 +128,7 @@ export function payRoutes(readiness: PayReadiness): ServerRoute[] {
                 ...gated(),
                 validate: { query: noQuery },
                 response: { status: { 200: walletSchema } },
-                handler: (request) => payStore().openWallet(callerId(request))
+                handler: (request) => payStore(request).openWallet(callerId(request))
             }
         },
         {
@@ -150,7 +141,7 @@ export function payRoutes(readiness: PayReadiness): ServerRoute[] {
                 ...gated(),
                 validate: { query: transactionsQuery },
                 response: { status: { 200: transactionListSchema } },
-                handler: async (request, h) => listResponse(h, await payStore().listTransactions(callerId(request), request.query as Page))
+                handler: async (request, h) => listResponse(h, await payStore(request).listTransactions(callerId(request), request.query as Page))
             }
         },
         {
@@ -163,7 +154,7 @@ export function payRoutes(readiness: PayReadiness): ServerRoute[] {
                 ...gated({ 404: 'transaction_not_found: no transaction of the caller has this id' }),
                 validate: { params: transactionParams, query: noQuery },
                 response: { status: { 200: transactionSchema } },
-                handler: (request) => payStore().getTransaction(callerId(request), request.params.transaction_id as string)
+                handler: (request) => payStore(request).getTransaction(callerId(request), request.params.transaction_id as string)
             }
         },
         {
@@ -176,7 +167,7 @@ export function payRoutes(readiness: PayReadiness): ServerRoute[] {
                 ...gated(),
                 validate: { query: noQuery },
                 response: { status: { 200: tokenListSchema } },
-                handler: async (request, h) => listResponse(h, await payStore().listTokens())
+                handler: async (request, h) => listResponse(h, await payStore(request).listTokens())
             }
         },
         {
@@ -189,7 +180,7 @@ export function payRoutes(readiness: PayReadiness): ServerRoute[] {
                 ...gated({ 404: 'token_not_found: no token type has this symbol' }),
                 validate: { params: tokenParams, query: noQuery },
                 response: { status: { 200: tokenSchema } },
-                handler: (request) => payStore().getToken(request.params.token_symbol as string)
+                handler: (request) => payStore(request).getToken(request.params.token_symbol as string)
             }
         },
         {
@@ -202,7 +193,7 @@ export function payRoutes(readiness: PayReadiness): ServerRoute[] {
                 ...gated(),
                 validate: { query: noQuery },
                 response: { status: { 200: providerListSchema } },
-                handler: async (request, h) => listResponse(h, await payStore().listProviders())
+                handler: async (request, h) => listResponse(h, await payStore(request).listProviders())
             }
         },
         gatewayRoute('/gateway/deposit', 'Deposit into the caller\'s wallet through a provider',

@@ -2,7 +2,7 @@ import Joi from 'joi';
 
 import { requestBody, setByService, timestamp } from '../../fields';
 import { listSchema, pageQuery } from '../../lists';
-import { maxAmount } from './store';
+import { maxAmount } from './rules';
 
 
 export const payStatusSchema = Joi.object({

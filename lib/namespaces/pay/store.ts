@@ -1,21 +1,6 @@
-import Crypto from 'node:crypto';
-
-import type { Transaction } from 'better-sqlite3';
-
-import type { Database } from '../../db';
-import { DomainError, type DomainErrorKind } from '../../errors';
+import type { DomainError } from '../../errors';
 import type { ListResult, Page } from '../../lists';
-import { found, prepareQueries, settled, type Statements } from '../../store';
 
-
-/** Largest amount of one deposit or withdrawal, in minor units (one billion dollars in cents). */
-export const maxAmount = 100_000_000_000;
-
-/** Largest balance of any ledger account, in minor units: the largest integer a JSON client reads exactly. */
-export const maxBalance = Number.MAX_SAFE_INTEGER;
-
-/** How long an Idempotency-Key is remembered; older keys are pruned by the next deposit or withdrawal. */
-export const idempotencyRetentionMs = 24 * 60 * 60 * 1000;
 
 export type TransactionType = 'deposit' | 'withdrawal';
 
@@ -65,283 +50,53 @@ export interface GatewayRequest {
 /** What a deposit or withdrawal came to: a transaction or a refusal, and whether it is the replay of an earlier request. */
 export type GatewayOutcome = { replayed: boolean } & ({ transaction: PayTransaction } | { refusal: DomainError });
 
-interface StoredOutcome {
-    transaction?: PayTransaction;
-    refusal?: { kind: DomainErrorKind; code: string; message: string; field?: string };
+export interface PayStatus {
+    configured: boolean;
+    schema_ready: boolean;
+    sections: string[];
 }
 
-interface ProviderRow {
-    id: string;
-    name: string;
-    assets: string;
-    supports_deposit: number;
-    supports_withdrawal: number;
-    status: 'active' | 'disabled';
-    created_at: string;
-}
-
-interface AccountRow {
-    id: number;
-    balance: number;
-}
-
-/** Every statement the store runs, prepared once per connection. */
-// LIMIT and OFFSET take their parameters behind a unary plus: SQLite plans a bare LIMIT parameter with its bound value,
-// and so prepares the statement again each time a new value is bound, that is on every call.
-export const queries = {
-    walletByOwner: 'SELECT id, owner_id, created_at FROM wallets WHERE owner_id = ?',
-    openWallet: 'INSERT INTO wallets (id, owner_id, created_at) VALUES (?, ?, ?) ON CONFLICT (owner_id) DO NOTHING',
-    balances: 'SELECT asset, balance AS amount FROM accounts WHERE wallet_id = ? ORDER BY asset',
-    transactions: `SELECT id, type, asset, amount, provider_id, status, created_at FROM transactions
-        WHERE wallet_id = ? ORDER BY created_at DESC, id DESC LIMIT +? OFFSET +?`,
-    countTransactions: 'SELECT count(*) AS total FROM transactions WHERE wallet_id = ?',
-    transaction: `SELECT t.id, t.type, t.asset, t.amount, t.provider_id, t.status, t.created_at
-        FROM transactions t JOIN wallets w ON w.id = t.wallet_id WHERE t.id = ? AND w.owner_id = ?`,
-    tokens: 'SELECT symbol, name, decimals, stage, description, created_at FROM token_types ORDER BY symbol',
-    token: 'SELECT symbol, name, decimals, stage, description, created_at FROM token_types WHERE symbol = ?',
-    providers: `SELECT p.id, p.name, p.supports_deposit, p.supports_withdrawal, p.status, p.created_at,
-        (SELECT json_group_array(asset) FROM (SELECT asset FROM provider_assets WHERE provider_id = p.id ORDER BY asset)) AS assets
-        FROM providers p ORDER BY p.id`,
-    provider: 'SELECT status, supports_deposit, supports_withdrawal FROM providers WHERE id = ?',
-    providerAsset: `SELECT t.stage FROM provider_assets pa LEFT JOIN token_types t ON t.symbol = pa.token_symbol
-        WHERE pa.provider_id = ? AND pa.asset = ?`,
-    walletAccount: 'SELECT id, balance FROM accounts WHERE wallet_id = ? AND asset = ?',
-    clearingAccount: 'SELECT id, balance FROM accounts WHERE provider_id = ? AND asset = ?',
-    insertWalletAccount: 'INSERT INTO accounts (wallet_id, asset, created_at) VALUES (?, ?, ?) RETURNING id, balance',
-    insertClearingAccount: 'INSERT INTO accounts (provider_id, asset, created_at) VALUES (?, ?, ?) RETURNING id, balance',
-    insertTransaction: `INSERT INTO transactions (id, wallet_id, type, asset, amount, provider_id, status, created_at)
-        VALUES (?, ?, ?, ?, ?, ?, 'completed', ?)`,
-    insertEntry: 'INSERT INTO entries (transaction_id, account_id, amount, created_at) VALUES (?, ?, ?, ?)',
-    pruneKeys: 'DELETE FROM idempotency_keys WHERE created_at < ?',
-    findKey: 'SELECT fingerprint, outcome FROM idempotency_keys WHERE owner_id = ? AND key = ?',
-    insertKey: 'INSERT INTO idempotency_keys (owner_id, key, fingerprint, outcome, created_at) VALUES (?, ?, ?, ?, ?)'
-};
-
-// Lifecycle stages in which a token may move, per direction.
-const allowedStages: Record<TransactionType, string[]> = {
-    deposit: ['pilot', 'live'],
-    withdrawal: ['pilot', 'live', 'retired']
-};
+export const sections = ['wallet', 'tokens', 'gateway'];
 
 
-export class PayStore {
-
-    private readonly sql: Statements<typeof queries>;
-    private readonly walletRead: Transaction<(ownerId: string) => Wallet | undefined>;
-    private readonly walletOpen: Transaction<(ownerId: string) => Wallet>;
-    private readonly transactionsRead: Transaction<(ownerId: string, page: Page) => ListResult<PayTransaction>>;
-    private readonly moneyMove: Transaction<(ownerId: string, type: TransactionType, request: GatewayRequest) => GatewayOutcome>;
-
-    constructor(db: Database) {
-
-        this.sql = prepareQueries(db, queries);
-
-        // Reads run deferred (one snapshot); writes run immediate, taking the write lock before they read.
-        this.walletRead = db.transaction((ownerId: string) => this.readWallet(ownerId));
-        this.walletOpen = db.transaction((ownerId: string) => {
-
-            this.ensureWallet(ownerId, new Date().toISOString());
-            return this.readWallet(ownerId)!;
-        });
-
-        this.transactionsRead = db.transaction((ownerId: string, page: Page) => this.readTransactions(ownerId, page));
-        this.moneyMove = db.transaction((ownerId: string, type: TransactionType, request: GatewayRequest) => this.idempotentMove(ownerId, type, request));
-    }
+/** The pay namespace as the routes see it, whatever engine keeps it. */
+export interface PayStore {
 
     /** The caller's wallet with a balance per asset it has held, opened on first use. */
-    openWallet(ownerId: string): Promise<Wallet> {
-
-        return settled(() => this.walletRead.deferred(ownerId) ?? this.walletOpen.immediate(ownerId));
-    }
+    openWallet(ownerId: string): Promise<Wallet>;
 
     /** The caller's transactions, newest first (ties by id); none when the wallet was never opened. */
-    listTransactions(ownerId: string, page: Page): Promise<ListResult<PayTransaction>> {
-
-        return settled(() => this.transactionsRead.deferred(ownerId, page));
-    }
+    listTransactions(ownerId: string, page: Page): Promise<ListResult<PayTransaction>>;
 
     /** One of the caller's transactions; anyone else's is not found. */
-    getTransaction(ownerId: string, id: string): Promise<PayTransaction> {
-
-        return settled(() => {
-
-            const transaction = this.sql.transaction.get(id, ownerId) as PayTransaction | undefined;
-            return found(transaction, 'transaction', `You have no transaction ${id}`);
-        });
-    }
+    getTransaction(ownerId: string, id: string): Promise<PayTransaction>;
 
     /** The token types, by symbol. */
-    listTokens(): Promise<ListResult<TokenType>> {
-
-        return settled(() => {
-
-            const data = this.sql.tokens.all() as TokenType[];
-            return { data, total: data.length };
-        });
-    }
+    listTokens(): Promise<ListResult<TokenType>>;
 
     /** One token type; the symbol is matched in any case. */
-    getToken(symbol: string): Promise<TokenType> {
-
-        return settled(() => {
-
-            const upper = symbol.toUpperCase();
-            const token = this.sql.token.get(upper) as TokenType | undefined;
-            return found(token, 'token', `There is no token type ${upper}: GET /v1/pay/tokens lists them`);
-        });
-    }
+    getToken(symbol: string): Promise<TokenType>;
 
     /** The fiat on/off-ramp providers, by id. */
-    listProviders(): Promise<ListResult<Provider>> {
-
-        return settled(() => {
-
-            const data = (this.sql.providers.all() as ProviderRow[]).map((row) => ({
-                id: row.id,
-                name: row.name,
-                assets: JSON.parse(row.assets) as string[],
-                supports_deposit: row.supports_deposit === 1,
-                supports_withdrawal: row.supports_withdrawal === 1,
-                status: row.status,
-                created_at: row.created_at
-            }));
-
-            return { data, total: data.length };
-        });
-    }
+    listProviders(): Promise<ListResult<Provider>>;
 
     /** Moves money from a provider into the caller's wallet, once per Idempotency-Key. */
-    deposit(ownerId: string, request: GatewayRequest): Promise<GatewayOutcome> {
-
-        return settled(() => this.moneyMove.immediate(ownerId, 'deposit', request));
-    }
+    deposit(ownerId: string, request: GatewayRequest): Promise<GatewayOutcome>;
 
     /** Moves money from the caller's wallet out through a provider, once per Idempotency-Key. */
-    withdraw(ownerId: string, request: GatewayRequest): Promise<GatewayOutcome> {
-
-        return settled(() => this.moneyMove.immediate(ownerId, 'withdrawal', request));
-    }
-
-    // Runs inside one immediate transaction: the key, the rule checks, the ledger write and the stored outcome commit together.
-    private idempotentMove(ownerId: string, type: TransactionType, request: GatewayRequest): GatewayOutcome {
-
-        const now = new Date();
-        this.sql.pruneKeys.run(new Date(now.getTime() - idempotencyRetentionMs).toISOString());
-
-        const fingerprint = Crypto.createHash('sha256')
-            .update(JSON.stringify([type, request.providerId, request.asset, request.amount]))
-            .digest('hex');
-
-        const stored = this.sql.findKey.get(ownerId, request.idempotencyKey) as { fingerprint: string; outcome: string } | undefined;
-        if (stored) {
-            if (stored.fingerprint !== fingerprint) {
-                throw new DomainError('unprocessable', 'idempotency_key_reused',
-                    'This Idempotency-Key was already used for a different request: send a new key for a new deposit or withdrawal');
-            }
-
-            return { replayed: true, ...fromStored(JSON.parse(stored.outcome) as StoredOutcome) };
-        }
-
-        const createdAt = now.toISOString();
-        const walletId = this.ensureWallet(ownerId, createdAt);
-        const outcome = this.transfer(walletId, type, request, createdAt);
-        this.sql.insertKey.run(ownerId, request.idempotencyKey, fingerprint, JSON.stringify(outcome), createdAt);
-        return { replayed: false, ...fromStored(outcome) };
-    }
-
-    // Checks the rules against the current balances and writes one transaction with two balanced entries, or says why not.
-    private transfer(walletId: string, type: TransactionType, request: GatewayRequest, createdAt: string): StoredOutcome {
-
-        const { providerId, asset, amount } = request;
-        const provider = this.sql.provider.get(providerId) as Pick<ProviderRow, 'status' | 'supports_deposit' | 'supports_withdrawal'> | undefined;
-        if (!provider) {
-            return refusal('unprocessable', 'provider_not_found', `There is no provider ${providerId}: GET /v1/pay/gateway/providers lists them`, 'provider_id');
-        }
-
-        if (provider.status !== 'active') {
-            return refusal('conflict', 'provider_unavailable', `Provider ${providerId} is ${provider.status} and moves no money: use an active provider`, 'provider_id');
-        }
-
-        if (!(type === 'deposit' ? provider.supports_deposit : provider.supports_withdrawal)) {
-            return refusal('unprocessable', 'operation_not_supported', `Provider ${providerId} does not support ${type === 'deposit' ? 'deposits' : 'withdrawals'}`, 'provider_id');
-        }
-
-        const supported = this.sql.providerAsset.get(providerId, asset) as { stage: string | null } | undefined;
-        if (!supported) {
-            return refusal('unprocessable', 'asset_not_supported', `Provider ${providerId} does not support ${asset}: GET /v1/pay/gateway/providers lists the assets of each provider`, 'asset');
-        }
-
-        if (supported.stage !== null && !allowedStages[type].includes(supported.stage)) {
-            const stages = allowedStages[type];
-            const needed = `${stages.slice(0, -1).join(', ')} or ${stages.at(-1)}`;
-            return refusal('conflict', 'token_stage_not_allowed', `Token ${asset} is in stage ${supported.stage}: a ${type} needs stage ${needed}`, 'asset');
-        }
-
-        const walletAccount = this.sql.walletAccount.get(walletId, asset) as AccountRow | undefined;
-        const clearingAccount = this.sql.clearingAccount.get(providerId, asset) as AccountRow | undefined;
-        const walletBalance = walletAccount?.balance ?? 0;
-        if (type === 'withdrawal' && walletBalance < amount) {
-            return refusal('conflict', 'insufficient_funds', `Your ${asset} balance is ${walletBalance}, less than the ${amount} to withdraw`, 'amount');
-        }
-
-        if (type === 'deposit' && (walletBalance + amount > maxBalance || (clearingAccount?.balance ?? 0) - amount < -maxBalance)) {
-            return refusal('conflict', 'balance_limit_exceeded', `This deposit would take a ${asset} balance beyond ${maxBalance} minor units`, 'amount');
-        }
-
-        const wallet = walletAccount ?? this.sql.insertWalletAccount.get(walletId, asset, createdAt) as AccountRow;
-        const clearing = clearingAccount ?? this.sql.insertClearingAccount.get(providerId, asset, createdAt) as AccountRow;
-        const id = Crypto.randomUUID();
-        const signed = type === 'deposit' ? amount : -amount;
-        this.sql.insertTransaction.run(id, walletId, type, asset, amount, providerId, createdAt);
-        this.sql.insertEntry.run(id, wallet.id, signed, createdAt);
-        this.sql.insertEntry.run(id, clearing.id, -signed, createdAt);
-
-        return { transaction: { id, type, asset, amount, provider_id: providerId, status: 'completed', created_at: createdAt } };
-    }
-
-    private ensureWallet(ownerId: string, createdAt: string): string {
-
-        this.sql.openWallet.run(Crypto.randomUUID(), ownerId, createdAt);
-        return (this.sql.walletByOwner.get(ownerId) as { id: string }).id;
-    }
-
-    private readWallet(ownerId: string): Wallet | undefined {
-
-        const wallet = this.sql.walletByOwner.get(ownerId) as Omit<Wallet, 'balances'> | undefined;
-        if (!wallet) {
-            return undefined;
-        }
-
-        const balances = this.sql.balances.all(wallet.id) as Wallet['balances'];
-        return { id: wallet.id, owner_id: wallet.owner_id, balances, created_at: wallet.created_at };
-    }
-
-    private readTransactions(ownerId: string, page: Page): ListResult<PayTransaction> {
-
-        const wallet = this.sql.walletByOwner.get(ownerId) as { id: string } | undefined;
-        if (!wallet) {
-            return { data: [], total: 0 };
-        }
-
-        const data = this.sql.transactions.all(wallet.id, page.limit, page.offset) as PayTransaction[];
-        const { total } = this.sql.countTransactions.get(wallet.id) as { total: number };
-        return { data, total };
-    }
+    withdraw(ownerId: string, request: GatewayRequest): Promise<GatewayOutcome>;
 }
 
 
-function refusal(kind: DomainErrorKind, code: string, message: string, field: string): StoredOutcome {
+/** Pay may be absent, configured without a schema, or ready: the routes ask before they reach the store. */
+export interface PayAccess {
 
-    return { refusal: { kind, code, message, field } };
-}
+    /** The readiness record of /v1/pay/status. */
+    status(): PayStatus;
 
+    /** The schema version of a configured pay database, null when there is none or it cannot be read. */
+    schemaVersion(): number | null;
 
-function fromStored(outcome: StoredOutcome): { transaction: PayTransaction } | { refusal: DomainError } {
-
-    if (outcome.transaction) {
-        return { transaction: outcome.transaction };
-    }
-
-    const { kind, code, message, field } = outcome.refusal!;
-    return { refusal: new DomainError(kind, code, message, field) };
+    /** The store when pay is ready, else null. */
+    store(): PayStore | null;
 }

@@ -1,21 +1,12 @@
 import Fs from 'node:fs';
 
+import type { RecordContext } from '../../clock';
 import { payDatabaseFile, type PaySettings } from '../../config';
-import { closeDatabase, memory, namespaceMigrations, openDatabase, type Database } from '../../db';
-import { quickCheck } from '../../db/open';
-import { appliedMigrations, migrate, schemaVersion } from '../../db/migrate';
-
-
-export { payDatabaseFile } from '../../config';
-
-
-export const sections = ['wallet', 'tokens', 'gateway'];
-
-export interface PayStatus {
-    configured: boolean;
-    schema_ready: boolean;
-    sections: string[];
-}
+import { sections, type PayAccess, type PayStatus, type PayStore } from '../../namespaces/pay/store';
+import { memory, namespaceMigrations } from './images';
+import { appliedMigrations, migrate, schemaVersion } from './migrate';
+import { closeDatabase, openDatabase, quickCheck, type Database } from './open';
+import { SqlitePayStore } from './pay';
 
 
 /** Opens a pay database with money-grade durability. */
@@ -37,14 +28,15 @@ export function payMigrationsApplied(db: Database): boolean {
  * Follows the pay database as its file appears, disappears or gets its schema, without a restart.
  * The connection is kept once the file opens, so the check per request is a stat and, until ready, one query.
  */
-export class PayReadiness {
+export class PayReadiness implements PayAccess {
 
     private db: Database | null = null;
+    private payStore: PayStore | null = null;
     private ready = false;
     private identity = '';
     private readonly file: string | null;
 
-    constructor(settings: PaySettings) {
+    constructor(settings: PaySettings, private readonly context: RecordContext) {
 
         const complete = settings.url && settings.publishableKey && settings.secretKey;
         this.file = complete ? payDatabaseFile(settings.url!) : null;
@@ -68,7 +60,7 @@ export class PayReadiness {
         }
     }
 
-    /** The status record, re-read from the files on every call. */
+    /** The status record, re-read from the file on every call. */
     status(): PayStatus {
 
         const db = this.connect();
@@ -79,24 +71,36 @@ export class PayReadiness {
         return { configured: db !== null, schema_ready: db !== null && this.ready, sections };
     }
 
-    /** The schema version of a configured pay database, null when there is none or it cannot be read. */
     schemaVersion(): number | null {
 
         const db = this.connect();
         return db ? readable(() => schemaVersion(db), null) : null;
     }
 
-    /** The pay database when its schema is ready, else null. */
+    /** The store of the pay database when its schema is ready, else null; a new connection gets a new store. */
+    store(): PayStore | null {
+
+        if (!this.status().schema_ready) {
+            return null;
+        }
+
+        this.payStore ??= new SqlitePayStore(this.db!, this.context);
+        return this.payStore;
+    }
+
+    /** The pay database when its schema is ready, else null (for the engine's own tests). */
     database(): Database | null {
 
         return this.status().schema_ready ? this.db : null;
     }
 
+    /** Closes the connection, if one is open. */
     close(): void {
 
         if (this.db) {
             closeDatabase(this.db);
             this.db = null;
+            this.payStore = null;
         }
 
         this.ready = false;

@@ -2,9 +2,11 @@ import Crypto from 'node:crypto';
 import Fs from 'node:fs';
 import Path from 'node:path';
 
-import { closeDatabase, memory, namespaceMigrations } from '../../db';
-import { migrate } from '../../db/migrate';
-import { openPayDatabase, payDatabaseFile } from './readiness';
+import { payDatabaseFile } from '../../config';
+import { memory, namespaceMigrations } from './images';
+import { migrate } from './migrate';
+import { closeDatabase } from './open';
+import { openPayDatabase } from './pay-readiness';
 
 
 export interface PayCredentials {

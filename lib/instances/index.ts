@@ -1,0 +1,270 @@
+import type { Plugin, Request, ServerRoute } from '@hapi/hapi';
+
+import { requireAdmin } from '../auth';
+import { failure } from '../errors';
+import { FixtureError } from '../fixtures';
+import { listResponse, type Page } from '../lists';
+import type { DataSet } from '../storage/engine';
+import { InstanceRegistry, type Instance, type InstanceOptions, type InstanceRecord, type Scope } from './registry';
+import { clockSchema, durationMs, instanceListQuery, instanceListSchema, instanceParams, instanceSchema, newInstanceSchema, restoreSchema, snapshotSchema } from './schemas';
+
+
+export { InstanceRegistry, type Instance, type Scope } from './registry';
+
+declare module '@hapi/hapi' {
+    interface RequestApplicationState {
+        scope: Scope;
+    }
+}
+
+export interface InstancesOptions {
+    registry: InstanceRegistry;
+    defaultScope: Scope;
+}
+
+const prefix = '/i/';
+
+const tags = ['api', 'instances'];
+
+
+/** The data set of the request's scope: its instance's, or the default one. */
+export function dataOf(request: Request): DataSet {
+
+    return request.app.scope.data;
+}
+
+
+/** The instance a path names and the API path within it; null for a path outside every instance. */
+export function instancePath(path: string): { id: string; rest: string } | null {
+
+    if (!path.startsWith(prefix)) {
+        return null;
+    }
+
+    const end = path.indexOf('/', prefix.length);
+    return end === -1 ? { id: path.slice(prefix.length), rest: '/' } : { id: path.slice(prefix.length, end), rest: path.slice(end) };
+}
+
+
+export const instancesPlugin: Plugin<InstancesOptions> = {
+    name: 'localgate-instances',
+    register(server, { registry, defaultScope }) {
+
+        // How a request finds its instance: /i/<id>/v1/... runs the API's own route for /v1/... against that
+        // instance, so one set of routes, built once, serves every instance.
+        server.ext('onRequest', (request, h) => {
+
+            const named = instancePath(request.path);
+            if (!named) {
+                request.app.scope = defaultScope;
+                return h.continue;
+            }
+
+            const instance = registry.find(named.id);
+            if (!instance) {
+                throw failure(404, 'instance_not_found', `There is no instance ${JSON.stringify(named.id)}: it was deleted, it expired, or it never existed (POST /_instances makes one)`);
+            }
+
+            request.app.scope = instance;
+            request.setUrl(named.rest + request.url.search);
+            return h.continue;
+        });
+
+        server.ext('onPostStop', () => registry.close());
+        server.route(instanceRoutes(registry));
+    }
+};
+
+
+function instanceRoutes(registry: InstanceRegistry): ServerRoute[] {
+
+    const describe = (instance: Instance): InstanceRecord => instance.describe(registry.idleTtlMs);
+    const live = (request: Request): Instance => {
+
+        const id = request.params.instance_id as string;
+        const instance = registry.find(id);
+        if (!instance) {
+            throw failure(404, 'instance_not_found', `There is no instance ${JSON.stringify(id)}: it was deleted, it expired, or it never existed`);
+        }
+
+        return instance;
+    };
+
+    // The document shows a 403 on every route with this prerequisite.
+    const admin = { pre: [{ method: requireAdmin }] };
+
+    return [
+        {
+            method: 'POST',
+            path: '/_instances',
+            options: {
+                description: 'Make an isolated instance of the API',
+                notes: [
+                    'Admin token required. The instance answers every endpoint under its base_path (/i/<id>/v1/...), with its own data, clock and ids.',
+                    'It lives in memory and expires after INSTANCE_IDLE_TTL without a request; MAX_INSTANCES caps how many are live (429 instance_limit_reached).',
+                    'A fixture record that breaks a rule is a 400 invalid_fixture whose details name the namespace, collection, index and field; nothing is made.'
+                ].join(' '),
+                tags,
+                ...admin,
+                plugins: { localgate: { errors: [429] } },
+                validate: { payload: newInstanceSchema },
+                response: { status: { 201: instanceSchema } },
+                handler(request, h) {
+
+                    const payload = request.payload as Omit<InstanceOptions, 'fixture'> & { fixture?: unknown };
+                    const options: InstanceOptions = {
+                        seed: payload.seed,
+                        ids: payload.ids,
+                        clock: payload.clock,
+                        pay: payload.pay,
+                        fixture: payload.fixture === undefined ? undefined : { records: payload.fixture, origin: 'request body fixture' }
+                    };
+
+                    const instance = createInstance(registry, options);
+                    return h.response(describe(instance)).code(201).location(`/_instances/${instance.id}`);
+                }
+            }
+        },
+        {
+            method: 'GET',
+            path: '/_instances',
+            options: {
+                description: 'List the live instances',
+                notes: 'Admin token required. Oldest first.',
+                tags,
+                ...admin,
+                validate: { query: instanceListQuery },
+                response: { status: { 200: instanceListSchema } },
+                handler(request, h) {
+
+                    const { limit, offset } = request.query as Page;
+                    const instances = registry.list();
+                    return listResponse(h, { data: instances.slice(offset, offset + limit).map(describe), total: instances.length });
+                }
+            }
+        },
+        {
+            method: 'GET',
+            path: '/_instances/{instance_id}',
+            options: {
+                description: 'Get one live instance',
+                tags,
+                ...admin,
+                validate: { params: instanceParams },
+                response: { status: { 200: instanceSchema } },
+                handler: (request) => describe(live(request))
+            }
+        },
+        {
+            method: 'DELETE',
+            path: '/_instances/{instance_id}',
+            options: {
+                description: 'Delete an instance and its data',
+                notes: 'Every path under its base_path answers 404 instance_not_found afterwards.',
+                tags,
+                ...admin,
+                validate: { params: instanceParams },
+                handler(request, h) {
+
+                    registry.delete(live(request).id);
+                    return h.response().code(204);
+                }
+            }
+        },
+        {
+            method: 'POST',
+            path: '/_instances/{instance_id}/reset',
+            options: {
+                description: 'Put an instance back as it was when made',
+                notes: 'Its data (fixture included), clock and id counter.',
+                tags,
+                ...admin,
+                validate: { params: instanceParams },
+                response: { status: { 200: instanceSchema } },
+                handler(request) {
+
+                    const instance = live(request);
+                    instance.reset();
+                    return describe(instance);
+                }
+            }
+        },
+        {
+            method: 'POST',
+            path: '/_instances/{instance_id}/snapshots',
+            options: {
+                description: 'Keep a copy of an instance\'s state',
+                notes: `Data, clock and id counter; restore it with POST /_instances/{instance_id}/restore. An instance keeps at most 50 (409 snapshot_limit_reached).`,
+                tags,
+                ...admin,
+                plugins: { localgate: { errors: { 409: 'snapshot_limit_reached: the instance holds 50 snapshots' } } },
+                validate: { params: instanceParams },
+                response: { status: { 201: snapshotSchema } },
+                handler(request, h) {
+
+                    return h.response({ snapshot_id: live(request).snapshot() }).code(201);
+                }
+            }
+        },
+        {
+            method: 'POST',
+            path: '/_instances/{instance_id}/restore',
+            options: {
+                description: 'Put back the state a snapshot holds',
+                notes: 'The snapshot stays and can be restored again.',
+                tags,
+                ...admin,
+                plugins: { localgate: { errors: { 422: 'snapshot_not_found: snapshot_id names no snapshot of this instance' } } },
+                validate: { params: instanceParams, payload: restoreSchema },
+                response: { status: { 200: instanceSchema } },
+                handler(request) {
+
+                    const instance = live(request);
+                    instance.restore((request.payload as { snapshot_id: string }).snapshot_id);
+                    return describe(instance);
+                }
+            }
+        },
+        {
+            method: 'PUT',
+            path: '/_instances/{instance_id}/clock',
+            options: {
+                description: 'Set or advance an instance\'s clock',
+                notes: '{"now": "2030-01-01T00:00:00Z"} freezes it at an instant; {"advance": "2h"} moves it forward. Either way it then stands still until moved again.',
+                tags,
+                ...admin,
+                validate: { params: instanceParams, payload: clockSchema },
+                response: { status: { 200: instanceSchema } },
+                handler(request) {
+
+                    const instance = live(request);
+                    const { now, advance } = request.payload as { now?: string; advance?: string };
+                    if (now) {
+                        instance.setClock(new Date(now));
+                    }
+                    else {
+                        instance.advanceClock(durationMs(advance!));
+                    }
+
+                    return describe(instance);
+                }
+            }
+        }
+    ];
+}
+
+
+function createInstance(registry: InstanceRegistry, options: InstanceOptions): Instance {
+
+    try {
+        return registry.create(options);
+    }
+    catch (err) {
+        if (err instanceof FixtureError) {
+            const details = [{ field: err.field ? `fixture.${err.field}` : 'fixture', message: err.message }];
+            throw failure(400, 'invalid_fixture', err.message, { details });
+        }
+
+        throw err;
+    }
+}

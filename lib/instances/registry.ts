@@ -1,0 +1,223 @@
+import Crypto from 'node:crypto';
+
+import { Clock, IdSource, type IdMode, type RecordContext } from '../clock';
+import { DomainError } from '../errors';
+import type { DataSet, DataSnapshot, Engine, InstanceData } from '../storage/engine';
+
+
+/** What a request runs against: the default data set, or an instance's, with the path prefix it was reached by. */
+export interface Scope {
+    data: DataSet;
+    readonly basePath: string;
+}
+
+export interface InstanceOptions {
+    seed: 'demo' | 'none';
+    ids: IdMode;
+    clock?: string;
+    pay: boolean;
+    fixture?: { records: unknown; origin: string };
+}
+
+/** An instance as the /_instances routes describe it. */
+export interface InstanceRecord {
+    id: string;
+    base_path: string;
+    seed: 'demo' | 'none';
+    clock: string | null;
+    ids: IdMode;
+    pay: boolean;
+    created_at: string;
+    expires_at: string;
+}
+
+/** How many snapshots one instance keeps at most: each is a copy of its databases. */
+export const maxSnapshots = 50;
+
+// The moment an instance can be put back to: its databases, its clock and its id counter.
+interface Checkpoint {
+    data: DataSnapshot | null;
+    frozen: string | null;
+    counter: number;
+}
+
+
+/** The refusal of a new instance once the given number are live, the most MAX_INSTANCES allows. */
+export function limitReached(live: number): DomainError {
+
+    return new DomainError('limit', 'instance_limit_reached', `${live} instances are live, the most MAX_INSTANCES allows: delete one (DELETE /_instances/{id}) or let idle ones expire`);
+}
+
+
+/** One isolated data set with its own clock and id source, reached under /i/<id>. */
+export class Instance implements Scope {
+
+    readonly basePath: string;
+    readonly createdAt: string;
+    lastUsed: number;
+    private readonly snapshots = new Map<string, Checkpoint>();
+    private readonly creation: Checkpoint;
+
+    constructor(readonly id: string, readonly data: InstanceData, private readonly context: RecordContext, private readonly options: InstanceOptions) {
+
+        this.basePath = `/i/${id}`;
+        this.lastUsed = Date.now();
+        this.createdAt = new Date(this.lastUsed).toISOString();
+        this.creation = { data: null, frozen: context.clock.frozen, counter: context.ids.counter };
+    }
+
+    /** The record the admin routes answer with, its expiry counted from the last use. */
+    describe(idleTtlMs: number): InstanceRecord {
+
+        return {
+            id: this.id,
+            base_path: this.basePath,
+            seed: this.options.seed,
+            clock: this.context.clock.frozen,
+            ids: this.context.ids.mode,
+            pay: this.options.pay,
+            created_at: this.createdAt,
+            expires_at: new Date(this.lastUsed + idleTtlMs).toISOString()
+        };
+    }
+
+    /** Puts data, clock and ids back as they were when the instance was made. */
+    reset(): void {
+
+        this.data.reset();
+        this.rewind(this.creation);
+    }
+
+    /** Keeps a copy of the instance's state; returns its id. */
+    snapshot(): string {
+
+        if (this.snapshots.size >= maxSnapshots) {
+            throw new DomainError('conflict', 'snapshot_limit_reached', `This instance holds ${maxSnapshots} snapshots, the most it keeps: make a new instance, or restore and reuse one`);
+        }
+
+        const id = Crypto.randomUUID();
+        this.snapshots.set(id, { data: this.data.snapshot(), frozen: this.context.clock.frozen, counter: this.context.ids.counter });
+        return id;
+    }
+
+    /** Puts back the state a snapshot holds; the snapshot stays, to be restored again. */
+    restore(snapshotId: string): void {
+
+        const checkpoint = this.snapshots.get(snapshotId);
+        if (!checkpoint) {
+            throw new DomainError('unprocessable', 'snapshot_not_found', `snapshot_id ${JSON.stringify(snapshotId)} names no snapshot of this instance`, 'snapshot_id');
+        }
+
+        this.data.restore(checkpoint.data!);
+        this.rewind(checkpoint);
+    }
+
+    /** The instance's current time. */
+    now(): Date {
+
+        return this.context.clock.now();
+    }
+
+    /** Freezes the clock at an instant. */
+    setClock(instant: Date): void {
+
+        this.context.clock.freeze(instant);
+    }
+
+    /** Moves the clock forward, freezing it there. */
+    advanceClock(ms: number): void {
+
+        this.context.clock.advance(ms);
+    }
+
+    private rewind(checkpoint: Checkpoint): void {
+
+        this.context.clock.freeze(checkpoint.frozen === null ? null : new Date(checkpoint.frozen));
+        this.context.ids.counter = checkpoint.counter;
+    }
+}
+
+
+/** The live instances of a server: made, found, expired when idle, and capped in number. */
+export class InstanceRegistry {
+
+    private readonly instances = new Map<string, Instance>();
+    private sweeper: NodeJS.Timeout | null = null;
+
+    constructor(private readonly engine: Engine, readonly idleTtlMs: number, readonly maxInstances: number) { }
+
+    /** Makes an instance: a copy of the migrated (and seeded) image, with its fixture loaded. */
+    create(options: InstanceOptions): Instance {
+
+        this.sweep();
+        if (this.instances.size >= this.maxInstances) {
+            throw limitReached(this.instances.size);
+        }
+
+        const context = { clock: new Clock(options.clock ? new Date(options.clock) : null), ids: new IdSource(options.ids) };
+        const data = this.engine.createInstance({ seed: options.seed === 'demo', pay: options.pay, fixture: options.fixture, context });
+        const instance = new Instance(Crypto.randomUUID(), data, context, options);
+        this.instances.set(instance.id, instance);
+        this.sweeper ??= setInterval(() => this.sweep(), Math.min(this.idleTtlMs, 60_000)).unref();
+        return instance;
+    }
+
+    /** The live instance with this id, marked as used now; undefined for an unknown, deleted or expired one. */
+    find(id: string): Instance | undefined {
+
+        const instance = this.instances.get(id);
+        if (!instance) {
+            return undefined;
+        }
+
+        const now = Date.now();
+        if (now - instance.lastUsed >= this.idleTtlMs) {
+            this.delete(id);
+            return undefined;
+        }
+
+        instance.lastUsed = now;
+        return instance;
+    }
+
+    /** The live instances, oldest first. */
+    list(): Instance[] {
+
+        this.sweep();
+        return [...this.instances.values()];
+    }
+
+    /** Deletes an instance and frees its databases; false when there was none. */
+    delete(id: string): boolean {
+
+        const instance = this.instances.get(id);
+        if (!instance) {
+            return false;
+        }
+
+        this.instances.delete(id);
+        instance.data.close();
+        return true;
+    }
+
+    /** Deletes every instance idle for the whole idle time. */
+    sweep(): void {
+
+        const now = Date.now();
+        for (const instance of this.instances.values()) {
+            if (now - instance.lastUsed >= this.idleTtlMs) {
+                this.delete(instance.id);
+            }
+        }
+    }
+
+    /** Deletes every instance and stops the sweeping. */
+    close(): void {
+
+        clearInterval(this.sweeper ?? undefined);
+        this.sweeper = null;
+        for (const id of [...this.instances.keys()]) {
+            this.delete(id);
+        }
+    }
+}

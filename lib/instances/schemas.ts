@@ -1,0 +1,62 @@
+import Joi from 'joi';
+
+import { recordId, requestBody } from '../fields';
+import { listSchema, pageQuery } from '../lists';
+import { utcTimestamp } from '../namespaces/logistics/schemas';
+
+
+export const instanceParams = Joi.object({
+    instance_id: recordId.required().description('Instance id')
+});
+
+export const instanceListQuery = Joi.object(pageQuery);
+
+export const newInstanceSchema = requestBody({
+    seed: Joi.string().valid('demo', 'none').default('demo').description('demo: the demo data set; none: empty'),
+    fixture: Joi.object().unknown(true).messages({ 'object.base': '{{#label}} must be an object keyed by namespace' })
+        .description('Records to load, in the API\'s shape: {"<namespace>": {"<collection>": [records]}}'),
+    clock: utcTimestamp().description('An ISO 8601 UTC instant at which the instance\'s clock stands still until moved; unset, it follows the wall clock'),
+    ids: Joi.string().valid('random', 'sequential').default('random').description('sequential: every new id comes from a counter of the instance'),
+    pay: Joi.boolean().default(false).description('true gives the instance a provisioned pay namespace')
+}, 'NewInstance').empty(null).default();
+
+export const clockSchema = requestBody({
+    now: utcTimestamp().description('Freeze the clock at this instant'),
+    advance: Joi.string().pattern(/^\d+(?:ms|[smhd])$/).description('Move the clock forward by this much (500ms, 90s, 30m, 2h, 7d), freezing it there')
+        .messages({ 'string.pattern.base': '{{#label}} must be a duration such as 500ms, 90s, 30m, 2h or 7d' })
+}, 'InstanceClock').xor('now', 'advance').messages({
+    'object.missing': 'The request body must hold now or advance',
+    'object.xor': 'The request body must hold now or advance, not both'
+});
+
+export const restoreSchema = requestBody({
+    snapshot_id: recordId.required().description('A snapshot of this instance')
+}, 'InstanceRestore');
+
+export const instanceSchema = Joi.object({
+    id: Joi.string().required(),
+    base_path: Joi.string().required().description('Prefix of every API path of the instance: /i/<id>'),
+    seed: Joi.string().valid('demo', 'none').required(),
+    clock: Joi.string().isoDate().allow(null).required().description('The frozen instant, null while the clock follows the wall clock'),
+    ids: Joi.string().valid('random', 'sequential').required(),
+    pay: Joi.boolean().required(),
+    created_at: Joi.string().isoDate().required(),
+    expires_at: Joi.string().isoDate().required().description('When the instance expires unless used before')
+}).label('Instance');
+
+export const instanceListSchema = listSchema(instanceSchema, 'InstanceList');
+
+export const snapshotSchema = Joi.object({
+    snapshot_id: Joi.string().required()
+}).label('InstanceSnapshot');
+
+
+const durationUnitsMs: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+
+/** The milliseconds of a duration the clock schema accepted (500ms, 90s, 30m, 2h, 7d). */
+export function durationMs(duration: string): number {
+
+    const [, amount, unit] = /^(\d+)(ms|[smhd])$/.exec(duration)!;
+    return Number(amount) * durationUnitsMs[unit!]!;
+}

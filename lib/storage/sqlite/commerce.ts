@@ -1,0 +1,276 @@
+import type { Statement, Transaction } from 'better-sqlite3';
+
+import type { RecordContext } from '../../clock';
+import type { ListResult, Page } from '../../lists';
+import { fromMinorUnits, toMinorUnits } from '../../namespaces/commerce/money';
+import { checkFirstReport } from '../../namespaces/commerce/rules';
+import type { Business, CommerceStore, Inquiry, NewInquiry, NewProduct, NewScamReport, Offer, Product, ScamReport, TargetType } from '../../namespaces/commerce/store';
+import { found, nextCreatedAt, referenced } from '../../records';
+import type { Database } from './open';
+import { lazyStatements, settled, type Statements } from './statements';
+
+
+type Priced<T> = Omit<T, 'price'> & { price_minor: number };
+
+// A product row as an array in productColumns order: better-sqlite3 builds arrays faster than objects, and a page
+// holds up to 100 rows that are copied into records anyway.
+type ProductRow = [id: string, name: string, description: string, priceMinor: number, currency: string, businessId: string, createdBy: string, createdAt: string, scamReportCount: number];
+
+// A list that may be narrowed to the records of one parent (the products of a business, the offers of a product).
+interface ListStatements {
+    parentColumn: string;
+    all: () => Statement;
+    countAll: () => Statement;
+    ofParent: () => Statement;
+    countOfParent: () => Statement;
+}
+
+
+const productColumns = 'id, name, description, price_minor, currency, business_id, created_by, created_at, scam_report_count';
+const businessColumns = 'id, name, description, category, city, phone, created_at, scam_report_count';
+const offerColumns = 'id, product_id, title, price_minor, currency, valid_from, valid_until, created_at, scam_report_count';
+const inquiryColumns = 'id, product_id, business_id, message, owner_id, created_at';
+const scamReportColumns = 'id, target_type, target_id, reason, reporter_id, created_at';
+
+// Every list is oldest first with the id breaking ties, served by an index on (filter, created_at, id).
+// LIMIT and OFFSET take their parameters behind a unary plus: SQLite plans a bare LIMIT parameter with its bound value,
+// and so prepares the statement again each time a new value is bound, that is on every call.
+// Exported so that a test can show their query plans.
+export const queries = {
+    listProducts: `SELECT ${productColumns} FROM products ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`,
+    listProductsOfBusiness: `SELECT ${productColumns} FROM products WHERE business_id = @business_id ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`,
+    countProducts: 'SELECT products AS total FROM catalogue_totals WHERE id = 1',
+    countProductsOfBusiness: 'SELECT coalesce((SELECT product_count FROM businesses WHERE id = ?), 0) AS total',
+    latestProduct: 'SELECT max(created_at) AS latest FROM products',
+    product: `SELECT ${productColumns} FROM products WHERE id = ?`,
+    insertProduct: `INSERT INTO products (id, name, description, price_minor, currency, business_id, created_by, created_at)
+        VALUES (@id, @name, @description, @price_minor, @currency, @business_id, @created_by, @created_at)`,
+
+    listBusinesses: `SELECT ${businessColumns} FROM businesses ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`,
+    countBusinesses: 'SELECT count(*) AS total FROM businesses',
+    business: `SELECT ${businessColumns} FROM businesses WHERE id = ?`,
+
+    listOffers: `SELECT ${offerColumns} FROM offers ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`,
+    listOffersOfProduct: `SELECT ${offerColumns} FROM offers WHERE product_id = @product_id ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`,
+    countOffers: 'SELECT count(*) AS total FROM offers',
+    countOffersOfProduct: 'SELECT count(*) AS total FROM offers WHERE product_id = ?',
+
+    productExists: 'SELECT 1 AS found FROM products WHERE id = ?',
+    businessExists: 'SELECT 1 AS found FROM businesses WHERE id = ?',
+    offerExists: 'SELECT 1 AS found FROM offers WHERE id = ?',
+
+    insertInquiry: `INSERT INTO inquiries (id, product_id, business_id, message, owner_id, created_at)
+        VALUES (@id, @product_id, @business_id, @message, @owner_id, @created_at)`,
+    inquiry: `SELECT ${inquiryColumns} FROM inquiries WHERE id = ? AND owner_id = ?`,
+
+    scamReportByReporter: 'SELECT 1 AS found FROM scam_reports WHERE target_type = ? AND target_id = ? AND reporter_id = ?',
+    insertScamReport: `INSERT INTO scam_reports (id, target_type, target_id, reason, reporter_id, created_at)
+        VALUES (@id, @target_type, @target_id, @reason, @reporter_id, @created_at)`,
+    scamReport: `SELECT ${scamReportColumns} FROM scam_reports WHERE id = ? AND reporter_id = ?`
+} as const;
+
+
+const existsQuery = { product: 'productExists', business: 'businessExists', offer: 'offerExists' } as const;
+
+
+/** All commerce SQL: listings, inquiries and scam reports over one namespace database. */
+export class SqliteCommerceStore implements CommerceStore {
+
+    private readonly sql: Statements<typeof queries>;
+    private readonly readProducts: Transaction<(filter: { business_id?: string }, page: Page) => ListResult<Product>>;
+    private readonly readBusinesses: Transaction<(page: Page) => ListResult<Business>>;
+    private readonly readOffers: Transaction<(filter: { product_id?: string }, page: Page) => ListResult<Offer>>;
+    private readonly insertProduct: Transaction<(input: NewProduct, createdBy: string) => Product>;
+    private readonly insertInquiry: Transaction<(input: NewInquiry, ownerId: string) => Inquiry>;
+    private readonly insertScamReport: Transaction<(input: NewScamReport, reporterId: string) => ScamReport>;
+
+    constructor(db: Database, context: RecordContext) {
+
+        const sql = lazyStatements(db, queries);
+        this.sql = sql;
+
+        const products: ListStatements = {
+            parentColumn: 'business_id',
+            all: () => sql.listProducts.raw(),
+            countAll: () => sql.countProducts,
+            ofParent: () => sql.listProductsOfBusiness.raw(),
+            countOfParent: () => sql.countProductsOfBusiness
+        };
+
+        const offers: ListStatements = {
+            parentColumn: 'product_id',
+            all: () => sql.listOffers,
+            countAll: () => sql.countOffers,
+            ofParent: () => sql.listOffersOfProduct,
+            countOfParent: () => sql.countOffersOfProduct
+        };
+
+        // Each page and its total come from one read transaction, so they agree.
+        this.readProducts = db.transaction((filter: { business_id?: string }, page: Page) => {
+
+            const { rows, total } = readPage<ProductRow>(products, filter.business_id, page);
+            return { data: rows.map(toProduct), total };
+        });
+
+        this.readBusinesses = db.transaction((page: Page) => ({
+            data: sql.listBusinesses.all(page) as Business[],
+            total: (sql.countBusinesses.get() as { total: number }).total
+        }));
+
+        this.readOffers = db.transaction((filter: { product_id?: string }, page: Page) => {
+
+            const { rows, total } = readPage<Priced<Offer>>(offers, filter.product_id, page);
+            return { data: rows.map(toOffer), total };
+        });
+
+        this.insertProduct = db.transaction((input: NewProduct, createdBy: string) => {
+
+            this.requireTarget('business', input.business_id, 'business_id');
+            const id = context.ids.next();
+            const { latest } = sql.latestProduct.get() as { latest: string | null };
+            sql.insertProduct.run({
+                id,
+                name: input.name,
+                description: input.description,
+                price_minor: toMinorUnits(input.price, input.currency),
+                currency: input.currency,
+                business_id: input.business_id,
+                created_by: createdBy,
+                created_at: nextCreatedAt(latest, context.clock.now())
+            });
+
+            return toProduct(sql.product.raw().get(id) as ProductRow);
+        });
+
+        this.insertInquiry = db.transaction((input: NewInquiry, ownerId: string) => {
+
+            if ('product_id' in input) {
+                this.requireTarget('product', input.product_id, 'product_id');
+            }
+            else {
+                this.requireTarget('business', input.business_id, 'business_id');
+            }
+
+            const id = context.ids.next();
+            sql.insertInquiry.run({ id, product_id: null, business_id: null, ...input, owner_id: ownerId, created_at: context.clock.now().toISOString() });
+            return sql.inquiry.get(id, ownerId) as Inquiry;
+        });
+
+        this.insertScamReport = db.transaction((input: NewScamReport, reporterId: string) => {
+
+            this.requireTarget(input.target_type, input.target_id, 'target_id');
+            checkFirstReport(input.target_type, sql.scamReportByReporter.get(input.target_type, input.target_id, reporterId) !== undefined);
+            const id = context.ids.next();
+            sql.insertScamReport.run({ id, ...input, reporter_id: reporterId, created_at: context.clock.now().toISOString() });
+            return sql.scamReport.get(id, reporterId) as ScamReport;
+        });
+    }
+
+    listProducts(filter: { business_id?: string }, page: Page): Promise<ListResult<Product>> {
+
+        return settled(() => this.readProducts.deferred(filter, page));
+    }
+
+    getProduct(id: string): Promise<Product> {
+
+        return settled(() => toProduct(found(this.sql.product.raw().get(id) as ProductRow | undefined, 'product', noRecord('product', id))));
+    }
+
+    createProduct(input: NewProduct, createdBy: string): Promise<Product> {
+
+        return settled(() => this.insertProduct.immediate(input, createdBy));
+    }
+
+    listBusinesses(page: Page): Promise<ListResult<Business>> {
+
+        return settled(() => this.readBusinesses.deferred(page));
+    }
+
+    getBusiness(id: string): Promise<Business> {
+
+        return settled(() => found(this.sql.business.get(id) as Business | undefined, 'business', noRecord('business', id)));
+    }
+
+    listOffers(filter: { product_id?: string }, page: Page): Promise<ListResult<Offer>> {
+
+        return settled(() => this.readOffers.deferred(filter, page));
+    }
+
+    createInquiry(input: NewInquiry, ownerId: string): Promise<Inquiry> {
+
+        return settled(() => this.insertInquiry.immediate(input, ownerId));
+    }
+
+    getInquiry(id: string, ownerId: string): Promise<Inquiry> {
+
+        return settled(() => found(this.sql.inquiry.get(id, ownerId) as Inquiry | undefined, 'inquiry', noRecord('inquiry', id)));
+    }
+
+    createScamReport(input: NewScamReport, reporterId: string): Promise<ScamReport> {
+
+        return settled(() => this.insertScamReport.immediate(input, reporterId));
+    }
+
+    getScamReport(id: string, reporterId: string): Promise<ScamReport> {
+
+        return settled(() => found(this.sql.scamReport.get(id, reporterId) as ScamReport | undefined, 'scam_report', noRecord('scam report', id)));
+    }
+
+    private requireTarget(type: TargetType, id: string, field: string): void {
+
+        referenced(this.sql[existsQuery[type]].get(id), type, field, `${field} refers to no existing ${type}: ${JSON.stringify(id)}`);
+    }
+}
+
+
+/** One page of a list, of one parent when its id is given, and the total it is a page of. */
+function readPage<Row>(list: ListStatements, parentId: string | undefined, page: Page): { rows: Row[]; total: number } {
+
+    if (parentId === undefined) {
+        return { rows: list.all().all(page) as Row[], total: (list.countAll().get() as { total: number }).total };
+    }
+
+    return {
+        rows: list.ofParent().all({ ...page, [list.parentColumn]: parentId }) as Row[],
+        total: (list.countOfParent().get(parentId) as { total: number }).total
+    };
+}
+
+
+function noRecord(kind: string, id: string): string {
+
+    return `There is no ${kind} with id ${JSON.stringify(id)}`;
+}
+
+
+function toProduct([id, name, description, priceMinor, currency, businessId, createdBy, createdAt, scamReportCount]: ProductRow): Product {
+
+    return {
+        id,
+        name,
+        description,
+        price: fromMinorUnits(priceMinor, currency),
+        currency,
+        business_id: businessId,
+        created_by: createdBy,
+        created_at: createdAt,
+        scam_report_count: scamReportCount
+    };
+}
+
+
+function toOffer(row: Priced<Offer>): Offer {
+
+    return {
+        id: row.id,
+        product_id: row.product_id,
+        title: row.title,
+        price: fromMinorUnits(row.price_minor, row.currency),
+        currency: row.currency,
+        valid_from: row.valid_from,
+        valid_until: row.valid_until,
+        created_at: row.created_at,
+        scam_report_count: row.scam_report_count
+    };
+}
+

@@ -1,0 +1,157 @@
+import type { Transaction } from 'better-sqlite3';
+
+import type { RecordContext } from '../../clock';
+import type { ListResult, Page } from '../../lists';
+import { checkBooking } from '../../namespaces/logistics/rules';
+import type { Booking, Location, LogisticsStore, NewBooking, Vehicle, VehicleFilter } from '../../namespaces/logistics/store';
+import { found, nextCreatedAt, referenced } from '../../records';
+import type { Database } from './open';
+import { lazyStatements, settled, type Statements } from './statements';
+
+
+type VehicleRow = Omit<Vehicle, 'is_available'> & { is_available: number };
+
+
+const vehicleColumns = 'id, make, model, year, seats, daily_rate, currency, is_available, created_at';
+const locationColumns = 'id, name, address, city, latitude, longitude, created_at';
+const bookingColumns = 'id, vehicle_id, pickup_location_id, dropoff_location_id, pickup_at, return_at, notes, customer_id, status, created_at';
+
+// Every statement the store runs; exported so that a test can check their query plans.
+// LIMIT and OFFSET take their parameters behind a unary plus: SQLite plans a bare LIMIT parameter with its bound value,
+// and so prepares the statement again each time a new value is bound, that is on every call.
+export const queries = {
+    listVehicles: `SELECT ${vehicleColumns} FROM vehicles ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`,
+    countVehicles: 'SELECT count(*) FROM vehicles',
+    listVehiclesByAvailability: `SELECT ${vehicleColumns} FROM vehicles WHERE is_available = @available ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`,
+    countVehiclesByAvailability: 'SELECT count(*) FROM vehicles WHERE is_available = @available',
+    vehicleById: `SELECT ${vehicleColumns} FROM vehicles WHERE id = @id`,
+    listLocations: `SELECT ${locationColumns} FROM locations ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`,
+    countLocations: 'SELECT count(*) FROM locations',
+    locationExists: 'SELECT 1 FROM locations WHERE id = @id',
+    listBookings: `SELECT ${bookingColumns} FROM bookings WHERE customer_id = @customer_id ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`,
+    // Kept by triggers (migrations/logistics/002): no row until the customer's first booking.
+    countBookings: 'SELECT bookings FROM customer_booking_counts WHERE customer_id = @customer_id',
+    latestBookingOfCustomer: 'SELECT created_at FROM bookings WHERE customer_id = @customer_id ORDER BY created_at DESC, id DESC LIMIT 1',
+    bookingById: `SELECT ${bookingColumns} FROM bookings WHERE id = @id AND customer_id = @customer_id`,
+    // The one booking the overlap rule (checkBooking) needs, found in one step of the index.
+    latestBookingBefore: `SELECT return_at FROM bookings
+        WHERE vehicle_id = @vehicle_id AND status = 'confirmed' AND pickup_at < @return_at
+        ORDER BY pickup_at DESC LIMIT 1`,
+    insertBooking: `INSERT INTO bookings (${bookingColumns})
+        VALUES (@id, @vehicle_id, @pickup_location_id, @dropoff_location_id, @pickup_at, @return_at, @notes, @customer_id, @status, @created_at)`
+} as const;
+
+
+/** The logistics database: vehicles, locations and drivers from seed data, bookings made by callers. */
+export class SqliteLogisticsStore implements LogisticsStore {
+
+    private readonly statements: Statements<typeof queries>;
+    private readonly readVehicles: Transaction<(filter: VehicleFilter) => ListResult<Vehicle>>;
+    private readonly readLocations: Transaction<(page: Page) => ListResult<Location>>;
+    private readonly readBookings: Transaction<(customerId: string, page: Page) => ListResult<Booking>>;
+    private readonly book: Transaction<(customerId: string, booking: NewBooking) => Booking>;
+
+    constructor(db: Database, context: RecordContext) {
+
+        const statements = lazyStatements(db, queries);
+        this.statements = statements;
+
+        // Each page and its total come from one read transaction, so they agree.
+        this.readVehicles = db.transaction((filter: VehicleFilter) => {
+
+            const byAvailability = filter.available !== undefined;
+            const params = { ...page(filter), available: filter.available ? 1 : 0 };
+            const rows = (byAvailability ? statements.listVehiclesByAvailability : statements.listVehicles).all(params) as VehicleRow[];
+            const total = (byAvailability ? statements.countVehiclesByAvailability : statements.countVehicles).pluck().get(params) as number;
+            return { data: rows.map(vehicleRecord), total };
+        });
+
+        this.readLocations = db.transaction((paging: Page) => ({
+            data: statements.listLocations.all(page(paging)) as Location[],
+            total: statements.countLocations.pluck().get() as number
+        }));
+
+        this.readBookings = db.transaction((customerId: string, paging: Page) => ({
+            data: statements.listBookings.all({ ...page(paging), customer_id: customerId }) as Booking[],
+            total: (statements.countBookings.pluck().get({ customer_id: customerId }) as number | undefined) ?? 0
+        }));
+
+        this.book = db.transaction((customerId: string, booking: NewBooking) => {
+
+            const row = statements.vehicleById.get({ id: booking.vehicle_id }) as VehicleRow | undefined;
+            const vehicle = referenced(row, 'vehicle', 'vehicle_id', `vehicle_id ${booking.vehicle_id} does not match any vehicle`);
+            for (const field of ['pickup_location_id', 'dropoff_location_id'] as const) {
+                referenced(statements.locationExists.get({ id: booking[field] }), 'location', field, `${field} ${booking[field]} does not match any location`);
+            }
+
+            checkBooking(vehicleRecord(vehicle), booking, statements.latestBookingBefore.pluck().get(booking) as string | undefined);
+            const id = context.ids.next();
+            statements.insertBooking.run({
+                id,
+                ...booking,
+                customer_id: customerId,
+                status: 'confirmed',
+                created_at: nextCreatedAt(statements.latestBookingOfCustomer.pluck().get({ customer_id: customerId }) as string | undefined, context.clock.now())
+            });
+
+            return statements.bookingById.get({ id, customer_id: customerId }) as Booking;
+        });
+    }
+
+    /** A page of vehicles, oldest first, optionally only those with the given availability. */
+    listVehicles(filter: VehicleFilter): Promise<ListResult<Vehicle>> {
+
+        return settled(() => this.readVehicles.deferred(filter));
+    }
+
+    /** One vehicle; not_found when there is no such id. */
+    getVehicle(id: string): Promise<Vehicle> {
+
+        return settled(() => {
+
+            const row = this.statements.vehicleById.get({ id }) as VehicleRow | undefined;
+            return vehicleRecord(found(row, 'vehicle', 'Vehicle not found'));
+        });
+    }
+
+    /** A page of pickup and drop-off locations, oldest first. */
+    listLocations(paging: Page): Promise<ListResult<Location>> {
+
+        return settled(() => this.readLocations.deferred(paging));
+    }
+
+    /** A page of one customer's bookings, oldest first. */
+    listBookings(customerId: string, paging: Page): Promise<ListResult<Booking>> {
+
+        return settled(() => this.readBookings.deferred(customerId, paging));
+    }
+
+    /** One booking of the customer; not_found when it does not exist or belongs to someone else (same error). */
+    getBooking(customerId: string, id: string): Promise<Booking> {
+
+        return settled(() => {
+
+            const booking = this.statements.bookingById.get({ id, customer_id: customerId }) as Booking | undefined;
+            return found(booking, 'booking', 'Booking not found');
+        });
+    }
+
+    /** Books a vehicle for the customer: references, availability and overlap checked and the booking written in one immediate transaction. */
+    createBooking(customerId: string, booking: NewBooking): Promise<Booking> {
+
+        return settled(() => this.book.immediate(customerId, booking));
+    }
+}
+
+
+function page(paging: Page): Page {
+
+    return { limit: paging.limit, offset: paging.offset };
+}
+
+
+function vehicleRecord(row: VehicleRow): Vehicle {
+
+    return { ...row, is_available: row.is_available === 1 };
+}
+

@@ -1,0 +1,85 @@
+import Code from '@hapi/code';
+import Lab from '@hapi/lab';
+
+import { createTestKit, type TestKit } from '../lib/testing';
+import { body, type List } from './helpers/server';
+
+
+export const lab = Lab.script();
+const { describe, it, before, after } = lab;
+const { expect } = Code;
+
+
+const bakery = 'd851fadb-03ca-5a24-ba16-c15cce19933b';
+
+
+describe('createTestKit()', () => {
+
+    let kit: TestKit;
+
+    before(async () => {
+
+        kit = await createTestKit({ validateResponses: true });
+    });
+
+    after(async () => {
+
+        await kit.close();
+    });
+
+    it('gives each test its own instance, reached with the API\'s own paths', async () => {
+
+        const first = await kit.instance();
+        const second = await kit.instance();
+        const created = await first.inject({ method: 'POST', url: '/v1/commerce/products', headers: first.auth('alice'), payload: { name: 'Kit loaf', price: 3, currency: 'USD', business_id: bakery } });
+        expect(created.statusCode).to.equal(201);
+        expect(created.headers.location).to.equal(`${first.basePath}/v1/commerce/products/${body(created).id}`);
+        expect(body<List<unknown>>(await first.inject('/v1/commerce/products')).total).to.equal(36);
+        expect(body<List<unknown>>(await second.inject('/v1/commerce/products')).total).to.equal(35);
+        expect(first.basePath).to.equal(`/i/${first.id}`);
+
+        first.close();
+        first.close();
+        second.close();
+        expect((await first.inject('/v1/commerce/products')).statusCode).to.equal(404);
+    });
+
+    it('resets, snapshots and restores, and moves the instance clock', async () => {
+
+        const t = await kit.instance({ seed: 'none', ids: 'sequential', clock: '2030-01-01T00:00:00Z', pay: true, fixture: { commerce: { businesses: [{ id: 'b1', name: 'Kiosk', category: 'Kiosk', city: 'Harbourside', phone: '1' }] } } });
+        const post = (name: string) => t.inject({ method: 'POST', url: '/v1/commerce/products', headers: { authorization: `Bearer ${t.token('bob')}` }, payload: { name, price: 1, currency: 'USD', business_id: 'b1' } });
+        const first = await post('One');
+        expect(body(first)).to.include({ id: '00000000-0000-4000-8000-000000000001', created_at: '2030-01-01T00:00:00.000Z' });
+
+        const snapshot = t.snapshot();
+        t.clock.advance('1h');
+        t.clock.advance(1000);
+        expect(t.clock.now().toISOString()).to.equal('2030-01-01T01:00:01.000Z');
+        expect(body(await post('Two'))).to.include({ created_at: '2030-01-01T01:00:01.000Z' });
+
+        t.restore(snapshot);
+        expect(t.clock.now().toISOString()).to.equal('2030-01-01T00:00:00.000Z');
+        expect(body<List<unknown>>(await t.inject('/v1/commerce/products')).total).to.equal(1);
+
+        t.clock.set('2031-01-01T00:00:00Z');
+        expect(body(await post('Three'))).to.include({ created_at: '2031-01-01T00:00:00.000Z' });
+        t.reset();
+        expect((await post('One')).payload).to.equal(first.payload);
+        expect(body(await t.inject('/v1/pay/status'))).to.include({ schema_ready: true });
+
+        const admin = t.token('ops', { admin: true, ttlSec: 60 });
+        expect((await kit.server.inject({ url: '/_instances', headers: { authorization: `Bearer ${admin}` } })).statusCode).to.equal(200);
+        t.close();
+    });
+
+    it('listens for HTTP clients on a free loopback port', async () => {
+
+        const t = await kit.instance();
+        const url = await kit.listen();
+        expect(url).to.match(/^http:\/\/127\.0\.0\.1:\d+$/);
+        const res = await fetch(`${url}${t.basePath}/v1/logistics/vehicles?limit=1`);
+        expect(res.status).to.equal(200);
+        expect(res.headers.get('x-total-count')).to.equal('12');
+        t.close();
+    });
+});
