@@ -6,9 +6,9 @@ import Lab from '@hapi/lab';
 import Sqlite from 'better-sqlite3';
 
 import { SettingError } from '../lib/config';
-import { namespaceFile, openNamespace, prepareDataDir } from '../lib/storage/sqlite/images';
+import { namespaceFile, namespaceImage, openNamespace, prepareDataDir } from '../lib/storage/sqlite/images';
 import { appliedMigrations, migrate, MigrationError, readMigrations, schemaVersion } from '../lib/storage/sqlite/migrate';
-import { closeDatabase, openDatabase, quickCheck } from '../lib/storage/sqlite/open';
+import { closeDatabase, openCopy, openDatabase, quickCheck } from '../lib/storage/sqlite/open';
 import { breakIntegrity, tempDir } from './helpers/server';
 
 
@@ -51,6 +51,19 @@ describe('openDatabase()', () => {
         expect(db.pragma('synchronous', { simple: true })).to.equal(2);
         expect(db.pragma('journal_mode', { simple: true })).to.equal('memory');
         closeDatabase(db);
+    });
+
+    it('opens private copies of an image with foreign keys on and untrusted schemas, each apart from the others', () => {
+
+        const first = openCopy(namespaceImage('commerce', false));
+        const second = openCopy(namespaceImage('commerce', false));
+        expect(first.pragma('foreign_keys', { simple: true })).to.equal(1);
+        expect(first.pragma('trusted_schema', { simple: true })).to.equal(0);
+        first.exec(`INSERT INTO businesses (id, name, category, city, phone, created_at) VALUES ('b', 'B', 'C', 'D', 'E', '2025-01-01T00:00:00.000Z')`);
+        expect(() => first.exec(`INSERT INTO products (id, name, price_minor, currency, business_id, created_by, created_at) VALUES ('p', 'P', 1, 'USD', 'nope', 'x', '2025-01-01T00:00:00.000Z')`)).to.throw(/FOREIGN KEY constraint failed/);
+        expect(second.prepare('SELECT count(*) AS n FROM businesses').get()).to.equal({ n: 0 });
+        closeDatabase(first);
+        closeDatabase(second);
     });
 
     it('refuses a file that is not a database', () => {

@@ -10,7 +10,7 @@ import { storeFixtureRows } from './fixtures';
 import { fixtureSpecs, namespaceFile, namespaceImage, namespaces, openNamespace, prepareDataDir, seedDemo, type Namespace } from './images';
 import { SqliteLogisticsStore } from './logistics';
 import { schemaVersion } from './migrate';
-import { closeDatabase, openDatabase, type Database } from './open';
+import { closeDatabase, openCopy, type Database } from './open';
 import { SqlitePayStore } from './pay';
 import { PayReadiness } from './pay-readiness';
 
@@ -53,7 +53,7 @@ export class SqliteEngine implements Engine {
 
             for (const namespace of namespaces) {
                 if (storage === 'memory') {
-                    opened[namespace] = openDatabase(namespaceImage(namespace, seed));
+                    opened[namespace] = openCopy(namespaceImage(namespace, seed));
                     continue;
                 }
 
@@ -84,7 +84,7 @@ export class SqliteEngine implements Engine {
             pay: options.pay ? namespaceImage('pay', false) : undefined
         };
 
-        const pay = images.pay ? new MemoryPay(openPayCopy(images.pay), options.context) : new NoPay();
+        const pay = images.pay ? new MemoryPay(openCopy(images.pay), options.context) : new NoPay();
         const data = new SqliteInstanceData(openImages((namespace) => images[namespace]), pay, options.context, { images, bytes: 0 });
         if (options.fixture) {
             try {
@@ -261,7 +261,7 @@ class MemoryPay implements PayAccess {
     replace(image: Buffer): void {
 
         closeDatabase(this.db);
-        this.db = openPayCopy(image);
+        this.db = openCopy(image);
         this.payStore = null;
     }
 
@@ -298,7 +298,7 @@ function openImages(image: (namespace: Namespace) => Buffer): Databases {
 
     const opened: Partial<Databases> = {};
     for (const namespace of namespaces) {
-        opened[namespace] = openDatabase(image(namespace));
+        opened[namespace] = openCopy(image(namespace));
     }
 
     return opened as Databases;
@@ -307,14 +307,9 @@ function openImages(image: (namespace: Namespace) => Buffer): Databases {
 
 function openPayImage(): Database {
 
-    return openPayCopy(namespaceImage('pay', false));
+    return openCopy(namespaceImage('pay', false));
 }
 
-
-function openPayCopy(image: Buffer): Database {
-
-    return openDatabase(image, { synchronous: 'FULL' });
-}
 
 
 function databaseHealth(db: Database): { state: 'ready' | 'unavailable'; schema_version: number | null } {

@@ -29,6 +29,18 @@ export function openDatabase(file: string | Buffer, options: OpenOptions = {}): 
 }
 
 
+/**
+ * A private copy in memory of a database image this process made: only the pragmas that act on such a copy are set.
+ * Nothing else can open it, so busy_timeout has no one to wait for, and it has no journal file to sync.
+ */
+export function openCopy(image: Buffer): Database {
+
+    const db = new Sqlite(image);
+    db.exec('PRAGMA foreign_keys = ON; PRAGMA trusted_schema = OFF');
+    return db;
+}
+
+
 function applyPragmas(db: Database, memory: boolean, options: OpenOptions): void {
 
     const synchronous = options.synchronous ?? 'NORMAL';
