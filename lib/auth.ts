@@ -64,7 +64,7 @@ export const adminMessage = `This route needs a token whose role claim is "${adm
 
 
 /** Route prerequisite of the admin routes: a verified token whose role claim is admin, else a 403 admin_required. */
-export function requireAdmin(request: Request): true {
+export function requireAdmin(request: Pick<Request, 'auth'>): true {
 
     if (request.auth.credentials.role !== adminRole) {
         throw failure(403, 'admin_required', adminMessage);
@@ -75,7 +75,7 @@ export function requireAdmin(request: Request): true {
 
 
 /** The verified identity of the caller; only call on routes whose auth guarantees a token. */
-export function callerId(request: Request): string {
+export function callerId(request: Pick<Request, 'auth'>): string {
 
     return request.auth.credentials.sub as string;
 }

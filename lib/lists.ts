@@ -1,4 +1,4 @@
-import type { Request, ResponseObject, ResponseToolkit } from '@hapi/hapi';
+import type { Request, RequestRoute, ResponseObject, ResponseToolkit } from '@hapi/hapi';
 import Joi from 'joi';
 
 
@@ -35,7 +35,7 @@ export function listResponse<T>(h: Pick<ResponseToolkit, 'response'>, result: Li
  * or, for a record made by a POST elsewhere, the path of its collection within the namespace (after the route prefix);
  * under an instance, behind its base path.
  */
-export function createdResponse(h: Pick<ResponseToolkit, 'response'>, request: Pick<Request, 'path' | 'route' | 'app'>, record: { id: string }, collection?: string): ResponseObject {
+export function createdResponse(h: Pick<ResponseToolkit, 'response'>, request: Pick<Request, 'path' | 'app'> & { route: Pick<RequestRoute, 'realm'> }, record: { id: string }, collection?: string): ResponseObject {
 
     const path = collection === undefined ? request.path : `${request.route.realm.modifiers.route.prefix}${collection}`;
     return h.response(record).code(201).location(`${request.app.scope.basePath}${path}/${record.id}`);

@@ -1,4 +1,4 @@
-import type { Plugin, Request, ServerRoute } from '@hapi/hapi';
+import type { Plugin, Request, Server } from '@hapi/hapi';
 
 import { requireAdmin } from '../auth';
 import { failure } from '../errors';
@@ -26,9 +26,14 @@ const prefix = '/i/';
 
 const tags = ['api', 'instances'];
 
+// What joi leaves in the request once it has validated and converted it.
+type InstanceParams = { instance_id: string };
+
+type NewInstance = Omit<InstanceOptions, 'fixture'> & { fixture?: unknown };
+
 
 /** The data set of the request's scope: its instance's, or the default one. */
-export function dataOf(request: Request): DataSet {
+export function dataOf(request: Pick<Request, 'app'>): DataSet {
 
     return request.app.scope.data;
 }
@@ -71,17 +76,17 @@ export const instancesPlugin: Plugin<InstancesOptions> = {
         });
 
         server.ext('onPostStop', () => registry.close());
-        server.route(instanceRoutes(registry));
+        instanceRoutes(server, registry);
     }
 };
 
 
-function instanceRoutes(registry: InstanceRegistry): ServerRoute[] {
+function instanceRoutes(server: Server, registry: InstanceRegistry): void {
 
     const describe = (instance: Instance): InstanceRecord => instance.describe(registry.idleTtlMs);
-    const live = (request: Request): Instance => {
+    const live = (request: { params: InstanceParams }): Instance => {
 
-        const id = request.params.instance_id as string;
+        const id = request.params.instance_id;
         const instance = registry.find(id);
         if (!instance) {
             throw failure(404, 'instance_not_found', `There is no instance ${JSON.stringify(id)}: it was deleted, it expired, or it never existed`);
@@ -93,164 +98,170 @@ function instanceRoutes(registry: InstanceRegistry): ServerRoute[] {
     // The document shows a 403 on every route with this prerequisite.
     const admin = { pre: [{ method: requireAdmin }] };
 
-    return [
-        {
-            method: 'POST',
-            path: '/_instances',
-            options: {
-                description: 'Make an isolated instance of the API',
-                notes: [
-                    'Admin token required. The instance answers every endpoint under its base_path (/i/<id>/v1/...), with its own data, clock and ids.',
-                    'It lives in memory and expires after INSTANCE_IDLE_TTL without a request; MAX_INSTANCES caps how many are live (429 instance_limit_reached).',
-                    'A fixture record that breaks a rule is a 400 invalid_fixture whose details name the namespace, collection, index and field; nothing is made.'
-                ].join(' '),
-                tags,
-                ...admin,
-                plugins: { localgate: { errors: [429] } },
-                validate: { payload: newInstanceSchema },
-                response: { status: { 201: instanceSchema } },
-                handler(request, h) {
+    // One by one: hapi types each route's request by its own query, params and payload.
+    server.route<{ Payload: NewInstance }>({
+        method: 'POST',
+        path: '/_instances',
+        options: {
+            description: 'Make an isolated instance of the API',
+            notes: [
+                'Admin token required. The instance answers every endpoint under its base_path (/i/<id>/v1/...), with its own data, clock and ids.',
+                'It lives in memory and expires after INSTANCE_IDLE_TTL without a request; MAX_INSTANCES caps how many are live (429 instance_limit_reached).',
+                'A fixture record that breaks a rule is a 400 invalid_fixture whose details name the namespace, collection, index and field; nothing is made.'
+            ].join(' '),
+            tags,
+            ...admin,
+            plugins: { localgate: { errors: [429] } },
+            validate: { payload: newInstanceSchema },
+            response: { status: { 201: instanceSchema } },
+            handler(request, h) {
 
-                    const payload = request.payload as Omit<InstanceOptions, 'fixture'> & { fixture?: unknown };
-                    const options: InstanceOptions = {
-                        seed: payload.seed,
-                        ids: payload.ids,
-                        clock: payload.clock,
-                        pay: payload.pay,
-                        fixture: payload.fixture === undefined ? undefined : { records: payload.fixture, origin: 'request body fixture' }
-                    };
+                const { payload } = request;
+                const options: InstanceOptions = {
+                    seed: payload.seed,
+                    ids: payload.ids,
+                    clock: payload.clock,
+                    pay: payload.pay,
+                    fixture: payload.fixture === undefined ? undefined : { records: payload.fixture, origin: 'request body fixture' }
+                };
 
-                    const instance = createInstance(registry, options);
-                    return h.response(describe(instance)).code(201).location(`/_instances/${instance.id}`);
-                }
-            }
-        },
-        {
-            method: 'GET',
-            path: '/_instances',
-            options: {
-                description: 'List the live instances',
-                notes: 'Admin token required. Oldest first.',
-                tags,
-                ...admin,
-                validate: { query: instanceListQuery },
-                response: { status: { 200: instanceListSchema } },
-                handler(request, h) {
-
-                    const { limit, offset } = request.query as Page;
-                    const instances = registry.list();
-                    return listResponse(h, { data: instances.slice(offset, offset + limit).map(describe), total: instances.length });
-                }
-            }
-        },
-        {
-            method: 'GET',
-            path: '/_instances/{instance_id}',
-            options: {
-                description: 'Get one live instance',
-                tags,
-                ...admin,
-                validate: { params: instanceParams },
-                response: { status: { 200: instanceSchema } },
-                handler: (request) => describe(live(request))
-            }
-        },
-        {
-            method: 'DELETE',
-            path: '/_instances/{instance_id}',
-            options: {
-                description: 'Delete an instance and its data',
-                notes: 'Every path under its base_path answers 404 instance_not_found afterwards.',
-                tags,
-                ...admin,
-                validate: { params: instanceParams },
-                handler(request, h) {
-
-                    registry.delete(live(request).id);
-                    return h.response().code(204);
-                }
-            }
-        },
-        {
-            method: 'POST',
-            path: '/_instances/{instance_id}/reset',
-            options: {
-                description: 'Put an instance back as it was when made',
-                notes: 'Its data (fixture included), clock and id counter.',
-                tags,
-                ...admin,
-                validate: { params: instanceParams },
-                response: { status: { 200: instanceSchema } },
-                handler(request) {
-
-                    const instance = live(request);
-                    instance.reset();
-                    return describe(instance);
-                }
-            }
-        },
-        {
-            method: 'POST',
-            path: '/_instances/{instance_id}/snapshots',
-            options: {
-                description: 'Keep a copy of an instance\'s state',
-                notes: `Data, clock and id counter; restore it with POST /_instances/{instance_id}/restore. An instance keeps at most 50 (409 snapshot_limit_reached).`,
-                tags,
-                ...admin,
-                plugins: { localgate: { errors: { 409: 'snapshot_limit_reached: the instance holds 50 snapshots' } } },
-                validate: { params: instanceParams },
-                response: { status: { 201: snapshotSchema } },
-                handler(request, h) {
-
-                    return h.response({ snapshot_id: live(request).snapshot() }).code(201);
-                }
-            }
-        },
-        {
-            method: 'POST',
-            path: '/_instances/{instance_id}/restore',
-            options: {
-                description: 'Put back the state a snapshot holds',
-                notes: 'The snapshot stays and can be restored again.',
-                tags,
-                ...admin,
-                plugins: { localgate: { errors: { 422: 'snapshot_not_found: snapshot_id names no snapshot of this instance' } } },
-                validate: { params: instanceParams, payload: restoreSchema },
-                response: { status: { 200: instanceSchema } },
-                handler(request) {
-
-                    const instance = live(request);
-                    instance.restore((request.payload as { snapshot_id: string }).snapshot_id);
-                    return describe(instance);
-                }
-            }
-        },
-        {
-            method: 'PUT',
-            path: '/_instances/{instance_id}/clock',
-            options: {
-                description: 'Set or advance an instance\'s clock',
-                notes: '{"now": "2030-01-01T00:00:00Z"} freezes it at an instant; {"advance": "2h"} moves it forward. Either way it then stands still until moved again.',
-                tags,
-                ...admin,
-                validate: { params: instanceParams, payload: clockSchema },
-                response: { status: { 200: instanceSchema } },
-                handler(request) {
-
-                    const instance = live(request);
-                    const { now, advance } = request.payload as { now?: string; advance?: string };
-                    if (now) {
-                        instance.setClock(new Date(now));
-                    }
-                    else {
-                        instance.advanceClock(durationMs(advance!));
-                    }
-
-                    return describe(instance);
-                }
+                const instance = createInstance(registry, options);
+                return h.response(describe(instance)).code(201).location(`/_instances/${instance.id}`);
             }
         }
-    ];
+    });
+
+    server.route<{ Query: Page }>({
+        method: 'GET',
+        path: '/_instances',
+        options: {
+            description: 'List the live instances',
+            notes: 'Admin token required. Oldest first.',
+            tags,
+            ...admin,
+            validate: { query: instanceListQuery },
+            response: { status: { 200: instanceListSchema } },
+            handler(request, h) {
+
+                const { limit, offset } = request.query;
+                const instances = registry.list();
+                return listResponse(h, { data: instances.slice(offset, offset + limit).map(describe), total: instances.length });
+            }
+        }
+    });
+
+    server.route<{ Params: InstanceParams }>({
+        method: 'GET',
+        path: '/_instances/{instance_id}',
+        options: {
+            description: 'Get one live instance',
+            tags,
+            ...admin,
+            validate: { params: instanceParams },
+            response: { status: { 200: instanceSchema } },
+            handler: (request) => describe(live(request))
+        }
+    });
+
+    server.route<{ Params: InstanceParams }>({
+        method: 'DELETE',
+        path: '/_instances/{instance_id}',
+        options: {
+            description: 'Delete an instance and its data',
+            notes: 'Every path under its base_path answers 404 instance_not_found afterwards.',
+            tags,
+            ...admin,
+            validate: { params: instanceParams },
+            handler(request, h) {
+
+                registry.delete(live(request).id);
+                return h.response().code(204);
+            }
+        }
+    });
+
+    server.route<{ Params: InstanceParams }>({
+        method: 'POST',
+        path: '/_instances/{instance_id}/reset',
+        options: {
+            description: 'Put an instance back as it was when made',
+            notes: 'Its data (fixture included), clock and id counter.',
+            tags,
+            ...admin,
+            validate: { params: instanceParams },
+            response: { status: { 200: instanceSchema } },
+            handler(request) {
+
+                const instance = live(request);
+                instance.reset();
+                return describe(instance);
+            }
+        }
+    });
+
+    server.route<{ Params: InstanceParams }>({
+        method: 'POST',
+        path: '/_instances/{instance_id}/snapshots',
+        options: {
+            description: 'Keep a copy of an instance\'s state',
+            notes: `Data, clock and id counter; restore it with POST /_instances/{instance_id}/restore. An instance keeps at most 50 (409 snapshot_limit_reached).`,
+            tags,
+            ...admin,
+            plugins: { localgate: { errors: { 409: 'snapshot_limit_reached: the instance holds 50 snapshots' } } },
+            validate: { params: instanceParams },
+            response: { status: { 201: snapshotSchema } },
+            handler(request, h) {
+
+                return h.response({ snapshot_id: live(request).snapshot() }).code(201);
+            }
+        }
+    });
+
+    server.route<{ Params: InstanceParams; Payload: { snapshot_id: string } }>({
+        method: 'POST',
+        path: '/_instances/{instance_id}/restore',
+        options: {
+            description: 'Put back the state a snapshot holds',
+            notes: 'The snapshot stays and can be restored again.',
+            tags,
+            ...admin,
+            plugins: { localgate: { errors: { 422: 'snapshot_not_found: snapshot_id names no snapshot of this instance' } } },
+            validate: { params: instanceParams, payload: restoreSchema },
+            response: { status: { 200: instanceSchema } },
+            handler(request) {
+
+                const instance = live(request);
+                instance.restore(request.payload.snapshot_id);
+                return describe(instance);
+            }
+        }
+    });
+
+    server.route<{ Params: InstanceParams; Payload: { now?: string; advance?: string } }>({
+        method: 'PUT',
+        path: '/_instances/{instance_id}/clock',
+        options: {
+            description: 'Set or advance an instance\'s clock',
+            notes: '{"now": "2030-01-01T00:00:00Z"} freezes it at an instant; {"advance": "2h"} moves it forward. Either way it then stands still until moved again.',
+            tags,
+            ...admin,
+            validate: { params: instanceParams, payload: clockSchema },
+            response: { status: { 200: instanceSchema } },
+            handler(request) {
+
+                const instance = live(request);
+                const { now, advance } = request.payload;
+                if (now) {
+                    instance.setClock(new Date(now));
+                }
+                else {
+                    instance.advanceClock(durationMs(advance!));
+                }
+
+                return describe(instance);
+            }
+        }
+    });
 }
 
 

@@ -7,6 +7,6 @@ export const commercePlugin: Plugin<void> = {
     name: 'localgate-commerce',
     register(server) {
 
-        server.route(commerceRoutes());
+        commerceRoutes(server);
     }
 };

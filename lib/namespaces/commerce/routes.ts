@@ -1,4 +1,4 @@
-import type { ServerRoute } from '@hapi/hapi';
+import type { Server, ServerRoute } from '@hapi/hapi';
 
 import { callerId } from '../../auth';
 import { dataOf } from '../../instances';
@@ -39,9 +39,9 @@ const listOrder = 'Oldest first (created_at, then id), so that paging with limit
 
 
 /** The commerce endpoints, served from the store of each request's data set. */
-export function commerceRoutes(): ServerRoute[] {
+export function commerceRoutes(server: Server): void {
 
-    const listProducts: ServerRoute = {
+    const listProducts: ServerRoute<{ Query: ProductQuery }> = {
         method: 'GET',
         path: '/products',
         options: {
@@ -53,13 +53,13 @@ export function commerceRoutes(): ServerRoute[] {
             response: { status: { 200: productListSchema } },
             async handler(request, h) {
 
-                const { business_id: businessId, limit, offset } = request.query as ProductQuery;
+                const { business_id: businessId, limit, offset } = request.query;
                 return listResponse(h, await dataOf(request).commerce.listProducts({ business_id: businessId }, { limit, offset }));
             }
         }
     };
 
-    const getProduct: ServerRoute = {
+    const getProduct: ServerRoute<{ Params: { product_id: string } }> = {
         method: 'GET',
         path: '/products/{product_id}',
         options: {
@@ -68,11 +68,11 @@ export function commerceRoutes(): ServerRoute[] {
             tags,
             validate: { params: productParams },
             response: { status: { 200: productSchema } },
-            handler: (request) => dataOf(request).commerce.getProduct(request.params.product_id as string)
+            handler: (request) => dataOf(request).commerce.getProduct(request.params.product_id)
         }
     };
 
-    const createProduct: ServerRoute = {
+    const createProduct: ServerRoute<{ Payload: NewProduct }> = {
         method: 'POST',
         path: '/products',
         options: {
@@ -84,13 +84,13 @@ export function commerceRoutes(): ServerRoute[] {
             plugins: { localgate: { errors: { 422: 'business_not_found: business_id names no business' } } },
             async handler(request, h) {
 
-                const product = await dataOf(request).commerce.createProduct(request.payload as NewProduct, callerId(request));
+                const product = await dataOf(request).commerce.createProduct(request.payload, callerId(request));
                 return createdResponse(h, request, product);
             }
         }
     };
 
-    const listBusinesses: ServerRoute = {
+    const listBusinesses: ServerRoute<{ Query: Page }> = {
         method: 'GET',
         path: '/businesses',
         options: {
@@ -100,11 +100,11 @@ export function commerceRoutes(): ServerRoute[] {
             tags,
             validate: { query: businessListQuery },
             response: { status: { 200: businessListSchema } },
-            handler: async (request, h) => listResponse(h, await dataOf(request).commerce.listBusinesses(request.query as Page))
+            handler: async (request, h) => listResponse(h, await dataOf(request).commerce.listBusinesses(request.query))
         }
     };
 
-    const getBusiness: ServerRoute = {
+    const getBusiness: ServerRoute<{ Params: { business_id: string } }> = {
         method: 'GET',
         path: '/businesses/{business_id}',
         options: {
@@ -113,11 +113,11 @@ export function commerceRoutes(): ServerRoute[] {
             tags,
             validate: { params: businessParams },
             response: { status: { 200: businessSchema } },
-            handler: (request) => dataOf(request).commerce.getBusiness(request.params.business_id as string)
+            handler: (request) => dataOf(request).commerce.getBusiness(request.params.business_id)
         }
     };
 
-    const listOffers: ServerRoute = {
+    const listOffers: ServerRoute<{ Query: OfferQuery }> = {
         method: 'GET',
         path: '/offers',
         options: {
@@ -129,13 +129,13 @@ export function commerceRoutes(): ServerRoute[] {
             response: { status: { 200: offerListSchema } },
             async handler(request, h) {
 
-                const { product_id: productId, limit, offset } = request.query as OfferQuery;
+                const { product_id: productId, limit, offset } = request.query;
                 return listResponse(h, await dataOf(request).commerce.listOffers({ product_id: productId }, { limit, offset }));
             }
         }
     };
 
-    const createInquiry: ServerRoute = {
+    const createInquiry: ServerRoute<{ Payload: NewInquiry }> = {
         method: 'POST',
         path: '/inquiries',
         options: {
@@ -147,13 +147,13 @@ export function commerceRoutes(): ServerRoute[] {
             plugins: { localgate: { errors: { 422: 'product_not_found or business_not_found: the product_id or business_id names no record' } } },
             async handler(request, h) {
 
-                const inquiry = await dataOf(request).commerce.createInquiry(request.payload as NewInquiry, callerId(request));
+                const inquiry = await dataOf(request).commerce.createInquiry(request.payload, callerId(request));
                 return createdResponse(h, request, inquiry);
             }
         }
     };
 
-    const getInquiry: ServerRoute = {
+    const getInquiry: ServerRoute<{ Params: { inquiry_id: string } }> = {
         method: 'GET',
         path: '/inquiries/{inquiry_id}',
         options: {
@@ -162,11 +162,11 @@ export function commerceRoutes(): ServerRoute[] {
             tags,
             validate: { params: inquiryParams },
             response: { status: { 200: inquirySchema } },
-            handler: (request) => dataOf(request).commerce.getInquiry(request.params.inquiry_id as string, callerId(request))
+            handler: (request) => dataOf(request).commerce.getInquiry(request.params.inquiry_id, callerId(request))
         }
     };
 
-    const createScamReport: ServerRoute = {
+    const createScamReport: ServerRoute<{ Payload: NewScamReport }> = {
         method: 'POST',
         path: '/scam-reports',
         options: {
@@ -185,13 +185,13 @@ export function commerceRoutes(): ServerRoute[] {
             },
             async handler(request, h) {
 
-                const report = await dataOf(request).commerce.createScamReport(request.payload as NewScamReport, callerId(request));
+                const report = await dataOf(request).commerce.createScamReport(request.payload, callerId(request));
                 return createdResponse(h, request, report);
             }
         }
     };
 
-    const getScamReport: ServerRoute = {
+    const getScamReport: ServerRoute<{ Params: { report_id: string } }> = {
         method: 'GET',
         path: '/scam-reports/{report_id}',
         options: {
@@ -200,20 +200,19 @@ export function commerceRoutes(): ServerRoute[] {
             tags,
             validate: { params: scamReportParams },
             response: { status: { 200: scamReportSchema } },
-            handler: (request) => dataOf(request).commerce.getScamReport(request.params.report_id as string, callerId(request))
+            handler: (request) => dataOf(request).commerce.getScamReport(request.params.report_id, callerId(request))
         }
     };
 
-    return [
-        listProducts,
-        getProduct,
-        createProduct,
-        listBusinesses,
-        getBusiness,
-        listOffers,
-        createInquiry,
-        getInquiry,
-        createScamReport,
-        getScamReport
-    ];
+    // One by one: hapi types each route's request by its own query, params and payload.
+    server.route(listProducts);
+    server.route(getProduct);
+    server.route(createProduct);
+    server.route(listBusinesses);
+    server.route(getBusiness);
+    server.route(listOffers);
+    server.route(createInquiry);
+    server.route(getInquiry);
+    server.route(createScamReport);
+    server.route(getScamReport);
 }

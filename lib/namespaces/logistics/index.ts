@@ -7,6 +7,6 @@ export const logisticsPlugin: Plugin<void> = {
     name: 'localgate-logistics',
     register(server) {
 
-        server.route(logisticsRoutes());
+        logisticsRoutes(server);
     }
 };

@@ -1,4 +1,4 @@
-import type { ServerRoute } from '@hapi/hapi';
+import type { Server, ServerRoute } from '@hapi/hapi';
 
 import { callerId } from '../../auth';
 import { dataOf } from '../../instances';
@@ -22,9 +22,9 @@ const tags = ['api', 'logistics'];
 
 
 /** The logistics endpoints, served from the store of each request's data set. */
-export function logisticsRoutes(): ServerRoute[] {
+export function logisticsRoutes(server: Server): void {
 
-    const listVehicles: ServerRoute = {
+    const listVehicles: ServerRoute<{ Query: VehicleFilter }> = {
         method: 'GET',
         path: '/vehicles',
         options: {
@@ -34,11 +34,11 @@ export function logisticsRoutes(): ServerRoute[] {
             tags,
             validate: { query: vehicleQuery },
             response: { status: { 200: vehicleListSchema } },
-            handler: async (request, h) => listResponse(h, await dataOf(request).logistics.listVehicles(request.query as VehicleFilter))
+            handler: async (request, h) => listResponse(h, await dataOf(request).logistics.listVehicles(request.query))
         }
     };
 
-    const getVehicle: ServerRoute = {
+    const getVehicle: ServerRoute<{ Params: { vehicle_id: string } }> = {
         method: 'GET',
         path: '/vehicles/{vehicle_id}',
         options: {
@@ -47,11 +47,11 @@ export function logisticsRoutes(): ServerRoute[] {
             tags,
             validate: { params: vehicleParams },
             response: { status: { 200: vehicleSchema } },
-            handler: (request) => dataOf(request).logistics.getVehicle(request.params.vehicle_id as string)
+            handler: (request) => dataOf(request).logistics.getVehicle(request.params.vehicle_id)
         }
     };
 
-    const listLocations: ServerRoute = {
+    const listLocations: ServerRoute<{ Query: Page }> = {
         method: 'GET',
         path: '/locations',
         options: {
@@ -61,11 +61,11 @@ export function logisticsRoutes(): ServerRoute[] {
             tags,
             validate: { query: pageOnlyQuery },
             response: { status: { 200: locationListSchema } },
-            handler: async (request, h) => listResponse(h, await dataOf(request).logistics.listLocations(request.query as Page))
+            handler: async (request, h) => listResponse(h, await dataOf(request).logistics.listLocations(request.query))
         }
     };
 
-    const createBooking: ServerRoute = {
+    const createBooking: ServerRoute<{ Payload: NewBooking }> = {
         method: 'POST',
         path: '/bookings',
         options: {
@@ -88,13 +88,13 @@ export function logisticsRoutes(): ServerRoute[] {
             response: { status: { 201: bookingSchema } },
             handler: async (request, h) => {
 
-                const booking = await dataOf(request).logistics.createBooking(callerId(request), request.payload as NewBooking);
+                const booking = await dataOf(request).logistics.createBooking(callerId(request), request.payload);
                 return createdResponse(h, request, booking);
             }
         }
     };
 
-    const listBookings: ServerRoute = {
+    const listBookings: ServerRoute<{ Query: Page }> = {
         method: 'GET',
         path: '/bookings',
         options: {
@@ -103,11 +103,11 @@ export function logisticsRoutes(): ServerRoute[] {
             tags,
             validate: { query: pageOnlyQuery },
             response: { status: { 200: bookingListSchema } },
-            handler: async (request, h) => listResponse(h, await dataOf(request).logistics.listBookings(callerId(request), request.query as Page))
+            handler: async (request, h) => listResponse(h, await dataOf(request).logistics.listBookings(callerId(request), request.query))
         }
     };
 
-    const getBooking: ServerRoute = {
+    const getBooking: ServerRoute<{ Params: { booking_id: string } }> = {
         method: 'GET',
         path: '/bookings/{booking_id}',
         options: {
@@ -116,9 +116,15 @@ export function logisticsRoutes(): ServerRoute[] {
             tags,
             validate: { params: bookingParams },
             response: { status: { 200: bookingSchema } },
-            handler: (request) => dataOf(request).logistics.getBooking(callerId(request), request.params.booking_id as string)
+            handler: (request) => dataOf(request).logistics.getBooking(callerId(request), request.params.booking_id)
         }
     };
 
-    return [listVehicles, getVehicle, listLocations, createBooking, listBookings, getBooking];
+    // One by one: hapi types each route's request by its own query, params and payload.
+    server.route(listVehicles);
+    server.route(getVehicle);
+    server.route(listLocations);
+    server.route(createBooking);
+    server.route(listBookings);
+    server.route(getBooking);
 }

@@ -7,6 +7,6 @@ export const payPlugin: Plugin<void> = {
     name: 'localgate-pay',
     register(server) {
 
-        server.route(payRoutes());
+        payRoutes(server);
     }
 };

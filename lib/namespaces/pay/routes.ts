@@ -1,5 +1,5 @@
 import Boom from '@hapi/boom';
-import type { Lifecycle, Request, ResponseObject, ResponseToolkit, ServerRoute } from '@hapi/hapi';
+import type { Lifecycle, Request, ResponseObject, ResponseToolkit, Server, ServerRoute } from '@hapi/hapi';
 
 import { callerId } from '../../auth';
 import { failure, toBoom } from '../../errors';
@@ -54,7 +54,7 @@ const requireSchema: Lifecycle.Method = (request, h) => {
 
 
 /** The pay store of the request's data set; a 501 when the pay database went away between the gate and the handler. */
-function payStore(request: Request): PayStore {
+function payStore(request: Pick<Request, 'app'>): PayStore {
 
     const pay = dataOf(request).pay;
     const store = pay.store();
@@ -67,14 +67,14 @@ function payStore(request: Request): PayStore {
 
 
 /** The pay endpoints, served from the pay store of each request's data set. */
-export function payRoutes(): ServerRoute[] {
+export function payRoutes(server: Server): void {
 
     // A data route runs behind the gate; its document shows the 501 with the body an unconfigured pay answers.
     const ext = { onPreAuth: { method: requireSchema } };
     const unprovisioned = notProvisioned(false);
     const gated = (errors: Record<number, string> = {}) => ({ ext, plugins: { localgate: { errors: { ...errors, 501: unprovisioned } } } });
 
-    const gatewayRoute = (path: string, description: string, conflicts: string, move: (store: PayStore, ownerId: string, request: GatewayRequest) => Promise<GatewayOutcome>): ServerRoute => ({
+    const gatewayRoute = (path: string, description: string, conflicts: string, move: (store: PayStore, ownerId: string, request: GatewayRequest) => Promise<GatewayOutcome>): ServerRoute<{ Payload: GatewayPayload; Headers: { 'idempotency-key': string } }> => ({
         method: 'POST',
         path,
         options: {
@@ -93,9 +93,9 @@ export function payRoutes(): ServerRoute[] {
             response: { status: { 201: transactionSchema } },
             async handler(request, h) {
 
-                const payload = request.payload as GatewayPayload;
+                const { payload } = request;
                 const outcome = await move(payStore(request), callerId(request), {
-                    idempotencyKey: request.headers['idempotency-key'] as string,
+                    idempotencyKey: request.headers['idempotency-key'],
                     providerId: payload.provider_id,
                     asset: payload.asset,
                     amount: payload.amount
@@ -106,108 +106,114 @@ export function payRoutes(): ServerRoute[] {
         }
     });
 
-    return [
-        {
-            method: 'GET',
-            path: '/status',
-            options: {
-                auth: false,
-                description: 'Readiness of the pay namespace, without triggering a 501',
-                tags,
-                response: { status: { 200: payStatusSchema } },
-                handler: (request) => dataOf(request).pay.status()
-            }
-        },
-        {
-            method: 'GET',
-            path: '/wallet',
-            options: {
-                description: 'The caller\'s wallet and balances',
-                notes: 'Opened on first use. Balances are integers in the asset\'s minor units, one per asset the wallet has held, ordered by asset.',
-                tags,
-                ...gated(),
-                validate: { query: noQuery },
-                response: { status: { 200: walletSchema } },
-                handler: (request) => payStore(request).openWallet(callerId(request))
-            }
-        },
-        {
-            method: 'GET',
-            path: '/wallet/transactions',
-            options: {
-                description: 'The caller\'s deposits and withdrawals',
-                notes: 'Newest first, ties broken by id (descending). List envelope with X-Total-Count.',
-                tags,
-                ...gated(),
-                validate: { query: transactionsQuery },
-                response: { status: { 200: transactionListSchema } },
-                handler: async (request, h) => listResponse(h, await payStore(request).listTransactions(callerId(request), request.query as Page))
-            }
-        },
-        {
-            method: 'GET',
-            path: '/wallet/transactions/{transaction_id}',
-            options: {
-                description: 'One of the caller\'s transactions',
-                notes: 'Another caller\'s transaction is a 404, like an unknown one.',
-                tags,
-                ...gated({ 404: 'transaction_not_found: no transaction of the caller has this id' }),
-                validate: { params: transactionParams, query: noQuery },
-                response: { status: { 200: transactionSchema } },
-                handler: (request) => payStore(request).getTransaction(callerId(request), request.params.transaction_id as string)
-            }
-        },
-        {
-            method: 'GET',
-            path: '/tokens',
-            options: {
-                description: 'Token types and their lifecycle stage',
-                notes: 'Ordered by symbol.',
-                tags,
-                ...gated(),
-                validate: { query: noQuery },
-                response: { status: { 200: tokenListSchema } },
-                handler: async (request, h) => listResponse(h, await payStore(request).listTokens())
-            }
-        },
-        {
-            method: 'GET',
-            path: '/tokens/{token_symbol}',
-            options: {
-                description: 'One token type',
-                notes: 'The symbol is matched in any case (mit finds MIT); the record carries the upper-case symbol.',
-                tags,
-                ...gated({ 404: 'token_not_found: no token type has this symbol' }),
-                validate: { params: tokenParams, query: noQuery },
-                response: { status: { 200: tokenSchema } },
-                handler: (request) => payStore(request).getToken(request.params.token_symbol as string)
-            }
-        },
-        {
-            method: 'GET',
-            path: '/gateway/providers',
-            options: {
-                description: 'Fiat on/off-ramp processors',
-                notes: 'Ordered by id.',
-                tags,
-                ...gated(),
-                validate: { query: noQuery },
-                response: { status: { 200: providerListSchema } },
-                handler: async (request, h) => listResponse(h, await payStore(request).listProviders())
-            }
-        },
-        gatewayRoute('/gateway/deposit', 'Deposit into the caller\'s wallet through a provider',
-            'provider_unavailable (the provider is disabled), token_stage_not_allowed (a token not in stage pilot or live), balance_limit_exceeded',
-            (store, ownerId, request) => store.deposit(ownerId, request)),
-        gatewayRoute('/gateway/withdraw', 'Withdraw from the caller\'s wallet through a provider',
-            'insufficient_funds (the balance is below the amount), provider_unavailable (the provider is disabled), token_stage_not_allowed (a token not in stage pilot, live or retired)',
-            (store, ownerId, request) => store.withdraw(ownerId, request))
-    ];
+    // One by one: hapi types each route's request by its own query, params and payload.
+    server.route({
+        method: 'GET',
+        path: '/status',
+        options: {
+            auth: false,
+            description: 'Readiness of the pay namespace, without triggering a 501',
+            tags,
+            response: { status: { 200: payStatusSchema } },
+            handler: (request) => dataOf(request).pay.status()
+        }
+    });
+
+    server.route({
+        method: 'GET',
+        path: '/wallet',
+        options: {
+            description: 'The caller\'s wallet and balances',
+            notes: 'Opened on first use. Balances are integers in the asset\'s minor units, one per asset the wallet has held, ordered by asset.',
+            tags,
+            ...gated(),
+            validate: { query: noQuery },
+            response: { status: { 200: walletSchema } },
+            handler: (request) => payStore(request).openWallet(callerId(request))
+        }
+    });
+
+    server.route<{ Query: Page }>({
+        method: 'GET',
+        path: '/wallet/transactions',
+        options: {
+            description: 'The caller\'s deposits and withdrawals',
+            notes: 'Newest first, ties broken by id (descending). List envelope with X-Total-Count.',
+            tags,
+            ...gated(),
+            validate: { query: transactionsQuery },
+            response: { status: { 200: transactionListSchema } },
+            handler: async (request, h) => listResponse(h, await payStore(request).listTransactions(callerId(request), request.query))
+        }
+    });
+
+    server.route<{ Params: { transaction_id: string } }>({
+        method: 'GET',
+        path: '/wallet/transactions/{transaction_id}',
+        options: {
+            description: 'One of the caller\'s transactions',
+            notes: 'Another caller\'s transaction is a 404, like an unknown one.',
+            tags,
+            ...gated({ 404: 'transaction_not_found: no transaction of the caller has this id' }),
+            validate: { params: transactionParams, query: noQuery },
+            response: { status: { 200: transactionSchema } },
+            handler: (request) => payStore(request).getTransaction(callerId(request), request.params.transaction_id)
+        }
+    });
+
+    server.route({
+        method: 'GET',
+        path: '/tokens',
+        options: {
+            description: 'Token types and their lifecycle stage',
+            notes: 'Ordered by symbol.',
+            tags,
+            ...gated(),
+            validate: { query: noQuery },
+            response: { status: { 200: tokenListSchema } },
+            handler: async (request, h) => listResponse(h, await payStore(request).listTokens())
+        }
+    });
+
+    server.route<{ Params: { token_symbol: string } }>({
+        method: 'GET',
+        path: '/tokens/{token_symbol}',
+        options: {
+            description: 'One token type',
+            notes: 'The symbol is matched in any case (mit finds MIT); the record carries the upper-case symbol.',
+            tags,
+            ...gated({ 404: 'token_not_found: no token type has this symbol' }),
+            validate: { params: tokenParams, query: noQuery },
+            response: { status: { 200: tokenSchema } },
+            handler: (request) => payStore(request).getToken(request.params.token_symbol)
+        }
+    });
+
+    server.route({
+        method: 'GET',
+        path: '/gateway/providers',
+        options: {
+            description: 'Fiat on/off-ramp processors',
+            notes: 'Ordered by id.',
+            tags,
+            ...gated(),
+            validate: { query: noQuery },
+            response: { status: { 200: providerListSchema } },
+            handler: async (request, h) => listResponse(h, await payStore(request).listProviders())
+        }
+    });
+
+    server.route(gatewayRoute('/gateway/deposit', 'Deposit into the caller\'s wallet through a provider',
+        'provider_unavailable (the provider is disabled), token_stage_not_allowed (a token not in stage pilot or live), balance_limit_exceeded',
+        (store, ownerId, request) => store.deposit(ownerId, request)));
+    server.route(gatewayRoute('/gateway/withdraw', 'Withdraw from the caller\'s wallet through a provider',
+        'insufficient_funds (the balance is below the amount), provider_unavailable (the provider is disabled), token_stage_not_allowed (a token not in stage pilot, live or retired)',
+        (store, ownerId, request) => store.withdraw(ownerId, request)));
 }
 
 
 // A replay is built from the stored outcome the same way as the first response, so both are the same bytes.
-function gatewayResponse(request: Request, h: ResponseToolkit, outcome: GatewayOutcome): ResponseObject {
+function gatewayResponse(request: Parameters<typeof createdResponse>[1], h: Pick<ResponseToolkit, 'response'>, outcome: GatewayOutcome): ResponseObject {
 
     if ('refusal' in outcome) {
         const boom = toBoom(Boom.boomify(outcome.refusal));
