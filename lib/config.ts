@@ -8,6 +8,10 @@ export const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 's
 
 export type LogLevel = typeof logLevels[number];
 
+export const consoleApiModes = ['auto', 'on', 'off'] as const;
+
+export type ConsoleApiMode = typeof consoleApiModes[number];
+
 export interface PaySettings {
     url?: string;
     publishableKey?: string;
@@ -25,6 +29,7 @@ export interface Settings {
     seed: boolean;
     drainTimeoutMs: number;
     validateResponses: boolean;
+    consoleApi: ConsoleApiMode;
     logStream?: NodeJS.WritableStream;
 }
 
@@ -75,6 +80,7 @@ export const settingsSchema = Joi.object<Settings>({
     seed: Joi.boolean().truthy('demo').falsy('none').default(true).messages({ 'boolean.base': '{{#label}} must be demo or none' }).label('SEED'),
     drainTimeoutMs: Joi.number().integer().min(0).default(10_000).label('DRAIN_TIMEOUT_MS'),
     validateResponses: Joi.boolean().default(false).label('VALIDATE_RESPONSES'),
+    consoleApi: Joi.string().valid(...consoleApiModes).default('auto').label('CONSOLE_API'),
     // Programmatic only: where log lines go instead of stdout.
     logStream: Joi.object().label('logStream')
 }).prefs({ errors: { wrap: { label: false } } });
@@ -120,7 +126,8 @@ export function settingsFromEnvironment(env: NodeJS.ProcessEnv = process.env, fl
         corsOrigins: env.CORS_ORIGINS === undefined ? undefined : env.CORS_ORIGINS.split(',').map((origin) => origin.trim()).filter(Boolean),
         seed: flags.seed ?? pick(undefined, env.SEED),
         drainTimeoutMs: env.DRAIN_TIMEOUT_MS,
-        validateResponses: env.VALIDATE_RESPONSES
+        validateResponses: env.VALIDATE_RESPONSES,
+        consoleApi: env.CONSOLE_API
     };
 
     return resolveSettings(defined(options) as Options);

@@ -24,7 +24,8 @@ describe('settings', () => {
             corsOrigins: ['*'],
             seed: true,
             drainTimeoutMs: 10000,
-            validateResponses: false
+            validateResponses: false,
+            consoleApi: 'auto'
         });
     });
 
@@ -43,7 +44,8 @@ describe('settings', () => {
             CORS_ORIGINS: 'http://localhost:5173, https://demo.example',
             SEED: 'none',
             DRAIN_TIMEOUT_MS: '250',
-            VALIDATE_RESPONSES: 'true'
+            VALIDATE_RESPONSES: 'true',
+            CONSOLE_API: 'on'
         });
 
         expect(settings).to.equal({
@@ -56,7 +58,8 @@ describe('settings', () => {
             corsOrigins: ['http://localhost:5173', 'https://demo.example'],
             seed: false,
             drainTimeoutMs: 250,
-            validateResponses: true
+            validateResponses: true,
+            consoleApi: 'on'
         });
     });
 
