@@ -4,6 +4,7 @@ import Pino from 'pino';
 
 import { authPlugin, resolveSecret } from './auth';
 import { resolveSettings, type Options, type Settings } from './config';
+import { consolePlugin } from './console';
 import { closeDatabase, memory, namespaceFile, openNamespace, openSeededMemory, prepareDataDir, seedDemo, type Database } from './db';
 import { errorsPlugin, validationFailed } from './errors';
 import { healthPlugin } from './health';
@@ -102,6 +103,7 @@ export async function createServer(options: Options = {}): Promise<Server> {
         await server.register({ plugin: payPlugin, options: { readiness: pay } }, { routes: { prefix: '/v1/pay' } });
         await server.register(weatherPlugin, { routes: { prefix: '/v1/weather' } });
         await server.register(openapiPlugin);
+        await server.register({ plugin: consolePlugin, options: { mode: settings.consoleApi, host: settings.host, secret, secrets: [secret, settings.pay.publishableKey, settings.pay.secretKey].filter((value) => value !== undefined) } });
 
         await server.initialize();
         return server;
