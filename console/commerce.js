@@ -124,7 +124,7 @@ function AddProduct({ persona, business, onAdded }) {
         <div class="fields">
             <label>Name <input name="name" required maxlength="200" /></label>
             <label>Price <input name="price" required inputmode="decimal" /></label>
-            <label>Currency <input name="currency" required value="USD" maxlength="3" size="4" /></label>
+            <label>Currency <input name="currency" required defaultValue="USD" maxlength="3" size="4" /></label>
         </div>
         <label>Description <textarea name="description" rows="2" maxlength="5000"></textarea></label>
         <button type="submit" disabled=${state.busy}>Add the product</button>

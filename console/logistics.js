@@ -112,8 +112,8 @@ function BookingForm({ persona, vehicles, locations, onBooked }) {
             <label>Return to
                 <select name="dropoff_location_id" required>${locations.map((location) => html`<option value=${location.id}>${location.name}</option>`)}</select>
             </label>
-            <label>Pickup time <input type="datetime-local" name="pickup_at" required value=${localInput(new Date(tomorrow))} /></label>
-            <label>Return time <input type="datetime-local" name="return_at" required value=${localInput(new Date(tomorrow + 2 * dayMs))} /></label>
+            <label>Pickup time <input type="datetime-local" name="pickup_at" required defaultValue=${localInput(new Date(tomorrow))} /></label>
+            <label>Return time <input type="datetime-local" name="return_at" required defaultValue=${localInput(new Date(tomorrow + 2 * dayMs))} /></label>
         </div>
         <label>Notes <input name="notes" maxlength="1000" /></label>
         <button type="submit" disabled=${state.busy}>Book</button>

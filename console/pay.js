@@ -60,7 +60,7 @@ function Transfer({ persona, providers, onMoved }) {
             <label>Asset
                 <select name="asset">${(provider?.assets ?? []).map((asset) => html`<option value=${asset}>${asset}</option>`)}</select>
             </label>
-            <label>Amount (minor units) <input name="amount" required inputmode="numeric" value="2500" /></label>
+            <label>Amount (minor units) <input name="amount" required inputmode="numeric" defaultValue="2500" /></label>
         </div>
         <p class="row">
             <label for="idempotency-key">Idempotency-Key</label>

@@ -166,6 +166,7 @@ describe('the console in a browser', () => {
             const overlap = form.getByRole('alert');
             await overlap.getByText('booking_overlap').waitFor();
             expect(await overlap.innerText()).to.contain('409').and.to.contain('already booked for part of that time');
+            expect(await form.getByLabel('Pickup time').inputValue()).to.equal('2030-06-02T09:00');
             await accessible('logistics, after an overlap');
             await shot('bob-overlap-refused');
 
@@ -183,6 +184,7 @@ describe('the console in a browser', () => {
             await log.getByLabel('Response body').waitFor();
             expect(await log.getByLabel('Response body').innerText()).to.contain('"total": 0');
             expect(await log.innerText()).to.not.contain('eyJ');
+            await overlap.scrollIntoViewIfNeeded();
             await shot('live-log');
 
             // Pay, provisioned here: a deposit, and the same request again replayed rather than paid twice.
@@ -228,6 +230,33 @@ describe('the console in a browser', () => {
         finally {
             await context.close();
             Fs.rmSync(profile, { recursive: true, force: true });
+        }
+    });
+
+    it('says so, with the error\'s code, where the console API is not mounted', { skip, timeout: 120_000 }, async () => {
+
+        const bare = await testServer({ port: 0, host: '127.0.0.1', consoleApi: 'off' });
+        await bare.start();
+        const profile = tempDir('localgate-chromium-');
+        const context = await chromium.launchPersistentContext(profile, { executablePath: chromiumPath, headless: true, args: chromiumArgs, timeout: 60_000 });
+        try {
+            const page = context.pages()[0] ?? await context.newPage();
+            page.setDefaultTimeout(30_000);
+            await page.goto(`${bare.info.uri}/console`);
+            await page.getByText('The live log is not mounted on this server').waitFor();
+            await page.getByRole('button', { name: 'alice' }).click();
+            const refused = page.locator('.persona').getByRole('alert');
+            await refused.getByText('not_found').waitFor();
+            expect(await refused.innerText()).to.contain('404').and.to.contain('CONSOLE_API=on');
+
+            // Shared data still reads without a persona.
+            await page.getByRole('button', { name: 'Harbourside Bakery' }).waitFor();
+            expect(await accessibilityViolations(page)).to.equal([]);
+        }
+        finally {
+            await context.close();
+            Fs.rmSync(profile, { recursive: true, force: true });
+            await bare.stop();
         }
     });
 });
