@@ -213,7 +213,7 @@ export function Commerce({ persona }) {
                 </ul>
                 <${Pager} label="Businesses" offset=${offset} limit=${businessPage} total=${businesses.data.total} onChange=${setOffset} />` : null}
         </section>
-        ${selected ? html`<${BusinessDetail} persona=${persona} businessId=${selected} version=${version} onChanged=${onChanged} onCreated=${onCreated} />` : html`<p class="hint">Choose a business to see its products and offers.</p>`}
+        ${selected ? html`<${BusinessDetail} key=${persona?.name ?? ''} persona=${persona} businessId=${selected} version=${version} onChanged=${onChanged} onCreated=${onCreated} />` : html`<p class="hint">Choose a business to see its products and offers.</p>`}
         ${persona ? html`<${Mine} persona=${persona} created=${created[persona.name] ?? []} />` : null}
     </div>`;
 }

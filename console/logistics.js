@@ -184,7 +184,7 @@ export function Logistics({ persona }) {
             </table></div>
             <${Pager} label="Vehicles" offset=${offset} limit=${vehiclePage} total=${page.data.total} onChange=${setOffset} />` : null}
         </section>
-        ${everything.data ? html`<${BookingForm} persona=${persona} vehicles=${vehicles} locations=${locations} onBooked=${() => setVersion((n) => n + 1)} />` : null}
+        ${everything.data ? html`<${BookingForm} key=${persona?.name ?? ''} persona=${persona} vehicles=${vehicles} locations=${locations} onBooked=${() => setVersion((n) => n + 1)} />` : null}
         ${persona ? html`<${Bookings} persona=${persona} vehicles=${byId} locations=${locations} version=${version} />` : html`<p class="hint">Pick a persona to see their bookings: they are private.</p>`}
     </div>`;
 }

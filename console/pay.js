@@ -45,6 +45,8 @@ function Transfer({ persona, providers, onMoved }) {
         const values = Object.fromEntries(new FormData(event.currentTarget));
         const request = { operation: values.operation, key, body: { provider_id: values.provider_id, asset: values.asset, amount: Number(values.amount) } };
         setLast(request);
+        // The next new request gets a new key; the one just used stays with "Send again".
+        setKey(randomKey('console'));
         send(request);
     }}>
         <h3 id="transfer-heading">Deposit or withdraw</h3>
@@ -63,7 +65,7 @@ function Transfer({ persona, providers, onMoved }) {
             <label>Amount (minor units) <input name="amount" required inputmode="numeric" defaultValue="2500" /></label>
         </div>
         <p class="row">
-            <label for="idempotency-key">Idempotency-Key</label>
+            <label for="idempotency-key">Idempotency-Key of the next request</label>
             <input id="idempotency-key" value=${key} onInput=${(event) => setKey(event.target.value)} />
             <button type="button" onClick=${() => setKey(randomKey('console'))}>New key</button>
         </p>
@@ -71,6 +73,7 @@ function Transfer({ persona, providers, onMoved }) {
             <button type="submit" disabled=${state.busy}>Send</button>
             <button type="button" disabled=${!last || state.busy} onClick=${() => send(last)}>Send again (same key)</button>
         </div>
+        ${last ? html`<p class="meta">Last sent: ${last.operation} of ${last.body.amount} ${last.body.asset} with Idempotency-Key <code>${last.key}</code></p>` : null}
         <${Outcome} state=${state} />
     </form>`;
 }
@@ -117,6 +120,6 @@ export function Pay({ persona }) {
         <h2 id="pay-heading">Pay</h2>
         <${ErrorNote} error=${status.error} />
         ${status.data ? html`<${Readiness} status=${status.data} />` : null}
-        ${status.data?.schema_ready ? (persona ? html`<${Wallet} persona=${persona} />` : html`<p class="hint">Pick a persona to see their wallet: it is private.</p>`) : null}
+        ${status.data?.schema_ready ? (persona ? html`<${Wallet} key=${persona.name} persona=${persona} />` : html`<p class="hint">Pick a persona to see their wallet: it is private.</p>`) : null}
     </section>`;
 }

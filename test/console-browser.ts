@@ -100,12 +100,13 @@ describe('the console in a browser', () => {
             await page.goto(server.info.uri + '/');
             expect(new URL(page.url()).pathname).to.equal('/console');
             await page.getByRole('button', { name: 'alice' }).waitFor();
+            const readyMs = Math.round(await page.evaluate('performance.now()') as number);
             const load = await page.evaluate(`(() => {
                 const paint = performance.getEntriesByName('first-contentful-paint')[0];
                 const entries = [...performance.getEntriesByType('navigation'), ...performance.getEntriesByType('resource')];
                 return { firstPaintMs: paint ? Math.round(paint.startTime) : null, bytes: entries.reduce((sum, entry) => sum + entry.transferSize, 0), files: entries.length };
             })()`) as { firstPaintMs: number | null; bytes: number; files: number };
-            console.log(`Console page: first contentful paint ${load.firstPaintMs} ms, ${load.files} files, ${load.bytes} bytes transferred`);
+            console.log(`Console page: first contentful paint ${load.firstPaintMs} ms, personas ready by ${readyMs} ms, ${load.files} files, ${load.bytes} bytes transferred`);
             expect(load.firstPaintMs).to.be.a.number();
             expect(load.bytes).to.be.below(200 * 1024);
 
@@ -139,6 +140,28 @@ describe('the console in a browser', () => {
             expect(await duplicate.innerText()).to.contain('409').and.to.contain('already reported');
             await shot('second-report-refused');
 
+            // Its offers, a question about it, and a product alice adds to the business.
+            await phone.getByRole('button', { name: 'Offers' }).click();
+            await phone.getByRole('list', { name: 'Offers for Flagship phone, 128 GB' }).getByText('Wire-transfer price, today only').waitFor();
+            await phone.getByRole('button', { name: 'Ask a question' }).click();
+            await phone.getByLabel('Your question about Flagship phone, 128 GB').fill('Is it still sealed?');
+            await phone.getByRole('button', { name: 'Send the inquiry' }).click();
+            await phone.getByRole('status').getByText(/Inquiry .* sent as alice/).waitFor();
+            await page.locator('section', { has: page.getByRole('heading', { name: 'Private to alice: inquiries and reports' }) }).getByText('Is it still sealed?').waitFor();
+
+            const add = page.locator('form', { has: page.getByRole('heading', { name: /Add a product to Quayside Gadget Outlet/ }) });
+            await add.getByLabel('Name').fill('Phone case');
+            await add.getByLabel('Price').fill('12.5');
+            await add.getByLabel('Description').fill('Clear, fits the flagship.');
+            await add.getByRole('button', { name: 'Add the product' }).click();
+            await add.getByRole('status').getByText('Added Phone case as alice.').waitFor();
+            await detail.getByRole('list', { name: 'Products of Quayside Gadget Outlet' }).getByText('Phone case').waitFor();
+            await add.getByLabel('Price').fill('12.345');
+            await add.getByLabel('Name').fill('Odd change');
+            await add.getByRole('button', { name: 'Add the product' }).click();
+            await add.getByRole('alert').getByText('validation_failed').waitFor();
+            await accessible('commerce, with offers, an inquiry and a refused product');
+
             // Alice books a vehicle.
             await page.getByRole('navigation', { name: 'Namespaces' }).getByRole('button', { name: 'Logistics' }).click();
             const form = page.locator('form', { has: page.getByRole('heading', { name: 'Book a vehicle' }) });
@@ -153,6 +176,11 @@ describe('the console in a browser', () => {
             await bookings.locator('.timeline .bar').first().waitFor();
             await accessible('logistics');
             await shot('alice-booked');
+
+            await bookings.getByRole('button', { name: 'Day', exact: true }).click();
+            await bookings.getByText(/Saturday,? 1 June 2030/).waitFor();
+            await bookings.locator('.timeline .bar').first().waitFor();
+            await bookings.getByRole('button', { name: 'Week' }).click();
 
             // Bob does not see it, and his overlapping booking is refused with the message.
             await page.getByRole('button', { name: 'bob' }).click();
@@ -184,8 +212,17 @@ describe('the console in a browser', () => {
             await log.getByLabel('Response body').waitFor();
             expect(await log.getByLabel('Response body').innerText()).to.contain('"total": 0');
             expect(await log.innerText()).to.not.contain('eyJ');
+            await log.getByLabel('Filter').fill('409 bob');
+            await log.getByRole('button', { name: /POST \/v1\/logistics\/bookings/ }).waitFor();
+            expect(await log.getByRole('list', { name: 'Requests, newest first' }).getByRole('listitem').count()).to.equal(1);
+            await log.getByLabel('Filter').fill('');
             await overlap.scrollIntoViewIfNeeded();
             await shot('live-log');
+
+            // Someone typed in is a persona like the others.
+            await page.getByLabel('Someone else').fill('dora');
+            await page.getByRole('button', { name: 'Act as', exact: true }).click();
+            await page.getByText('Acting as dora').waitFor();
 
             // Pay, provisioned here: a deposit, and the same request again replayed rather than paid twice.
             await page.getByRole('navigation', { name: 'Namespaces' }).getByRole('button', { name: 'Pay' }).click();
@@ -199,6 +236,9 @@ describe('the console in a browser', () => {
             await transfer.getByRole('button', { name: 'Send again (same key)' }).click();
             await transfer.getByRole('status').getByText(/replayed, Idempotent-Replayed: true/).waitFor();
             expect(await page.getByRole('list', { name: 'Balances' }).innerText()).to.contain('2500');
+            const usedKey = await transfer.locator('p.meta code').innerText();
+            expect(usedKey).to.match(/^console-[0-9a-f]{16}$/);
+            expect(await transfer.getByLabel('Idempotency-Key of the next request').inputValue()).to.not.equal(usedKey);
             await accessible('pay');
             await shot('pay-replayed');
 
