@@ -6,7 +6,7 @@ import Lab from '@hapi/lab';
 
 import type { ConsoleApiMode } from '../lib/config';
 import { consoleApiMounted, eventsPath, isLoopback, tokenPath } from '../lib/console';
-import { maxBodyChars, scrub, type RequestEvent, type RequestFeed } from '../lib/console/feed';
+import { maxBodyChars, maxBufferedBytes, scrub, type RequestEvent, type RequestFeed } from '../lib/console/feed';
 import { bearer, body, testServer } from './helpers/server';
 
 
@@ -378,6 +378,23 @@ describe('the live request log', () => {
         expect(everything).to.not.contain('eyJ');
         expect(everything.toLowerCase()).to.not.contain('authorization');
         listener.close();
+    });
+
+    it('drops events for a listener that stopped reading once a megabyte waits for it', async () => {
+
+        const stalled = feedOf(server).open();
+        let count = 0;
+        while (stalled.writableLength < maxBufferedBytes) {
+            await server.inject('/v1/commerce/products?limit=100');
+            count++;
+        }
+
+        const held = stalled.writableLength;
+        await server.inject('/v1/commerce/products?limit=100');
+        expect(stalled.writableLength).to.equal(held);
+        expect(count).to.be.above(100);
+        stalled.destroy();
+        await until(() => feedOf(server).size === 0);
     });
 
     it('hides JWT-shaped text and every given secret wherever they appear', () => {

@@ -19,6 +19,9 @@ export interface RequestEvent {
 
 export const maxBodyChars = 4096;
 
+// A listener that stops reading (a stalled tab) misses events rather than growing the server's memory.
+export const maxBufferedBytes = 1024 * 1024;
+
 // Error bodies are always shown: the server writes them, and they carry a message and a code, never a credential.
 // Success bodies are shown for these paths only: pay's wallets and ledger stay off a shared screen, and the
 // documentation's own answers are large and say nothing about what a client did.
@@ -82,7 +85,9 @@ export class RequestFeed {
 
         const line = `event: request\ndata: ${scrub(JSON.stringify(summarize(request)), this.secrets)}\n\n`;
         for (const stream of this.streams) {
-            stream.write(line);
+            if (stream.writableLength < maxBufferedBytes) {
+                stream.write(line);
+            }
         }
     }
 }
