@@ -103,7 +103,8 @@ export async function createServer(options: Options = {}): Promise<Server> {
         await server.register({ plugin: payPlugin, options: { readiness: pay } }, { routes: { prefix: '/v1/pay' } });
         await server.register(weatherPlugin, { routes: { prefix: '/v1/weather' } });
         await server.register(openapiPlugin);
-        await server.register({ plugin: consolePlugin, options: { mode: settings.consoleApi, host: settings.host, secret, secrets: [secret, settings.pay.publishableKey, settings.pay.secretKey].filter((value) => value !== undefined) } });
+        const secrets = [secret, settings.pay.publishableKey, settings.pay.secretKey].filter((value) => value !== undefined);
+        await server.register({ plugin: consolePlugin, options: { mode: settings.consoleApi, host: settings.host, secret, secrets } });
 
         await server.initialize();
         return server;

@@ -97,6 +97,7 @@ describe('settings', () => {
         [{ CORS_ORIGINS: ' , ' }, 'CORS_ORIGINS must contain at least 1 items'],
         [{ DRAIN_TIMEOUT_MS: 'soon' }, 'DRAIN_TIMEOUT_MS must be a number'],
         [{ SEED: 'maybe' }, 'SEED must be demo or none'],
+        [{ CONSOLE_API: 'yes' }, 'CONSOLE_API must be one of [auto, on, off]'],
         [{ PAY_DB_URL: 'file://files.example/pay.db' }, 'PAY_DB_URL must be a path, a file: URL on this machine, or :memory:']
     ];
 
