@@ -256,9 +256,9 @@ describe('the console in a browser', () => {
                 await page.getByRole('navigation', { name: 'Namespaces' }).getByRole('button', { name: view }).click();
                 await page.getByRole('heading', { level: 2, name: new RegExp(heading) }).waitFor();
                 await accessible(`${view} at phone width`);
+                await shot(`phone-${view.toLowerCase()}`);
             }
 
-            await shot('phone');
 
             expect(elsewhere).to.equal([]);
             expect(pageErrors).to.equal([]);
