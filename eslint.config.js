@@ -10,6 +10,19 @@ module.exports = TsEslint.config(
     },
     ...HapiPlugin.configs.module,
     {
+        // The console's page: ES modules the browser loads as they are.
+        files: ['console/**/*.js'],
+        languageOptions: {
+            sourceType: 'module',
+            globals: Object.fromEntries(['crypto', 'document', 'EventSource', 'fetch', 'FormData', 'history', 'location'].map((name) => [name, 'readonly']))
+        },
+        rules: {
+            'func-style': 'off',
+            // Views nest short arrow functions inside html`` markup, where a blank line would split the markup.
+            '@hapi/scope-start': 'off'
+        }
+    },
+    {
         files: ['**/*.ts'],
         extends: [TsEslint.configs.recommended],
         languageOptions: {

@@ -8,6 +8,10 @@ export const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 's
 
 export type LogLevel = typeof logLevels[number];
 
+export const consoleApiModes = ['auto', 'on', 'off'] as const;
+
+export type ConsoleApiMode = typeof consoleApiModes[number];
+
 export interface PaySettings {
     url?: string;
     publishableKey?: string;
@@ -32,6 +36,7 @@ export interface Settings {
     instanceIdleTtlMs: number;
     maxInstances: number;
     memoryPay: boolean;
+    consoleApi: ConsoleApiMode;
     logStream?: NodeJS.WritableStream;
 }
 
@@ -95,6 +100,7 @@ export const settingsSchema = Joi.object<Settings>({
         is: 'file',
         then: Joi.valid(false).messages({ 'any.only': '{{#label}} needs storage in memory (--memory or DATA_DIR=:memory:); for files run `localgate provision pay`' })
     }).label('MEMORY_PAY'),
+    consoleApi: Joi.string().valid(...consoleApiModes).default('auto').label('CONSOLE_API'),
     // Programmatic only: where log lines go instead of stdout.
     logStream: Joi.object().label('logStream')
 }).prefs({ errors: { wrap: { label: false } } });
@@ -151,7 +157,8 @@ export function settingsFromEnvironment(env: NodeJS.ProcessEnv = process.env, fl
         validateResponses: env.VALIDATE_RESPONSES,
         instanceIdleTtlMs: env.INSTANCE_IDLE_TTL === undefined ? undefined : durationMs(env.INSTANCE_IDLE_TTL, 'INSTANCE_IDLE_TTL'),
         maxInstances: env.MAX_INSTANCES,
-        memoryPay: flags['memory-pay'] ?? pick(undefined, env.MEMORY_PAY)
+        memoryPay: flags['memory-pay'] ?? pick(undefined, env.MEMORY_PAY),
+        consoleApi: env.CONSOLE_API
     };
 
     return resolveSettings(defined(options) as Options);

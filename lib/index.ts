@@ -5,6 +5,7 @@ import Pino from 'pino';
 import { authPlugin, resolveSecret } from './auth';
 import { wallContext } from './clock';
 import { resolveSettings, type Options, type Settings } from './config';
+import { consolePlugin } from './console';
 import { errorsPlugin, validationFailed } from './errors';
 import { healthPlugin } from './health';
 import { InstanceRegistry, instancesPlugin, type Scope } from './instances';
@@ -105,6 +106,8 @@ export async function createServer(options: Options = {}): Promise<Server> {
     await server.register(payPlugin, { routes: { prefix: '/v1/pay' } });
     await server.register(weatherPlugin, { routes: { prefix: '/v1/weather' } });
     await server.register(openapiPlugin);
+    const secrets = [secret, settings.pay.publishableKey, settings.pay.secretKey].filter((value) => value !== undefined);
+    await server.register({ plugin: consolePlugin, options: { mode: settings.consoleApi, host: settings.host, secret, secrets } });
 
     await server.initialize();
     return server;

@@ -346,7 +346,8 @@ export const openapiPlugin: Plugin<void> = {
                 { name: 'pay', description: 'Wallets, token types and the fiat gateway: data endpoints answer 501 until pay is provisioned' },
                 { name: 'weather', description: 'Reserved: forecasts answer 501 until a weather backend is provisioned' },
                 { name: 'health', description: 'The state of each namespace database' },
-                { name: 'instances', description: 'Isolated, disposable data sets for test suites (admin token): every endpoint above also answers under an instance\'s base path /i/<id>' }
+                { name: 'instances', description: 'Isolated, disposable data sets for test suites (admin token): every endpoint above also answers under an instance\'s base path /i/<id>' },
+                { name: 'console', description: 'Console only: persona tokens and the live request log, mounted on a loopback address or with CONSOLE_API=on' }
             ],
             securityDefinitions: {
                 [securityScheme]: {

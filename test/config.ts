@@ -29,7 +29,8 @@ describe('settings', () => {
             validateResponses: false,
             instanceIdleTtlMs: 3_600_000,
             maxInstances: 1000,
-            memoryPay: false
+            memoryPay: false,
+            consoleApi: 'auto'
         });
     });
 
@@ -50,7 +51,8 @@ describe('settings', () => {
             DRAIN_TIMEOUT_MS: '250',
             VALIDATE_RESPONSES: 'true',
             INSTANCE_IDLE_TTL: '15m',
-            MAX_INSTANCES: '20'
+            MAX_INSTANCES: '20',
+            CONSOLE_API: 'on'
         });
 
         expect(settings).to.equal({
@@ -68,7 +70,8 @@ describe('settings', () => {
             validateResponses: true,
             instanceIdleTtlMs: 900_000,
             maxInstances: 20,
-            memoryPay: false
+            memoryPay: false,
+            consoleApi: 'on'
         });
     });
 
@@ -126,6 +129,7 @@ describe('settings', () => {
         [{ INSTANCE_IDLE_TTL: 'forever' }, 'INSTANCE_IDLE_TTL must be a positive duration such as 3600, 30m, 2h or 7d, not "forever"'],
         [{ INSTANCE_IDLE_TTL: '0' }, 'INSTANCE_IDLE_TTL must be a positive duration such as 3600, 30m, 2h or 7d, not "0"'],
         [{ MAX_INSTANCES: '-1' }, 'MAX_INSTANCES must be greater than or equal to 0'],
+        [{ CONSOLE_API: 'yes' }, 'CONSOLE_API must be one of [auto, on, off]'],
         [{ PAY_DB_URL: 'file://files.example/pay.db' }, 'PAY_DB_URL must be a path, a file: URL on this machine, or :memory:']
     ];
 

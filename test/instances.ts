@@ -109,7 +109,7 @@ describe('/_instances', () => {
         expect(health.namespaces.pay).to.equal({ state: 'unconfigured', schema_version: null, storage: 'memory' });
         expectError(await server.inject(`${base}/v1/pay/wallet`), 501, 'pay_not_provisioned');
         expectError(await server.inject(`${base}/v1/nowhere`), 404, 'not_found');
-        expectError(await server.inject(base), 404, 'not_found');
+        expect((await server.inject(base)).headers.location).to.equal('/console');
     });
 
     it('answers 404 instance_not_found on every path under an unknown or deleted instance', async () => {

@@ -7,6 +7,7 @@ import Joi from 'joi';
 
 import Pack from '../package.json';
 
+import { pagePaths } from '../lib/console';
 import { failure } from '../lib/errors';
 import { docsAssetsPath, docsPath, documentPath, errorSchema, openapiPlugin, securityScheme } from '../lib/openapi';
 import { bearer, body, testServer } from './helpers/server';
@@ -46,10 +47,10 @@ const namespaces = ['commerce', 'logistics', 'pay', 'weather'];
 const errorRef = '#/components/schemas/Error';
 
 
-/** The routes the document describes: all but the documentation's own (the document, the docs page and its assets). */
+/** The routes the document describes: all but the documentation's own (the document, the docs page and its assets) and the console page's files. */
 function documentedRoutes(server: Server): RequestRoute[] {
 
-    return server.table().filter((route) => route.realm.plugin !== 'hapi-swagger');
+    return server.table().filter((route) => route.realm.plugin !== 'hapi-swagger' && !pagePaths.includes(route.path));
 }
 
 
@@ -140,7 +141,7 @@ describe('the OpenAPI document', () => {
         const ids = new Set<string>();
         for (const route of documentedRoutes(server)) {
             const operation = operationOf(document, route);
-            const namespace = /^\/v1\/([^/]+)\//.exec(route.path)?.[1] ?? (route.path.startsWith('/_instances') ? 'instances' : 'health');
+            const namespace = route.path.startsWith('/_instances') ? 'instances' : /^\/(?:v1\/)?([^/]+)\//.exec(route.path)?.[1] ?? 'health';
             expect(operation.tags, route.path).to.equal([namespace]);
             expect(operation.summary, route.path).to.be.a.string().and.to.not.be.empty();
             expect(ids.has(operation.operationId), operation.operationId).to.be.false();

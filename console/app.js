@@ -1,0 +1,100 @@
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+
+import { Commerce } from './commerce.js';
+import { LiveLog } from './log.js';
+import { Logistics } from './logistics.js';
+import { Pay } from './pay.js';
+import { api, consoleApi, ErrorNote, html, useAction, useLoad } from './ui.js';
+
+
+const views = [
+    { id: 'commerce', label: 'Commerce', View: Commerce },
+    { id: 'logistics', label: 'Logistics', View: Logistics },
+    { id: 'pay', label: 'Pay', View: Pay },
+    { id: 'weather', label: 'Weather', View: Weather }
+];
+
+const personas = ['alice', 'bob'];
+
+const notMountedHint = 'The console\'s token endpoint is mounted only when localgate listens on a loopback address, or with CONSOLE_API=on.';
+
+
+function PersonaPicker({ persona, onChange }) {
+
+    const [other, setOther] = useState('');
+    const [state, run] = useAction();
+    const choose = (name) => run(async () => {
+
+        const { data } = await consoleApi('/console/api/token', { method: 'POST', body: { subject: name } });
+        onChange({ name: data.subject, token: data.token });
+    }, () => null);
+
+    return html`<section class="persona" aria-labelledby="persona-heading">
+        <h2 id="persona-heading" class="label">Act as</h2>
+        <div class="row" role="group" aria-label="Personas">
+            ${personas.map((name) => html`<button type="button" aria-pressed=${persona?.name === name} onClick=${() => choose(name)}>${name}</button>`)}
+        </div>
+        <form class="row" onSubmit=${(event) => {
+
+        event.preventDefault();
+        if (other.trim()) {
+            choose(other.trim());
+        }
+    }}>
+            <label for="persona-other">Someone else</label>
+            <input id="persona-other" name="persona-other" value=${other} maxlength="100" placeholder="any name" onInput=${(event) => setOther(event.target.value)} />
+            <button type="submit" disabled=${state.busy}>Act as</button>
+        </form>
+        <p class="who" role="status">${persona ? html`Acting as <strong>${persona.name}</strong>` : 'Anonymous: pick a persona'}</p>
+        <${ErrorNote} error=${state.error} hint=${state.error?.status === 404 ? notMountedHint : null} />
+    </section>`;
+}
+
+
+function Weather() {
+
+    const status = useLoad(() => api('/v1/weather/status').then((res) => res.data), []);
+    const [forecast, run] = useAction();
+    return html`<section aria-labelledby="weather-heading">
+        <h2 id="weather-heading">Weather</h2>
+        <${ErrorNote} error=${status.error} />
+        ${status.data ? html`<div class="card">
+            <p><span class=${status.data.configured ? 'badge ok' : 'badge warn'}>${status.data.configured ? 'configured' : 'not provisioned'}</span> <code>${status.data.namespace}</code></p>
+            <p>${status.data.detail}</p>
+        </div>` : null}
+        <button type="button" onClick=${() => run(() => api('/v1/weather/forecast'), () => 'The forecast answered.')}>Ask for a forecast</button>
+        <div aria-live="polite"><${ErrorNote} error=${forecast.error} /></div>
+    </section>`;
+}
+
+
+function App() {
+
+    const [persona, setPersona] = useState(null);
+    const [current, setCurrent] = useState(() => (views.some((view) => `#${view.id}` === location.hash) ? location.hash.slice(1) : 'commerce'));
+    useEffect(() => {
+
+        history.replaceState(null, '', `#${current}`);
+    }, [current]);
+
+    const { View } = views.find((view) => view.id === current);
+    return html`<header class="top">
+            <h1>localgate console</h1>
+            <${PersonaPicker} persona=${persona} onChange=${setPersona} />
+        </header>
+        <div class="layout">
+            <main>
+                <nav aria-label="Namespaces" class="tabs">
+                    ${views.map((view) => html`<button type="button" aria-current=${view.id === current ? 'page' : null} onClick=${() => setCurrent(view.id)}>${view.label}</button>`)}
+                </nav>
+                <${View} persona=${persona} />
+            </main>
+            <${LiveLog} />
+        </div>`;
+}
+
+
+const root = document.getElementById('app');
+root.textContent = '';
+render(html`<${App} />`, root);

@@ -1,0 +1,80 @@
+import { useEffect, useState } from 'preact/hooks';
+
+import { html } from './ui.js';
+
+
+const eventsPath = '/console/api/events';
+
+// Enough to scroll back through a test run; older entries drop off the end.
+const kept = 300;
+
+
+function matches(entry, filter) {
+
+    const text = `${entry.method} ${entry.path}${entry.query} ${entry.status} ${entry.caller ?? 'anonymous'} ${entry.id}`.toLowerCase();
+    return filter.toLowerCase().split(/\s+/).filter(Boolean).every((word) => text.includes(word));
+}
+
+
+function statusClass(status) {
+
+    return status >= 500 ? 'status s5' : (status >= 400 ? 'status s4' : 'status s2');
+}
+
+
+/** The live request log: every request the service answers, newest on top. */
+export function LiveLog() {
+
+    const [entries, setEntries] = useState([]);
+    const [state, setState] = useState('connecting');
+    const [filter, setFilter] = useState('');
+    const [selected, setSelected] = useState(null);
+    useEffect(() => {
+
+        const source = new EventSource(eventsPath);
+        source.onopen = () => setState('live');
+        source.onerror = () => setState(source.readyState === EventSource.CLOSED ? 'off' : 'connecting');
+        source.addEventListener('request', (event) => {
+
+            const entry = JSON.parse(event.data);
+            setEntries((previous) => [entry, ...previous].slice(0, kept));
+        });
+        return () => source.close();
+    }, []);
+
+    const shown = entries.filter((entry) => matches(entry, filter));
+    const chosen = entries.find((entry) => entry.id === selected);
+    return html`<aside class="log" aria-labelledby="log-heading">
+        <h2 id="log-heading">Live requests <span class=${`state ${state}`}>${state}</span></h2>
+        ${state === 'off' ? html`<p class="error" role="alert">The live log is not mounted on this server: localgate mounts it only when it listens on a loopback address, or with CONSOLE_API=on.</p>` : null}
+        <div class="row">
+            <label for="log-filter">Filter</label>
+            <input id="log-filter" type="search" value=${filter} placeholder="path, status, caller…" onInput=${(event) => setFilter(event.target.value)} />
+            <button type="button" onClick=${() => {
+
+        setEntries([]);
+        setSelected(null);
+    }}>Clear</button>
+        </div>
+        ${chosen ? html`<div class="detail" aria-live="polite">
+            <h3>${chosen.method} ${chosen.path}${chosen.query}</h3>
+            <p>${chosen.status} · ${chosen.ms} ms · ${chosen.caller ?? 'anonymous'} · <code>${chosen.id}</code></p>
+            ${chosen.body ? html`<pre tabindex="0" aria-label="Response body">${chosen.body}${chosen.truncated ? '\n…(cut)' : ''}</pre>` :
+        html`<p class="hint">No body shown: success bodies of pay and of the documentation are never streamed.</p>`}
+            <button type="button" onClick=${() => setSelected(null)}>Close</button>
+        </div>` : null}
+        <ol class="entries" aria-label="Requests, newest first">
+            ${shown.map((entry) => html`<li key=${entry.id}>
+                <button type="button" aria-pressed=${entry.id === selected} onClick=${() => setSelected(entry.id)}>
+                    <span class="time">${entry.time.slice(11, 19)}</span>
+                    <span class="method">${entry.method}</span>
+                    <span class="path">${entry.path}${entry.query}</span>
+                    <span class=${statusClass(entry.status)}>${entry.status}</span>
+                    <span class="ms">${entry.ms} ms</span>
+                    <span class="caller">${entry.caller ?? 'anonymous'}</span>
+                    <span class="rid">${entry.id}</span>
+                </button>
+            </li>`)}
+        </ol>
+    </aside>`;
+}

@@ -1,0 +1,142 @@
+import { PassThrough } from 'node:stream';
+
+import type { Request, ResponseObject, Server } from '@hapi/hapi';
+
+
+/** One answered request as the live log shows it: never a header, a token or a secret. */
+export interface RequestEvent {
+    id: string;
+    time: string;
+    method: string;
+    path: string;
+    query: string;
+    status: number;
+    ms: number;
+    caller: string | null;
+    body?: string;
+    truncated?: boolean;
+}
+
+export const maxBodyChars = 4096;
+
+// A listener that stops reading (a stalled tab) misses events rather than growing the server's memory.
+export const maxBufferedBytes = 1024 * 1024;
+
+// Error bodies are always shown: the server writes them, and they carry a message and a code, never a credential.
+// Success bodies are shown for these paths only: pay's wallets and ledger stay off a shared screen, and the
+// documentation's own answers are large and say nothing about what a client did.
+const bodyPaths = /^\/(?:v1\/(?:commerce|logistics|weather)\/|health$)/;
+
+const sensitiveName = /token|key|secret|password|auth/i;
+
+const tokenShaped = /eyJ[\w-]*\.[\w-]*\.[\w-]*/g;
+
+const hidden = '[hidden]';
+
+
+/** The open event streams of the live log; listens to the server's responses only while a stream is open. */
+export class RequestFeed {
+
+    private readonly streams = new Set<PassThrough>();
+    private readonly listener = (request: Request) => this.publish(request);
+
+    constructor(private readonly server: Server, private readonly secrets: string[], private readonly ownPlugin: string) {}
+
+    /** A new event stream; it leaves the feed when it closes. */
+    open(): PassThrough {
+
+        const stream = new PassThrough();
+        if (this.streams.size === 0) {
+            this.server.events.on('response', this.listener);
+        }
+
+        this.streams.add(stream);
+        stream.once('close', () => this.remove(stream));
+        stream.write('retry: 2000\n\n');
+        return stream;
+    }
+
+    /** Ends every open stream, so that no response in flight holds the server open. */
+    closeAll(): void {
+
+        for (const stream of this.streams) {
+            stream.end();
+        }
+    }
+
+    get size(): number {
+
+        return this.streams.size;
+    }
+
+    private remove(stream: PassThrough): void {
+
+        this.streams.delete(stream);
+        if (this.streams.size === 0) {
+            this.server.events.removeListener('response', this.listener);
+        }
+    }
+
+    private publish(request: Request): void {
+
+        if (request.route.realm.plugin === this.ownPlugin) {
+            return;
+        }
+
+        const line = `event: request\ndata: ${scrub(JSON.stringify(summarize(request)), this.secrets)}\n\n`;
+        for (const stream of this.streams) {
+            if (stream.writableLength < maxBufferedBytes) {
+                stream.write(line);
+            }
+        }
+    }
+}
+
+
+/** What the live log shows of an answered request. */
+export function summarize(request: Request): RequestEvent {
+
+    // By the time a response is sent, hapi has turned an error into a response whose source is the error's body.
+    const response = request.response as ResponseObject;
+    const status = response.statusCode;
+    const event: RequestEvent = {
+        id: request.info.id,
+        time: new Date(request.info.received).toISOString(),
+        method: request.method.toUpperCase(),
+        path: request.path,
+        query: queryOf((request.orig.query ?? request.query) as Record<string, unknown>),
+        status,
+        ms: Math.max(0, request.info.completed - request.info.received),
+        caller: request.auth.isAuthenticated ? String(request.auth.credentials.sub) : null
+    };
+
+    const shown = status >= 400 || bodyPaths.test(request.path);
+    const body = response.source;
+    if (shown && body && typeof body === 'object') {
+        const text = JSON.stringify(body, null, 2);
+        event.body = text.slice(0, maxBodyChars);
+        event.truncated = text.length > maxBodyChars;
+    }
+
+    return event;
+}
+
+
+/** The query string as the caller sent it, with the value of every parameter whose name suggests a credential hidden. */
+function queryOf(query: Record<string, unknown>): string {
+
+    const pairs = Object.entries(query).map(([name, value]) => `${name}=${sensitiveName.test(name) ? hidden : String(value)}`);
+    return pairs.length ? `?${pairs.join('&')}` : '';
+}
+
+
+/** Hides anything shaped like a JWT, and the server's own secrets, wherever they appear. */
+export function scrub(text: string, secrets: string[]): string {
+
+    let clean = text.replace(tokenShaped, hidden);
+    for (const secret of secrets) {
+        clean = clean.split(secret).join(hidden);
+    }
+
+    return clean;
+}

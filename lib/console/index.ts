@@ -1,0 +1,187 @@
+import Path from 'node:path';
+
+import Boom from '@hapi/boom';
+import type { Plugin, Request } from '@hapi/hapi';
+import Inert from '@hapi/inert';
+import Joi from 'joi';
+
+import { mintToken } from '../auth';
+import { consoleApiModes, type ConsoleApiMode } from '../config';
+import { packageRoot } from '../paths';
+import { maxBodyChars, RequestFeed } from './feed';
+
+
+export const consolePath = '/console';
+
+export const tokenPath = '/console/api/token';
+
+export const eventsPath = '/console/api/events';
+
+/** The page's own routes, always mounted; they serve files and hold no data. */
+export const pagePaths = ['/', consolePath, '/console/assets/{file*}', '/console/vendor/{file}'];
+
+export const consoleTokenTtlSec = 12 * 60 * 60;
+
+const pluginName = 'localgate-console';
+
+const assetsRoot = Path.join(packageRoot, 'console');
+
+// The view library, served to the page as ES modules from the installed packages.
+const vendorFiles: Record<string, string> = {
+    'preact.mjs': require.resolve('preact'),
+    'hooks.mjs': require.resolve('preact/hooks'),
+    'htm.mjs': Path.join(Path.dirname(require.resolve('htm')), 'htm.module.js')
+};
+
+export interface ConsoleOptions {
+    mode: ConsoleApiMode;
+    host: string;
+    secret: string;
+    // Values the live log must never show, wherever they appear.
+    secrets: string[];
+}
+
+const optionsSchema = Joi.object<ConsoleOptions>({
+    mode: Joi.string().valid(...consoleApiModes).required(),
+    host: Joi.string().required(),
+    secret: Joi.string().required(),
+    secrets: Joi.array().items(Joi.string().min(1)).required()
+});
+
+const tokenRequest = Joi.object({
+    subject: Joi.string().trim().min(1).max(100).required().description('Who the page acts as: alice, bob, or any name')
+}).label('ConsoleTokenRequest');
+
+const tokenAnswer = Joi.object({
+    subject: Joi.string().required(),
+    token: Joi.string().required().description('A bearer token for the subject, signed by this server'),
+    expires_at: Joi.string().isoDate().required()
+}).label('ConsoleToken');
+
+const consoleOnly = 'Console only: mounted when the server listens on a loopback address (or with CONSOLE_API=on), never with CONSOLE_API=off.';
+
+
+/** Whether a host name or address reaches this machine only. */
+export function isLoopback(host: string): boolean {
+
+    const name = host.toLowerCase().replace(/^\[|\]$/g, '');
+    return name === 'localhost' || name === '::1' || /^(?:::ffff:)?127\.\d+\.\d+\.\d+$/.test(name);
+}
+
+
+/** Whether the console's token and event endpoints are mounted for these settings. */
+export function consoleApiMounted(mode: ConsoleApiMode, host: string): boolean {
+
+    return mode === 'on' || (mode === 'auto' && isLoopback(host));
+}
+
+
+export const consolePlugin: Plugin<ConsoleOptions> = {
+    name: pluginName,
+    async register(server, options) {
+
+        const settings = Joi.attempt(options, optionsSchema, 'Invalid console options');
+        await server.register(Inert);
+
+        server.route([
+            {
+                method: 'GET',
+                path: '/',
+                options: { auth: false, handler: (request, h) => h.redirect(consolePath) }
+            },
+            {
+                method: 'GET',
+                path: consolePath,
+                options: { auth: false, handler: (request, h) => h.file(Path.join(assetsRoot, 'index.html'), { confine: false }) }
+            },
+            {
+                method: 'GET',
+                path: '/console/assets/{file*}',
+                options: { auth: false, handler: { directory: { path: assetsRoot, listing: false, index: false } } }
+            },
+            {
+                method: 'GET',
+                path: '/console/vendor/{file}',
+                options: {
+                    auth: false,
+                    handler(request, h) {
+
+                        const name = request.params.file as string;
+                        if (!Object.hasOwn(vendorFiles, name)) {
+                            throw Boom.notFound();
+                        }
+
+                        return h.file(vendorFiles[name]!, { confine: false });
+                    }
+                }
+            }
+        ]);
+
+        if (!consoleApiMounted(settings.mode, settings.host)) {
+            return;
+        }
+
+        // Under auto, the token and the stream answer only requests addressed to a loopback name, so that a web
+        // page whose own name was pointed at 127.0.0.1 (DNS rebinding) cannot read them.
+        const addressedLocally = (request: Request) => {
+
+            if (settings.mode === 'auto' && !isLoopback(request.info.hostname)) {
+                throw Boom.notFound();
+            }
+        };
+
+        const feed = new RequestFeed(server, settings.secrets, pluginName);
+        server.expose('feed', feed);
+        server.ext('onPreStop', () => feed.closeAll());
+
+        server.route([
+            {
+                method: 'POST',
+                path: tokenPath,
+                options: {
+                    auth: false,
+                    // Never readable by another origin's page.
+                    cors: false,
+                    tags: ['api', 'console'],
+                    description: 'Mint a token for a persona',
+                    notes: `${consoleOnly} The page acts as the subject with it; it expires after ${consoleTokenTtlSec / 3600} hours.`,
+                    validate: { payload: tokenRequest },
+                    response: { status: { 200: tokenAnswer } },
+                    handler(request) {
+
+                        addressedLocally(request);
+                        const { subject } = request.payload as { subject: string };
+                        return {
+                            subject,
+                            token: mintToken(settings.secret, subject, consoleTokenTtlSec),
+                            expires_at: new Date(Date.now() + consoleTokenTtlSec * 1000).toISOString()
+                        };
+                    }
+                }
+            },
+            {
+                method: 'GET',
+                path: eventsPath,
+                options: {
+                    auth: false,
+                    cors: false,
+                    tags: ['api', 'console'],
+                    description: 'The live request log, as Server-Sent Events',
+                    notes: `${consoleOnly} One \`request\` event per answered request (the console's own excepted): id, time, method, path, query (credential-like parameters hidden), status, ms, caller, and a body: error bodies always, success bodies of commerce, logistics, weather and /health only, at most ${maxBodyChars} characters. Never a header, a token or a secret.`,
+                    plugins: { 'hapi-swagger': { produces: ['text/event-stream'], responses: { 200: { description: '`event: request` lines whose data is one request as JSON' } } } },
+                    handler(request, h) {
+
+                        addressedLocally(request);
+                        const stream = feed.open();
+                        request.raw.res.once('close', () => stream.destroy());
+                        return h.response(stream)
+                            .type('text/event-stream')
+                            .header('cache-control', 'no-store')
+                            // A compressed stream would hold events back until the compressor's buffer fills.
+                            .header('content-encoding', 'identity');
+                    }
+                }
+            }
+        ]);
+    }
+};

@@ -1,0 +1,302 @@
+import Fs from 'node:fs';
+import Path from 'node:path';
+
+import Code from '@hapi/code';
+import type { Server } from '@hapi/hapi';
+import Lab from '@hapi/lab';
+import { chromium } from 'playwright-core';
+
+import { mintToken, provisionPay } from '../lib';
+import { accessibilityViolations, chromiumArgs, chromiumPath, skipWithoutChromium } from './helpers/browser';
+import { body, tempDir, testServer, type List } from './helpers/server';
+
+
+export const lab = Lab.script();
+const { describe, it, before, after } = lab;
+const { expect } = Code;
+
+
+const skip = skipWithoutChromium('the console browser test');
+
+// Kept after the run and ignored by git: one picture per step of the demo.
+const screenshots = Path.join(__dirname, 'screenshots');
+
+
+describe('the console in a browser', () => {
+
+    let server: Server;
+    let payDir: string;
+
+    before(async () => {
+
+        payDir = tempDir('localgate-console-pay-');
+        const credentials = provisionPay(Path.join(payDir, 'pay.db'));
+        server = await testServer({
+            port: 0,
+            host: '127.0.0.1',
+            pay: { url: credentials.PAY_DB_URL, publishableKey: credentials.PAY_DB_PUBLISHABLE_KEY, secretKey: credentials.PAY_DB_SECRET_KEY }
+        });
+        await server.start();
+    });
+
+    after(async () => {
+
+        await server.stop();
+        Fs.rmSync(payDir, { recursive: true, force: true });
+    });
+
+    it('walks the demo script: personas, a reported business, a scam report, bookings, an overlap and the live log', { skip, timeout: 180_000 }, async () => {
+
+        expect(Fs.existsSync(chromiumPath), `CI=true needs Debian's chromium at ${chromiumPath}: .ci/run installs it`).to.be.true();
+        Fs.mkdirSync(screenshots, { recursive: true });
+
+        const vehicles = body<List<{ id: string; make: string; model: string }>>(await server.inject('/v1/logistics/vehicles?available=true&limit=1')).data;
+        const vehicle = vehicles[0]!;
+
+        const profile = tempDir('localgate-chromium-');
+        const context = await chromium.launchPersistentContext(profile, {
+            executablePath: chromiumPath,
+            headless: true,
+            args: chromiumArgs,
+            timeout: 60_000,
+            viewport: { width: 1280, height: 800 },
+            timezoneId: 'UTC',
+            locale: 'en-GB'
+        });
+
+        try {
+            // The page must work with no network: anything but this server is refused, and remembered.
+            const origin = new URL(server.info.uri).origin;
+            const elsewhere: string[] = [];
+            await context.route('**/*', (route) => {
+
+                const url = route.request().url();
+                if (new URL(url).origin === origin) {
+                    return route.continue();
+                }
+
+                elsewhere.push(url);
+                return route.abort();
+            });
+
+            const page = context.pages()[0] ?? await context.newPage();
+            page.setDefaultTimeout(30_000);
+            const pageErrors: string[] = [];
+            page.on('pageerror', (err) => pageErrors.push(err.message));
+
+            let step = 0;
+            const shot = async (name: string) => {
+
+                step++;
+                await page.screenshot({ path: Path.join(screenshots, `${String(step).padStart(2, '0')}-${name}.png`) });
+            };
+
+            const accessible = async (view: string) => {
+
+                expect(await accessibilityViolations(page), view).to.equal([]);
+            };
+
+            // The root leads to the console; first paint and page weight as the browser measured them.
+            await page.goto(server.info.uri + '/');
+            expect(new URL(page.url()).pathname).to.equal('/console');
+            await page.getByRole('button', { name: 'alice' }).waitFor();
+            const readyMs = Math.round(await page.evaluate('performance.now()') as number);
+            const load = await page.evaluate(`(() => {
+                const paint = performance.getEntriesByName('first-contentful-paint')[0];
+                const entries = [...performance.getEntriesByType('navigation'), ...performance.getEntriesByType('resource')];
+                return { firstPaintMs: paint ? Math.round(paint.startTime) : null, bytes: entries.reduce((sum, entry) => sum + entry.transferSize, 0), files: entries.length };
+            })()`) as { firstPaintMs: number | null; bytes: number; files: number };
+            console.log(`Console page: first contentful paint ${load.firstPaintMs} ms, personas ready by ${readyMs} ms, ${load.files} files, ${load.bytes} bytes transferred`);
+            expect(load.firstPaintMs).to.be.a.number();
+            expect(load.bytes).to.be.below(200 * 1024);
+
+            // Alice, then a business that people reported.
+            await page.getByRole('button', { name: 'alice' }).click();
+            await page.getByText('Acting as alice').waitFor();
+            await accessible('commerce');
+            await shot('alice');
+
+            const businesses = page.getByRole('group', { name: 'Businesses pages' });
+            await businesses.getByRole('button', { name: 'Next' }).click();
+            await page.getByRole('button', { name: 'Quayside Gadget Outlet' }).click();
+            const detail = page.locator('section.detail-pane');
+            await detail.getByRole('heading', { name: /Quayside Gadget Outlet/ }).locator('.badge', { hasText: '3 scam reports' }).waitFor();
+            await shot('reported-business');
+
+            // Alice reports a product: its count rises from 2 to 3; a second report is refused in words.
+            const phone = detail.locator('li.item', { hasText: 'Flagship phone, 128 GB' });
+            await phone.locator('.badge', { hasText: '2 scam reports' }).waitFor();
+            await phone.getByRole('button', { name: 'Report as scam' }).click();
+            await phone.getByLabel(/Why is Flagship phone/).fill('Took the money and never shipped the phone.');
+            await phone.getByRole('button', { name: 'Send the report' }).click();
+            await phone.locator('.badge', { hasText: '3 scam reports' }).waitFor();
+            await accessible('commerce, after a report');
+            await shot('product-reported');
+
+            await phone.getByLabel(/Why is Flagship phone/).fill('Reporting it again.');
+            await phone.getByRole('button', { name: 'Send the report' }).click();
+            const duplicate = phone.getByRole('alert');
+            await duplicate.getByText('duplicate_scam_report').waitFor();
+            expect(await duplicate.innerText()).to.contain('409').and.to.contain('already reported');
+            await shot('second-report-refused');
+
+            // Its offers, a question about it, and a product alice adds to the business.
+            await phone.getByRole('button', { name: 'Offers' }).click();
+            await phone.getByRole('list', { name: 'Offers for Flagship phone, 128 GB' }).getByText('Wire-transfer price, today only').waitFor();
+            await phone.getByRole('button', { name: 'Ask a question' }).click();
+            await phone.getByLabel('Your question about Flagship phone, 128 GB').fill('Is it still sealed?');
+            await phone.getByRole('button', { name: 'Send the inquiry' }).click();
+            await phone.getByRole('status').getByText(/Inquiry .* sent as alice/).waitFor();
+            await page.locator('section', { has: page.getByRole('heading', { name: 'Private to alice: inquiries and reports' }) }).getByText('Is it still sealed?').waitFor();
+
+            const add = page.locator('form', { has: page.getByRole('heading', { name: /Add a product to Quayside Gadget Outlet/ }) });
+            await add.getByLabel('Name').fill('Phone case');
+            await add.getByLabel('Price').fill('12.5');
+            await add.getByLabel('Description').fill('Clear, fits the flagship.');
+            await add.getByRole('button', { name: 'Add the product' }).click();
+            await add.getByRole('status').getByText('Added Phone case as alice.').waitFor();
+            await detail.getByRole('list', { name: 'Products of Quayside Gadget Outlet' }).getByText('Phone case').waitFor();
+            await add.getByLabel('Price').fill('12.345');
+            await add.getByLabel('Name').fill('Odd change');
+            await add.getByRole('button', { name: 'Add the product' }).click();
+            await add.getByRole('alert').getByText('validation_failed').waitFor();
+            await accessible('commerce, with offers, an inquiry and a refused product');
+
+            // Alice books a vehicle.
+            await page.getByRole('navigation', { name: 'Namespaces' }).getByRole('button', { name: 'Logistics' }).click();
+            const form = page.locator('form', { has: page.getByRole('heading', { name: 'Book a vehicle' }) });
+            await form.getByLabel('Vehicle').selectOption(vehicle.id);
+            await form.getByLabel('Pickup time').fill('2030-06-01T10:00');
+            await form.getByLabel('Return time').fill('2030-06-03T10:00');
+            await form.getByLabel('Notes').fill('Child seat, please');
+            await form.getByRole('button', { name: 'Book' }).click();
+            await form.getByRole('status').getByText(/Booked .* for alice/).waitFor();
+            const bookings = page.locator('section', { has: page.getByRole('heading', { name: /Bookings of alice/ }) });
+            await bookings.getByRole('cell', { name: '1 Jun 2030, 10:00' }).waitFor();
+            await bookings.locator('.timeline .bar').first().waitFor();
+            await accessible('logistics');
+            await shot('alice-booked');
+
+            await bookings.getByRole('button', { name: 'Day', exact: true }).click();
+            await bookings.getByText(/Saturday,? 1 June 2030/).waitFor();
+            await bookings.locator('.timeline .bar').first().waitFor();
+            await bookings.getByRole('button', { name: 'Week' }).click();
+
+            // Bob does not see it, and his overlapping booking is refused with the message.
+            await page.getByRole('button', { name: 'bob' }).click();
+            await page.getByText('bob has no bookings.').waitFor();
+            await shot('bob-sees-none');
+
+            await form.getByLabel('Vehicle').selectOption(vehicle.id);
+            await form.getByLabel('Pickup time').fill('2030-06-02T09:00');
+            await form.getByLabel('Return time').fill('2030-06-02T17:00');
+            await form.getByRole('button', { name: 'Book' }).click();
+            const overlap = form.getByRole('alert');
+            await overlap.getByText('booking_overlap').waitFor();
+            expect(await overlap.innerText()).to.contain('409').and.to.contain('already booked for part of that time');
+            expect(await form.getByLabel('Pickup time').inputValue()).to.equal('2030-06-02T09:00');
+            await accessible('logistics, after an overlap');
+            await shot('bob-overlap-refused');
+
+            // A request from outside the page shows up in the live log.
+            const log = page.getByRole('complementary', { name: /Live requests/ });
+            await log.getByText('live', { exact: true }).waitFor();
+            const sent = Date.now();
+            const res = await fetch(`${server.info.uri}/v1/logistics/bookings?limit=7`, { headers: { authorization: `Bearer ${mintToken(server.app.localgate.secret, 'carol')}` } });
+            expect(res.status).to.equal(200);
+            const entry = log.getByRole('button', { name: /\/v1\/logistics\/bookings\?limit=7/ });
+            await entry.waitFor({ timeout: 5000 });
+            console.log(`Console live log: a request from outside appeared ${Date.now() - sent} ms after it was sent`);
+            expect(await entry.innerText()).to.contain('carol').and.to.contain('200');
+            await entry.click();
+            await log.getByLabel('Response body').waitFor();
+            expect(await log.getByLabel('Response body').innerText()).to.contain('"total": 0');
+            expect(await log.innerText()).to.not.contain('eyJ');
+            await log.getByLabel('Filter').fill('409 bob');
+            await log.getByRole('button', { name: /POST \/v1\/logistics\/bookings/ }).waitFor();
+            expect(await log.getByRole('list', { name: 'Requests, newest first' }).getByRole('listitem').count()).to.equal(1);
+            await log.getByLabel('Filter').fill('');
+            await overlap.scrollIntoViewIfNeeded();
+            await shot('live-log');
+
+            // Someone typed in is a persona like the others.
+            await page.getByLabel('Someone else').fill('dora');
+            await page.getByRole('button', { name: 'Act as', exact: true }).click();
+            await page.getByText('Acting as dora').waitFor();
+
+            // Pay, provisioned here: a deposit, and the same request again replayed rather than paid twice.
+            await page.getByRole('navigation', { name: 'Namespaces' }).getByRole('button', { name: 'Pay' }).click();
+            await page.getByText('schema_ready: true').waitFor();
+            const transfer = page.locator('form', { has: page.getByRole('heading', { name: 'Deposit or withdraw' }) });
+            await transfer.getByLabel('Asset').selectOption('USD');
+            await transfer.getByLabel('Amount (minor units)').fill('2500');
+            await transfer.getByRole('button', { name: 'Send', exact: true }).click();
+            await transfer.getByRole('status').getByText(/201 deposit of 2500 USD/).waitFor();
+            await page.getByRole('list', { name: 'Balances' }).getByText('2500').waitFor();
+            await transfer.getByRole('button', { name: 'Send again (same key)' }).click();
+            await transfer.getByRole('status').getByText(/replayed, Idempotent-Replayed: true/).waitFor();
+            expect(await page.getByRole('list', { name: 'Balances' }).innerText()).to.contain('2500');
+            const usedKey = await transfer.locator('p.meta code').innerText();
+            expect(usedKey).to.match(/^console-[0-9a-f]{16}$/);
+            expect(await transfer.getByLabel('Idempotency-Key of the next request').inputValue()).to.not.equal(usedKey);
+            await accessible('pay');
+            await shot('pay-replayed');
+
+            // Weather says honestly that it is not provisioned.
+            await page.getByRole('navigation', { name: 'Namespaces' }).getByRole('button', { name: 'Weather' }).click();
+            await page.getByText('not provisioned', { exact: true }).waitFor();
+            await page.getByRole('button', { name: 'Ask for a forecast' }).click();
+            await page.getByRole('alert').getByText('weather_not_provisioned').waitFor();
+            await accessible('weather');
+            await shot('weather');
+
+            // At phone width every view still reads.
+            await page.setViewportSize({ width: 390, height: 844 });
+            for (const [view, heading] of [['Commerce', 'Businesses'], ['Logistics', 'Vehicles'], ['Pay', 'Pay'], ['Weather', 'Weather']] as const) {
+                await page.getByRole('navigation', { name: 'Namespaces' }).getByRole('button', { name: view }).click();
+                await page.getByRole('heading', { level: 2, name: new RegExp(heading) }).waitFor();
+                await accessible(`${view} at phone width`);
+                await shot(`phone-${view.toLowerCase()}`);
+            }
+
+
+            expect(elsewhere).to.equal([]);
+            expect(pageErrors).to.equal([]);
+        }
+        catch (err) {
+            await context.pages()[0]!.screenshot({ path: Path.join(screenshots, 'failure.png'), fullPage: true });
+            throw err;
+        }
+        finally {
+            await context.close();
+            Fs.rmSync(profile, { recursive: true, force: true });
+        }
+    });
+
+    it('says so, with the error\'s code, where the console API is not mounted', { skip, timeout: 120_000 }, async () => {
+
+        const bare = await testServer({ port: 0, host: '127.0.0.1', consoleApi: 'off' });
+        await bare.start();
+        const profile = tempDir('localgate-chromium-');
+        const context = await chromium.launchPersistentContext(profile, { executablePath: chromiumPath, headless: true, args: chromiumArgs, timeout: 60_000 });
+        try {
+            const page = context.pages()[0] ?? await context.newPage();
+            page.setDefaultTimeout(30_000);
+            await page.goto(`${bare.info.uri}/console`);
+            await page.getByText('The live log is not mounted on this server').waitFor();
+            await page.getByRole('button', { name: 'alice' }).click();
+            const refused = page.locator('.persona').getByRole('alert');
+            await refused.getByText('not_found').waitFor();
+            expect(await refused.innerText()).to.contain('404').and.to.contain('CONSOLE_API=on');
+
+            // Shared data still reads without a persona.
+            await page.getByRole('button', { name: 'Harbourside Bakery' }).waitFor();
+            expect(await accessibilityViolations(page)).to.equal([]);
+        }
+        finally {
+            await context.close();
+            Fs.rmSync(profile, { recursive: true, force: true });
+            await bare.stop();
+        }
+    });
+});

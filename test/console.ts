@@ -1,0 +1,422 @@
+import Http from 'node:http';
+
+import Code from '@hapi/code';
+import type { Server } from '@hapi/hapi';
+import Lab from '@hapi/lab';
+
+import type { ConsoleApiMode } from '../lib/config';
+import { consoleApiMounted, eventsPath, isLoopback, tokenPath } from '../lib/console';
+import { maxBodyChars, maxBufferedBytes, scrub, type RequestEvent, type RequestFeed } from '../lib/console/feed';
+import { bearer, body, testServer } from './helpers/server';
+
+
+export const lab = Lab.script();
+const { describe, it, before, after } = lab;
+const { expect } = Code;
+
+
+function mintRequest(subject: unknown, headers: Record<string, string> = {}) {
+
+    return { method: 'POST', url: tokenPath, payload: { subject }, headers };
+}
+
+
+function feedOf(server: Server): RequestFeed {
+
+    return (server.plugins as unknown as Record<string, { feed: RequestFeed }>)['localgate-console']!.feed;
+}
+
+
+/** A client of the event stream that collects the request events it receives. */
+class Listener {
+
+    readonly events: RequestEvent[] = [];
+    readonly opened: Promise<void>;
+    private text = '';
+    private waiters: (() => void)[] = [];
+    private req: Http.ClientRequest;
+    ended = false;
+    headers: Http.IncomingHttpHeaders = {};
+
+    constructor(server: Server) {
+
+        this.req = Http.get(`${server.info.uri}${eventsPath}`, { headers: { 'accept-encoding': 'gzip' } });
+        this.opened = new Promise((resolve, reject) => {
+
+            this.req.once('error', reject);
+            this.req.once('response', (res) => {
+
+                this.headers = res.headers;
+                res.setEncoding('utf8');
+                res.on('data', (chunk: string) => {
+
+                    this.text += chunk;
+                    if (this.text.includes('retry: ')) {
+                        resolve();
+                    }
+
+                    this.parse();
+                });
+                res.once('end', () => {
+
+                    this.ended = true;
+                    this.notify();
+                });
+            });
+        });
+    }
+
+    /** Resolves with the first event that matches, waiting for it if it has not come yet. */
+    async next(predicate: (event: RequestEvent) => boolean): Promise<RequestEvent> {
+
+        for (;;) {
+            const found = this.events.find(predicate);
+            if (found) {
+                return found;
+            }
+
+            await new Promise<void>((resolve) => this.waiters.push(resolve));
+        }
+    }
+
+    async end(): Promise<void> {
+
+        while (!this.ended) {
+            await new Promise<void>((resolve) => this.waiters.push(resolve));
+        }
+    }
+
+    close(): void {
+
+        this.req.destroy();
+    }
+
+    private parse(): void {
+
+        const blocks = this.text.split('\n\n');
+        this.text = blocks.pop()!;
+        for (const block of blocks) {
+            const data = block.split('\n').find((line) => line.startsWith('data: '));
+            if (block.startsWith('event: request') && data) {
+                this.events.push(JSON.parse(data.slice('data: '.length)));
+            }
+        }
+
+        this.notify();
+    }
+
+    private notify(): void {
+
+        const waiters = this.waiters;
+        this.waiters = [];
+        waiters.forEach((wake) => wake());
+    }
+}
+
+
+async function until(condition: () => boolean): Promise<void> {
+
+    while (!condition()) {
+        await new Promise((resolve) => setImmediate(resolve));
+    }
+}
+
+
+describe('the console page', () => {
+
+    let server: Server;
+
+    before(async () => {
+
+        server = await testServer();
+    });
+
+    after(async () => {
+
+        await server.stop();
+    });
+
+    it('is where the root leads', async () => {
+
+        const res = await server.inject('/');
+        expect(res.statusCode).to.equal(302);
+        expect(res.headers.location).to.equal('/console');
+    });
+
+    it('serves the page, its assets and the view library from the package', async () => {
+
+        const page = await server.inject('/console');
+        expect(page.statusCode).to.equal(200);
+        expect(page.headers['content-type']).to.contain('text/html');
+        expect(page.payload).to.contain('<script type="importmap">');
+
+        const app = await server.inject('/console/assets/app.js');
+        expect(app.statusCode).to.equal(200);
+        expect(app.headers['content-type']).to.contain('javascript');
+
+        for (const file of ['preact.mjs', 'hooks.mjs', 'htm.mjs']) {
+            const res = await server.inject(`/console/vendor/${file}`);
+            expect(res.statusCode, file).to.equal(200);
+            expect(res.headers['content-type'], file).to.contain('javascript');
+        }
+    });
+
+    it('serves no other file from node_modules or the package', async () => {
+
+        for (const url of ['/console/vendor/package.json', '/console/vendor/__proto__', '/console/vendor/constructor', '/console/assets/../package.json']) {
+            const res = await server.inject(url);
+            expect(res.statusCode, url).to.equal(404);
+        }
+
+        expect((await server.inject('/console/assets/')).statusCode).to.equal(403);
+    });
+});
+
+
+describe('the console API', () => {
+
+    it('is mounted on a loopback address by default, and mints a token the API accepts', async () => {
+
+        const server = await testServer({ host: '127.0.0.1' });
+        const res = await server.inject(mintRequest('  alice  '));
+        expect(res.statusCode).to.equal(200);
+        const { subject, token, expires_at: expiresAt } = body<{ subject: string; token: string; expires_at: string }>(res);
+        expect(subject).to.equal('alice');
+        expect(Date.parse(expiresAt)).to.be.above(Date.now() + 11 * 3600 * 1000);
+
+        const bookings = await server.inject({ url: '/v1/logistics/bookings', headers: { authorization: `Bearer ${token}` } });
+        expect(bookings.statusCode).to.equal(200);
+        await server.stop();
+    });
+
+    it('refuses a subject that is missing, blank or too long', async () => {
+
+        const server = await testServer();
+        for (const subject of [undefined, '   ', 'x'.repeat(101), 42]) {
+            const res = await server.inject(mintRequest(subject));
+            expect(res.statusCode, String(subject)).to.equal(400);
+            expect(body(res).code).to.equal('validation_failed');
+        }
+
+        await server.stop();
+    });
+
+    it('is absent (404) on a non-loopback address unless CONSOLE_API=on, and absent everywhere with CONSOLE_API=off', async () => {
+
+        const cases: [string, ConsoleApiMode, number][] = [
+            ['0.0.0.0', 'auto', 404],
+            ['192.168.1.20', 'auto', 404],
+            ['0.0.0.0', 'on', 200],
+            ['127.0.0.1', 'off', 404],
+            ['localhost', 'auto', 200]
+        ];
+
+        for (const [host, consoleApi, status] of cases) {
+            const server = await testServer({ host, consoleApi });
+            const token = await server.inject(mintRequest('alice'));
+            expect(token.statusCode, `${host} ${consoleApi}`).to.equal(status);
+            if (status === 404) {
+                expect(body(token).code).to.equal('not_found');
+                const events = await server.inject(eventsPath);
+                expect(events.statusCode, `${host} ${consoleApi}`).to.equal(404);
+            }
+
+            expect((await server.inject('/console')).statusCode).to.equal(200);
+            await server.stop();
+        }
+    });
+
+    it('answers only requests addressed to a loopback name under auto, so that a rebound name cannot reach it', async () => {
+
+        const auto = await testServer();
+        expect((await auto.inject(mintRequest('alice', { host: 'evil.example:3000' }))).statusCode).to.equal(404);
+        expect((await auto.inject({ url: eventsPath, headers: { host: 'evil.example' } })).statusCode).to.equal(404);
+        expect((await auto.inject(mintRequest('alice', { host: '[::1]:3000' }))).statusCode).to.equal(200);
+        await auto.stop();
+
+        const on = await testServer({ host: '0.0.0.0', consoleApi: 'on' });
+        expect((await on.inject(mintRequest('alice', { host: 'laptop.lan:3000' }))).statusCode).to.equal(200);
+        await on.stop();
+    });
+
+    it('is not readable from another origin', async () => {
+
+        const server = await testServer({ corsOrigins: ['*'] });
+        const res = await server.inject(mintRequest('alice', { origin: 'https://elsewhere.example' }));
+        expect(res.statusCode).to.equal(200);
+        expect(res.headers['access-control-allow-origin']).to.not.exist();
+
+        const api = await server.inject({ url: '/v1/commerce/products?limit=1', headers: { origin: 'https://elsewhere.example' } });
+        expect(api.headers['access-control-allow-origin']).to.equal('https://elsewhere.example');
+        await server.stop();
+    });
+
+    it('tells loopback names and addresses from the others', () => {
+
+        for (const host of ['localhost', 'LOCALHOST', '127.0.0.1', '127.1.2.3', '::1', '[::1]', '::ffff:127.0.0.1']) {
+            expect(isLoopback(host), host).to.be.true();
+        }
+
+        for (const host of ['0.0.0.0', '::', '192.168.1.2', '10.0.0.1', 'example.com', 'localhost.example.com', '127.0.0.1.nip.io']) {
+            expect(isLoopback(host), host).to.be.false();
+        }
+
+        expect(consoleApiMounted('auto', '127.0.0.1')).to.be.true();
+        expect(consoleApiMounted('auto', '0.0.0.0')).to.be.false();
+        expect(consoleApiMounted('on', '0.0.0.0')).to.be.true();
+        expect(consoleApiMounted('off', '127.0.0.1')).to.be.false();
+    });
+});
+
+
+describe('the live request log', () => {
+
+    let server: Server;
+
+    before(async () => {
+
+        server = await testServer({ port: 0, host: '127.0.0.1' });
+        server.route([
+            { method: 'GET', path: '/v1/weather/teapot', options: { auth: false, handler: () => 'short and stout' } },
+            { method: 'GET', path: '/v1/weather/empty', options: { auth: false, handler: (request, h) => h.response().code(204) } }
+        ]);
+        await server.start();
+    });
+
+    after(async () => {
+
+        await server.stop();
+    });
+
+    it('streams every answered request, uncompressed, to every listener, and stops listening when the last leaves', async () => {
+
+        const first = new Listener(server);
+        const second = new Listener(server);
+        await Promise.all([first.opened, second.opened]);
+        expect(first.headers['content-type']).to.equal('text/event-stream; charset=utf-8');
+        expect(first.headers['content-encoding']).to.equal('identity');
+        expect(feedOf(server).size).to.equal(2);
+
+        const res = await fetch(`${server.info.uri}/v1/commerce/businesses?limit=2`, { headers: bearer(server, 'alice') });
+        const requestId = res.headers.get('x-request-id');
+        const seen = await Promise.all([first, second].map((listener) => listener.next((event) => event.path === '/v1/commerce/businesses')));
+        for (const event of seen) {
+            expect(event).to.include({ method: 'GET', path: '/v1/commerce/businesses', query: '?limit=2', status: 200, caller: 'alice', truncated: false });
+            expect(event.id).to.be.a.string().and.to.not.be.empty();
+            expect(requestId === null || requestId === event.id).to.be.true();
+            expect(event.ms).to.be.a.number().and.to.be.at.least(0);
+            expect(Date.parse(event.time)).to.be.a.number();
+            expect(JSON.parse(event.body!).count).to.equal(2);
+        }
+
+        first.close();
+        await until(() => feedOf(server).size === 1);
+        second.close();
+        await until(() => feedOf(server).size === 0);
+        expect(server.events.hasListeners('response')).to.be.true();
+    });
+
+    it('shows error bodies, success bodies of commerce, logistics, weather and /health only, and never the console\'s own requests', async () => {
+
+        const listener = new Listener(server);
+        await listener.opened;
+
+        for (const path of ['/console', '/v1/pay/status', '/v1/pay/wallet/', '/openapi.json', '/health', '/v1/weather/teapot', '/v1/weather/empty', '/v1/commerce/products?limit=100', '/v1/nowhere']) {
+            // Read to the end, so that each request is answered before the next is sent.
+            await (await fetch(`${server.info.uri}${path}`)).arrayBuffer();
+        }
+
+        const notFound = await listener.next((event) => event.path === '/v1/nowhere');
+        expect(notFound).to.include({ status: 404, caller: null, query: '' });
+        expect(JSON.parse(notFound.body!).code).to.equal('not_found');
+
+        const paths = listener.events.map((event) => event.path);
+        expect(paths).to.equal(['/v1/pay/status', '/v1/pay/wallet', '/openapi.json', '/health', '/v1/weather/teapot', '/v1/weather/empty', '/v1/commerce/products', '/v1/nowhere']);
+        const [status, wallet, document, health, teapot, empty, products] = listener.events;
+        expect(status!.status).to.equal(200);
+        expect(status!.body).to.not.exist();
+        expect(wallet!.status).to.equal(501);
+        expect(JSON.parse(wallet!.body!).code).to.equal('pay_not_provisioned');
+        expect(document!.body).to.not.exist();
+        expect(JSON.parse(health!.body!).status).to.equal('ok');
+        expect(teapot!.body).to.not.exist();
+        expect(empty!.status).to.equal(204);
+        expect(empty!.body).to.not.exist();
+        expect(products!.truncated).to.be.true();
+        expect(products!.body).to.have.length(maxBodyChars);
+        listener.close();
+    });
+
+    it('never carries a token, an Authorization header or a secret', async () => {
+
+        const listener = new Listener(server);
+        await listener.opened;
+        const { authorization } = bearer(server, 'alice');
+        const token = authorization.slice('Bearer '.length);
+        const secret = server.app.localgate.secret;
+        const [business] = body<{ data: { id: string }[] }>(await server.inject('/v1/commerce/businesses?limit=1')).data;
+
+        await fetch(`${server.info.uri}/v1/commerce/products?limit=1&api_key=${token}&access_token=abc&Password=x`);
+        await fetch(`${server.info.uri}/v1/commerce/products`, {
+            method: 'POST',
+            headers: { authorization, 'content-type': 'application/json' },
+            body: JSON.stringify({ name: 'Leaky', price: 1, currency: 'USD', business_id: business!.id, description: `pasted ${token} and ${secret}` })
+        });
+        await fetch(`${server.info.uri}/v1/logistics/bookings`, { headers: { authorization: `Bearer ${token}x` } });
+
+        const refused = await listener.next((event) => event.path === '/v1/logistics/bookings');
+        expect(refused).to.include({ status: 401, caller: null });
+        const created = await listener.next((event) => event.method === 'POST');
+        expect(created).to.include({ status: 201, caller: 'alice' });
+        expect(JSON.parse(created.body!).description).to.equal('pasted [hidden] and [hidden]');
+        const query = await listener.next((event) => event.method === 'GET' && event.path === '/v1/commerce/products');
+        expect(query.query).to.equal('?limit=1&api_key=[hidden]&access_token=[hidden]&Password=[hidden]');
+
+        const everything = JSON.stringify(listener.events);
+        expect(everything).to.not.contain(token);
+        expect(everything).to.not.contain(secret);
+        expect(everything).to.not.contain('eyJ');
+        expect(everything.toLowerCase()).to.not.contain('authorization');
+        listener.close();
+    });
+
+    it('drops events for a listener that stopped reading once a megabyte waits for it', async () => {
+
+        const stalled = feedOf(server).open();
+        let count = 0;
+        while (stalled.writableLength < maxBufferedBytes) {
+            await server.inject('/v1/commerce/products?limit=100');
+            count++;
+        }
+
+        const held = stalled.writableLength;
+        await server.inject('/v1/commerce/products?limit=100');
+        expect(stalled.writableLength).to.equal(held);
+        expect(count).to.be.above(100);
+        stalled.destroy();
+        await until(() => feedOf(server).size === 0);
+    });
+
+    it('hides JWT-shaped text and every given secret wherever they appear', () => {
+
+        expect(scrub('a eyJhbGciOi.eyJzdWIi.c2ln-_x b', [])).to.equal('a [hidden] b');
+        expect(scrub('key sk_1 twice sk_1, pk_2', ['sk_1', 'pk_2'])).to.equal('key [hidden] twice [hidden], [hidden]');
+    });
+});
+
+
+describe('stopping a server with the live log open', () => {
+
+    it('ends every event stream and stops', async () => {
+
+        const server = await testServer({ port: 0, host: '127.0.0.1' });
+        await server.start();
+        const listeners = [new Listener(server), new Listener(server)];
+        await Promise.all(listeners.map((listener) => listener.opened));
+
+        await server.stop({ timeout: 60_000 });
+        await Promise.all(listeners.map((listener) => listener.end()));
+        expect(listeners.every((listener) => listener.ended)).to.be.true();
+        expect(feedOf(server).size).to.equal(0);
+    });
+});

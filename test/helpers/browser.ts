@@ -1,0 +1,48 @@
+import Fs from 'node:fs';
+
+import type { Page } from 'playwright-core';
+
+
+// Debian's chromium; playwright-core never downloads a browser of its own.
+export const chromiumPath = '/usr/bin/chromium';
+
+export const chromiumArgs = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+// Under CI=true .ci/run installs chromium, so a missing one fails the test instead of skipping it.
+export const ci = process.env.CI === 'true';
+
+/** Whether a browser test skips: chromium is missing and this is not CI. */
+export function skipWithoutChromium(what: string): boolean {
+
+    const skip = !Fs.existsSync(chromiumPath) && !ci;
+    if (skip) {
+        console.log(`Skipping ${what}: ${chromiumPath} is not installed (apt-get install chromium).`);
+    }
+
+    return skip;
+}
+
+
+interface AxeViolation {
+    id: string;
+    impact: string | null;
+    help: string;
+    nodes: { target: string[] }[];
+}
+
+const axeSource = Fs.readFileSync(require.resolve('axe-core/axe.min.js'), 'utf8');
+
+/** The serious and critical accessibility violations axe-core finds in the page as it is now. */
+export async function accessibilityViolations(page: Page): Promise<string[]> {
+
+    if (!await page.evaluate('"axe" in window')) {
+        await page.addScriptTag({ content: axeSource });
+    }
+
+    // A string, evaluated in the page: this project's TypeScript knows no DOM.
+    const violations = await page.evaluate('axe.run(document).then((result) => result.violations)') as AxeViolation[];
+
+    return violations
+        .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
+        .map((violation) => `${violation.impact} ${violation.id}: ${violation.help} (${violation.nodes.map((node) => node.target.join(' ')).join(', ')})`);
+}
