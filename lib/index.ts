@@ -13,6 +13,7 @@ import { payPlugin } from './namespaces/pay';
 import { PayReadiness } from './namespaces/pay/readiness';
 import { weatherPlugin } from './namespaces/weather';
 import { openapiPlugin } from './openapi';
+import { requestIdPlugin } from './request-id';
 
 
 export { mintToken } from './auth';
@@ -64,8 +65,8 @@ export async function createServer(options: Options = {}): Promise<Server> {
             routes: {
                 cors: {
                     origin: settings.corsOrigins,
-                    additionalHeaders: ['Idempotency-Key'],
-                    additionalExposedHeaders: ['X-Total-Count', 'Location', 'Idempotent-Replayed']
+                    additionalHeaders: ['Idempotency-Key', 'X-Request-Id'],
+                    additionalExposedHeaders: ['X-Total-Count', 'Location', 'Idempotent-Replayed', 'X-Request-Id']
                 },
                 validate: {
                     failAction: validationFailed,
@@ -90,9 +91,14 @@ export async function createServer(options: Options = {}): Promise<Server> {
             wrapSerializers: false,
             serializers: {
                 req: (request: Request) => ({ id: request.info.id, method: request.method, url: request.path }),
-                res: (res: { statusCode: number }) => ({ statusCode: res.statusCode })
+                res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+                // An error's name, message and stack only: its other fields (a Boom's data, a parser error's raw
+                // bytes) can carry what a client sent.
+                err: (err: Error) => ({ type: err.name, message: err.message, stack: err.stack })
             }
         };
+        // First: the id a request is logged under is settled before the logger sees the request.
+        await server.register(requestIdPlugin);
         await server.register({ plugin: HapiPino, options: logging });
         await server.register(errorsPlugin);
         await server.register({ plugin: authPlugin, options: { secret } });

@@ -1,4 +1,5 @@
 import Fs from 'node:fs';
+import Http from 'node:http';
 import Path from 'node:path';
 
 import Boom from '@hapi/boom';
@@ -11,6 +12,7 @@ import Joi from 'joi';
 
 import { defaultCode, errorBody, failure } from './errors';
 import { packageRoot } from './paths';
+import { requestIdHeader } from './request-id';
 
 
 // What a route may declare about errors its rules produce that its config cannot show (409, 422, 501 ...):
@@ -45,9 +47,6 @@ export const errorSchema = Joi.object({
         field: Joi.string().required().description('The parameter or body field, dotted for nested ones'),
         message: Joi.string().required().description('Why it was refused')
     }).label('ErrorDetail')).description('One entry per refused field'),
-    attributes: Joi.object({
-        error: Joi.string().required()
-    }).label('ErrorAttributes').description('401 for a refused token only: the reason, as in WWW-Authenticate'),
     configured: Joi.boolean().description('501 only: whether the namespace backend is configured'),
     schema_ready: Joi.boolean().description('501 from pay only: whether the pay schema is provisioned')
 }).label('Error');
@@ -119,7 +118,7 @@ const errorRules: Record<number, ErrorRule> = {
                 'The bearer token is missing, malformed, expired or badly signed' :
                 'A bearer token was sent and is malformed, expired or badly signed (sending none is fine)';
         },
-        example: () => errorExample(401, 'unauthorized', 'Expired token', { attributes: { error: 'Expired token' } })
+        example: () => errorExample(401, 'unauthorized', 'Token expired')
     },
     404: {
         applies: (route) => route.hasParams,
@@ -159,6 +158,11 @@ const declaredSchema = Joi.alternatives(
     Joi.object().pattern(errorStatus, Joi.alternatives(Joi.string().min(1), Joi.object().instance(Boom.Boom)))
 );
 
+// Every response carries the request's id.
+const requestIdHeaders = {
+    [requestIdHeader]: { description: 'The id of the request, as its log line carries it: the X-Request-Id the client sent when it is 1 to 128 characters of A-Z a-z 0-9 . _ : -, else a new one', schema: { type: 'string' } }
+};
+
 const locationHeader = {
     Location: { description: 'Path of the new record', schema: { type: 'string' } }
 };
@@ -169,6 +173,10 @@ const totalCountHeader = {
 
 const authenticateHeader = {
     'WWW-Authenticate': { description: 'Bearer, with the reason when a token was refused', schema: { type: 'string' } }
+};
+
+const replayedHeader = {
+    'Idempotent-Replayed': { description: 'true when this is the stored answer to an earlier request with the same Idempotency-Key', schema: { type: 'string', enum: ['true'] } }
 };
 
 
@@ -233,16 +241,23 @@ function extraResponses(route: RequestRoute, facts: RouteFacts): Record<number, 
 
     const responses: Record<number, object> = {};
     const status = route.settings.response?.status ?? {};
+    // A route with an Idempotency-Key replays its answers, errors too.
+    const replayed = shapeOf(route.settings.validate!.headers).keys.includes('idempotency-key') ? replayedHeader : {};
+    for (const code of Object.keys(status).map(Number)) {
+        responses[code] = { description: code === 200 ? 'Successful' : Http.STATUS_CODES[code], headers: { ...requestIdHeaders, ...replayed } };
+    }
+
     if (status[201]) {
-        responses[201] = { description: 'Created', headers: locationHeader };
+        responses[201] = { description: 'Created', headers: { ...requestIdHeaders, ...locationHeader, ...replayed } };
     }
 
     if (['data', 'count', 'total'].every((key) => shapeOf(status[200]).keys.includes(key))) {
-        responses[200] = { description: 'Successful', headers: totalCountHeader };
+        responses[200] = { description: 'Successful', headers: { ...requestIdHeaders, ...totalCountHeader } };
     }
 
     for (const [code, { description, example }] of errorStatuses(facts)) {
-        responses[code] = { description, schema: errorSchemaWith(example), ...(code === 401 ? { headers: authenticateHeader } : {}) };
+        const headers = { ...requestIdHeaders, ...(code === 401 ? authenticateHeader : {}), ...(code === 409 || code === 422 ? replayed : {}) };
+        responses[code] = { description, schema: errorSchemaWith(example), headers };
     }
 
     return responses;
