@@ -139,7 +139,8 @@ describe('pay data endpoints', () => {
         const unprovisioned = await testServer({ pay: { url: file, publishableKey: 'pk_local_test', secretKey: 'sk_local_test' } });
         for (const url of ['/v1/pay/wallet/', `/v1/pay/wallet/transactions/${Crypto.randomUUID()}`]) {
             const error = expectError(await unprovisioned.inject(url), 501, 'pay_not_provisioned');
-            expect(error).to.include({ configured: true, schema_ready: false, message: 'The pay database has no schema yet: run `localgate provision pay`' });
+            expect(error).to.include({ configured: false, schema_ready: false });
+            expect(error.message).to.startWith('Pay is not configured: run `localgate provision pay`');
         }
 
         await unprovisioned.stop();
@@ -880,7 +881,11 @@ describe('pay store per connection', () => {
 
     it('builds a new store when the pay file is provisioned again', async () => {
 
-        const { server, file } = await payServer();
+        const file = Path.join(tempDir(), 'pay.db');
+        const spare = `${file}.spare`;
+        const credentials = provisionPay(file);
+        Fs.copyFileSync(file, spare);
+        const server = await testServer({ pay: { url: file, publishableKey: credentials.PAY_DB_PUBLISHABLE_KEY, secretKey: credentials.PAY_DB_SECRET_KEY } });
         await move(server, 'tess', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 5 });
         expect((await walletOf(server, 'tess')).balances).to.equal([{ asset: 'USD', amount: 5 }]);
 
@@ -889,7 +894,8 @@ describe('pay store per connection', () => {
         }
 
         expectError(await server.inject({ url: '/v1/pay/wallet/', headers: bearer(server, 'tess') }), 501, 'pay_not_provisioned');
-        provisionPay(file);
+        // The same keys in a new file: a copy of the database as provisioned.
+        Fs.copyFileSync(spare, file);
         expect((await walletOf(server, 'tess')).balances).to.equal([]);
         expect((await move(server, 'tess', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 7 })).statusCode).to.equal(201);
         expect((await walletOf(server, 'tess')).balances).to.equal([{ asset: 'USD', amount: 7 }]);

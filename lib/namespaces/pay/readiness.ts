@@ -4,6 +4,7 @@ import { payDatabaseFile, type PaySettings } from '../../config';
 import { closeDatabase, memory, namespaceMigrations, openDatabase, type Database } from '../../db';
 import { quickCheck } from '../../db/open';
 import { appliedMigrations, migrate, schemaVersion } from '../../db/migrate';
+import { payKeysMatch, type PayKeys } from './credentials';
 
 
 export { payDatabaseFile } from '../../config';
@@ -43,11 +44,13 @@ export class PayReadiness {
     private ready = false;
     private identity = '';
     private readonly file: string | null;
+    private readonly keys: PayKeys;
 
     constructor(settings: PaySettings) {
 
         const complete = settings.url && settings.publishableKey && settings.secretKey;
         this.file = complete ? payDatabaseFile(settings.url!) : null;
+        this.keys = { publishableKey: settings.publishableKey ?? '', secretKey: settings.secretKey ?? '' };
     }
 
     /** Applies pending pay migrations at startup, but only to a database that was provisioned before. */
@@ -72,11 +75,13 @@ export class PayReadiness {
     status(): PayStatus {
 
         const db = this.connect();
-        if (db && !this.ready) {
+        // Re-read on every call: keys rotated while the server runs retire the old pair at once.
+        const configured = db !== null && payKeysMatch(db, this.keys);
+        if (configured && !this.ready) {
             this.ready = readable(() => payMigrationsApplied(db), false);
         }
 
-        return { configured: db !== null, schema_ready: db !== null && this.ready, sections };
+        return { configured, schema_ready: configured && this.ready, sections };
     }
 
     /** The schema version of a configured pay database, null when there is none or it cannot be read. */
