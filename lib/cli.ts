@@ -1,3 +1,4 @@
+import Fs from 'node:fs';
 import Path from 'node:path';
 import Util from 'node:util';
 
@@ -6,7 +7,9 @@ import { settingsFromEnvironment, type Flags, type Settings } from './config';
 import { closeDatabase, loadFixtureFile, memory, schemaVersion, prepareDataDir } from './db';
 import { createServer, namespaces, openDatabases } from './index';
 import { PayReadiness } from './namespaces/pay/readiness';
-import { provisionPay } from './namespaces/pay/provision';
+import { rotatePayKeys } from './namespaces/pay/credentials';
+import { provisionPay, type PayCredentials } from './namespaces/pay/provision';
+import { packageRoot } from './paths';
 
 
 export interface Io {
@@ -19,12 +22,13 @@ export const usage = `Usage: localgate <command> [options]
 Commands:
   start                   start the service (default)
   migrate                 apply pending migrations and exit
-  provision pay           create the pay database and print the settings to export
-  token <subject>         print a bearer token for <subject> (--ttl 1h, 30m, 2d or seconds)
+  provision pay           create the pay database, record a fresh key pair and print the settings to export
+  rotate-keys pay         record a new pay key pair (the old one stops working) and print the settings
+  token <subject>         print a bearer token for <subject> (--ttl 1h, 30m, 2d or seconds; at most 365d)
   seed --file F.json      load a fixture file {"<namespace>": {"<table>": [records]}}
+  help [command]          print this, or what a command takes
 
-Options:
-  --port N, --host H, --data-dir D, --memory, --no-seed, --log-level L, --ttl T, --file F, --help
+Options: --version, --help (also after a command: localgate token --help)
 Settings are read from the environment too (PORT, HOST, DATA_DIR, AUTH_JWT_SECRET, PAY_DB_URL,
 PAY_DB_PUBLISHABLE_KEY, PAY_DB_SECRET_KEY, LOG_LEVEL, CORS_ORIGINS, SEED, DRAIN_TIMEOUT_MS).`;
 
@@ -38,12 +42,57 @@ const options = {
     'log-level': { type: 'string' },
     ttl: { type: 'string' },
     file: { type: 'string' },
-    help: { type: 'boolean', short: 'h' }
+    help: { type: 'boolean', short: 'h' },
+    version: { type: 'boolean', short: 'v' }
 } as const;
+
+type Flag = keyof typeof options;
+
+interface Command {
+    synopsis: string;
+    flags: Flag[];
+    explain: string;
+}
+
+// What each command takes: any other flag is a usage error.
+const commands: Record<string, Command> = {
+    start: {
+        synopsis: 'localgate start [--port N] [--host H] [--data-dir D | --memory] [--no-seed] [--log-level L]',
+        flags: ['port', 'host', 'data-dir', 'memory', 'seed', 'no-seed', 'log-level'],
+        explain: 'Starts the service; PORT=0 (or --port 0) picks a free port.'
+    },
+    migrate: {
+        synopsis: 'localgate migrate [--data-dir D]',
+        flags: ['data-dir', 'memory'],
+        explain: 'Applies pending migrations to every namespace (pay only once provisioned) and exits.'
+    },
+    provision: {
+        synopsis: 'localgate provision pay [--data-dir D]',
+        flags: ['data-dir', 'memory'],
+        explain: 'Creates the pay database at PAY_DB_URL (else DATA_DIR/pay.db), records a fresh key pair in it (an earlier pair stops working) and prints PAY_DB_URL, PAY_DB_PUBLISHABLE_KEY and PAY_DB_SECRET_KEY.'
+    },
+    'rotate-keys': {
+        synopsis: 'localgate rotate-keys pay [--data-dir D]',
+        flags: ['data-dir', 'memory'],
+        explain: 'Records a new key pair in the provisioned pay database, retiring the old one, and prints the three settings.'
+    },
+    token: {
+        synopsis: 'localgate token <subject> [--ttl T] [--data-dir D | --memory]',
+        flags: ['ttl', 'data-dir', 'memory'],
+        explain: 'Prints a bearer token for <subject>, alone on one line. --ttl: seconds, or 30m, 2h, 7d; from 1 second to 365 days; default 1h.'
+    },
+    seed: {
+        synopsis: 'localgate seed --file F.json [--data-dir D]',
+        flags: ['file', 'data-dir', 'memory'],
+        explain: 'Loads a fixture file shaped {"<namespace>": {"<table>": [records]}}; existing keys are skipped, any other failure loads nothing.'
+    }
+};
 
 class UsageError extends Error { }
 
 const ttlUnits: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400 };
+
+export const maxTtlSeconds = 365 * 86400;
 
 
 /** Runs one command line; resolves to the exit code (for start, once the server has stopped). */
@@ -51,26 +100,42 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: Io): Prom
 
     try {
         const { values, positionals } = parse(argv);
-        if (values.help) {
-            io.out(usage);
+        if (values.version) {
+            io.out(packageVersion());
             return 0;
         }
 
         const [command = 'start', ...rest] = positionals;
+        if (command === 'help' || values.help) {
+            io.out(help(command === 'help' ? rest[0] : positionals[0]));
+            return 0;
+        }
+
+        const known = commands[command];
+        if (!known) {
+            throw new UsageError(`unknown command "${command}"`);
+        }
+
+        const refused = Object.keys(values).filter((flag) => !known.flags.includes(flag as Flag));
+        if (refused.length) {
+            throw new UsageError(`${command} does not take ${refused.map((flag) => `--${flag}`).join(', ')}: ${known.synopsis}`);
+        }
+
         const flags: Flags = { ...values, seed: values['no-seed'] ? false : values.seed };
         const settings = settingsFromEnvironment(env, flags);
 
         switch (command) {
             case 'start': return await start(settings, io);
             case 'migrate': return migrateAll(settings, io);
-            case 'provision': return provision(settings, rest, io);
+            case 'provision': return provision(settings, rest, io, provisionPay);
+            case 'rotate-keys': return provision(settings, rest, io, rotatePayKeys);
             case 'token': return token(settings, rest, values.ttl, io);
-            case 'seed': return seed(settings, values.file, io);
-            default: throw new UsageError(`unknown command "${command}"`);
+            default: return seed(settings, values.file, io);
         }
     }
     catch (err) {
-        io.err(`localgate: ${(err as Error).message}`);
+        // One line per refusal, whatever the failure underneath wrote (SQLite's integrity report is several).
+        io.err(`localgate: ${(err as Error).message.trim().replace(/\s*\n\s*/g, '; ')}`);
         if (err instanceof UsageError) {
             io.err(usage);
             return 2;
@@ -78,6 +143,23 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: Io): Prom
 
         return 1;
     }
+}
+
+
+function help(command: string | undefined): string {
+
+    const known = command === undefined ? undefined : commands[command];
+    if (!known) {
+        return usage;
+    }
+
+    return `Usage: ${known.synopsis}\n\n${known.explain}`;
+}
+
+
+function packageVersion(): string {
+
+    return (JSON.parse(Fs.readFileSync(Path.join(packageRoot, 'package.json'), 'utf8')) as { version: string }).version;
 }
 
 
@@ -101,6 +183,10 @@ async function start(settings: Settings, io: Io): Promise<number> {
     catch (err) {
         // Listening failed (the port is taken, say): close the databases before reporting it.
         await server.stop();
+        if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+            throw new Error(`port ${settings.port} on ${settings.host} is in use by another program: stop it, or set PORT=0 (or --port 0) to take a free port`);
+        }
+
         throw err;
     }
 
@@ -150,10 +236,10 @@ function migrateAll(settings: Settings, io: Io): number {
 }
 
 
-function provision(settings: Settings, args: string[], io: Io): number {
+function provision(settings: Settings, args: string[], io: Io, record: (url: string) => PayCredentials): number {
 
     if (args.length !== 1 || args[0] !== 'pay') {
-        throw new UsageError('provision takes one namespace: pay');
+        throw new UsageError('provision and rotate-keys take one namespace: pay');
     }
 
     if (!settings.pay.url && settings.dataDir === memory) {
@@ -164,7 +250,7 @@ function provision(settings: Settings, args: string[], io: Io): number {
         prepareDataDir(settings.dataDir);
     }
 
-    const credentials = provisionPay(settings.pay.url ?? Path.join(settings.dataDir, 'pay.db'));
+    const credentials = record(settings.pay.url ?? Path.join(settings.dataDir, 'pay.db'));
     for (const [name, value] of Object.entries(credentials)) {
         io.out(`${name}=${shellQuote(value)}`);
     }
@@ -211,13 +297,17 @@ function seed(settings: Settings, file: string | undefined, io: Io): number {
 }
 
 
-/** Parses 90, 90s, 30m, 2h or 7d into seconds. */
+/** Parses 90, 90s, 30m, 2h or 7d into seconds, from 1 second to 365 days. */
 export function ttlSeconds(ttl: string): number {
 
     const match = /^(\d+)([smhd]?)$/.exec(ttl.trim());
     const seconds = match ? Number(match[1]) * ttlUnits[match[2] || 's']! : 0;
     if (!seconds) {
         throw new UsageError(`--ttl must be a positive duration such as 3600, 30m, 2h or 7d, not "${ttl}"`);
+    }
+
+    if (seconds > maxTtlSeconds) {
+        throw new UsageError(`--ttl must be at most 365 days (365d), not "${ttl}"`);
     }
 
     return seconds;
