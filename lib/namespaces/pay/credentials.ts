@@ -36,12 +36,27 @@ export function recordPayKeys(db: Database): PayKeys {
 }
 
 
+interface RecordedKeys {
+    publishable_key_sha256: string;
+    secret_key_sha256: string;
+}
+
+// Readiness asks on every pay request: the query is prepared once per connection.
+const recordedKeys = new WeakMap<Database, { get(): unknown }>();
+
+
 /** True when the pay database holds the hashes of exactly this key pair; false when it holds none, or no table for them. */
 export function payKeysMatch(db: Database, keys: PayKeys): boolean {
 
-    let recorded: { publishable_key_sha256: string; secret_key_sha256: string } | undefined;
+    let recorded: RecordedKeys | undefined;
     try {
-        recorded = db.prepare('SELECT publishable_key_sha256, secret_key_sha256 FROM credentials WHERE id = 1').get() as typeof recorded;
+        let statement = recordedKeys.get(db);
+        if (!statement) {
+            statement = db.prepare('SELECT publishable_key_sha256, secret_key_sha256 FROM credentials WHERE id = 1');
+            recordedKeys.set(db, statement);
+        }
+
+        recorded = statement.get() as RecordedKeys | undefined;
     }
     catch {
         // A database provisioned before keys were recorded, or not a pay database at all.
