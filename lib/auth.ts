@@ -7,8 +7,8 @@ import type { Plugin, Request } from '@hapi/hapi';
 import Jwt from '@hapi/jwt';
 
 import { minSecretBytes, SettingError } from './config';
-import { failure } from './errors';
 import { memory } from './db';
+import { failure } from './errors';
 
 
 export const strategy = 'bearer';
@@ -182,8 +182,8 @@ export const authPlugin: Plugin<{ secret: string }> = {
 };
 
 
-/** How many Authorization headers a request carries, from its raw header list (names and values alternating). */
-export function authorizationHeaders(rawHeaders: string[]): number {
+// How many Authorization headers a request carries, from its raw header list (names and values alternating).
+function authorizationHeaders(rawHeaders: string[]): number {
 
     let count = 0;
     for (let i = 0; i < rawHeaders.length; i += 2) {

@@ -131,8 +131,8 @@ export function validationFailed(request: Request, h: ResponseToolkit, err?: Err
 const routableMethods = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
 
-/** The methods the server routes for a path, as an Allow header lists them; empty for an unknown path. */
-export function allowedMethods(server: Server, path: string): string[] {
+// The methods the server routes for a path, as an Allow header lists them; empty for an unknown path.
+function allowedMethods(server: Server, path: string): string[] {
 
     return routableMethods.filter((method) => server.match(method === 'HEAD' ? 'get' : method.toLowerCase() as Lowercase<typeof method>, path) !== null);
 }
