@@ -14,7 +14,7 @@ export interface HealthOptions {
 const namespaceHealth = Joi.object({
     state: Joi.string().valid('ready', 'unavailable', 'unconfigured', 'configured').required().label('NamespaceState'),
     schema_version: Joi.number().integer().min(0).allow(null).required(),
-    storage: Joi.string().valid('file', 'memory').required().label('Storage')
+    storage: Joi.string().valid('file', 'memory').required().label('NamespaceStorage')
 }).label('NamespaceHealth');
 
 // Every namespace by name, so that a typed client reads namespaces.commerce.
