@@ -108,7 +108,12 @@ export const authPlugin: Plugin<{ secret: string }> = {
             keys: { key: options.secret, algorithms: ['HS256'] },
             verify: verifyClaims,
             httpAuthScheme: 'Bearer',
-            validate(artifacts: { decoded: { payload: Record<string, unknown> } }) {
+            validate(artifacts: { decoded: { header: Record<string, unknown>; payload: Record<string, unknown> } }) {
+
+                // RFC 7515 4.1.11: a token naming critical extensions must be refused by a verifier that knows none.
+                if (artifacts.decoded.header.crit !== undefined) {
+                    throw new Error('Token header has critical extensions (crit), which this server does not support');
+                }
 
                 const { sub, exp, role } = artifacts.decoded.payload;
                 if (typeof exp !== 'number') {
@@ -166,6 +171,18 @@ export const authPlugin: Plugin<{ secret: string }> = {
 
         server.auth.strategy(strategy, 'localgate-bearer');
 
+        // Node keeps the first of several Authorization headers and drops the rest, so which credential counts would
+        // depend on their order: a request carrying more than one is refused on every route.
+        server.ext('onRequest', (request, h) => {
+
+            // server.inject() builds requests without a raw header list, and cannot repeat a header anyway.
+            if (authorizationHeaders(request.raw.req.rawHeaders ?? []) > 1) {
+                throw failure(400, 'multiple_authorization_headers', 'Send one Authorization header: this request carries several');
+            }
+
+            return h.continue;
+        });
+
         // Secure by default: a route is public or optional only when it says so.
         server.auth.default({ strategy, mode: 'required' });
 
@@ -180,6 +197,20 @@ export const authPlugin: Plugin<{ secret: string }> = {
         });
     }
 };
+
+
+// How many Authorization headers a request carries, from its raw header list (names and values alternating).
+function authorizationHeaders(rawHeaders: string[]): number {
+
+    let count = 0;
+    for (let i = 0; i < rawHeaders.length; i += 2) {
+        if (rawHeaders[i]!.toLowerCase() === 'authorization') {
+            ++count;
+        }
+    }
+
+    return count;
+}
 
 
 function stillValid(token: Verified): boolean {

@@ -1,3 +1,4 @@
+import Fs from 'node:fs';
 import Path from 'node:path';
 import Util from 'node:util';
 
@@ -6,7 +7,8 @@ import { wallContext } from './clock';
 import { durationSeconds, settingsFromEnvironment, type Flags, type Settings } from './config';
 import { readFixtureFile } from './fixtures';
 import { createServer } from './index';
-import { createEngine, provisionPay } from './storage';
+import { packageRoot } from './paths';
+import { createEngine, provisionPay, rotatePayKeys, type PayCredentials } from './storage';
 
 
 export interface Io {
@@ -19,17 +21,17 @@ export const usage = `Usage: localgate <command> [options]
 Commands:
   start                   start the service (default)
   migrate                 apply pending migrations and exit
-  provision pay           create the pay database and print the settings to export
-  token [--admin] <subject>  print a bearer token for <subject> (--ttl 1h, 30m, 2d or seconds);
+  provision pay           create the pay database, record a fresh key pair and print the settings to export
+  rotate-keys pay         record a new pay key pair (the old one stops working) and print the settings
+  token [--admin] <subject>  print a bearer token for <subject> (--ttl 1h, 30m, 2d or seconds; at most 365d);
                           --admin adds the role claim the /_instances routes need (subject default: admin)
   seed --file F.json      load a fixture file {"<namespace>": {"<collection>": [records]}}
+  help [command]          print this, or what a command takes
 
-Options:
-  --port N, --host H, --data-dir D, --memory, --memory-pay, --no-seed, --log-level L, --ttl T,
-  --admin, --file F, --help
+Options: --version, --help (also after a command: localgate token --help)
 Settings are read from the environment too (PORT, HOST, DATA_DIR, AUTH_JWT_SECRET, PAY_DB_URL,
 PAY_DB_PUBLISHABLE_KEY, PAY_DB_SECRET_KEY, LOG_LEVEL, CORS_ORIGINS, SEED, DRAIN_TIMEOUT_MS,
-INSTANCE_IDLE_TTL, MAX_INSTANCES, MEMORY_PAY).`;
+INSTANCE_IDLE_TTL, MAX_INSTANCES, MEMORY_PAY, CONSOLE_API).`;
 
 const options = {
     port: { type: 'string' },
@@ -43,10 +45,55 @@ const options = {
     'log-level': { type: 'string' },
     ttl: { type: 'string' },
     file: { type: 'string' },
-    help: { type: 'boolean', short: 'h' }
+    help: { type: 'boolean', short: 'h' },
+    version: { type: 'boolean', short: 'v' }
 } as const;
 
+type Flag = keyof typeof options;
+
+interface Command {
+    synopsis: string;
+    flags: Flag[];
+    explain: string;
+}
+
+// What each command takes: any other flag is a usage error.
+const commands: Record<string, Command> = {
+    start: {
+        synopsis: 'localgate start [--port N] [--host H] [--data-dir D | --memory [--memory-pay]] [--no-seed] [--log-level L]',
+        flags: ['port', 'host', 'data-dir', 'memory', 'memory-pay', 'seed', 'no-seed', 'log-level'],
+        explain: 'Starts the service; PORT=0 (or --port 0) picks a free port. --memory keeps the databases in memory (the token secret stays in DATA_DIR, so `localgate token` works from another shell); --memory-pay gives it a provisioned pay namespace in memory.'
+    },
+    migrate: {
+        synopsis: 'localgate migrate [--data-dir D]',
+        flags: ['data-dir', 'memory'],
+        explain: 'Applies pending migrations to every namespace (pay only once provisioned) and exits.'
+    },
+    provision: {
+        synopsis: 'localgate provision pay [--data-dir D]',
+        flags: ['data-dir', 'memory'],
+        explain: 'Creates the pay database at PAY_DB_URL (else DATA_DIR/pay.db), records a fresh key pair in it (an earlier pair stops working) and prints PAY_DB_URL, PAY_DB_PUBLISHABLE_KEY and PAY_DB_SECRET_KEY.'
+    },
+    'rotate-keys': {
+        synopsis: 'localgate rotate-keys pay [--data-dir D]',
+        flags: ['data-dir', 'memory'],
+        explain: 'Records a new key pair in the provisioned pay database, retiring the old one, and prints the three settings.'
+    },
+    token: {
+        synopsis: 'localgate token [--admin] <subject> [--ttl T] [--data-dir D | --memory]',
+        flags: ['ttl', 'admin', 'data-dir', 'memory'],
+        explain: 'Prints a bearer token for <subject>, alone on one line, signed with AUTH_JWT_SECRET or the secret kept in DATA_DIR. --ttl: seconds, or 30m, 2h, 7d; from 1 second to 365 days; default 1h. --admin adds the claim role: "admin" that the /_instances routes need; its subject defaults to admin.'
+    },
+    seed: {
+        synopsis: 'localgate seed --file F.json [--data-dir D]',
+        flags: ['file', 'data-dir', 'no-seed'],
+        explain: 'Loads a fixture file of records in the API\'s shape, {"<namespace>": {"<collection>": [records]}}, checked with the API\'s rules; records whose id exists are skipped, any other problem loads nothing and names the record and field.'
+    }
+};
+
 class UsageError extends Error { }
+
+export const maxTtlSeconds = 365 * 86400;
 
 
 /** Runs one command line; resolves to the exit code (for start, once the server has stopped). */
@@ -54,12 +101,27 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: Io): Prom
 
     try {
         const { values, positionals } = parse(argv);
-        if (values.help) {
-            io.out(usage);
+        if (values.version) {
+            io.out(packageVersion());
             return 0;
         }
 
         const [command = 'start', ...args] = positionals;
+        if (command === 'help' || values.help) {
+            io.out(help(command === 'help' ? args[0] : positionals[0]));
+            return 0;
+        }
+
+        const known = commands[command];
+        if (!known) {
+            throw new UsageError(`unknown command "${command}"`);
+        }
+
+        const refused = Object.keys(values).filter((flag) => !known.flags.includes(flag as Flag));
+        if (refused.length) {
+            throw new UsageError(`${command} does not take ${refused.map((flag) => `--${flag}`).join(', ')}: ${known.synopsis}`);
+        }
+
         const { admin, ...rest } = values;
         const flags: Flags = { ...rest, seed: values['no-seed'] ? false : values.seed };
         const settings = settingsFromEnvironment(env, flags);
@@ -67,14 +129,15 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: Io): Prom
         switch (command) {
             case 'start': return await start(settings, io);
             case 'migrate': return migrateAll(settings, io);
-            case 'provision': return provision(settings, args, io);
+            case 'provision': return provision(settings, args, io, provisionPay);
+            case 'rotate-keys': return provision(settings, args, io, rotatePayKeys);
             case 'token': return token(settings, args, { ttl: values.ttl, admin }, io);
-            case 'seed': return seed(settings, values.file, io);
-            default: throw new UsageError(`unknown command "${command}"`);
+            default: return seed(settings, values.file, io);
         }
     }
     catch (err) {
-        io.err(`localgate: ${(err as Error).message}`);
+        // One line per refusal, whatever the failure underneath wrote (SQLite's integrity report is several).
+        io.err(`localgate: ${(err as Error).message.trim().replace(/\s*\n\s*/g, '; ')}`);
         if (err instanceof UsageError) {
             io.err(usage);
             return 2;
@@ -82,6 +145,23 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: Io): Prom
 
         return 1;
     }
+}
+
+
+function help(command: string | undefined): string {
+
+    const known = command === undefined ? undefined : commands[command];
+    if (!known) {
+        return usage;
+    }
+
+    return `Usage: ${known.synopsis}\n\n${known.explain}`;
+}
+
+
+function packageVersion(): string {
+
+    return (JSON.parse(Fs.readFileSync(Path.join(packageRoot, 'package.json'), 'utf8')) as { version: string }).version;
 }
 
 
@@ -105,6 +185,10 @@ async function start(settings: Settings, io: Io): Promise<number> {
     catch (err) {
         // Listening failed (the port is taken, say): close the databases before reporting it.
         await server.stop();
+        if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+            throw new Error(`port ${settings.port} on ${settings.host} is in use by another program: stop it, or set PORT=0 (or --port 0) to take a free port`);
+        }
+
         throw err;
     }
 
@@ -145,17 +229,17 @@ function migrateAll(settings: Settings, io: Io): number {
 }
 
 
-function provision(settings: Settings, args: string[], io: Io): number {
+function provision(settings: Settings, args: string[], io: Io, record: (url: string) => PayCredentials): number {
 
     if (args.length !== 1 || args[0] !== 'pay') {
-        throw new UsageError('provision takes one namespace: pay');
+        throw new UsageError('provision and rotate-keys take one namespace: pay');
     }
 
     if (!settings.pay.url && settings.storage === 'memory') {
         throw new Error('set PAY_DB_URL or DATA_DIR to a directory: an in-memory pay database would vanish when this command exits (start with --memory-pay for pay in memory)');
     }
 
-    const credentials = provisionPay(settings.pay.url ?? Path.join(settings.dataDir, 'pay.db'));
+    const credentials = record(settings.pay.url ?? Path.join(settings.dataDir, 'pay.db'));
     for (const [name, value] of Object.entries(credentials)) {
         io.out(`${name}=${shellQuote(value)}`);
     }
@@ -197,12 +281,16 @@ function seed(settings: Settings, file: string | undefined, io: Io): number {
 }
 
 
-/** Parses 90, 90s, 30m, 2h or 7d into seconds. */
+/** Parses 90, 90s, 30m, 2h or 7d into seconds, from 1 second to 365 days. */
 export function ttlSeconds(ttl: string): number {
 
     const seconds = durationSeconds(ttl);
     if (!seconds) {
         throw new UsageError(`--ttl must be a positive duration such as 3600, 30m, 2h or 7d, not "${ttl}"`);
+    }
+
+    if (seconds > maxTtlSeconds) {
+        throw new UsageError(`--ttl must be at most 365 days (365d), not "${ttl}"`);
     }
 
     return seconds;

@@ -47,7 +47,7 @@ export const memoryDataDir = ':memory:';
 
 export class SettingError extends Error {
 
-    constructor(public readonly setting: string, reason: string) {
+    constructor(public readonly setting: string, public readonly reason: string) {
 
         super(`${setting} ${reason}`);
         this.name = 'SettingError';
@@ -121,6 +121,14 @@ export function resolveSettings(options: Options = {}): Settings {
 }
 
 
+// The settings a flag can set, by their environment names.
+const flagOfSetting: Record<string, 'port' | 'host' | 'data-dir' | 'log-level'> = {
+    PORT: 'port',
+    HOST: 'host',
+    DATA_DIR: 'data-dir',
+    LOG_LEVEL: 'log-level'
+};
+
 export interface Flags {
     port?: string;
     host?: string;
@@ -161,7 +169,15 @@ export function settingsFromEnvironment(env: NodeJS.ProcessEnv = process.env, fl
         consoleApi: env.CONSOLE_API
     };
 
-    return resolveSettings(defined(options) as Options);
+    try {
+        return resolveSettings(defined(options) as Options);
+    }
+    catch (err) {
+        // A value given as a flag is refused under the flag's name, one from the environment under the variable's.
+        const { setting, reason } = err as SettingError;
+        const flag = flagOfSetting[setting];
+        throw flag && flags[flag] !== undefined ? new SettingError(`--${flag}`, reason) : err;
+    }
 }
 
 
@@ -206,6 +222,12 @@ export function payDatabaseFile(url: string): string {
 
     if (url === ':memory:') {
         return url;
+    }
+
+    // A scheme of two letters or more (a single one is a Windows drive) other than file: is no file SQLite opens.
+    const scheme = /^([a-z][a-z0-9+.-]+):/i.exec(url)?.[1];
+    if (scheme && scheme !== 'file') {
+        throw new SettingError('PAY_DB_URL', `must be a path, a file: URL on this machine, or :memory:, not a ${scheme}: URL`);
     }
 
     if (url.startsWith('file://')) {

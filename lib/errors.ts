@@ -1,8 +1,11 @@
 import Http from 'node:http';
+import type Net from 'node:net';
 
 import Boom from '@hapi/boom';
-import type { Plugin, Request, ResponseToolkit } from '@hapi/hapi';
+import type { Plugin, Request, ResponseObject, ResponseToolkit, Server } from '@hapi/hapi';
 import type { ValidationError } from 'joi';
+
+import { requestId, requestIdHeader, withRequestId } from './request-id';
 
 
 // What a store may report: domain outcomes only, never HTTP or an engine's own errors. This module turns them into Boom errors.
@@ -27,10 +30,23 @@ const statusOfKind: Record<DomainErrorKind, number> = {
     limit: 429
 };
 
+// The data of a Boom error made here: its code and extra body fields. Any other Boom's data is its own business.
+class BodyFields {
+
+    constructor(fields: Record<string, unknown>) {
+
+        Object.assign(this, fields);
+    }
+}
+
+// A *_not_found code names the record: every namespace says it the same way, whatever its store wrote.
+const notFoundCode = /^([a-z0-9_]+)_not_found$/;
+
+
 /** A Boom error carrying a stable machine-readable code and extra body fields. */
 export function failure(statusCode: number, code: string, message: string, extra: Record<string, unknown> = {}): Boom.Boom {
 
-    return new Boom.Boom(message, { statusCode, data: { code, ...extra } });
+    return new Boom.Boom(message, { statusCode, data: new BodyFields({ code, ...extra }) });
 }
 
 
@@ -41,12 +57,12 @@ export function defaultCode(statusCode: number): string {
 }
 
 
-/** The body a client gets for a Boom error: Boom's payload plus the error's code (or its default) and extra fields. */
+/** The body a client gets for a Boom error: status, reason, message and code, plus the extra fields of a failure(). */
 export function errorBody(boom: Boom.Boom): object {
 
-    const data = boom.data as Record<string, unknown> | null | undefined;
-    const extra = data && typeof data.code === 'string' ? data : { code: defaultCode(boom.output.statusCode) };
-    return { ...boom.output.payload, ...extra };
+    const { statusCode, error, message } = boom.output.payload;
+    const extra = boom.data instanceof BodyFields ? boom.data : { code: defaultCode(statusCode) };
+    return { statusCode, error, message, ...extra };
 }
 
 
@@ -54,11 +70,30 @@ export function errorBody(boom: Boom.Boom): object {
 export function toBoom(err: Boom.Boom): Boom.Boom {
 
     if (err instanceof DomainError) {
-        const extra = err.field ? { details: [{ field: err.field, message: err.message }] } : {};
-        return failure(statusOfKind[err.kind], err.code, err.message, extra);
+        const message = notFoundMessage(err) ?? err.message;
+        const extra = err.field ? { details: [{ field: err.field, message }] } : {};
+        return failure(statusOfKind[err.kind], err.code, message, extra);
+    }
+
+    // The JSON parser refuses a __proto__ key (it could poison prototypes) under the same words as broken JSON.
+    if (err.data instanceof SyntaxError && err.data.message.includes('forbidden prototype property')) {
+        return failure(400, 'bad_request', 'Invalid request payload JSON: a key named __proto__ is not accepted');
     }
 
     return err;
+}
+
+
+// 404: "There is no booking with this id"; 422: "vehicle_id refers to no existing vehicle".
+function notFoundMessage(err: DomainError): string | undefined {
+
+    const match = notFoundCode.exec(err.code);
+    if (!match) {
+        return undefined;
+    }
+
+    const record = match[1]!.replace(/_/g, ' ');
+    return err.field ? `${err.field} refers to no existing ${record}` : `There is no ${record} with this id`;
 }
 
 
@@ -77,20 +112,110 @@ export function validationFailed(request: Request, h: ResponseToolkit, err?: Err
 }
 
 
+// Methods a path may be routed on; a GET route answers HEAD too.
+const routableMethods = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
+
+// The methods the server routes for a path, as an Allow header lists them; empty for an unknown path.
+function allowedMethods(server: Server, path: string): string[] {
+
+    return routableMethods.filter((method) => server.match(method === 'HEAD' ? 'get' : method.toLowerCase() as Lowercase<typeof method>, path) !== null);
+}
+
+
+// hapi answers requests no route takes through its own catch-all routes: the 404, and the CORS preflight for any path,
+// whose refusals are 200s with a bare message. Here they become the answers every other error gets.
+function unrouted(request: Request, h: ResponseToolkit): Boom.Boom | ResponseObject {
+
+    const response = request.response as Boom.Boom | ResponseObject;
+    const allowed = allowedMethods(request.server, request.path);
+    const requested = request.headers['access-control-request-method'] as string | undefined;
+    if (request.method === 'options' && requested !== undefined && allowed.length) {
+        // hapi's refusals: a 404 Boom (method not routed, Origin missing) or a 200 whose body is the reason.
+        const reason = Boom.isBoom(response) ? response.message : (response.source as { message?: string } | null)?.message;
+        if (!reason) {
+            return response;
+        }
+
+        const refusal = reason === 'Not Found' ? `${requested} is not allowed on ${request.path}` : reason.replace(/^CORS error: /, '');
+        return failure(403, 'cors_not_allowed', `CORS preflight refused: ${refusal}`);
+    }
+
+    if (!allowed.length) {
+        return failure(404, 'not_found', 'Not Found');
+    }
+
+    if (request.method === 'options') {
+        return h.response().code(204).header('Allow', [...allowed, 'OPTIONS'].join(', '));
+    }
+
+    const boom = failure(405, 'method_not_allowed', `${request.method.toUpperCase()} is not allowed on ${request.path}: use ${allowed.join(', ')}`);
+    boom.output.headers.Allow = allowed.join(', ');
+    return boom;
+}
+
+
+// What Node's parser refuses before there is a request: too many header bytes, a request that took too long, else 400.
+const clientErrorStatus: Record<string, number> = { HPE_HEADER_OVERFLOW: 431, ERR_HTTP_REQUEST_TIMEOUT: 408 };
+
+const clientErrorMessages: Record<number, string> = {
+    400: 'The request is not valid HTTP',
+    408: 'The request took too long to arrive',
+    431: `The request's headers are larger than ${Http.maxHeaderSize} bytes`
+};
+
+
+/** Answers a connection whose bytes Node's parser refused: a logged code, and a common error body while the client can take one. */
+export function answerClientError(server: Server, err: NodeJS.ErrnoException, socket: Net.Socket): void {
+
+    // The error's code and fixed text only: its rawPacket holds the request's bytes, credentials included.
+    server.log(['client', 'warn'], { code: err.code, message: err.message });
+    if (socket.writable && socket.bytesWritten === 0) {
+        const statusCode = clientErrorStatus[String(err.code)] ?? 400;
+        const payload = JSON.stringify(errorBody(failure(statusCode, defaultCode(statusCode), clientErrorMessages[statusCode]!)));
+        socket.write([
+            `HTTP/1.1 ${statusCode} ${Http.STATUS_CODES[statusCode]}`,
+            'Content-Type: application/json; charset=utf-8',
+            `Content-Length: ${Buffer.byteLength(payload)}`,
+            `${requestIdHeader}: ${requestId(undefined)}`,
+            'Connection: close',
+            '',
+            payload
+        ].join('\r\n'));
+    }
+
+    // As Node does when nobody listens for client errors.
+    socket.destroy();
+}
+
+
 export const errorsPlugin: Plugin<void> = {
     name: 'localgate-errors',
     register(server) {
 
+        // hapi answers what the parser refused with an empty 400, and logs the error whole, raw request bytes included.
+        server.listener.removeAllListeners('clientError');
+        server.listener.on('clientError', (err: NodeJS.ErrnoException, socket) => answerClientError(server, err, socket as Net.Socket));
+
         server.ext('onPreResponse', (request, h) => {
 
             const response = request.response;
-            if (!Boom.isBoom(response)) {
+            const boom = Boom.isBoom(response);
+            // hapi's catch-all routes: the 404 and the CORS preflight; an invalid path is their 400. A failure made here
+            // before routing (an unknown instance) is already the answer.
+            const unknown = (request.route.method as string) === '_special' && (!boom || (response.output.statusCode === 404 && !(response.data instanceof BodyFields)));
+            if (!unknown && !boom) {
                 return h.continue;
             }
 
-            const boom = toBoom(response);
-            boom.output.payload = errorBody(boom) as Boom.Payload;
-            return boom;
+            const answer = unknown ? unrouted(request, h) : toBoom(response as Boom.Boom);
+            if (Boom.isBoom(answer)) {
+                answer.output.payload = errorBody(answer) as Boom.Payload;
+                // Returning an error ends onPreResponse: no later extension sees it.
+                withRequestId(request, answer);
+            }
+
+            return answer;
         });
     }
 };

@@ -7,8 +7,8 @@ export const maxIdLength = 100;
 /** The id of a record as a client sends it: a string of up to 100 characters. */
 export const recordId = Joi.string().max(maxIdLength);
 
-/** An ISO 8601 timestamp, as every record's created_at. */
-export const timestamp = Joi.string().isoDate();
+/** An ISO 8601 timestamp, as every record's created_at (a date in joi's terms, so the document says date-time). */
+export const timestamp = Joi.date().iso();
 
 // Text is stored exactly as sent; only what a hosted Postgres would refuse as text is refused here too.
 const unstorable = /[\0\p{Cs}]/u;

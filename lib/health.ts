@@ -4,14 +4,22 @@ import Joi from 'joi';
 import { dataOf } from './instances';
 
 const namespaceHealth = Joi.object({
-    state: Joi.string().valid('ready', 'unavailable', 'unconfigured', 'configured').required(),
+    state: Joi.string().valid('ready', 'unavailable', 'unconfigured', 'configured').required().label('NamespaceState'),
     schema_version: Joi.number().integer().min(0).allow(null).required(),
-    storage: Joi.string().valid('file', 'memory').required()
+    storage: Joi.string().valid('file', 'memory').required().label('NamespaceStorage')
 }).label('NamespaceHealth');
 
+// Every namespace by name, so that a typed client reads namespaces.commerce.
+const namespacesHealth = Joi.object({
+    commerce: namespaceHealth.required(),
+    logistics: namespaceHealth.required(),
+    weather: namespaceHealth.required(),
+    pay: namespaceHealth.required()
+}).label('NamespacesHealth');
+
 export const healthSchema = Joi.object({
-    status: Joi.string().valid('ok', 'degraded').required(),
-    namespaces: Joi.object().pattern(Joi.string(), namespaceHealth).required()
+    status: Joi.string().valid('ok', 'degraded').required().label('HealthStatus'),
+    namespaces: namespacesHealth.required()
 }).label('Health');
 
 

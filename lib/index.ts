@@ -16,6 +16,7 @@ import { weatherPlugin } from './namespaces/weather';
 import { openapiPlugin } from './openapi';
 import { createEngine } from './storage';
 import type { DataSet } from './storage/engine';
+import { requestIdPlugin } from './request-id';
 
 
 export { mintToken } from './auth';
@@ -60,8 +61,8 @@ export async function createServer(options: Options = {}): Promise<Server> {
         routes: {
             cors: {
                 origin: settings.corsOrigins,
-                additionalHeaders: ['Idempotency-Key'],
-                additionalExposedHeaders: ['X-Total-Count', 'Location', 'Idempotent-Replayed']
+                additionalHeaders: ['Idempotency-Key', 'X-Request-Id'],
+                additionalExposedHeaders: ['X-Total-Count', 'Location', 'Idempotent-Replayed', 'X-Request-Id']
             },
             validate: {
                 failAction: validationFailed,
@@ -93,9 +94,14 @@ export async function createServer(options: Options = {}): Promise<Server> {
             // hapi-pino serializes the request in its onRequest step, before an instance path is rewritten: the
             // logged path is the one the client sent, base path included.
             req: (request: Request) => ({ id: request.info.id, method: request.method, url: request.path }),
-            res: (res: { statusCode: number }) => ({ statusCode: res.statusCode })
+            res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+            // An error's name, message and stack only: its other fields (a Boom's data, a parser error's raw
+            // bytes) can carry what a client sent.
+            err: (err: Error) => ({ type: err.name, message: err.message, stack: err.stack })
         }
     };
+    // First: the id a request is logged under is settled before the logger sees the request.
+    await server.register(requestIdPlugin);
     await server.register({ plugin: HapiPino, options: logging });
     await server.register(errorsPlugin);
     await server.register({ plugin: instancesPlugin, options: { registry: instances, defaultScope } });

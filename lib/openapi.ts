@@ -1,4 +1,5 @@
 import Fs from 'node:fs';
+import Http from 'node:http';
 import Path from 'node:path';
 
 import Boom from '@hapi/boom';
@@ -13,6 +14,7 @@ import { adminMessage, requireAdmin } from './auth';
 import { defaultCode, errorBody, failure } from './errors';
 import { limitReached } from './instances/registry';
 import { packageRoot } from './paths';
+import { requestIdHeaders } from './request-id';
 
 
 // What a route may declare about errors its rules produce that its config cannot show (409, 422, 501 ...):
@@ -46,13 +48,10 @@ export const errorSchema = Joi.object({
     details: Joi.array().items(Joi.object({
         field: Joi.string().required().description('The parameter or body field, dotted for nested ones'),
         message: Joi.string().required().description('Why it was refused')
-    }).label('ErrorDetail')).description('One entry per refused field'),
-    attributes: Joi.object({
-        error: Joi.string().required()
-    }).label('ErrorAttributes').description('401 for a refused token only: the reason, as in WWW-Authenticate'),
+    }).label('ErrorDetail')).description('One entry per refused field').label('ErrorDetails'),
     configured: Joi.boolean().description('501 only: whether the namespace backend is configured'),
     schema_ready: Joi.boolean().description('501 from pay only: whether the pay schema is provisioned')
-}).label('Error');
+}).label('ErrorBody');
 
 
 // Facts about a route, read from its own config: what the error rules below decide on.
@@ -122,7 +121,7 @@ const errorRules: Record<number, ErrorRule> = {
                 'The bearer token is missing, malformed, expired or badly signed' :
                 'A bearer token was sent and is malformed, expired or badly signed (sending none is fine)';
         },
-        example: () => errorExample(401, 'unauthorized', 'Expired token', { attributes: { error: 'Expired token' } })
+        example: () => errorExample(401, 'unauthorized', 'Token expired')
     },
     403: {
         applies: (route) => route.admin,
@@ -171,6 +170,7 @@ const declaredSchema = Joi.alternatives(
     Joi.object().pattern(errorStatus, Joi.alternatives(Joi.string().min(1), Joi.object().instance(Boom.Boom)))
 );
 
+
 const locationHeader = {
     Location: { description: 'Path of the new record', schema: { type: 'string' } }
 };
@@ -181,6 +181,10 @@ const totalCountHeader = {
 
 const authenticateHeader = {
     'WWW-Authenticate': { description: 'Bearer, with the reason when a token was refused', schema: { type: 'string' } }
+};
+
+const replayedHeader = {
+    'Idempotent-Replayed': { description: 'true when this is the stored answer to an earlier request with the same Idempotency-Key', schema: { type: 'string', enum: ['true'] } }
 };
 
 
@@ -246,16 +250,23 @@ function extraResponses(route: RequestRoute, facts: RouteFacts): Record<number, 
 
     const responses: Record<number, object> = {};
     const status = route.settings.response?.status ?? {};
+    // A route with an Idempotency-Key replays its answers, errors too.
+    const replayed = shapeOf(route.settings.validate!.headers).keys.includes('idempotency-key') ? replayedHeader : {};
+    for (const code of Object.keys(status).map(Number)) {
+        responses[code] = { description: code === 200 ? 'Successful' : Http.STATUS_CODES[code], headers: { ...requestIdHeaders, ...replayed } };
+    }
+
     if (status[201]) {
-        responses[201] = { description: 'Created', headers: locationHeader };
+        responses[201] = { description: 'Created', headers: { ...requestIdHeaders, ...locationHeader, ...replayed } };
     }
 
     if (['data', 'count', 'total'].every((key) => shapeOf(status[200]).keys.includes(key))) {
-        responses[200] = { description: 'Successful', headers: totalCountHeader };
+        responses[200] = { description: 'Successful', headers: { ...requestIdHeaders, ...totalCountHeader } };
     }
 
     for (const [code, { description, example }] of errorStatuses(facts)) {
-        responses[code] = { description, schema: errorSchemaWith(example), ...(code === 401 ? { headers: authenticateHeader } : {}) };
+        const headers = { ...requestIdHeaders, ...(code === 401 ? authenticateHeader : {}), ...(code === 409 || code === 422 ? replayed : {}) };
+        responses[code] = { description, schema: errorSchemaWith(example), headers };
     }
 
     return responses;
@@ -295,21 +306,65 @@ function describeRoutes(server: Server): void {
 }
 
 
+interface SchemaObject {
+    $ref?: string;
+    additionalProperties?: boolean;
+    [keyword: string]: unknown;
+}
+
 interface OpenApiDocument {
-    paths: Record<string, Record<string, { requestBody?: { required?: boolean } }>>;
+    paths: Record<string, Record<string, { requestBody?: { required?: boolean; content: Record<string, { schema: SchemaObject }> } }>>;
+    components: { schemas: Record<string, SchemaObject> };
+}
+
+const componentRef = '#/components/schemas/';
+
+// hapi-swagger names a component after the key it first met it under (status, type, string, Model1) unless it has a
+// label; a label would rename the field in the joi errors of a request body, so such components are inlined instead.
+const unnamedComponent = /^(?:[a-z].*|Model\d*)$/;
+
+
+/** A copy of a schema where every reference to an unnamed component is replaced by that component. */
+function inlineUnnamed(node: unknown, schemas: Record<string, SchemaObject>): unknown {
+
+    if (Array.isArray(node)) {
+        return node.map((item) => inlineUnnamed(item, schemas));
+    }
+
+    if (!(node instanceof Object)) {
+        return node;
+    }
+
+    const { $ref } = node as SchemaObject;
+    const name = $ref?.slice(componentRef.length);
+    if (name && unnamedComponent.test(name)) {
+        return inlineUnnamed(schemas[name], schemas);
+    }
+
+    return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, inlineUnnamed(value, schemas)]));
 }
 
 
-/** Completes what hapi-swagger leaves out: the body of an operation that takes one is required (hapi refuses a missing one). */
+/**
+ * Completes what hapi-swagger leaves out: the body of an operation that takes one is required (hapi refuses a missing
+ * one) and has no properties beyond its own (joi refuses them), and no component is named after a field.
+ */
 function completeDocument(document: OpenApiDocument): void {
 
+    const { schemas } = document.components;
     for (const item of Object.values(document.paths)) {
         for (const operation of Object.values(item)) {
             if (operation.requestBody) {
                 operation.requestBody.required = true;
+                const { $ref } = operation.requestBody.content['application/json']!.schema;
+                schemas[$ref!.slice(componentRef.length)]!.additionalProperties = false;
             }
         }
     }
+
+    document.paths = inlineUnnamed(document.paths, schemas) as OpenApiDocument['paths'];
+    const named = Object.entries(schemas).filter(([name]) => !unnamedComponent.test(name));
+    document.components.schemas = inlineUnnamed(Object.fromEntries(named), schemas) as Record<string, SchemaObject>;
 }
 
 

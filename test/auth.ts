@@ -115,6 +115,8 @@ describe('bearer tokens', () => {
         ['a token not yet valid', () => sign({ alg: 'HS256', typ: 'JWT' }, { sub: 'eve', exp: now() + 7200, nbf: now() + 3600 }, secret), /Token not yet active/],
         ['alg none', () => `${Buffer.from('{"alg":"none","typ":"JWT"}').toString('base64url')}.${Buffer.from(JSON.stringify({ sub: 'eve', exp: now() + 60 })).toString('base64url')}.`, /./],
         ['another algorithm with the same secret', () => sign({ alg: 'HS512', typ: 'JWT' }, { sub: 'eve', exp: now() + 60 }, secret), /./],
+        ['a correctly signed token whose header names critical extensions', () => sign({ alg: 'HS256', typ: 'JWT', crit: ['x-unknown'], 'x-unknown': true }, { sub: 'eve', exp: now() + 60 }, secret), /critical extensions \(crit\)/],
+        ['a correctly signed token with an empty crit list', () => sign({ alg: 'HS256', typ: 'JWT', crit: [] }, { sub: 'eve', exp: now() + 60 }, secret), /critical extensions/],
         ['garbage', () => 'not.a.token', /Invalid token/]
     ];
 

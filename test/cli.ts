@@ -7,8 +7,10 @@ import Jwt from '@hapi/jwt';
 import Lab from '@hapi/lab';
 
 import { main, ttlSeconds, type Io } from '../lib/cli';
+import { wallContext } from '../lib/clock';
+import { PayReadiness } from '../lib/storage/sqlite/pay-readiness';
 import { runCli, spawnServer } from './helpers/processes';
-import { tempDir } from './helpers/server';
+import { breakIntegrity, tempDir } from './helpers/server';
 
 
 export const lab = Lab.script();
@@ -93,8 +95,16 @@ describe('the command line', () => {
         const res = await run(['start', '--data-dir', dir, '--port', String(port)]);
         blocker.close();
         expect(res.code).to.equal(1);
-        expect(res.stderr).to.contain('EADDRINUSE');
+        expect(res.stderr).to.equal(`localgate: port ${port} on 127.0.0.1 is in use by another program: stop it, or set PORT=0 (or --port 0) to take a free port`);
         expect(Fs.existsSync(Path.join(dir, 'commerce.db-wal'))).to.be.false();
+    });
+
+    it('reports other listen failures as they are', async () => {
+
+        // An address of a documentation network, which no interface of this machine has.
+        const res = await run(['start', '--memory', '--host', '203.0.113.1', '--port', '0']);
+        expect(res.code).to.equal(1);
+        expect(res.stderr).to.startWith('localgate: listen EADDRNOTAVAIL');
     });
 
     it('tells how to mint a token when the secret is known', async () => {
@@ -155,8 +165,79 @@ describe('the command line', () => {
 
     it('reads durations in seconds, minutes, hours and days', () => {
 
-        expect([ttlSeconds('90'), ttlSeconds('90s'), ttlSeconds('30m'), ttlSeconds('2h'), ttlSeconds('7d')]).to.equal([90, 90, 1800, 7200, 604800]);
+        expect([ttlSeconds('90'), ttlSeconds('90s'), ttlSeconds('30m'), ttlSeconds('2h'), ttlSeconds('7d'), ttlSeconds('365d')]).to.equal([90, 90, 1800, 7200, 604800, 31536000]);
         expect(() => ttlSeconds('0')).to.throw();
+    });
+
+    const badTtls: [string, string][] = [
+        ['0', '--ttl must be a positive duration such as 3600, 30m, 2h or 7d, not "0"'],
+        ['-5m', '--ttl must be a positive duration such as 3600, 30m, 2h or 7d, not "-5m"'],
+        ['366d', '--ttl must be at most 365 days (365d), not "366d"'],
+        ['99999999999', '--ttl must be at most 365 days (365d), not "99999999999"']
+    ];
+    for (const [ttl, message] of badTtls) {
+        it(`refuses --ttl ${ttl} as a usage error naming --ttl`, async () => {
+
+            const res = await run(['token', 'alice', `--ttl=${ttl}`, '--memory'], { AUTH_JWT_SECRET: 'q'.repeat(40) });
+            expect(res.code).to.equal(2);
+            expect(res.stderr.split('\n')[0]).to.equal(`localgate: ${message}`);
+        });
+    }
+
+    it('prints its version with --version or -v', async () => {
+
+        const pack = JSON.parse(Fs.readFileSync(Path.join(__dirname, '..', 'package.json'), 'utf8')) as { version: string };
+        expect(await run(['--version'])).to.equal({ code: 0, stdout: pack.version, stderr: '' });
+        expect((await run(['-v'])).stdout).to.equal(pack.version);
+    });
+
+    it('prints the usage with help, and what a command takes with help <command> or <command> --help', async () => {
+
+        const general = await run(['help']);
+        expect(general.code).to.equal(0);
+        expect(general.stdout).to.contain('rotate-keys pay');
+        const token = await run(['token', '--help']);
+        expect(token).to.equal({ code: 0, stdout: (await run(['help', 'token'])).stdout, stderr: '' });
+        expect(token.stdout).to.startWith('Usage: localgate token [--admin] <subject> [--ttl T]');
+        expect((await run(['help', 'nothing'])).stdout).to.startWith('Usage: localgate <command> [options]');
+    });
+
+    it('refuses a flag the command does not take as a usage error', async () => {
+
+        const res = await run(['start', '--ttl', '1h']);
+        expect(res.code).to.equal(2);
+        expect(res.stderr.split('\n')[0]).to.equal('localgate: start does not take --ttl: localgate start [--port N] [--host H] [--data-dir D | --memory [--memory-pay]] [--no-seed] [--log-level L]');
+        const several = await run(['token', 'alice', '--port', '1', '--no-seed']);
+        expect(several.stderr.split('\n')[0]).to.startWith('localgate: token does not take --port, --no-seed:');
+    });
+
+    it('names the flag when a flag is invalid, the variable when the environment is', async () => {
+
+        expect((await run(['start', '--port', 'eighty'])).stderr).to.equal('localgate: --port must be a number');
+        expect((await run(['start'], { PORT: 'eighty' })).stderr).to.equal('localgate: PORT must be a number');
+    });
+
+    it('stops with one line for a corrupted database', async () => {
+
+        const dir = tempDir();
+        expect((await run(['migrate', '--data-dir', dir])).code).to.equal(0);
+        breakIntegrity(Path.join(dir, 'commerce.db'));
+        const res = await run(['start', '--data-dir', dir, '--port', '0']);
+        expect(res.code).to.equal(1);
+        expect(res.stderr.split('\n')).to.have.length(1);
+        expect(res.stderr).to.startWith('localgate: ');
+        expect(res.stderr).to.contain('NULL value in t.a');
+    });
+
+    it('refuses a PAY_DB_URL that names no file, for start and provision, creating nothing', async () => {
+
+        const dir = tempDir();
+        for (const command of [['start'], ['provision', 'pay']]) {
+            const res = await run([...command, '--data-dir', dir], { PAY_DB_URL: 'http://example.com/pay.db' });
+            expect(res).to.equal({ code: 1, stdout: '', stderr: 'localgate: PAY_DB_URL must be a path, a file: URL on this machine, or :memory:' });
+        }
+
+        expect(Fs.readdirSync(dir)).to.equal([]);
     });
 
     it('provisions pay into the data directory and prints three settings to export', async () => {
@@ -184,9 +265,39 @@ describe('the command line', () => {
 
         expect((await run(['provision'])).code).to.equal(2);
         expect((await run(['provision', 'commerce'])).code).to.equal(2);
+        expect((await run(['rotate-keys', 'commerce'])).stderr).to.startWith('localgate: provision and rotate-keys take one namespace: pay');
         const memory = await run(['provision', 'pay', '--memory']);
         expect(memory.code).to.equal(1);
         expect(memory.stderr).to.contain('in-memory pay database would vanish');
+    });
+
+    it('rotates the pay keys: the new pair is printed and recorded, the old one retired', async () => {
+
+        const dir = tempDir();
+        const settings = (res: { stdout: string }) => Object.fromEntries(res.stdout.split('\n').map((line) => line.split('=')));
+        const first = settings(await run(['provision', 'pay', '--data-dir', dir]));
+        const rotated = await run(['rotate-keys', 'pay', '--data-dir', dir]);
+        expect(rotated.code).to.equal(0);
+        const second = settings(rotated);
+        expect(second.PAY_DB_URL).to.equal(first.PAY_DB_URL);
+        expect(second.PAY_DB_SECRET_KEY).to.match(/^sk_local_[0-9a-f]{48}$/);
+        expect(second.PAY_DB_SECRET_KEY).to.not.equal(first.PAY_DB_SECRET_KEY);
+        const status = (keys: Record<string, string>) => new PayReadiness({ url: keys.PAY_DB_URL, publishableKey: keys.PAY_DB_PUBLISHABLE_KEY, secretKey: keys.PAY_DB_SECRET_KEY }, wallContext());
+        for (const [keys, configured] of [[first, false], [second, true]] as const) {
+            const readiness = status(keys);
+            expect(readiness.status().configured).to.equal(configured);
+            readiness.close();
+        }
+
+        const missing = await run(['rotate-keys', 'pay', '--data-dir', tempDir()]);
+        expect(missing.code).to.equal(1);
+        expect(missing.stderr).to.match(/^localgate: There is no pay database at .*pay\.db: run `localgate provision pay` first$/);
+    });
+
+    it('leaves the pay.env the README writes out of git', () => {
+
+        const ignored = Fs.readFileSync(Path.join(__dirname, '..', '.gitignore'), 'utf8').split('\n');
+        expect(ignored).to.include('*.env');
     });
 
     it('migrates every namespace and reports pay when provisioned', async () => {

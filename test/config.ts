@@ -130,7 +130,9 @@ describe('settings', () => {
         [{ INSTANCE_IDLE_TTL: '0' }, 'INSTANCE_IDLE_TTL must be a positive duration such as 3600, 30m, 2h or 7d, not "0"'],
         [{ MAX_INSTANCES: '-1' }, 'MAX_INSTANCES must be greater than or equal to 0'],
         [{ CONSOLE_API: 'yes' }, 'CONSOLE_API must be one of [auto, on, off]'],
-        [{ PAY_DB_URL: 'file://files.example/pay.db' }, 'PAY_DB_URL must be a path, a file: URL on this machine, or :memory:']
+        [{ PAY_DB_URL: 'file://files.example/pay.db' }, 'PAY_DB_URL must be a path, a file: URL on this machine, or :memory:'],
+        [{ PAY_DB_URL: 'http://example.com/pay.db' }, 'PAY_DB_URL must be a path, a file: URL on this machine, or :memory:'],
+        [{ PAY_DB_URL: 'postgres://localhost/pay' }, 'PAY_DB_URL must be a path, a file: URL on this machine, or :memory:']
     ];
 
     for (const [env, message] of invalid) {
@@ -140,6 +142,20 @@ describe('settings', () => {
             expect((err as SettingError).setting).to.equal(message.split(' ')[0]);
         });
     }
+
+    it('names the flag when a flag is invalid, and the variable when the environment is', () => {
+
+        expect(() => settingsFromEnvironment({}, { port: 'eighty' })).to.throw(SettingError, '--port must be a number');
+        expect(() => settingsFromEnvironment({ PORT: 'eighty' }, { host: 'localhost' })).to.throw(SettingError, 'PORT must be a number');
+        expect(() => settingsFromEnvironment({}, { 'log-level': 'loud' })).to.throw(SettingError, /^--log-level must be one of/);
+        expect(() => settingsFromEnvironment({ LOG_LEVEL: 'loud' }, { port: '1' })).to.throw(SettingError, /^LOG_LEVEL must be one of/);
+        expect(() => settingsFromEnvironment({ SEED: 'maybe' }, { port: '1' })).to.throw(SettingError, 'SEED must be demo or none');
+    });
+
+    it('reads a one-letter scheme as a Windows drive', () => {
+
+        expect(settingsFromEnvironment({ PAY_DB_URL: 'C:/data/pay.db' }).pay.url).to.equal('C:/data/pay.db');
+    });
 
     it('validates programmatic options with the same names', () => {
 

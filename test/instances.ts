@@ -204,7 +204,7 @@ describe('/_instances', () => {
         await call('POST', `/_instances/${id}/restore`, { snapshot_id: snapshotId });
         expect((await server.inject(`${base}/v1/commerce/products?limit=100`)).payload).to.equal(listed);
         const unknown = expectError(await call('POST', `/_instances/${id}/restore`, { snapshot_id: 'nope' }), 422, 'snapshot_not_found', 'snapshot_id');
-        expect(unknown.message).to.equal('snapshot_id "nope" names no snapshot of this instance');
+        expect(unknown.message).to.equal('snapshot_id refers to no existing snapshot');
     });
 
     it('keeps at most 50 snapshots of an instance', async () => {
@@ -276,7 +276,7 @@ describe('/_instances', () => {
         const created = await create();
         const { id, base_path: base } = await create({ pay: true });
         expect(body(await server.inject(`${base}/v1/pay/status`))).to.equal({ configured: true, schema_ready: true, sections: ['wallet', 'tokens', 'gateway'] });
-        expect(body<{ namespaces: Record<string, object> }>(await server.inject(`${base}/health`)).namespaces.pay).to.equal({ state: 'ready', schema_version: 2, storage: 'memory' });
+        expect(body<{ namespaces: Record<string, object> }>(await server.inject(`${base}/health`)).namespaces.pay).to.equal({ state: 'ready', schema_version: 3, storage: 'memory' });
         expect(server.app.localgate.instances.find(created.id)!.data.pay.store()).to.be.null();
         const move = (path: string, key: string, amount: number) => {
 

@@ -190,7 +190,7 @@ describe('logistics vehicles', () => {
 
         const res = await server.inject(`/v1/logistics/vehicles/${unknownId}`);
         expectError(res, 404, 'vehicle_not_found');
-        expect(body(res).message).to.equal('Vehicle not found');
+        expect(body(res).message).to.equal('There is no vehicle with this id');
     });
 });
 

@@ -1,3 +1,6 @@
+import Fs from 'node:fs';
+import Path from 'node:path';
+
 import Boom from '@hapi/boom';
 import Code from '@hapi/code';
 import Hapi, { type RequestRoute, type Server, type ServerInjectOptions, type ServerRoute } from '@hapi/hapi';
@@ -38,13 +41,13 @@ interface Document {
     openapi: string;
     info: { title: string; version: string };
     tags: { name: string }[];
-    components: { schemas: Record<string, { required?: string[]; properties: Record<string, unknown> }>; securitySchemes: Record<string, unknown> };
+    components: { schemas: Record<string, { required?: string[]; properties: Record<string, unknown>; additionalProperties?: boolean }>; securitySchemes: Record<string, unknown> };
     paths: Record<string, Record<string, Operation>>;
 }
 
 const namespaces = ['commerce', 'logistics', 'pay', 'weather'];
 
-const errorRef = '#/components/schemas/Error';
+const errorRef = '#/components/schemas/ErrorBody';
 
 
 /** The routes the document describes: all but the documentation's own (the document, the docs page and its assets) and the console page's files. */
@@ -332,6 +335,78 @@ describe('the OpenAPI document', () => {
             expect(asset.startsWith(docsAssetsPath), asset).to.be.true();
             const served = await server.inject(asset);
             expect(served.statusCode, asset).to.equal(200);
+        }
+    });
+
+    it('names every component for what it is, shadowing no global type', () => {
+
+        // The globals of the language and the DOM, which a generated type of the same name would shadow.
+        const libDir = Path.dirname(require.resolve('typescript/lib/lib.dom.d.ts'));
+        const libs = Fs.readdirSync(libDir).filter((file) => /^lib\.(?:dom|es\d+|es5)[\w.]*\.d\.ts$/.test(file)).map((file) => Fs.readFileSync(Path.join(libDir, file), 'utf8')).join('\n');
+        expect(libs).to.contain('interface Storage {');
+
+        const names = Object.keys(document.components.schemas);
+        for (const name of names) {
+            expect(name, name).to.match(/^[A-Z][A-Za-z]*[a-z]$/);
+            expect(new RegExp(`^(?:interface|declare var|type) ${name}\\b`, 'm').test(libs), `${name} shadows a global`).to.be.false();
+        }
+
+        expect(names).to.include(['Product', 'Booking', 'ErrorBody', 'PickupLocation', 'Health', 'NamespacesHealth']);
+    });
+
+    it('says that request bodies take no properties beyond their own, as the service enforces', () => {
+
+        for (const route of documentedRoutes(server)) {
+            const requestBody = document.paths[route.path]![route.method]!.requestBody;
+            if (requestBody) {
+                const name = requestBody.content['application/json'].schema.$ref.replace('#/components/schemas/', '');
+                expect((document.components.schemas[name] as { additionalProperties?: boolean }).additionalProperties, name).to.equal(false);
+            }
+        }
+    });
+
+    it('describes each namespace of /health by name', () => {
+
+        const namespacesHealth = document.components.schemas.NamespacesHealth!;
+        expect(Object.keys(namespacesHealth.properties)).to.equal(['commerce', 'logistics', 'weather', 'pay']);
+        expect(namespacesHealth.required).to.equal(['commerce', 'logistics', 'weather', 'pay']);
+        expect(namespacesHealth.properties.commerce).to.equal({ $ref: '#/components/schemas/NamespaceHealth' });
+    });
+
+    it('gives every timestamp of a record format date-time', () => {
+
+        let timestamps = 0;
+        for (const [name, schema] of Object.entries(document.components.schemas)) {
+            for (const [key, property] of Object.entries(schema.properties ?? {})) {
+                if (/_at$|^valid_(?:from|until)$/.test(key) && !name.startsWith('New')) {
+                    expect(property, `${name}.${key}`).to.include({ type: 'string', format: 'date-time' });
+                    ++timestamps;
+                }
+            }
+        }
+
+        expect(timestamps).to.be.above(12);
+    });
+
+    it('documents Idempotent-Replayed on the answers a deposit or withdrawal replays', () => {
+
+        for (const path of ['/v1/pay/gateway/deposit', '/v1/pay/gateway/withdraw']) {
+            const { responses } = document.paths[path]!.post!;
+            for (const status of ['201', '409', '422']) {
+                expect(responses[status]!.headers, `${path} ${status}`).to.include(['Idempotent-Replayed', 'X-Request-Id']);
+            }
+
+            expect(responses['400']!.headers).to.not.include('Idempotent-Replayed');
+        }
+    });
+
+    it('spells the wallet and token paths without a trailing slash, and serves both spellings', async () => {
+
+        expect(Object.keys(document.paths)).to.include(['/v1/pay/wallet', '/v1/pay/tokens']);
+        expect(Object.keys(document.paths).filter((path) => path.endsWith('/'))).to.equal([]);
+        for (const path of ['/v1/pay/wallet', '/v1/pay/tokens']) {
+            expect((await server.inject(path)).statusCode).to.equal(501);
+            expect((await server.inject(`${path}/`)).statusCode).to.equal(501);
         }
     });
 });

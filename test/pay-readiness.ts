@@ -1,3 +1,4 @@
+import Crypto from 'node:crypto';
 import Fs from 'node:fs';
 import Path from 'node:path';
 import Url from 'node:url';
@@ -13,6 +14,8 @@ import { namespaceMigrations } from '../lib/storage/sqlite/images';
 import { migrate } from '../lib/storage/sqlite/migrate';
 import { closeDatabase, openDatabase } from '../lib/storage/sqlite/open';
 import { PayReadiness } from '../lib/storage/sqlite/pay-readiness';
+import { rotatePayKeys } from '../lib/storage/sqlite/pay-credentials';
+import type { PayCredentials } from '../lib/storage/sqlite/provision';
 import { bearer, body, breakIntegrity, tempDir, testServer } from './helpers/server';
 
 
@@ -31,6 +34,12 @@ const dataRoutes: [string, string][] = [
 ];
 
 const keys = { publishableKey: 'pk_local_test', secretKey: 'sk_local_test' };
+
+
+function provisionedKeys(credentials: PayCredentials): { publishableKey: string; secretKey: string } {
+
+    return { publishableKey: credentials.PAY_DB_PUBLISHABLE_KEY, secretKey: credentials.PAY_DB_SECRET_KEY };
+}
 
 
 describe('pay readiness', () => {
@@ -82,27 +91,72 @@ describe('pay readiness', () => {
         await server.stop();
     });
 
-    it('is configured without schema for an empty database, and 501s say so', async () => {
+    it('is unconfigured for an empty database: it holds no keys to match', async () => {
 
         const file = Path.join(tempDir(), 'pay.db');
         new Sqlite(file).close();
         const server = await testServer({ pay: { url: file, ...keys } });
+        expect(body(await server.inject('/v1/pay/status'))).to.equal({ configured: false, schema_ready: false, sections: ['wallet', 'tokens', 'gateway'] });
+        expect(body(await server.inject('/health')).namespaces).to.include({ pay: { state: 'unconfigured', schema_version: 0, storage: 'file' } });
+        await server.stop();
+    });
+
+    it('is configured without schema when the keys match but a migration is missing, and 501s say so', async () => {
+
+        const dir = tempDir();
+        const file = Path.join(dir, 'pay.db');
+        const staged = Path.join(dir, 'staged.db');
+        const pair = provisionedKeys(provisionPay(staged));
+        const db = new Sqlite(staged);
+        db.prepare('DELETE FROM schema_migrations WHERE version = 2').run();
+        db.close();
+
+        const server = await testServer({ pay: { url: file, ...pair } });
+        Fs.renameSync(staged, file);
         expect(body(await server.inject('/v1/pay/status'))).to.equal({ configured: true, schema_ready: false, sections: ['wallet', 'tokens', 'gateway'] });
         const res = await server.inject({ url: '/v1/pay/wallet/', headers: bearer(server, 'alice') });
         expect(res.statusCode).to.equal(501);
         expect(body(res)).to.include({ code: 'pay_not_provisioned', configured: true, schema_ready: false, message: 'The pay database has no schema yet: run `localgate provision pay`' });
-        expect(body(await server.inject('/health')).namespaces).to.include({ pay: { state: 'configured', schema_version: 0, storage: 'file' } });
+        expect(body<{ namespaces: Record<string, { state: string }> }>(await server.inject('/health')).namespaces.pay!.state).to.equal('configured');
         await server.stop();
+    });
+
+    it('is configured only for the key pair recorded last, re-read on every request', async () => {
+
+        const file = Path.join(tempDir(), 'pay.db');
+        const first = provisionedKeys(provisionPay(file));
+        const server = await testServer({ pay: { url: file, ...first } });
+        expect(body(await server.inject('/v1/pay/status'))).to.include({ configured: true, schema_ready: true });
+
+        const second = provisionedKeys(rotatePayKeys(file));
+        expect(second.secretKey).to.not.equal(first.secretKey);
+        expect(body(await server.inject('/v1/pay/status'))).to.include({ configured: false, schema_ready: false });
+        expect((await server.inject({ url: '/v1/pay/wallet', headers: bearer(server, 'alice') })).statusCode).to.equal(501);
+        await server.stop();
+
+        for (const pair of [second, { ...second, publishableKey: first.publishableKey }, { ...second, secretKey: first.secretKey }]) {
+            const readiness = new PayReadiness({ url: file, ...pair }, wallContext());
+            expect(readiness.status().configured).to.equal(pair === second);
+            readiness.close();
+        }
+
+        const stored = new Sqlite(file, { readonly: true });
+        const row = stored.prepare('SELECT * FROM credentials').get() as Record<string, string>;
+        stored.close();
+        expect(JSON.stringify(row)).to.not.contain(second.secretKey);
+        expect(row.secret_key_sha256).to.equal(Crypto.createHash('sha256').update(second.secretKey).digest('hex'));
     });
 
     it('follows the files without a restart: provisioned, then removed', async () => {
 
         const dir = tempDir();
         const file = Path.join(dir, 'pay.db');
-        const server = await testServer({ pay: { url: file, ...keys } });
+        const staged = Path.join(dir, 'staged.db');
+        const pair = provisionedKeys(provisionPay(staged));
+        const server = await testServer({ pay: { url: file, ...pair } });
         expect(body(await server.inject('/v1/pay/status'))).to.include({ configured: false, schema_ready: false });
 
-        provisionPay(file);
+        Fs.renameSync(staged, file);
         expect(body(await server.inject('/v1/pay/status'))).to.include({ configured: true, schema_ready: true });
         const gated = await server.inject('/v1/pay/tokens/');
         expect(gated.statusCode).to.equal(401);
@@ -121,26 +175,27 @@ describe('pay readiness', () => {
     it('follows a file replaced by another database, never the deleted one', async () => {
 
         const dir = tempDir();
-        const file = provisionPay(Path.join(dir, 'pay.db')).PAY_DB_URL;
-        const server = await testServer({ pay: { url: file, ...keys } });
+        const credentials = provisionPay(Path.join(dir, 'pay.db'));
+        const file = credentials.PAY_DB_URL;
+        const server = await testServer({ pay: { url: file, ...provisionedKeys(credentials) } });
         expect(body(await server.inject('/v1/pay/status'))).to.include({ configured: true, schema_ready: true });
 
         const replacement = Path.join(dir, 'empty.db');
         new Sqlite(replacement).close();
         Fs.renameSync(replacement, file);
-        expect(body(await server.inject('/v1/pay/status'))).to.include({ configured: true, schema_ready: false });
+        expect(body(await server.inject('/v1/pay/status'))).to.include({ configured: false, schema_ready: false });
         await server.stop();
     });
 
-    it('reads a database of another application as configured but not provisioned', async () => {
+    it('reads a database of another application as not configured', async () => {
 
         const file = Path.join(tempDir(), 'pay.db');
         const other = new Sqlite(file);
         other.exec('CREATE TABLE schema_migrations (version TEXT PRIMARY KEY)');
         other.close();
         const server = await testServer({ pay: { url: file, ...keys } });
-        expect(body(await server.inject('/v1/pay/status'))).to.include({ configured: true, schema_ready: false });
-        expect(body<{ namespaces: Record<string, unknown> }>(await server.inject('/health')).namespaces.pay).to.equal({ state: 'configured', schema_version: null, storage: 'file' });
+        expect(body(await server.inject('/v1/pay/status'))).to.include({ configured: false, schema_ready: false });
+        expect(body<{ namespaces: Record<string, unknown> }>(await server.inject('/health')).namespaces.pay).to.equal({ state: 'unconfigured', schema_version: null, storage: 'file' });
         await server.stop();
     });
 
@@ -159,8 +214,14 @@ describe('pay readiness', () => {
         closeDatabase(db);
 
         const server = await testServer({ pay: { url: file, ...keys } });
-        expect(body(await server.inject('/v1/pay/status'))).to.include({ configured: true, schema_ready: true });
+        expect(body<{ namespaces: Record<string, unknown> }>(await server.inject('/health')).namespaces.pay).to.equal({ state: 'unconfigured', schema_version: namespaceMigrations('pay').length, storage: 'file' });
         await server.stop();
+
+        // A database provisioned before keys were recorded gets its pair from rotate-keys.
+        const pair = provisionedKeys(rotatePayKeys(file));
+        const rotated = await testServer({ pay: { url: file, ...pair } });
+        expect(body(await rotated.inject('/v1/pay/status'))).to.include({ configured: true, schema_ready: true });
+        await rotated.stop();
     });
 
     it('refuses to start on a pay migration edited after it was applied', async () => {
@@ -173,10 +234,10 @@ describe('pay readiness', () => {
         await expect(testServer({ pay: { url: file, ...keys } })).to.reject(/Migration .*migrations\/pay\/001_.*\.sql was edited after it was applied/);
     });
 
-    it('keeps an in-memory pay database configured but never provisioned', () => {
+    it('keeps an in-memory pay database unconfigured: it is never provisioned', () => {
 
         const readiness = new PayReadiness({ url: ':memory:', ...keys }, wallContext());
-        expect(readiness.status()).to.include({ configured: true, schema_ready: false });
+        expect(readiness.status()).to.include({ configured: false, schema_ready: false });
         expect(readiness.store()).to.be.null();
         expect(readiness.database()).to.be.null();
         readiness.close();
@@ -197,16 +258,40 @@ describe('provisionPay()', () => {
         expect(first.PAY_DB_SECRET_KEY).to.match(/^sk_local_[0-9a-f]{48}$/);
         expect(second.PAY_DB_SECRET_KEY).to.not.equal(first.PAY_DB_SECRET_KEY);
 
-        const readiness = new PayReadiness({ url: file, ...keys }, wallContext());
+        const readiness = new PayReadiness({ url: file, ...provisionedKeys(second) }, wallContext());
         expect(readiness.status()).to.include({ configured: true, schema_ready: true });
         expect(readiness.store()).to.not.be.null();
         expect(readiness.database()!.pragma('synchronous', { simple: true })).to.equal(2);
         readiness.close();
+        const retired = new PayReadiness({ url: file, ...provisionedKeys(first) }, wallContext());
+        expect(retired.status()).to.include({ configured: false, schema_ready: false });
+        retired.close();
     });
 
-    it('refuses to provision memory', () => {
+    it('refuses to provision memory, or a URL that names no file', () => {
 
         expect(() => provisionPay(':memory:')).to.throw(/PAY_DB_URL must name a file to provision/);
+        const dir = tempDir();
+        process.chdir(dir);
+        try {
+            expect(() => provisionPay('http://example.com/pay.db')).to.throw('PAY_DB_URL must be a path, a file: URL on this machine, or :memory:, not a http: URL');
+            expect(Fs.readdirSync(dir)).to.equal([]);
+        }
+        finally {
+            process.chdir(Path.join(__dirname, '..'));
+        }
+    });
+});
+
+
+describe('rotatePayKeys()', () => {
+
+    it('refuses a database that is missing or not provisioned', () => {
+
+        const file = Path.join(tempDir(), 'pay.db');
+        expect(() => rotatePayKeys(file)).to.throw(`There is no pay database at ${file}: run \`localgate provision pay\` first`);
+        new Sqlite(file).close();
+        expect(() => rotatePayKeys(file)).to.throw(`The pay database at ${file} is not provisioned: run \`localgate provision pay\` first`);
     });
 });
 

@@ -139,7 +139,8 @@ describe('pay data endpoints', () => {
         const unprovisioned = await testServer({ pay: { url: file, publishableKey: 'pk_local_test', secretKey: 'sk_local_test' } });
         for (const url of ['/v1/pay/wallet/', `/v1/pay/wallet/transactions/${Crypto.randomUUID()}`]) {
             const error = expectError(await unprovisioned.inject(url), 501, 'pay_not_provisioned');
-            expect(error).to.include({ configured: true, schema_ready: false, message: 'The pay database has no schema yet: run `localgate provision pay`' });
+            expect(error).to.include({ configured: false, schema_ready: false });
+            expect(error.message).to.startWith('Pay is not configured: run `localgate provision pay`');
         }
 
         await unprovisioned.stop();
@@ -276,7 +277,7 @@ describe('GET /v1/pay/tokens', () => {
 
         const res = await server.inject({ url: '/v1/pay/tokens/xyz', headers: bearer(server, 'alice') });
         const error = expectError(res, 404, 'token_not_found');
-        expect(error.message).to.equal('There is no token type XYZ: GET /v1/pay/tokens lists them');
+        expect(error.message).to.equal('There is no token with this id');
     });
 
     it('answers 400 for a symbol that cannot exist', async () => {
@@ -454,8 +455,8 @@ describe('POST /v1/pay/gateway/deposit and /withdraw', () => {
     });
 
     const refusals: [string, Direction, object, number, string, string, string][] = [
-        ['an unknown provider', 'deposit', { provider_id: 'nowhere', asset: 'USD', amount: 1 }, 422, 'provider_not_found', 'provider_id', 'There is no provider nowhere: GET /v1/pay/gateway/providers lists them'],
-        ['an unknown provider', 'withdraw', { provider_id: 'nowhere', asset: 'USD', amount: 1 }, 422, 'provider_not_found', 'provider_id', 'There is no provider nowhere: GET /v1/pay/gateway/providers lists them'],
+        ['an unknown provider', 'deposit', { provider_id: 'nowhere', asset: 'USD', amount: 1 }, 422, 'provider_not_found', 'provider_id', 'provider_id refers to no existing provider'],
+        ['an unknown provider', 'withdraw', { provider_id: 'nowhere', asset: 'USD', amount: 1 }, 422, 'provider_not_found', 'provider_id', 'provider_id refers to no existing provider'],
         ['a disabled provider', 'deposit', { provider_id: 'legacy-bank', asset: 'USD', amount: 1 }, 409, 'provider_unavailable', 'provider_id', 'Provider legacy-bank is disabled and moves no money: use an active provider'],
         ['a disabled provider', 'withdraw', { provider_id: 'legacy-bank', asset: 'USD', amount: 1 }, 409, 'provider_unavailable', 'provider_id', 'Provider legacy-bank is disabled and moves no money: use an active provider'],
         ['a provider that takes no deposits', 'deposit', { provider_id: 'payout-only', asset: 'USD', amount: 1 }, 422, 'operation_not_supported', 'provider_id', 'Provider payout-only does not support deposits'],
@@ -637,7 +638,7 @@ describe('GET /v1/pay/wallet/transactions', () => {
 
         const id = created[0]!.id;
         const foreign = await server.inject({ url: `/v1/pay/wallet/transactions/${id}`, headers: bearer(server, 'kurt') });
-        expect(expectError(foreign, 404, 'transaction_not_found').message).to.equal(`You have no transaction ${id}`);
+        expect(expectError(foreign, 404, 'transaction_not_found').message).to.equal('There is no transaction with this id');
 
         const unknown = await server.inject({ url: `/v1/pay/wallet/transactions/${Crypto.randomUUID()}`, headers: bearer(server, 'jane') });
         expectError(unknown, 404, 'transaction_not_found');
@@ -880,7 +881,11 @@ describe('pay store per connection', () => {
 
     it('builds a new store when the pay file is provisioned again', async () => {
 
-        const { server, file } = await payServer();
+        const file = Path.join(tempDir(), 'pay.db');
+        const spare = `${file}.spare`;
+        const credentials = provisionPay(file);
+        Fs.copyFileSync(file, spare);
+        const server = await testServer({ pay: { url: file, publishableKey: credentials.PAY_DB_PUBLISHABLE_KEY, secretKey: credentials.PAY_DB_SECRET_KEY } });
         await move(server, 'tess', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 5 });
         expect((await walletOf(server, 'tess')).balances).to.equal([{ asset: 'USD', amount: 5 }]);
 
@@ -889,7 +894,8 @@ describe('pay store per connection', () => {
         }
 
         expectError(await server.inject({ url: '/v1/pay/wallet/', headers: bearer(server, 'tess') }), 501, 'pay_not_provisioned');
-        provisionPay(file);
+        // The same keys in a new file: a copy of the database as provisioned.
+        Fs.copyFileSync(spare, file);
         expect((await walletOf(server, 'tess')).balances).to.equal([]);
         expect((await move(server, 'tess', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 7 })).statusCode).to.equal(201);
         expect((await walletOf(server, 'tess')).balances).to.equal([{ asset: 'USD', amount: 7 }]);

@@ -207,6 +207,23 @@ describe('the server', () => {
         expect(JSON.stringify(logs.lines)).to.not.contain('Bearer');
     });
 
+    it('logs a request under the X-Request-Id its client sent, and answers with it', async () => {
+
+        logs.lines = [];
+        const res = await server.inject({ url: '/v2/nothing', headers: { 'x-request-id': 'suite-7:case.12' } });
+        expect(res.headers['x-request-id']).to.equal('suite-7:case.12');
+        expect(logs.lines).to.have.length(1);
+        expect(logs.lines[0]!.req).to.equal({ id: 'suite-7:case.12', method: 'get', url: '/v2/nothing' });
+    });
+
+    it('logs an error by its name, message and stack only', async () => {
+
+        logs.lines = [];
+        await server.inject('/test/crash');
+        const error = logs.lines.find((line) => line.err)!;
+        expect(Object.keys(error.err as object)).to.equal(['type', 'message', 'stack']);
+    });
+
     it('answers CORS preflights for the configured origins only', async () => {
 
         const allowed = await server.inject({ method: 'OPTIONS', url: '/v1/weather/status', headers: { origin: 'http://localhost:5173', 'access-control-request-method': 'GET' } });

@@ -7,7 +7,9 @@ import Joi from 'joi';
 
 import { mintToken } from '../auth';
 import { consoleApiModes, type ConsoleApiMode } from '../config';
+import { timestamp } from '../fields';
 import { packageRoot } from '../paths';
+import { requestIdHeaders } from '../request-id';
 import { maxBodyChars, RequestFeed } from './feed';
 
 
@@ -55,7 +57,7 @@ const tokenRequest = Joi.object({
 const tokenAnswer = Joi.object({
     subject: Joi.string().required(),
     token: Joi.string().required().description('A bearer token for the subject, signed by this server'),
-    expires_at: Joi.string().isoDate().required()
+    expires_at: timestamp.required()
 }).label('ConsoleToken');
 
 const consoleOnly = 'Console only: mounted when the server listens on a loopback address (or with CONSOLE_API=on), never with CONSOLE_API=off.';
@@ -168,7 +170,7 @@ export const consolePlugin: Plugin<ConsoleOptions> = {
                     tags: ['api', 'console'],
                     description: 'The live request log, as Server-Sent Events',
                     notes: `${consoleOnly} One \`request\` event per answered request (the console's own excepted): id, time, method, path, query (credential-like parameters hidden), status, ms, caller, and a body: error bodies always, success bodies of commerce, logistics, weather and /health only, at most ${maxBodyChars} characters. Never a header, a token or a secret.`,
-                    plugins: { 'hapi-swagger': { produces: ['text/event-stream'], responses: { 200: { description: '`event: request` lines whose data is one request as JSON' } } } },
+                    plugins: { 'hapi-swagger': { produces: ['text/event-stream'], responses: { 200: { description: '`event: request` lines whose data is one request as JSON', headers: requestIdHeaders } } } },
                     handler(request, h) {
 
                         addressedLocally(request);

@@ -1,6 +1,6 @@
 import Joi from 'joi';
 
-import { recordId, requestBody } from '../fields';
+import { recordId, requestBody, timestamp } from '../fields';
 import { listSchema, pageQuery } from '../lists';
 import { utcTimestamp } from '../namespaces/logistics/schemas';
 
@@ -37,11 +37,11 @@ export const instanceSchema = Joi.object({
     id: Joi.string().required(),
     base_path: Joi.string().required().description('Prefix of every API path of the instance: /i/<id>'),
     seed: Joi.string().valid('demo', 'none').required(),
-    clock: Joi.string().isoDate().allow(null).required().description('The frozen instant, null while the clock follows the wall clock'),
+    clock: timestamp.allow(null).required().description('The frozen instant, null while the clock follows the wall clock'),
     ids: Joi.string().valid('random', 'sequential').required(),
     pay: Joi.boolean().required(),
-    created_at: Joi.string().isoDate().required(),
-    expires_at: Joi.string().isoDate().required().description('When the instance expires unless used before')
+    created_at: timestamp.required(),
+    expires_at: timestamp.required().description('When the instance expires unless used before')
 }).label('Instance');
 
 export const instanceListSchema = listSchema(instanceSchema, 'InstanceList');

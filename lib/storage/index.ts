@@ -3,7 +3,8 @@ import type { Engine } from './engine';
 import { SqliteEngine } from './sqlite/engine';
 
 
-export { provisionPay } from './sqlite/provision';
+export { rotatePayKeys } from './sqlite/pay-credentials';
+export { provisionPay, type PayCredentials } from './sqlite/provision';
 
 
 /** The engine the settings name; SQLite is the only one today. */

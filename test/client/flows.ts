@@ -14,7 +14,7 @@ export type Booking = components['schemas']['Booking'];
 
 export type PayStatus = components['schemas']['PayStatus'];
 
-export type ErrorBody = components['schemas']['Error'];
+export type ErrorBody = components['schemas']['ErrorBody'];
 
 export interface FlowResults {
     products: Product[];

@@ -152,7 +152,7 @@ export const inquirySchema = Joi.object({
 
 export const scamReportSchema = Joi.object({
     id: Joi.string().required(),
-    target_type: Joi.string().valid(...targetTypes).required().description('What is reported'),
+    target_type: Joi.string().valid(...targetTypes).required().description('What is reported').label('ScamReportTargetType'),
     target_id: Joi.string().required(),
     reason: Joi.string().required(),
     reporter_id: Joi.string().required().description('Identity of the caller who reported'),

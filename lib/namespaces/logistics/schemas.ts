@@ -101,7 +101,7 @@ export const locationSchema = Joi.object({
     latitude: Joi.number().min(-90).max(90).required(),
     longitude: Joi.number().min(-180).max(180).required(),
     created_at: timestamp.required()
-}).label('Location');
+}).label('PickupLocation');
 
 export const bookingSchema = Joi.object({
     id: Joi.string().required(),
@@ -112,12 +112,12 @@ export const bookingSchema = Joi.object({
     return_at: timestamp.required().description('End of the booking (exclusive), ISO 8601 UTC with milliseconds'),
     notes: Joi.string().allow('').required(),
     customer_id: Joi.string().required().description('The caller who booked: the subject of their token'),
-    status: Joi.string().valid('confirmed', 'cancelled').required().description('confirmed on creation; only confirmed bookings hold their vehicle'),
+    status: Joi.string().valid('confirmed', 'cancelled').required().description('confirmed on creation; only confirmed bookings hold their vehicle').label('BookingStatus'),
     created_at: timestamp.required()
 }).label('Booking');
 
 export const vehicleListSchema = listSchema(vehicleSchema, 'VehicleList');
 
-export const locationListSchema = listSchema(locationSchema, 'LocationList');
+export const locationListSchema = listSchema(locationSchema, 'PickupLocationList');
 
 export const bookingListSchema = listSchema(bookingSchema, 'BookingList');

@@ -8,7 +8,7 @@ import { maxAmount } from './rules';
 export const payStatusSchema = Joi.object({
     configured: Joi.boolean().required(),
     schema_ready: Joi.boolean().required(),
-    sections: Joi.array().items(Joi.string().valid('wallet', 'tokens', 'gateway')).required()
+    sections: Joi.array().items(Joi.string().valid('wallet', 'tokens', 'gateway').label('PaySection')).required().label('PaySections')
 }).label('PayStatus');
 
 
@@ -23,18 +23,18 @@ export const walletSchema = Joi.object({
     balances: Joi.array().items(Joi.object({
         asset: assetCode.required(),
         amount: Joi.number().integer().min(0).required().description('Balance in the asset\'s minor units (cents for USD)')
-    }).label('WalletBalance')).required().description('One entry per asset the wallet has held, by asset'),
+    }).label('WalletBalance')).required().description('One entry per asset the wallet has held, by asset').label('WalletBalances'),
     created_at: timestamp.required()
 }).label('Wallet');
 
 
 export const transactionSchema = Joi.object({
     id: Joi.string().guid().required(),
-    type: Joi.string().valid('deposit', 'withdrawal').required(),
+    type: Joi.string().valid('deposit', 'withdrawal').required().label('TransactionType'),
     asset: assetCode.required(),
     amount: Joi.number().integer().min(1).max(maxAmount).required().description('Minor units of the asset'),
     provider_id: Joi.string().required(),
-    status: Joi.string().valid('completed').required().description('The sandbox provider settles at once'),
+    status: Joi.string().valid('completed').required().description('The sandbox provider settles at once').label('TransactionStatus'),
     created_at: timestamp.required()
 }).label('PayTransaction');
 
@@ -51,7 +51,7 @@ export const tokenSchema = Joi.object({
     symbol: Joi.string().required().description('Upper-case symbol, e.g. MIT'),
     name: Joi.string().required(),
     decimals: Joi.number().integer().min(0).required().description('Minor units per token: amounts are in 10^-decimals tokens'),
-    stage: Joi.string().valid('planned', 'pilot', 'live', 'retired').required().description('Lifecycle stage: deposits in pilot or live, withdrawals in pilot, live or retired'),
+    stage: Joi.string().valid('planned', 'pilot', 'live', 'retired').required().description('Lifecycle stage: deposits in pilot or live, withdrawals in pilot, live or retired').label('TokenStage'),
     description: Joi.string().allow('').required(),
     created_at: timestamp.required()
 }).label('TokenType');
@@ -66,10 +66,10 @@ export const tokenParams = Joi.object({
 export const providerSchema = Joi.object({
     id: Joi.string().required(),
     name: Joi.string().required(),
-    assets: Joi.array().items(assetCode).required().description('Currencies and token symbols the provider moves'),
+    assets: Joi.array().items(assetCode).required().description('Currencies and token symbols the provider moves').label('ProviderAssets'),
     supports_deposit: Joi.boolean().required(),
     supports_withdrawal: Joi.boolean().required(),
-    status: Joi.string().valid('active', 'disabled').required(),
+    status: Joi.string().valid('active', 'disabled').required().label('ProviderStatus'),
     created_at: timestamp.required()
 }).label('Provider');
 

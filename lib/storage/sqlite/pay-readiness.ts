@@ -7,6 +7,7 @@ import { memory, namespaceMigrations } from './images';
 import { appliedMigrations, migrate, schemaVersion } from './migrate';
 import { closeDatabase, openDatabase, quickCheck, type Database } from './open';
 import { SqlitePayStore } from './pay';
+import { payKeysMatch, type PayKeys } from './pay-credentials';
 
 
 /** Opens a pay database with money-grade durability. */
@@ -35,11 +36,13 @@ export class PayReadiness implements PayAccess {
     private ready = false;
     private identity = '';
     private readonly file: string | null;
+    private readonly keys: PayKeys;
 
     constructor(settings: PaySettings, private readonly context: RecordContext) {
 
         const complete = settings.url && settings.publishableKey && settings.secretKey;
         this.file = complete ? payDatabaseFile(settings.url!) : null;
+        this.keys = { publishableKey: settings.publishableKey ?? '', secretKey: settings.secretKey ?? '' };
     }
 
     /** Applies pending pay migrations at startup, but only to a database that was provisioned before. */
@@ -64,11 +67,13 @@ export class PayReadiness implements PayAccess {
     status(): PayStatus {
 
         const db = this.connect();
-        if (db && !this.ready) {
+        // Re-read on every call: keys rotated while the server runs retire the old pair at once.
+        const configured = db !== null && payKeysMatch(db, this.keys);
+        if (configured && !this.ready) {
             this.ready = readable(() => payMigrationsApplied(db), false);
         }
 
-        return { configured: db !== null, schema_ready: db !== null && this.ready, sections };
+        return { configured, schema_ready: configured && this.ready, sections };
     }
 
     schemaVersion(): number | null {

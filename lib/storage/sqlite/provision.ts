@@ -1,4 +1,3 @@
-import Crypto from 'node:crypto';
 import Fs from 'node:fs';
 import Path from 'node:path';
 
@@ -7,6 +6,7 @@ import { memory, namespaceMigrations } from './images';
 import { migrate } from './migrate';
 import { closeDatabase } from './open';
 import { openPayDatabase } from './pay-readiness';
+import { recordPayKeys, type PayKeys } from './pay-credentials';
 
 
 export interface PayCredentials {
@@ -16,7 +16,7 @@ export interface PayCredentials {
 }
 
 
-/** Creates (or upgrades) the pay database and returns the three settings that point the service at it, with fresh keys. */
+/** Creates (or upgrades) the pay database, records a fresh key pair in it (retiring any earlier one) and returns the three settings. */
 export function provisionPay(url: string): PayCredentials {
 
     const file = payDatabaseFile(url);
@@ -26,16 +26,14 @@ export function provisionPay(url: string): PayCredentials {
 
     Fs.mkdirSync(Path.dirname(file), { recursive: true });
     const db = openPayDatabase(file, false);
+    let keys: PayKeys;
     try {
         migrate(db, namespaceMigrations('pay'));
+        keys = recordPayKeys(db);
     }
     finally {
         closeDatabase(db);
     }
 
-    return {
-        PAY_DB_URL: file,
-        PAY_DB_PUBLISHABLE_KEY: `pk_local_${Crypto.randomBytes(16).toString('hex')}`,
-        PAY_DB_SECRET_KEY: `sk_local_${Crypto.randomBytes(24).toString('hex')}`
-    };
+    return { PAY_DB_URL: file, PAY_DB_PUBLISHABLE_KEY: keys.publishableKey, PAY_DB_SECRET_KEY: keys.secretKey };
 }
