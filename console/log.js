@@ -9,10 +9,12 @@ const eventsPath = '/console/api/events';
 const kept = 300;
 
 
+// Every word must match: a status or a request id as a whole (409 is no part of an id), method, path and caller in part.
 function matches(entry, filter) {
 
-    const text = `${entry.method} ${entry.path}${entry.query} ${entry.status} ${entry.caller ?? 'anonymous'} ${entry.id}`.toLowerCase();
-    return filter.toLowerCase().split(/\s+/).filter(Boolean).every((word) => text.includes(word));
+    const text = `${entry.method} ${entry.path}${entry.query} ${entry.caller ?? 'anonymous'}`.toLowerCase();
+    const whole = [String(entry.status), entry.id.toLowerCase()];
+    return filter.toLowerCase().split(/\s+/).filter(Boolean).every((word) => whole.includes(word) || text.includes(word));
 }
 
 
