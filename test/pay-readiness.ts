@@ -15,7 +15,7 @@ import { migrate } from '../lib/storage/sqlite/migrate';
 import { closeDatabase, openDatabase } from '../lib/storage/sqlite/open';
 import { PayReadiness } from '../lib/storage/sqlite/pay-readiness';
 import { rotatePayKeys } from '../lib/storage/sqlite/pay-credentials';
-import type { PayCredentials } from '../lib/storage/sqlite/provision';
+import type { PayCredentials } from '../lib/storage/sqlite/pay-database';
 import { bearer, body, breakIntegrity, tempDir, testServer } from './helpers/server';
 
 

@@ -1,21 +1,15 @@
-import type { Plugin, Request, Server } from '@hapi/hapi';
+import type { Plugin, Server } from '@hapi/hapi';
 
 import { requireAdmin } from '../auth';
 import { failure } from '../errors';
 import { FixtureError } from '../fixtures';
 import { listResponse, type Page } from '../lists';
-import type { DataSet } from '../storage/engine';
-import { InstanceRegistry, type Instance, type InstanceOptions, type InstanceRecord, type Scope } from './registry';
+import type { Scope } from '../scope';
+import { InstanceRegistry, type Instance, type InstanceOptions, type InstanceRecord } from './registry';
 import { clockSchema, durationMs, instanceListQuery, instanceListSchema, instanceParams, instanceSchema, newInstanceSchema, restoreSchema, snapshotSchema } from './schemas';
 
 
-export { InstanceRegistry, type Instance, type Scope } from './registry';
-
-declare module '@hapi/hapi' {
-    interface RequestApplicationState {
-        scope: Scope;
-    }
-}
+export { InstanceRegistry, type Instance } from './registry';
 
 export interface InstancesOptions {
     registry: InstanceRegistry;
@@ -30,13 +24,6 @@ const tags = ['api', 'instances'];
 type InstanceParams = { instance_id: string };
 
 type NewInstance = Omit<InstanceOptions, 'fixture'> & { fixture?: unknown };
-
-
-/** The data set of the request's scope: its instance's, or the default one. */
-export function dataOf(request: Pick<Request, 'app'>): DataSet {
-
-    return request.app.scope.data;
-}
 
 
 /** The instance a path names and the API path within it; null for a path outside every instance. */

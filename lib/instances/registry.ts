@@ -2,14 +2,10 @@ import Crypto from 'node:crypto';
 
 import { Clock, IdSource, type IdMode, type RecordContext } from '../clock';
 import { DomainError } from '../errors';
-import type { DataSet, DataSnapshot, Engine, InstanceData } from '../storage/engine';
+import type { Scope } from '../scope';
+import type { DataSnapshot, Engine, InstanceData } from '../storage/engine';
 
 
-/** What a request runs against: the default data set, or an instance's, with the path prefix it was reached by. */
-export interface Scope {
-    data: DataSet;
-    readonly basePath: string;
-}
 
 export interface InstanceOptions {
     seed: 'demo' | 'none';

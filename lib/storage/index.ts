@@ -4,7 +4,8 @@ import { SqliteEngine } from './sqlite/engine';
 
 
 export { rotatePayKeys } from './sqlite/pay-credentials';
-export { provisionPay, type PayCredentials } from './sqlite/provision';
+export type { PayCredentials } from './sqlite/pay-database';
+export { provisionPay } from './sqlite/provision';
 
 
 /** The engine the settings name; SQLite is the only one today. */

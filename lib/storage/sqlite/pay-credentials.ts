@@ -3,8 +3,7 @@ import Fs from 'node:fs';
 
 import { payDatabaseFile } from '../../config';
 import { closeDatabase, type Database } from './open';
-import { openPayDatabase, payMigrationsApplied } from './pay-readiness';
-import type { PayCredentials } from './provision';
+import { openPayDatabase, payMigrationsApplied, type PayCredentials } from './pay-database';
 
 
 export interface PayKeys {

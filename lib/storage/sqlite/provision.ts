@@ -5,15 +5,8 @@ import { payDatabaseFile } from '../../config';
 import { memory, namespaceMigrations } from './images';
 import { migrate } from './migrate';
 import { closeDatabase } from './open';
-import { openPayDatabase } from './pay-readiness';
+import { openPayDatabase, type PayCredentials } from './pay-database';
 import { recordPayKeys, type PayKeys } from './pay-credentials';
-
-
-export interface PayCredentials {
-    PAY_DB_URL: string;
-    PAY_DB_PUBLISHABLE_KEY: string;
-    PAY_DB_SECRET_KEY: string;
-}
 
 
 /** Creates (or upgrades) the pay database, records a fresh key pair in it (retiring any earlier one) and returns the three settings. */

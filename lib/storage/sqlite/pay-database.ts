@@ -1,0 +1,26 @@
+import { namespaceMigrations } from './images';
+import { appliedMigrations } from './migrate';
+import { openDatabase, type Database } from './open';
+
+
+/** The three settings that point the service at a pay database and its key pair. */
+export interface PayCredentials {
+    PAY_DB_URL: string;
+    PAY_DB_PUBLISHABLE_KEY: string;
+    PAY_DB_SECRET_KEY: string;
+}
+
+
+/** Opens a pay database with money-grade durability. */
+export function openPayDatabase(file: string, fileMustExist: boolean): Database {
+
+    return openDatabase(file, { synchronous: 'FULL', fileMustExist });
+}
+
+
+/** True when every shipped pay migration is recorded in the database with an unchanged checksum. */
+export function payMigrationsApplied(db: Database): boolean {
+
+    const applied = new Map(appliedMigrations(db).map((row) => [row.version, row.checksum]));
+    return namespaceMigrations('pay').every((migration) => applied.get(migration.version) === migration.checksum);
+}
