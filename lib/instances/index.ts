@@ -18,6 +18,12 @@ export interface InstancesOptions {
 
 const prefix = '/i/';
 
+
+function instanceNotFound(id: string): Error {
+
+    return failure(404, 'instance_not_found', `There is no instance ${JSON.stringify(id)}: it was deleted, it expired, or it never existed (POST /_instances makes one)`);
+}
+
 const tags = ['api', 'instances'];
 
 // What joi leaves in the request once it has validated and converted it.
@@ -54,7 +60,7 @@ export const instancesPlugin: Plugin<InstancesOptions> = {
 
             const instance = registry.find(named.id);
             if (!instance) {
-                throw failure(404, 'instance_not_found', `There is no instance ${JSON.stringify(named.id)}: it was deleted, it expired, or it never existed (POST /_instances makes one)`);
+                throw instanceNotFound(named.id);
             }
 
             request.app.scope = instance;
@@ -76,7 +82,7 @@ function instanceRoutes(server: Server, registry: InstanceRegistry): void {
         const id = request.params.instance_id;
         const instance = registry.find(id);
         if (!instance) {
-            throw failure(404, 'instance_not_found', `There is no instance ${JSON.stringify(id)}: it was deleted, it expired, or it never existed`);
+            throw instanceNotFound(id);
         }
 
         return instance;
