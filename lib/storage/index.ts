@@ -3,9 +3,7 @@ import type { Engine } from './engine';
 import { SqliteEngine } from './sqlite/engine';
 
 
-export { rotatePayKeys } from './sqlite/pay-credentials';
-export type { PayCredentials } from './sqlite/pay-database';
-export { provisionPay } from './sqlite/provision';
+export { provisionPay, rotatePayKeys, type PayCredentials } from './sqlite/provision';
 
 
 /** The engine the settings name; SQLite is the only one today. */

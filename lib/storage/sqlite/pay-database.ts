@@ -3,14 +3,6 @@ import { appliedMigrations } from './migrate';
 import { openDatabase, type Database } from './open';
 
 
-/** The three settings that point the service at a pay database and its key pair. */
-export interface PayCredentials {
-    PAY_DB_URL: string;
-    PAY_DB_PUBLISHABLE_KEY: string;
-    PAY_DB_SECRET_KEY: string;
-}
-
-
 /** Opens a pay database with money-grade durability. */
 export function openPayDatabase(file: string, fileMustExist: boolean): Database {
 
