@@ -160,11 +160,11 @@ internals.names = function (size) {
 internals.checkFloor = function () {
 
     for (const [namespace, queries] of Object.entries(Floor.sql)) {
-        const shipped = require(`../dist/namespaces/${namespace}/store`).queries;
+        const shipped = require(`../dist/storage/sqlite/${namespace}`).queries;
 
         for (const [name, sql] of Object.entries(queries)) {
             if (shipped[name] !== sql) {
-                throw new Error(`bench/floor.js: the SQL of ${namespace}.${name} differs from lib/namespaces/${namespace}/store.ts (or dist/ is stale: npm run build); copy it over`);
+                throw new Error(`bench/floor.js: the SQL of ${namespace}.${name} differs from lib/storage/sqlite/${namespace}.ts (or dist/ is stale: npm run build); copy it over`);
             }
         }
     }
