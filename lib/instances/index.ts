@@ -63,8 +63,11 @@ export const instancesPlugin: Plugin<InstancesOptions> = {
                 throw instanceNotFound(named.id);
             }
 
+            // The query as the client sent it: reading request.url would make hapi parse the whole URL once more.
+            const raw = request.raw.req.url!;
+            const query = raw.indexOf('?');
             request.app.scope = instance;
-            request.setUrl(named.rest + request.url.search);
+            request.setUrl(query === -1 ? named.rest : named.rest + raw.slice(query));
             return h.continue;
         });
 
