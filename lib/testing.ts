@@ -84,17 +84,21 @@ export async function createTestKit(options: Options = {}): Promise<TestKit> {
 
     return {
         server,
-        async instance(instanceOptions: TestInstanceOptions = {}) {
+        instance(instanceOptions: TestInstanceOptions = {}) {
 
-            // The rules of POST /_instances, and its defaults.
-            const { error, value } = newInstanceSchema.validate(instanceOptions, { errors: { wrap: { label: false } } });
-            if (error) {
-                throw new Error(`Invalid instance options: ${error.message}`);
-            }
+            // A throw (bad options, a bad fixture, the limit) becomes the rejection.
+            return new Promise((resolve) => {
 
-            const { seed, ids, clock, pay, fixture } = value as Omit<InstanceOptions, 'fixture'> & { fixture?: unknown };
-            const created: InstanceOptions = { seed, ids, clock, pay, fixture: fixture === undefined ? undefined : { records: fixture, origin: 'fixture' } };
-            return testInstance(server, instances.create(created), token);
+                // The rules of POST /_instances, and its defaults.
+                const { error, value } = newInstanceSchema.validate(instanceOptions, { errors: { wrap: { label: false } } });
+                if (error) {
+                    throw new Error(`Invalid instance options: ${error.message}`);
+                }
+
+                const { seed, ids, clock, pay, fixture } = value as Omit<InstanceOptions, 'fixture'> & { fixture?: unknown };
+                const created: InstanceOptions = { seed, ids, clock, pay, fixture: fixture === undefined ? undefined : { records: fixture, origin: 'fixture' } };
+                resolve(testInstance(server, instances.create(created), token));
+            });
         },
         async listen() {
 
