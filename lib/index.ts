@@ -91,6 +91,9 @@ export async function createServer(options: Options = {}): Promise<Server> {
         // The serializers take hapi's request and node's response as they are, rather than pino's copies of them
         // (headers included) made on every request only to be narrowed down here.
         wrapSerializers: false,
+        // The message names the path as the client sent it too: under an instance, after its base path (no scope yet
+        // when the instance was unknown, and the path is still the one sent).
+        customRequestCompleteMessage: (request: Request, responseTime: number) => `[response] ${request.method} ${request.app.scope?.basePath ?? ''}${request.path} ${request.raw.res.statusCode} (${responseTime}ms)`,
         serializers: {
             // hapi-pino serializes the request in its onRequest step, before an instance path is rewritten: the
             // logged path is the one the client sent, base path included.

@@ -474,7 +474,12 @@ describe('instance limits', () => {
         await server.inject('/i/unknown/v1/commerce/products');
         await server.stop();
 
-        const urls = lines.filter((line) => line.req).map((line) => (line.req as { url: string }).url);
-        expect(urls).to.equal(['/_instances', `${base}/v1/commerce/products`, '/i/unknown/v1/commerce/products']);
+        const requests = lines.filter((line) => line.req);
+        expect(requests.map((line) => (line.req as { url: string }).url)).to.equal(['/_instances', `${base}/v1/commerce/products`, '/i/unknown/v1/commerce/products']);
+        expect(requests.map((line) => (line.msg as string).replace(/ \(\d+ms\)$/, ''))).to.equal([
+            '[response] post /_instances 201',
+            `[response] get ${base}/v1/commerce/products 200`,
+            '[response] get /i/unknown/v1/commerce/products 404'
+        ]);
     });
 });
