@@ -42,23 +42,41 @@ export function useInstances() {
     const round = useRef(0);
 
     const call = (path, options) => adminApi(path, admin.data, options);
+    // An action on an instance that is gone (deleted elsewhere, expired) reads the list again, which says so.
+    const callOn = async (id, path, options) => {
+
+        try {
+            return await call(`/_instances/${id}${path}`, options);
+        }
+        catch (error) {
+            if (error.code === 'instance_not_found') {
+                refresh();
+            }
+
+            throw error;
+        }
+    };
+
     const refresh = async () => {
 
         const mine = ++round.current;
         try {
-            const list = [];
+            // By id: an instance made or deleted between two pages shifts the ones after it.
+            const found = new Map();
+            let offset = 0;
             let total = 0;
             do {
-                const { data } = await call(`/_instances?limit=${pageSize}&offset=${list.length}`);
-                list.push(...data.data);
+                const { data } = await call(`/_instances?limit=${pageSize}&offset=${offset}`);
+                data.data.forEach((instance) => found.set(instance.id, instance));
+                offset += data.data.length;
                 total = data.total;
                 if (!data.data.length) {
                     break;
                 }
-            } while (list.length < total);
+            } while (offset < total);
 
             if (mine === round.current) {
-                setLive({ list, error: null });
+                setLive({ list: [...found.values()], error: null });
             }
         }
         catch (error) {
@@ -108,24 +126,24 @@ export function useInstances() {
         },
         async reset(id) {
 
-            await call(`/_instances/${id}/reset`, { method: 'POST' });
+            await callOn(id, '/reset', { method: 'POST' });
             putBack();
         },
         async snapshot(id) {
 
-            const { data } = await call(`/_instances/${id}/snapshots`, { method: 'POST' });
+            const { data } = await callOn(id, '/snapshots', { method: 'POST' });
             const taken = { id: data.snapshot_id, at: new Date().toISOString() };
             setSnapshots((previous) => ({ ...previous, [id]: [...(previous[id] ?? []), taken] }));
             return taken.id;
         },
         async restore(id, snapshotId) {
 
-            await call(`/_instances/${id}/restore`, { method: 'POST', body: { snapshot_id: snapshotId } });
+            await callOn(id, '/restore', { method: 'POST', body: { snapshot_id: snapshotId } });
             putBack();
         },
         async remove(id) {
 
-            await call(`/_instances/${id}`, { method: 'DELETE' });
+            await callOn(id, '', { method: 'DELETE' });
             setSnapshots(({ [id]: gone, ...others }) => others);
             switchTo(null);
             refresh();
@@ -272,7 +290,7 @@ export function Instances({ instances }) {
         <${LiveInstances} instances=${instances} />
         ${gone ? html`<div class="error" role="alert"><p>Instance ${shortId(selected)} is no longer live: it was deleted or expired.</p>
             <button type="button" onClick=${() => instances.switchTo(null)}>Use the default data set</button></div>` : null}
-        ${selected && !gone ? html`<${Selected} key=${selected} instances=${instances} onDeleted=${setDeleted} />` : null}
+        ${selected ? html`<${Selected} key=${selected} instances=${instances} onDeleted=${setDeleted} />` : null}
         ${selected ? null : html`${deleted ? html`<p class="done" role="status">${deleted}</p>` : null}<p class="hint">The page uses the default data set (<code>/v1/…</code>), which is not an instance: use or make one to reset it, take and restore snapshots, or delete it.</p>`}
     </section>`;
 }

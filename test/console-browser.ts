@@ -8,7 +8,7 @@ import { chromium } from 'playwright-core';
 
 import { mintToken, provisionPay } from '../lib';
 import { accessibilityViolations, chromiumArgs, chromiumPath, skipWithoutChromium } from './helpers/browser';
-import { body, tempDir, testServer, type List } from './helpers/server';
+import { adminBearer, body, tempDir, testServer, type List } from './helpers/server';
 
 
 export const lab = Lab.script();
@@ -421,6 +421,33 @@ describe('the console in a browser', () => {
             expect(await openBakery()).to.equal(inDefault);
             const everywhere = body<List<{ name: string }>>(await server.inject('/v1/commerce/products?limit=100&offset=0')).data;
             expect(everywhere.map((product) => product.name)).to.not.include('Instance-only loaf');
+
+            // An instance made elsewhere (a test suite) is there once the list is read again; deleted meanwhile, the
+            // page says so with the API's code, in the instances view and in every other.
+            const suite = body<{ id: string }>(await server.inject({ method: 'POST', url: '/_instances', payload: { seed: 'none' }, headers: adminBearer(server, 'suite') }));
+            const suiteShort = suite.id.split('-')[0]!;
+            await page.getByRole('button', { name: 'Refresh the list of instances' }).click();
+            await picker.locator('option', { hasText: `Instance ${suiteShort}` }).waitFor({ state: 'attached' });
+            await picker.selectOption(suite.id);
+            await page.getByText(`Data set: instance ${suiteShort}`).waitFor();
+            expect((await server.inject({ method: 'DELETE', url: `/_instances/${suite.id}`, headers: adminBearer(server, 'suite') })).statusCode).to.equal(204);
+
+            await views.getByRole('button', { name: 'Instances' }).click();
+            await selectedCard.getByRole('button', { name: 'Take snapshot' }).click();
+            const goneError = selectedCard.getByRole('alert');
+            await goneError.getByText('instance_not_found').waitFor();
+            expect(await goneError.innerText()).to.contain('404');
+            const goneNote = instancesView.getByRole('alert').filter({ hasText: 'no longer live' });
+            await goneNote.waitFor();
+            expect(await picker.locator('option:checked').innerText()).to.equal(`Instance ${suiteShort} (gone)`);
+            await accessible('instances, the one in use gone');
+            await shot('gone');
+            await views.getByRole('button', { name: 'Commerce' }).click();
+            await page.locator('main').getByRole('alert').getByText('instance_not_found').first().waitFor();
+            await views.getByRole('button', { name: 'Instances' }).click();
+            await goneNote.getByRole('button', { name: 'Use the default data set' }).click();
+            await page.getByText('Data set: the default one').waitFor();
+            expect(await picker.locator('option', { hasText: suiteShort }).count()).to.equal(0);
 
             // At phone width the instances view still reads; then the instance is deleted from it.
             await page.setViewportSize({ width: 390, height: 844 });
