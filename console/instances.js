@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 
 import { adminApi, consoleApi, ErrorNote, html, Outcome, setBasePath, useAction, useLoad, when } from './ui.js';
 
@@ -224,6 +224,14 @@ function Selected({ instances, onDeleted }) {
     const [state, run, clear] = useAction();
     const [chosen, setChosen] = useState('');
     const [confirming, setConfirming] = useState(false);
+    // The question takes the place of the button that asked it: the keyboard's focus goes to its safe answer.
+    const keep = useRef(null);
+    useLayoutEffect(() => {
+
+        if (confirming) {
+            keep.current.focus();
+        }
+    }, [confirming]);
     const { snapshots } = instances;
     const pick = chosen || snapshots.at(-1)?.id || '';
     const takenAt = (snapshot) => new Date(snapshot.at).toLocaleTimeString('en-GB');
@@ -264,12 +272,12 @@ function Selected({ instances, onDeleted }) {
             <button type="submit" disabled=${busy || !snapshots.length}>Restore</button>
         </form>
         ${confirming ?
-        html`<div class="confirm row" role="group" aria-label=${`Delete ${name}?`}>
+        html`<div key="confirm" class="confirm row" role="group" aria-label=${`Delete ${name}?`}>
             <span>Delete ${name} and all its data?</span>
             <button type="button" class="danger" disabled=${busy} onClick=${remove}>Yes, delete it</button>
-            <button type="button" onClick=${() => setConfirming(false)}>Keep it</button>
+            <button type="button" ref=${keep} onClick=${() => setConfirming(false)}>Keep it</button>
         </div>` :
-        html`<div class="row"><button type="button" class="danger" disabled=${busy} onClick=${askToDelete}>Delete instance</button></div>`}
+        html`<div key="ask" class="row"><button type="button" class="danger" disabled=${busy} onClick=${askToDelete}>Delete instance</button></div>`}
         <div aria-live="polite"><${Outcome} state=${state} /></div>
     </section>`;
 }

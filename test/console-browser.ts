@@ -456,8 +456,15 @@ describe('the console in a browser', () => {
             await selectedCard.getByRole('button', { name: 'Delete instance' }).waitFor();
             await accessible('instances at phone width');
             await shot('phone');
-            await selectedCard.getByRole('button', { name: 'Delete instance' }).click();
-            await page.getByRole('group', { name: `Delete instance ${short}?` }).getByRole('button', { name: 'Yes, delete it' }).click();
+            // By keyboard: the question takes the focus, on its safe answer.
+            await selectedCard.getByRole('button', { name: 'Delete instance' }).focus();
+            await page.keyboard.press('Enter');
+            const question = page.getByRole('group', { name: `Delete instance ${short}?` });
+            await question.getByRole('button', { name: 'Keep it' }).waitFor();
+            await page.waitForFunction('document.activeElement?.textContent === "Keep it"');
+            await page.keyboard.press('Shift+Tab');
+            expect(await page.evaluate('document.activeElement.textContent')).to.equal('Yes, delete it');
+            await page.keyboard.press('Enter');
             await instancesView.getByRole('status').getByText(`Deleted instance ${short}: the page uses the default data set again.`).waitFor();
             await instancesView.getByText('No instance is live').waitFor();
             expect(await picker.inputValue()).to.equal('');
