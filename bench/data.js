@@ -30,7 +30,9 @@ exports.build = async function (dir, { products, secret }) {
 
     Fs.mkdirSync(dir, { recursive: true });
     const server = await Localgate.createServer({ dataDir: dir, logLevel: 'silent', jwtSecret: secret });
-    const { commerce, logistics } = server.app.localgate.databases;
+    // The SQLite engine's default data set hands out its namespace databases for tools like this one.
+    const { data } = server.app.localgate;
+    const [commerce, logistics] = [data.database('commerce'), data.database('logistics')];
 
     let manifest;
     try {

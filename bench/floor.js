@@ -23,7 +23,7 @@ const internals = {
 };
 
 
-// Copied from lib/namespaces/<namespace>/store.ts, under the same names as there.
+// Copied from lib/storage/sqlite/<namespace>.ts, under the same names as there.
 exports.sql = {
     commerce: {
         listProducts: `SELECT ${internals.productColumns} FROM products ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`,
@@ -54,7 +54,7 @@ exports.sql = {
 
 internals.open = function (file) {
 
-    // lib/db/open.ts: the same pragmas in the same order.
+    // lib/storage/sqlite/open.ts: the same pragmas in the same order.
     const db = new Sqlite(file, { fileMustExist: true });
     db.pragma('busy_timeout = 5000');
     db.pragma('journal_mode = WAL');

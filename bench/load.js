@@ -20,7 +20,7 @@ internals.requests = function (job) {
 
     const json = job.style === 'json-server';
     // The catalogue is public: only the bookings and the writes carry the caller's token.
-    const headers = json || job.scenario === 'products-read' ? {} : { authorization: `Bearer ${job.token}` };
+    const headers = json || job.scenario === 'products-read' || job.scenario === 'products-page' ? {} : { authorization: `Bearer ${job.token}` };
     const { businessIds, writerVehicleIds: vehicleIds, locationIds } = job.ids;
     let sent = 0;
 
@@ -29,6 +29,11 @@ internals.requests = function (job) {
 
             const businessId = businessIds[n % businessIds.length];
             return { method: 'GET', path: json ? `/products?business_id=${businessId}&_limit=20` : `/v1/commerce/products?business_id=${businessId}&limit=20` };
+        },
+        // The catalogue's first page, in the default instance or, with job.prefix (/i/<id>), in an instance.
+        'products-page': () => {
+
+            return { method: 'GET', path: `${job.prefix ?? ''}/v1/commerce/products?limit=20` };
         },
         'bookings-read': () => {
 

@@ -267,6 +267,10 @@ function seed(settings: Settings, file: string | undefined, io: Io): number {
         throw new UsageError('seed needs --file F.json');
     }
 
+    if (settings.storage === 'memory') {
+        throw new Error('seed loads into the databases in DATA_DIR: in memory they would vanish when this command exits (give a running server a fixture with POST /_instances)');
+    }
+
     const data = createEngine({ ...settings, seed: false }).openDefault(wallContext());
     try {
         const path = Path.resolve(file);

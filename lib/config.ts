@@ -35,6 +35,7 @@ export interface Settings {
     validateResponses: boolean;
     instanceIdleTtlMs: number;
     maxInstances: number;
+    maxSnapshotMib: number;
     memoryPay: boolean;
     consoleApi: ConsoleApiMode;
     logStream?: NodeJS.WritableStream;
@@ -96,6 +97,7 @@ export const settingsSchema = Joi.object<Settings>({
     validateResponses: Joi.boolean().default(false).label('VALIDATE_RESPONSES'),
     instanceIdleTtlMs: Joi.number().integer().min(1000).default(3_600_000).label('INSTANCE_IDLE_TTL'),
     maxInstances: Joi.number().integer().min(0).default(1000).label('MAX_INSTANCES'),
+    maxSnapshotMib: Joi.number().integer().min(0).default(512).label('MAX_SNAPSHOT_MIB'),
     memoryPay: Joi.boolean().default(false).when('storage', {
         is: 'file',
         then: Joi.valid(false).messages({ 'any.only': '{{#label}} needs storage in memory (--memory or DATA_DIR=:memory:); for files run `localgate provision pay`' })
@@ -165,6 +167,7 @@ export function settingsFromEnvironment(env: NodeJS.ProcessEnv = process.env, fl
         validateResponses: env.VALIDATE_RESPONSES,
         instanceIdleTtlMs: env.INSTANCE_IDLE_TTL === undefined ? undefined : durationMs(env.INSTANCE_IDLE_TTL, 'INSTANCE_IDLE_TTL'),
         maxInstances: env.MAX_INSTANCES,
+        maxSnapshotMib: env.MAX_SNAPSHOT_MIB,
         memoryPay: flags['memory-pay'] ?? pick(undefined, env.MEMORY_PAY),
         consoleApi: env.CONSOLE_API
     };

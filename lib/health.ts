@@ -1,7 +1,7 @@
 import type { Plugin } from '@hapi/hapi';
 import Joi from 'joi';
 
-import { dataOf } from './instances';
+import { dataOf } from './scope';
 
 const namespaceHealth = Joi.object({
     state: Joi.string().valid('ready', 'unavailable', 'unconfigured', 'configured').required().label('NamespaceState'),

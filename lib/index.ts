@@ -8,12 +8,13 @@ import { resolveSettings, type Options, type Settings } from './config';
 import { consolePlugin } from './console';
 import { errorsPlugin, validationFailed } from './errors';
 import { healthPlugin } from './health';
-import { InstanceRegistry, instancesPlugin, type Scope } from './instances';
+import { InstanceRegistry, instancesPlugin } from './instances';
 import { commercePlugin } from './namespaces/commerce';
 import { logisticsPlugin } from './namespaces/logistics';
 import { payPlugin } from './namespaces/pay';
 import { weatherPlugin } from './namespaces/weather';
 import { openapiPlugin } from './openapi';
+import type { Scope } from './scope';
 import { createEngine } from './storage';
 import type { DataSet } from './storage/engine';
 import { requestIdPlugin } from './request-id';
@@ -45,7 +46,7 @@ export async function createServer(options: Options = {}): Promise<Server> {
     const settings = resolveSettings(options);
     const engine = createEngine(settings);
     const secret = resolveSecret(settings.jwtSecret, settings.dataDir, settings.keepSecret);
-    const instances = new InstanceRegistry(engine, settings.instanceIdleTtlMs, settings.maxInstances);
+    const instances = new InstanceRegistry(engine, settings.instanceIdleTtlMs, settings.maxInstances, settings.maxSnapshotMib * 2 ** 20);
 
     // The default data set opens as the server initializes and closes as it stops, so that a server that fails to
     // build holds nothing open.

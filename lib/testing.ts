@@ -7,7 +7,7 @@ import type { Options } from './config';
 import { createServer } from './index';
 import type { Instance } from './instances';
 import type { InstanceOptions } from './instances/registry';
-import { durationMs } from './instances/schemas';
+import { durationMs, newInstanceSchema } from './instances/schemas';
 
 
 // The kit a test suite imports as localgate/testing: one server per suite, a fresh instance per test.
@@ -86,15 +86,19 @@ export async function createTestKit(options: Options = {}): Promise<TestKit> {
         server,
         instance(instanceOptions: TestInstanceOptions = {}) {
 
-            const created: InstanceOptions = {
-                seed: instanceOptions.seed ?? 'demo',
-                ids: instanceOptions.ids ?? 'random',
-                clock: instanceOptions.clock,
-                pay: instanceOptions.pay ?? false,
-                fixture: instanceOptions.fixture === undefined ? undefined : { records: instanceOptions.fixture, origin: 'fixture' }
-            };
+            // A throw (bad options, a bad fixture, the limit) becomes the rejection.
+            return new Promise((resolve) => {
 
-            return Promise.resolve(testInstance(server, instances.create(created), token));
+                // The rules of POST /_instances, and its defaults.
+                const { error, value } = newInstanceSchema.validate(instanceOptions, { errors: { wrap: { label: false } } });
+                if (error) {
+                    throw new Error(`Invalid instance options: ${error.message}`);
+                }
+
+                const { seed, ids, clock, pay, fixture } = value as Omit<InstanceOptions, 'fixture'> & { fixture?: unknown };
+                const created: InstanceOptions = { seed, ids, clock, pay, fixture: fixture === undefined ? undefined : { records: fixture, origin: 'fixture' } };
+                resolve(testInstance(server, instances.create(created), token));
+            });
         },
         async listen() {
 

@@ -330,6 +330,8 @@ describe('the command line', () => {
         const bad = await run(['seed', '--file', file, '--data-dir', dir]);
         expect(bad).to.equal({ code: 1, stdout: '', stderr: `localgate: ${file}: commerce.products[0].price: price has more decimals than USD allows (at most 2)` });
         expect((await run(['seed', '--data-dir', dir])).code).to.equal(2);
+        const memory = await run(['seed', '--file', file], { DATA_DIR: ':memory:' });
+        expect(memory).to.equal({ code: 1, stdout: '', stderr: 'localgate: seed loads into the databases in DATA_DIR: in memory they would vanish when this command exits (give a running server a fixture with POST /_instances)' });
         const missing = await run(['seed', '--file', Path.join(dir, 'none.json'), '--data-dir', dir]);
         expect(missing.code).to.equal(1);
         expect(missing.stderr).to.contain('Cannot read fixture');

@@ -8,6 +8,7 @@ import { createServer } from '../lib';
 import { fitsCurrency, isCurrencyCode } from '../lib/namespaces/commerce/money';
 import type { Business, Inquiry, Offer, Product, ScamReport } from '../lib/namespaces/commerce/store';
 import { sqliteDatabase } from '../lib/storage/sqlite/engine';
+import { createTestKit, type TestInstance, type TestKit } from '../lib/testing';
 import type { Database } from '../lib/storage/sqlite/open';
 import { bearer, body, type List, tempDir, testServer } from './helpers/server';
 
@@ -951,37 +952,46 @@ describe('commerce', () => {
 
         const business = { id: 'b-1', name: 'Pier Kiosk', description: '', category: 'Kiosk', city: 'Harbourside', phone: '+1 207 555 0199', created_at: '2026-01-01T00:00:00.000Z' };
 
+        // Each test gets an empty catalogue of its own from one server.
+        let kit: TestKit;
+
+        before(async () => {
+
+            kit = await createTestKit({ validateResponses: true });
+        });
+
+        after(async () => {
+
+            await kit.close();
+        });
+
+        const postIn = (t: TestInstance, payload: object) => t.inject({ method: 'POST', url: `${base}/products`, headers: t.auth('alice'), payload });
+
         it('stamps the first product of an empty catalogue with the current time', async () => {
 
-            const empty = await testServer({ seed: false });
-            try {
-                empty.app.localgate.data.loadFixture({ commerce: { businesses: [business] } }, 'test');
-                const start = new Date().toISOString();
-                const created = body<Product>(await postTo(empty, '/products', product({ business_id: 'b-1' })));
-                expect(created.created_at >= start).to.be.true();
-                expect(created.created_at <= new Date().toISOString()).to.be.true();
-            }
-            finally {
-                await empty.stop();
-            }
+            const t = await kit.instance({ seed: 'none', fixture: { commerce: { businesses: [business] } } });
+            const start = new Date().toISOString();
+            const created = body<Product>(await postIn(t, product({ business_id: 'b-1' })));
+            expect(created.created_at >= start).to.be.true();
+            expect(created.created_at <= new Date().toISOString()).to.be.true();
+        });
+
+        it('stamps a product with the instance clock while it stands still', async () => {
+
+            const t = await kit.instance({ seed: 'none', clock: '2030-05-05T05:05:05Z', fixture: { commerce: { businesses: [business] } } });
+            expect(body<Product>(await postIn(t, product({ business_id: 'b-1' }))).created_at).to.equal('2030-05-05T05:05:05.000Z');
         });
 
         it('stamps a new product after the newest one even when the clock is behind it', async () => {
 
-            const skewed = await testServer({ seed: false });
-            try {
-                const future = { id: 'p-future', name: 'From the future', price: 1, currency: 'USD', business_id: 'b-1', created_by: 'demo', created_at: '2999-12-31T23:59:59.998Z' };
-                skewed.app.localgate.data.loadFixture({ commerce: { businesses: [business], products: [future] } }, 'test');
-                const first = body<Product>(await postTo(skewed, '/products', product({ business_id: 'b-1' })));
-                const second = body<Product>(await postTo(skewed, '/products', product({ business_id: 'b-1' })));
-                expect(first.created_at).to.equal('2999-12-31T23:59:59.999Z');
-                expect(second.created_at).to.equal('3000-01-01T00:00:00.000Z');
-                const listed = body<List<Product>>(await getFrom(skewed, '/products'));
-                expect(listed.data.map((item) => item.id)).to.equal(['p-future', first.id, second.id]);
-            }
-            finally {
-                await skewed.stop();
-            }
+            const future = { id: 'p-future', name: 'From the future', price: 1, currency: 'USD', business_id: 'b-1', created_by: 'demo', created_at: '2999-12-31T23:59:59.998Z' };
+            const t = await kit.instance({ seed: 'none', fixture: { commerce: { businesses: [business], products: [future] } } });
+            const first = body<Product>(await postIn(t, product({ business_id: 'b-1' })));
+            const second = body<Product>(await postIn(t, product({ business_id: 'b-1' })));
+            expect(first.created_at).to.equal('2999-12-31T23:59:59.999Z');
+            expect(second.created_at).to.equal('3000-01-01T00:00:00.000Z');
+            const listed = body<List<Product>>(await t.inject(`${base}/products`));
+            expect(listed.data.map((item) => item.id)).to.equal(['p-future', first.id, second.id]);
         });
 
         it('gives products created in the same millisecond distinct, increasing times', async () => {

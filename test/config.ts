@@ -29,6 +29,7 @@ describe('settings', () => {
             validateResponses: false,
             instanceIdleTtlMs: 3_600_000,
             maxInstances: 1000,
+            maxSnapshotMib: 512,
             memoryPay: false,
             consoleApi: 'auto'
         });
@@ -52,6 +53,7 @@ describe('settings', () => {
             VALIDATE_RESPONSES: 'true',
             INSTANCE_IDLE_TTL: '15m',
             MAX_INSTANCES: '20',
+            MAX_SNAPSHOT_MIB: '64',
             CONSOLE_API: 'on'
         });
 
@@ -70,6 +72,7 @@ describe('settings', () => {
             validateResponses: true,
             instanceIdleTtlMs: 900_000,
             maxInstances: 20,
+            maxSnapshotMib: 64,
             memoryPay: false,
             consoleApi: 'on'
         });

@@ -407,6 +407,29 @@ describe('instance limits', () => {
         await server.stop();
     });
 
+    it('keeps the snapshots of all instances within MAX_SNAPSHOT_MIB, and frees an instance\'s with it', async () => {
+
+        const server = await testServer({ maxSnapshotMib: 1 });
+        const call = (method: string, url: string) => server.inject({ method, url, headers: adminBearer(server) });
+        const first = body<InstanceBody>(await call('POST', '/_instances'));
+        const second = body<InstanceBody>(await call('POST', '/_instances'));
+
+        // A demo instance's databases take a few hundred KiB: a handful of snapshots fill one MiB.
+        let taken = 0;
+        let refused: ServerInjectResponse;
+        while ((refused = await call('POST', `/_instances/${first.id}/snapshots`)).statusCode === 201) {
+            ++taken;
+        }
+
+        expect(taken).to.be.within(1, 10);
+        expect(expectError(refused, 409, 'snapshot_limit_reached').message).to.equal('Snapshots of all instances would hold more than MAX_SNAPSHOT_MIB (1 MiB): delete instances that are done');
+        expectError(await call('POST', `/_instances/${second.id}/snapshots`), 409, 'snapshot_limit_reached');
+
+        await call('DELETE', `/_instances/${first.id}`);
+        expect((await call('POST', `/_instances/${second.id}/snapshots`)).statusCode).to.equal(201);
+        await server.stop();
+    });
+
     it('expires an instance idle for INSTANCE_IDLE_TTL, on its next request and in the background', async () => {
 
         const server = await testServer({ instanceIdleTtlMs: 1000 });

@@ -14,8 +14,7 @@ import { namespaceMigrations } from '../lib/storage/sqlite/images';
 import { migrate } from '../lib/storage/sqlite/migrate';
 import { closeDatabase, openDatabase } from '../lib/storage/sqlite/open';
 import { PayReadiness } from '../lib/storage/sqlite/pay-readiness';
-import { rotatePayKeys } from '../lib/storage/sqlite/pay-credentials';
-import type { PayCredentials } from '../lib/storage/sqlite/provision';
+import { rotatePayKeys, type PayCredentials } from '../lib/storage/sqlite/provision';
 import { bearer, body, breakIntegrity, tempDir, testServer } from './helpers/server';
 
 

@@ -72,6 +72,13 @@ describe('createTestKit()', () => {
         t.close();
     });
 
+    it('refuses instance options that POST /_instances would refuse, naming the option', async () => {
+
+        await expect(kit.instance({ clock: 'next tuesday' })).to.reject(/^Invalid instance options: clock must be an ISO 8601 UTC timestamp ending in Z/);
+        await expect(kit.instance({ seed: 'lots' as never })).to.reject('Invalid instance options: seed must be one of [demo, none]');
+        await expect(kit.instance({ fixture: { commerce: { products: [{ name: 'x' }] } } })).to.reject(/^fixture: commerce\.products\[0\]\.price: price is required/);
+    });
+
     it('listens for HTTP clients on a free loopback port', async () => {
 
         const t = await kit.instance();

@@ -1,21 +1,15 @@
-import type { Plugin, Request, Server } from '@hapi/hapi';
+import type { Plugin, Server } from '@hapi/hapi';
 
 import { requireAdmin } from '../auth';
 import { failure } from '../errors';
 import { FixtureError } from '../fixtures';
 import { listResponse, type Page } from '../lists';
-import type { DataSet } from '../storage/engine';
-import { InstanceRegistry, type Instance, type InstanceOptions, type InstanceRecord, type Scope } from './registry';
+import type { Scope } from '../scope';
+import { InstanceRegistry, type Instance, type InstanceOptions, type InstanceRecord } from './registry';
 import { clockSchema, durationMs, instanceListQuery, instanceListSchema, instanceParams, instanceSchema, newInstanceSchema, restoreSchema, snapshotSchema } from './schemas';
 
 
-export { InstanceRegistry, type Instance, type Scope } from './registry';
-
-declare module '@hapi/hapi' {
-    interface RequestApplicationState {
-        scope: Scope;
-    }
-}
+export { InstanceRegistry, type Instance } from './registry';
 
 export interface InstancesOptions {
     registry: InstanceRegistry;
@@ -24,19 +18,18 @@ export interface InstancesOptions {
 
 const prefix = '/i/';
 
+
+function instanceNotFound(id: string): Error {
+
+    return failure(404, 'instance_not_found', `There is no instance ${JSON.stringify(id)}: it was deleted, it expired, or it never existed (POST /_instances makes one)`);
+}
+
 const tags = ['api', 'instances'];
 
 // What joi leaves in the request once it has validated and converted it.
 type InstanceParams = { instance_id: string };
 
 type NewInstance = Omit<InstanceOptions, 'fixture'> & { fixture?: unknown };
-
-
-/** The data set of the request's scope: its instance's, or the default one. */
-export function dataOf(request: Pick<Request, 'app'>): DataSet {
-
-    return request.app.scope.data;
-}
 
 
 /** The instance a path names and the API path within it; null for a path outside every instance. */
@@ -67,11 +60,14 @@ export const instancesPlugin: Plugin<InstancesOptions> = {
 
             const instance = registry.find(named.id);
             if (!instance) {
-                throw failure(404, 'instance_not_found', `There is no instance ${JSON.stringify(named.id)}: it was deleted, it expired, or it never existed (POST /_instances makes one)`);
+                throw instanceNotFound(named.id);
             }
 
+            // The query as the client sent it: reading request.url would make hapi parse the whole URL once more.
+            const raw = request.raw.req.url!;
+            const query = raw.indexOf('?');
             request.app.scope = instance;
-            request.setUrl(named.rest + request.url.search);
+            request.setUrl(query === -1 ? named.rest : named.rest + raw.slice(query));
             return h.continue;
         });
 
@@ -89,7 +85,7 @@ function instanceRoutes(server: Server, registry: InstanceRegistry): void {
         const id = request.params.instance_id;
         const instance = registry.find(id);
         if (!instance) {
-            throw failure(404, 'instance_not_found', `There is no instance ${JSON.stringify(id)}: it was deleted, it expired, or it never existed`);
+            throw instanceNotFound(id);
         }
 
         return instance;

@@ -2,14 +2,10 @@ import Crypto from 'node:crypto';
 
 import { Clock, IdSource, type IdMode, type RecordContext } from '../clock';
 import { DomainError } from '../errors';
-import type { DataSet, DataSnapshot, Engine, InstanceData } from '../storage/engine';
+import type { Scope } from '../scope';
+import type { DataSnapshot, Engine, InstanceData } from '../storage/engine';
 
 
-/** What a request runs against: the default data set, or an instance's, with the path prefix it was reached by. */
-export interface Scope {
-    data: DataSet;
-    readonly basePath: string;
-}
 
 export interface InstanceOptions {
     seed: 'demo' | 'none';
@@ -49,6 +45,13 @@ export function limitReached(live: number): DomainError {
 }
 
 
+/** The memory every instance's snapshots share, so that snapshots cannot take the process down. */
+export interface SnapshotBudget {
+    used: number;
+    readonly max: number;
+}
+
+
 /** One isolated data set with its own clock and id source, reached under /i/<id>. */
 export class Instance implements Scope {
 
@@ -58,7 +61,7 @@ export class Instance implements Scope {
     private readonly snapshots = new Map<string, Checkpoint>();
     private readonly creation: Checkpoint;
 
-    constructor(readonly id: string, readonly data: InstanceData, private readonly context: RecordContext, private readonly options: InstanceOptions) {
+    constructor(readonly id: string, readonly data: InstanceData, private readonly context: RecordContext, private readonly options: InstanceOptions, private readonly budget: SnapshotBudget) {
 
         this.basePath = `/i/${id}`;
         this.lastUsed = Date.now();
@@ -95,9 +98,26 @@ export class Instance implements Scope {
             throw new DomainError('conflict', 'snapshot_limit_reached', `This instance holds ${maxSnapshots} snapshots, the most it keeps: make a new instance, or restore and reuse one`);
         }
 
+        const data = this.data.snapshot();
+        if (this.budget.used + data.bytes > this.budget.max) {
+            throw new DomainError('conflict', 'snapshot_limit_reached', `Snapshots of all instances would hold more than MAX_SNAPSHOT_MIB (${this.budget.max / 2 ** 20} MiB): delete instances that are done`);
+        }
+
+        this.budget.used += data.bytes;
         const id = Crypto.randomUUID();
-        this.snapshots.set(id, { data: this.data.snapshot(), frozen: this.context.clock.frozen, counter: this.context.ids.counter });
+        this.snapshots.set(id, { data, frozen: this.context.clock.frozen, counter: this.context.ids.counter });
         return id;
+    }
+
+    /** Frees the instance's databases and gives its snapshots' memory back to the budget. */
+    close(): void {
+
+        for (const { data } of this.snapshots.values()) {
+            this.budget.used -= data!.bytes;
+        }
+
+        this.snapshots.clear();
+        this.data.close();
     }
 
     /** Puts back the state a snapshot holds; the snapshot stays, to be restored again. */
@@ -142,9 +162,13 @@ export class Instance implements Scope {
 export class InstanceRegistry {
 
     private readonly instances = new Map<string, Instance>();
+    private readonly budget: SnapshotBudget;
     private sweeper: NodeJS.Timeout | null = null;
 
-    constructor(private readonly engine: Engine, readonly idleTtlMs: number, readonly maxInstances: number) { }
+    constructor(private readonly engine: Engine, readonly idleTtlMs: number, readonly maxInstances: number, maxSnapshotBytes: number) {
+
+        this.budget = { used: 0, max: maxSnapshotBytes };
+    }
 
     /** Makes an instance: a copy of the migrated (and seeded) image, with its fixture loaded. */
     create(options: InstanceOptions): Instance {
@@ -156,7 +180,7 @@ export class InstanceRegistry {
 
         const context = { clock: new Clock(options.clock ? new Date(options.clock) : null), ids: new IdSource(options.ids) };
         const data = this.engine.createInstance({ seed: options.seed === 'demo', pay: options.pay, fixture: options.fixture, context });
-        const instance = new Instance(Crypto.randomUUID(), data, context, options);
+        const instance = new Instance(Crypto.randomUUID(), data, context, options, this.budget);
         this.instances.set(instance.id, instance);
         this.sweeper ??= setInterval(() => this.sweep(), Math.min(this.idleTtlMs, 60_000)).unref();
         return instance;
@@ -196,7 +220,7 @@ export class InstanceRegistry {
         }
 
         this.instances.delete(id);
-        instance.data.close();
+        instance.close();
         return true;
     }
 

@@ -3,8 +3,7 @@ import type { Engine } from './engine';
 import { SqliteEngine } from './sqlite/engine';
 
 
-export { rotatePayKeys } from './sqlite/pay-credentials';
-export { provisionPay, type PayCredentials } from './sqlite/provision';
+export { provisionPay, rotatePayKeys, type PayCredentials } from './sqlite/provision';
 
 
 /** The engine the settings name; SQLite is the only one today. */

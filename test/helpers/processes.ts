@@ -14,13 +14,21 @@ export interface SpawnedServer {
 /** Starts `localgate start` in a child process (needs `npm run build`) and resolves once it listens. */
 export function spawnServer(env: NodeJS.ProcessEnv, args: string[] = []): Promise<SpawnedServer> {
 
-    const child = ChildProcess.spawn(process.execPath, [binPath, 'start', '--port', '0', ...args], {
-        env: { PATH: process.env.PATH, LOG_LEVEL: 'silent', ...env },
-        stdio: ['ignore', 'pipe', 'pipe']
-    });
+    return spawnListening(process.execPath, [binPath, 'start', '--port', '0', ...args], { env: { PATH: process.env.PATH, LOG_LEVEL: 'silent', ...env } });
+}
+
+
+/**
+ * Runs a command that starts localgate and resolves once it prints the URL it listens on. With group, the command
+ * leads its own process group and stop() signals the whole group: npx does not pass SIGTERM on to the server it runs.
+ */
+export function spawnListening(command: string, args: string[], options: { env: NodeJS.ProcessEnv; cwd?: string; group?: boolean }): Promise<SpawnedServer> {
+
+    const child = ChildProcess.spawn(command, args, { env: options.env, cwd: options.cwd, detached: options.group, stdio: ['ignore', 'pipe', 'pipe'] });
 
     let output = '';
-    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    // 'close' waits for every process holding the output pipes, so also for a server that npx started.
+    const exited = new Promise<number | null>((resolve) => child.once('close', (code) => resolve(code)));
 
     return new Promise((resolve, reject) => {
 
@@ -36,7 +44,13 @@ export function spawnServer(env: NodeJS.ProcessEnv, args: string[] = []): Promis
                     output: () => output,
                     stop: (signal = 'SIGTERM') => {
 
-                        child.kill(signal);
+                        if (options.group) {
+                            process.kill(-child.pid!, signal);
+                        }
+                        else {
+                            child.kill(signal);
+                        }
+
                         return exited;
                     }
                 });
@@ -46,7 +60,7 @@ export function spawnServer(env: NodeJS.ProcessEnv, args: string[] = []): Promis
 
             output += chunk.toString();
         });
-        exited.then((code) => reject(new Error(`localgate exited with ${code} before listening: ${output}`)));
+        exited.then((code) => reject(new Error(`${command} exited with ${code} before listening: ${output}`)));
     });
 }
 

@@ -1,7 +1,7 @@
 import type { Server, ServerRoute } from '@hapi/hapi';
 
 import { callerId } from '../../auth';
-import { dataOf } from '../../instances';
+import { dataOf } from '../../scope';
 import { createdResponse, listResponse, type Page } from '../../lists';
 import {
     businessListQuery,

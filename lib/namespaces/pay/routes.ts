@@ -3,7 +3,7 @@ import type { Lifecycle, Request, ResponseObject, ResponseToolkit, Server, Serve
 
 import { callerId } from '../../auth';
 import { failure, toBoom } from '../../errors';
-import { dataOf } from '../../instances';
+import { dataOf } from '../../scope';
 import { createdResponse, listResponse, type Page } from '../../lists';
 import {
     gatewayPayload,

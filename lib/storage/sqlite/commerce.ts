@@ -7,7 +7,7 @@ import { checkFirstReport } from '../../namespaces/commerce/rules';
 import type { Business, CommerceStore, Inquiry, NewInquiry, NewProduct, NewScamReport, Offer, Product, ScamReport, TargetType } from '../../namespaces/commerce/store';
 import { found, nextCreatedAt, referenced } from '../../records';
 import type { Database } from './open';
-import { lazyStatements, settled, type Statements } from './statements';
+import { lazyStatements, settled, sql, type Statements } from './statements';
 
 
 type Priced<T> = Omit<T, 'price'> & { price_minor: number };
@@ -17,13 +17,20 @@ type Priced<T> = Omit<T, 'price'> & { price_minor: number };
 type ProductRow = [id: string, name: string, description: string, priceMinor: number, currency: string, businessId: string, createdBy: string, createdAt: string, scamReportCount: number];
 
 // A list that may be narrowed to the records of one parent (the products of a business, the offers of a product).
-interface ListStatements {
+interface ListStatements<Row> {
     parentColumn: string;
-    all: () => Statement;
-    countAll: () => Statement;
-    ofParent: () => Statement;
-    countOfParent: () => Statement;
+    all: () => Statement<[Page], Row>;
+    countAll: () => Statement<[], Total>;
+    ofParent: () => Statement<[PageOfParent], Row>;
+    countOfParent: () => Statement<[string], Total>;
 }
+
+type Total = { total: number };
+
+// A page of the records of one parent, named by its column (business_id, product_id).
+type PageOfParent = Page & Record<string, string | number>;
+
+type Found = { found: 1 };
 
 
 const productColumns = 'id, name, description, price_minor, currency, business_id, created_by, created_at, scam_report_count';
@@ -37,37 +44,37 @@ const scamReportColumns = 'id, target_type, target_id, reason, reporter_id, crea
 // and so prepares the statement again each time a new value is bound, that is on every call.
 // Exported so that a test can show their query plans.
 export const queries = {
-    listProducts: `SELECT ${productColumns} FROM products ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`,
-    listProductsOfBusiness: `SELECT ${productColumns} FROM products WHERE business_id = @business_id ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`,
-    countProducts: 'SELECT products AS total FROM catalogue_totals WHERE id = 1',
-    countProductsOfBusiness: 'SELECT coalesce((SELECT product_count FROM businesses WHERE id = ?), 0) AS total',
-    latestProduct: 'SELECT max(created_at) AS latest FROM products',
-    product: `SELECT ${productColumns} FROM products WHERE id = ?`,
-    insertProduct: `INSERT INTO products (id, name, description, price_minor, currency, business_id, created_by, created_at)
-        VALUES (@id, @name, @description, @price_minor, @currency, @business_id, @created_by, @created_at)`,
+    listProducts: sql<[Page], ProductRow>(`SELECT ${productColumns} FROM products ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`),
+    listProductsOfBusiness: sql<[PageOfParent], ProductRow>(`SELECT ${productColumns} FROM products WHERE business_id = @business_id ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`),
+    countProducts: sql<[], Total>('SELECT products AS total FROM catalogue_totals WHERE id = 1'),
+    countProductsOfBusiness: sql<[string], Total>('SELECT coalesce((SELECT product_count FROM businesses WHERE id = ?), 0) AS total'),
+    latestProduct: sql<[], { latest: string | null }>('SELECT max(created_at) AS latest FROM products'),
+    product: sql<[string], ProductRow>(`SELECT ${productColumns} FROM products WHERE id = ?`),
+    insertProduct: sql<[Omit<Priced<Product>, 'scam_report_count'>]>(`INSERT INTO products (id, name, description, price_minor, currency, business_id, created_by, created_at)
+        VALUES (@id, @name, @description, @price_minor, @currency, @business_id, @created_by, @created_at)`),
 
-    listBusinesses: `SELECT ${businessColumns} FROM businesses ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`,
-    countBusinesses: 'SELECT count(*) AS total FROM businesses',
-    business: `SELECT ${businessColumns} FROM businesses WHERE id = ?`,
+    listBusinesses: sql<[Page], Business>(`SELECT ${businessColumns} FROM businesses ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`),
+    countBusinesses: sql<[], Total>('SELECT count(*) AS total FROM businesses'),
+    business: sql<[string], Business>(`SELECT ${businessColumns} FROM businesses WHERE id = ?`),
 
-    listOffers: `SELECT ${offerColumns} FROM offers ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`,
-    listOffersOfProduct: `SELECT ${offerColumns} FROM offers WHERE product_id = @product_id ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`,
-    countOffers: 'SELECT count(*) AS total FROM offers',
-    countOffersOfProduct: 'SELECT count(*) AS total FROM offers WHERE product_id = ?',
+    listOffers: sql<[Page], Priced<Offer>>(`SELECT ${offerColumns} FROM offers ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`),
+    listOffersOfProduct: sql<[PageOfParent], Priced<Offer>>(`SELECT ${offerColumns} FROM offers WHERE product_id = @product_id ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`),
+    countOffers: sql<[], Total>('SELECT count(*) AS total FROM offers'),
+    countOffersOfProduct: sql<[string], Total>('SELECT count(*) AS total FROM offers WHERE product_id = ?'),
 
-    productExists: 'SELECT 1 AS found FROM products WHERE id = ?',
-    businessExists: 'SELECT 1 AS found FROM businesses WHERE id = ?',
-    offerExists: 'SELECT 1 AS found FROM offers WHERE id = ?',
+    productExists: sql<[string], Found>('SELECT 1 AS found FROM products WHERE id = ?'),
+    businessExists: sql<[string], Found>('SELECT 1 AS found FROM businesses WHERE id = ?'),
+    offerExists: sql<[string], Found>('SELECT 1 AS found FROM offers WHERE id = ?'),
 
-    insertInquiry: `INSERT INTO inquiries (id, product_id, business_id, message, owner_id, created_at)
-        VALUES (@id, @product_id, @business_id, @message, @owner_id, @created_at)`,
-    inquiry: `SELECT ${inquiryColumns} FROM inquiries WHERE id = ? AND owner_id = ?`,
+    insertInquiry: sql<[Inquiry]>(`INSERT INTO inquiries (id, product_id, business_id, message, owner_id, created_at)
+        VALUES (@id, @product_id, @business_id, @message, @owner_id, @created_at)`),
+    inquiry: sql<[string, string], Inquiry>(`SELECT ${inquiryColumns} FROM inquiries WHERE id = ? AND owner_id = ?`),
 
-    scamReportByReporter: 'SELECT 1 AS found FROM scam_reports WHERE target_type = ? AND target_id = ? AND reporter_id = ?',
-    insertScamReport: `INSERT INTO scam_reports (id, target_type, target_id, reason, reporter_id, created_at)
-        VALUES (@id, @target_type, @target_id, @reason, @reporter_id, @created_at)`,
-    scamReport: `SELECT ${scamReportColumns} FROM scam_reports WHERE id = ? AND reporter_id = ?`
-} as const;
+    scamReportByReporter: sql<[TargetType, string, string], Found>('SELECT 1 AS found FROM scam_reports WHERE target_type = ? AND target_id = ? AND reporter_id = ?'),
+    insertScamReport: sql<[ScamReport]>(`INSERT INTO scam_reports (id, target_type, target_id, reason, reporter_id, created_at)
+        VALUES (@id, @target_type, @target_id, @reason, @reporter_id, @created_at)`),
+    scamReport: sql<[string, string], ScamReport>(`SELECT ${scamReportColumns} FROM scam_reports WHERE id = ? AND reporter_id = ?`)
+};
 
 
 const existsQuery = { product: 'productExists', business: 'businessExists', offer: 'offerExists' } as const;
@@ -86,23 +93,23 @@ export class SqliteCommerceStore implements CommerceStore {
 
     constructor(db: Database, context: RecordContext) {
 
-        const sql = lazyStatements(db, queries);
-        this.sql = sql;
+        const statements = lazyStatements(db, queries);
+        this.sql = statements;
 
-        const products: ListStatements = {
+        const products: ListStatements<ProductRow> = {
             parentColumn: 'business_id',
-            all: () => sql.listProducts.raw(),
-            countAll: () => sql.countProducts,
-            ofParent: () => sql.listProductsOfBusiness.raw(),
-            countOfParent: () => sql.countProductsOfBusiness
+            all: () => statements.listProducts.raw(),
+            countAll: () => statements.countProducts,
+            ofParent: () => statements.listProductsOfBusiness.raw(),
+            countOfParent: () => statements.countProductsOfBusiness
         };
 
-        const offers: ListStatements = {
+        const offers: ListStatements<Priced<Offer>> = {
             parentColumn: 'product_id',
-            all: () => sql.listOffers,
-            countAll: () => sql.countOffers,
-            ofParent: () => sql.listOffersOfProduct,
-            countOfParent: () => sql.countOffersOfProduct
+            all: () => statements.listOffers,
+            countAll: () => statements.countOffers,
+            ofParent: () => statements.listOffersOfProduct,
+            countOfParent: () => statements.countOffersOfProduct
         };
 
         // Each page and its total come from one read transaction, so they agree.
@@ -113,8 +120,8 @@ export class SqliteCommerceStore implements CommerceStore {
         });
 
         this.readBusinesses = db.transaction((page: Page) => ({
-            data: sql.listBusinesses.all(page) as Business[],
-            total: (sql.countBusinesses.get() as { total: number }).total
+            data: statements.listBusinesses.all(page),
+            total: statements.countBusinesses.get()!.total
         }));
 
         this.readOffers = db.transaction((filter: { product_id?: string }, page: Page) => {
@@ -127,8 +134,8 @@ export class SqliteCommerceStore implements CommerceStore {
 
             this.requireTarget('business', input.business_id, 'business_id');
             const id = context.ids.next();
-            const { latest } = sql.latestProduct.get() as { latest: string | null };
-            sql.insertProduct.run({
+            const { latest } = statements.latestProduct.get()!;
+            statements.insertProduct.run({
                 id,
                 name: input.name,
                 description: input.description,
@@ -139,7 +146,7 @@ export class SqliteCommerceStore implements CommerceStore {
                 created_at: nextCreatedAt(latest, context.clock.now())
             });
 
-            return toProduct(sql.product.raw().get(id) as ProductRow);
+            return toProduct(statements.product.raw().get(id)!);
         });
 
         this.insertInquiry = db.transaction((input: NewInquiry, ownerId: string) => {
@@ -152,17 +159,17 @@ export class SqliteCommerceStore implements CommerceStore {
             }
 
             const id = context.ids.next();
-            sql.insertInquiry.run({ id, product_id: null, business_id: null, ...input, owner_id: ownerId, created_at: context.clock.now().toISOString() });
-            return sql.inquiry.get(id, ownerId) as Inquiry;
+            statements.insertInquiry.run({ id, product_id: null, business_id: null, ...input, owner_id: ownerId, created_at: context.clock.now().toISOString() });
+            return statements.inquiry.get(id, ownerId)!;
         });
 
         this.insertScamReport = db.transaction((input: NewScamReport, reporterId: string) => {
 
             this.requireTarget(input.target_type, input.target_id, 'target_id');
-            checkFirstReport(input.target_type, sql.scamReportByReporter.get(input.target_type, input.target_id, reporterId) !== undefined);
+            checkFirstReport(input.target_type, statements.scamReportByReporter.get(input.target_type, input.target_id, reporterId) !== undefined);
             const id = context.ids.next();
-            sql.insertScamReport.run({ id, ...input, reporter_id: reporterId, created_at: context.clock.now().toISOString() });
-            return sql.scamReport.get(id, reporterId) as ScamReport;
+            statements.insertScamReport.run({ id, ...input, reporter_id: reporterId, created_at: context.clock.now().toISOString() });
+            return statements.scamReport.get(id, reporterId)!;
         });
     }
 
@@ -173,7 +180,7 @@ export class SqliteCommerceStore implements CommerceStore {
 
     getProduct(id: string): Promise<Product> {
 
-        return settled(() => toProduct(found(this.sql.product.raw().get(id) as ProductRow | undefined, 'product', noRecord('product', id))));
+        return settled(() => toProduct(found(this.sql.product.raw().get(id), 'product', noRecord('product', id))));
     }
 
     createProduct(input: NewProduct, createdBy: string): Promise<Product> {
@@ -188,7 +195,7 @@ export class SqliteCommerceStore implements CommerceStore {
 
     getBusiness(id: string): Promise<Business> {
 
-        return settled(() => found(this.sql.business.get(id) as Business | undefined, 'business', noRecord('business', id)));
+        return settled(() => found(this.sql.business.get(id), 'business', noRecord('business', id)));
     }
 
     listOffers(filter: { product_id?: string }, page: Page): Promise<ListResult<Offer>> {
@@ -203,7 +210,7 @@ export class SqliteCommerceStore implements CommerceStore {
 
     getInquiry(id: string, ownerId: string): Promise<Inquiry> {
 
-        return settled(() => found(this.sql.inquiry.get(id, ownerId) as Inquiry | undefined, 'inquiry', noRecord('inquiry', id)));
+        return settled(() => found(this.sql.inquiry.get(id, ownerId), 'inquiry', noRecord('inquiry', id)));
     }
 
     createScamReport(input: NewScamReport, reporterId: string): Promise<ScamReport> {
@@ -213,7 +220,7 @@ export class SqliteCommerceStore implements CommerceStore {
 
     getScamReport(id: string, reporterId: string): Promise<ScamReport> {
 
-        return settled(() => found(this.sql.scamReport.get(id, reporterId) as ScamReport | undefined, 'scam_report', noRecord('scam report', id)));
+        return settled(() => found(this.sql.scamReport.get(id, reporterId), 'scam_report', noRecord('scam report', id)));
     }
 
     private requireTarget(type: TargetType, id: string, field: string): void {
@@ -224,15 +231,15 @@ export class SqliteCommerceStore implements CommerceStore {
 
 
 /** One page of a list, of one parent when its id is given, and the total it is a page of. */
-function readPage<Row>(list: ListStatements, parentId: string | undefined, page: Page): { rows: Row[]; total: number } {
+function readPage<Row>(list: ListStatements<Row>, parentId: string | undefined, page: Page): { rows: Row[]; total: number } {
 
     if (parentId === undefined) {
-        return { rows: list.all().all(page) as Row[], total: (list.countAll().get() as { total: number }).total };
+        return { rows: list.all().all(page), total: list.countAll().get()!.total };
     }
 
     return {
-        rows: list.ofParent().all({ ...page, [list.parentColumn]: parentId }) as Row[],
-        total: (list.countOfParent().get(parentId) as { total: number }).total
+        rows: list.ofParent().all({ ...page, [list.parentColumn]: parentId }),
+        total: list.countOfParent().get(parentId)!.total
     };
 }
 

@@ -6,10 +6,16 @@ import { checkBooking } from '../../namespaces/logistics/rules';
 import type { Booking, Location, LogisticsStore, NewBooking, Vehicle, VehicleFilter } from '../../namespaces/logistics/store';
 import { found, nextCreatedAt, referenced } from '../../records';
 import type { Database } from './open';
-import { lazyStatements, settled, type Statements } from './statements';
+import { lazyStatements, settled, sql, type Statements } from './statements';
 
 
 type VehicleRow = Omit<Vehicle, 'is_available'> & { is_available: number };
+
+type ById = [{ id: string }];
+
+type OfCustomer = [{ customer_id: string }];
+
+type PageOf<Filter = object> = [Page & Filter];
 
 
 const vehicleColumns = 'id, make, model, year, seats, daily_rate, currency, is_available, created_at';
@@ -20,26 +26,26 @@ const bookingColumns = 'id, vehicle_id, pickup_location_id, dropoff_location_id,
 // LIMIT and OFFSET take their parameters behind a unary plus: SQLite plans a bare LIMIT parameter with its bound value,
 // and so prepares the statement again each time a new value is bound, that is on every call.
 export const queries = {
-    listVehicles: `SELECT ${vehicleColumns} FROM vehicles ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`,
-    countVehicles: 'SELECT count(*) FROM vehicles',
-    listVehiclesByAvailability: `SELECT ${vehicleColumns} FROM vehicles WHERE is_available = @available ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`,
-    countVehiclesByAvailability: 'SELECT count(*) FROM vehicles WHERE is_available = @available',
-    vehicleById: `SELECT ${vehicleColumns} FROM vehicles WHERE id = @id`,
-    listLocations: `SELECT ${locationColumns} FROM locations ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`,
-    countLocations: 'SELECT count(*) FROM locations',
-    locationExists: 'SELECT 1 FROM locations WHERE id = @id',
-    listBookings: `SELECT ${bookingColumns} FROM bookings WHERE customer_id = @customer_id ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`,
+    listVehicles: sql<PageOf, VehicleRow>(`SELECT ${vehicleColumns} FROM vehicles ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`),
+    countVehicles: sql<[], number>('SELECT count(*) FROM vehicles'),
+    listVehiclesByAvailability: sql<PageOf<{ available: number }>, VehicleRow>(`SELECT ${vehicleColumns} FROM vehicles WHERE is_available = @available ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`),
+    countVehiclesByAvailability: sql<[{ available: number }], number>('SELECT count(*) FROM vehicles WHERE is_available = @available'),
+    vehicleById: sql<ById, VehicleRow>(`SELECT ${vehicleColumns} FROM vehicles WHERE id = @id`),
+    listLocations: sql<PageOf, Location>(`SELECT ${locationColumns} FROM locations ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`),
+    countLocations: sql<[], number>('SELECT count(*) FROM locations'),
+    locationExists: sql<ById, 1>('SELECT 1 FROM locations WHERE id = @id'),
+    listBookings: sql<PageOf<{ customer_id: string }>, Booking>(`SELECT ${bookingColumns} FROM bookings WHERE customer_id = @customer_id ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`),
     // Kept by triggers (migrations/logistics/002): no row until the customer's first booking.
-    countBookings: 'SELECT bookings FROM customer_booking_counts WHERE customer_id = @customer_id',
-    latestBookingOfCustomer: 'SELECT created_at FROM bookings WHERE customer_id = @customer_id ORDER BY created_at DESC, id DESC LIMIT 1',
-    bookingById: `SELECT ${bookingColumns} FROM bookings WHERE id = @id AND customer_id = @customer_id`,
+    countBookings: sql<OfCustomer, number>('SELECT bookings FROM customer_booking_counts WHERE customer_id = @customer_id'),
+    latestBookingOfCustomer: sql<OfCustomer, string>('SELECT created_at FROM bookings WHERE customer_id = @customer_id ORDER BY created_at DESC, id DESC LIMIT 1'),
+    bookingById: sql<[{ id: string; customer_id: string }], Booking>(`SELECT ${bookingColumns} FROM bookings WHERE id = @id AND customer_id = @customer_id`),
     // The one booking the overlap rule (checkBooking) needs, found in one step of the index.
-    latestBookingBefore: `SELECT return_at FROM bookings
+    latestBookingBefore: sql<[NewBooking], string>(`SELECT return_at FROM bookings
         WHERE vehicle_id = @vehicle_id AND status = 'confirmed' AND pickup_at < @return_at
-        ORDER BY pickup_at DESC LIMIT 1`,
-    insertBooking: `INSERT INTO bookings (${bookingColumns})
-        VALUES (@id, @vehicle_id, @pickup_location_id, @dropoff_location_id, @pickup_at, @return_at, @notes, @customer_id, @status, @created_at)`
-} as const;
+        ORDER BY pickup_at DESC LIMIT 1`),
+    insertBooking: sql<[Booking]>(`INSERT INTO bookings (${bookingColumns})
+        VALUES (@id, @vehicle_id, @pickup_location_id, @dropoff_location_id, @pickup_at, @return_at, @notes, @customer_id, @status, @created_at)`)
+};
 
 
 /** The logistics database: vehicles, locations and drivers from seed data, bookings made by callers. */
@@ -59,42 +65,45 @@ export class SqliteLogisticsStore implements LogisticsStore {
         // Each page and its total come from one read transaction, so they agree.
         this.readVehicles = db.transaction((filter: VehicleFilter) => {
 
-            const byAvailability = filter.available !== undefined;
-            const params = { ...page(filter), available: filter.available ? 1 : 0 };
-            const rows = (byAvailability ? statements.listVehiclesByAvailability : statements.listVehicles).all(params) as VehicleRow[];
-            const total = (byAvailability ? statements.countVehiclesByAvailability : statements.countVehicles).pluck().get(params) as number;
-            return { data: rows.map(vehicleRecord), total };
+            if (filter.available === undefined) {
+                return { data: statements.listVehicles.all(page(filter)).map(vehicleRecord), total: statements.countVehicles.pluck().get()! };
+            }
+
+            const available = filter.available ? 1 : 0;
+            return {
+                data: statements.listVehiclesByAvailability.all({ ...page(filter), available }).map(vehicleRecord),
+                total: statements.countVehiclesByAvailability.pluck().get({ available })!
+            };
         });
 
         this.readLocations = db.transaction((paging: Page) => ({
-            data: statements.listLocations.all(page(paging)) as Location[],
-            total: statements.countLocations.pluck().get() as number
+            data: statements.listLocations.all(page(paging)),
+            total: statements.countLocations.pluck().get()!
         }));
 
         this.readBookings = db.transaction((customerId: string, paging: Page) => ({
-            data: statements.listBookings.all({ ...page(paging), customer_id: customerId }) as Booking[],
-            total: (statements.countBookings.pluck().get({ customer_id: customerId }) as number | undefined) ?? 0
+            data: statements.listBookings.all({ ...page(paging), customer_id: customerId }),
+            total: statements.countBookings.pluck().get({ customer_id: customerId }) ?? 0
         }));
 
         this.book = db.transaction((customerId: string, booking: NewBooking) => {
 
-            const row = statements.vehicleById.get({ id: booking.vehicle_id }) as VehicleRow | undefined;
-            const vehicle = referenced(row, 'vehicle', 'vehicle_id', `vehicle_id ${booking.vehicle_id} does not match any vehicle`);
+            const vehicle = referenced(statements.vehicleById.get({ id: booking.vehicle_id }), 'vehicle', 'vehicle_id', `vehicle_id ${booking.vehicle_id} does not match any vehicle`);
             for (const field of ['pickup_location_id', 'dropoff_location_id'] as const) {
                 referenced(statements.locationExists.get({ id: booking[field] }), 'location', field, `${field} ${booking[field]} does not match any location`);
             }
 
-            checkBooking(vehicleRecord(vehicle), booking, statements.latestBookingBefore.pluck().get(booking) as string | undefined);
+            checkBooking(vehicleRecord(vehicle), booking, statements.latestBookingBefore.pluck().get(booking));
             const id = context.ids.next();
             statements.insertBooking.run({
                 id,
                 ...booking,
                 customer_id: customerId,
                 status: 'confirmed',
-                created_at: nextCreatedAt(statements.latestBookingOfCustomer.pluck().get({ customer_id: customerId }) as string | undefined, context.clock.now())
+                created_at: nextCreatedAt(statements.latestBookingOfCustomer.pluck().get({ customer_id: customerId }), context.clock.now())
             });
 
-            return statements.bookingById.get({ id, customer_id: customerId }) as Booking;
+            return statements.bookingById.get({ id, customer_id: customerId })!;
         });
     }
 
@@ -109,8 +118,7 @@ export class SqliteLogisticsStore implements LogisticsStore {
 
         return settled(() => {
 
-            const row = this.statements.vehicleById.get({ id }) as VehicleRow | undefined;
-            return vehicleRecord(found(row, 'vehicle', 'Vehicle not found'));
+            return vehicleRecord(found(this.statements.vehicleById.get({ id }), 'vehicle', 'Vehicle not found'));
         });
     }
 
@@ -131,8 +139,7 @@ export class SqliteLogisticsStore implements LogisticsStore {
 
         return settled(() => {
 
-            const booking = this.statements.bookingById.get({ id, customer_id: customerId }) as Booking | undefined;
-            return found(booking, 'booking', 'Booking not found');
+            return found(this.statements.bookingById.get({ id, customer_id: customerId }), 'booking', 'Booking not found');
         });
     }
 

@@ -1,10 +1,6 @@
 import Crypto from 'node:crypto';
-import Fs from 'node:fs';
 
-import { payDatabaseFile } from '../../config';
-import { closeDatabase, type Database } from './open';
-import { openPayDatabase, payMigrationsApplied } from './pay-readiness';
-import type { PayCredentials } from './provision';
+import type { Database } from './open';
 
 
 export interface PayKeys {
@@ -72,27 +68,4 @@ export function payKeysMatch(db: Database, keys: PayKeys): boolean {
     const publishable = Crypto.timingSafeEqual(sha256(keys.publishableKey), Buffer.from(recorded.publishable_key_sha256, 'hex'));
     const secret = Crypto.timingSafeEqual(sha256(keys.secretKey), Buffer.from(recorded.secret_key_sha256, 'hex'));
     return publishable && secret;
-}
-
-
-/** Records a new key pair in a provisioned pay database, retiring the old pair, and returns the three settings. */
-export function rotatePayKeys(url: string): PayCredentials {
-
-    const file = payDatabaseFile(url);
-    if (!Fs.existsSync(file)) {
-        throw new Error(`There is no pay database at ${file}: run \`localgate provision pay\` first`);
-    }
-
-    const db = openPayDatabase(file, true);
-    try {
-        if (!payMigrationsApplied(db)) {
-            throw new Error(`The pay database at ${file} is not provisioned: run \`localgate provision pay\` first`);
-        }
-
-        const keys = recordPayKeys(db);
-        return { PAY_DB_URL: file, PAY_DB_PUBLISHABLE_KEY: keys.publishableKey, PAY_DB_SECRET_KEY: keys.secretKey };
-    }
-    finally {
-        closeDatabase(db);
-    }
 }

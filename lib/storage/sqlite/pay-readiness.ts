@@ -5,24 +5,10 @@ import { payDatabaseFile, type PaySettings } from '../../config';
 import { sections, type PayAccess, type PayStatus, type PayStore } from '../../namespaces/pay/store';
 import { memory, namespaceMigrations } from './images';
 import { appliedMigrations, migrate, schemaVersion } from './migrate';
-import { closeDatabase, openDatabase, quickCheck, type Database } from './open';
+import { closeDatabase, quickCheck, type Database } from './open';
 import { SqlitePayStore } from './pay';
 import { payKeysMatch, type PayKeys } from './pay-credentials';
-
-
-/** Opens a pay database with money-grade durability. */
-export function openPayDatabase(file: string, fileMustExist: boolean): Database {
-
-    return openDatabase(file, { synchronous: 'FULL', fileMustExist });
-}
-
-
-/** True when every shipped pay migration is recorded in the database with an unchanged checksum. */
-export function payMigrationsApplied(db: Database): boolean {
-
-    const applied = new Map(appliedMigrations(db).map((row) => [row.version, row.checksum]));
-    return namespaceMigrations('pay').every((migration) => applied.get(migration.version) === migration.checksum);
-}
+import { openPayDatabase, payMigrationsApplied } from './pay-database';
 
 
 /**

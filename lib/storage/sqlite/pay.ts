@@ -7,7 +7,7 @@ import { checkReplay, idempotencyCutoff, requestFingerprint, transferRefusal, ty
 import type { GatewayOutcome, GatewayRequest, PayStore, PayTransaction, Provider, TokenType, TransactionType, Wallet } from '../../namespaces/pay/store';
 import { found } from '../../records';
 import type { Database } from './open';
-import { lazyStatements, settled, type Statements } from './statements';
+import { lazyStatements, settled, sql, type Statements } from './statements';
 
 
 interface StoredOutcome {
@@ -34,32 +34,32 @@ interface AccountRow {
 // LIMIT and OFFSET take their parameters behind a unary plus: SQLite plans a bare LIMIT parameter with its bound value,
 // and so prepares the statement again each time a new value is bound, that is on every call.
 export const queries = {
-    walletByOwner: 'SELECT id, owner_id, created_at FROM wallets WHERE owner_id = ?',
-    insertWallet: 'INSERT INTO wallets (id, owner_id, created_at) VALUES (?, ?, ?)',
-    balances: 'SELECT asset, balance AS amount FROM accounts WHERE wallet_id = ? ORDER BY asset',
-    transactions: `SELECT id, type, asset, amount, provider_id, status, created_at FROM transactions
-        WHERE wallet_id = ? ORDER BY created_at DESC, id DESC LIMIT +? OFFSET +?`,
-    countTransactions: 'SELECT count(*) AS total FROM transactions WHERE wallet_id = ?',
-    transaction: `SELECT t.id, t.type, t.asset, t.amount, t.provider_id, t.status, t.created_at
-        FROM transactions t JOIN wallets w ON w.id = t.wallet_id WHERE t.id = ? AND w.owner_id = ?`,
-    tokens: 'SELECT symbol, name, decimals, stage, description, created_at FROM token_types ORDER BY symbol',
-    token: 'SELECT symbol, name, decimals, stage, description, created_at FROM token_types WHERE symbol = ?',
-    providers: `SELECT p.id, p.name, p.supports_deposit, p.supports_withdrawal, p.status, p.created_at,
+    walletByOwner: sql<[string], Omit<Wallet, 'balances'>>('SELECT id, owner_id, created_at FROM wallets WHERE owner_id = ?'),
+    insertWallet: sql<[string, string, string]>('INSERT INTO wallets (id, owner_id, created_at) VALUES (?, ?, ?)'),
+    balances: sql<[string], Wallet['balances'][number]>('SELECT asset, balance AS amount FROM accounts WHERE wallet_id = ? ORDER BY asset'),
+    transactions: sql<[string, number, number], PayTransaction>(`SELECT id, type, asset, amount, provider_id, status, created_at FROM transactions
+        WHERE wallet_id = ? ORDER BY created_at DESC, id DESC LIMIT +? OFFSET +?`),
+    countTransactions: sql<[string], { total: number }>('SELECT count(*) AS total FROM transactions WHERE wallet_id = ?'),
+    transaction: sql<[string, string], PayTransaction>(`SELECT t.id, t.type, t.asset, t.amount, t.provider_id, t.status, t.created_at
+        FROM transactions t JOIN wallets w ON w.id = t.wallet_id WHERE t.id = ? AND w.owner_id = ?`),
+    tokens: sql<[], TokenType>('SELECT symbol, name, decimals, stage, description, created_at FROM token_types ORDER BY symbol'),
+    token: sql<[string], TokenType>('SELECT symbol, name, decimals, stage, description, created_at FROM token_types WHERE symbol = ?'),
+    providers: sql<[], ProviderRow>(`SELECT p.id, p.name, p.supports_deposit, p.supports_withdrawal, p.status, p.created_at,
         (SELECT json_group_array(asset) FROM (SELECT asset FROM provider_assets WHERE provider_id = p.id ORDER BY asset)) AS assets
-        FROM providers p ORDER BY p.id`,
-    provider: 'SELECT status, supports_deposit, supports_withdrawal FROM providers WHERE id = ?',
-    providerAsset: `SELECT t.stage FROM provider_assets pa LEFT JOIN token_types t ON t.symbol = pa.token_symbol
-        WHERE pa.provider_id = ? AND pa.asset = ?`,
-    walletAccount: 'SELECT id, balance FROM accounts WHERE wallet_id = ? AND asset = ?',
-    clearingAccount: 'SELECT id, balance FROM accounts WHERE provider_id = ? AND asset = ?',
-    insertWalletAccount: 'INSERT INTO accounts (wallet_id, asset, created_at) VALUES (?, ?, ?) RETURNING id, balance',
-    insertClearingAccount: 'INSERT INTO accounts (provider_id, asset, created_at) VALUES (?, ?, ?) RETURNING id, balance',
-    insertTransaction: `INSERT INTO transactions (id, wallet_id, type, asset, amount, provider_id, status, created_at)
-        VALUES (?, ?, ?, ?, ?, ?, 'completed', ?)`,
-    insertEntry: 'INSERT INTO entries (transaction_id, account_id, amount, created_at) VALUES (?, ?, ?, ?)',
-    pruneKeys: 'DELETE FROM idempotency_keys WHERE created_at < ?',
-    findKey: 'SELECT fingerprint, outcome FROM idempotency_keys WHERE owner_id = ? AND key = ?',
-    insertKey: 'INSERT INTO idempotency_keys (owner_id, key, fingerprint, outcome, created_at) VALUES (?, ?, ?, ?, ?)'
+        FROM providers p ORDER BY p.id`),
+    provider: sql<[string], Pick<ProviderRow, 'status' | 'supports_deposit' | 'supports_withdrawal'>>('SELECT status, supports_deposit, supports_withdrawal FROM providers WHERE id = ?'),
+    providerAsset: sql<[string, string], { stage: string | null }>(`SELECT t.stage FROM provider_assets pa LEFT JOIN token_types t ON t.symbol = pa.token_symbol
+        WHERE pa.provider_id = ? AND pa.asset = ?`),
+    walletAccount: sql<[string, string], AccountRow>('SELECT id, balance FROM accounts WHERE wallet_id = ? AND asset = ?'),
+    clearingAccount: sql<[string, string], AccountRow>('SELECT id, balance FROM accounts WHERE provider_id = ? AND asset = ?'),
+    insertWalletAccount: sql<[string, string, string], AccountRow>('INSERT INTO accounts (wallet_id, asset, created_at) VALUES (?, ?, ?) RETURNING id, balance'),
+    insertClearingAccount: sql<[string, string, string], AccountRow>('INSERT INTO accounts (provider_id, asset, created_at) VALUES (?, ?, ?) RETURNING id, balance'),
+    insertTransaction: sql<[string, string, TransactionType, string, number, string, string]>(`INSERT INTO transactions (id, wallet_id, type, asset, amount, provider_id, status, created_at)
+        VALUES (?, ?, ?, ?, ?, ?, 'completed', ?)`),
+    insertEntry: sql<[string, number, number, string]>('INSERT INTO entries (transaction_id, account_id, amount, created_at) VALUES (?, ?, ?, ?)'),
+    pruneKeys: sql<[string]>('DELETE FROM idempotency_keys WHERE created_at < ?'),
+    findKey: sql<[string, string], { fingerprint: string; outcome: string }>('SELECT fingerprint, outcome FROM idempotency_keys WHERE owner_id = ? AND key = ?'),
+    insertKey: sql<[string, string, string, string, string]>('INSERT INTO idempotency_keys (owner_id, key, fingerprint, outcome, created_at) VALUES (?, ?, ?, ?, ?)')
 };
 
 export class SqlitePayStore implements PayStore {
@@ -103,7 +103,7 @@ export class SqlitePayStore implements PayStore {
 
         return settled(() => {
 
-            const transaction = this.sql.transaction.get(id, ownerId) as PayTransaction | undefined;
+            const transaction = this.sql.transaction.get(id, ownerId);
             return found(transaction, 'transaction', `You have no transaction ${id}`);
         });
     }
@@ -113,7 +113,7 @@ export class SqlitePayStore implements PayStore {
 
         return settled(() => {
 
-            const data = this.sql.tokens.all() as TokenType[];
+            const data = this.sql.tokens.all();
             return { data, total: data.length };
         });
     }
@@ -124,7 +124,7 @@ export class SqlitePayStore implements PayStore {
         return settled(() => {
 
             const upper = symbol.toUpperCase();
-            const token = this.sql.token.get(upper) as TokenType | undefined;
+            const token = this.sql.token.get(upper);
             return found(token, 'token', `There is no token type ${upper}: GET /v1/pay/tokens lists them`);
         });
     }
@@ -134,7 +134,7 @@ export class SqlitePayStore implements PayStore {
 
         return settled(() => {
 
-            const data = (this.sql.providers.all() as ProviderRow[]).map((row) => ({
+            const data = this.sql.providers.all().map((row) => ({
                 id: row.id,
                 name: row.name,
                 assets: JSON.parse(row.assets) as string[],
@@ -167,7 +167,7 @@ export class SqlitePayStore implements PayStore {
         this.sql.pruneKeys.run(idempotencyCutoff(now));
 
         const fingerprint = requestFingerprint(type, request);
-        const stored = this.sql.findKey.get(ownerId, request.idempotencyKey) as { fingerprint: string; outcome: string } | undefined;
+        const stored = this.sql.findKey.get(ownerId, request.idempotencyKey);
         if (stored) {
             checkReplay(stored.fingerprint, fingerprint);
             return { replayed: true, ...fromStored(JSON.parse(stored.outcome) as StoredOutcome) };
@@ -184,18 +184,18 @@ export class SqlitePayStore implements PayStore {
     private transfer(walletId: string, type: TransactionType, request: GatewayRequest, createdAt: string): StoredOutcome {
 
         const { providerId, asset, amount } = request;
-        const provider = this.sql.provider.get(providerId) as Pick<ProviderRow, 'status' | 'supports_deposit' | 'supports_withdrawal'> | undefined;
+        const provider = this.sql.provider.get(providerId);
         const terms = provider && { status: provider.status, supports_deposit: provider.supports_deposit === 1, supports_withdrawal: provider.supports_withdrawal === 1 };
-        const assetStage = provider && this.sql.providerAsset.get(providerId, asset) as { stage: string | null } | undefined;
-        const walletAccount = this.sql.walletAccount.get(walletId, asset) as AccountRow | undefined;
-        const clearingAccount = this.sql.clearingAccount.get(providerId, asset) as AccountRow | undefined;
+        const assetStage = provider && this.sql.providerAsset.get(providerId, asset);
+        const walletAccount = this.sql.walletAccount.get(walletId, asset);
+        const clearingAccount = this.sql.clearingAccount.get(providerId, asset);
         const refused = transferRefusal(type, request, terms, assetStage, { wallet: walletAccount?.balance ?? 0, clearing: clearingAccount?.balance ?? 0 });
         if (refused) {
             return { refusal: refused };
         }
 
-        const wallet = walletAccount ?? this.sql.insertWalletAccount.get(walletId, asset, createdAt) as AccountRow;
-        const clearing = clearingAccount ?? this.sql.insertClearingAccount.get(providerId, asset, createdAt) as AccountRow;
+        const wallet = walletAccount ?? this.sql.insertWalletAccount.get(walletId, asset, createdAt)!;
+        const clearing = clearingAccount ?? this.sql.insertClearingAccount.get(providerId, asset, createdAt)!;
         const id = this.context.ids.next();
         const signed = type === 'deposit' ? amount : -amount;
         this.sql.insertTransaction.run(id, walletId, type, asset, amount, providerId, createdAt);
@@ -207,7 +207,7 @@ export class SqlitePayStore implements PayStore {
 
     private ensureWallet(ownerId: string, createdAt: string): string {
 
-        const wallet = this.sql.walletByOwner.get(ownerId) as { id: string } | undefined;
+        const wallet = this.sql.walletByOwner.get(ownerId);
         if (wallet) {
             return wallet.id;
         }
@@ -219,24 +219,24 @@ export class SqlitePayStore implements PayStore {
 
     private readWallet(ownerId: string): Wallet | undefined {
 
-        const wallet = this.sql.walletByOwner.get(ownerId) as Omit<Wallet, 'balances'> | undefined;
+        const wallet = this.sql.walletByOwner.get(ownerId);
         if (!wallet) {
             return undefined;
         }
 
-        const balances = this.sql.balances.all(wallet.id) as Wallet['balances'];
+        const balances = this.sql.balances.all(wallet.id);
         return { id: wallet.id, owner_id: wallet.owner_id, balances, created_at: wallet.created_at };
     }
 
     private readTransactions(ownerId: string, page: Page): ListResult<PayTransaction> {
 
-        const wallet = this.sql.walletByOwner.get(ownerId) as { id: string } | undefined;
+        const wallet = this.sql.walletByOwner.get(ownerId);
         if (!wallet) {
             return { data: [], total: 0 };
         }
 
-        const data = this.sql.transactions.all(wallet.id, page.limit, page.offset) as PayTransaction[];
-        const { total } = this.sql.countTransactions.get(wallet.id) as { total: number };
+        const data = this.sql.transactions.all(wallet.id, page.limit, page.offset);
+        const { total } = this.sql.countTransactions.get(wallet.id)!;
         return { data, total };
     }
 }

@@ -4,7 +4,18 @@ import type { Database } from './open';
 import { engineError } from './errors';
 
 
-export type Statements<Queries> = Record<keyof Queries, Statement>;
+/** An SQL text that carries the types of its parameters and of each row it reads (a plucked value for pluck()). */
+export type Query<Params extends unknown[], Row> = string & { readonly types?: [Params, Row] };
+
+/** The prepared statements of a set of queries, typed by them. */
+export type Statements<Queries> = { [Name in keyof Queries]: Queries[Name] extends Query<infer Params, infer Row> ? Statement<Params, Row> : never };
+
+
+/** Marks an SQL text with the types of its parameters and rows: the statement prepared from it takes and gives those. */
+export function sql<Params extends unknown[] = [], Row = never>(text: string): Query<Params, Row> {
+
+    return text;
+}
 
 
 /** Runs synchronous store work behind the store's asynchronous interface: a throw becomes a rejection, and an SQLite failure a domain error. */
@@ -35,11 +46,11 @@ export function lazyStatements<Queries extends Record<string, string>>(db: Datab
     let prototype = prototypes.get(queries);
     if (!prototype) {
         prototype = {};
-        for (const [name, sql] of Object.entries(queries)) {
+        for (const [name, text] of Object.entries(queries)) {
             Object.defineProperty(prototype, name, {
                 get(this: { db: Database }) {
 
-                    const statement = this.db.prepare(sql);
+                    const statement = this.db.prepare(text);
                     Object.defineProperty(this, name, { value: statement });
                     return statement;
                 }

@@ -1,0 +1,23 @@
+import type { Request } from '@hapi/hapi';
+
+import type { DataSet } from './storage/engine';
+
+
+/** What a request runs against: the default data set, or an instance's, with the path prefix it was reached by. */
+export interface Scope {
+    data: DataSet;
+    readonly basePath: string;
+}
+
+declare module '@hapi/hapi' {
+    interface RequestApplicationState {
+        scope: Scope;
+    }
+}
+
+
+/** The data set of the request's scope, which the instances plugin sets as the request arrives. */
+export function dataOf(request: Pick<Request, 'app'>): DataSet {
+
+    return request.app.scope.data;
+}

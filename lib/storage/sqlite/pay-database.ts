@@ -1,0 +1,18 @@
+import { namespaceMigrations } from './images';
+import { appliedMigrations } from './migrate';
+import { openDatabase, type Database } from './open';
+
+
+/** Opens a pay database with money-grade durability. */
+export function openPayDatabase(file: string, fileMustExist: boolean): Database {
+
+    return openDatabase(file, { synchronous: 'FULL', fileMustExist });
+}
+
+
+/** True when every shipped pay migration is recorded in the database with an unchanged checksum. */
+export function payMigrationsApplied(db: Database): boolean {
+
+    const applied = new Map(appliedMigrations(db).map((row) => [row.version, row.checksum]));
+    return namespaceMigrations('pay').every((migration) => applied.get(migration.version) === migration.checksum);
+}
