@@ -2,6 +2,7 @@ import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 
 import { Commerce } from './commerce.js';
+import { InstancePicker, Instances, notMountedHint, shortId, useInstances } from './instances.js';
 import { LiveLog } from './log.js';
 import { Logistics } from './logistics.js';
 import { Pay } from './pay.js';
@@ -12,13 +13,11 @@ const views = [
     { id: 'commerce', label: 'Commerce', View: Commerce },
     { id: 'logistics', label: 'Logistics', View: Logistics },
     { id: 'pay', label: 'Pay', View: Pay },
-    { id: 'weather', label: 'Weather', View: Weather }
+    { id: 'weather', label: 'Weather', View: Weather },
+    { id: 'instances', label: 'Instances', View: Instances }
 ];
 
 const personas = ['alice', 'bob'];
-
-const notMountedHint = 'The console\'s token endpoint is mounted only when localgate listens on a loopback address, or with CONSOLE_API=on.';
-
 
 function PersonaPicker({ persona, onChange }) {
 
@@ -72,6 +71,7 @@ function Weather() {
 function App() {
 
     const [persona, setPersona] = useState(null);
+    const instances = useInstances();
     const [current, setCurrent] = useState(() => (views.some((view) => `#${view.id}` === location.hash) ? location.hash.slice(1) : 'commerce'));
     useEffect(() => {
 
@@ -79,16 +79,21 @@ function App() {
     }, [current]);
 
     const { View } = views.find((view) => view.id === current);
+    const { selected } = instances;
+    // A namespace view loads again from scratch whenever its data set changes: switched, reset or restored.
+    const key = current === 'instances' ? current : `${current}:${selected ?? 'default'}:${instances.revision}`;
     return html`<header class="top">
             <h1>localgate console</h1>
+            <${InstancePicker} instances=${instances} />
             <${PersonaPicker} persona=${persona} onChange=${setPersona} />
         </header>
         <div class="layout">
             <main>
-                <nav aria-label="Namespaces" class="tabs">
+                <nav aria-label="Views" class="tabs">
                     ${views.map((view) => html`<button type="button" aria-current=${view.id === current ? 'page' : null} onClick=${() => setCurrent(view.id)}>${view.label}</button>`)}
                 </nav>
-                <${View} persona=${persona} />
+                <p class="where">${selected ? html`Data set: instance <strong>${shortId(selected)}</strong>, under <code>/i/${selected}</code>` : html`Data set: the default one, under <code>/v1</code>`}</p>
+                <${View} key=${key} persona=${persona} instances=${instances} />
             </main>
             <${LiveLog} />
         </div>`;

@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 
+import { shortId } from './instances.js';
 import { html } from './ui.js';
 
 
@@ -9,12 +10,20 @@ const eventsPath = '/console/api/events';
 const kept = 300;
 
 
-// Every word must match: a status or a request id as a whole (409 is no part of an id), method, path and caller in part.
+// Every word must match: a status or a request id as a whole (409 is no part of an id), method, path, caller and
+// data set in part.
 function matches(entry, filter) {
 
-    const text = `${entry.method} ${entry.path}${entry.query} ${entry.caller ?? 'anonymous'}`.toLowerCase();
+    const text = `${entry.method} ${entry.path}${entry.query} ${entry.caller ?? 'anonymous'} ${dataSetOf(entry)}`.toLowerCase();
     const whole = [String(entry.status), entry.id.toLowerCase()];
     return filter.toLowerCase().split(/\s+/).filter(Boolean).every((word) => whole.includes(word) || text.includes(word));
+}
+
+
+// The data set a request ran in: an instance's base path, or the default data set.
+function dataSetOf(entry) {
+
+    return entry.instance ? `instance ${entry.instance}` : 'default';
 }
 
 
@@ -51,7 +60,7 @@ export function LiveLog() {
         ${state === 'off' ? html`<p class="error" role="alert">The live log is not mounted on this server: localgate mounts it only when it listens on a loopback address, or with CONSOLE_API=on.</p>` : null}
         <div class="row">
             <label for="log-filter">Filter</label>
-            <input id="log-filter" type="search" value=${filter} placeholder="path, status, caller…" onInput=${(event) => setFilter(event.target.value)} />
+            <input id="log-filter" type="search" value=${filter} placeholder="path, status, caller, instance…" onInput=${(event) => setFilter(event.target.value)} />
             <button type="button" onClick=${() => {
 
         setEntries([]);
@@ -60,7 +69,7 @@ export function LiveLog() {
         </div>
         ${chosen ? html`<div class="detail" aria-live="polite">
             <h3>${chosen.method} ${chosen.path}${chosen.query}</h3>
-            <p>${chosen.status} · ${chosen.ms} ms · ${chosen.caller ?? 'anonymous'} · <code>${chosen.id}</code></p>
+            <p>${chosen.status} · ${chosen.ms} ms · ${chosen.caller ?? 'anonymous'} · ${chosen.instance ? html`instance <code>${chosen.instance}</code>` : 'default data set'} · <code>${chosen.id}</code></p>
             ${chosen.body ? html`<pre tabindex="0" aria-label="Response body">${chosen.body}${chosen.truncated ? '\n…(cut)' : ''}</pre>` :
         html`<p class="hint">No body shown: success bodies of pay and of the documentation are never streamed.</p>`}
             <button type="button" onClick=${() => setSelected(null)}>Close</button>
@@ -75,6 +84,7 @@ export function LiveLog() {
                     <span class="ms">${entry.ms} ms</span>
                     <span class="caller">${entry.caller ?? 'anonymous'}</span>
                     <span class="rid">${entry.id}</span>
+                    ${entry.instance ? html`<span class="instance" title=${entry.instance}>instance ${shortId(entry.instance.slice('/i/'.length))}</span>` : null}
                 </button>
             </li>`)}
         </ol>

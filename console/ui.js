@@ -5,7 +5,7 @@ import htm from 'htm';
 
 export const html = htm.bind(h);
 
-// Every call to the API goes through api(): an instance switcher only has to change this prefix (e.g. '/i/<id>').
+// Every call to the API goes through api(): switching to an instance changes this prefix to its base path ('/i/<id>').
 let basePath = '';
 
 /** Sets the prefix of every API path the page calls. */
@@ -39,6 +39,13 @@ export function api(path, { method = 'GET', token, body, headers = {} } = {}) {
 export function consoleApi(path, options) {
 
     return request(path, options ?? {});
+}
+
+
+/** Calls an instance route (/_instances...) with the admin token; no instance prefix applies to those either. */
+export function adminApi(path, token, options = {}) {
+
+    return request(path, { ...options, token });
 }
 
 

@@ -402,7 +402,7 @@ export const openapiPlugin: Plugin<void> = {
                 { name: 'weather', description: 'Reserved: forecasts answer 501 until a weather backend is provisioned' },
                 { name: 'health', description: 'The state of each namespace database' },
                 { name: 'instances', description: 'Isolated, disposable data sets for test suites (admin token): every endpoint above also answers under an instance\'s base path /i/<id>' },
-                { name: 'console', description: 'Console only: persona tokens and the live request log, mounted on a loopback address or with CONSOLE_API=on' }
+                { name: 'console', description: 'Console only: persona and admin tokens and the live request log, mounted on a loopback address or with CONSOLE_API=on' }
             ],
             securityDefinitions: {
                 [securityScheme]: {

@@ -8,7 +8,7 @@ import { chromium } from 'playwright-core';
 
 import { mintToken, provisionPay } from '../lib';
 import { accessibilityViolations, chromiumArgs, chromiumPath, skipWithoutChromium } from './helpers/browser';
-import { body, tempDir, testServer, type List } from './helpers/server';
+import { adminBearer, body, tempDir, testServer, type List } from './helpers/server';
 
 
 export const lab = Lab.script();
@@ -163,7 +163,7 @@ describe('the console in a browser', () => {
             await accessible('commerce, with offers, an inquiry and a refused product');
 
             // Alice books a vehicle.
-            await page.getByRole('navigation', { name: 'Namespaces' }).getByRole('button', { name: 'Logistics' }).click();
+            await page.getByRole('navigation', { name: 'Views' }).getByRole('button', { name: 'Logistics' }).click();
             const form = page.locator('form', { has: page.getByRole('heading', { name: 'Book a vehicle' }) });
             await form.getByLabel('Vehicle').selectOption(vehicle.id);
             await form.getByLabel('Pickup time').fill('2030-06-01T10:00');
@@ -225,7 +225,7 @@ describe('the console in a browser', () => {
             await page.getByText('Acting as dora').waitFor();
 
             // Pay, provisioned here: a deposit, and the same request again replayed rather than paid twice.
-            await page.getByRole('navigation', { name: 'Namespaces' }).getByRole('button', { name: 'Pay' }).click();
+            await page.getByRole('navigation', { name: 'Views' }).getByRole('button', { name: 'Pay' }).click();
             await page.getByText('schema_ready: true').waitFor();
             const transfer = page.locator('form', { has: page.getByRole('heading', { name: 'Deposit or withdraw' }) });
             await transfer.getByLabel('Asset').selectOption('USD');
@@ -243,7 +243,7 @@ describe('the console in a browser', () => {
             await shot('pay-replayed');
 
             // Weather says honestly that it is not provisioned.
-            await page.getByRole('navigation', { name: 'Namespaces' }).getByRole('button', { name: 'Weather' }).click();
+            await page.getByRole('navigation', { name: 'Views' }).getByRole('button', { name: 'Weather' }).click();
             await page.getByText('not provisioned', { exact: true }).waitFor();
             await page.getByRole('button', { name: 'Ask for a forecast' }).click();
             await page.getByRole('alert').getByText('weather_not_provisioned').waitFor();
@@ -253,7 +253,7 @@ describe('the console in a browser', () => {
             // At phone width every view still reads.
             await page.setViewportSize({ width: 390, height: 844 });
             for (const [view, heading] of [['Commerce', 'Businesses'], ['Logistics', 'Vehicles'], ['Pay', 'Pay'], ['Weather', 'Weather']] as const) {
-                await page.getByRole('navigation', { name: 'Namespaces' }).getByRole('button', { name: view }).click();
+                await page.getByRole('navigation', { name: 'Views' }).getByRole('button', { name: view }).click();
                 await page.getByRole('heading', { level: 2, name: new RegExp(heading) }).waitFor();
                 await accessible(`${view} at phone width`);
                 await shot(`phone-${view.toLowerCase()}`);
@@ -265,6 +265,217 @@ describe('the console in a browser', () => {
         }
         catch (err) {
             await context.pages()[0]!.screenshot({ path: Path.join(screenshots, 'failure.png'), fullPage: true });
+            throw err;
+        }
+        finally {
+            await context.close();
+            Fs.rmSync(profile, { recursive: true, force: true });
+        }
+    });
+
+    it('switches the page to an instance it makes, whose data stays apart, and snapshots, restores, resets and deletes it', { skip, timeout: 180_000 }, async () => {
+
+        expect(Fs.existsSync(chromiumPath), `CI=true needs Debian's chromium at ${chromiumPath}: .ci/run installs it`).to.be.true();
+        Fs.mkdirSync(screenshots, { recursive: true });
+
+        const profile = tempDir('localgate-chromium-');
+        const context = await chromium.launchPersistentContext(profile, {
+            executablePath: chromiumPath,
+            headless: true,
+            args: chromiumArgs,
+            timeout: 60_000,
+            viewport: { width: 1280, height: 800 },
+            timezoneId: 'UTC',
+            locale: 'en-GB'
+        });
+
+        try {
+            const origin = new URL(server.info.uri).origin;
+            const elsewhere: string[] = [];
+            await context.route('**/*', (route) => {
+
+                const url = route.request().url();
+                if (new URL(url).origin === origin) {
+                    return route.continue();
+                }
+
+                elsewhere.push(url);
+                return route.abort();
+            });
+
+            const page = context.pages()[0] ?? await context.newPage();
+            page.setDefaultTimeout(30_000);
+            const pageErrors: string[] = [];
+            page.on('pageerror', (err) => pageErrors.push(err.message));
+
+            const shot = async (name: string) => {
+
+                await page.screenshot({ path: Path.join(screenshots, `instances-${name}.png`) });
+            };
+
+            const accessible = async (view: string) => {
+
+                expect(await accessibilityViolations(page), view).to.equal([]);
+            };
+
+            const views = page.getByRole('navigation', { name: 'Views' });
+            const picker = page.getByLabel('Data set', { exact: true });
+            const bakery = 'Harbourside Bakery';
+            const products = page.getByRole('list', { name: `Products of ${bakery}` });
+            const productPages = page.getByRole('group', { name: 'Products pages' });
+
+            // The bakery's products in the data set the page uses now: how many there are, as its pager says.
+            const openBakery = async () => {
+
+                await views.getByRole('button', { name: 'Commerce' }).click();
+                await page.getByRole('button', { name: bakery }).click();
+                await productPages.waitFor();
+                return Number(/of (\d+)/.exec(await productPages.innerText())![1]);
+            };
+
+            const addProduct = async (name: string) => {
+
+                const add = page.locator('form', { has: page.getByRole('heading', { name: `Add a product to ${bakery}` }) });
+                await add.getByLabel('Name').fill(name);
+                await add.getByLabel('Price').fill('4.5');
+                await add.getByRole('button', { name: 'Add the product' }).click();
+                await add.getByRole('status').getByText(`Added ${name} as alice.`).waitFor();
+                await products.getByText(name).waitFor();
+            };
+
+            const instancesView = page.getByRole('region', { name: 'Instances', exact: true });
+            const selectedCard = page.getByRole('region', { name: /^Instance [0-9a-f]{8} \/i\// });
+
+            await page.goto(`${server.info.uri}/console`);
+            await page.getByRole('button', { name: 'alice' }).click();
+            await page.getByText('Acting as alice').waitFor();
+            const inDefault = await openBakery();
+            await page.getByText('Data set: the default one').waitFor();
+
+            // A new instance, made from the page: the page switches to it.
+            await views.getByRole('button', { name: 'Instances' }).click();
+            await page.getByText('The page uses the default data set').waitFor();
+            await accessible('instances, none made');
+            await instancesView.getByLabel('Provision pay').check();
+            await instancesView.getByRole('button', { name: 'New instance' }).click();
+            const made = instancesView.getByRole('status').getByText(/^Made instance [0-9a-f]{8}: the page now uses it, under \/i\/[0-9a-f-]{36}\.$/);
+            await made.waitFor();
+            const id = await picker.inputValue();
+            const short = id.split('-')[0]!;
+            expect(await made.innerText()).to.contain(`/i/${id}`);
+            expect(server.app.localgate.instances.find(id)).to.exist();
+            await page.getByText(`Data set: instance ${short}, under /i/${id}`).waitFor();
+            await instancesView.getByRole('table').getByRole('button', { name: `Use instance ${short}` }).waitFor();
+            await accessible('instances, one made');
+            await shot('made');
+
+            // A product added in the instance is there and not in the default data set.
+            expect(await openBakery()).to.equal(inDefault);
+            await addProduct('Instance-only loaf');
+            expect(await openBakery()).to.equal(inDefault + 1);
+
+            // A snapshot, a change after it, and the snapshot restored: the change is gone, the product before it stays.
+            await views.getByRole('button', { name: 'Instances' }).click();
+            await selectedCard.getByRole('button', { name: 'Take snapshot' }).click();
+            const took = selectedCard.getByRole('status').getByText(/^Took snapshot [0-9a-f]{8} of instance /);
+            await took.waitFor();
+            const snapshot = /Took snapshot ([0-9a-f]{8})/.exec(await took.innerText())![1]!;
+            await selectedCard.getByRole('list', { name: 'Snapshots taken in this page' }).getByText(snapshot).waitFor();
+
+            await openBakery();
+            await addProduct('Baked after the snapshot');
+            expect(await openBakery()).to.equal(inDefault + 2);
+
+            await views.getByRole('button', { name: 'Instances' }).click();
+            expect(await selectedCard.getByLabel('Snapshot to restore').locator('option:checked').innerText()).to.contain(snapshot);
+            await selectedCard.getByRole('button', { name: 'Restore' }).click();
+            await selectedCard.getByRole('status').getByText(`Restored snapshot ${snapshot} of instance ${short}.`).waitFor();
+            await accessible('instances, a snapshot restored');
+            await shot('restored');
+
+            expect(await openBakery()).to.equal(inDefault + 1);
+            await products.getByText('Instance-only loaf').waitFor();
+            expect(await products.getByText('Baked after the snapshot').count()).to.equal(0);
+
+            // The live log names the instance each request ran in, and the filter finds them by it.
+            const log = page.getByRole('complementary', { name: /Live requests/ });
+            const entry = log.getByRole('button', { name: new RegExp(`POST /i/${id}/v1/commerce/products`) }).first();
+            expect(await entry.innerText()).to.contain(`instance ${short}`).and.to.contain('alice');
+            await log.getByLabel('Filter').fill(`/i/${short} POST`);
+            await log.getByRole('button', { name: /\/_instances/ }).first().waitFor({ state: 'detached' });
+            const filtered = log.getByRole('list', { name: 'Requests, newest first' }).getByRole('listitem');
+            expect(await filtered.count()).to.equal(2);
+            await log.getByLabel('Filter').fill('');
+            expect(await log.innerText()).to.not.contain('eyJ');
+
+            // Reset: the instance is as it was made.
+            await views.getByRole('button', { name: 'Instances' }).click();
+            await selectedCard.getByRole('button', { name: 'Reset' }).click();
+            await selectedCard.getByRole('status').getByText(`Reset instance ${short}: its data, clock and ids are as they were when it was made.`).waitFor();
+            expect(await openBakery()).to.equal(inDefault);
+            expect(await products.getByText('Instance-only loaf').count()).to.equal(0);
+
+            // Back to the default data set: it never had the instance's products.
+            await picker.selectOption({ label: 'Default data set' });
+            await page.getByText('Data set: the default one').waitFor();
+            expect(await openBakery()).to.equal(inDefault);
+            const everywhere = body<List<{ name: string }>>(await server.inject('/v1/commerce/products?limit=100&offset=0')).data;
+            expect(everywhere.map((product) => product.name)).to.not.include('Instance-only loaf');
+
+            // An instance made elsewhere (a test suite) is there once the list is read again; deleted meanwhile, the
+            // page says so with the API's code, in the instances view and in every other.
+            const suite = body<{ id: string }>(await server.inject({ method: 'POST', url: '/_instances', payload: { seed: 'none' }, headers: adminBearer(server, 'suite') }));
+            const suiteShort = suite.id.split('-')[0]!;
+            await page.getByRole('button', { name: 'Refresh the list of instances' }).click();
+            await picker.locator('option', { hasText: `Instance ${suiteShort}` }).waitFor({ state: 'attached' });
+            await picker.selectOption(suite.id);
+            await page.getByText(`Data set: instance ${suiteShort}`).waitFor();
+            expect((await server.inject({ method: 'DELETE', url: `/_instances/${suite.id}`, headers: adminBearer(server, 'suite') })).statusCode).to.equal(204);
+
+            await views.getByRole('button', { name: 'Instances' }).click();
+            await selectedCard.getByRole('button', { name: 'Take snapshot' }).click();
+            const goneError = selectedCard.getByRole('alert');
+            await goneError.getByText('instance_not_found').waitFor();
+            expect(await goneError.innerText()).to.contain('404');
+            const goneNote = instancesView.getByRole('alert').filter({ hasText: 'no longer live' });
+            await goneNote.waitFor();
+            expect(await picker.locator('option:checked').innerText()).to.equal(`Instance ${suiteShort} (gone)`);
+            await accessible('instances, the one in use gone');
+            await shot('gone');
+            await views.getByRole('button', { name: 'Commerce' }).click();
+            await page.locator('main').getByRole('alert').getByText('instance_not_found').first().waitFor();
+            await views.getByRole('button', { name: 'Instances' }).click();
+            await goneNote.getByRole('button', { name: 'Use the default data set' }).click();
+            await page.getByText('Data set: the default one').waitFor();
+            expect(await picker.locator('option', { hasText: suiteShort }).count()).to.equal(0);
+
+            // At phone width the instances view still reads; then the instance is deleted from it.
+            await page.setViewportSize({ width: 390, height: 844 });
+            await picker.selectOption(id);
+            await views.getByRole('button', { name: 'Instances' }).click();
+            await selectedCard.getByRole('button', { name: 'Delete instance' }).waitFor();
+            await accessible('instances at phone width');
+            await shot('phone');
+            // By keyboard: the question takes the focus, on its safe answer.
+            await selectedCard.getByRole('button', { name: 'Delete instance' }).focus();
+            await page.keyboard.press('Enter');
+            const question = page.getByRole('group', { name: `Delete instance ${short}?` });
+            await question.getByRole('button', { name: 'Keep it' }).waitFor();
+            await page.waitForFunction('document.activeElement?.textContent === "Keep it"');
+            await page.keyboard.press('Shift+Tab');
+            expect(await page.evaluate('document.activeElement.textContent')).to.equal('Yes, delete it');
+            await page.keyboard.press('Enter');
+            await instancesView.getByRole('status').getByText(`Deleted instance ${short}: the page uses the default data set again.`).waitFor();
+            await instancesView.getByText('No instance is live').waitFor();
+            expect(await picker.inputValue()).to.equal('');
+            expect(server.app.localgate.instances.find(id)).to.not.exist();
+            await accessible('instances, deleted');
+
+            expect(elsewhere).to.equal([]);
+            expect(pageErrors).to.equal([]);
+        }
+        catch (err) {
+            await context.pages()[0]!.screenshot({ path: Path.join(screenshots, 'instances-failure.png'), fullPage: true });
             throw err;
         }
         finally {
@@ -291,6 +502,15 @@ describe('the console in a browser', () => {
 
             // Shared data still reads without a persona.
             await page.getByRole('button', { name: 'Harbourside Bakery' }).waitFor();
+            expect(await accessibilityViolations(page)).to.equal([]);
+
+            // The instances view says why it has nothing to manage, and the default data set stays in use.
+            await page.getByRole('navigation', { name: 'Views' }).getByRole('button', { name: 'Instances' }).click();
+            const noAdmin = page.locator('main').getByRole('alert');
+            await noAdmin.getByText('not_found').waitFor();
+            expect(await noAdmin.innerText()).to.contain('404').and.to.contain('CONSOLE_API=on');
+            expect(await page.getByRole('button', { name: 'New instance' }).isDisabled()).to.be.true();
+            expect(await page.getByLabel('Data set', { exact: true }).inputValue()).to.equal('');
             expect(await accessibilityViolations(page)).to.equal([]);
         }
         finally {

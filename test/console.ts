@@ -7,7 +7,7 @@ import Lab from '@hapi/lab';
 import type { ConsoleApiMode } from '../lib/config';
 import { consoleApiMounted, eventsPath, isLoopback, tokenPath } from '../lib/console';
 import { maxBodyChars, maxBufferedBytes, scrub, type RequestEvent, type RequestFeed } from '../lib/console/feed';
-import { bearer, body, testServer } from './helpers/server';
+import { adminBearer, bearer, body, testServer } from './helpers/server';
 
 
 export const lab = Lab.script();
@@ -15,9 +15,15 @@ const { describe, it, before, after } = lab;
 const { expect } = Code;
 
 
-function mintRequest(subject: unknown, headers: Record<string, string> = {}) {
+function mintRequest(subject: unknown, headers: Record<string, string> = {}, extra: Record<string, unknown> = {}) {
 
-    return { method: 'POST', url: tokenPath, payload: { subject }, headers };
+    return { method: 'POST', url: tokenPath, payload: { subject, ...extra }, headers };
+}
+
+
+function adminRequest(headers: Record<string, string> = {}) {
+
+    return mintRequest('console', headers, { admin: true });
 }
 
 
@@ -189,6 +195,38 @@ describe('the console API', () => {
         await server.stop();
     });
 
+    it('mints an admin token on request, with which the instance routes answer; a persona\'s token stays a persona\'s', async () => {
+
+        const server = await testServer({ host: '127.0.0.1' });
+        const admin = await server.inject(adminRequest());
+        expect(admin.statusCode).to.equal(200);
+        const minted = body<{ subject: string; token: string; admin: boolean }>(admin);
+        expect(minted).to.include({ subject: 'console', admin: true });
+
+        const made = await server.inject({ method: 'POST', url: '/_instances', payload: {}, headers: { authorization: `Bearer ${minted.token}` } });
+        expect(made.statusCode).to.equal(201);
+        const list = await server.inject({ url: '/_instances', headers: { authorization: `Bearer ${minted.token}` } });
+        expect(list.statusCode).to.equal(200);
+        expect(body(list).total).to.equal(1);
+
+        const persona = body<{ token: string; admin: boolean }>(await server.inject(mintRequest('alice', {}, { admin: false })));
+        expect(persona.admin).to.be.false();
+        const refused = await server.inject({ url: '/_instances', headers: { authorization: `Bearer ${persona.token}` } });
+        expect(refused.statusCode).to.equal(403);
+        expect(body(refused).code).to.equal('admin_required');
+        expect(body(await server.inject(mintRequest('bob'))).admin).to.be.false();
+        await server.stop();
+    });
+
+    it('refuses an admin flag that is not a boolean', async () => {
+
+        const server = await testServer();
+        const res = await server.inject(mintRequest('alice', {}, { admin: 'please' }));
+        expect(res.statusCode).to.equal(400);
+        expect(body<{ details: { field: string }[] }>(res).details[0]!.field).to.equal('admin');
+        await server.stop();
+    });
+
     it('refuses a subject that is missing, blank or too long', async () => {
 
         const server = await testServer();
@@ -215,8 +253,11 @@ describe('the console API', () => {
             const server = await testServer({ host, consoleApi });
             const token = await server.inject(mintRequest('alice'));
             expect(token.statusCode, `${host} ${consoleApi}`).to.equal(status);
+            const admin = await server.inject(adminRequest());
+            expect(admin.statusCode, `${host} ${consoleApi} admin`).to.equal(status);
             if (status === 404) {
                 expect(body(token).code).to.equal('not_found');
+                expect(body(admin).code).to.equal('not_found');
                 const events = await server.inject(eventsPath);
                 expect(events.statusCode, `${host} ${consoleApi}`).to.equal(404);
             }
@@ -230,12 +271,14 @@ describe('the console API', () => {
 
         const auto = await testServer();
         expect((await auto.inject(mintRequest('alice', { host: 'evil.example:3000' }))).statusCode).to.equal(404);
+        expect((await auto.inject(adminRequest({ host: 'evil.example:3000' }))).statusCode).to.equal(404);
         expect((await auto.inject({ url: eventsPath, headers: { host: 'evil.example' } })).statusCode).to.equal(404);
         expect((await auto.inject(mintRequest('alice', { host: '[::1]:3000' }))).statusCode).to.equal(200);
         await auto.stop();
 
         const on = await testServer({ host: '0.0.0.0', consoleApi: 'on' });
         expect((await on.inject(mintRequest('alice', { host: 'laptop.lan:3000' }))).statusCode).to.equal(200);
+        expect((await on.inject(adminRequest({ host: 'laptop.lan:3000' }))).statusCode).to.equal(200);
         await on.stop();
     });
 
@@ -245,6 +288,9 @@ describe('the console API', () => {
         const res = await server.inject(mintRequest('alice', { origin: 'https://elsewhere.example' }));
         expect(res.statusCode).to.equal(200);
         expect(res.headers['access-control-allow-origin']).to.not.exist();
+        const admin = await server.inject(adminRequest({ origin: 'https://elsewhere.example' }));
+        expect(admin.statusCode).to.equal(200);
+        expect(admin.headers['access-control-allow-origin']).to.not.exist();
 
         const api = await server.inject({ url: '/v1/commerce/products?limit=1', headers: { origin: 'https://elsewhere.example' } });
         expect(api.headers['access-control-allow-origin']).to.equal('https://elsewhere.example');
@@ -377,6 +423,46 @@ describe('the live request log', () => {
         expect(everything).to.not.contain(secret);
         expect(everything).to.not.contain('eyJ');
         expect(everything.toLowerCase()).to.not.contain('authorization');
+        listener.close();
+    });
+
+    it('names the instance each request ran in, and shows its path as the client sent it', async () => {
+
+        const listener = new Listener(server);
+        await listener.opened;
+        const admin = adminBearer(server);
+        const made = await fetch(`${server.info.uri}/_instances`, { method: 'POST', headers: { ...admin, 'content-type': 'application/json' }, body: '{"pay":true}' });
+        expect(made.status).to.equal(201);
+        const { id, base_path: basePath } = await made.json() as { id: string; base_path: string };
+
+        for (const path of [`${basePath}/v1/commerce/products?limit=1`, `${basePath}/v1/pay/status`, '/v1/commerce/products?limit=2', '/i/no-such-instance/v1/commerce/products', `/_instances/${id}`]) {
+            await (await fetch(`${server.info.uri}${path}`, { headers: admin })).arrayBuffer();
+        }
+
+        const [create, inside, payStatus, outside, unknown, described] = await Promise.all([
+            listener.next((event) => event.method === 'POST' && event.path === '/_instances'),
+            listener.next((event) => event.path === `${basePath}/v1/commerce/products`),
+            listener.next((event) => event.path === `${basePath}/v1/pay/status`),
+            listener.next((event) => event.path === '/v1/commerce/products'),
+            listener.next((event) => event.path === '/i/no-such-instance/v1/commerce/products'),
+            listener.next((event) => event.path === `/_instances/${id}`)
+        ]);
+
+        expect(create).to.include({ status: 201, instance: null, caller: 'admin' });
+        expect(create.body).to.not.exist();
+        expect(inside).to.include({ status: 200, instance: basePath, query: '?limit=1', caller: 'admin' });
+        expect(JSON.parse(inside.body!).count).to.equal(1);
+        expect(payStatus).to.include({ status: 200, instance: basePath });
+        expect(payStatus.body).to.not.exist();
+        expect(outside).to.include({ status: 200, instance: null, query: '?limit=2' });
+        expect(unknown).to.include({ status: 404, instance: '/i/no-such-instance', caller: null });
+        expect(JSON.parse(unknown.body!).code).to.equal('instance_not_found');
+        expect(described).to.include({ status: 200, instance: null });
+        expect(described.body).to.not.exist();
+
+        const everything = JSON.stringify(listener.events);
+        expect(everything).to.not.contain(admin.authorization.slice('Bearer '.length));
+        expect(everything).to.not.contain('eyJ');
         listener.close();
     });
 

@@ -365,6 +365,21 @@ describe('the OpenAPI document', () => {
         }
     });
 
+    it('marks the console\'s endpoints console-only, the admin token among them', () => {
+
+        for (const [path, method] of [['/console/api/token', 'post'], ['/console/api/events', 'get']] as const) {
+            const operation = document.paths[path]![method]! as Operation & { description?: string };
+            expect(operation.tags, path).to.equal(['console']);
+            expect(`${operation.summary} ${operation.description}`, path).to.contain('Console only').and.to.contain('CONSOLE_API=on');
+        }
+
+        const token = document.paths['/console/api/token']!.post! as Operation & { description?: string };
+        expect(token.description).to.contain('admin: true');
+        expect(document.components.schemas.ConsoleTokenRequest!.properties.admin).to.include({ type: 'boolean', default: false });
+        expect(document.components.schemas.ConsoleToken!.required).to.include('admin');
+        expect(document.tags.find((tag) => tag.name === 'console')).to.include({ description: 'Console only: persona and admin tokens and the live request log, mounted on a loopback address or with CONSOLE_API=on' });
+    });
+
     it('describes each namespace of /health by name', () => {
 
         const namespacesHealth = document.components.schemas.NamespacesHealth!;

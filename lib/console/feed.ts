@@ -2,13 +2,18 @@ import { PassThrough } from 'node:stream';
 
 import type { Request, ResponseObject, Server } from '@hapi/hapi';
 
+import { instancePath } from '../instances';
+
 
 /** One answered request as the live log shows it: never a header, a token or a secret. */
 export interface RequestEvent {
     id: string;
     time: string;
     method: string;
+    // As the client sent it: an instance's base path included.
     path: string;
+    // The base path of the instance the path names (/i/<id>), null for the default data set.
+    instance: string | null;
     query: string;
     status: number;
     ms: number;
@@ -99,11 +104,15 @@ export function summarize(request: Request): RequestEvent {
     // By the time a response is sent, hapi has turned an error into a response whose source is the error's body.
     const response = request.response as ResponseObject;
     const status = response.statusCode;
+    // An instance's path has become the API's own by now; one that names no live instance was refused as it was sent.
+    const path = (request.app.scope?.basePath ?? '') + request.path;
+    const named = instancePath(path);
     const event: RequestEvent = {
         id: request.info.id,
         time: new Date(request.info.received).toISOString(),
         method: request.method.toUpperCase(),
-        path: request.path,
+        path,
+        instance: named ? `/i/${named.id}` : null,
         query: queryOf((request.orig.query ?? request.query) as Record<string, unknown>),
         status,
         ms: Math.max(0, request.info.completed - request.info.received),

@@ -51,12 +51,14 @@ const optionsSchema = Joi.object<ConsoleOptions>({
 });
 
 const tokenRequest = Joi.object({
-    subject: Joi.string().trim().min(1).max(100).required().description('Who the page acts as: alice, bob, or any name')
+    subject: Joi.string().trim().min(1).max(100).required().description('Who the page acts as: alice, bob, or any name'),
+    admin: Joi.boolean().default(false).description('true mints an admin token (role: admin), which the /_instances routes need')
 }).label('ConsoleTokenRequest');
 
 const tokenAnswer = Joi.object({
     subject: Joi.string().required(),
     token: Joi.string().required().description('A bearer token for the subject, signed by this server'),
+    admin: Joi.boolean().required().description('Whether the token carries role: admin'),
     expires_at: timestamp.required()
 }).label('ConsoleToken');
 
@@ -125,7 +127,7 @@ export const consolePlugin: Plugin<ConsoleOptions> = {
 
         // Under auto, the token and the stream answer only requests addressed to a loopback name, so that a web
         // page whose own name was pointed at 127.0.0.1 (DNS rebinding) cannot read them.
-        const addressedLocally = (request: Request) => {
+        const addressedLocally = (request: Pick<Request, 'info'>) => {
 
             if (settings.mode === 'auto' && !isLoopback(request.info.hostname)) {
                 throw Boom.notFound();
@@ -136,54 +138,54 @@ export const consolePlugin: Plugin<ConsoleOptions> = {
         server.expose('feed', feed);
         server.ext('onPreStop', () => feed.closeAll());
 
-        server.route([
-            {
-                method: 'POST',
-                path: tokenPath,
-                options: {
-                    auth: false,
-                    // Never readable by another origin's page.
-                    cors: false,
-                    tags: ['api', 'console'],
-                    description: 'Mint a token for a persona',
-                    notes: `${consoleOnly} The page acts as the subject with it; it expires after ${consoleTokenTtlSec / 3600} hours.`,
-                    validate: { payload: tokenRequest },
-                    response: { status: { 200: tokenAnswer } },
-                    handler(request) {
+        server.route<{ Payload: { subject: string; admin: boolean } }>({
+            method: 'POST',
+            path: tokenPath,
+            options: {
+                auth: false,
+                // Never readable by another origin's page.
+                cors: false,
+                tags: ['api', 'console'],
+                description: 'Mint a token for a persona, or an admin token',
+                notes: `${consoleOnly} The page acts as the subject with it; with admin: true the token also carries role: admin, with which the page manages instances (/_instances). It expires after ${consoleTokenTtlSec / 3600} hours.`,
+                validate: { payload: tokenRequest },
+                response: { status: { 200: tokenAnswer } },
+                handler(request) {
 
-                        addressedLocally(request);
-                        const { subject } = request.payload as { subject: string };
-                        return {
-                            subject,
-                            token: mintToken(settings.secret, subject, consoleTokenTtlSec),
-                            expires_at: new Date(Date.now() + consoleTokenTtlSec * 1000).toISOString()
-                        };
-                    }
-                }
-            },
-            {
-                method: 'GET',
-                path: eventsPath,
-                options: {
-                    auth: false,
-                    cors: false,
-                    tags: ['api', 'console'],
-                    description: 'The live request log, as Server-Sent Events',
-                    notes: `${consoleOnly} One \`request\` event per answered request (the console's own excepted): id, time, method, path, query (credential-like parameters hidden), status, ms, caller, and a body: error bodies always, success bodies of commerce, logistics, weather and /health only, at most ${maxBodyChars} characters. Never a header, a token or a secret.`,
-                    plugins: { 'hapi-swagger': { produces: ['text/event-stream'], responses: { 200: { description: '`event: request` lines whose data is one request as JSON', headers: requestIdHeaders } } } },
-                    handler(request, h) {
-
-                        addressedLocally(request);
-                        const stream = feed.open();
-                        request.raw.res.once('close', () => stream.destroy());
-                        return h.response(stream)
-                            .type('text/event-stream')
-                            .header('cache-control', 'no-store')
-                            // A compressed stream would hold events back until the compressor's buffer fills.
-                            .header('content-encoding', 'identity');
-                    }
+                    addressedLocally(request);
+                    const { subject, admin } = request.payload;
+                    return {
+                        subject,
+                        token: mintToken(settings.secret, subject, consoleTokenTtlSec, { admin }),
+                        admin,
+                        expires_at: new Date(Date.now() + consoleTokenTtlSec * 1000).toISOString()
+                    };
                 }
             }
-        ]);
+        });
+
+        server.route({
+            method: 'GET',
+            path: eventsPath,
+            options: {
+                auth: false,
+                cors: false,
+                tags: ['api', 'console'],
+                description: 'The live request log, as Server-Sent Events',
+                notes: `${consoleOnly} One \`request\` event per answered request (the console's own excepted): id, time, method, path (as the client sent it, an instance's base path included), instance (that base path, null for the default data set), query (credential-like parameters hidden), status, ms, caller, and a body: error bodies always, success bodies of commerce, logistics, weather and /health only, at most ${maxBodyChars} characters. Never a header, a token or a secret.`,
+                plugins: { 'hapi-swagger': { produces: ['text/event-stream'], responses: { 200: { description: '`event: request` lines whose data is one request as JSON', headers: requestIdHeaders } } } },
+                handler(request, h) {
+
+                    addressedLocally(request);
+                    const stream = feed.open();
+                    request.raw.res.once('close', () => stream.destroy());
+                    return h.response(stream)
+                        .type('text/event-stream')
+                        .header('cache-control', 'no-store')
+                        // A compressed stream would hold events back until the compressor's buffer fills.
+                        .header('content-encoding', 'identity');
+                }
+            }
+        });
     }
 };
