@@ -7,7 +7,7 @@ import Lab from '@hapi/lab';
 import { chromium } from 'playwright-core';
 
 import { mintToken, provisionPay } from '../lib';
-import { accessibilityViolations, chromiumArgs, chromiumPath, skipWithoutChromium } from './helpers/browser';
+import { accessibilityViolations, chromiumArgs, chromiumPath, offlinePage, skipWithoutChromium } from './helpers/browser';
 import { adminBearer, body, tempDir, testServer, type List } from './helpers/server';
 
 
@@ -66,23 +66,7 @@ describe('the console in a browser', () => {
 
         try {
             // The page must work with no network: anything but this server is refused, and remembered.
-            const origin = new URL(server.info.uri).origin;
-            const elsewhere: string[] = [];
-            await context.route('**/*', (route) => {
-
-                const url = route.request().url();
-                if (new URL(url).origin === origin) {
-                    return route.continue();
-                }
-
-                elsewhere.push(url);
-                return route.abort();
-            });
-
-            const page = context.pages()[0] ?? await context.newPage();
-            page.setDefaultTimeout(30_000);
-            const pageErrors: string[] = [];
-            page.on('pageerror', (err) => pageErrors.push(err.message));
+            const { page, elsewhere, pageErrors } = await offlinePage(context, server.info.uri);
 
             let step = 0;
             const shot = async (name: string) => {
@@ -290,24 +274,7 @@ describe('the console in a browser', () => {
         });
 
         try {
-            const origin = new URL(server.info.uri).origin;
-            const elsewhere: string[] = [];
-            await context.route('**/*', (route) => {
-
-                const url = route.request().url();
-                if (new URL(url).origin === origin) {
-                    return route.continue();
-                }
-
-                elsewhere.push(url);
-                return route.abort();
-            });
-
-            const page = context.pages()[0] ?? await context.newPage();
-            page.setDefaultTimeout(30_000);
-            const pageErrors: string[] = [];
-            page.on('pageerror', (err) => pageErrors.push(err.message));
-
+            const { page, elsewhere, pageErrors } = await offlinePage(context, server.info.uri);
             const shot = async (name: string) => {
 
                 await page.screenshot({ path: Path.join(screenshots, `instances-${name}.png`) });

@@ -7,6 +7,7 @@ import { chromium } from 'playwright-core';
 
 import { mintToken } from '../lib';
 import { docsPath } from '../lib/openapi';
+import { chromiumArgs, chromiumPath, offlinePage, skipWithoutChromium } from './helpers/browser';
 import { bearer, body, tempDir, testServer } from './helpers/server';
 
 
@@ -15,19 +16,7 @@ const { describe, it, before, after } = lab;
 const { expect } = Code;
 
 
-// Debian's chromium; playwright-core never downloads a browser of its own.
-const chromiumPath = '/usr/bin/chromium';
-
-const chromiumArgs = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
-
-// Under CI=true .ci/run installs chromium, so a missing one fails the test instead of skipping it.
-const ci = process.env.CI === 'true';
-
-const skip = !Fs.existsSync(chromiumPath) && !ci;
-
-if (skip) {
-    console.log(`Skipping the docs page browser test: ${chromiumPath} is not installed (apt-get install chromium).`);
-}
+const skip = skipWithoutChromium('the docs page browser test');
 
 
 describe('the docs page in a browser', () => {
@@ -65,23 +54,7 @@ describe('the docs page in a browser', () => {
         const context = await chromium.launchPersistentContext(profile, { executablePath: chromiumPath, headless: true, args: chromiumArgs, timeout: 60_000 });
         try {
             // The page must work with no network: anything but this server is refused, and remembered.
-            const origin = new URL(server.info.uri).origin;
-            const elsewhere: string[] = [];
-            await context.route('**/*', (route) => {
-
-                const url = route.request().url();
-                if (new URL(url).origin === origin) {
-                    return route.continue();
-                }
-
-                elsewhere.push(url);
-                return route.abort();
-            });
-
-            const page = context.pages()[0] ?? await context.newPage();
-            page.setDefaultTimeout(30_000);
-            const pageErrors: string[] = [];
-            page.on('pageerror', (err) => pageErrors.push(err.message));
+            const { page, elsewhere, pageErrors } = await offlinePage(context, server.info.uri);
 
             await page.goto(server.info.uri + docsPath);
             await page.locator('h3.opblock-tag').first().waitFor();

@@ -1,6 +1,6 @@
 import Fs from 'node:fs';
 
-import type { Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
 
 
 // Debian's chromium; playwright-core never downloads a browser of its own.
@@ -45,4 +45,28 @@ export async function accessibilityViolations(page: Page): Promise<string[]> {
     return violations
         .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
         .map((violation) => `${violation.impact} ${violation.id}: ${violation.help} (${violation.nodes.map((node) => node.target.join(' ')).join(', ')})`);
+}
+
+
+/** The context's page, with every request to anywhere but the server refused and remembered, and the page's errors collected. */
+export async function offlinePage(context: BrowserContext, serverUri: string): Promise<{ page: Page; elsewhere: string[]; pageErrors: string[] }> {
+
+    const origin = new URL(serverUri).origin;
+    const elsewhere: string[] = [];
+    await context.route('**/*', (route) => {
+
+        const url = route.request().url();
+        if (new URL(url).origin === origin) {
+            return route.continue();
+        }
+
+        elsewhere.push(url);
+        return route.abort();
+    });
+
+    const page = context.pages()[0] ?? await context.newPage();
+    page.setDefaultTimeout(30_000);
+    const pageErrors: string[] = [];
+    page.on('pageerror', (err) => pageErrors.push(err.message));
+    return { page, elsewhere, pageErrors };
 }
