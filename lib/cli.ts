@@ -195,6 +195,7 @@ async function start(settings: Settings, io: Io): Promise<number> {
     const storage = settings.storage === 'memory' ? 'in memory' : `in ${Path.resolve(settings.dataDir)}`;
     io.out(`localgate listening on ${server.info.uri} with databases ${storage}`);
     io.out('Mint a token: npx localgate token <subject>   (or: npm run --silent token -- <subject>)');
+    io.out(`Console: ${server.info.uri}/console`);
 
     return await new Promise<number>((resolve) => {
 

@@ -66,12 +66,13 @@ describe('the command line', () => {
         const io = capture();
         const dir = tempDir();
         const stopped = main(['start', '--memory', '--memory-pay', '--port', '0', '--data-dir', dir], { LOG_LEVEL: 'silent' }, io);
-        while (io.stdout.length < 2) {
+        while (io.stdout.length < 3) {
             await new Promise((resolve) => setTimeout(resolve, 10));
         }
 
         expect(io.stdout[0]).to.match(/^localgate listening on http:\/\/127\.0\.0\.1:\d+ with databases in memory$/);
         expect(io.stdout[1]).to.equal('Mint a token: npx localgate token <subject>   (or: npm run --silent token -- <subject>)');
+        expect(io.stdout[2]).to.equal(`Console: ${/listening on (\S+)/.exec(io.stdout[0]!)![1]}/console`);
         const url = /listening on (\S+)/.exec(io.stdout[0]!)![1]!;
         expect((await fetch(`${url}/health`)).status).to.equal(200);
         expect(await (await fetch(`${url}/v1/pay/status`)).json()).to.include({ configured: true, schema_ready: true });
@@ -111,11 +112,12 @@ describe('the command line', () => {
 
         const io = capture();
         const stopped = main(['start', '--data-dir', tempDir(), '--port', '0', '--no-seed'], { LOG_LEVEL: 'silent' }, io);
-        while (io.stdout.length < 2) {
+        while (io.stdout.length < 3) {
             await new Promise((resolve) => setTimeout(resolve, 10));
         }
 
         expect(io.stdout[1]).to.equal('Mint a token: npx localgate token <subject>   (or: npm run --silent token -- <subject>)');
+        expect(io.stdout[2]).to.equal(`Console: ${/listening on (\S+)/.exec(io.stdout[0]!)![1]}/console`);
         process.emit('SIGINT', 'SIGINT');
         expect(await stopped).to.equal(0);
     });
