@@ -72,7 +72,7 @@ export interface TestKit {
 export async function createTestKit(options: Options = {}): Promise<TestKit> {
 
     const server = await createServer({
-        dataDir: ':memory:',
+        storage: 'memory',
         logLevel: 'silent',
         jwtSecret: Crypto.randomBytes(32).toString('hex'),
         port: 0,
