@@ -53,7 +53,7 @@ const errorRef = '#/components/schemas/ErrorBody';
 /** The routes the document describes: all but the documentation's own (the document, the docs page and its assets) and the console page's files. */
 function documentedRoutes(server: Server): RequestRoute[] {
 
-    return server.table().filter((route) => route.realm.plugin !== 'hapi-swagger' && !pagePaths.includes(route.path));
+    return server.table().filter((route) => route.realm.plugin !== 'localgate-openapi' && !pagePaths.includes(route.path));
 }
 
 
@@ -128,7 +128,7 @@ describe('the OpenAPI document', () => {
 
     it('describes every route of the server, and only those', () => {
 
-        const exclusions = server.table().filter((route) => route.realm.plugin === 'hapi-swagger').map((route) => route.path);
+        const exclusions = server.table().filter((route) => route.realm.plugin === 'localgate-openapi').map((route) => route.path);
         expect(exclusions).to.include([documentPath, docsPath, `${docsAssetsPath}swagger-ui-bundle.js`]);
         expect(exclusions.every((path) => path === documentPath || path === docsPath || path.startsWith(docsAssetsPath))).to.be.true();
 
