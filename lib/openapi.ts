@@ -3,11 +3,9 @@ import Http from 'node:http';
 import Path from 'node:path';
 
 import Boom from '@hapi/boom';
-import type { AuthSettings, Plugin, RequestRoute, ResponseObject, Server } from '@hapi/hapi';
+import Hapi, { type AuthSettings, type Plugin, type Request, type RequestRoute, type Server } from '@hapi/hapi';
 import Inert from '@hapi/inert';
-import Vision from '@hapi/vision';
-import './swagger-ui';
-import HapiSwagger from 'hapi-swagger';
+import type HapiSwagger from 'hapi-swagger';
 import Joi from 'joi';
 
 import { adminMessage, requireAdmin } from './auth';
@@ -15,6 +13,7 @@ import { defaultCode, errorBody, failure } from './errors';
 import { limitReached } from './instances/registry';
 import { packageRoot } from './paths';
 import { requestIdHeaders } from './request-id';
+import { swaggerUiFolder } from './swagger-ui';
 
 
 // What a route may declare about errors its rules produce that its config cannot show (409, 422, 501 ...):
@@ -288,7 +287,7 @@ function security(auth: RouteFacts['auth']): object[] | undefined {
 function describeRoutes(server: Server): void {
 
     for (const route of server.table()) {
-        if (route.realm.plugin === 'hapi-swagger') {
+        if (route.realm.plugin === pluginName) {
             continue;
         }
 
@@ -374,59 +373,142 @@ function readPackage(): { name: string; version: string; description: string } {
 }
 
 
+// The files of the docs page, as hapi-swagger serves them: swagger-ui's own, and hapi-swagger's extend.js.
+const uiFiles = [
+    'favicon-16x16.png', 'favicon-32x32.png', 'index.html', 'oauth2-redirect.html',
+    'swagger-ui-bundle.js', 'swagger-ui-bundle.js.map', 'swagger-ui-standalone-preset.js', 'swagger-ui-standalone-preset.js.map',
+    'swagger-ui.css', 'swagger-ui.css.map', 'swagger-ui.js', 'swagger-ui.js.map'
+];
+
+const extendFolder = Path.join(Path.dirname(require.resolve('hapi-swagger/package.json')), 'public');
+
+
+/** hapi-swagger's options for this service. */
+function swaggerOptions(): Omit<HapiSwagger.RegisterOptions, 'validatorUrl'> & { validatorUrl: null } {
+
+    const pack = readPackage();
+    return {
+        OAS: 'v3.0',
+        info: {
+            title: pack.name,
+            version: pack.version,
+            description: `${pack.description} Mint a token with \`localgate token <subject>\` and use it as the bearer token (Authorize).`
+        },
+        jsonPath: documentPath,
+        documentationPath: docsPath,
+        swaggerUIPath: docsAssetsPath,
+        routesBasePath: docsAssetsPath,
+        auth: false,
+        grouping: 'tags',
+        definitionPrefix: 'useLabel',
+        // Only standard keywords: no x-format, x-constraint or x-meta beside them.
+        xProperties: false,
+        tags: [
+            { name: 'commerce', description: 'Local businesses, products, offers, inquiries and scam reports' },
+            { name: 'logistics', description: 'Vehicles, bookings and pickup and drop-off locations' },
+            { name: 'pay', description: 'Wallets, token types and the fiat gateway: data endpoints answer 501 until pay is provisioned' },
+            { name: 'weather', description: 'Reserved: forecasts answer 501 until a weather backend is provisioned' },
+            { name: 'health', description: 'The state of each namespace database' },
+            { name: 'instances', description: 'Isolated, disposable data sets for test suites (admin token): every endpoint above also answers under an instance\'s base path /i/<id>' },
+            { name: 'console', description: 'Console only: persona and admin tokens and the live request log, mounted on a loopback address or with CONSOLE_API=on' }
+        ],
+        securityDefinitions: {
+            [securityScheme]: {
+                type: 'http',
+                scheme: 'bearer',
+                bearerFormat: 'JWT',
+                description: 'A JWT signed by this localgate: `localgate token <subject>` prints one'
+            }
+        },
+        // No call leaves the machine: no online validator badge.
+        validatorUrl: null,
+        uiOptions: { persistAuthorization: true }
+    };
+}
+
+
+interface Documentation {
+    // A server of its own for hapi-swagger, vision and handlebars: it renders the docs page, and builds the document
+    // of the service's routes from a request to the service (hapi-swagger reads the routes from request.server).
+    server: Server;
+    document(request: Request): Promise<OpenApiDocument>;
+}
+
+
+/** Loads hapi-swagger and its page renderer, on a server of their own; the routes are described once, here. */
+async function loadDocumentation(service: Server): Promise<Documentation> {
+
+    // The stand-in for swagger-ui-dist goes first (see lib/swagger-ui.ts).
+    await import('./swagger-ui');
+    const [{ default: HapiSwagger }, { default: Vision }] = await Promise.all([import('hapi-swagger'), import('@hapi/vision')]);
+    const server = Hapi.server();
+    await server.register([Inert, Vision, { plugin: HapiSwagger, options: swaggerOptions() }]);
+    await server.initialize();
+    describeRoutes(service);
+    // hapi-swagger's exposed builder: the one its own document route calls, given the service's request.
+    const { getJSON } = (server.plugins as Record<string, unknown>)['hapi-swagger'] as { getJSON(options: null, request: Request): Promise<OpenApiDocument> };
+    return { server, document: (request) => getJSON(null, request) };
+}
+
+
+const pluginName = 'localgate-openapi';
+
 export const openapiPlugin: Plugin<void> = {
-    name: 'localgate-openapi',
+    name: pluginName,
     async register(server) {
 
-        const pack = readPackage();
-        const options: Omit<HapiSwagger.RegisterOptions, 'validatorUrl'> & { validatorUrl: null } = {
-            OAS: 'v3.0',
-            info: {
-                title: pack.name,
-                version: pack.version,
-                description: `${pack.description} Mint a token with \`localgate token <subject>\` and use it as the bearer token (Authorize).`
-            },
-            jsonPath: documentPath,
-            documentationPath: docsPath,
-            swaggerUIPath: docsAssetsPath,
-            routesBasePath: docsAssetsPath,
-            auth: false,
-            grouping: 'tags',
-            definitionPrefix: 'useLabel',
-            // Only standard keywords: no x-format, x-constraint or x-meta beside them.
-            xProperties: false,
-            tags: [
-                { name: 'commerce', description: 'Local businesses, products, offers, inquiries and scam reports' },
-                { name: 'logistics', description: 'Vehicles, bookings and pickup and drop-off locations' },
-                { name: 'pay', description: 'Wallets, token types and the fiat gateway: data endpoints answer 501 until pay is provisioned' },
-                { name: 'weather', description: 'Reserved: forecasts answer 501 until a weather backend is provisioned' },
-                { name: 'health', description: 'The state of each namespace database' },
-                { name: 'instances', description: 'Isolated, disposable data sets for test suites (admin token): every endpoint above also answers under an instance\'s base path /i/<id>' },
-                { name: 'console', description: 'Console only: persona and admin tokens and the live request log, mounted on a loopback address or with CONSOLE_API=on' }
-            ],
-            securityDefinitions: {
-                [securityScheme]: {
-                    type: 'http',
-                    scheme: 'bearer',
-                    bearerFormat: 'JWT',
-                    description: 'A JWT signed by this localgate: `localgate token <subject>` prints one'
-                }
-            },
-            // No call leaves the machine: no online validator badge.
-            validatorUrl: null,
-            uiOptions: { persistAuthorization: true }
+        // hapi-swagger, vision and handlebars take a fifth of a start: they load with the first request for the
+        // document or the docs page, which are the only ones that need them.
+        let documentation: Promise<Documentation> | undefined;
+        const loaded = () => {
+
+            documentation ??= loadDocumentation(server);
+            return documentation;
         };
 
-        await server.register([Inert, Vision, { plugin: HapiSwagger, options }]);
-        server.ext('onPreStart', () => describeRoutes(server));
-        server.ext('onPostHandler', (request, h) => {
+        await server.register(Inert);
+        server.ext('onPreStart', () => {
 
-            // A handler that throws skips onPostHandler: here the document route's response is the document.
-            if (request.route.path === documentPath) {
-                completeDocument((request.response as ResponseObject).source as OpenApiDocument);
+            // A declaration the document cannot describe stops the start, not the first request for the document.
+            for (const route of server.table()) {
+                routeFacts(server, route);
             }
-
-            return h.continue;
         });
+        server.ext('onPostStop', async () => {
+
+            await (await documentation)?.server.stop();
+        });
+
+        const own = { auth: false as const, tags: [] as string[] };
+        server.route([
+            {
+                method: 'GET',
+                path: documentPath,
+                options: {
+                    ...own,
+                    async handler(request) {
+
+                        const document = await (await loaded()).document(request);
+                        completeDocument(document);
+                        return document;
+                    }
+                }
+            },
+            {
+                method: 'GET',
+                path: docsPath,
+                options: {
+                    ...own,
+                    async handler(request) {
+
+                        // The page as hapi-swagger renders it (its type is hapi's for a string: text/html, utf-8).
+                        const page = await (await loaded()).server.inject({ url: request.url.pathname + request.url.search });
+                        return page.payload;
+                    }
+                }
+            },
+            ...uiFiles.map((file) => ({ method: 'GET' as const, path: docsAssetsPath + file, options: { ...own, files: { relativeTo: swaggerUiFolder }, handler: { file } } })),
+            { method: 'GET' as const, path: `${docsAssetsPath}extend.js`, options: { ...own, files: { relativeTo: extendFolder }, handler: { file: 'extend.js' } } }
+        ]);
     }
 };

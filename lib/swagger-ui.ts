@@ -6,9 +6,12 @@ import Path from 'node:path';
 // browser bundle in Node: a fifth of a second at every start, and globals left behind. This answers for it, and
 // must be imported before hapi-swagger.
 const file = require.resolve('swagger-ui-dist');
-const folder = Path.dirname(file);
+
+/** Where swagger-ui's files are. */
+export const swaggerUiFolder = Path.dirname(file);
+
 const stand = new Module(file);
 stand.filename = file;
 stand.loaded = true;
-stand.exports = { absolutePath: () => folder, getAbsoluteFSPath: () => folder };
+stand.exports = { getAbsoluteFSPath: () => swaggerUiFolder };
 require.cache[file] = stand;

@@ -53,7 +53,7 @@ const errorRef = '#/components/schemas/ErrorBody';
 /** The routes the document describes: all but the documentation's own (the document, the docs page and its assets) and the console page's files. */
 function documentedRoutes(server: Server): RequestRoute[] {
 
-    return server.table().filter((route) => route.realm.plugin !== 'hapi-swagger' && !pagePaths.includes(route.path));
+    return server.table().filter((route) => route.realm.plugin !== 'localgate-openapi' && !pagePaths.includes(route.path));
 }
 
 
@@ -128,7 +128,7 @@ describe('the OpenAPI document', () => {
 
     it('describes every route of the server, and only those', () => {
 
-        const exclusions = server.table().filter((route) => route.realm.plugin === 'hapi-swagger').map((route) => route.path);
+        const exclusions = server.table().filter((route) => route.realm.plugin === 'localgate-openapi').map((route) => route.path);
         expect(exclusions).to.include([documentPath, docsPath, `${docsAssetsPath}swagger-ui-bundle.js`]);
         expect(exclusions.every((path) => path === documentPath || path === docsPath || path.startsWith(docsAssetsPath))).to.be.true();
 
@@ -319,6 +319,29 @@ describe('the OpenAPI document', () => {
             expect(res.statusCode, path).to.equal(501);
             expect(document.paths[path]![method]!.responses[501]!.content!['application/json'].example, path).to.equal(body(res));
         }
+    });
+
+    it('serves exactly the asset files hapi-swagger serves, from the same folders', async () => {
+
+        // The service serves the docs page's files itself, so that hapi-swagger loads only when asked for: its own list
+        // of files and folders is the reference, and a new version of it that changes them fails here.
+        await import('../lib/swagger-ui');
+        const { default: HapiSwagger } = await import('hapi-swagger');
+        const { default: Inert } = await import('@hapi/inert');
+        const { default: Vision } = await import('@hapi/vision');
+        const reference = Hapi.server();
+        await reference.register([Inert, Vision, { plugin: HapiSwagger, options: { routesBasePath: docsAssetsPath, swaggerUIPath: docsAssetsPath } }]);
+        await reference.initialize();
+        const assets = (target: Server) => target.table().map((route) => route.path).filter((path) => path.startsWith(docsAssetsPath)).sort();
+        expect(assets(reference)).to.have.length(13);
+        expect(assets(server)).to.equal(assets(reference));
+        for (const path of assets(reference)) {
+            const [ours, theirs] = [await server.inject(path), await reference.inject(path)];
+            expect(ours.statusCode, path).to.equal(200);
+            expect(ours.rawPayload.equals(theirs.rawPayload), path).to.be.true();
+        }
+
+        await reference.stop();
     });
 
     it('serves the docs page and its assets from the service itself, without a token', async () => {
