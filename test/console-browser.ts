@@ -4,10 +4,9 @@ import Path from 'node:path';
 import Code from '@hapi/code';
 import type { Server } from '@hapi/hapi';
 import Lab from '@hapi/lab';
-import { chromium } from 'playwright-core';
 
 import { mintToken, provisionPay } from '../lib';
-import { accessibilityViolations, chromiumArgs, chromiumPath, offlinePage, skipWithoutChromium } from './helpers/browser';
+import { accessibilityViolations, chromiumPath, launchBrowser, offlinePage, skipWithoutChromium } from './helpers/browser';
 import { adminBearer, body, tempDir, testServer, type List } from './helpers/server';
 
 
@@ -53,16 +52,8 @@ describe('the console in a browser', () => {
         const vehicles = body<List<{ id: string; make: string; model: string }>>(await server.inject('/v1/logistics/vehicles?available=true&limit=1')).data;
         const vehicle = vehicles[0]!;
 
-        const profile = tempDir('localgate-chromium-');
-        const context = await chromium.launchPersistentContext(profile, {
-            executablePath: chromiumPath,
-            headless: true,
-            args: chromiumArgs,
-            timeout: 60_000,
-            viewport: { width: 1280, height: 800 },
-            timezoneId: 'UTC',
-            locale: 'en-GB'
-        });
+        const browser = await launchBrowser({ laptop: true });
+        const { context } = browser;
 
         try {
             // The page must work with no network: anything but this server is refused, and remembered.
@@ -252,8 +243,7 @@ describe('the console in a browser', () => {
             throw err;
         }
         finally {
-            await context.close();
-            Fs.rmSync(profile, { recursive: true, force: true });
+            await browser.close();
         }
     });
 
@@ -262,16 +252,8 @@ describe('the console in a browser', () => {
         expect(Fs.existsSync(chromiumPath), `CI=true needs Debian's chromium at ${chromiumPath}: .ci/run installs it`).to.be.true();
         Fs.mkdirSync(screenshots, { recursive: true });
 
-        const profile = tempDir('localgate-chromium-');
-        const context = await chromium.launchPersistentContext(profile, {
-            executablePath: chromiumPath,
-            headless: true,
-            args: chromiumArgs,
-            timeout: 60_000,
-            viewport: { width: 1280, height: 800 },
-            timezoneId: 'UTC',
-            locale: 'en-GB'
-        });
+        const browser = await launchBrowser({ laptop: true });
+        const { context } = browser;
 
         try {
             const { page, elsewhere, pageErrors } = await offlinePage(context, server.info.uri);
@@ -446,8 +428,7 @@ describe('the console in a browser', () => {
             throw err;
         }
         finally {
-            await context.close();
-            Fs.rmSync(profile, { recursive: true, force: true });
+            await browser.close();
         }
     });
 
@@ -455,8 +436,8 @@ describe('the console in a browser', () => {
 
         const bare = await testServer({ port: 0, host: '127.0.0.1', consoleApi: 'off' });
         await bare.start();
-        const profile = tempDir('localgate-chromium-');
-        const context = await chromium.launchPersistentContext(profile, { executablePath: chromiumPath, headless: true, args: chromiumArgs, timeout: 60_000 });
+        const browser = await launchBrowser();
+        const { context } = browser;
         try {
             const page = context.pages()[0] ?? await context.newPage();
             page.setDefaultTimeout(30_000);
@@ -481,8 +462,7 @@ describe('the console in a browser', () => {
             expect(await accessibilityViolations(page)).to.equal([]);
         }
         finally {
-            await context.close();
-            Fs.rmSync(profile, { recursive: true, force: true });
+            await browser.close();
             await bare.stop();
         }
     });

@@ -3,12 +3,11 @@ import Fs from 'node:fs';
 import Code from '@hapi/code';
 import type { Server } from '@hapi/hapi';
 import Lab from '@hapi/lab';
-import { chromium } from 'playwright-core';
 
 import { mintToken } from '../lib';
 import { docsPath } from '../lib/openapi';
-import { chromiumArgs, chromiumPath, offlinePage, skipWithoutChromium } from './helpers/browser';
-import { bearer, body, tempDir, testServer } from './helpers/server';
+import { chromiumPath, launchBrowser, offlinePage, skipWithoutChromium } from './helpers/browser';
+import { bearer, body, testServer } from './helpers/server';
 
 
 export const lab = Lab.script();
@@ -50,8 +49,8 @@ describe('the docs page in a browser', () => {
         expect(booked.statusCode).to.equal(201);
         const bookingId = body(booked).id as string;
 
-        const profile = tempDir('localgate-chromium-');
-        const context = await chromium.launchPersistentContext(profile, { executablePath: chromiumPath, headless: true, args: chromiumArgs, timeout: 60_000 });
+        const browser = await launchBrowser();
+        const { context } = browser;
         try {
             // The page must work with no network: anything but this server is refused, and remembered.
             const { page, elsewhere, pageErrors } = await offlinePage(context, server.info.uri);
@@ -80,8 +79,7 @@ describe('the docs page in a browser', () => {
             expect(pageErrors).to.equal([]);
         }
         finally {
-            await context.close();
-            Fs.rmSync(profile, { recursive: true, force: true });
+            await browser.close();
         }
     });
 });

@@ -1,6 +1,8 @@
 import Fs from 'node:fs';
 
-import type { BrowserContext, Page } from 'playwright-core';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+
+import { tempDir } from './server';
 
 
 // Debian's chromium; playwright-core never downloads a browser of its own.
@@ -69,4 +71,22 @@ export async function offlinePage(context: BrowserContext, serverUri: string): P
     const pageErrors: string[] = [];
     page.on('pageerror', (err) => pageErrors.push(err.message));
     return { page, elsewhere, pageErrors };
+}
+
+
+/** Debian's chromium, headless, with a profile of its own that close() removes; a laptop's screen in UTC when asked. */
+export async function launchBrowser(options: { laptop?: boolean } = {}): Promise<{ context: BrowserContext; close(): Promise<void> }> {
+
+    const profile = tempDir('localgate-chromium-');
+    const laptop = options.laptop ? { viewport: { width: 1280, height: 800 }, timezoneId: 'UTC', locale: 'en-GB' } : {};
+    const context = await chromium.launchPersistentContext(profile, { executablePath: chromiumPath, headless: true, args: chromiumArgs, timeout: 60_000, ...laptop });
+    return {
+        context,
+        async close() {
+
+            // Chromium writes to its profile until it has closed.
+            await context.close();
+            Fs.rmSync(profile, { recursive: true, force: true });
+        }
+    };
 }
