@@ -39,8 +39,6 @@ class BodyFields {
     }
 }
 
-// A *_not_found code names the record: every namespace says it the same way, whatever its store wrote.
-const notFoundCode = /^([a-z0-9_]+)_not_found$/;
 
 
 /** A Boom error carrying a stable machine-readable code and extra body fields. */
@@ -70,9 +68,8 @@ export function errorBody(boom: Boom.Boom): object {
 export function toBoom(err: Boom.Boom): Boom.Boom {
 
     if (err instanceof DomainError) {
-        const message = notFoundMessage(err) ?? err.message;
-        const extra = err.field ? { details: [{ field: err.field, message }] } : {};
-        return failure(statusOfKind[err.kind], err.code, message, extra);
+        const extra = err.field ? { details: [{ field: err.field, message: err.message }] } : {};
+        return failure(statusOfKind[err.kind], err.code, err.message, extra);
     }
 
     // The JSON parser refuses a __proto__ key (it could poison prototypes) under the same words as broken JSON.
@@ -83,18 +80,6 @@ export function toBoom(err: Boom.Boom): Boom.Boom {
     return err;
 }
 
-
-// 404: "There is no booking with this id"; 422: "vehicle_id refers to no existing vehicle".
-function notFoundMessage(err: DomainError): string | undefined {
-
-    const match = notFoundCode.exec(err.code);
-    if (!match) {
-        return undefined;
-    }
-
-    const record = match[1]!.replace(/_/g, ' ');
-    return err.field ? `${err.field} refers to no existing ${record}` : `There is no ${record} with this id`;
-}
 
 
 /** Route failAction for joi validation: a 400 whose message names each field and says why. */

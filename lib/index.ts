@@ -87,9 +87,8 @@ export async function createServer(options: Options = {}): Promise<Server> {
         // pino writes to standard output synchronously by default: a system call for every request's line.
         // Buffered, the lines of concurrent requests go out together; pino flushes the rest when the process exits.
         stream: (settings.logStream ?? (settings.logLevel === 'silent' ? undefined : Pino.destination({ dest: 1, sync: false }))) as NodeJS.WriteStream | undefined,
-        redact: ['req.headers.authorization'],
         // The serializers take hapi's request and node's response as they are, rather than pino's copies of them
-        // (headers included) made on every request only to be narrowed down here.
+        // (headers included) made on every request only to be narrowed down here: no header, so no token, is logged.
         wrapSerializers: false,
         // The message names the path as the client sent it too: under an instance, after its base path (no scope yet
         // when the instance was unknown, and the path is still the one sent).

@@ -4,11 +4,14 @@ import { DomainError } from './errors';
 // What every namespace store shares, whatever its engine: lookups that must find a row, and the order of new records.
 
 
-/** The row a lookup found; none is a 404 with the code `<kind>_not_found` and the given message. */
-export function found<T>(row: T | undefined, kind: string, message: string): T {
+// Every namespace words a missing record the same way: 404 "There is no booking with this id",
+// 422 "vehicle_id refers to no existing vehicle".
+
+/** The row a lookup found; none is a 404 with the code `<kind>_not_found`. */
+export function found<T>(row: T | undefined, kind: string): T {
 
     if (!row) {
-        throw new DomainError('not_found', `${kind}_not_found`, message);
+        throw new DomainError('not_found', `${kind}_not_found`, `There is no ${kind.replace(/_/g, ' ')} with this id`);
     }
 
     return row;
@@ -16,10 +19,10 @@ export function found<T>(row: T | undefined, kind: string, message: string): T {
 
 
 /** The row a body field refers to; none is a 422 with the code `<kind>_not_found` that names the field. */
-export function referenced<T>(row: T | undefined, kind: string, field: string, message: string): T {
+export function referenced<T>(row: T | undefined, kind: string, field: string): T {
 
     if (!row) {
-        throw new DomainError('unprocessable', `${kind}_not_found`, message, field);
+        throw new DomainError('unprocessable', `${kind}_not_found`, `${field} refers to no existing ${kind.replace(/_/g, ' ')}`, field);
     }
 
     return row;

@@ -418,6 +418,16 @@ describe('the live request log', () => {
         const query = await listener.next((event) => event.method === 'GET' && event.path === '/v1/commerce/products');
         expect(query.query).to.equal('?limit=1&api_key=[hidden]&access_token=[hidden]&Password=[hidden]');
 
+        // A secret across the point where a long body is cut: no part of it is left on the near side.
+        await fetch(`${server.info.uri}/v1/commerce/products`, {
+            method: 'POST',
+            headers: { authorization, 'content-type': 'application/json' },
+            body: JSON.stringify({ name: 'Long', price: 1, currency: 'USD', business_id: business!.id, description: `${'x'.repeat(3970)}${secret}` })
+        });
+        const long = await listener.next((event) => event.method === 'POST' && event.body!.includes('"Long"'));
+        expect(long.truncated).to.be.true();
+        expect(long.body!).to.not.contain(secret.slice(0, 8));
+
         const everything = JSON.stringify(listener.events);
         expect(everything).to.not.contain(token);
         expect(everything).to.not.contain(secret);

@@ -8,7 +8,7 @@ import Lab from '@hapi/lab';
 import { FixtureError, readFixtureFile } from '../lib/fixtures';
 import { sqliteDatabase } from '../lib/storage/sqlite/engine';
 import { namespaceImage, seedDemo } from '../lib/storage/sqlite/images';
-import { closeDatabase, openDatabase } from '../lib/storage/sqlite/open';
+import { closeDatabase, openCopy } from '../lib/storage/sqlite/open';
 import { body, type List, tempDir, testServer } from './helpers/server';
 
 
@@ -103,7 +103,7 @@ describe('fixtures', () => {
 
     it('seeds only namespaces that ship demo data', () => {
 
-        const db = openDatabase(namespaceImage('weather', false));
+        const db = openCopy(namespaceImage('weather', false));
         expect(seedDemo(db, 'weather')).to.equal(0);
         closeDatabase(db);
     });

@@ -88,7 +88,7 @@ export class RequestFeed {
             return;
         }
 
-        const line = `event: request\ndata: ${scrub(JSON.stringify(summarize(request)), this.secrets)}\n\n`;
+        const line = `event: request\ndata: ${scrub(JSON.stringify(summarize(request, this.secrets)), this.secrets)}\n\n`;
         for (const stream of this.streams) {
             if (stream.writableLength < maxBufferedBytes) {
                 stream.write(line);
@@ -98,8 +98,8 @@ export class RequestFeed {
 }
 
 
-/** What the live log shows of an answered request. */
-export function summarize(request: Request): RequestEvent {
+/** What the live log shows of an answered request; a body is scrubbed of the secrets before it is cut, so no part of one survives the cut. */
+export function summarize(request: Request, secrets: string[]): RequestEvent {
 
     // By the time a response is sent, hapi has turned an error into a response whose source is the error's body.
     const response = request.response as ResponseObject;
@@ -122,7 +122,7 @@ export function summarize(request: Request): RequestEvent {
     const shown = status >= 400 || bodyPaths.test(request.path);
     const body = response.source;
     if (shown && body && typeof body === 'object') {
-        const text = JSON.stringify(body, null, 2);
+        const text = scrub(JSON.stringify(body, null, 2), secrets);
         event.body = text.slice(0, maxBodyChars);
         event.truncated = text.length > maxBodyChars;
     }

@@ -41,20 +41,18 @@ function notProvisioned(configured: boolean): Boom.Boom {
 }
 
 
-/** Runs before authentication: while the schema is not ready there is nothing behind a pay data endpoint, for anyone. */
-const requireSchema: Lifecycle.Method = (request, h) => {
-
-    const status = dataOf(request).pay.status();
-    if (!status.schema_ready) {
-        throw notProvisioned(status.configured);
+declare module '@hapi/hapi' {
+    interface RequestApplicationState {
+        payStore?: PayStore;
     }
-
-    return h.continue;
-};
+}
 
 
-/** The pay store of the request's data set; a 501 when the pay database went away between the gate and the handler. */
-function payStore(request: Pick<Request, 'app'>): PayStore {
+/**
+ * Runs before authentication: while the schema is not ready there is nothing behind a pay data endpoint, for anyone.
+ * Readiness is read once per request: the store found here is the one the handler uses.
+ */
+const requireSchema: Lifecycle.Method = (request, h) => {
 
     const pay = dataOf(request).pay;
     const store = pay.store();
@@ -62,7 +60,15 @@ function payStore(request: Pick<Request, 'app'>): PayStore {
         throw notProvisioned(pay.status().configured);
     }
 
-    return store;
+    request.app.payStore = store;
+    return h.continue;
+};
+
+
+/** The pay store the gate found for the request. */
+function payStore(request: Pick<Request, 'app'>): PayStore {
+
+    return request.app.payStore!;
 }
 
 

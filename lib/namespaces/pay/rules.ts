@@ -73,7 +73,7 @@ export function transferRefusal(type: TransactionType, request: GatewayRequest, 
 
     const { providerId, asset, amount } = request;
     if (!provider) {
-        return refusal('unprocessable', 'provider_not_found', `There is no provider ${providerId}: GET /v1/pay/gateway/providers lists them`, 'provider_id');
+        return refusal('unprocessable', 'provider_not_found', 'provider_id refers to no existing provider', 'provider_id');
     }
 
     if (provider.status !== 'active') {

@@ -180,7 +180,7 @@ export class SqliteCommerceStore implements CommerceStore {
 
     getProduct(id: string): Promise<Product> {
 
-        return settled(() => toProduct(found(this.sql.product.raw().get(id), 'product', noRecord('product', id))));
+        return settled(() => toProduct(found(this.sql.product.raw().get(id), 'product')));
     }
 
     createProduct(input: NewProduct, createdBy: string): Promise<Product> {
@@ -195,7 +195,7 @@ export class SqliteCommerceStore implements CommerceStore {
 
     getBusiness(id: string): Promise<Business> {
 
-        return settled(() => found(this.sql.business.get(id), 'business', noRecord('business', id)));
+        return settled(() => found(this.sql.business.get(id), 'business'));
     }
 
     listOffers(filter: { product_id?: string }, page: Page): Promise<ListResult<Offer>> {
@@ -210,7 +210,7 @@ export class SqliteCommerceStore implements CommerceStore {
 
     getInquiry(id: string, ownerId: string): Promise<Inquiry> {
 
-        return settled(() => found(this.sql.inquiry.get(id, ownerId), 'inquiry', noRecord('inquiry', id)));
+        return settled(() => found(this.sql.inquiry.get(id, ownerId), 'inquiry'));
     }
 
     createScamReport(input: NewScamReport, reporterId: string): Promise<ScamReport> {
@@ -220,12 +220,12 @@ export class SqliteCommerceStore implements CommerceStore {
 
     getScamReport(id: string, reporterId: string): Promise<ScamReport> {
 
-        return settled(() => found(this.sql.scamReport.get(id, reporterId), 'scam_report', noRecord('scam report', id)));
+        return settled(() => found(this.sql.scamReport.get(id, reporterId), 'scam_report'));
     }
 
     private requireTarget(type: TargetType, id: string, field: string): void {
 
-        referenced(this.sql[existsQuery[type]].get(id), type, field, `${field} refers to no existing ${type}: ${JSON.stringify(id)}`);
+        referenced(this.sql[existsQuery[type]].get(id), type, field);
     }
 }
 
@@ -243,11 +243,6 @@ function readPage<Row>(list: ListStatements<Row>, parentId: string | undefined, 
     };
 }
 
-
-function noRecord(kind: string, id: string): string {
-
-    return `There is no ${kind} with id ${JSON.stringify(id)}`;
-}
 
 
 function toProduct([id, name, description, priceMinor, currency, businessId, createdBy, createdAt, scamReportCount]: ProductRow): Product {

@@ -88,9 +88,9 @@ export class SqliteLogisticsStore implements LogisticsStore {
 
         this.book = db.transaction((customerId: string, booking: NewBooking) => {
 
-            const vehicle = referenced(statements.vehicleById.get({ id: booking.vehicle_id }), 'vehicle', 'vehicle_id', `vehicle_id ${booking.vehicle_id} does not match any vehicle`);
+            const vehicle = referenced(statements.vehicleById.get({ id: booking.vehicle_id }), 'vehicle', 'vehicle_id');
             for (const field of ['pickup_location_id', 'dropoff_location_id'] as const) {
-                referenced(statements.locationExists.get({ id: booking[field] }), 'location', field, `${field} ${booking[field]} does not match any location`);
+                referenced(statements.locationExists.get({ id: booking[field] }), 'location', field);
             }
 
             checkBooking(vehicleRecord(vehicle), booking, statements.latestBookingBefore.pluck().get(booking));
@@ -118,7 +118,7 @@ export class SqliteLogisticsStore implements LogisticsStore {
 
         return settled(() => {
 
-            return vehicleRecord(found(this.statements.vehicleById.get({ id }), 'vehicle', 'Vehicle not found'));
+            return vehicleRecord(found(this.statements.vehicleById.get({ id }), 'vehicle'));
         });
     }
 
@@ -139,7 +139,7 @@ export class SqliteLogisticsStore implements LogisticsStore {
 
         return settled(() => {
 
-            return found(this.statements.bookingById.get({ id, customer_id: customerId }), 'booking', 'Booking not found');
+            return found(this.statements.bookingById.get({ id, customer_id: customerId }), 'booking');
         });
     }
 

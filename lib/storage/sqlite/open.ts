@@ -13,8 +13,8 @@ export interface OpenOptions {
 const synchronousLevels = { NORMAL: 1, FULL: 2 };
 
 
-/** Opens one namespace database (a file, memory, or a copy in memory of a serialized one) with the pragmas every connection needs, asserting each took effect. */
-export function openDatabase(file: string | Buffer, options: OpenOptions = {}): Database {
+/** Opens one namespace database (a file, or memory) with the pragmas every connection needs, asserting each took effect. */
+export function openDatabase(file: string, options: OpenOptions = {}): Database {
 
     const db = new Sqlite(file, { fileMustExist: Boolean(options.fileMustExist) });
     try {

@@ -104,7 +104,7 @@ export class SqlitePayStore implements PayStore {
         return settled(() => {
 
             const transaction = this.sql.transaction.get(id, ownerId);
-            return found(transaction, 'transaction', `You have no transaction ${id}`);
+            return found(transaction, 'transaction');
         });
     }
 
@@ -125,7 +125,7 @@ export class SqlitePayStore implements PayStore {
 
             const upper = symbol.toUpperCase();
             const token = this.sql.token.get(upper);
-            return found(token, 'token', `There is no token type ${upper}: GET /v1/pay/tokens lists them`);
+            return found(token, 'token');
         });
     }
 
