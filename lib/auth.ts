@@ -3,7 +3,7 @@ import Fs from 'node:fs';
 import Path from 'node:path';
 
 import Boom from '@hapi/boom';
-import type { Plugin, Request } from '@hapi/hapi';
+import type { Plugin, Request, ResponseToolkit } from '@hapi/hapi';
 import Jwt from '@hapi/jwt';
 
 import { minSecretBytes, SettingError } from './config';
@@ -30,9 +30,15 @@ export function resolveSecret(configured: string | undefined, dataDir: string, k
         return generated;
     }
 
-    const file = Path.join(dataDir, secretFile);
     try {
         Fs.mkdirSync(dataDir, { recursive: true });
+    }
+    catch (err) {
+        throw new SettingError('DATA_DIR', `is not a readable and writable directory: ${dataDir} (${(err as NodeJS.ErrnoException).code})`);
+    }
+
+    const file = Path.join(dataDir, secretFile);
+    try {
         Fs.writeFileSync(file, generated + '\n', { mode: 0o600, flag: 'wx' });
     }
     catch (err) {
@@ -63,14 +69,14 @@ export function mintToken(secret: string, subject: string, ttlSec = 3600, option
 export const adminMessage = `This route needs a token whose role claim is "${adminRole}": mint one with npx localgate token --admin`;
 
 
-/** Route prerequisite of the admin routes: a verified token whose role claim is admin, else a 403 admin_required. */
-export function requireAdmin(request: Pick<Request, 'auth'>): true {
+/** The admin routes' step right after authentication, before anything of the request is validated: a token whose role claim is admin, else a 403 admin_required. */
+export function requireAdmin(request: Pick<Request, 'auth'>, h: Pick<ResponseToolkit, 'continue'>): symbol {
 
     if (request.auth.credentials.role !== adminRole) {
         throw failure(403, 'admin_required', adminMessage);
     }
 
-    return true;
+    return h.continue;
 }
 
 

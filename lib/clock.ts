@@ -28,12 +28,6 @@ export class Clock {
 
         this.frozenAt = instant ? instant.getTime() : null;
     }
-
-    /** Moves the clock forward and leaves it frozen there. */
-    advance(ms: number): void {
-
-        this.frozenAt = (this.frozenAt ?? Date.now()) + ms;
-    }
 }
 
 

@@ -217,7 +217,8 @@ function routeFacts(server: Server, route: RequestRoute): RouteFacts {
         auth: auth ? auth.mode as 'required' | 'optional' : 'none',
         validates: Boolean(validate.params || validate.query || validate.payload || validate.headers),
         hasParams: route.path.includes('{'),
-        admin: Boolean(settings.pre?.some((step) => (step as { method?: unknown }).method === requireAdmin)),
+        // hapi keeps a route's extensions as lists of methods.
+        admin: Boolean((settings.ext as { onPostAuth?: { method: unknown[] }[] } | undefined)?.onPostAuth?.some((step) => step.method.includes(requireAdmin))),
         // hapi reads a body on every method but GET (settings.payload is null there).
         maxBytes: settings.payload?.maxBytes,
         referencesIds: shapeOf(validate.payload).referencesIds,

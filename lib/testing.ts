@@ -6,7 +6,7 @@ import { mintToken } from './auth';
 import type { Options } from './config';
 import { createServer } from './index';
 import type { Instance } from './instances';
-import type { InstanceOptions } from './instances/registry';
+import { instanceGone, type InstanceOptions } from './instances/registry';
 import { durationMs, newInstanceSchema } from './instances/schemas';
 
 
@@ -113,13 +113,24 @@ export async function createTestKit(options: Options = {}): Promise<TestKit> {
 function testInstance(server: Server, instance: Instance, token: TestInstance['token']): TestInstance {
 
     const registry = server.app.localgate.instances;
+    // Each call reaches the instance as a request does: a use that keeps it alive, or instance_not_found once it is gone.
+    const live = (): Instance => {
+
+        const found = registry.find(instance.id);
+        if (!found) {
+            throw instanceGone(instance.id);
+        }
+
+        return found;
+    };
+
     return {
         id: instance.id,
         basePath: instance.basePath,
         clock: {
-            now: () => instance.now(),
-            set: (instant) => instance.setClock(new Date(instant)),
-            advance: (by) => instance.advanceClock(typeof by === 'number' ? by : durationMs(by))
+            now: () => live().now(),
+            set: (instant) => live().setClock(new Date(instant)),
+            advance: (by) => live().advanceClock(typeof by === 'number' ? by : durationMs(by))
         },
         inject(options) {
 
@@ -128,9 +139,9 @@ function testInstance(server: Server, instance: Instance, token: TestInstance['t
         },
         token,
         auth: (subject) => ({ authorization: `Bearer ${token(subject)}` }),
-        reset: () => instance.reset(),
-        snapshot: () => instance.snapshot(),
-        restore: (snapshotId) => instance.restore(snapshotId),
+        reset: () => live().reset(),
+        snapshot: () => live().snapshot(),
+        restore: (snapshotId) => live().restore(snapshotId),
         close: () => {
 
             registry.delete(instance.id);

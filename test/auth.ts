@@ -8,6 +8,7 @@ import Jwt from '@hapi/jwt';
 import Lab from '@hapi/lab';
 
 import { callerId, mintToken, resolveSecret } from '../lib/auth';
+import { SettingError } from '../lib/config';
 import { bearer, body, tempDir, testServer } from './helpers/server';
 
 
@@ -200,7 +201,9 @@ describe('resolveSecret()', () => {
 
         const file = Path.join(tempDir(), 'plain-file');
         Fs.writeFileSync(file, '');
-        expect(() => resolveSecret(undefined, file, true)).to.throw(/ENOTDIR/);
-        expect(() => resolveSecret(undefined, Path.join(tempDir(), 'x'.repeat(300)), true)).to.throw(/ENAMETOOLONG/);
+        expect(() => resolveSecret(undefined, file, true)).to.throw(SettingError, `DATA_DIR is not a readable and writable directory: ${file} (EEXIST)`);
+        expect(() => resolveSecret(undefined, Path.join(file, 'data'), true)).to.throw(SettingError, /^DATA_DIR .* \(ENOTDIR\)$/);
+        // A directory that exists but takes no new file: Linux's /proc.
+        expect(() => resolveSecret(undefined, '/proc', true)).to.throw(/ENOENT|EACCES/);
     });
 });

@@ -109,7 +109,9 @@ describe('/_instances', () => {
         expect(health.namespaces.pay).to.equal({ state: 'unconfigured', schema_version: null, storage: 'memory' });
         expectError(await server.inject(`${base}/v1/pay/wallet`), 501, 'pay_not_provisioned');
         expectError(await server.inject(`${base}/v1/nowhere`), 404, 'not_found');
-        expect((await server.inject(base)).headers.location).to.equal('/console');
+        for (const path of ['', '/', '/_instances', '/console', '/docs', '/openapi.json']) {
+            expect(expectError(await server.inject(`${base}${path}`), 404, 'not_found').message).to.equal(`Under an instance only the API answers (${base}/v1/..., ${base}/health)`);
+        }
     });
 
     it('answers 404 instance_not_found on every path under an unknown or deleted instance', async () => {
@@ -232,6 +234,12 @@ describe('/_instances', () => {
 
         expect(body<InstanceBody>(await call('PUT', `/_instances/${id}/clock`, { now: '2031-05-05T05:05:05Z' })).clock).to.equal('2031-05-05T05:05:05.000Z');
         expect(await stamp('fifth')).to.equal('2031-05-05T05:05:05.000Z');
+
+        // Records hold four-digit years from 1970: a clock moved beyond is refused, and the instance stays usable.
+        expectError(await call('PUT', `/_instances/${id}/clock`, { advance: '100000000d' }), 422, 'clock_out_of_range', 'advance');
+        expectError(await call('PUT', `/_instances/${id}/clock`, { now: '1969-12-31T23:59:59Z' }), 422, 'clock_out_of_range', 'now');
+        expect(await stamp('sixth')).to.equal('2031-05-05T05:05:05.000Z');
+        expect((await call('GET', '/_instances')).statusCode).to.equal(200);
 
         // A clock that followed the wall clock is frozen where advancing takes it.
         const wall = await create();
@@ -359,6 +367,9 @@ describe('/_instances', () => {
             expect(forbidden.message).to.equal('This route needs a token whose role claim is "admin": mint one with npx localgate token --admin');
         }
 
+        // The role is checked before the body: a caller's token learns nothing of the body's rules.
+        expectError(await as('alice', 'POST', '/_instances', { seed: 'lots' }), 403, 'admin_required');
+
         // An admin token is an ordinary caller's token too, in every instance.
         expect((await server.inject({ url: '/v1/logistics/bookings', headers: admin() })).statusCode).to.equal(200);
     });
@@ -404,6 +415,22 @@ describe('instance limits', () => {
 
         await server.inject({ method: 'DELETE', url: `/_instances/${first.id}`, headers: adminBearer(server) });
         expect((await create()).statusCode).to.equal(201);
+        await server.stop();
+    });
+
+    it('answers instance_not_found to a request that reached an instance deleted before its handler ran', async () => {
+
+        const server = await testServer();
+        const { instances } = server.app.localgate;
+        const { id } = body<InstanceBody>(await server.inject({ method: 'POST', url: '/_instances', headers: adminBearer(server) }));
+        const instance = instances.find(id)!;
+
+        // As a request whose body was still arriving when the instance was deleted: its scope is the instance.
+        server.route({ method: 'GET', path: '/test/stale', options: { auth: false, handler: () => instance.data.commerce.listBusinesses({ limit: 1, offset: 0 }) } });
+        expect((await server.inject('/test/stale')).statusCode).to.equal(200);
+        instances.delete(id);
+        const gone = expectError(await server.inject('/test/stale'), 404, 'instance_not_found');
+        expect(gone.message).to.contain(JSON.stringify(id));
         await server.stop();
     });
 

@@ -42,6 +42,8 @@ describe('createTestKit()', () => {
         first.close();
         second.close();
         expect((await first.inject('/v1/commerce/products')).statusCode).to.equal(404);
+        expect(() => first.reset()).to.throw(/There is no instance/);
+        expect(() => first.clock.now()).to.throw(/There is no instance/);
     });
 
     it('resets, snapshots and restores, and moves the instance clock', async () => {

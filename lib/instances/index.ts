@@ -5,7 +5,7 @@ import { failure } from '../errors';
 import { FixtureError } from '../fixtures';
 import { listResponse, type Page } from '../lists';
 import type { Scope } from '../scope';
-import { InstanceRegistry, type Instance, type InstanceOptions, type InstanceRecord } from './registry';
+import { instanceGone, InstanceRegistry, type Instance, type InstanceOptions, type InstanceRecord } from './registry';
 import { clockSchema, durationMs, instanceListQuery, instanceListSchema, instanceParams, instanceSchema, newInstanceSchema, restoreSchema, snapshotSchema } from './schemas';
 
 
@@ -19,9 +19,10 @@ export interface InstancesOptions {
 const prefix = '/i/';
 
 
+// Made before routing too (an unknown instance in the path), where only an error made here keeps its own body.
 function instanceNotFound(id: string): Error {
 
-    return failure(404, 'instance_not_found', `There is no instance ${JSON.stringify(id)}: it was deleted, it expired, or it never existed (POST /_instances makes one)`);
+    return failure(404, 'instance_not_found', instanceGone(id).message);
 }
 
 const tags = ['api', 'instances'];
@@ -63,6 +64,11 @@ export const instancesPlugin: Plugin<InstancesOptions> = {
                 throw instanceNotFound(named.id);
             }
 
+            // The API's own paths only: not the admin routes, the console or the docs.
+            if (!named.rest.startsWith('/v1/') && named.rest !== '/health') {
+                throw failure(404, 'not_found', `Under an instance only the API answers (${instance.basePath}/v1/..., ${instance.basePath}/health)`);
+            }
+
             // The query as the client sent it: reading request.url would make hapi parse the whole URL once more.
             const raw = request.raw.req.url!;
             const query = raw.indexOf('?');
@@ -91,8 +97,9 @@ function instanceRoutes(server: Server, registry: InstanceRegistry): void {
         return instance;
     };
 
-    // The document shows a 403 on every route with this prerequisite.
-    const admin = { pre: [{ method: requireAdmin }] };
+    // Right after authentication, so that a token without the role learns nothing of the body's rules; the document
+    // shows a 403 on every route with this step.
+    const admin = { ext: { onPostAuth: { method: requireAdmin } } };
 
     // One by one: hapi types each route's request by its own query, params and payload.
     server.route<{ Payload: NewInstance }>({

@@ -2,6 +2,7 @@ import Crypto from 'node:crypto';
 
 import { Clock, IdSource, type IdMode, type RecordContext } from '../clock';
 import { DomainError } from '../errors';
+import { referenced } from '../records';
 import type { Scope } from '../scope';
 import type { DataSnapshot, Engine, InstanceData } from '../storage/engine';
 
@@ -52,21 +53,43 @@ export interface SnapshotBudget {
 }
 
 
+// The latest instant a record's created_at can hold (four-digit years).
+const latestInstant = Date.parse('9999-12-31T23:59:59.999Z');
+
+
+/** The refusal of an instance that was deleted or expired, also to a request that reached it before. */
+export function instanceGone(id: string): DomainError {
+
+    return new DomainError('not_found', 'instance_not_found', `There is no instance ${JSON.stringify(id)}: it was deleted, it expired, or it never existed (POST /_instances makes one)`);
+}
+
+
 /** One isolated data set with its own clock and id source, reached under /i/<id>. */
 export class Instance implements Scope {
 
     readonly basePath: string;
     readonly createdAt: string;
     lastUsed: number;
+    private closed = false;
     private readonly snapshots = new Map<string, Checkpoint>();
     private readonly creation: Checkpoint;
 
-    constructor(readonly id: string, readonly data: InstanceData, private readonly context: RecordContext, private readonly options: InstanceOptions, private readonly budget: SnapshotBudget) {
+    constructor(readonly id: string, private readonly instanceData: InstanceData, private readonly context: RecordContext, private readonly options: InstanceOptions, private readonly budget: SnapshotBudget) {
 
         this.basePath = `/i/${id}`;
         this.lastUsed = Date.now();
         this.createdAt = new Date(this.lastUsed).toISOString();
         this.creation = { data: null, frozen: context.clock.frozen, counter: context.ids.counter };
+    }
+
+    /** The instance's databases; a request that reached the instance before it was deleted gets instance_not_found. */
+    get data(): InstanceData {
+
+        if (this.closed) {
+            throw instanceGone(this.id);
+        }
+
+        return this.instanceData;
     }
 
     /** The record the admin routes answer with, its expiry counted from the last use. */
@@ -117,17 +140,14 @@ export class Instance implements Scope {
         }
 
         this.snapshots.clear();
-        this.data.close();
+        this.closed = true;
+        this.instanceData.close();
     }
 
     /** Puts back the state a snapshot holds; the snapshot stays, to be restored again. */
     restore(snapshotId: string): void {
 
-        const checkpoint = this.snapshots.get(snapshotId);
-        if (!checkpoint) {
-            throw new DomainError('unprocessable', 'snapshot_not_found', `snapshot_id ${JSON.stringify(snapshotId)} names no snapshot of this instance`, 'snapshot_id');
-        }
-
+        const checkpoint = referenced(this.snapshots.get(snapshotId), 'snapshot', 'snapshot_id');
         this.data.restore(checkpoint.data!);
         this.rewind(checkpoint);
     }
@@ -138,8 +158,13 @@ export class Instance implements Scope {
         return this.context.clock.now();
     }
 
-    /** Freezes the clock at an instant. */
-    setClock(instant: Date): void {
+    /** Freezes the clock at an instant from 1970 to the year 9999 (what a created_at can hold). */
+    setClock(instant: Date, field = 'now'): void {
+
+        const time = instant.getTime();
+        if (!(time >= 0 && time <= latestInstant)) {
+            throw new DomainError('unprocessable', 'clock_out_of_range', `${field} would take the clock outside 1970-01-01 to 9999-12-31, which records cannot hold`, field);
+        }
 
         this.context.clock.freeze(instant);
     }
@@ -147,7 +172,7 @@ export class Instance implements Scope {
     /** Moves the clock forward, freezing it there. */
     advanceClock(ms: number): void {
 
-        this.context.clock.advance(ms);
+        this.setClock(new Date(this.now().getTime() + ms), 'advance');
     }
 
     private rewind(checkpoint: Checkpoint): void {
