@@ -4,7 +4,7 @@ import Util from 'node:util';
 
 import { mintToken, resolveSecret } from './auth';
 import { wallContext } from './clock';
-import { durationSeconds, settingsFromEnvironment, type Flags, type Settings } from './config';
+import { durationSeconds, settingsFromEnvironment, type DatabaseSettings, type Flags, type Settings } from './config';
 import { readFixtureFile } from './fixtures';
 import { createServer } from './index';
 import { packageRoot } from './paths';
@@ -128,11 +128,11 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: Io): Prom
 
         switch (command) {
             case 'start': return await start(settings, io);
-            case 'migrate': return migrateAll(settings, io);
-            case 'provision': return provision(settings, args, io, provisionPay);
-            case 'rotate-keys': return provision(settings, args, io, rotatePayKeys);
+            case 'migrate': return await migrateAll(settings, io);
+            case 'provision': return await provision(settings, args, io, provisionPay);
+            case 'rotate-keys': return await provision(settings, args, io, rotatePayKeys);
             case 'token': return token(settings, args, { ttl: values.ttl, admin }, io);
-            default: return seed(settings, values.file, io);
+            default: return await seed(settings, values.file, io);
         }
     }
     catch (err) {
@@ -214,23 +214,23 @@ async function start(settings: Settings, io: Io): Promise<number> {
 }
 
 
-function migrateAll(settings: Settings, io: Io): number {
+async function migrateAll(settings: Settings, io: Io): Promise<number> {
 
-    const data = createEngine({ ...settings, seed: false }).openDefault(wallContext());
+    const data = await createEngine({ ...settings, seed: false }).openDefault(wallContext());
     try {
-        for (const [namespace, health] of Object.entries(data.health())) {
+        for (const [namespace, health] of Object.entries(await data.health())) {
             io.out(health.state === 'ready' ? `${namespace}: schema version ${health.schema_version}` : `${namespace}: not provisioned (run \`localgate provision pay\`)`);
         }
     }
     finally {
-        data.close();
+        await data.close();
     }
 
     return 0;
 }
 
 
-function provision(settings: Settings, args: string[], io: Io, record: (url: string) => PayCredentials): number {
+async function provision(settings: Settings, args: string[], io: Io, record: (url: string, database: DatabaseSettings) => Promise<PayCredentials>): Promise<number> {
 
     if (args.length !== 1 || args[0] !== 'pay') {
         throw new UsageError('provision and rotate-keys take one namespace: pay');
@@ -240,7 +240,7 @@ function provision(settings: Settings, args: string[], io: Io, record: (url: str
         throw new Error('set PAY_DB_URL or DATA_DIR to a directory: an in-memory pay database would vanish when this command exits (start with --memory-pay for pay in memory)');
     }
 
-    const credentials = record(settings.pay.url ?? Path.join(settings.dataDir, 'pay.db'));
+    const credentials = await record(settings.pay.url ?? Path.join(settings.dataDir, 'pay.db'), settings.database);
     for (const [name, value] of Object.entries(credentials)) {
         io.out(`${name}=${shellQuote(value)}`);
     }
@@ -262,7 +262,7 @@ function token(settings: Settings, args: string[], flags: { ttl?: string; admin?
 }
 
 
-function seed(settings: Settings, file: string | undefined, io: Io): number {
+async function seed(settings: Settings, file: string | undefined, io: Io): Promise<number> {
 
     if (!file) {
         throw new UsageError('seed needs --file F.json');
@@ -272,14 +272,14 @@ function seed(settings: Settings, file: string | undefined, io: Io): number {
         throw new Error('seed loads into the databases in DATA_DIR: in memory they would vanish when this command exits (give a running server a fixture with POST /_instances)');
     }
 
-    const data = createEngine({ ...settings, seed: false }).openDefault(wallContext());
+    const data = await createEngine({ ...settings, seed: false }).openDefault(wallContext());
     try {
         const path = Path.resolve(file);
-        const counts = data.loadFixture(readFixtureFile(path), path);
+        const counts = await data.loadFixture(readFixtureFile(path), path);
         io.out(Object.entries(counts).map(([namespace, count]) => `${namespace}: ${count} records added`).join('\n'));
     }
     finally {
-        data.close();
+        await data.close();
     }
 
     return 0;

@@ -9,7 +9,7 @@ import { requestId, requestIdHeader, withRequestId } from './request-id';
 
 
 // What a store may report: domain outcomes only, never HTTP or an engine's own errors. This module turns them into Boom errors.
-export type DomainErrorKind = 'not_found' | 'conflict' | 'unprocessable' | 'busy' | 'limit';
+export type DomainErrorKind = 'not_found' | 'conflict' | 'unprocessable' | 'busy' | 'unavailable' | 'limit';
 
 export class DomainError extends Error {
 
@@ -27,6 +27,7 @@ const statusOfKind: Record<DomainErrorKind, number> = {
     conflict: 409,
     unprocessable: 422,
     busy: 503,
+    unavailable: 503,
     limit: 429
 };
 

@@ -5,8 +5,9 @@ import { dataOf } from './scope';
 
 const namespaceHealth = Joi.object({
     state: Joi.string().valid('ready', 'unavailable', 'unconfigured', 'configured').required().label('NamespaceState'),
+    engine: Joi.string().valid('sqlite', 'postgres').required().label('NamespaceEngine'),
     schema_version: Joi.number().integer().min(0).allow(null).required(),
-    storage: Joi.string().valid('file', 'memory').required().label('NamespaceStorage')
+    storage: Joi.string().valid('file', 'memory', 'server').required().label('NamespaceStorage')
 }).label('NamespaceHealth');
 
 // Every namespace by name, so that a typed client reads namespaces.commerce.
@@ -36,9 +37,9 @@ export const healthPlugin: Plugin<void> = {
                 notes: 'Under an instance\'s base path, the instance\'s databases.',
                 tags: ['api', 'health'],
                 response: { status: { 200: healthSchema, 503: healthSchema } },
-                handler(request, h) {
+                async handler(request, h) {
 
-                    const namespaces = dataOf(request).health();
+                    const namespaces = await dataOf(request).health();
                     const healthy = Object.values(namespaces).every((entry) => entry.state !== 'unavailable');
                     return h.response({ status: healthy ? 'ok' : 'degraded', namespaces }).code(healthy ? 200 : 503);
                 }

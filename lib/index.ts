@@ -75,9 +75,9 @@ export async function createServer(options: Options = {}): Promise<Server> {
     });
 
     server.app.localgate = localgate;
-    server.ext('onPreStart', () => {
+    server.ext('onPreStart', async () => {
 
-        localgate.data = engine.openDefault(wallContext());
+        localgate.data = await engine.openDefault(wallContext());
         defaultScope.data = localgate.data;
     });
     server.ext('onPostStop', () => localgate.data.close());

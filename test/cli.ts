@@ -287,7 +287,7 @@ describe('the command line', () => {
         const status = (keys: Record<string, string>) => new PayReadiness({ url: keys.PAY_DB_URL, publishableKey: keys.PAY_DB_PUBLISHABLE_KEY, secretKey: keys.PAY_DB_SECRET_KEY }, wallContext());
         for (const [keys, configured] of [[first, false], [second, true]] as const) {
             const readiness = status(keys);
-            expect(readiness.status().configured).to.equal(configured);
+            expect((await readiness.status()).configured).to.equal(configured);
             readiness.close();
         }
 

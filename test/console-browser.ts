@@ -29,7 +29,7 @@ describe('the console in a browser', () => {
     before(async () => {
 
         payDir = tempDir('localgate-console-pay-');
-        const credentials = provisionPay(Path.join(payDir, 'pay.db'));
+        const credentials = await provisionPay(Path.join(payDir, 'pay.db'));
         server = await testServer({
             port: 0,
             host: '127.0.0.1',

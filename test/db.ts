@@ -7,7 +7,8 @@ import Sqlite from 'better-sqlite3';
 
 import { SettingError } from '../lib/config';
 import { namespaceFile, namespaceImage, openNamespace, prepareDataDir } from '../lib/storage/sqlite/images';
-import { appliedMigrations, migrate, MigrationError, readMigrations, schemaVersion } from '../lib/storage/sqlite/migrate';
+import { MigrationError, readMigrations } from '../lib/storage/migrations';
+import { appliedMigrations, migrate, schemaVersion } from '../lib/storage/sqlite/migrate';
 import { closeDatabase, openCopy, openDatabase, quickCheck } from '../lib/storage/sqlite/open';
 import { breakIntegrity, tempDir } from './helpers/server';
 

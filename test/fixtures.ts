@@ -53,8 +53,8 @@ describe('fixtures', () => {
             }
         };
 
-        expect(server.app.localgate.data.loadFixture(fixture, 'test')).to.equal({ commerce: 7, logistics: 5 });
-        expect(server.app.localgate.data.loadFixture({ commerce: { businesses: [business] }, logistics: { vehicles: [vehicle] } }, 'test')).to.equal({ commerce: 0, logistics: 0 });
+        expect(await server.app.localgate.data.loadFixture(fixture, 'test')).to.equal({ commerce: 7, logistics: 5 });
+        expect(await server.app.localgate.data.loadFixture({ commerce: { businesses: [business] }, logistics: { vehicles: [vehicle] } }, 'test')).to.equal({ commerce: 0, logistics: 0 });
 
         expect(body(await server.inject('/v1/commerce/products/p-cone'))).to.equal({
             id: 'p-cone', name: 'Cone', description: 'Vanilla', price: 2.5, currency: 'USD', business_id: 'b-pier', created_by: 'ana', created_at: '2025-01-01T00:00:00.000Z', scam_report_count: 0

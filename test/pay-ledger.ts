@@ -48,9 +48,9 @@ interface Ledger {
 }
 
 
-function provisioned(): { file: string; pay: { url: string; publishableKey: string; secretKey: string } } {
+async function provisioned(): Promise<{ file: string; pay: { url: string; publishableKey: string; secretKey: string } }> {
 
-    const credentials = provisionPay(Path.join(tempDir(), 'pay.db'));
+    const credentials = await provisionPay(Path.join(tempDir(), 'pay.db'));
     return {
         file: credentials.PAY_DB_URL,
         pay: { url: credentials.PAY_DB_URL, publishableKey: credentials.PAY_DB_PUBLISHABLE_KEY, secretKey: credentials.PAY_DB_SECRET_KEY }
@@ -241,7 +241,7 @@ describe('pay ledger under concurrent HTTP requests to one server', () => {
 
     before(async () => {
 
-        const { file, pay } = provisioned();
+        const { file, pay } = await provisioned();
         server = await testServer({ pay, port: 0 });
         await server.start();
         ledger = { bases: [server.info.uri], file, secret: server.app.localgate.secret };
@@ -277,7 +277,7 @@ describe('pay ledger shared by several server processes', { timeout: 180_000 }, 
     before({ timeout: 120_000 }, async () => {
 
         expect(Fs.existsSync(Path.join(Path.dirname(binPath), '..', 'dist', 'cli.js')), 'run `npm run build` first').to.be.true();
-        const { file, pay } = provisioned();
+        const { file, pay } = await provisioned();
         const secret = Crypto.randomBytes(32).toString('hex');
         const env = {
             PAY_DB_URL: pay.url,

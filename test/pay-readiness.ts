@@ -64,7 +64,7 @@ describe('pay readiness', () => {
 
     it('stays unconfigured while any of the three settings is missing', async () => {
 
-        const file = provisionPay(Path.join(tempDir(), 'pay.db')).PAY_DB_URL;
+        const file = (await provisionPay(Path.join(tempDir(), 'pay.db'))).PAY_DB_URL;
         for (const pay of [{ url: file }, { url: file, publishableKey: 'pk' }, { url: file, secretKey: 'sk' }]) {
             const server = await testServer({ pay });
             expect(body(await server.inject('/v1/pay/status'))).to.include({ configured: false, schema_ready: false });
@@ -105,7 +105,7 @@ describe('pay readiness', () => {
         const dir = tempDir();
         const file = Path.join(dir, 'pay.db');
         const staged = Path.join(dir, 'staged.db');
-        const pair = provisionedKeys(provisionPay(staged));
+        const pair = provisionedKeys(await provisionPay(staged));
         const db = new Sqlite(staged);
         db.prepare('DELETE FROM schema_migrations WHERE version = 2').run();
         db.close();
@@ -123,7 +123,7 @@ describe('pay readiness', () => {
     it('is configured only for the key pair recorded last, re-read on every request', async () => {
 
         const file = Path.join(tempDir(), 'pay.db');
-        const first = provisionedKeys(provisionPay(file));
+        const first = provisionedKeys(await provisionPay(file));
         const server = await testServer({ pay: { url: file, ...first } });
         expect(body(await server.inject('/v1/pay/status'))).to.include({ configured: true, schema_ready: true });
 
@@ -135,7 +135,7 @@ describe('pay readiness', () => {
 
         for (const pair of [second, { ...second, publishableKey: first.publishableKey }, { ...second, secretKey: first.secretKey }]) {
             const readiness = new PayReadiness({ url: file, ...pair }, wallContext());
-            expect(readiness.status().configured).to.equal(pair === second);
+            expect((await readiness.status()).configured).to.equal(pair === second);
             readiness.close();
         }
 
@@ -151,7 +151,7 @@ describe('pay readiness', () => {
         const dir = tempDir();
         const file = Path.join(dir, 'pay.db');
         const staged = Path.join(dir, 'staged.db');
-        const pair = provisionedKeys(provisionPay(staged));
+        const pair = provisionedKeys(await provisionPay(staged));
         const server = await testServer({ pay: { url: file, ...pair } });
         expect(body(await server.inject('/v1/pay/status'))).to.include({ configured: false, schema_ready: false });
 
@@ -174,7 +174,7 @@ describe('pay readiness', () => {
     it('follows a file replaced by another database, never the deleted one', async () => {
 
         const dir = tempDir();
-        const credentials = provisionPay(Path.join(dir, 'pay.db'));
+        const credentials = await provisionPay(Path.join(dir, 'pay.db'));
         const file = credentials.PAY_DB_URL;
         const server = await testServer({ pay: { url: file, ...provisionedKeys(credentials) } });
         expect(body(await server.inject('/v1/pay/status'))).to.include({ configured: true, schema_ready: true });
@@ -200,7 +200,7 @@ describe('pay readiness', () => {
 
     it('refuses to start on a pay database that fails its integrity check', async () => {
 
-        const file = provisionPay(Path.join(tempDir(), 'pay.db')).PAY_DB_URL;
+        const file = (await provisionPay(Path.join(tempDir(), 'pay.db'))).PAY_DB_URL;
         breakIntegrity(file);
         await expect(testServer({ pay: { url: file, ...keys } })).to.reject(`Pay database ${file} failed its integrity check: NULL value in t.a`);
     });
@@ -225,7 +225,7 @@ describe('pay readiness', () => {
 
     it('refuses to start on a pay migration edited after it was applied', async () => {
 
-        const file = provisionPay(Path.join(tempDir(), 'pay.db')).PAY_DB_URL;
+        const file = (await provisionPay(Path.join(tempDir(), 'pay.db'))).PAY_DB_URL;
         const db = new Sqlite(file);
         db.prepare(`UPDATE schema_migrations SET checksum = 'edited' WHERE version = 1`).run();
         db.close();
@@ -233,11 +233,11 @@ describe('pay readiness', () => {
         await expect(testServer({ pay: { url: file, ...keys } })).to.reject(/Migration .*migrations\/pay\/001_.*\.sql was edited after it was applied/);
     });
 
-    it('keeps an in-memory pay database unconfigured: it is never provisioned', () => {
+    it('keeps an in-memory pay database unconfigured: it is never provisioned', async () => {
 
         const readiness = new PayReadiness({ url: ':memory:', ...keys }, wallContext());
-        expect(readiness.status()).to.include({ configured: false, schema_ready: false });
-        expect(readiness.store()).to.be.null();
+        expect(await readiness.status()).to.include({ configured: false, schema_ready: false });
+        expect(await readiness.store()).to.be.null();
         expect(readiness.database()).to.be.null();
         readiness.close();
         readiness.close();
@@ -247,33 +247,33 @@ describe('pay readiness', () => {
 
 describe('provisionPay()', () => {
 
-    it('creates the database with its schema and returns fresh keys each time', () => {
+    it('creates the database with its schema and returns fresh keys each time', async () => {
 
         const file = Path.join(tempDir(), 'nested', 'pay.db');
-        const first = provisionPay(file);
-        const second = provisionPay(file);
+        const first = await provisionPay(file);
+        const second = await provisionPay(file);
         expect(first.PAY_DB_URL).to.equal(file);
         expect(first.PAY_DB_PUBLISHABLE_KEY).to.match(/^pk_local_[0-9a-f]{32}$/);
         expect(first.PAY_DB_SECRET_KEY).to.match(/^sk_local_[0-9a-f]{48}$/);
         expect(second.PAY_DB_SECRET_KEY).to.not.equal(first.PAY_DB_SECRET_KEY);
 
         const readiness = new PayReadiness({ url: file, ...provisionedKeys(second) }, wallContext());
-        expect(readiness.status()).to.include({ configured: true, schema_ready: true });
-        expect(readiness.store()).to.not.be.null();
+        expect(await readiness.status()).to.include({ configured: true, schema_ready: true });
+        expect(await readiness.store()).to.not.be.null();
         expect(readiness.database()!.pragma('synchronous', { simple: true })).to.equal(2);
         readiness.close();
         const retired = new PayReadiness({ url: file, ...provisionedKeys(first) }, wallContext());
-        expect(retired.status()).to.include({ configured: false, schema_ready: false });
+        expect(await retired.status()).to.include({ configured: false, schema_ready: false });
         retired.close();
     });
 
-    it('refuses to provision memory, or a URL that names no file', () => {
+    it('refuses to provision memory, or a URL that names no file', async () => {
 
-        expect(() => provisionPay(':memory:')).to.throw(/PAY_DB_URL must name a file to provision/);
+        await expect(provisionPay(':memory:')).to.reject(/PAY_DB_URL must name a file to provision/);
         const dir = tempDir();
         process.chdir(dir);
         try {
-            expect(() => provisionPay('http://example.com/pay.db')).to.throw('PAY_DB_URL must be a path, a file: URL on this machine, or :memory:, not a http: URL');
+            await expect(provisionPay('http://example.com/pay.db')).to.reject('PAY_DB_URL must be a postgres:// URL, a path or a file: URL on this machine, not a http: URL');
             expect(Fs.readdirSync(dir)).to.equal([]);
         }
         finally {

@@ -48,7 +48,7 @@ type Direction = 'deposit' | 'withdraw';
 /** A server on a freshly provisioned pay database, and that database's file. */
 async function payServer(): Promise<{ server: Server; file: string }> {
 
-    const credentials = provisionPay(Path.join(tempDir(), 'pay.db'));
+    const credentials = await provisionPay(Path.join(tempDir(), 'pay.db'));
     const server = await testServer({
         pay: { url: credentials.PAY_DB_URL, publishableKey: credentials.PAY_DB_PUBLISHABLE_KEY, secretKey: credentials.PAY_DB_SECRET_KEY }
     });
@@ -883,7 +883,7 @@ describe('pay store per connection', () => {
 
         const file = Path.join(tempDir(), 'pay.db');
         const spare = `${file}.spare`;
-        const credentials = provisionPay(file);
+        const credentials = await provisionPay(file);
         Fs.copyFileSync(file, spare);
         const server = await testServer({ pay: { url: file, publishableKey: credentials.PAY_DB_PUBLISHABLE_KEY, secretKey: credentials.PAY_DB_SECRET_KEY } });
         await move(server, 'tess', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 5 });

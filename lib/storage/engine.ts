@@ -8,10 +8,13 @@ import type { PayAccess } from '../namespaces/pay/store';
 
 export type NamespaceState = 'ready' | 'unavailable' | 'unconfigured' | 'configured';
 
+export type EngineName = 'sqlite' | 'postgres';
+
 export interface NamespaceHealth {
     state: NamespaceState;
+    engine: EngineName;
     schema_version: number | null;
-    storage: 'file' | 'memory';
+    storage: 'file' | 'memory' | 'server';
 }
 
 /** The databases of one data set (the default one, or an instance's) behind the stores of its namespaces. */
@@ -20,14 +23,14 @@ export interface DataSet {
     readonly logistics: LogisticsStore;
     readonly pay: PayAccess;
 
-    /** Each namespace's state, schema version and storage, as /health shows them. */
-    health(): Record<string, NamespaceHealth>;
+    /** Each namespace's state, engine, schema version and storage, as /health shows them. */
+    health(): Promise<Record<string, NamespaceHealth>>;
 
-    /** Loads a fixture of API-shaped records, all or nothing; returns the records added per namespace. */
-    loadFixture(fixture: unknown, origin: string): Record<string, number>;
+    /** Loads a fixture of API-shaped records, all checked before any is stored; returns the records added per namespace. */
+    loadFixture(fixture: unknown, origin: string): Promise<Record<string, number>>;
 
-    /** Closes every database of the data set. */
-    close(): void;
+    /** Closes every database (or pool) of the data set. */
+    close(): Promise<void>;
 }
 
 /** A copy of an instance's data at one moment, held in memory. */
@@ -59,8 +62,21 @@ export interface InstanceDataOptions {
 export interface Engine {
 
     /** Opens (and migrates, and seeds unless told not to) the default data set. */
-    openDefault(context: RecordContext): DataSet;
+    openDefault(context: RecordContext): Promise<DataSet>;
 
     /** A new, migrated, optionally seeded instance data set in memory. */
     createInstance(options: InstanceDataOptions): InstanceData;
+}
+
+
+/** Pay's line of /health, from its readiness: ready, configured (no schema yet) or unconfigured. */
+export async function payHealth(pay: PayAccess, engine: EngineName, storage: NamespaceHealth['storage']): Promise<NamespaceHealth> {
+
+    const [status, schemaVersion] = await Promise.all([pay.status(), pay.schemaVersion()]);
+    return {
+        state: status.schema_ready ? 'ready' : (status.configured ? 'configured' : 'unconfigured'),
+        engine,
+        schema_version: schemaVersion,
+        storage
+    };
 }

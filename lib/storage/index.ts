@@ -1,13 +1,43 @@
-import type { Settings } from '../config';
+import { isPostgresUrl, usesPostgres, type DatabaseSettings, type Settings } from '../config';
+import { openComposed } from './composed';
 import type { Engine } from './engine';
+import { provisionPostgresPay, rotatePostgresPayKeys } from './postgres/provision';
+import { provisionPay as provisionSqlitePay, rotatePayKeys as rotateSqlitePayKeys, type PayCredentials } from './sqlite/provision';
 import { SqliteEngine } from './sqlite/engine';
 
 
-export { provisionPay, rotatePayKeys, type PayCredentials } from './sqlite/provision';
+export type { PayCredentials } from './sqlite/provision';
+
+const defaultDatabase: DatabaseSettings = { poolMax: 1, connectTimeoutMs: 5000, statementTimeoutMs: 10_000 };
 
 
-/** The engine the settings name; SQLite is the only one today. */
+/**
+ * The engine the settings name. Instances are always SQLite in memory; the default data set is SQLite in DATA_DIR
+ * unless settings place a namespace elsewhere (PostgreSQL, or an SQLite file of its own).
+ */
 export function createEngine(settings: Settings): Engine {
 
-    return new SqliteEngine(settings);
+    const sqlite = new SqliteEngine(settings);
+    if (!usesPostgres(settings) && !Object.keys(settings.namespaceUrls).length) {
+        return sqlite;
+    }
+
+    return {
+        openDefault: (context) => openComposed(settings, context),
+        createInstance: (options) => sqlite.createInstance(options)
+    };
+}
+
+
+/** Creates (or upgrades) the pay database or schema, records a fresh key pair (retiring any earlier one) and returns the three settings. */
+export function provisionPay(url: string, database: DatabaseSettings = defaultDatabase): Promise<PayCredentials> {
+
+    return isPostgresUrl(url) ? provisionPostgresPay(url, database) : Promise.resolve().then(() => provisionSqlitePay(url));
+}
+
+
+/** Records a new key pair in a provisioned pay database or schema, retiring the old pair, and returns the three settings. */
+export function rotatePayKeys(url: string, database: DatabaseSettings = defaultDatabase): Promise<PayCredentials> {
+
+    return isPostgresUrl(url) ? rotatePostgresPayKeys(url, database) : Promise.resolve().then(() => rotateSqlitePayKeys(url));
 }

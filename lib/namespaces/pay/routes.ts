@@ -52,12 +52,12 @@ declare module '@hapi/hapi' {
  * Runs before authentication: while the schema is not ready there is nothing behind a pay data endpoint, for anyone.
  * Readiness is read once per request: the store found here is the one the handler uses.
  */
-const requireSchema: Lifecycle.Method = (request, h) => {
+const requireSchema: Lifecycle.Method = async (request, h) => {
 
     const pay = dataOf(request).pay;
-    const store = pay.store();
+    const store = await pay.store();
     if (!store) {
-        throw notProvisioned(pay.status().configured);
+        throw notProvisioned((await pay.status()).configured);
     }
 
     request.app.payStore = store;

@@ -92,11 +92,11 @@ export interface PayStore {
 export interface PayAccess {
 
     /** The readiness record of /v1/pay/status. */
-    status(): PayStatus;
+    status(): Promise<PayStatus>;
 
     /** The schema version of a configured pay database, null when there is none or it cannot be read. */
-    schemaVersion(): number | null;
+    schemaVersion(): Promise<number | null>;
 
     /** The store when pay is ready, else null. */
-    store(): PayStore | null;
+    store(): Promise<PayStore | null>;
 }

@@ -1,10 +1,10 @@
 import type { RecordContext } from '../../clock';
 import type { Settings } from '../../config';
-import { fixtureNamespaces, fixtureRows } from '../../fixtures';
+import { fixtureNamespaces, fixtureRows, type FixtureRows } from '../../fixtures';
 import type { CommerceStore } from '../../namespaces/commerce/store';
 import type { LogisticsStore } from '../../namespaces/logistics/store';
 import { sections, type PayAccess, type PayStatus, type PayStore } from '../../namespaces/pay/store';
-import type { DataSet, DataSnapshot, Engine, InstanceData, InstanceDataOptions, NamespaceHealth } from '../engine';
+import { payHealth, type DataSet, type DataSnapshot, type Engine, type InstanceData, type InstanceDataOptions, type NamespaceHealth } from '../engine';
 import { SqliteCommerceStore } from './commerce';
 import { storeFixtureRows } from './fixtures';
 import { fixtureSpecs, namespaceFile, namespaceImage, namespaces, openNamespace, prepareDataDir, seedDemo, type Namespace } from './images';
@@ -16,6 +16,9 @@ import { PayReadiness } from './pay-readiness';
 
 
 type Databases = Record<Namespace, Database>;
+
+/** Pay as an SQLite data set holds it: closed with the data set, at once. */
+type SqlitePay = PayAccess & { close(): void };
 
 // What a snapshot holds: each database serialized, pay's too when the instance has one.
 interface SqliteSnapshot extends DataSnapshot {
@@ -37,7 +40,12 @@ export class SqliteEngine implements Engine {
 
     constructor(private readonly settings: Pick<Settings, 'storage' | 'dataDir' | 'seed' | 'pay' | 'memoryPay'>) { }
 
-    openDefault(context: RecordContext): DataSet {
+    openDefault(context: RecordContext): Promise<DataSet> {
+
+        return Promise.resolve(this.openDefaultNow(context));
+    }
+
+    private openDefaultNow(context: RecordContext): DataSet {
 
         const { storage, dataDir, seed } = this.settings;
         if (storage === 'memory' && this.settings.memoryPay) {
@@ -88,10 +96,10 @@ export class SqliteEngine implements Engine {
         const data = new SqliteInstanceData(openImages((namespace) => images[namespace]), pay, options.context, { images, bytes: 0 });
         if (options.fixture) {
             try {
-                data.loadFixture(options.fixture.records, options.fixture.origin);
+                data.loadFixtureNow(options.fixture.records, options.fixture.origin);
             }
             catch (err) {
-                data.close();
+                data.closeNow();
                 throw err;
             }
 
@@ -109,7 +117,7 @@ class SqliteDataSet implements DataSet {
     private commerceStore: CommerceStore | null = null;
     private logisticsStore: LogisticsStore | null = null;
 
-    constructor(protected databases: Databases, public readonly pay: PayAccess & { close(): void }, protected readonly context: RecordContext, private readonly storage: 'file' | 'memory') { }
+    constructor(protected databases: Databases, public readonly pay: SqlitePay, protected readonly context: RecordContext, private readonly storage: 'file' | 'memory') { }
 
     get commerce(): CommerceStore {
 
@@ -123,24 +131,24 @@ class SqliteDataSet implements DataSet {
         return this.logisticsStore;
     }
 
-    health(): Record<string, NamespaceHealth> {
+    async health(): Promise<Record<string, NamespaceHealth>> {
 
         const health: Record<string, NamespaceHealth> = {};
         for (const namespace of namespaces) {
-            health[namespace] = { ...databaseHealth(this.databases[namespace]), storage: this.storage };
+            health[namespace] = sqliteHealth(this.databases[namespace], this.storage);
         }
 
-        const pay = this.pay.status();
-        health.pay = {
-            state: pay.schema_ready ? 'ready' : (pay.configured ? 'configured' : 'unconfigured'),
-            schema_version: this.pay.schemaVersion(),
-            storage: this.pay instanceof PayReadiness ? 'file' : 'memory'
-        };
-
+        health.pay = await payHealth(this.pay, 'sqlite', this.pay instanceof PayReadiness ? 'file' : 'memory');
         return health;
     }
 
-    loadFixture(fixture: unknown, origin: string): Record<string, number> {
+    loadFixture(fixture: unknown, origin: string): Promise<Record<string, number>> {
+
+        return Promise.resolve(this.loadFixtureNow(fixture, origin));
+    }
+
+    /** Loads a fixture, all or nothing, before the call returns. */
+    loadFixtureNow(fixture: unknown, origin: string): Record<string, number> {
 
         // Every record is checked before any is stored; then each namespace's rows go in one transaction, nested so
         // that a failure in any of them rolls back all.
@@ -162,7 +170,14 @@ class SqliteDataSet implements DataSet {
         return counts;
     }
 
-    close(): void {
+    close(): Promise<void> {
+
+        this.closeNow();
+        return Promise.resolve();
+    }
+
+    /** Closes every database before the call returns. */
+    closeNow(): void {
 
         Object.values(this.databases).forEach(closeDatabase);
         this.pay.close();
@@ -231,26 +246,26 @@ class SqliteInstanceData extends SqliteDataSet implements InstanceData {
 
 
 /** Pay in memory, migrated when made: always ready. */
-class MemoryPay implements PayAccess {
+class MemoryPay implements SqlitePay {
 
     private payStore: PayStore | null = null;
 
     constructor(private db: Database, private readonly context: RecordContext) { }
 
-    status(): PayStatus {
+    status(): Promise<PayStatus> {
 
-        return { configured: true, schema_ready: true, sections };
+        return Promise.resolve({ configured: true, schema_ready: true, sections });
     }
 
-    schemaVersion(): number {
+    schemaVersion(): Promise<number> {
 
-        return schemaVersion(this.db);
+        return Promise.resolve(schemaVersion(this.db));
     }
 
-    store(): PayStore {
+    store(): Promise<PayStore> {
 
         this.payStore ??= new SqlitePayStore(this.db, this.context);
-        return this.payStore;
+        return Promise.resolve(this.payStore);
     }
 
     serialize(): Buffer {
@@ -273,21 +288,21 @@ class MemoryPay implements PayAccess {
 
 
 /** An instance made without pay: not configured, as an unprovisioned service. */
-class NoPay implements PayAccess {
+export class NoPay implements SqlitePay {
 
-    status(): PayStatus {
+    status(): Promise<PayStatus> {
 
-        return emptyPay;
+        return Promise.resolve(emptyPay);
     }
 
-    schemaVersion(): null {
+    schemaVersion(): Promise<null> {
 
-        return null;
+        return Promise.resolve(null);
     }
 
-    store(): null {
+    store(): Promise<null> {
 
-        return null;
+        return Promise.resolve(null);
     }
 
     close(): void { }
@@ -312,13 +327,82 @@ function openPayImage(): Database {
 
 
 
-function databaseHealth(db: Database): { state: 'ready' | 'unavailable'; schema_version: number | null } {
+/** The health of an SQLite namespace database. */
+export function sqliteHealth(db: Database, storage: 'file' | 'memory'): NamespaceHealth {
 
     try {
-        return { state: 'ready', schema_version: schemaVersion(db) };
+        return { state: 'ready', engine: 'sqlite', schema_version: schemaVersion(db), storage };
     }
     catch {
-        return { state: 'unavailable', schema_version: null };
+        return { state: 'unavailable', engine: 'sqlite', schema_version: null, storage };
     }
 }
 
+
+
+/** One namespace of a data set whose other namespaces may be on another engine: a file (or memory) of its own. */
+export class SqliteNamespace {
+
+    readonly kind = 'sync';
+
+    constructor(readonly db: Database, private readonly storage: 'file' | 'memory') { }
+
+    health(): Promise<NamespaceHealth> {
+
+        return Promise.resolve(sqliteHealth(this.db, this.storage));
+    }
+
+    /** Stores fixture rows in one immediate transaction; `within` runs inside it, last. */
+    storeFixture(rows: FixtureRows, within: () => void): number {
+
+        return storeFixtureRows(this.db, rows, within);
+    }
+
+    close(): Promise<void> {
+
+        closeDatabase(this.db);
+        return Promise.resolve();
+    }
+}
+
+
+/** Opens a namespace on SQLite: the file a setting names, else its file in DATA_DIR, else memory; seeded when asked. */
+export function openSqliteNamespace(namespace: Namespace, file: string | undefined, settings: Pick<Settings, 'storage' | 'dataDir' | 'seed'>): SqliteNamespace {
+
+    if (!file && settings.storage === 'memory') {
+        return new SqliteNamespace(openCopy(namespaceImage(namespace, settings.seed)), 'memory');
+    }
+
+    if (!file) {
+        prepareDataDir(settings.dataDir);
+    }
+
+    const db = openNamespace(file ?? namespaceFile(settings.dataDir, namespace), namespace);
+    if (settings.seed) {
+        seedDemo(db, namespace);
+    }
+
+    return new SqliteNamespace(db, 'file');
+}
+
+
+/** Pay on SQLite: in memory when asked, else the file PAY_DB_URL names, followed as it is provisioned. */
+export function openSqlitePay(settings: Pick<Settings, 'storage' | 'pay' | 'memoryPay'>, context: RecordContext): { access: PayAccess; close(): Promise<void>; storage: 'file' | 'memory' } {
+
+    const pay: SqlitePay = settings.storage === 'memory' && settings.memoryPay ? new MemoryPay(openPayImage(), context) : new PayReadiness(settings.pay, context);
+    if (pay instanceof PayReadiness) {
+        try {
+            pay.upgrade();
+        }
+        catch (err) {
+            pay.close();
+            throw err;
+        }
+    }
+
+    return {
+        access: pay,
+        close: () => Promise.resolve(pay.close()),
+        storage: pay instanceof PayReadiness ? 'file' : 'memory'
+    };
+}

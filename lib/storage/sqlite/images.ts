@@ -2,12 +2,9 @@ import Fs from 'node:fs';
 import Path from 'node:path';
 
 import { SettingError } from '../../config';
-import { fixtureRows, readFixtureFile, type FixtureSpec } from '../../fixtures';
-import { wallContext } from '../../clock';
-import { commerceFixture } from '../../namespaces/commerce/fixture';
-import { logisticsFixture } from '../../namespaces/logistics/fixture';
-import { demoDataRoot, migrationsRoot } from '../../paths';
-import { migrate, readMigrations, type Migration } from './migrate';
+import { demoData } from '../demo';
+import { namespaceMigrations as shippedMigrations, type Migration } from '../migrations';
+import { migrate } from './migrate';
 import { closeDatabase, openDatabase, quickCheck, type Database, type OpenOptions } from './open';
 import { collectionsEmpty, storeFixtureRows } from './fixtures';
 
@@ -19,8 +16,7 @@ export const namespaces = ['commerce', 'logistics', 'weather'] as const;
 
 export type Namespace = typeof namespaces[number];
 
-/** The collections a fixture can fill, per namespace. */
-export const fixtureSpecs: Record<string, FixtureSpec> = { commerce: commerceFixture, logistics: logisticsFixture };
+export { fixtureSpecs } from '../demo';
 
 
 /** Where a namespace's database file lives in a data directory. */
@@ -30,21 +26,11 @@ export function namespaceFile(dataDir: string, namespace: string): string {
 }
 
 
-// Shipped migrations and demo data do not change while the process runs: read each once.
-const shippedMigrations = new Map<string, Migration[]>();
-const shippedDemo = new Map<string, Record<string, unknown> | null>();
 
-
-/** The migrations shipped for a namespace. */
+/** The SQLite migrations shipped for a namespace. */
 export function namespaceMigrations(namespace: string): Migration[] {
 
-    let migrations = shippedMigrations.get(namespace);
-    if (!migrations) {
-        migrations = readMigrations(Path.join(migrationsRoot, namespace));
-        shippedMigrations.set(namespace, migrations);
-    }
-
-    return migrations;
+    return shippedMigrations('sqlite', namespace);
 }
 
 
@@ -102,17 +88,12 @@ export function namespaceImage(namespace: string, seeded: boolean): Buffer {
 /** Loads the shipped demo data of a namespace into a database that has none of it yet; returns the rows added. */
 export function seedDemo(db: Database, namespace: string): number {
 
-    const file = Path.join(demoDataRoot, `${namespace}.json`);
-    if (!shippedDemo.has(namespace)) {
-        shippedDemo.set(namespace, Fs.existsSync(file) ? readFixtureFile(file) as Record<string, unknown> : null);
-    }
-
-    const demo = shippedDemo.get(namespace);
-    if (!demo || !collectionsEmpty(db, Object.keys(demo))) {
+    const demo = demoData(namespace);
+    if (!demo || !collectionsEmpty(db, Object.keys(demo.collections))) {
         return 0;
     }
 
-    return storeFixtureRows(db, fixtureRows(namespace, demo, fixtureSpecs[namespace]!, file, wallContext()));
+    return storeFixtureRows(db, demo.rows());
 }
 
 

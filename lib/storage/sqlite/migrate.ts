@@ -1,61 +1,5 @@
-import Crypto from 'node:crypto';
-import Fs from 'node:fs';
-import Path from 'node:path';
-
+import { MigrationError, type AppliedMigration, type Migration } from '../migrations';
 import type { Database } from './open';
-
-
-export interface Migration {
-    version: number;
-    name: string;
-    file: string;
-    sql: string;
-    checksum: string;
-}
-
-export interface AppliedMigration {
-    version: number;
-    name: string;
-    checksum: string;
-    applied_at: string;
-}
-
-export class MigrationError extends Error {
-
-    override name = 'MigrationError';
-}
-
-
-const migrationFile = /^(\d{3})[_-][a-z0-9_-]+\.sql$/;
-
-
-/** Reads a namespace's migration files in version order; a misnamed or duplicated version is a programmer mistake. */
-export function readMigrations(dir: string): Migration[] {
-
-    const migrations = Fs.readdirSync(dir)
-        .filter((entry) => entry.endsWith('.sql'))
-        .map((entry) => {
-
-            const match = migrationFile.exec(entry);
-            if (!match) {
-                throw new MigrationError(`Migration file ${Path.join(dir, entry)} must be named NNN_name.sql`);
-            }
-
-            const file = Path.join(dir, entry);
-            const sql = Fs.readFileSync(file, 'utf8');
-            return { version: Number(match[1]), name: entry, file, sql, checksum: checksum(sql) };
-        })
-        .sort((a, b) => a.version - b.version);
-
-    migrations.forEach((migration, index) => {
-
-        if (migration.version !== index + 1) {
-            throw new MigrationError(`Migration ${migration.file} should have version ${String(index + 1).padStart(3, '0')}: versions start at 001 and have no gaps`);
-        }
-    });
-
-    return migrations;
-}
 
 
 /** The migrations recorded in a database, oldest first; none when it was never migrated. */
@@ -134,10 +78,4 @@ export function schemaVersion(db: Database): number {
 
     const rows = appliedMigrations(db);
     return rows.length ? rows[rows.length - 1]!.version : 0;
-}
-
-
-function checksum(sql: string): string {
-
-    return Crypto.createHash('sha256').update(sql).digest('hex');
 }

@@ -50,7 +50,12 @@ export class PayReadiness implements PayAccess {
     }
 
     /** The status record, re-read from the file on every call. */
-    status(): PayStatus {
+    status(): Promise<PayStatus> {
+
+        return Promise.resolve(this.statusNow());
+    }
+
+    private statusNow(): PayStatus {
 
         const db = this.connect();
         // Re-read on every call: keys rotated while the server runs retire the old pair at once.
@@ -62,27 +67,27 @@ export class PayReadiness implements PayAccess {
         return { configured, schema_ready: configured && this.ready, sections };
     }
 
-    schemaVersion(): number | null {
+    schemaVersion(): Promise<number | null> {
 
         const db = this.connect();
-        return db ? readable(() => schemaVersion(db), null) : null;
+        return Promise.resolve(db ? readable(() => schemaVersion(db), null) : null);
     }
 
     /** The store of the pay database when its schema is ready, else null; a new connection gets a new store. */
-    store(): PayStore | null {
+    store(): Promise<PayStore | null> {
 
-        if (!this.status().schema_ready) {
-            return null;
+        if (!this.statusNow().schema_ready) {
+            return Promise.resolve(null);
         }
 
         this.payStore ??= new SqlitePayStore(this.db!, this.context);
-        return this.payStore;
+        return Promise.resolve(this.payStore);
     }
 
     /** The pay database when its schema is ready, else null (for the engine's own tests). */
     database(): Database | null {
 
-        return this.status().schema_ready ? this.db : null;
+        return this.statusNow().schema_ready ? this.db : null;
     }
 
     /** Closes the connection, if one is open. */
