@@ -236,7 +236,7 @@ describe('the command line', () => {
         const dir = tempDir();
         for (const command of [['start'], ['provision', 'pay']]) {
             const res = await run([...command, '--data-dir', dir], { PAY_DB_URL: 'http://example.com/pay.db' });
-            expect(res).to.equal({ code: 1, stdout: '', stderr: 'localgate: PAY_DB_URL must be a path, a file: URL on this machine, or :memory:' });
+            expect(res).to.equal({ code: 1, stdout: '', stderr: 'localgate: PAY_DB_URL must be a postgres:// URL, a path, a file: URL on this machine, or :memory:' });
         }
 
         expect(Fs.readdirSync(dir)).to.equal([]);
@@ -389,6 +389,6 @@ describe('the localgate process', () => {
         db.close();
         const res = await runCli(['start'], { DATA_DIR: dir });
         expect(res.code).to.equal(1);
-        expect(res.stderr).to.match(/^localgate: Migration .*migrations\/weather\/001_forecasts\.sql was edited after it was applied to .*weather\.db/);
+        expect(res.stderr).to.match(/^localgate: Migration .*migrations\/sqlite\/weather\/001_forecasts\.sql was edited after it was applied to .*weather\.db/);
     });
 });

@@ -1,8 +1,10 @@
+import Path from 'node:path';
+
 import Code from '@hapi/code';
 import Lab from '@hapi/lab';
 
 import { SettingError, settingsFromEnvironment } from '../lib';
-import { resolveSettings } from '../lib/config';
+import { namespaceLocation, resolveSettings } from '../lib/config';
 
 
 export const lab = Lab.script();
@@ -31,7 +33,9 @@ describe('settings', () => {
             maxInstances: 1000,
             maxSnapshotMib: 512,
             memoryPay: false,
-            consoleApi: 'auto'
+            consoleApi: 'auto',
+            namespaceUrls: {},
+            database: { poolMax: 10, connectTimeoutMs: 5000, statementTimeoutMs: 10000 }
         });
     });
 
@@ -54,7 +58,13 @@ describe('settings', () => {
             INSTANCE_IDLE_TTL: '15m',
             MAX_INSTANCES: '20',
             MAX_SNAPSHOT_MIB: '64',
-            CONSOLE_API: 'on'
+            CONSOLE_API: 'on',
+            DATABASE_URL: 'postgres://db.example/app',
+            COMMERCE_DB_URL: './commerce.db',
+            LOGISTICS_DB_URL: 'postgresql://other.example/logistics',
+            DB_POOL_MAX: '4',
+            DB_CONNECT_TIMEOUT_MS: '1000',
+            DB_STATEMENT_TIMEOUT_MS: '2000'
         });
 
         expect(settings).to.equal({
@@ -74,8 +84,15 @@ describe('settings', () => {
             maxInstances: 20,
             maxSnapshotMib: 64,
             memoryPay: false,
-            consoleApi: 'on'
+            consoleApi: 'on',
+            databaseUrl: 'postgres://db.example/app',
+            namespaceUrls: { commerce: './commerce.db', logistics: 'postgresql://other.example/logistics' },
+            database: { poolMax: 4, connectTimeoutMs: 1000, statementTimeoutMs: 2000 }
         });
+        expect(namespaceLocation(settings, 'commerce')).to.equal({ engine: 'sqlite', file: Path.resolve('./commerce.db') });
+        expect(namespaceLocation(settings, 'logistics')).to.equal({ engine: 'postgres', url: 'postgresql://other.example/logistics' });
+        expect(namespaceLocation(settings, 'weather')).to.equal({ engine: 'postgres', url: 'postgres://db.example/app' });
+        expect(namespaceLocation(settingsFromEnvironment({}), 'weather')).to.equal({ engine: 'sqlite' });
     });
 
     it('lets flags win over the environment', () => {
@@ -133,9 +150,15 @@ describe('settings', () => {
         [{ INSTANCE_IDLE_TTL: '0' }, 'INSTANCE_IDLE_TTL must be a positive duration such as 3600, 30m, 2h or 7d, not "0"'],
         [{ MAX_INSTANCES: '-1' }, 'MAX_INSTANCES must be greater than or equal to 0'],
         [{ CONSOLE_API: 'yes' }, 'CONSOLE_API must be one of [auto, on, off]'],
-        [{ PAY_DB_URL: 'file://files.example/pay.db' }, 'PAY_DB_URL must be a path, a file: URL on this machine, or :memory:'],
-        [{ PAY_DB_URL: 'http://example.com/pay.db' }, 'PAY_DB_URL must be a path, a file: URL on this machine, or :memory:'],
-        [{ PAY_DB_URL: 'postgres://localhost/pay' }, 'PAY_DB_URL must be a path, a file: URL on this machine, or :memory:']
+        [{ PAY_DB_URL: 'file://files.example/pay.db' }, 'PAY_DB_URL must be a postgres:// URL, a path, a file: URL on this machine, or :memory:'],
+        [{ PAY_DB_URL: 'http://example.com/pay.db' }, 'PAY_DB_URL must be a postgres:// URL, a path, a file: URL on this machine, or :memory:'],
+        [{ PAY_DB_URL: 'postgres://localhost/pay' }, 'AUTH_JWT_SECRET must be set when a namespace is on PostgreSQL: every process serving it must sign and check tokens with one secret'],
+        [{ DATABASE_URL: 'postgres://localhost/test' }, 'AUTH_JWT_SECRET must be set when a namespace is on PostgreSQL: every process serving it must sign and check tokens with one secret'],
+        [{ DATABASE_URL: 'mysql://localhost/test', AUTH_JWT_SECRET: 'x'.repeat(32) }, 'DATABASE_URL must be a postgres:// or postgresql:// URL'],
+        [{ COMMERCE_DB_URL: 'mysql://localhost/test' }, 'COMMERCE_DB_URL must be a postgres:// URL, a path or a file: URL on this machine'],
+        [{ DB_POOL_MAX: '0' }, 'DB_POOL_MAX must be greater than or equal to 1'],
+        [{ DB_CONNECT_TIMEOUT_MS: 'soon' }, 'DB_CONNECT_TIMEOUT_MS must be a number'],
+        [{ DB_STATEMENT_TIMEOUT_MS: '-1' }, 'DB_STATEMENT_TIMEOUT_MS must be greater than or equal to 1']
     ];
 
     for (const [env, message] of invalid) {

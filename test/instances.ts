@@ -106,7 +106,7 @@ describe('/_instances', () => {
 
         const health = body<{ namespaces: Record<string, object> }>(await server.inject(`${base}/health`));
         expect(health.namespaces.commerce).to.include({ state: 'ready', storage: 'memory' });
-        expect(health.namespaces.pay).to.equal({ state: 'unconfigured', schema_version: null, storage: 'memory' });
+        expect(health.namespaces.pay).to.equal({ state: 'unconfigured', engine: 'sqlite', schema_version: null, storage: 'memory' });
         expectError(await server.inject(`${base}/v1/pay/wallet`), 501, 'pay_not_provisioned');
         expectError(await server.inject(`${base}/v1/nowhere`), 404, 'not_found');
         for (const path of ['', '/', '/_instances', '/console', '/docs', '/openapi.json']) {
@@ -284,8 +284,8 @@ describe('/_instances', () => {
         const created = await create();
         const { id, base_path: base } = await create({ pay: true });
         expect(body(await server.inject(`${base}/v1/pay/status`))).to.equal({ configured: true, schema_ready: true, sections: ['wallet', 'tokens', 'gateway'] });
-        expect(body<{ namespaces: Record<string, object> }>(await server.inject(`${base}/health`)).namespaces.pay).to.equal({ state: 'ready', schema_version: 3, storage: 'memory' });
-        expect(server.app.localgate.instances.find(created.id)!.data.pay.store()).to.be.null();
+        expect(body<{ namespaces: Record<string, object> }>(await server.inject(`${base}/health`)).namespaces.pay).to.equal({ state: 'ready', engine: 'sqlite', schema_version: 3, storage: 'memory' });
+        expect(await server.app.localgate.instances.find(created.id)!.data.pay.store()).to.be.null();
         const move = (path: string, key: string, amount: number) => {
 
             const headers = { ...bearer(server, 'fay'), 'idempotency-key': key };

@@ -304,8 +304,8 @@ describe('GET /health', () => {
         const { status, namespaces } = body<{ status: string; namespaces: Record<string, Record<string, unknown>> }>(res);
         expect(status).to.equal('ok');
         expect(Object.keys(namespaces)).to.equal(['commerce', 'logistics', 'weather', 'pay']);
-        expect(namespaces.weather).to.equal({ state: 'ready', schema_version: 1, storage: 'memory' });
-        expect(namespaces.pay).to.equal({ state: 'unconfigured', schema_version: null, storage: 'file' });
+        expect(namespaces.weather).to.equal({ state: 'ready', engine: 'sqlite', schema_version: 1, storage: 'memory' });
+        expect(namespaces.pay).to.equal({ state: 'unconfigured', engine: 'sqlite', schema_version: null, storage: 'file' });
         await server.stop();
     });
 
@@ -316,7 +316,7 @@ describe('GET /health', () => {
         const res = await server.inject('/health');
         expect(res.statusCode).to.equal(503);
         expect(body(res)).to.include({ status: 'degraded' });
-        expect(body<{ namespaces: Record<string, unknown> }>(res).namespaces.weather).to.equal({ state: 'unavailable', schema_version: null, storage: 'memory' });
+        expect(body<{ namespaces: Record<string, unknown> }>(res).namespaces.weather).to.equal({ state: 'unavailable', engine: 'sqlite', schema_version: null, storage: 'memory' });
         await server.stop();
     });
 });
