@@ -4,6 +4,7 @@ import Code from '@hapi/code';
 import type { Server, ServerInjectResponse } from '@hapi/hapi';
 import Lab from '@hapi/lab';
 
+import { engineServer, engines } from './helpers/postgres';
 import { bearer, body, testServer } from './helpers/server';
 
 
@@ -38,201 +39,203 @@ interface Document {
 }
 
 
-describe('error bodies', () => {
+for (const engine of engines) {
+    describe(`error bodies (${engine})`, () => {
 
-    let server: Server;
+        let server: Server;
 
-    before(async () => {
+        before(async () => {
 
-        server = await testServer({ corsOrigins: ['http://localhost:5173'] });
-    });
-
-    after(async () => {
-
-        await server.stop();
-    });
-
-    const json = { 'content-type': 'application/json' };
-
-    it('answers a gzip body that is not gzip with the common shape, not the decoder\'s error', async () => {
-
-        const res = await server.inject({
-            method: 'POST',
-            url: '/v1/commerce/products',
-            headers: { ...bearer(server, 'alice'), ...json, 'content-encoding': 'gzip' },
-            payload: 'not gzip at all'
+            server = await engineServer(engine, { corsOrigins: ['http://localhost:5173'] });
         });
-        expect(expectErrorShape(res, 400, 'bad_request')).to.not.include(['errno']);
-    });
 
-    it('reads a real gzip body', async () => {
+        after(async () => {
 
-        const res = await server.inject({
-            method: 'POST',
-            url: '/v1/commerce/products',
-            headers: { ...bearer(server, 'alice'), ...json, 'content-encoding': 'gzip' },
-            payload: Zlib.gzipSync(JSON.stringify({ colour: 'blue' }))
+            await server.stop();
         });
-        expect(expectErrorShape(res, 400, 'validation_failed').details).to.contain({ field: 'colour', message: 'colour is not allowed' });
-    });
 
-    it('answers 401 without an attributes object, the reason staying in WWW-Authenticate', async () => {
+        const json = { 'content-type': 'application/json' };
 
-        const res = await server.inject({ url: '/v1/logistics/bookings', headers: bearer(server, 'alice', -60) });
-        expect(expectErrorShape(res, 401, 'unauthorized')).to.equal({ statusCode: 401, error: 'Unauthorized', message: 'Token expired', code: 'unauthorized' });
-        expect(res.headers['www-authenticate']).to.equal('Bearer error="Token expired"');
-    });
+        it('answers a gzip body that is not gzip with the common shape, not the decoder\'s error', async () => {
 
-    it('refuses a CORS preflight from another origin with a 403', async () => {
-
-        const res = await server.inject({ method: 'OPTIONS', url: '/v1/commerce/products', headers: { origin: 'http://evil.test', 'access-control-request-method': 'GET' } });
-        expect(expectErrorShape(res, 403, 'cors_not_allowed').message).to.equal('CORS preflight refused: Origin not allowed');
-        expect(res.headers['access-control-allow-origin']).to.not.exist();
-    });
-
-    it('refuses a CORS preflight asking for a header it does not allow with a 403', async () => {
-
-        const res = await server.inject({
-            method: 'OPTIONS',
-            url: '/v1/commerce/products',
-            headers: { origin: 'http://localhost:5173', 'access-control-request-method': 'POST', 'access-control-request-headers': 'x-secret' }
+            const res = await server.inject({
+                method: 'POST',
+                url: '/v1/commerce/products',
+                headers: { ...bearer(server, 'alice'), ...json, 'content-encoding': 'gzip' },
+                payload: 'not gzip at all'
+            });
+            expect(expectErrorShape(res, 400, 'bad_request')).to.not.include(['errno']);
         });
-        expect(expectErrorShape(res, 403, 'cors_not_allowed').message).to.equal('CORS preflight refused: Some headers are not allowed');
-    });
 
-    it('answers an allowed preflight, with X-Request-Id among the allowed and exposed headers', async () => {
+        it('reads a real gzip body', async () => {
 
-        const res = await server.inject({ method: 'OPTIONS', url: '/v1/commerce/products', headers: { origin: 'http://localhost:5173', 'access-control-request-method': 'POST', 'access-control-request-headers': 'x-request-id' } });
-        expect(res.statusCode).to.equal(200);
-        expect(res.headers['access-control-allow-headers']).to.contain('X-Request-Id');
-        const simple = await server.inject({ url: '/v1/weather/status', headers: { origin: 'http://localhost:5173' } });
-        expect(simple.headers['access-control-expose-headers']).to.contain('X-Request-Id');
-    });
-
-    it('refuses a CORS preflight for a method the path does not route, or without an Origin', async () => {
-
-        const method = await server.inject({ method: 'OPTIONS', url: '/v1/commerce/products', headers: { origin: 'http://localhost:5173', 'access-control-request-method': 'DELETE' } });
-        expect(expectErrorShape(method, 403, 'cors_not_allowed').message).to.equal('CORS preflight refused: DELETE is not allowed on /v1/commerce/products');
-        const origin = await server.inject({ method: 'OPTIONS', url: '/v1/commerce/products', headers: { 'access-control-request-method': 'GET' } });
-        expect(expectErrorShape(origin, 403, 'cors_not_allowed').message).to.equal('CORS preflight refused: Missing Origin header');
-    });
-
-    it('answers a preflight for an unknown path with a plain 404', async () => {
-
-        const res = await server.inject({ method: 'OPTIONS', url: '/v2/nothing', headers: { origin: 'http://localhost:5173', 'access-control-request-method': 'GET' } });
-        expect(expectErrorShape(res, 404, 'not_found').message).to.equal('Not Found');
-    });
-
-    it('answers a plain OPTIONS with the methods of the path, and 404 for an unknown path', async () => {
-
-        const known = await server.inject({ method: 'OPTIONS', url: '/v1/commerce/products' });
-        expect(known.statusCode).to.equal(204);
-        expect(known.headers.allow).to.equal('GET, HEAD, POST, OPTIONS');
-        const unknown = await server.inject({ method: 'OPTIONS', url: '/v2/nothing' });
-        expect(expectErrorShape(unknown, 404, 'not_found').message).to.equal('Not Found');
-    });
-
-    it('answers a known path with a wrong method with 405 and an Allow header', async () => {
-
-        const res = await server.inject({ method: 'DELETE', url: '/v1/commerce/products' });
-        expect(expectErrorShape(res, 405, 'method_not_allowed').message).to.equal('DELETE is not allowed on /v1/commerce/products: use GET, HEAD, POST');
-        expect(res.headers.allow).to.equal('GET, HEAD, POST');
-        const withId = await server.inject({ method: 'PUT', url: '/v1/logistics/bookings/some-id' });
-        expect(expectErrorShape(withId, 405, 'method_not_allowed')).to.exist();
-        expect(withId.headers.allow).to.equal('GET, HEAD');
-    });
-
-    it('keeps 400 for a path hapi cannot read', async () => {
-
-        const res = await server.inject({ method: 'GET', url: '/v1/commerce/products/%E0%A4%A' });
-        expectErrorShape(res, 400, 'bad_request');
-    });
-
-    it('says why it refuses JSON with a __proto__ key', async () => {
-
-        const res = await server.inject({
-            method: 'POST',
-            url: '/v1/commerce/products',
-            headers: { ...bearer(server, 'alice'), ...json },
-            payload: '{"name": "x", "__proto__": {"admin": true}}'
+            const res = await server.inject({
+                method: 'POST',
+                url: '/v1/commerce/products',
+                headers: { ...bearer(server, 'alice'), ...json, 'content-encoding': 'gzip' },
+                payload: Zlib.gzipSync(JSON.stringify({ colour: 'blue' }))
+            });
+            expect(expectErrorShape(res, 400, 'validation_failed').details).to.contain({ field: 'colour', message: 'colour is not allowed' });
         });
-        expect(expectErrorShape(res, 400, 'bad_request').message).to.equal('Invalid request payload JSON: a key named __proto__ is not accepted');
-        const broken = await server.inject({ method: 'POST', url: '/v1/commerce/products', headers: { ...bearer(server, 'alice'), ...json }, payload: '{"name": ' });
-        expect(expectErrorShape(broken, 400, 'bad_request').message).to.equal('Invalid request payload JSON format');
-    });
 
-    it('answers 413 and 415 with the common shape', async () => {
+        it('answers 401 without an attributes object, the reason staying in WWW-Authenticate', async () => {
 
-        const big = await server.inject({ method: 'POST', url: '/v1/logistics/bookings', headers: { ...bearer(server, 'alice'), ...json }, payload: JSON.stringify({ notes: 'x'.repeat(65 * 1024) }) });
-        expectErrorShape(big, 413, 'payload_too_large');
-        const text = await server.inject({ method: 'POST', url: '/v1/logistics/bookings', headers: { ...bearer(server, 'alice'), 'content-type': 'text/plain' }, payload: 'x' });
-        expectErrorShape(text, 415, 'unsupported_media_type');
-    });
+            const res = await server.inject({ url: '/v1/logistics/bookings', headers: bearer(server, 'alice', -60) });
+            expect(expectErrorShape(res, 401, 'unauthorized')).to.equal({ statusCode: 401, error: 'Unauthorized', message: 'Token expired', code: 'unauthorized' });
+            expect(res.headers['www-authenticate']).to.equal('Bearer error="Token expired"');
+        });
 
-    it('words every 404 and 422 about a missing record the same way in every namespace', async () => {
+        it('refuses a CORS preflight from another origin with a 403', async () => {
 
-        const alice = bearer(server, 'alice');
-        const notFound = [
-            '/v1/commerce/products/nope', '/v1/commerce/businesses/nope', '/v1/commerce/inquiries/nope', '/v1/commerce/scam-reports/nope',
-            '/v1/logistics/vehicles/nope', '/v1/logistics/bookings/nope'
-        ];
-        for (const url of notFound) {
-            const error = expectErrorShape(await server.inject({ url, headers: alice }), 404);
-            expect(error.message, url).to.match(/^There is no [a-z ]+ with this id$/);
-        }
+            const res = await server.inject({ method: 'OPTIONS', url: '/v1/commerce/products', headers: { origin: 'http://evil.test', 'access-control-request-method': 'GET' } });
+            expect(expectErrorShape(res, 403, 'cors_not_allowed').message).to.equal('CORS preflight refused: Origin not allowed');
+            expect(res.headers['access-control-allow-origin']).to.not.exist();
+        });
 
-        const unprocessable: [string, object][] = [
-            ['/v1/commerce/products', { name: 'x', price: 1, currency: 'USD', business_id: 'nope' }],
-            ['/v1/commerce/inquiries', { product_id: 'nope', message: 'Hello' }],
-            ['/v1/commerce/scam-reports', { target_type: 'offer', target_id: 'nope', reason: 'Scam' }],
-            ['/v1/logistics/bookings', { vehicle_id: 'nope', pickup_location_id: 'nope', dropoff_location_id: 'nope', pickup_at: '2030-01-01T00:00:00Z', return_at: '2030-01-02T00:00:00Z' }]
-        ];
-        for (const [url, payload] of unprocessable) {
-            const error = expectErrorShape(await server.inject({ method: 'POST', url, headers: alice, payload }), 422);
-            expect(error.message, url).to.match(/^[a-z_]+ refers to no existing [a-z ]+$/);
-            expect(error.details).to.equal([{ field: (error.message as string).split(' ')[0], message: error.message }]);
-        }
-    });
+        it('refuses a CORS preflight asking for a header it does not allow with a 403', async () => {
 
-    it('answers every method of every documented path with the common shape when it fails', async () => {
+            const res = await server.inject({
+                method: 'OPTIONS',
+                url: '/v1/commerce/products',
+                headers: { origin: 'http://localhost:5173', 'access-control-request-method': 'POST', 'access-control-request-headers': 'x-secret' }
+            });
+            expect(expectErrorShape(res, 403, 'cors_not_allowed').message).to.equal('CORS preflight refused: Some headers are not allowed');
+        });
 
-        const document = body<Document>(await server.inject('/openapi.json'));
-        const stranger = { authorization: 'Bearer not.a.token' };
-        let failures = 0;
-        // The console's event stream answers with a stream that stays open by design.
-        const paths = Object.entries(document.paths).filter(([template]) => template !== '/console/api/events');
-        for (const [template, operations] of paths) {
-            const path = template.replace(/\{[a-z_]+\}/g, 'nope');
-            const listed = Object.keys(operations).map((method) => method.toUpperCase());
-            for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE']) {
-                if (!listed.includes(method)) {
-                    const res = await server.inject({ method, url: path });
-                    expectErrorShape(res, 405, 'method_not_allowed');
-                    expect(res.headers.allow!.split(', ')).to.include(listed);
-                    ++failures;
-                    continue;
-                }
+        it('answers an allowed preflight, with X-Request-Id among the allowed and exposed headers', async () => {
 
-                const payload = operations[method.toLowerCase()]!.requestBody ? {} : undefined;
-                const attempts = [
-                    { method, url: path, headers: stranger, payload },
-                    { method, url: `${path}?unknown_parameter=1`, headers: bearer(server, 'alice'), payload },
-                    { method, url: path, headers: bearer(server, 'alice'), payload: payload && { unknown_field: 1 } }
-                ];
-                for (const attempt of attempts) {
-                    const res = await server.inject(attempt);
-                    if (res.statusCode >= 400) {
-                        expectErrorShape(res, res.statusCode);
+            const res = await server.inject({ method: 'OPTIONS', url: '/v1/commerce/products', headers: { origin: 'http://localhost:5173', 'access-control-request-method': 'POST', 'access-control-request-headers': 'x-request-id' } });
+            expect(res.statusCode).to.equal(200);
+            expect(res.headers['access-control-allow-headers']).to.contain('X-Request-Id');
+            const simple = await server.inject({ url: '/v1/weather/status', headers: { origin: 'http://localhost:5173' } });
+            expect(simple.headers['access-control-expose-headers']).to.contain('X-Request-Id');
+        });
+
+        it('refuses a CORS preflight for a method the path does not route, or without an Origin', async () => {
+
+            const method = await server.inject({ method: 'OPTIONS', url: '/v1/commerce/products', headers: { origin: 'http://localhost:5173', 'access-control-request-method': 'DELETE' } });
+            expect(expectErrorShape(method, 403, 'cors_not_allowed').message).to.equal('CORS preflight refused: DELETE is not allowed on /v1/commerce/products');
+            const origin = await server.inject({ method: 'OPTIONS', url: '/v1/commerce/products', headers: { 'access-control-request-method': 'GET' } });
+            expect(expectErrorShape(origin, 403, 'cors_not_allowed').message).to.equal('CORS preflight refused: Missing Origin header');
+        });
+
+        it('answers a preflight for an unknown path with a plain 404', async () => {
+
+            const res = await server.inject({ method: 'OPTIONS', url: '/v2/nothing', headers: { origin: 'http://localhost:5173', 'access-control-request-method': 'GET' } });
+            expect(expectErrorShape(res, 404, 'not_found').message).to.equal('Not Found');
+        });
+
+        it('answers a plain OPTIONS with the methods of the path, and 404 for an unknown path', async () => {
+
+            const known = await server.inject({ method: 'OPTIONS', url: '/v1/commerce/products' });
+            expect(known.statusCode).to.equal(204);
+            expect(known.headers.allow).to.equal('GET, HEAD, POST, OPTIONS');
+            const unknown = await server.inject({ method: 'OPTIONS', url: '/v2/nothing' });
+            expect(expectErrorShape(unknown, 404, 'not_found').message).to.equal('Not Found');
+        });
+
+        it('answers a known path with a wrong method with 405 and an Allow header', async () => {
+
+            const res = await server.inject({ method: 'DELETE', url: '/v1/commerce/products' });
+            expect(expectErrorShape(res, 405, 'method_not_allowed').message).to.equal('DELETE is not allowed on /v1/commerce/products: use GET, HEAD, POST');
+            expect(res.headers.allow).to.equal('GET, HEAD, POST');
+            const withId = await server.inject({ method: 'PUT', url: '/v1/logistics/bookings/some-id' });
+            expect(expectErrorShape(withId, 405, 'method_not_allowed')).to.exist();
+            expect(withId.headers.allow).to.equal('GET, HEAD');
+        });
+
+        it('keeps 400 for a path hapi cannot read', async () => {
+
+            const res = await server.inject({ method: 'GET', url: '/v1/commerce/products/%E0%A4%A' });
+            expectErrorShape(res, 400, 'bad_request');
+        });
+
+        it('says why it refuses JSON with a __proto__ key', async () => {
+
+            const res = await server.inject({
+                method: 'POST',
+                url: '/v1/commerce/products',
+                headers: { ...bearer(server, 'alice'), ...json },
+                payload: '{"name": "x", "__proto__": {"admin": true}}'
+            });
+            expect(expectErrorShape(res, 400, 'bad_request').message).to.equal('Invalid request payload JSON: a key named __proto__ is not accepted');
+            const broken = await server.inject({ method: 'POST', url: '/v1/commerce/products', headers: { ...bearer(server, 'alice'), ...json }, payload: '{"name": ' });
+            expect(expectErrorShape(broken, 400, 'bad_request').message).to.equal('Invalid request payload JSON format');
+        });
+
+        it('answers 413 and 415 with the common shape', async () => {
+
+            const big = await server.inject({ method: 'POST', url: '/v1/logistics/bookings', headers: { ...bearer(server, 'alice'), ...json }, payload: JSON.stringify({ notes: 'x'.repeat(65 * 1024) }) });
+            expectErrorShape(big, 413, 'payload_too_large');
+            const text = await server.inject({ method: 'POST', url: '/v1/logistics/bookings', headers: { ...bearer(server, 'alice'), 'content-type': 'text/plain' }, payload: 'x' });
+            expectErrorShape(text, 415, 'unsupported_media_type');
+        });
+
+        it('words every 404 and 422 about a missing record the same way in every namespace', async () => {
+
+            const alice = bearer(server, 'alice');
+            const notFound = [
+                '/v1/commerce/products/nope', '/v1/commerce/businesses/nope', '/v1/commerce/inquiries/nope', '/v1/commerce/scam-reports/nope',
+                '/v1/logistics/vehicles/nope', '/v1/logistics/bookings/nope'
+            ];
+            for (const url of notFound) {
+                const error = expectErrorShape(await server.inject({ url, headers: alice }), 404);
+                expect(error.message, url).to.match(/^There is no [a-z ]+ with this id$/);
+            }
+
+            const unprocessable: [string, object][] = [
+                ['/v1/commerce/products', { name: 'x', price: 1, currency: 'USD', business_id: 'nope' }],
+                ['/v1/commerce/inquiries', { product_id: 'nope', message: 'Hello' }],
+                ['/v1/commerce/scam-reports', { target_type: 'offer', target_id: 'nope', reason: 'Scam' }],
+                ['/v1/logistics/bookings', { vehicle_id: 'nope', pickup_location_id: 'nope', dropoff_location_id: 'nope', pickup_at: '2030-01-01T00:00:00Z', return_at: '2030-01-02T00:00:00Z' }]
+            ];
+            for (const [url, payload] of unprocessable) {
+                const error = expectErrorShape(await server.inject({ method: 'POST', url, headers: alice, payload }), 422);
+                expect(error.message, url).to.match(/^[a-z_]+ refers to no existing [a-z ]+$/);
+                expect(error.details).to.equal([{ field: (error.message as string).split(' ')[0], message: error.message }]);
+            }
+        });
+
+        it('answers every method of every documented path with the common shape when it fails', async () => {
+
+            const document = body<Document>(await server.inject('/openapi.json'));
+            const stranger = { authorization: 'Bearer not.a.token' };
+            let failures = 0;
+            // The console's event stream answers with a stream that stays open by design.
+            const paths = Object.entries(document.paths).filter(([template]) => template !== '/console/api/events');
+            for (const [template, operations] of paths) {
+                const path = template.replace(/\{[a-z_]+\}/g, 'nope');
+                const listed = Object.keys(operations).map((method) => method.toUpperCase());
+                for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE']) {
+                    if (!listed.includes(method)) {
+                        const res = await server.inject({ method, url: path });
+                        expectErrorShape(res, 405, 'method_not_allowed');
+                        expect(res.headers.allow!.split(', ')).to.include(listed);
                         ++failures;
+                        continue;
+                    }
+
+                    const payload = operations[method.toLowerCase()]!.requestBody ? {} : undefined;
+                    const attempts = [
+                        { method, url: path, headers: stranger, payload },
+                        { method, url: `${path}?unknown_parameter=1`, headers: bearer(server, 'alice'), payload },
+                        { method, url: path, headers: bearer(server, 'alice'), payload: payload && { unknown_field: 1 } }
+                    ];
+                    for (const attempt of attempts) {
+                        const res = await server.inject(attempt);
+                        if (res.statusCode >= 400) {
+                            expectErrorShape(res, res.statusCode);
+                            ++failures;
+                        }
                     }
                 }
             }
-        }
 
-        // 405s for the methods no path lists, 400/401/404/501s for the ones it does.
-        expect(failures).to.be.above(100);
+            // 405s for the methods no path lists, 400/401/404/501s for the ones it does.
+            expect(failures).to.be.above(100);
+        });
     });
-});
+}
 
 
 describe('X-Request-Id', () => {

@@ -1,8 +1,9 @@
 import Code from '@hapi/code';
-import Lab from '@hapi/lab';
 import type { Server } from '@hapi/hapi';
+import Lab from '@hapi/lab';
 
-import { body, testServer } from './helpers/server';
+import { engineServer, engines } from './helpers/postgres';
+import { body } from './helpers/server';
 
 
 export const lab = Lab.script();
@@ -10,36 +11,38 @@ const { describe, it, before, after } = lab;
 const { expect } = Code;
 
 
-describe('weather', () => {
+for (const engine of engines) {
+    describe(`weather (${engine})`, () => {
 
-    let server: Server;
+        let server: Server;
 
-    before(async () => {
+        before(async () => {
 
-        server = await testServer();
-    });
+            server = await engineServer(engine);
+        });
 
-    after(async () => {
+        after(async () => {
 
-        await server.stop();
-    });
+            await server.stop();
+        });
 
-    it('reports the namespace as not configured', async () => {
+        it('reports the namespace as not configured', async () => {
 
-        const res = await server.inject('/v1/weather/status');
-        expect(res.statusCode).to.equal(200);
-        expect(body(res)).to.equal({
-            configured: false,
-            namespace: '/v1/weather',
-            detail: 'No weather backend is provisioned for this environment: forecasts, alerts and seasonal outlooks are not available yet'
+            const res = await server.inject('/v1/weather/status');
+            expect(res.statusCode).to.equal(200);
+            expect(body(res)).to.equal({
+                configured: false,
+                namespace: '/v1/weather',
+                detail: 'No weather backend is provisioned for this environment: forecasts, alerts and seasonal outlooks are not available yet'
+            });
+        });
+
+        it('answers 501 for forecasts with a body that says why', async () => {
+
+            const res = await server.inject('/v1/weather/forecast');
+            expect(res.statusCode).to.equal(501);
+            expect(body(res)).to.include({ statusCode: 501, code: 'weather_not_provisioned', configured: false });
+            expect(body(res).message).to.contain('not available');
         });
     });
-
-    it('answers 501 for forecasts with a body that says why', async () => {
-
-        const res = await server.inject('/v1/weather/forecast');
-        expect(res.statusCode).to.equal(501);
-        expect(body(res)).to.include({ statusCode: 501, code: 'weather_not_provisioned', configured: false });
-        expect(body(res).message).to.contain('not available');
-    });
-});
+}

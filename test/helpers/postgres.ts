@@ -5,8 +5,11 @@ import type { Server } from '@hapi/hapi';
 import Pg from 'pg';
 
 import type { Options } from '../../lib';
+import { namespaceLocation } from '../../lib/config';
+import { sqliteDatabase } from '../../lib/storage/sqlite/engine';
 import { ci } from './browser';
 import { testServer } from './server';
+import { insertRows } from './sqlite';
 
 
 // The PostgreSQL the tests use: LOCALGATE_TEST_PG_URL, else the one every machine of the project runs. Each test
@@ -92,5 +95,29 @@ export async function engineServer(engine: 'sqlite' | 'postgres', options: Optio
     catch (err) {
         await database.drop();
         throw err;
+    }
+}
+
+
+/** Inserts rows below every rule of the API into a namespace's tables, on whichever engine the server keeps it. */
+export async function insertRecords(server: Server, namespace: 'commerce' | 'logistics', table: string, rows: Record<string, unknown>[]): Promise<void> {
+
+    const location = namespaceLocation(server.app.localgate.settings, namespace);
+    if (location.engine === 'sqlite') {
+        insertRows(sqliteDatabase(server.app.localgate.data, namespace), table, rows);
+        return;
+    }
+
+    const client = new Pg.Client({ connectionString: location.url });
+    await client.connect();
+    try {
+        await client.query(`SET search_path TO ${namespace}`);
+        for (const row of rows) {
+            const names = Object.keys(row);
+            await client.query(`INSERT INTO "${table}" (${names.join(', ')}) VALUES (${names.map((_, index) => `$${index + 1}`).join(', ')})`, Object.values(row));
+        }
+    }
+    finally {
+        await client.end();
     }
 }
