@@ -83,16 +83,16 @@ export class PgDatabase implements Runner {
      */
     async transaction<T>(work: (tx: Runner) => Promise<T>): Promise<T> {
 
-        for (let attempt = 1; ; ++attempt) {
+        for (let i = 1; ; ++i) {
             try {
                 return await this.once(work);
             }
             catch (err) {
-                if (!isRetryable(err) || attempt === maxAttempts) {
+                if (!isRetryable(err) || i === maxAttempts) {
                     throw engineError(err);
                 }
 
-                await pause(attempt);
+                await pause(i);
             }
         }
     }
