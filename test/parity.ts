@@ -1,0 +1,168 @@
+import Code from '@hapi/code';
+import type { Server, ServerInjectResponse } from '@hapi/hapi';
+import Lab from '@hapi/lab';
+
+import { engineServer, skipWithoutPostgres } from './helpers/postgres';
+import { bearer } from './helpers/server';
+
+
+export const lab = Lab.script();
+const { describe, it, before, after } = lab;
+const { expect } = Code;
+
+
+// One fixture loaded into both engines; every read must then answer the same bytes. Ids mix case and punctuation, and
+// records share a created_at, so that the order of ties (by id, byte by byte) is tested as well.
+const stamp = '2025-01-01T00:00:00.000Z';
+const later = '2025-02-01T00:00:00.000Z';
+
+const businesses = ['b-Zed', 'b-alpha', 'B-Beta', 'b_under', 'b-9'].map((id, index) => ({
+    id, name: `Shop ${id}`, description: 'A shop', category: 'food', city: 'Harbourside', phone: `+44 1 ${index}`, created_at: index % 2 ? later : stamp
+}));
+
+const products = Array.from({ length: 23 }, (_, index) => ({
+    id: `p-${['a', 'B', 'c', 'D', '_'][index % 5]}${index}`,
+    name: `Product ${index}`,
+    description: index % 3 ? 'Plain' : 'Caf\u00e9 cr\u00e8me \u{1F370}',
+    price: index * 1.25,
+    currency: index % 2 ? 'USD' : 'GBP',
+    business_id: businesses[index % 3]!.id,
+    created_by: 'ana',
+    created_at: index % 4 ? stamp : later
+}));
+
+const offers = products.slice(0, 7).map((product, index) => ({
+    id: `o-${index % 2 ? 'X' : 'y'}${index}`, product_id: product.id, title: `Offer ${index}`, price: 1 + index / 4, currency: 'USD',
+    valid_from: '2025-06-01T00:00:00Z', valid_until: '2025-09-01T00:00:00Z', created_at: stamp
+}));
+
+const fixture = {
+    commerce: {
+        businesses,
+        products,
+        offers,
+        inquiries: [{ id: 'i-1', product_id: products[0]!.id, message: 'Vegan?', owner_id: 'ben', created_at: stamp }],
+        scam_reports: [
+            { id: 's-1', target_type: 'business', target_id: businesses[0]!.id, reason: 'Never opens', reporter_id: 'cat', created_at: stamp },
+            { id: 's-2', target_type: 'product', target_id: products[1]!.id, reason: 'Fake', reporter_id: 'cat', created_at: stamp }
+        ]
+    },
+    logistics: {
+        locations: ['Quay', 'station', 'Airport', '_depot'].map((name, index) => ({
+            id: `l-${name}`, name, address: `${index} Road`, city: 'Harbourside', latitude: 50 + index / 10, longitude: -3.5 + index / 100, created_at: stamp
+        })),
+        vehicles: Array.from({ length: 9 }, (_, index) => ({
+            id: `v-${['A', 'b', 'C'][index % 3]}${index}`, make: 'Make', model: `Model ${index}`, year: 2015 + index, seats: 2 + index, daily_rate: 40.5 + index,
+            currency: 'GBP', is_available: index % 4 !== 3, created_at: index % 2 ? later : stamp
+        })),
+        drivers: [{ id: 'd-1', name: 'Dee', phone: '1', license_number: 'L1', vehicle_id: 'v-A0', created_at: stamp }]
+    }
+};
+
+const lists = [
+    '/v1/commerce/businesses', '/v1/commerce/businesses?limit=2&offset=1', '/v1/commerce/businesses?offset=10',
+    '/v1/commerce/products', '/v1/commerce/products?limit=5&offset=5', `/v1/commerce/products?business_id=${businesses[1]!.id}`,
+    `/v1/commerce/products?business_id=${businesses[1]!.id}&limit=3&offset=2`, '/v1/commerce/products?business_id=nobody',
+    '/v1/commerce/offers', `/v1/commerce/offers?product_id=${products[0]!.id}`, '/v1/commerce/offers?limit=2&offset=3',
+    '/v1/logistics/vehicles', '/v1/logistics/vehicles?available=true', '/v1/logistics/vehicles?available=false&limit=1',
+    '/v1/logistics/vehicles?limit=4&offset=4', '/v1/logistics/locations', '/v1/logistics/locations?limit=1&offset=2'
+];
+
+const singles = [
+    `/v1/commerce/businesses/${businesses[0]!.id}`, `/v1/commerce/products/${products[1]!.id}`, `/v1/commerce/products/${products[0]!.id}`,
+    '/v1/logistics/vehicles/v-A0', '/v1/logistics/vehicles/v-C5',
+    '/v1/commerce/products/nothing', '/v1/commerce/businesses/nothing', '/v1/logistics/vehicles/nothing',
+    '/v1/commerce/products?limit=0', '/v1/logistics/vehicles?available=maybe', '/v1/commerce/offers?product_id='
+];
+
+
+function same(label: string, sqlite: ServerInjectResponse, postgres: ServerInjectResponse): void {
+
+    expect(postgres.statusCode, label).to.equal(sqlite.statusCode);
+    expect(postgres.headers['x-total-count'], label).to.equal(sqlite.headers['x-total-count']);
+    expect(postgres.payload, label).to.equal(sqlite.payload);
+}
+
+
+describe('one fixture on SQLite and on PostgreSQL', { skip: skipWithoutPostgres('the engine parity tests') }, () => {
+
+    const servers: Record<'sqlite' | 'postgres', Server> = {} as Record<'sqlite' | 'postgres', Server>;
+
+    before(async () => {
+
+        for (const engine of ['sqlite', 'postgres'] as const) {
+            servers[engine] = await engineServer(engine, { seed: false });
+            expect(await servers[engine].app.localgate.data.loadFixture(fixture, 'parity')).to.equal({ commerce: 38, logistics: 14 });
+        }
+    });
+
+    after(async () => {
+
+        await Promise.all(Object.values(servers).map((server) => server.stop()));
+    });
+
+    const both = async (request: Parameters<Server['inject']>[0] | ((server: Server) => Parameters<Server['inject']>[0])) => {
+
+        const of = (server: Server) => (typeof request === 'function' ? request(server) : request);
+        return [await servers.sqlite.inject(of(servers.sqlite)), await servers.postgres.inject(of(servers.postgres))] as const;
+    };
+
+    it('answers every list with the same records, order, total and X-Total-Count', async () => {
+
+        for (const url of lists) {
+            const [sqlite, postgres] = await both(url);
+            expect(sqlite.statusCode, url).to.equal(200);
+            same(url, sqlite, postgres);
+        }
+    });
+
+    it('answers every single record and every lookup error the same', async () => {
+
+        for (const url of singles) {
+            const [sqlite, postgres] = await both(url);
+            same(url, sqlite, postgres);
+        }
+    });
+
+    it('answers the caller\'s own records the same, and hides everyone else\'s the same way', async () => {
+
+        for (const [url, subject] of [['/v1/commerce/inquiries/i-1', 'ben'], ['/v1/commerce/inquiries/i-1', 'eve'], ['/v1/commerce/scam-reports/s-2', 'cat'], ['/v1/commerce/scam-reports/s-2', 'ben']] as const) {
+            const [sqlite, postgres] = await both((server) => ({ url, headers: bearer(server, subject) }));
+            same(`${url} as ${subject}`, sqlite, postgres);
+        }
+    });
+
+    it('refuses the same writes with the same status, code and message', async () => {
+
+        const booking = { vehicle_id: 'v-A0', pickup_location_id: 'l-Quay', dropoff_location_id: 'l-station', pickup_at: '2030-01-01T10:00:00Z', return_at: '2030-01-01T12:00:00Z' };
+        const writes = [
+            { method: 'POST', url: '/v1/logistics/bookings', payload: { ...booking, vehicle_id: 'v-A3' } },
+            { method: 'POST', url: '/v1/logistics/bookings', payload: { ...booking, vehicle_id: 'nothing' } },
+            { method: 'POST', url: '/v1/logistics/bookings', payload: { ...booking, dropoff_location_id: 'nowhere' } },
+            { method: 'POST', url: '/v1/commerce/products', payload: { name: 'X', description: 'Y', price: 1, currency: 'USD', business_id: 'nobody' } },
+            { method: 'POST', url: '/v1/commerce/scam-reports', payload: { target_type: 'business', target_id: businesses[0]!.id, reason: 'Again' } },
+            { method: 'POST', url: '/v1/commerce/scam-reports', payload: { target_type: 'offer', target_id: 'nothing', reason: 'Fake' } },
+            { method: 'POST', url: '/v1/commerce/inquiries', payload: { business_id: 'nobody', message: 'Hello?' } }
+        ];
+
+        for (const write of writes) {
+            const [sqlite, postgres] = await both((server) => ({ ...write, headers: bearer(server, 'cat') }));
+            expect(sqlite.statusCode, write.url).to.be.within(400, 499);
+            same(`${write.method} ${write.url} ${JSON.stringify(write.payload)}`, sqlite, postgres);
+        }
+    });
+
+    it('accepts the same writes and answers them in the same shape, then refuses the overlap the same way', async () => {
+
+        const booking = { vehicle_id: 'v-A0', pickup_location_id: 'l-Quay', dropoff_location_id: 'l-station', pickup_at: '2030-01-01T10:00:00Z', return_at: '2030-01-01T12:00:00Z' };
+        const [sqlite, postgres] = await both((server) => ({ method: 'POST', url: '/v1/logistics/bookings', payload: booking, headers: bearer(server, 'ann') }));
+        expect(sqlite.statusCode).to.equal(201);
+        expect(postgres.statusCode).to.equal(201);
+        const strip = (res: ServerInjectResponse) => ({ ...JSON.parse(res.payload) as object, id: 'id', created_at: 'created_at' });
+        expect(strip(postgres)).to.equal(strip(sqlite));
+
+        const [again, againOnPostgres] = await both((server) => ({ method: 'POST', url: '/v1/logistics/bookings', payload: { ...booking, pickup_at: '2030-01-01T11:00:00Z' }, headers: bearer(server, 'bob') }));
+        expect(again.statusCode).to.equal(409);
+        same('overlap', again, againOnPostgres);
+    });
+});
