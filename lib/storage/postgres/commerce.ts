@@ -5,7 +5,6 @@ import { checkFirstReport } from '../../namespaces/commerce/rules';
 import type { Business, CommerceStore, Inquiry, NewInquiry, NewProduct, NewScamReport, Offer, Product, ScamReport, TargetType } from '../../namespaces/commerce/store';
 import { found, nextCreatedAt, referenced } from '../../records';
 import { sql, type PgDatabase } from './database';
-import { sqlState } from './errors';
 import { pageOf, serverNow, type Paged } from './pages';
 
 
@@ -190,8 +189,9 @@ export class PgCommerceStore implements CommerceStore {
                     this.now(facts.now).toISOString()))!;
             }
             catch (err) {
-                // A report of the same caller committed since the check: the unique index refuses it as the rule would.
-                if (sqlState(err) === '23505' && (err as { constraint?: string }).constraint === 'scam_reports_one_per_reporter') {
+                // A report of the same caller committed since the check: the unique index (its name is only ever on a
+                // unique violation) refuses it as the rule would.
+                if ((err as { constraint?: unknown }).constraint === 'scam_reports_one_per_reporter') {
                     checkFirstReport(input.target_type, true);
                 }
 
