@@ -96,7 +96,7 @@ describe('pay readiness', () => {
         new Sqlite(file).close();
         const server = await testServer({ pay: { url: file, ...keys } });
         expect(body(await server.inject('/v1/pay/status'))).to.equal({ configured: false, schema_ready: false, sections: ['wallet', 'tokens', 'gateway'] });
-        expect(body(await server.inject('/health')).namespaces).to.include({ pay: { state: 'unconfigured', schema_version: 0, storage: 'file' } });
+        expect(body(await server.inject('/health')).namespaces).to.include({ pay: { state: 'unconfigured', engine: 'sqlite', schema_version: 0, storage: 'file' } });
         await server.stop();
     });
 
@@ -160,7 +160,7 @@ describe('pay readiness', () => {
         const gated = await server.inject('/v1/pay/tokens/');
         expect(gated.statusCode).to.equal(401);
         const health = body<{ namespaces: Record<string, unknown> }>(await server.inject('/health'));
-        expect(health.namespaces.pay).to.equal({ state: 'ready', schema_version: namespaceMigrations('pay').length, storage: 'file' });
+        expect(health.namespaces.pay).to.equal({ state: 'ready', engine: 'sqlite', schema_version: namespaceMigrations('pay').length, storage: 'file' });
 
         for (const suffix of ['', '-wal', '-shm']) {
             Fs.rmSync(file + suffix, { force: true });
@@ -194,7 +194,7 @@ describe('pay readiness', () => {
         other.close();
         const server = await testServer({ pay: { url: file, ...keys } });
         expect(body(await server.inject('/v1/pay/status'))).to.include({ configured: false, schema_ready: false });
-        expect(body<{ namespaces: Record<string, unknown> }>(await server.inject('/health')).namespaces.pay).to.equal({ state: 'unconfigured', schema_version: null, storage: 'file' });
+        expect(body<{ namespaces: Record<string, unknown> }>(await server.inject('/health')).namespaces.pay).to.equal({ state: 'unconfigured', engine: 'sqlite', schema_version: null, storage: 'file' });
         await server.stop();
     });
 
@@ -213,7 +213,7 @@ describe('pay readiness', () => {
         closeDatabase(db);
 
         const server = await testServer({ pay: { url: file, ...keys } });
-        expect(body<{ namespaces: Record<string, unknown> }>(await server.inject('/health')).namespaces.pay).to.equal({ state: 'unconfigured', schema_version: namespaceMigrations('pay').length, storage: 'file' });
+        expect(body<{ namespaces: Record<string, unknown> }>(await server.inject('/health')).namespaces.pay).to.equal({ state: 'unconfigured', engine: 'sqlite', schema_version: namespaceMigrations('pay').length, storage: 'file' });
         await server.stop();
 
         // A database provisioned before keys were recorded gets its pair from rotate-keys.
@@ -230,7 +230,7 @@ describe('pay readiness', () => {
         db.prepare(`UPDATE schema_migrations SET checksum = 'edited' WHERE version = 1`).run();
         db.close();
 
-        await expect(testServer({ pay: { url: file, ...keys } })).to.reject(/Migration .*migrations\/pay\/001_.*\.sql was edited after it was applied/);
+        await expect(testServer({ pay: { url: file, ...keys } })).to.reject(/Migration .*migrations\/sqlite\/pay\/001_.*\.sql was edited after it was applied/);
     });
 
     it('keeps an in-memory pay database unconfigured: it is never provisioned', async () => {
