@@ -1,17 +1,109 @@
 import type { RecordContext } from '../../clock';
 import { isPostgresUrl, type DatabaseSettings, type PaySettings } from '../../config';
-import type { PayAccess } from '../../namespaces/pay/store';
+import { namespaceMigrations } from '../migrations';
+import { sections, type PayAccess, type PayStatus, type PayStore } from '../../namespaces/pay/store';
+import type { PayKeys } from '../sqlite/pay-credentials';
+import { PgDatabase } from './database';
+import { appliedMigrations, migrate, schemaVersion } from './migrate';
+import { PgPayStore } from './pay';
+import { payKeysMatch, payRecord, type PayRecord } from './pay-credentials';
 
-// PLACEHOLDER: replaced by the real readiness.
-export class PgPayReadiness {
+
+/**
+ * Follows the pay schema on a PostgreSQL database as it gets provisioned or re-keyed, without a restart: every call
+ * reads the recorded keys and the applied migrations in one query, so each process sees a `localgate provision pay`
+ * or `rotate-keys` at once. A database that does not answer is pay unconfigured, never a failed start.
+ */
+export class PgPayReadiness implements PayAccess {
+
+    private readonly payStore: PgPayStore | null;
+
+    private constructor(private readonly db: PgDatabase | null, private readonly keys: PayKeys, context: RecordContext) {
+
+        this.payStore = db && new PgPayStore(db, context);
+    }
+
+    /** True for the PAY_DB_URL this readiness serves: a postgres:// URL. */
     static handles(url: string): boolean {
+
         return isPostgresUrl(url);
     }
-    static open(_settings: PaySettings, _database: DatabaseSettings, _context: RecordContext): Promise<PgPayReadiness> {
-        throw new Error('not yet');
+
+    /** Opens the pool of the pay schema and applies pending pay migrations, but only to a schema provisioned before. */
+    static async open(settings: PaySettings, database: DatabaseSettings, context: RecordContext): Promise<PgPayReadiness> {
+
+        const keys = { publishableKey: settings.publishableKey ?? '', secretKey: settings.secretKey ?? '' };
+        if (!settings.url || !settings.publishableKey || !settings.secretKey) {
+            return new PgPayReadiness(null, keys, context);
+        }
+
+        const db = new PgDatabase(settings.url, 'pay', database);
+        try {
+            // Unreachable, or not ours: nothing to upgrade, and pay reads as unconfigured until it answers.
+            const provisioned = await appliedMigrations(db).then((rows) => rows.length > 0, () => false);
+            if (provisioned) {
+                await migrate(db, namespaceMigrations('postgres', 'pay'));
+            }
+        }
+        catch (err) {
+            await db.close();
+            throw err;
+        }
+
+        return new PgPayReadiness(db, keys, context);
     }
-    close(): Promise<void> {
-        return Promise.resolve();
+
+    /** The status record, re-read from the database on every call. */
+    async status(): Promise<PayStatus> {
+
+        const record = await this.record();
+        const configured = record !== null && payKeysMatch(record, this.keys);
+        return { configured, schema_ready: configured && migrationsApplied(record), sections };
+    }
+
+    /** The schema version of the pay schema, null when the database does not answer or holds none of ours. */
+    async schemaVersion(): Promise<number | null> {
+
+        if (!this.db) {
+            return null;
+        }
+
+        try {
+            return await schemaVersion(this.db);
+        }
+        catch {
+            return null;
+        }
+    }
+
+    /** The store of the pay schema when it is ready, else null. */
+    async store(): Promise<PayStore | null> {
+
+        return (await this.status()).schema_ready ? this.payStore : null;
+    }
+
+    /** Ends the pool, if one was opened. */
+    async close(): Promise<void> {
+
+        await this.db?.close();
+    }
+
+    private async record(): Promise<PayRecord | null> {
+
+        try {
+            return await this.db?.row(payRecord) ?? null;
+        }
+        catch {
+            // No answer, no schema, or a schema of another application: not configured.
+            return null;
+        }
     }
 }
-export interface PgPayReadiness extends PayAccess {}
+
+
+/** True when every shipped pay migration is recorded with an unchanged checksum. */
+export function migrationsApplied(record: PayRecord): boolean {
+
+    const applied = new Map(record.applied);
+    return namespaceMigrations('postgres', 'pay').every((migration) => applied.get(migration.version) === migration.checksum);
+}
