@@ -134,7 +134,9 @@ async function startAll(env: NodeJS.ProcessEnv, processes = processCount): Promi
 
 async function stopAll(servers: SpawnedServer[]): Promise<void> {
 
+    const started = performance.now();
     await Promise.all(servers.map((server) => server.stop()));
+    measured('stopped', { ms: Math.round(performance.now() - started) });
 }
 
 
