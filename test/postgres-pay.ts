@@ -1,0 +1,320 @@
+import Crypto from 'node:crypto';
+import Path from 'node:path';
+
+import Code from '@hapi/code';
+import Lab from '@hapi/lab';
+import type { Server, ServerInjectResponse } from '@hapi/hapi';
+
+import { provisionPay, rotatePayKeys, type PayCredentials } from '../lib/storage';
+import type { PaySettings } from '../lib/config';
+import { namespaceMigrations } from '../lib/storage/migrations';
+import { PgDatabase } from '../lib/storage/postgres/database';
+import { migrate } from '../lib/storage/postgres/migrate';
+import { adminQuery, freshDatabase, skipWithoutPostgres } from './helpers/postgres';
+import { bearer, body, tempDir, testServer } from './helpers/server';
+
+
+export const lab = Lab.script();
+const { after, before, describe, it } = lab;
+const { expect } = Code;
+
+const skip = skipWithoutPostgres('pay on PostgreSQL');
+const database = { poolMax: 8, connectTimeoutMs: 5000, statementTimeoutMs: 10_000 };
+const sections = ['wallet', 'tokens', 'gateway'];
+
+type Database = Awaited<ReturnType<typeof freshDatabase>>;
+type Health = { namespaces: Record<string, Record<string, unknown>> };
+
+
+function settings(credentials: PayCredentials): PaySettings {
+
+    return { url: credentials.PAY_DB_URL, publishableKey: credentials.PAY_DB_PUBLISHABLE_KEY, secretKey: credentials.PAY_DB_SECRET_KEY };
+}
+
+
+/** A server whose pay is on PostgreSQL at `pay` (the other namespaces stay on SQLite in memory). */
+function pgPayServer(pay: PaySettings): Promise<Server> {
+
+    return testServer({ pay, database });
+}
+
+
+/** A fresh database with a provisioned pay schema, and a server on it; both go when the server stops. */
+async function provisionedServer(): Promise<{ server: Server; db: Database; credentials: PayCredentials }> {
+
+    const db = await freshDatabase();
+    const credentials = await provisionPay(db.url, database);
+    const server = await pgPayServer(settings(credentials));
+    server.ext('onPostStop', () => db.drop());
+    return { server, db, credentials };
+}
+
+
+/** A server on a freshly provisioned SQLite pay file: the engine PostgreSQL must answer like. */
+async function sqliteServer(): Promise<Server> {
+
+    return testServer({ pay: settings(await provisionPay(Path.join(tempDir(), 'pay.db'))) });
+}
+
+
+function move(server: Server, subject: string, direction: 'deposit' | 'withdraw', payload: object, key: string = Crypto.randomUUID()): Promise<ServerInjectResponse> {
+
+    const headers = { ...bearer(server, subject), 'content-type': 'application/json', 'idempotency-key': key };
+    return server.inject({ method: 'POST', url: `/v1/pay/gateway/${direction}`, headers, payload });
+}
+
+
+// A response as the client sees it, with what differs from run to run (ids, instants) masked.
+function shape(res: ServerInjectResponse): { status: number; replayed: unknown; body: string } {
+
+    const masked = res.payload
+        .replace(/"id":"[0-9a-f-]{36}"/g, '"id":"<id>"')
+        .replace(/"created_at":"\d{4}-\d\d-\d\dT[\d:.]+Z"/g, '"created_at":"<instant>"');
+    return { status: res.statusCode, replayed: res.headers['idempotent-replayed'], body: masked };
+}
+
+
+describe('pay on PostgreSQL', { skip }, () => {
+
+    describe('readiness', () => {
+
+        it('is unconfigured when the database does not answer, and start does not wait on it', async () => {
+
+            const started = Date.now();
+            const server = await pgPayServer({ url: 'postgres://postgres@127.0.0.1:1/test', publishableKey: 'pk_local_x', secretKey: 'sk_local_x' });
+            expect(Date.now() - started).to.be.below(4000);
+            expect(body(await server.inject('/v1/pay/status'))).to.equal({ configured: false, schema_ready: false, sections });
+            const res = await server.inject({ url: '/v1/pay/wallet', headers: bearer(server, 'alice') });
+            expect(res.statusCode).to.equal(501);
+            expect(body(res)).to.include({ code: 'pay_not_provisioned', configured: false, schema_ready: false });
+            expect(body<Health>(await server.inject('/health')).namespaces.pay).to.equal({ state: 'unconfigured', engine: 'postgres', schema_version: null, storage: 'server' });
+            await server.stop();
+        });
+
+        it('follows a provision made while it runs, without a restart, and a rotation retires the old pair at once', async () => {
+
+            const db = await freshDatabase();
+            const keys = { publishableKey: 'pk_local_unknown', secretKey: 'sk_local_unknown' };
+            const unprovisioned = await pgPayServer({ url: db.url, ...keys });
+            expect(body(await unprovisioned.inject('/v1/pay/status'))).to.equal({ configured: false, schema_ready: false, sections });
+            expect((await unprovisioned.inject({ url: '/v1/pay/tokens', headers: bearer(unprovisioned, 'alice') })).statusCode).to.equal(501);
+            await expect(rotatePayKeys(db.url, database)).to.reject(/^The pay database at 127\.0\.0\.1:5432\/localgate_test_\w+ is not provisioned: run `localgate provision pay` first$/);
+
+            // Provisioned while a server runs with the settings it prints: the next call answers ready.
+            const first = await provisionPay(db.url, database);
+            expect(first.PAY_DB_URL).to.equal(db.url);
+            expect(first.PAY_DB_PUBLISHABLE_KEY).to.match(/^pk_local_[0-9a-f]{32}$/);
+            expect(first.PAY_DB_SECRET_KEY).to.match(/^sk_local_[0-9a-f]{48}$/);
+            const server = await pgPayServer(settings(first));
+            expect(body(await server.inject('/v1/pay/status'))).to.equal({ configured: true, schema_ready: true, sections });
+            expect(body<Health>(await server.inject('/health')).namespaces.pay).to.equal({ state: 'ready', engine: 'postgres', schema_version: namespaceMigrations('postgres', 'pay').length, storage: 'server' });
+            expect((await server.inject({ url: '/v1/pay/tokens/mit', headers: bearer(server, 'alice') })).statusCode).to.equal(200);
+            expect(body(await unprovisioned.inject('/v1/pay/status'))).to.include({ configured: false });
+
+            const second = await rotatePayKeys(db.url, database);
+            expect(second.PAY_DB_SECRET_KEY).to.not.equal(first.PAY_DB_SECRET_KEY);
+            expect(body(await server.inject('/v1/pay/status'))).to.include({ configured: false, schema_ready: false });
+            expect((await server.inject({ url: '/v1/pay/wallet', headers: bearer(server, 'alice') })).statusCode).to.equal(501);
+
+            for (const pair of [settings(second), { ...settings(second), publishableKey: first.PAY_DB_PUBLISHABLE_KEY }, { ...settings(second), secretKey: first.PAY_DB_SECRET_KEY }]) {
+                const other = await pgPayServer(pair);
+                expect(body(await other.inject('/v1/pay/status'))).to.include({ configured: pair.secretKey === second.PAY_DB_SECRET_KEY && pair.publishableKey === second.PAY_DB_PUBLISHABLE_KEY });
+                await other.stop();
+            }
+
+            // Only hashes are stored.
+            const { rows } = await adminQuery('SELECT * FROM pay.credentials', db.url);
+            expect(JSON.stringify(rows)).to.not.contain(second.PAY_DB_SECRET_KEY);
+            expect(rows[0].secret_key_sha256).to.equal(Crypto.createHash('sha256').update(second.PAY_DB_SECRET_KEY).digest('hex'));
+
+            await Promise.all([server.stop(), unprovisioned.stop()]);
+            await db.drop();
+        });
+
+        it('is configured without schema when the keys match but a migration is missing, and 501s say so', async () => {
+
+            const { server, db } = await provisionedServer();
+            await adminQuery('DELETE FROM pay.schema_migrations WHERE version = 2', db.url);
+            expect(body(await server.inject('/v1/pay/status'))).to.equal({ configured: true, schema_ready: false, sections });
+            const res = await server.inject({ url: '/v1/pay/wallet', headers: bearer(server, 'alice') });
+            expect(res.statusCode).to.equal(501);
+            expect(body(res)).to.include({ code: 'pay_not_provisioned', configured: true, schema_ready: false });
+            expect(body<Health>(await server.inject('/health')).namespaces.pay).to.include({ state: 'configured', engine: 'postgres' });
+            await server.stop();
+        });
+
+        it('applies later pay migrations at start to a schema provisioned before, and leaves others alone', async () => {
+
+            const db = await freshDatabase();
+            const keys = { publishableKey: 'pk_local_x', secretKey: 'sk_local_x' };
+            const empty = await pgPayServer({ url: db.url, ...keys });
+            expect(body<Health>(await empty.inject('/health')).namespaces.pay).to.equal({ state: 'unconfigured', engine: 'postgres', schema_version: 0, storage: 'server' });
+            await empty.stop();
+            expect((await adminQuery(`SELECT 1 FROM information_schema.schemata WHERE schema_name = 'pay'`, db.url)).rowCount).to.equal(0);
+
+            const pg = new PgDatabase(db.url, 'pay', database);
+            await migrate(pg, namespaceMigrations('postgres', 'pay').slice(0, 1));
+            await pg.close();
+
+            const server = await pgPayServer({ url: db.url, ...keys });
+            expect(body<Health>(await server.inject('/health')).namespaces.pay).to.equal({ state: 'unconfigured', engine: 'postgres', schema_version: namespaceMigrations('postgres', 'pay').length, storage: 'server' });
+            await server.stop();
+
+            // A schema provisioned before keys were recorded gets its pair from rotate-keys.
+            const rotated = await pgPayServer(settings(await rotatePayKeys(db.url, database)));
+            expect(body(await rotated.inject('/v1/pay/status'))).to.include({ configured: true, schema_ready: true });
+            await rotated.stop();
+            await db.drop();
+        });
+
+        it('names the database a provision cannot reach', async () => {
+
+            await expect(provisionPay('postgres://postgres:secret@127.0.0.1:1/test', database)).to.reject('Cannot use the pay database at 127.0.0.1:1/test: The database cannot be reached, try again later');
+            await expect(rotatePayKeys('postgres://postgres:secret@127.0.0.1:1/test', database)).to.reject(/^Cannot use the pay database at 127\.0\.0\.1:1\/test: /);
+        });
+    });
+
+    describe('ledger', () => {
+
+        let pg: Server;
+        let lite: Server;
+
+        before(async () => {
+
+            ({ server: pg } = await provisionedServer());
+            lite = await sqliteServer();
+        });
+
+        after(async () => {
+
+            await Promise.all([pg.stop(), lite.stop()]);
+        });
+
+        it('answers a sequence of moves, refusals and replays as the SQLite engine does', async () => {
+
+            const steps: [string, 'deposit' | 'withdraw', object, string?][] = [
+                ['alice', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 1000 }, 'k1'],
+                ['alice', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 1000 }, 'k1'],
+                ['alice', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 999 }, 'k1'],
+                ['alice', 'withdraw', { provider_id: 'sandbox', asset: 'USD', amount: 400 }, 'k2'],
+                ['alice', 'withdraw', { provider_id: 'sandbox', asset: 'USD', amount: 601 }, 'k3'],
+                ['alice', 'withdraw', { provider_id: 'sandbox', asset: 'USD', amount: 601 }, 'k3'],
+                ['alice', 'withdraw', { provider_id: 'sandbox', asset: 'EUR', amount: 1 }],
+                ['alice', 'deposit', { provider_id: 'legacy-bank', asset: 'USD', amount: 5 }],
+                ['alice', 'deposit', { provider_id: 'nowhere', asset: 'USD', amount: 5 }],
+                ['alice', 'deposit', { provider_id: 'sandbox', asset: 'NST', amount: 5 }],
+                ['alice', 'deposit', { provider_id: 'sandbox', asset: 'XYZ', amount: 5 }],
+                ['alice', 'deposit', { provider_id: 'sandbox', asset: 'MXT', amount: 250 }],
+                ['bob', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 7 }, 'k1'],
+                ['bob', 'withdraw', { provider_id: 'sandbox', asset: 'USD', amount: 7 }],
+                ['bob', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 9_007_199_254_740_991 }]
+            ];
+
+            for (const [subject, direction, payload, key] of steps) {
+                const sent = key ?? Crypto.randomUUID();
+                const [expected, actual] = [shape(await move(lite, subject, direction, payload, sent)), shape(await move(pg, subject, direction, payload, sent))];
+                expect(actual, `${subject} ${direction} ${JSON.stringify(payload)}`).to.equal(expected);
+            }
+
+            for (const url of ['/v1/pay/wallet', '/v1/pay/wallet/transactions', '/v1/pay/wallet/transactions?limit=2&offset=1', '/v1/pay/tokens', '/v1/pay/tokens/mxt', '/v1/pay/tokens/ABC', '/v1/pay/gateway/providers']) {
+                for (const subject of ['alice', 'bob', 'carol']) {
+                    const [expected, actual] = [shape(await lite.inject({ url, headers: bearer(lite, subject) })), shape(await pg.inject({ url, headers: bearer(pg, subject) }))];
+                    expect(actual, `${subject} ${url}`).to.equal(expected);
+                }
+            }
+        });
+
+        it('replays byte for byte and finds a transaction only for its owner', async () => {
+
+            const key = Crypto.randomUUID();
+            const first = await move(pg, 'dora', 'deposit', { provider_id: 'sandbox', asset: 'EUR', amount: 120 }, key);
+            const again = await move(pg, 'dora', 'deposit', { provider_id: 'sandbox', asset: 'EUR', amount: 120 }, key);
+            expect(first.statusCode).to.equal(201);
+            expect(again.statusCode).to.equal(201);
+            expect(again.payload).to.equal(first.payload);
+            expect(again.headers['idempotent-replayed']).to.equal('true');
+
+            const { id } = body<{ id: string }>(first);
+            expect(body((await pg.inject({ url: `/v1/pay/wallet/transactions/${id}`, headers: bearer(pg, 'dora') })))).to.equal(body(first));
+            expect((await pg.inject({ url: `/v1/pay/wallet/transactions/${id}`, headers: bearer(pg, 'erin') })).statusCode).to.equal(404);
+        });
+
+        it('lists a wallet\'s transactions newest first, each after the one before', async () => {
+
+            for (let i = 1; i <= 5; ++i) {
+                expect((await move(pg, 'fred', 'deposit', { provider_id: 'sandbox', asset: 'GBP', amount: i })).statusCode).to.equal(201);
+            }
+
+            const list = body<{ data: { amount: number; created_at: string }[] }>(await pg.inject({ url: '/v1/pay/wallet/transactions', headers: bearer(pg, 'fred') }));
+            expect(list.data.map((transaction) => transaction.amount)).to.equal([5, 4, 3, 2, 1]);
+            const instants = list.data.map((transaction) => transaction.created_at);
+            expect([...instants].sort().reverse()).to.equal(instants);
+            expect(new Set(instants).size).to.equal(5);
+        });
+    });
+
+    describe('ledger constraints', () => {
+
+        it('refuses unbalanced, negative and edited ledgers written past the store', async () => {
+
+            const { server, db } = await provisionedServer();
+            expect((await move(server, 'jane', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 50 })).statusCode).to.equal(201);
+            const { rows: [transaction] } = await adminQuery('SELECT id, wallet_id FROM pay.transactions', db.url);
+            const { rows: [account] } = await adminQuery(`SELECT id FROM pay.accounts WHERE wallet_id = '${transaction.wallet_id}'`, db.url);
+
+            await expect(adminQuery(`INSERT INTO pay.entries (transaction_id, account_id, amount, created_at) VALUES ('${transaction.id}', ${account.id}, 1, 'x')`, db.url)).to.reject(/do not sum to zero/);
+            await expect(adminQuery(`BEGIN; INSERT INTO pay.entries (transaction_id, account_id, amount, created_at) VALUES ('${transaction.id}', ${account.id}, -60, 'x'); INSERT INTO pay.entries (transaction_id, account_id, amount, created_at) SELECT '${transaction.id}', id, 60, 'x' FROM pay.accounts WHERE provider_id = 'sandbox'; COMMIT`, db.url)).to.reject(/accounts_check/);
+            await expect(adminQuery('UPDATE pay.entries SET amount = amount * 2', db.url)).to.reject('ledger entries are immutable');
+            await expect(adminQuery('DELETE FROM pay.transactions', db.url)).to.reject('transactions are immutable');
+            expect(body(await server.inject({ url: '/v1/pay/wallet', headers: bearer(server, 'jane') }))).to.include({ balances: [{ asset: 'USD', amount: 50 }] });
+            await server.stop();
+        });
+    });
+
+    describe('concurrency', () => {
+
+        it('lets exactly 100 of 200 concurrent withdrawals of 10 from 1000 through', async () => {
+
+            const { server } = await provisionedServer();
+            await server.start();
+            expect((await move(server, 'gina', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 1000 })).statusCode).to.equal(201);
+
+            const results = await Promise.all(Array.from({ length: 200 }, () => move(server, 'gina', 'withdraw', { provider_id: 'sandbox', asset: 'USD', amount: 10 })));
+            const codes = results.map((res) => (res.statusCode === 201 ? '201' : `${res.statusCode} ${body(res).code}`));
+            expect(codes.filter((code) => code === '201')).to.have.length(100);
+            expect(codes.filter((code) => code === '409 insufficient_funds')).to.have.length(100);
+
+            const wallet = body<{ balances: { asset: string; amount: number }[] }>(await server.inject({ url: '/v1/pay/wallet', headers: bearer(server, 'gina') }));
+            expect(wallet.balances).to.equal([{ asset: 'USD', amount: 0 }]);
+            const list = body<{ total: number }>(await server.inject({ url: '/v1/pay/wallet/transactions', headers: bearer(server, 'gina') }));
+            expect(list.total).to.equal(101);
+            await server.stop();
+        });
+
+        it('moves money once for one Idempotency-Key sent 50 times at once, and replays the rest byte for byte', async () => {
+
+            const { server } = await provisionedServer();
+            await server.start();
+            const key = Crypto.randomUUID();
+            const results = await Promise.all(Array.from({ length: 50 }, () => move(server, 'hugo', 'deposit', { provider_id: 'sandbox', asset: 'KES', amount: 300 }, key)));
+            expect(results.map((res) => res.statusCode)).to.equal(Array(50).fill(201));
+            expect(results.filter((res) => res.headers['idempotent-replayed'] === 'true')).to.have.length(49);
+            expect(new Set(results.map((res) => res.payload)).size).to.equal(1);
+
+            const list = body<{ total: number }>(await server.inject({ url: '/v1/pay/wallet/transactions', headers: bearer(server, 'hugo') }));
+            expect(list.total).to.equal(1);
+            expect(body(await server.inject({ url: '/v1/pay/wallet', headers: bearer(server, 'hugo') }))).to.include({ balances: [{ asset: 'KES', amount: 300 }] });
+            await server.stop();
+        });
+
+        it('opens one wallet and one account for concurrent first deposits of one caller', async () => {
+
+            const { server } = await provisionedServer();
+            await server.start();
+            const results = await Promise.all(Array.from({ length: 20 }, () => move(server, 'ivan', 'deposit', { provider_id: 'sandbox', asset: 'JPY', amount: 5 })));
+            expect(results.map((res) => res.statusCode)).to.equal(Array(20).fill(201));
+            expect(body(await server.inject({ url: '/v1/pay/wallet', headers: bearer(server, 'ivan') }))).to.include({ balances: [{ asset: 'JPY', amount: 100 }] });
+            await server.stop();
+        });
+    });
+});
