@@ -16,7 +16,7 @@ const { describe, it } = lab;
 const { expect } = Code;
 
 
-// Slow lane, about 30 s: four `localgate start` processes share one PostgreSQL database and race for the same vehicle,
+// Slow lane, about 50 s on two busy cores: four `localgate start` processes share one PostgreSQL database and race for the same vehicle,
 // the same wallet and the same idempotency key through real HTTP; one of them is killed with SIGKILL in the middle of
 // a load. Each test makes a database of its own and drops it. LOCALGATE_TEST_MEASURE=1 prints what each race took.
 
@@ -264,8 +264,12 @@ async function drainRace(database: Database, servers: SpawnedServer[], secret: s
 }
 
 
-/** The local ports of a process's TCP sockets, read from /proc (Linux): how PostgreSQL tells its sessions apart. */
+/** The local ports of a process's TCP sockets, read from /proc (Linux; none elsewhere): how PostgreSQL tells its sessions apart. */
 function tcpPorts(pid: number): number[] {
+
+    if (!Fs.existsSync('/proc/net/tcp')) {
+        return [];
+    }
 
     const inodes = new Set<string>();
     for (const fd of Fs.readdirSync(`/proc/${pid}/fd`)) {
@@ -528,7 +532,7 @@ describe('PostgreSQL shared by four localgate processes (slow)', { skip, timeout
                 // No advisory lock in this database, and no session of the killed process left, once the server noticed.
                 const advisory = 'SELECT count(*) FROM pg_locks l JOIN pg_database d ON d.oid = l.database WHERE l.locktype = \'advisory\' AND d.datname = $1';
                 expect(await count(database.url, advisory, [database.name])).to.equal(0);
-                expect(victimPorts.length).to.be.above(0);
+                expect(victimPorts.length > 0 || process.platform !== 'linux').to.be.true();
                 const gone = await until(async () => {
 
                     return await count(database.url, 'SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND client_port = ANY($2)', [database.name, victimPorts]) === 0;
