@@ -166,6 +166,12 @@ describe('pay on PostgreSQL', { skip }, () => {
             await rotated.stop();
             await db.drop();
         });
+
+        it('names the database a provision cannot reach', async () => {
+
+            await expect(provisionPay('postgres://postgres:secret@127.0.0.1:1/test', database)).to.reject('Cannot use the pay database at 127.0.0.1:1/test: The database cannot be reached, try again later');
+            await expect(rotatePayKeys('postgres://postgres:secret@127.0.0.1:1/test', database)).to.reject(/^Cannot use the pay database at 127\.0\.0\.1:1\/test: /);
+        });
     });
 
     describe('ledger', () => {
@@ -244,6 +250,24 @@ describe('pay on PostgreSQL', { skip }, () => {
             const instants = list.data.map((transaction) => transaction.created_at);
             expect([...instants].sort().reverse()).to.equal(instants);
             expect(new Set(instants).size).to.equal(5);
+        });
+    });
+
+    describe('ledger constraints', () => {
+
+        it('refuses unbalanced, negative and edited ledgers written past the store', async () => {
+
+            const { server, db } = await provisionedServer();
+            expect((await move(server, 'jane', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 50 })).statusCode).to.equal(201);
+            const { rows: [transaction] } = await adminQuery('SELECT id, wallet_id FROM pay.transactions', db.url);
+            const { rows: [account] } = await adminQuery(`SELECT id FROM pay.accounts WHERE wallet_id = '${transaction.wallet_id}'`, db.url);
+
+            await expect(adminQuery(`INSERT INTO pay.entries (transaction_id, account_id, amount, created_at) VALUES ('${transaction.id}', ${account.id}, 1, 'x')`, db.url)).to.reject(/do not sum to zero/);
+            await expect(adminQuery(`BEGIN; INSERT INTO pay.entries (transaction_id, account_id, amount, created_at) VALUES ('${transaction.id}', ${account.id}, -60, 'x'); INSERT INTO pay.entries (transaction_id, account_id, amount, created_at) SELECT '${transaction.id}', id, 60, 'x' FROM pay.accounts WHERE provider_id = 'sandbox'; COMMIT`, db.url)).to.reject(/accounts_check/);
+            await expect(adminQuery('UPDATE pay.entries SET amount = amount * 2', db.url)).to.reject('ledger entries are immutable');
+            await expect(adminQuery('DELETE FROM pay.transactions', db.url)).to.reject('transactions are immutable');
+            expect(body(await server.inject({ url: '/v1/pay/wallet', headers: bearer(server, 'jane') }))).to.include({ balances: [{ asset: 'USD', amount: 50 }] });
+            await server.stop();
         });
     });
 

@@ -6,6 +6,7 @@ export const binPath = Path.join(__dirname, '..', '..', 'bin', 'localgate.js');
 
 export interface SpawnedServer {
     url: string;
+    pid: number;
     output: () => string;
     stop: (signal?: NodeJS.Signals) => Promise<number | null>;
 }
@@ -41,6 +42,7 @@ export function spawnListening(command: string, args: string[], options: { env: 
                 listening = true;
                 resolve({
                     url: match[1]!,
+                    pid: child.pid!,
                     output: () => output,
                     stop: (signal = 'SIGTERM') => {
 

@@ -80,6 +80,11 @@ export class PgDatabase implements Runner {
     /**
      * Runs work in one transaction on one connection and commits it; a serialization failure or deadlock runs it again
      * from the start, a bounded number of times. Any failure rolls back; the store sees domain errors only.
+     *
+     * The transaction is read committed whatever the database's default_transaction_isolation: the stores decide under
+     * row and advisory locks, and read after taking them what the holder committed. Under a serializable default, a
+     * snapshot taken before the lock would miss it (migrations applied twice) and every waiter on a hot row would fail
+     * to serialize until its retries ran out. Work that wants one snapshot sets its own level first.
      */
     async transaction<T>(work: (tx: Runner) => Promise<T>): Promise<T> {
 
@@ -108,7 +113,7 @@ export class PgDatabase implements Runner {
         const client = await this.pool.connect();
         let broken: unknown;
         try {
-            await client.query('BEGIN');
+            await client.query('BEGIN ISOLATION LEVEL READ COMMITTED');
             const result = await work(new ClientRunner(client));
             await client.query('COMMIT');
             return result;

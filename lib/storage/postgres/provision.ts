@@ -1,4 +1,5 @@
 import type { DatabaseSettings } from '../../config';
+import { DomainError } from '../../errors';
 import type { PayKeys } from '../sqlite/pay-credentials';
 import type { PayCredentials } from '../sqlite/provision';
 import { PgDatabase } from './database';
@@ -18,6 +19,9 @@ export async function provisionPostgresPay(url: string, database: DatabaseSettin
         await migrate(db);
         return credentials(url, await recordPayKeys(db));
     }
+    catch (err) {
+        throw located(err, url);
+    }
     finally {
         await db.close();
     }
@@ -34,6 +38,9 @@ export async function rotatePostgresPayKeys(url: string, database: DatabaseSetti
 
             const record = await tx.row(payRecord).catch(() => undefined);
             return record && migrationsApplied(record) ? await recordPayKeys(tx) : null;
+        }).catch((err: unknown) => {
+
+            throw located(err, url);
         });
 
         if (!keys) {
@@ -45,6 +52,17 @@ export async function rotatePostgresPayKeys(url: string, database: DatabaseSetti
     finally {
         await db.close();
     }
+}
+
+
+// A database that does not answer (or refuses the login) is named in the command's one line, never its password.
+function located(err: unknown, url: string): unknown {
+
+    if (err instanceof DomainError) {
+        return new Error(`Cannot use the pay database at ${describeUrl(url)}: ${err.message}`);
+    }
+
+    return err;
 }
 
 

@@ -100,7 +100,7 @@ CREATE TABLE entries (
 CREATE INDEX entries_by_transaction ON entries (transaction_id);
 CREATE INDEX entries_by_account ON entries (account_id);
 
-CREATE FUNCTION entries_same_asset() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION entries_same_asset() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 BEGIN
     IF (SELECT asset FROM accounts WHERE id = NEW.account_id) IS DISTINCT FROM (SELECT asset FROM transactions WHERE id = NEW.transaction_id) THEN
         RAISE EXCEPTION 'a ledger entry must be in the asset of its transaction';
@@ -111,7 +111,7 @@ $$;
 
 CREATE TRIGGER entries_same_asset BEFORE INSERT ON entries FOR EACH ROW EXECUTE FUNCTION entries_same_asset();
 
-CREATE FUNCTION entries_post() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION entries_post() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 BEGIN
     UPDATE accounts SET balance = balance + NEW.amount WHERE id = NEW.account_id;
     RETURN NULL;
@@ -121,7 +121,8 @@ $$;
 CREATE TRIGGER entries_post AFTER INSERT ON entries FOR EACH ROW EXECUTE FUNCTION entries_post();
 
 -- Checked at commit, once every entry of the transaction is in: a transaction that does not balance rolls back.
-CREATE FUNCTION entries_balanced() RETURNS trigger LANGUAGE plpgsql AS $$
+-- Each function keeps the search_path it was created with, so that writes from any session find the pay tables.
+CREATE FUNCTION entries_balanced() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 BEGIN
     IF (SELECT sum(amount) FROM entries WHERE transaction_id = NEW.transaction_id) <> 0 THEN
         RAISE EXCEPTION 'the entries of transaction % do not sum to zero', NEW.transaction_id;
@@ -133,7 +134,7 @@ $$;
 CREATE CONSTRAINT TRIGGER entries_balanced AFTER INSERT ON entries DEFERRABLE INITIALLY DEFERRED
     FOR EACH ROW EXECUTE FUNCTION entries_balanced();
 
-CREATE FUNCTION ledger_immutable() RETURNS trigger LANGUAGE plpgsql AS $$
+CREATE FUNCTION ledger_immutable() RETURNS trigger LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 BEGIN
     RAISE EXCEPTION '% are immutable', TG_ARGV[0];
 END;
