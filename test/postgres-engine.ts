@@ -1,6 +1,8 @@
 import Code from '@hapi/code';
 import Lab from '@hapi/lab';
 
+import { provisionPay } from '../lib';
+import { Clock, IdSource, wallContext } from '../lib/clock';
 import { DomainError } from '../lib/errors';
 import { FixtureError } from '../lib/fixtures';
 import { MigrationError, type Migration } from '../lib/storage/migrations';
@@ -9,7 +11,10 @@ import { engineError, isRetryable, sqlState } from '../lib/storage/postgres/erro
 import { collectionsEmpty, insertFixtureRows } from '../lib/storage/postgres/fixtures';
 import { describeUrl, migrate } from '../lib/storage/postgres/migrate';
 import { PgNamespace } from '../lib/storage/postgres/namespace';
-import { freshDatabase, skipWithoutPostgres } from './helpers/postgres';
+import { PgPayStore } from '../lib/storage/postgres/pay';
+import { payKeysMatch } from '../lib/storage/postgres/pay-credentials';
+import { PgPayReadiness } from '../lib/storage/postgres/pay-readiness';
+import { adminQuery, freshDatabase, skipWithoutPostgres } from './helpers/postgres';
 
 
 export const lab = Lab.script();
@@ -296,6 +301,69 @@ describe('PgNamespace', { skip: skipWithoutPostgres('the PostgreSQL namespaces')
         }
         finally {
             await namespace.close();
+            await database.drop();
+        }
+    });
+});
+
+
+describe('PostgreSQL pay', { skip: skipWithoutPostgres('PostgreSQL pay') }, () => {
+
+    const keys = { publishableKey: 'pk_local_test', secretKey: 'sk_local_test' };
+
+    it('never matches keys against a record without key hashes', () => {
+
+        expect(payKeysMatch({ publishable_key_sha256: null, secret_key_sha256: null, applied: [] } as never, keys)).to.be.false();
+    });
+
+    it('reads as unconfigured without keys, opening no pool', async () => {
+
+        const database = await freshDatabase();
+        try {
+            const readiness = await PgPayReadiness.open({ url: database.url }, dbSettings, wallContext());
+            expect(await readiness.status()).to.include({ configured: false, schema_ready: false });
+            expect(await readiness.schemaVersion()).to.be.null();
+            expect(await readiness.store()).to.be.null();
+            await readiness.close();
+        }
+        finally {
+            await database.drop();
+        }
+    });
+
+    it('refuses to open a provisioned pay schema whose migration was edited', async () => {
+
+        const database = await freshDatabase();
+        try {
+            const credentials = await provisionPay(database.url);
+            await adminQuery(`UPDATE pay.schema_migrations SET checksum = 'edited' WHERE version = 1`, database.url);
+            const settings = { url: database.url, publishableKey: credentials.PAY_DB_PUBLISHABLE_KEY, secretKey: credentials.PAY_DB_SECRET_KEY };
+            await expect(PgPayReadiness.open(settings, dbSettings, wallContext())).to.reject(MigrationError, /^Migration .*migrations\/postgres\/pay\/001_.*\.sql was edited after it was applied to the schema pay of /);
+        }
+        finally {
+            await database.drop();
+        }
+    });
+
+    it('lists no transactions of an owner without a wallet, and dates moves by a frozen clock', async () => {
+
+        const database = await freshDatabase();
+        await provisionPay(database.url);
+        const db = new PgDatabase(database.url, 'pay', dbSettings);
+        try {
+            const frozen = '2030-01-02T03:04:05.000Z';
+            const store = new PgPayStore(db, { clock: new Clock(new Date(frozen)), ids: new IdSource() });
+            expect(await store.listTransactions('nobody', { limit: 10, offset: 0 })).to.equal({ data: [], total: 0 });
+
+            const outcome = await store.deposit('alice', { idempotencyKey: 'k1', providerId: 'sandbox', asset: 'USD', amount: 500 }) as { replayed: boolean; transaction: { created_at: string; amount: number } };
+            expect(outcome.replayed).to.be.false();
+            expect(outcome.transaction).to.include({ created_at: frozen, amount: 500 });
+            const listed = await store.listTransactions('alice', { limit: 10, offset: 0 });
+            expect(listed.total).to.equal(1);
+            expect(listed.data[0]!.created_at).to.equal(frozen);
+        }
+        finally {
+            await db.close();
             await database.drop();
         }
     });
