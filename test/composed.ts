@@ -7,7 +7,7 @@ import Sqlite from 'better-sqlite3';
 
 import { provisionPay } from '../lib';
 import { adminQuery, freshDatabase, skipWithoutPostgres } from './helpers/postgres';
-import { body, tempDir, testServer } from './helpers/server';
+import { adminBearer, body, tempDir, testServer } from './helpers/server';
 
 
 export const lab = Lab.script();
@@ -35,6 +35,7 @@ describe('a data set of SQLite namespaces placed one by one', () => {
 
         const products = body<{ total: number }>(await server.inject('/v1/commerce/products'));
         expect(products.total).to.be.above(0);
+        expect((await server.inject({ method: 'POST', url: '/_instances', headers: adminBearer(server) })).statusCode).to.equal(201);
         await server.stop();
         expect(Fs.existsSync(file)).to.be.true();
     });

@@ -325,6 +325,11 @@ describe('PostgreSQL pay', { skip: skipWithoutPostgres('PostgreSQL pay') }, () =
             expect(await readiness.schemaVersion()).to.be.null();
             expect(await readiness.store()).to.be.null();
             await readiness.close();
+            for (const settings of [{}, { url: database.url, publishableKey: keys.publishableKey }]) {
+                const unkeyed = await PgPayReadiness.open(settings, dbSettings, wallContext());
+                expect(await unkeyed.schemaVersion()).to.be.null();
+                await unkeyed.close();
+            }
         }
         finally {
             await database.drop();
