@@ -77,7 +77,7 @@ describe('a data set across SQLite and PostgreSQL', { skip: skipWithoutPostgres(
         try {
             const file = Path.join(tempDir(), 'commerce.db');
             const server = await testServer({ databaseUrl: database.url, namespaceUrls: { commerce: file }, seed: false, memoryPay: true });
-            const health = body(await server.inject('/health')).namespaces;
+            const health = body<{ namespaces: Record<string, object> }>(await server.inject('/health')).namespaces;
             expect(health.commerce).to.include({ engine: 'sqlite', storage: 'file' });
             expect(health.logistics).to.include({ engine: 'postgres', storage: 'server', state: 'ready' });
             expect(await server.app.localgate.data.loadFixture({ commerce: { businesses: [business] }, logistics: { vehicles: [vehicle] } }, 'test')).to.equal({ commerce: 1, logistics: 1 });
@@ -102,7 +102,7 @@ describe('a data set across SQLite and PostgreSQL', { skip: skipWithoutPostgres(
             });
 
             expect(body(await server.inject('/v1/pay/status'))).to.include({ configured: true, schema_ready: true });
-            expect(body(await server.inject('/health')).namespaces.pay).to.include({ state: 'ready', engine: 'postgres', storage: 'server' });
+            expect(body<{ namespaces: Record<string, object> }>(await server.inject('/health')).namespaces.pay).to.include({ state: 'ready', engine: 'postgres', storage: 'server' });
             await server.stop();
         }
         finally {

@@ -270,7 +270,7 @@ describe('PgNamespace', { skip: skipWithoutPostgres('the PostgreSQL namespaces')
 
     it('names the namespace and the database it cannot open', async () => {
 
-        const err = await expect(PgNamespace.open('commerce', 'postgres://postgres:secret@127.0.0.1:1/nowhere', { ...dbSettings, connectTimeoutMs: 2000 }, false)).to.reject();
+        const err: Error = await expect(PgNamespace.open('commerce', 'postgres://postgres:secret@127.0.0.1:1/nowhere', { ...dbSettings, connectTimeoutMs: 2000 }, false)).to.reject();
         expect(err.message).to.startWith('Cannot open the commerce schema on PostgreSQL at 127.0.0.1:1/nowhere: ');
         expect(err.message).to.not.contain('secret');
     });

@@ -75,7 +75,8 @@ export async function migrate(db: PgDatabase, migrations: Migration[] = namespac
             }
         }
         catch (err) {
-            throw new MigrationError(`Migration ${migration.file} failed and was rolled back (${where} stays at version ${await schemaVersion(db).catch(() => 0)}): ${(err as Error).message}`);
+            // Every earlier migration is applied by now: the schema stays at the one before.
+            throw new MigrationError(`Migration ${migration.file} failed and was rolled back (${where} stays at version ${migration.version - 1}): ${(err as Error).message}`);
         }
     }
 

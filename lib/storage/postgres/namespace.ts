@@ -70,10 +70,10 @@ export class PgNamespace {
 // A database that cannot be reached at start stops it with one line naming where it is (never the password).
 function startError(err: unknown, namespace: string, url: string): Error {
 
-    const message = (err as Error).message;
-    if (err instanceof Error && err.name === 'MigrationError') {
-        return err;
+    const failure = err as Error;
+    if (failure.name === 'MigrationError') {
+        return failure;
     }
 
-    return new Error(`Cannot open the ${namespace} schema on PostgreSQL at ${describeUrl(url)}: ${message}`);
+    return new Error(`Cannot open the ${namespace} schema on PostgreSQL at ${describeUrl(url)}: ${failure.message}`);
 }

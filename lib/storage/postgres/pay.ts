@@ -55,9 +55,10 @@ export const queries = {
         (id, wallet_id, type, asset, amount, provider_id, status, created_at) VALUES ($1, $2, $3, $4, $5, $6, 'completed', $7)`),
     insertEntry: sql<[string, string, number, string]>('pay_insert_entry', 'INSERT INTO entries (transaction_id, account_id, amount, created_at) VALUES ($1, $2, $3, $4)'),
     pruneKeys: sql<[string]>('pay_prune_keys', 'DELETE FROM idempotency_keys WHERE created_at < $1'),
-    claimKey: sql<[string, string, string, string], { claimed: number }>('pay_claim_key', `INSERT INTO idempotency_keys (owner_id, key, fingerprint, outcome, created_at)
-        VALUES ($1, $2, $3, '', $4) ON CONFLICT (owner_id, key) DO NOTHING RETURNING 1 AS claimed`),
-    findKey: sql<[string, string], { fingerprint: string; outcome: string }>('pay_find_key', 'SELECT fingerprint, outcome FROM idempotency_keys WHERE owner_id = $1 AND key = $2'),
+    // A new key comes back with no outcome yet; a key already used comes back as it was settled, once the move that
+    // claimed it has committed (the conflicting insert waits for it, and the no-op update then reads the committed row).
+    claimKey: sql<[string, string, string, string], { fingerprint: string; outcome: string }>('pay_claim_key', `INSERT INTO idempotency_keys (owner_id, key, fingerprint, outcome, created_at)
+        VALUES ($1, $2, $3, '', $4) ON CONFLICT (owner_id, key) DO UPDATE SET outcome = idempotency_keys.outcome RETURNING fingerprint, outcome`),
     settleKey: sql<[string, string, string]>('pay_settle_key', 'UPDATE idempotency_keys SET outcome = $3 WHERE owner_id = $1 AND key = $2')
 };
 
@@ -144,15 +145,13 @@ export class PgPayStore implements PayStore {
         await tx.rows(queries.pruneKeys, idempotencyCutoff(new Date(now)));
 
         // The key is claimed first: a second request with the same key waits here until the first commits, then
-        // finds its outcome (or, should the first roll back, claims the key itself).
+        // finds its outcome (or, should the first roll back, claims the key itself). Keys past retention were pruned
+        // just above, so a key found here is one to replay.
         const fingerprint = requestFingerprint(type, request);
-        while (!await tx.row(queries.claimKey, ownerId, request.idempotencyKey, fingerprint, now)) {
-            const stored = await tx.row(queries.findKey, ownerId, request.idempotencyKey);
-            // None when another move pruned it between the claim and the read: then the next claim succeeds.
-            if (stored) {
-                checkReplay(stored.fingerprint, fingerprint);
-                return { replayed: true, ...fromStored(JSON.parse(stored.outcome) as StoredOutcome) };
-            }
+        const stored = (await tx.row(queries.claimKey, ownerId, request.idempotencyKey, fingerprint, now))!;
+        if (stored.outcome) {
+            checkReplay(stored.fingerprint, fingerprint);
+            return { replayed: true, ...fromStored(JSON.parse(stored.outcome) as StoredOutcome) };
         }
 
         const walletId = await this.lockWallet(tx, ownerId, now);
