@@ -167,6 +167,19 @@ describe('pay on PostgreSQL', { skip }, () => {
             await db.drop();
         });
 
+        it('passes a migration problem through unchanged when provisioning again', async () => {
+
+            const db = await freshDatabase();
+            try {
+                await provisionPay(db.url, database);
+                await adminQuery('UPDATE pay.schema_migrations SET checksum = \'edited\' WHERE version = 1', db.url);
+                await expect(provisionPay(db.url, database)).to.reject(/^Migration .*001_token_types\.sql was edited after it was applied to the schema pay of /);
+            }
+            finally {
+                await db.drop();
+            }
+        });
+
         it('names the database a provision cannot reach', async () => {
 
             await expect(provisionPay('postgres://postgres:secret@127.0.0.1:1/test', database)).to.reject('Cannot use the pay database at 127.0.0.1:1/test: The database cannot be reached, try again later');

@@ -47,12 +47,13 @@ export const payRecord = sql<[], PayRecord>('pay_record', `SELECT
 /** True when the record holds the hashes of exactly this key pair. */
 export function payKeysMatch(record: PayRecord, keys: PayKeys): boolean {
 
-    if (!record.publishable_key_sha256 || !record.secret_key_sha256) {
+    // Both hashes are written together, in one row: a record without one has neither.
+    if (!record.secret_key_sha256) {
         return false;
     }
 
     // Both halves compared, each in constant time.
-    const publishable = Crypto.timingSafeEqual(sha256(keys.publishableKey), Buffer.from(record.publishable_key_sha256, 'hex'));
+    const publishable = Crypto.timingSafeEqual(sha256(keys.publishableKey), Buffer.from(record.publishable_key_sha256!, 'hex'));
     const secret = Crypto.timingSafeEqual(sha256(keys.secretKey), Buffer.from(record.secret_key_sha256, 'hex'));
     return publishable && secret;
 }
