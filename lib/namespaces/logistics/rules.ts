@@ -17,6 +17,13 @@ export function checkBooking(vehicle: { id: string; is_available: boolean }, boo
     }
 
     if (latestReturn !== undefined && latestReturn > booking.pickup_at) {
-        throw new DomainError('conflict', 'booking_overlap', `vehicle_id ${vehicle.id} is already booked for part of that time: choose another time or vehicle`);
+        throw overlapRefusal(vehicle.id);
     }
+}
+
+
+/** The refusal of a booking whose time overlaps a confirmed booking of the vehicle: a 409. */
+export function overlapRefusal(vehicleId: string): DomainError {
+
+    return new DomainError('conflict', 'booking_overlap', `vehicle_id ${vehicleId} is already booked for part of that time: choose another time or vehicle`);
 }

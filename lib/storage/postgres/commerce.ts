@@ -1,9 +1,246 @@
 import type { RecordContext } from '../../clock';
-import type { CommerceStore } from '../../namespaces/commerce/store';
-import type { PgDatabase } from './database';
+import type { ListResult, Page } from '../../lists';
+import { fromMinorUnits, toMinorUnits } from '../../namespaces/commerce/money';
+import { checkFirstReport } from '../../namespaces/commerce/rules';
+import type { Business, CommerceStore, Inquiry, NewInquiry, NewProduct, NewScamReport, Offer, Product, ScamReport, TargetType } from '../../namespaces/commerce/store';
+import { found, nextCreatedAt, referenced } from '../../records';
+import { sql, type PgDatabase } from './database';
+import { pageOf, serverNow, type Paged } from './pages';
 
-// PLACEHOLDER: replaced by the real store.
-export class PgCommerceStore {
-    constructor(readonly db: PgDatabase, readonly context: RecordContext) { }
+
+type Priced<T> = Omit<T, 'price'> & { price_minor: number };
+
+type PageParams = [limit: number, offset: number];
+
+// What a new product or scam report needs decided: whether its target exists, and the times its created_at comes from.
+interface ProductFacts {
+    business: boolean;
+    latest: string | null;
+    now: string;
 }
-export interface PgCommerceStore extends CommerceStore {}
+
+interface InquiryFacts {
+    target: boolean;
+    now: string;
+}
+
+interface ReportFacts {
+    target: boolean;
+    reported: boolean;
+    now: string;
+}
+
+
+// Minor units are bigint: read as float8 so that pg gives a number (every amount the checks allow is exact in one).
+const productColumns = 'id, name, description, price_minor::float8 AS price_minor, currency, business_id, created_by, created_at, scam_report_count';
+const businessColumns = 'id, name, description, category, city, phone, created_at, scam_report_count';
+const offerColumns = 'id, product_id, title, price_minor::float8 AS price_minor, currency, valid_from, valid_until, created_at, scam_report_count';
+const inquiryColumns = 'id, product_id, business_id, message, owner_id, created_at';
+const scamReportColumns = 'id, target_type, target_id, reason, reporter_id, created_at';
+
+
+// A page and its total come from one statement, so from one snapshot: they agree. The total's row is joined to the
+// page, so that a page past the end still reads the total (its one row then has null columns).
+function paged(columns: string, from: string, total: string): string {
+
+    return `SELECT page.*, totals.total FROM (SELECT (${total})::int AS total) totals
+        LEFT JOIN LATERAL (SELECT ${columns} FROM ${from} ORDER BY created_at, id LIMIT $1 OFFSET $2) page ON true
+        ORDER BY page.created_at, page.id`;
+}
+
+
+// Every statement the store runs, prepared once per connection under its name.
+export const queries = {
+    // Totals are counters kept by triggers (migrations/postgres/commerce/001).
+    listProducts: sql<PageParams, Paged<Priced<Product>>>('commerce.listProducts',
+        paged(productColumns, 'products', 'SELECT products FROM catalogue_totals WHERE id = 1')),
+    listProductsOfBusiness: sql<[...PageParams, string], Paged<Priced<Product>>>('commerce.listProductsOfBusiness',
+        paged(productColumns, 'products WHERE business_id = $3', 'SELECT coalesce((SELECT product_count FROM businesses WHERE id = $3), 0)')),
+    product: sql<[string], Priced<Product>>('commerce.product', `SELECT ${productColumns} FROM products WHERE id = $1`),
+    // Product creation takes turns on the one counter row its trigger updates anyway, so that each new product's
+    // created_at is read after the previous one's commit and sorts after it.
+    lockCatalogue: sql<[], { id: number }>('commerce.lockCatalogue', 'SELECT id FROM catalogue_totals WHERE id = 1 FOR UPDATE'),
+    productFacts: sql<[string], ProductFacts>('commerce.productFacts', `SELECT
+        EXISTS (SELECT 1 FROM businesses WHERE id = $1) AS business,
+        (SELECT created_at FROM products ORDER BY created_at DESC, id DESC LIMIT 1) AS latest,
+        ${serverNow} AS now`),
+    insertProduct: sql<[string, string, string, number, string, string, string, string], Priced<Product>>('commerce.insertProduct', `INSERT INTO products
+        (id, name, description, price_minor, currency, business_id, created_by, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+        RETURNING ${productColumns}`),
+
+    listBusinesses: sql<PageParams, Paged<Business>>('commerce.listBusinesses', paged(businessColumns, 'businesses', 'SELECT count(*) FROM businesses')),
+    business: sql<[string], Business>('commerce.business', `SELECT ${businessColumns} FROM businesses WHERE id = $1`),
+
+    listOffers: sql<PageParams, Paged<Priced<Offer>>>('commerce.listOffers', paged(offerColumns, 'offers', 'SELECT count(*) FROM offers')),
+    listOffersOfProduct: sql<[...PageParams, string], Paged<Priced<Offer>>>('commerce.listOffersOfProduct',
+        paged(offerColumns, 'offers WHERE product_id = $3', 'SELECT count(*) FROM offers WHERE product_id = $3')),
+
+    inquiryFacts: sql<[string | null, string | null], InquiryFacts>('commerce.inquiryFacts', `SELECT
+        CASE WHEN $1::text IS NULL
+            THEN EXISTS (SELECT 1 FROM businesses WHERE id = $2)
+            ELSE EXISTS (SELECT 1 FROM products WHERE id = $1)
+        END AS target,
+        ${serverNow} AS now`),
+    insertInquiry: sql<[string, string | null, string | null, string, string, string], Inquiry>('commerce.insertInquiry', `INSERT INTO inquiries
+        (${inquiryColumns}) VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${inquiryColumns}`),
+    inquiry: sql<[string, string], Inquiry>('commerce.inquiry', `SELECT ${inquiryColumns} FROM inquiries WHERE id = $1 AND owner_id = $2`),
+
+    reportFacts: sql<[TargetType, string, string], ReportFacts>('commerce.reportFacts', `SELECT
+        CASE $1::text
+            WHEN 'product' THEN EXISTS (SELECT 1 FROM products WHERE id = $2)
+            WHEN 'business' THEN EXISTS (SELECT 1 FROM businesses WHERE id = $2)
+            ELSE EXISTS (SELECT 1 FROM offers WHERE id = $2)
+        END AS target,
+        EXISTS (SELECT 1 FROM scam_reports WHERE target_type = $1 AND target_id = $2 AND reporter_id = $3) AS reported,
+        ${serverNow} AS now`),
+    insertScamReport: sql<[string, TargetType, string, string, string, string], ScamReport>('commerce.insertScamReport', `INSERT INTO scam_reports
+        (${scamReportColumns}) VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${scamReportColumns}`),
+    scamReport: sql<[string, string], ScamReport>('commerce.scamReport', `SELECT ${scamReportColumns} FROM scam_reports WHERE id = $1 AND reporter_id = $2`)
+};
+
+
+/** The commerce schema on PostgreSQL: listings, inquiries and scam reports. */
+export class PgCommerceStore implements CommerceStore {
+
+    constructor(private readonly db: PgDatabase, private readonly context: RecordContext) { }
+
+    /** One page of products, oldest first, optionally only those of one business. */
+    async listProducts(filter: { business_id?: string }, page: Page): Promise<ListResult<Product>> {
+
+        const rows = filter.business_id === undefined ?
+            await this.db.rows(queries.listProducts, page.limit, page.offset) :
+            await this.db.rows(queries.listProductsOfBusiness, page.limit, page.offset, filter.business_id);
+
+        return pageOf(rows, toProduct);
+    }
+
+    /** One product by id; product_not_found when there is none. */
+    async getProduct(id: string): Promise<Product> {
+
+        return toProduct(found(await this.db.row(queries.product, id), 'product'));
+    }
+
+    /** Creates a product of an existing business on behalf of the caller, after every product before it. */
+    createProduct(input: NewProduct, createdBy: string): Promise<Product> {
+
+        return this.db.transaction(async (tx) => {
+
+            await tx.row(queries.lockCatalogue);
+            const facts = (await tx.row(queries.productFacts, input.business_id))!;
+            referenced(facts.business || undefined, 'business', 'business_id');
+            const row = await tx.row(queries.insertProduct, this.context.ids.next(), input.name, input.description, toMinorUnits(input.price, input.currency),
+                input.currency, input.business_id, createdBy, nextCreatedAt(facts.latest, this.now(facts.now)));
+
+            return toProduct(row!);
+        });
+    }
+
+    /** One page of businesses, oldest first. */
+    async listBusinesses(page: Page): Promise<ListResult<Business>> {
+
+        return pageOf(await this.db.rows(queries.listBusinesses, page.limit, page.offset));
+    }
+
+    /** One business by id; business_not_found when there is none. */
+    async getBusiness(id: string): Promise<Business> {
+
+        return found(await this.db.row(queries.business, id), 'business');
+    }
+
+    /** One page of offers, oldest first, optionally only those of one product. */
+    async listOffers(filter: { product_id?: string }, page: Page): Promise<ListResult<Offer>> {
+
+        const rows = filter.product_id === undefined ?
+            await this.db.rows(queries.listOffers, page.limit, page.offset) :
+            await this.db.rows(queries.listOffersOfProduct, page.limit, page.offset, filter.product_id);
+
+        return pageOf(rows, toOffer);
+    }
+
+    /** Records a buyer's inquiry about an existing product or business. */
+    createInquiry(input: NewInquiry, ownerId: string): Promise<Inquiry> {
+
+        const productId = 'product_id' in input ? input.product_id : null;
+        const businessId = 'business_id' in input ? input.business_id : null;
+        return this.db.transaction(async (tx) => {
+
+            const facts = (await tx.row(queries.inquiryFacts, productId, businessId))!;
+            referenced(facts.target || undefined, productId === null ? 'business' : 'product', productId === null ? 'business_id' : 'product_id');
+            return (await tx.row(queries.insertInquiry, this.context.ids.next(), productId, businessId, input.message, ownerId, this.now(facts.now).toISOString()))!;
+        });
+    }
+
+    /** One inquiry of the caller; another caller's inquiry is as unknown as a missing one. */
+    async getInquiry(id: string, ownerId: string): Promise<Inquiry> {
+
+        return found(await this.db.row(queries.inquiry, id, ownerId), 'inquiry');
+    }
+
+    /** Records the caller's scam report on an existing target, at most one per caller and target. */
+    createScamReport(input: NewScamReport, reporterId: string): Promise<ScamReport> {
+
+        return this.db.transaction(async (tx) => {
+
+            const facts = (await tx.row(queries.reportFacts, input.target_type, input.target_id, reporterId))!;
+            referenced(facts.target || undefined, input.target_type, 'target_id');
+            checkFirstReport(input.target_type, facts.reported);
+            try {
+                return (await tx.row(queries.insertScamReport, this.context.ids.next(), input.target_type, input.target_id, input.reason, reporterId,
+                    this.now(facts.now).toISOString()))!;
+            }
+            catch (err) {
+                // A report of the same caller committed since the check: the unique index (its name is only ever on a
+                // unique violation) refuses it as the rule would.
+                if ((err as { constraint?: unknown }).constraint === 'scam_reports_one_per_reporter') {
+                    checkFirstReport(input.target_type, true);
+                }
+
+                throw err;
+            }
+        });
+    }
+
+    /** One scam report of the caller; another caller's report is as unknown as a missing one. */
+    async getScamReport(id: string, reporterId: string): Promise<ScamReport> {
+
+        return found(await this.db.row(queries.scamReport, id, reporterId), 'scam_report');
+    }
+
+    // A frozen clock keeps tests repeatable; otherwise the database server's clock, the one every process shares.
+    private now(serverTime: string): Date {
+
+        return this.context.clock.frozen ? this.context.clock.now() : new Date(serverTime);
+    }
+}
+
+
+function toProduct(row: Priced<Product>): Product {
+
+    return {
+        id: row.id,
+        name: row.name,
+        description: row.description,
+        price: fromMinorUnits(row.price_minor, row.currency),
+        currency: row.currency,
+        business_id: row.business_id,
+        created_by: row.created_by,
+        created_at: row.created_at,
+        scam_report_count: row.scam_report_count
+    };
+}
+
+
+function toOffer(row: Priced<Offer>): Offer {
+
+    return {
+        id: row.id,
+        product_id: row.product_id,
+        title: row.title,
+        price: fromMinorUnits(row.price_minor, row.currency),
+        currency: row.currency,
+        valid_from: row.valid_from,
+        valid_until: row.valid_until,
+        created_at: row.created_at,
+        scam_report_count: row.scam_report_count
+    };
+}

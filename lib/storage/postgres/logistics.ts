@@ -1,9 +1,132 @@
 import type { RecordContext } from '../../clock';
-import type { LogisticsStore } from '../../namespaces/logistics/store';
-import type { PgDatabase } from './database';
+import type { ListResult, Page } from '../../lists';
+import { checkBooking, overlapRefusal } from '../../namespaces/logistics/rules';
+import type { Booking, Location, LogisticsStore, NewBooking, Vehicle, VehicleFilter } from '../../namespaces/logistics/store';
+import { found, nextCreatedAt, referenced } from '../../records';
+import { sql, type PgDatabase } from './database';
+import { sqlState } from './errors';
+import { pageOf, serverNow, type Paged } from './pages';
 
-// PLACEHOLDER: replaced by the real store.
-export class PgLogisticsStore {
-    constructor(readonly db: PgDatabase, readonly context: RecordContext) { }
+
+type PageParams = [limit: number, offset: number];
+
+// What a booking needs decided once its vehicle is locked: whether its locations exist, the return of the latest
+// confirmed booking of the vehicle that starts before the requested return, the customer's newest booking, and now.
+interface BookingFacts {
+    pickup: boolean;
+    dropoff: boolean;
+    latest_return: string | null;
+    latest_created: string | null;
+    now: string;
 }
-export interface PgLogisticsStore extends LogisticsStore {}
+
+
+const vehicleColumns = 'id, make, model, year, seats, daily_rate, currency, is_available, created_at';
+const locationColumns = 'id, name, address, city, latitude, longitude, created_at';
+const bookingColumns = 'id, vehicle_id, pickup_location_id, dropoff_location_id, pickup_at, return_at, notes, customer_id, status, created_at';
+
+
+// A page and its total come from one statement, so from one snapshot: they agree. The total's row is joined to the
+// page, so that a page past the end still reads the total (its one row then has null columns).
+function paged(columns: string, from: string, total: string): string {
+
+    return `SELECT page.*, totals.total FROM (SELECT (${total})::int AS total) totals
+        LEFT JOIN LATERAL (SELECT ${columns} FROM ${from} ORDER BY created_at, id LIMIT $1 OFFSET $2) page ON true
+        ORDER BY page.created_at, page.id`;
+}
+
+
+// Every statement the store runs, prepared once per connection under its name.
+export const queries = {
+    listVehicles: sql<PageParams, Paged<Vehicle>>('logistics.listVehicles', paged(vehicleColumns, 'vehicles', 'SELECT count(*) FROM vehicles')),
+    listVehiclesByAvailability: sql<[...PageParams, boolean], Paged<Vehicle>>('logistics.listVehiclesByAvailability',
+        paged(vehicleColumns, 'vehicles WHERE is_available = $3', 'SELECT count(*) FROM vehicles WHERE is_available = $3')),
+    vehicleById: sql<[string], Vehicle>('logistics.vehicleById', `SELECT ${vehicleColumns} FROM vehicles WHERE id = $1`),
+    listLocations: sql<PageParams, Paged<Location>>('logistics.listLocations', paged(locationColumns, 'locations', 'SELECT count(*) FROM locations')),
+    // The total is kept by a trigger (migrations/postgres/logistics/002): no row until the customer's first booking.
+    listBookings: sql<[...PageParams, string], Paged<Booking>>('logistics.listBookings',
+        paged(bookingColumns, 'bookings WHERE customer_id = $3', 'SELECT coalesce((SELECT bookings FROM customer_booking_counts WHERE customer_id = $3), 0)')),
+    bookingById: sql<[string, string], Booking>('logistics.bookingById', `SELECT ${bookingColumns} FROM bookings WHERE id = $1 AND customer_id = $2`),
+    // The vehicle's row stays locked until the booking commits: bookings of one vehicle are decided one at a time.
+    lockVehicle: sql<[string], Vehicle>('logistics.lockVehicle', `SELECT ${vehicleColumns} FROM vehicles WHERE id = $1 FOR UPDATE`),
+    bookingFacts: sql<[string, string, string, string, string], BookingFacts>('logistics.bookingFacts', `SELECT
+        EXISTS (SELECT 1 FROM locations WHERE id = $1) AS pickup,
+        EXISTS (SELECT 1 FROM locations WHERE id = $2) AS dropoff,
+        (SELECT return_at FROM bookings WHERE vehicle_id = $3 AND status = 'confirmed' AND pickup_at < $4 ORDER BY pickup_at DESC LIMIT 1) AS latest_return,
+        (SELECT created_at FROM bookings WHERE customer_id = $5 ORDER BY created_at DESC, id DESC LIMIT 1) AS latest_created,
+        ${serverNow} AS now`),
+    insertBooking: sql<[string, string, string, string, string, string, string, string, string], Booking>('logistics.insertBooking', `INSERT INTO bookings (${bookingColumns})
+        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'confirmed', $9) RETURNING ${bookingColumns}`)
+};
+
+
+/** The logistics schema on PostgreSQL: vehicles, locations and drivers from seed data, bookings made by callers. */
+export class PgLogisticsStore implements LogisticsStore {
+
+    constructor(private readonly db: PgDatabase, private readonly context: RecordContext) { }
+
+    /** A page of vehicles, oldest first, optionally only those with the given availability. */
+    async listVehicles(filter: VehicleFilter): Promise<ListResult<Vehicle>> {
+
+        const rows = filter.available === undefined ?
+            await this.db.rows(queries.listVehicles, filter.limit, filter.offset) :
+            await this.db.rows(queries.listVehiclesByAvailability, filter.limit, filter.offset, filter.available);
+
+        return pageOf(rows);
+    }
+
+    /** One vehicle; not_found when there is no such id. */
+    async getVehicle(id: string): Promise<Vehicle> {
+
+        return found(await this.db.row(queries.vehicleById, id), 'vehicle');
+    }
+
+    /** A page of pickup and drop-off locations, oldest first. */
+    async listLocations(paging: Page): Promise<ListResult<Location>> {
+
+        return pageOf(await this.db.rows(queries.listLocations, paging.limit, paging.offset));
+    }
+
+    /** A page of one customer's bookings, oldest first. */
+    async listBookings(customerId: string, paging: Page): Promise<ListResult<Booking>> {
+
+        return pageOf(await this.db.rows(queries.listBookings, paging.limit, paging.offset, customerId));
+    }
+
+    /** One booking of the customer; not_found when it does not exist or belongs to someone else (same error). */
+    async getBooking(customerId: string, id: string): Promise<Booking> {
+
+        return found(await this.db.row(queries.bookingById, id, customerId), 'booking');
+    }
+
+    /**
+     * Books a vehicle for the customer in one transaction under a lock on the vehicle's row: references, availability
+     * and overlap are decided by the same rule as on SQLite, and the exclusion constraint backs it up.
+     */
+    createBooking(customerId: string, booking: NewBooking): Promise<Booking> {
+
+        return this.db.transaction(async (tx) => {
+
+            const vehicle = referenced(await tx.row(queries.lockVehicle, booking.vehicle_id), 'vehicle', 'vehicle_id');
+            const facts = (await tx.row(queries.bookingFacts, booking.pickup_location_id, booking.dropoff_location_id, vehicle.id, booking.return_at, customerId))!;
+            referenced(facts.pickup || undefined, 'location', 'pickup_location_id');
+            referenced(facts.dropoff || undefined, 'location', 'dropoff_location_id');
+            checkBooking(vehicle, booking, facts.latest_return ?? undefined);
+
+            // A frozen clock keeps tests repeatable; otherwise the database server's clock, the one every process shares.
+            const now = this.context.clock.frozen ? this.context.clock.now() : new Date(facts.now);
+            try {
+                return (await tx.row(queries.insertBooking, this.context.ids.next(), vehicle.id, booking.pickup_location_id, booking.dropoff_location_id,
+                    booking.pickup_at, booking.return_at, booking.notes, customerId, nextCreatedAt(facts.latest_created, now)))!;
+            }
+            catch (err) {
+                // Only a writer that bypassed the lock gets here: the constraint refuses what the rule would have.
+                if (sqlState(err) === '23P01') {
+                    throw overlapRefusal(vehicle.id);
+                }
+
+                throw err;
+            }
+        });
+    }
+}
