@@ -12,7 +12,8 @@
 // is created for the run and dropped after it; skipped with a note when it does not answer), DB_POOL_MAX (10, the pool
 // of localgate and of its floor alike). BENCH_ONLY=postgres runs the PostgreSQL part alone (and rewrites only its
 // section of results.md), BENCH_ONLY=sqlite everything but it; BENCH_QUICK=1 makes every round 1 s, one round, 0.5 s of
-// warm-up unless those are set.
+// warm-up unless those are set. BENCH_PG_SCENARIOS picks some of the PostgreSQL scenarios; BENCH_PROFILE=<dir> runs
+// localgate-pg and floor-pg with --cpu-prof, writing their profiles there.
 
 const ChildProcess = require('node:child_process');
 const { randomBytes } = require('node:crypto');
@@ -49,6 +50,10 @@ const internals = {
         instanceRounds: Number(process.env.BENCH_INSTANCE_ROUNDS ?? 6),
         only: process.env.BENCH_ONLY || undefined,
         pgUrl: process.env.BENCH_PG_URL || 'postgres://postgres@127.0.0.1:5432/test',
+        // A comma-separated subset of the PostgreSQL part's scenarios (products-read, bookings-read, bookings-write, products-write).
+        pgScenarios: process.env.BENCH_PG_SCENARIOS ? process.env.BENCH_PG_SCENARIOS.split(',').map((name) => name.trim()) : undefined,
+        // A directory: localgate-pg and floor-pg run with --cpu-prof and write their profiles there when stopped.
+        profile: process.env.BENCH_PROFILE ? Path.resolve(process.env.BENCH_PROFILE) : undefined,
         poolMax: Number(process.env.DB_POOL_MAX ?? 10)
     },
     secret: randomBytes(32).toString('hex'),
@@ -251,7 +256,8 @@ internals.start = async function (target, dataset, pg = {}) {
     };
 
     const [args, options] = spawn[target];
-    const child = ChildProcess.spawn(process.execPath, args, { ...options, stdio: ['ignore', out, out] });
+    const profile = internals.settings.profile && pg.url && dataset.products !== 'migrate' ? ['--cpu-prof', '--cpu-prof-dir', internals.settings.profile, '--cpu-prof-name', `${target}-${Date.now()}.cpuprofile`] : [];
+    const child = ChildProcess.spawn(process.execPath, [...profile, ...args], { ...options, stdio: ['ignore', out, out] });
     Fs.closeSync(out);
     const server = { target, size: dataset.products, url, child, log, requests: 0 };
     const probe = target.startsWith('localgate') ? '/health' : (target === 'json-server' ? '/products?_limit=1' : '/v1/commerce/products?limit=1');
@@ -517,7 +523,7 @@ internals.postgres = async function (load, dataset, tokens, sqliteFloor, tmp) {
 
         const sameAsSqlite = await internals.checkSamePg(targets, tokens);
         const measured = [];
-        for (const cell of internals.pg.cells) {
+        for (const cell of internals.pg.cells.filter((one) => !internals.settings.pgScenarios || internals.settings.pgScenarios.includes(one.scenario))) {
             const writes = cell.scenario.endsWith('-write');
             const job = (server, seconds) => ({
                 url: server.url,
@@ -661,21 +667,30 @@ internals.pgReport = function (postgres, { seconds } = {}) {
         `- localgate-pg: \`node bin/localgate.js start\` with DATABASE_URL, DB_POOL_MAX=${settings.poolMax}, LOG_LEVEL=info to a file (pay stays on SQLite); floor-pg: bench/floor-pg.js, node:http and a \`pg\` Pool of ${settings.poolMax} per schema running the stores' own statements (imported from dist/), in the same transactions; floor: bench/floor.js on the SQLite files of the same data set`,
         `- Load as above: ${settings.connections} connections, ${settings.rounds} rounds of ${settings.seconds} s per target after a ${settings.warmup} s warm-up, the three targets taking turns. PostgreSQL CPU: the share of one core used by the server processes of the benchmark's database (its connections' backends, from /proc; not the WAL writer or checkpointer) during the target's rounds`,
         '',
-        '| scenario | target | req/s (min–max) | p50 ms | p99 ms | server CPU (of one core) | PostgreSQL CPU | vs floor-pg | vs SQLite floor |',
-        '|---|---|---|---|---|---|---|---|---|');
+        '- CPU µs per request: CPU time per 2xx response, median of the rounds, of the server process and of the database\'s backends: what a request costs, less bent than req/s by a machine that lends the targets less than whole cores',
+        '',
+        '| scenario | target | req/s (min–max) | p50 ms | p99 ms | server CPU (of one core) | server CPU µs per request | PostgreSQL CPU | PostgreSQL CPU µs per request | vs floor-pg | vs SQLite floor |',
+        '|---|---|---|---|---|---|---|---|---|---|---|');
 
     const verdicts = [];
     for (const cell of postgres.measured) {
-        const summary = Object.fromEntries(Object.keys(cell.rounds).map((target) => [target, { ...internals.summary(cell.rounds[target]), dbCpu: internals.median(cell.rounds[target].map((round) => round.dbCpu)) }]));
+        const cost = (rounds, field) => internals.median(rounds.map((round) => 1e6 * round[field] / round.rps));
+        const summary = Object.fromEntries(Object.entries(cell.rounds).map(([target, rounds]) => [target, {
+            ...internals.summary(rounds),
+            dbCpu: internals.median(rounds.map((round) => round.dbCpu)),
+            serverCost: cost(rounds, 'serverCpu'),
+            dbCost: cost(rounds, 'dbCpu')
+        }]));
+
         for (const target of Object.keys(summary)) {
             const own = summary[target];
             const flag = own.failed ? ` (${own.failed} failed)` : '';
-            lines.push(`| ${target === 'localgate-pg' ? `${cell.group}: ${cell.title}` : ''} | ${target === 'floor' ? 'SQLite floor (reference)' : target}${flag} | ${internals.number(own.rps)} (${internals.number(own.min)}–${internals.number(own.max)}) | ${own.p50.toFixed(2)} | ${own.p99.toFixed(2)} | ${Math.round(own.serverCpu * 100)}% | ${Math.round(own.dbCpu * 100)}% | ${Math.round(100 * own.rps / summary['floor-pg'].rps)}% | ${Math.round(100 * own.rps / summary.floor.rps)}% |`);
+            lines.push(`| ${target === 'localgate-pg' ? `${cell.group}: ${cell.title}` : ''} | ${target === 'floor' ? 'SQLite floor (reference)' : target}${flag} | ${internals.number(own.rps)} (${internals.number(own.min)}–${internals.number(own.max)}) | ${own.p50.toFixed(2)} | ${own.p99.toFixed(2)} | ${Math.round(own.serverCpu * 100)}% | ${internals.number(own.serverCost)} | ${Math.round(own.dbCpu * 100)}% | ${internals.number(own.dbCost)} | ${Math.round(100 * own.rps / summary['floor-pg'].rps)}% | ${Math.round(100 * own.rps / summary.floor.rps)}% |`);
         }
 
         const share = summary['localgate-pg'].rps / summary['floor-pg'].rps;
         const paired = cell.rounds['localgate-pg'].map((round, i) => Math.round(100 * round.rps / cell.rounds['floor-pg'][i].rps));
-        verdicts.push(`- ${cell.scenario}: localgate-pg at ${Math.round(share * 100)}% of floor-pg's req/s (target ${Math.round(internals.pg.target * 100)}%): ${share >= internals.pg.target ? 'met' : '**missed**'}; round by round ${paired.map((ratio) => `${ratio}%`).join(', ')}; floor-pg at ${Math.round(100 * summary['floor-pg'].rps / summary.floor.rps)}% of the SQLite floor`);
+        verdicts.push(`- ${cell.scenario}: localgate-pg at ${Math.round(share * 100)}% of floor-pg's req/s (target ${Math.round(internals.pg.target * 100)}%): ${share >= internals.pg.target ? 'met' : '**missed**'}; round by round ${paired.map((ratio) => `${ratio}%`).join(', ')}; server CPU per request ${Math.round(100 * summary['localgate-pg'].serverCost / summary['floor-pg'].serverCost)}% of floor-pg's; floor-pg at ${Math.round(100 * summary['floor-pg'].rps / summary.floor.rps)}% of the SQLite floor's req/s`);
     }
 
     const others = postgres.measured.flatMap((cell) => Object.values(cell.rounds).flat().map((round) => round.otherCpu));
