@@ -79,9 +79,10 @@ internals.cells = [
 ];
 
 
-// On PostgreSQL: localgate and its floor on one database holding the 10,000 data set, the SQLite floor beside them.
+// On PostgreSQL: localgate and its floor on one database holding the 10,000 data set; localgate and the floor on
+// SQLite's files of that data set beside them, so that what localgate adds is seen on both engines in the same rounds.
 internals.pg = {
-    targets: ['localgate-pg', 'floor-pg', 'floor'],
+    targets: ['localgate-pg', 'floor-pg', 'localgate', 'floor'],
     target: 0.85,
     cells: internals.cells.filter((cell) => cell.size === 10_000)
 };
@@ -117,9 +118,13 @@ internals.main = async function () {
         };
 
         if (only === 'postgres') {
-            const floor = await internals.start('floor', datasets[10_000]);
-            servers.push(floor);
-            const postgres = await internals.postgres(load, datasets[10_000], tokens, floor, tmp);
+            const sqlite = {};
+            for (const target of ['localgate', 'floor']) {
+                sqlite[target] = await internals.start(target, datasets[10_000]);
+                servers.push(sqlite[target]);
+            }
+
+            const postgres = await internals.postgres(load, datasets[10_000], tokens, sqlite, tmp);
             load.disconnect();
             const section = internals.pgReport(postgres, { seconds: (Date.now() - started) / 1000 });
             internals.writeSection(section);
@@ -174,8 +179,8 @@ internals.main = async function () {
             measured.push({ ...cell, rounds });
         }
 
-        // Beside the SQLite floor of the cells above, still running.
-        const postgres = only === 'sqlite' ? { skipped: 'BENCH_ONLY=sqlite' } : await internals.postgres(load, datasets[10_000], tokens, targets[10_000].floor, tmp);
+        // Beside the SQLite localgate and floor of the cells above, still running.
+        const postgres = only === 'sqlite' ? { skipped: 'BENCH_ONLY=sqlite' } : await internals.postgres(load, datasets[10_000], tokens, { localgate: targets[10_000].localgate, floor: targets[10_000].floor }, tmp);
 
         const instances = await internals.instances(load, tmp, servers, tokens);
         load.disconnect();
@@ -474,7 +479,7 @@ internals.checkSameData = async function (targets, tokens) {
 // SEED=none, then stopped), filled with the 10,000 data set, then localgate on it beside its floor (bench/floor-pg.js)
 // and the SQLite floor, the reads and writes at 10,000 taking turns as above. Skipped, with the reason, when no
 // PostgreSQL answers or dist/ has no PostgreSQL stores. The database is dropped at the end.
-internals.postgres = async function (load, dataset, tokens, sqliteFloor, tmp) {
+internals.postgres = async function (load, dataset, tokens, sqlite, tmp) {
 
     const missing = internals.checkFloorPg();
     if (missing) {
@@ -514,7 +519,7 @@ internals.postgres = async function (load, dataset, tokens, sqliteFloor, tmp) {
         const copied = await DataPg.load(dataset, pg.url);
         internals.log(`data set of ${dataset.products.toLocaleString('en')} products copied to PostgreSQL in ${Date.now() - at} ms (${Object.entries(copied).map(([table, rows]) => `${table} ${rows}`).join(', ')})`);
 
-        const targets = { floor: sqliteFloor };
+        const targets = { ...sqlite };
         for (const target of ['localgate-pg', 'floor-pg']) {
             const started = await internals.start(target, dataset, pg);
             own.push(started);
@@ -596,7 +601,7 @@ internals.checkFloorPg = function () {
 
 
 // localgate on PostgreSQL and its floor must answer the same product and bookings pages, byte for byte once parsed,
-// with the same totals; the SQLite floor's answers are compared too (the same data set), and a difference is reported.
+// with the same totals; the SQLite targets' answers are compared too (the same data set), and a difference is reported.
 internals.checkSamePg = async function (targets, tokens) {
 
     const localgate = targets['localgate-pg'];
@@ -625,13 +630,15 @@ internals.checkSamePg = async function (targets, tokens) {
             throw new Error(`floor-pg does not serve the same ${name} as localgate-pg: ${answers['floor-pg'].status} ${answers['floor-pg'].body.slice(0, 300)}\nlocalgate-pg: ${expected.status} ${expected.body.slice(0, 300)}`);
         }
 
-        if (!same(answers.floor)) {
-            sameAsSqlite = false;
-            internals.log(`the SQLite floor serves other ${name} than localgate-pg: ${answers.floor.body.slice(0, 300)}\nlocalgate-pg: ${expected.body.slice(0, 300)}`);
+        for (const target of ['localgate', 'floor']) {
+            if (!same(answers[target])) {
+                sameAsSqlite = false;
+                internals.log(`${target} on SQLite serves other ${name} than localgate-pg: ${answers[target].body.slice(0, 300)}\nlocalgate-pg: ${expected.body.slice(0, 300)}`);
+            }
         }
     }
 
-    internals.log(`localgate-pg and floor-pg serve identical records${sameAsSqlite ? ', the same as the SQLite floor' : ''}`);
+    internals.log(`localgate-pg and floor-pg serve identical records${sameAsSqlite ? ', the same as localgate and the floor on SQLite' : ''}`);
     return sameAsSqlite;
 };
 
@@ -664,8 +671,8 @@ internals.pgReport = function (postgres, { seconds } = {}) {
         `- Machine: ${machine.cpu}, ${machine.cores} cores, ${machine.memory} memory; ${machine.os}; Node ${machine.node}; the PostgreSQL server on the same machine, over TCP on loopback`,
         `- PostgreSQL ${server.server_version}: shared_buffers ${server.shared_buffers}, synchronous_commit ${server.synchronous_commit}, fsync ${server.fsync}, max_connections ${server.max_connections}; pg ${require('pg/package.json').version}`,
         `- A database of its own (dropped after the run), migrated by localgate's first start with SEED=none, then filled with the data set of the SQLite cells (bench/data.js: the same ids and timestamps, copied by batched INSERTs, the counters kept by the schemas' triggers), then VACUUM ANALYZE`,
-        `- localgate-pg: \`node bin/localgate.js start\` with DATABASE_URL, DB_POOL_MAX=${settings.poolMax}, LOG_LEVEL=info to a file (pay stays on SQLite); floor-pg: bench/floor-pg.js, node:http and a \`pg\` Pool of ${settings.poolMax} per schema running the stores' own statements (imported from dist/), in the same transactions; floor: bench/floor.js on the SQLite files of the same data set`,
-        `- Load as above: ${settings.connections} connections, ${settings.rounds} rounds of ${settings.seconds} s per target after a ${settings.warmup} s warm-up, the three targets taking turns. PostgreSQL CPU: the share of one core used by the server processes of the benchmark's database (its connections' backends, from /proc; not the WAL writer or checkpointer) during the target's rounds`,
+        `- localgate-pg: \`node bin/localgate.js start\` with DATABASE_URL, DB_POOL_MAX=${settings.poolMax}, LOG_LEVEL=info to a file (pay stays on SQLite); floor-pg: bench/floor-pg.js, node:http and a \`pg\` Pool of ${settings.poolMax} per schema running the stores' own statements (imported from dist/), in the same transactions; beside them as references, localgate (SQLite, as in the cells above) and its floor bench/floor.js, on the SQLite files of the same data set`,
+        `- Load as above: ${settings.connections} connections, ${settings.rounds} rounds of ${settings.seconds} s per target after a ${settings.warmup} s warm-up, the four targets taking turns. PostgreSQL CPU: the share of one core used by the server processes of the benchmark's database (its connections' backends, from /proc; not the WAL writer or checkpointer) during the target's rounds`,
         '',
         '- CPU µs per request: CPU time per 2xx response, median of the rounds, of the server process and of the database\'s backends: what a request costs, less bent than req/s by a machine that lends the targets less than whole cores',
         '',
@@ -685,17 +692,17 @@ internals.pgReport = function (postgres, { seconds } = {}) {
         for (const target of Object.keys(summary)) {
             const own = summary[target];
             const flag = own.failed ? ` (${own.failed} failed)` : '';
-            lines.push(`| ${target === 'localgate-pg' ? `${cell.group}: ${cell.title}` : ''} | ${target === 'floor' ? 'SQLite floor (reference)' : target}${flag} | ${internals.number(own.rps)} (${internals.number(own.min)}–${internals.number(own.max)}) | ${own.p50.toFixed(2)} | ${own.p99.toFixed(2)} | ${Math.round(own.serverCpu * 100)}% | ${internals.number(own.serverCost)} | ${Math.round(own.dbCpu * 100)}% | ${internals.number(own.dbCost)} | ${Math.round(100 * own.rps / summary['floor-pg'].rps)}% | ${Math.round(100 * own.rps / summary.floor.rps)}% |`);
+            lines.push(`| ${target === 'localgate-pg' ? `${cell.group}: ${cell.title}` : ''} | ${{ floor: 'SQLite floor (reference)', localgate: 'localgate on SQLite (reference)' }[target] ?? target}${flag} | ${internals.number(own.rps)} (${internals.number(own.min)}–${internals.number(own.max)}) | ${own.p50.toFixed(2)} | ${own.p99.toFixed(2)} | ${Math.round(own.serverCpu * 100)}% | ${internals.number(own.serverCost)} | ${Math.round(own.dbCpu * 100)}% | ${internals.number(own.dbCost)} | ${Math.round(100 * own.rps / summary['floor-pg'].rps)}% | ${Math.round(100 * own.rps / summary.floor.rps)}% |`);
         }
 
         const share = summary['localgate-pg'].rps / summary['floor-pg'].rps;
         const paired = cell.rounds['localgate-pg'].map((round, i) => Math.round(100 * round.rps / cell.rounds['floor-pg'][i].rps));
-        verdicts.push(`- ${cell.scenario}: localgate-pg at ${Math.round(share * 100)}% of floor-pg's req/s (target ${Math.round(internals.pg.target * 100)}%): ${share >= internals.pg.target ? 'met' : '**missed**'}; round by round ${paired.map((ratio) => `${ratio}%`).join(', ')}; server CPU per request ${Math.round(100 * summary['localgate-pg'].serverCost / summary['floor-pg'].serverCost)}% of floor-pg's; floor-pg at ${Math.round(100 * summary['floor-pg'].rps / summary.floor.rps)}% of the SQLite floor's req/s`);
+        verdicts.push(`- ${cell.scenario}: localgate-pg at ${Math.round(share * 100)}% of floor-pg's req/s (target ${Math.round(internals.pg.target * 100)}%): ${share >= internals.pg.target ? 'met' : '**missed**'}; round by round ${paired.map((ratio) => `${ratio}%`).join(', ')}; server CPU per request ${Math.round(100 * summary['localgate-pg'].serverCost / summary['floor-pg'].serverCost)}% of floor-pg's; floor-pg at ${Math.round(100 * summary['floor-pg'].rps / summary.floor.rps)}% of the SQLite floor's req/s; on SQLite in the same rounds, localgate at ${Math.round(100 * summary.localgate.rps / summary.floor.rps)}% of its floor's req/s, ${Math.round(100 * summary.localgate.serverCost / summary.floor.serverCost)}% of its CPU per request`);
     }
 
     const others = postgres.measured.flatMap((cell) => Object.values(cell.rounds).flat().map((round) => round.otherCpu));
     lines.push('', '### Targets on PostgreSQL', '', ...verdicts, '', '### Checks on PostgreSQL', '',
-        `- Before measuring, localgate-pg and floor-pg answered the same product page of a business and the same bookings page with identical records and totals; the SQLite floor ${postgres.sameAsSqlite ? 'answered the same records too' : '**answered other records** (see the run\'s log)'}.`,
+        `- Before measuring, localgate-pg and floor-pg answered the same product page of a business and the same bookings page with identical records and totals; localgate and the floor on SQLite ${postgres.sameAsSqlite ? 'answered the same records too' : '**answered other records** (see the run\'s log)'}.`,
         `- Other processes on the machine used a median ${Math.round(internals.median(others) * 100)}% of a core during these rounds (most: ${Math.round(Math.max(...others) * 100)}%).`,
         `- localgate-pg wrote ${internals.number(postgres.log.lines)} log lines for the ${internals.number(postgres.log.requests)} requests of the load generator.`);
 
