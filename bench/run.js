@@ -665,7 +665,7 @@ internals.pgReport = function (postgres, { seconds } = {}) {
     const { server } = postgres;
     lines.push(
         seconds === undefined ?
-            'Measured by the same run, after the SQLite cells above, beside the SQLite floor of their 10,000 data set (which their writes had grown).' :
+            'Measured by the same run, after the SQLite cells above, beside their localgate and floor on the 10,000 data set (which their writes had grown).' :
             `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC by \`BENCH_ONLY=postgres node bench/run.js\` in ${Math.round(seconds)} s (the rest of this file is from the last full run).`,
         '',
         `- Machine: ${machine.cpu}, ${machine.cores} cores, ${machine.memory} memory; ${machine.os}; Node ${machine.node}; the PostgreSQL server on the same machine, over TCP on loopback`,
