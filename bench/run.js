@@ -8,6 +8,12 @@
 // BENCH_STARTS (5, cold starts per variant), BENCH_INSTANCES (50), BENCH_INSTANCE_OPS (300, rounds of in-process instance
 // operations and of HTTP creates), BENCH_LIVE_INSTANCES (1000, live instances whose memory is measured),
 // BENCH_INSTANCE_ROUNDS (6, rounds of the read in the default instance and in an instance).
+// PostgreSQL: BENCH_PG_URL (postgres://postgres@127.0.0.1:5432/test: a server where a database localgate_bench_<random>
+// is created for the run and dropped after it; skipped with a note when it does not answer), DB_POOL_MAX (10, the pool
+// of localgate and of its floor alike). BENCH_ONLY=postgres runs the PostgreSQL part alone (and rewrites only its
+// section of results.md), BENCH_ONLY=sqlite everything but it; BENCH_QUICK=1 makes every round 1 s, one round, 0.5 s of
+// warm-up unless those are set. BENCH_PG_SCENARIOS picks some of the PostgreSQL scenarios; BENCH_PROFILE=<dir> runs
+// localgate-pg and floor-pg with --cpu-prof, writing their profiles there.
 
 const ChildProcess = require('node:child_process');
 const { randomBytes } = require('node:crypto');
@@ -18,25 +24,37 @@ const Os = require('node:os');
 const Path = require('node:path');
 const Util = require('node:util');
 
+const Pg = require('pg');
+
 const Data = require('./data');
+const DataPg = require('./data-pg');
 const Floor = require('./floor');
+const FloorPg = require('./floor-pg');
 const Localgate = require('../dist');
 
 
 const internals = {
     root: Path.resolve(__dirname, '..'),
     results: Path.join(__dirname, 'results'),
+    quick: Boolean(process.env.BENCH_QUICK && process.env.BENCH_QUICK !== '0'),
     settings: {
-        seconds: Number(process.env.BENCH_SECONDS ?? 3),
-        rounds: Number(process.env.BENCH_ROUNDS ?? 3),
-        warmup: Number(process.env.BENCH_WARMUP_SECONDS ?? 1),
+        seconds: Number(process.env.BENCH_SECONDS ?? (process.env.BENCH_QUICK && process.env.BENCH_QUICK !== '0' ? 1 : 3)),
+        rounds: Number(process.env.BENCH_ROUNDS ?? (process.env.BENCH_QUICK && process.env.BENCH_QUICK !== '0' ? 1 : 3)),
+        warmup: Number(process.env.BENCH_WARMUP_SECONDS ?? (process.env.BENCH_QUICK && process.env.BENCH_QUICK !== '0' ? 0.5 : 1)),
         connections: Number(process.env.BENCH_CONNECTIONS ?? 10),
         starts: Number(process.env.BENCH_STARTS ?? 5),
         instances: Number(process.env.BENCH_INSTANCES ?? 50),
         instanceOps: Number(process.env.BENCH_INSTANCE_OPS ?? 300),
         liveInstances: Number(process.env.BENCH_LIVE_INSTANCES ?? 1000),
         // Twice the other cells' rounds: the target is a 5% difference, and rounds on a shared machine vary by more.
-        instanceRounds: Number(process.env.BENCH_INSTANCE_ROUNDS ?? 6)
+        instanceRounds: Number(process.env.BENCH_INSTANCE_ROUNDS ?? 6),
+        only: process.env.BENCH_ONLY || undefined,
+        pgUrl: process.env.BENCH_PG_URL || 'postgres://postgres@127.0.0.1:5432/test',
+        // A comma-separated subset of the PostgreSQL part's scenarios (products-read, bookings-read, bookings-write, products-write).
+        pgScenarios: process.env.BENCH_PG_SCENARIOS ? process.env.BENCH_PG_SCENARIOS.split(',').map((name) => name.trim()) : undefined,
+        // A directory: localgate-pg and floor-pg run with --cpu-prof and write their profiles there when stopped.
+        profile: process.env.BENCH_PROFILE ? Path.resolve(process.env.BENCH_PROFILE) : undefined,
+        poolMax: Number(process.env.DB_POOL_MAX ?? 10)
     },
     secret: randomBytes(32).toString('hex'),
     targets: ['localgate', 'floor', 'json-server'],
@@ -45,7 +63,9 @@ const internals = {
     sizes: [10_000, 1_000, 100_000],
     clockTicks: 100,
     // Rounds of instance operations left out of the figures, in process and over HTTP.
-    instanceWarmup: 50
+    instanceWarmup: 50,
+    // Numbers every load job, so that booking slots of different jobs never meet.
+    nextRun: 0
 };
 
 
@@ -59,7 +79,21 @@ internals.cells = [
 ];
 
 
+// On PostgreSQL: localgate and its floor on one database holding the 10,000 data set; localgate and the floor on
+// SQLite's files of that data set beside them, so that what localgate adds is seen on both engines in the same rounds.
+internals.pg = {
+    targets: ['localgate-pg', 'floor-pg', 'localgate', 'floor'],
+    target: 0.85,
+    cells: internals.cells.filter((cell) => cell.size === 10_000)
+};
+
+
 internals.main = async function () {
+
+    const { only } = internals.settings;
+    if (only !== undefined && only !== 'postgres' && only !== 'sqlite') {
+        throw new Error(`BENCH_ONLY must be postgres or sqlite, not ${only}`);
+    }
 
     const started = Date.now();
     internals.checkFloor();
@@ -70,7 +104,7 @@ internals.main = async function () {
 
     try {
         const datasets = {};
-        for (const size of internals.sizes) {
+        for (const size of only === 'postgres' ? [10_000] : internals.sizes) {
             const at = Date.now();
             datasets[size] = await Data.build(Path.join(tmp, String(size)), { products: size, secret: internals.secret });
             internals.log(`data set of ${size.toLocaleString('en')} products built in ${Date.now() - at} ms`);
@@ -82,6 +116,22 @@ internals.main = async function () {
             // With the role claim the /_instances routes need.
             admin: Localgate.mintToken(internals.secret, 'bench-admin', 24 * 3600, { admin: true })
         };
+
+        if (only === 'postgres') {
+            const sqlite = {};
+            for (const target of ['localgate', 'floor']) {
+                sqlite[target] = await internals.start(target, datasets[10_000]);
+                servers.push(sqlite[target]);
+            }
+
+            const postgres = await internals.postgres(load, datasets[10_000], tokens, sqlite, tmp);
+            load.disconnect();
+            const section = internals.pgReport(postgres, { seconds: (Date.now() - started) / 1000 });
+            internals.writeSection(section);
+            Fs.writeFileSync(Path.join(internals.results, `raw-postgres-${new Date().toISOString().replace(/[:.]/g, '-')}.json`), JSON.stringify({ settings: internals.settings, machine: internals.machine(), postgres }, null, 2));
+            process.stdout.write('\n' + section);
+            return;
+        }
 
         const targets = {};
         for (const size of internals.sizes) {
@@ -96,7 +146,6 @@ internals.main = async function () {
         await internals.checkSameData(targets[10_000], tokens);
 
         const measured = [];
-        let run = 0;
         for (const cell of internals.cells) {
             const writes = cell.scenario.endsWith('-write');
             const job = (server) => ({
@@ -113,7 +162,7 @@ internals.main = async function () {
             const names = internals.names(cell.size);
             const rounds = Object.fromEntries(names.map((target) => [target, []]));
             for (const target of names) {
-                await internals.measure(load, targets[cell.size][target], { ...job(targets[cell.size][target]), seconds: internals.settings.warmup, run: run++ });
+                await internals.measure(load, targets[cell.size][target], { ...job(targets[cell.size][target]), seconds: internals.settings.warmup, run: internals.nextRun++ });
             }
 
             for (let i = 0; i < internals.settings.rounds; ++i) {
@@ -121,7 +170,7 @@ internals.main = async function () {
                 const order = names.map((target, index) => names[(index + i) % names.length]);
                 for (const target of order) {
                     const server = targets[cell.size][target];
-                    const result = await internals.measure(load, server, { ...job(server), seconds: internals.settings.seconds, run: run++ });
+                    const result = await internals.measure(load, server, { ...job(server), seconds: internals.settings.seconds, run: internals.nextRun++ });
                     rounds[target].push(result);
                     internals.log(`${cell.group.toLowerCase()} ${cell.scenario} ${cell.size} round ${i + 1} ${target}: ${Math.round(result.rps)} req/s, p50 ${result.p50.toFixed(2)} ms, p99 ${result.p99.toFixed(2)} ms, server CPU ${Math.round(result.serverCpu * 100)}%, load CPU ${Math.round(result.loadCpu * 100)}%, other CPU ${Math.round(result.otherCpu * 100)}%${result.failed ? `, ${result.failed} failed` : ''}`);
                 }
@@ -129,6 +178,9 @@ internals.main = async function () {
 
             measured.push({ ...cell, rounds });
         }
+
+        // Beside the SQLite localgate and floor of the cells above, still running.
+        const postgres = only === 'sqlite' ? { skipped: 'BENCH_ONLY=sqlite' } : await internals.postgres(load, datasets[10_000], tokens, { localgate: targets[10_000].localgate, floor: targets[10_000].floor }, tmp);
 
         const instances = await internals.instances(load, tmp, servers, tokens);
         load.disconnect();
@@ -142,9 +194,9 @@ internals.main = async function () {
 
         const startup = await internals.startup(tmp);
         Object.assign(instances, internals.inProcess());
-        const report = internals.report({ measured, startup, logs, instances, seconds: (Date.now() - started) / 1000 });
+        const report = internals.report({ measured, startup, logs, instances, seconds: (Date.now() - started) / 1000 }) + '\n' + internals.pgReport(postgres);
         Fs.writeFileSync(Path.join(__dirname, 'results.md'), report);
-        Fs.writeFileSync(Path.join(internals.results, `raw-${new Date().toISOString().replace(/[:.]/g, '-')}.json`), JSON.stringify({ settings: internals.settings, machine: internals.machine(), measured, startup, logs, instances }, null, 2));
+        Fs.writeFileSync(Path.join(internals.results, `raw-${new Date().toISOString().replace(/[:.]/g, '-')}.json`), JSON.stringify({ settings: internals.settings, machine: internals.machine(), measured, startup, logs, instances, postgres }, null, 2));
         process.stdout.write('\n' + report);
     }
     finally {
@@ -183,7 +235,8 @@ internals.checkFloor = function () {
 };
 
 
-internals.start = async function (target, dataset) {
+// pg, for the PostgreSQL targets: { url } of the database and the data directory localgate keeps its pay and secret in.
+internals.start = async function (target, dataset, pg = {}) {
 
     const port = await internals.freePort();
     const url = `http://127.0.0.1:${port}`;
@@ -195,17 +248,24 @@ internals.start = async function (target, dataset) {
             cwd: internals.root,
             env: internals.env({ PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataset.dir, AUTH_JWT_SECRET: internals.secret, LOG_LEVEL: 'info' })
         }],
+        // The same, on PostgreSQL: seeded by the benchmark, never with the demo data.
+        'localgate-pg': [['bin/localgate.js', 'start'], {
+            cwd: internals.root,
+            env: internals.env({ PORT: String(port), HOST: '127.0.0.1', DATA_DIR: pg.dataDir, DATABASE_URL: pg.url, DB_POOL_MAX: String(internals.settings.poolMax), SEED: 'none', AUTH_JWT_SECRET: internals.secret, LOG_LEVEL: 'info' })
+        }],
         floor: [[Path.join(__dirname, 'floor.js'), dataset.dir, String(port)], {}],
+        'floor-pg': [[Path.join(__dirname, 'floor-pg.js'), pg.url, String(port)], { env: internals.env({ DB_POOL_MAX: String(internals.settings.poolMax) }) }],
         'hapi-alone': [[Path.join(__dirname, 'hapi-alone.js'), dataset.dir, String(port)], {}],
         // --quiet: no request log, the most favourable setting for it.
         'json-server': [[require.resolve('json-server/lib/cli/bin.js'), '--port', String(port), '--host', '127.0.0.1', '--quiet', dataset.jsonFile], { cwd: dataset.dir }]
     };
 
     const [args, options] = spawn[target];
-    const child = ChildProcess.spawn(process.execPath, args, { ...options, stdio: ['ignore', out, out] });
+    const profile = internals.settings.profile && pg.url && dataset.products !== 'migrate' ? ['--cpu-prof', '--cpu-prof-dir', internals.settings.profile, '--cpu-prof-name', `${target}-${Date.now()}.cpuprofile`] : [];
+    const child = ChildProcess.spawn(process.execPath, [...profile, ...args], { ...options, stdio: ['ignore', out, out] });
     Fs.closeSync(out);
     const server = { target, size: dataset.products, url, child, log, requests: 0 };
-    const probe = target === 'localgate' ? '/health' : (target === 'json-server' ? '/products?_limit=1' : '/v1/commerce/products?limit=1');
+    const probe = target.startsWith('localgate') ? '/health' : (target === 'json-server' ? '/products?_limit=1' : '/v1/commerce/products?limit=1');
     await internals.ready(`${url}${probe}`, child, 30_000);
     return server;
 };
@@ -213,10 +273,13 @@ internals.start = async function (target, dataset) {
 
 internals.env = function (values) {
 
-    const env = { ...process.env, ...values };
-    delete env.VALIDATE_RESPONSES;
-    delete env.SEED;
-    return env;
+    const env = { ...process.env };
+    // Settings of the shell that would change what is measured; a PostgreSQL target gets its own.
+    for (const name of ['VALIDATE_RESPONSES', 'SEED', 'DATABASE_URL', 'COMMERCE_DB_URL', 'LOGISTICS_DB_URL', 'WEATHER_DB_URL', 'PAY_DB_URL', 'DB_POOL_MAX']) {
+        delete env[name];
+    }
+
+    return { ...env, ...values };
 };
 
 
@@ -235,16 +298,39 @@ internals.stop = function (server) {
 };
 
 
-internals.measure = async function (load, server, job) {
+// With database ({ admin, name }: a client of the server and the benchmark's database), the CPU of that database's
+// backends is measured too (dbCpu), and is not counted as other.
+internals.measure = async function (load, server, job, { database } = {}) {
 
-    const before = { server: internals.cpuSeconds(server.child.pid), machine: internals.busySeconds() };
+    const before = { server: internals.cpuSeconds(server.child.pid), machine: internals.busySeconds(), database: database ? await internals.backendsCpu(database) : null };
     const result = await internals.job(load, job);
     const serverCpu = (internals.cpuSeconds(server.child.pid) - before.server) / result.seconds;
     const machineCpu = (internals.busySeconds() - before.machine) / result.seconds;
+    const dbCpu = database ? await internals.backendsCpu(database, before.database) / result.seconds : 0;
     const failed = Object.entries(result.statuses).filter(([status]) => Number(status) >= 300).reduce((sum, [, count]) => sum + count, 0) + result.errors;
     server.requests += Object.values(result.statuses).reduce((sum, count) => sum + count, 0);
-    // What neither the server nor the load generator used: other processes disturbing the round.
-    return { ...result, failed, serverCpu, otherCpu: Math.max(0, machineCpu - serverCpu - result.loadCpu) };
+    // What neither the server nor the load generator (nor the database) used: other processes disturbing the round.
+    return { ...result, failed, serverCpu, ...(database ? { dbCpu } : {}), otherCpu: Math.max(0, machineCpu - serverCpu - result.loadCpu - dbCpu) };
+};
+
+
+// CPU seconds of the backends connected to the database (the server processes serving its connections, from /proc):
+// by pid, or with `since`, the seconds used since that reading (a connection opened meanwhile counts from its start).
+// The server's shared processes (WAL writer, checkpointer) and other databases' backends are left out.
+internals.backendsCpu = async function ({ admin, name }, since) {
+
+    const { rows } = await admin.query('SELECT pid FROM pg_stat_activity WHERE datname = $1', [name]);
+    const now = new Map(rows.map(({ pid }) => [pid, internals.cpuSeconds(pid)]));
+    if (!since) {
+        return now;
+    }
+
+    let used = 0;
+    for (const [pid, seconds] of now) {
+        used += seconds - (since.get(pid) ?? 0);
+    }
+
+    return used;
 };
 
 
@@ -388,6 +474,250 @@ internals.checkSameData = async function (targets, tokens) {
     internals.log(`${Object.keys(targets).join(', ')} serve identical records`);
 };
 
+
+// The PostgreSQL part: a database of its own on BENCH_PG_URL's server, migrated by localgate (started once with
+// SEED=none, then stopped), filled with the 10,000 data set, then localgate on it beside its floor (bench/floor-pg.js)
+// and the SQLite floor, the reads and writes at 10,000 taking turns as above. Skipped, with the reason, when no
+// PostgreSQL answers or dist/ has no PostgreSQL stores. The database is dropped at the end.
+internals.postgres = async function (load, dataset, tokens, sqlite, tmp) {
+
+    const missing = internals.checkFloorPg();
+    if (missing) {
+        internals.log(`PostgreSQL part skipped: ${missing}`);
+        return { skipped: missing };
+    }
+
+    const admin = new Pg.Client({ connectionString: internals.settings.pgUrl, connectionTimeoutMillis: 3000 });
+    try {
+        await admin.connect();
+    }
+    catch (err) {
+        const reason = `no PostgreSQL answers at ${internals.describeUrl(internals.settings.pgUrl)} (${err.message || err.code}); set BENCH_PG_URL to measure it`;
+        internals.log(`PostgreSQL part skipped: ${reason}`);
+        return { skipped: reason };
+    }
+
+    const name = `localgate_bench_${randomBytes(6).toString('hex')}`;
+    const url = new URL(internals.settings.pgUrl);
+    url.pathname = `/${name}`;
+    const own = [];
+    try {
+        const postgres = {};
+        for (const setting of ['server_version', 'shared_buffers', 'synchronous_commit', 'fsync', 'max_connections']) {
+            postgres[setting] = (await admin.query(`SHOW ${setting}`)).rows[0][setting];
+        }
+
+        await admin.query(`CREATE DATABASE ${name}`);
+        internals.log(`PostgreSQL ${postgres.server_version}: database ${name} created`);
+        const pg = { url: url.href, dataDir: Path.join(tmp, 'postgres') };
+
+        // A first start migrates the schemas (SEED=none: no demo data); the data set goes in while nothing runs.
+        let at = Date.now();
+        await internals.stop(await internals.start('localgate-pg', { ...dataset, products: 'migrate' }, pg));
+        internals.log(`localgate migrated ${name} in ${Date.now() - at} ms`);
+        at = Date.now();
+        const copied = await DataPg.load(dataset, pg.url);
+        internals.log(`data set of ${dataset.products.toLocaleString('en')} products copied to PostgreSQL in ${Date.now() - at} ms (${Object.entries(copied).map(([table, rows]) => `${table} ${rows}`).join(', ')})`);
+
+        const targets = { ...sqlite };
+        for (const target of ['localgate-pg', 'floor-pg']) {
+            const started = await internals.start(target, dataset, pg);
+            own.push(started);
+            targets[target] = started;
+        }
+
+        const sameAsSqlite = await internals.checkSamePg(targets, tokens);
+        const measured = [];
+        for (const cell of internals.pg.cells.filter((one) => !internals.settings.pgScenarios || internals.settings.pgScenarios.includes(one.scenario))) {
+            const writes = cell.scenario.endsWith('-write');
+            const job = (server, seconds) => ({
+                url: server.url,
+                style: 'localgate',
+                scenario: cell.scenario,
+                connections: internals.settings.connections,
+                token: writes ? tokens.writer : tokens.reader,
+                reader: Data.reader,
+                writer: Data.writer,
+                ids: dataset,
+                seconds,
+                run: internals.nextRun++
+            });
+
+            const names = internals.pg.targets;
+            const rounds = Object.fromEntries(names.map((target) => [target, []]));
+            for (const target of names) {
+                await internals.measure(load, targets[target], job(targets[target], internals.settings.warmup), { database: { admin, name } });
+            }
+
+            for (let i = 0; i < internals.settings.rounds; ++i) {
+                const order = names.map((target, index) => names[(index + i) % names.length]);
+                for (const target of order) {
+                    const result = await internals.measure(load, targets[target], job(targets[target], internals.settings.seconds), { database: { admin, name } });
+                    rounds[target].push(result);
+                    internals.log(`postgres ${cell.scenario} ${cell.size} round ${i + 1} ${target}: ${Math.round(result.rps)} req/s, p50 ${result.p50.toFixed(2)} ms, p99 ${result.p99.toFixed(2)} ms, server CPU ${Math.round(result.serverCpu * 100)}%, PostgreSQL CPU ${Math.round(result.dbCpu * 100)}%, load CPU ${Math.round(result.loadCpu * 100)}%, other CPU ${Math.round(result.otherCpu * 100)}%${result.failed ? `, ${result.failed} failed` : ''}`);
+                }
+            }
+
+            measured.push({ ...cell, rounds });
+        }
+
+        const localgate = targets['localgate-pg'];
+        await internals.stop(localgate);
+        return { server: postgres, database: name, copied, sameAsSqlite, measured, log: { lines: await internals.countLines(localgate.log), requests: localgate.requests } };
+    }
+    finally {
+        for (const server of own) {
+            await internals.stop(server);
+        }
+
+        await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch((err) => internals.log(`could not drop ${name}: ${err.message}`));
+        await admin.end();
+    }
+};
+
+
+// The PostgreSQL floor runs the stores' statements from dist/: refuse to measure when one it runs is missing.
+internals.checkFloorPg = function () {
+
+    let queries;
+    try {
+        queries = FloorPg.queries();
+    }
+    catch (err) {
+        return `dist/storage/postgres has no stores to read the SQL from (${err.message.split('\n')[0]}; npm run build)`;
+    }
+
+    for (const [namespace, names] of Object.entries(FloorPg.uses)) {
+        for (const name of names) {
+            const query = queries[namespace]?.[name];
+            if (typeof query?.text !== 'string' || typeof query.name !== 'string') {
+                return `lib/storage/postgres/${namespace}.ts exports no statement ${name} (the queries bench/floor-pg.js runs; npm run build, or update the floor)`;
+            }
+        }
+    }
+
+    return null;
+};
+
+
+// localgate on PostgreSQL and its floor must answer the same product and bookings pages, byte for byte once parsed,
+// with the same totals; the SQLite targets' answers are compared too (the same data set), and a difference is reported.
+internals.checkSamePg = async function (targets, tokens) {
+
+    const localgate = targets['localgate-pg'];
+    const business = JSON.parse((await internals.request(`${localgate.url}/v1/commerce/products?limit=1&offset=200`)).body).data[0].business_id;
+    const checks = [
+        ['products', `/v1/commerce/products?business_id=${business}&limit=20`],
+        ['bookings', '/v1/logistics/bookings?limit=20']
+    ];
+
+    let sameAsSqlite = true;
+    for (const [name, path] of checks) {
+        const answers = {};
+        for (const target of Object.keys(targets)) {
+            answers[target] = await internals.request(`${targets[target].url}${path}`, { headers: { authorization: `Bearer ${tokens.reader}` } });
+        }
+
+        const expected = answers['localgate-pg'];
+        const same = (answer) => {
+
+            return answer.status === 200 && JSON.parse(answer.body).data.length === 20 &&
+                Util.isDeepStrictEqual(JSON.parse(answer.body), JSON.parse(expected.body)) &&
+                answer.headers['x-total-count'] === expected.headers['x-total-count'];
+        };
+
+        if (!same(expected) || !same(answers['floor-pg'])) {
+            throw new Error(`floor-pg does not serve the same ${name} as localgate-pg: ${answers['floor-pg'].status} ${answers['floor-pg'].body.slice(0, 300)}\nlocalgate-pg: ${expected.status} ${expected.body.slice(0, 300)}`);
+        }
+
+        for (const target of ['localgate', 'floor']) {
+            if (!same(answers[target])) {
+                sameAsSqlite = false;
+                internals.log(`${target} on SQLite serves other ${name} than localgate-pg: ${answers[target].body.slice(0, 300)}\nlocalgate-pg: ${expected.body.slice(0, 300)}`);
+            }
+        }
+    }
+
+    internals.log(`localgate-pg and floor-pg serve identical records${sameAsSqlite ? ', the same as localgate and the floor on SQLite' : ''}`);
+    return sameAsSqlite;
+};
+
+
+internals.describeUrl = function (text) {
+
+    const url = new URL(text);
+    url.password = '';
+    return url.href;
+};
+
+
+// The PostgreSQL section of results.md: always its last section, so that BENCH_ONLY=postgres can replace it alone.
+internals.pgReport = function (postgres, { seconds } = {}) {
+
+    const lines = ['## PostgreSQL', ''];
+    if (postgres.skipped) {
+        lines.push(`Not measured in this run: ${postgres.skipped}.`);
+        return lines.join('\n') + '\n';
+    }
+
+    const machine = internals.machine();
+    const { settings } = internals;
+    const { server } = postgres;
+    lines.push(
+        seconds === undefined ?
+            'Measured by the same run, after the SQLite cells above, beside their localgate and floor on the 10,000 data set (which their writes had grown).' :
+            `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC by \`BENCH_ONLY=postgres node bench/run.js\` in ${Math.round(seconds)} s (the rest of this file is from the last full run).`,
+        '',
+        `- Machine: ${machine.cpu}, ${machine.cores} cores, ${machine.memory} memory; ${machine.os}; Node ${machine.node}; the PostgreSQL server on the same machine, over TCP on loopback`,
+        `- PostgreSQL ${server.server_version}: shared_buffers ${server.shared_buffers}, synchronous_commit ${server.synchronous_commit}, fsync ${server.fsync}, max_connections ${server.max_connections}; pg ${require('pg/package.json').version}`,
+        `- A database of its own (dropped after the run), migrated by localgate's first start with SEED=none, then filled with the data set of the SQLite cells (bench/data.js: the same ids and timestamps, copied by batched INSERTs, the counters kept by the schemas' triggers), then VACUUM ANALYZE`,
+        `- localgate-pg: \`node bin/localgate.js start\` with DATABASE_URL, DB_POOL_MAX=${settings.poolMax}, LOG_LEVEL=info to a file (pay stays on SQLite); floor-pg: bench/floor-pg.js, node:http and a \`pg\` Pool of ${settings.poolMax} per schema running the stores' own statements (imported from dist/), in the same transactions; beside them as references, localgate (SQLite, as in the cells above) and its floor bench/floor.js, on the SQLite files of the same data set`,
+        `- Load as above: ${settings.connections} connections, ${settings.rounds} rounds of ${settings.seconds} s per target after a ${settings.warmup} s warm-up, the four targets taking turns. PostgreSQL CPU: the share of one core used by the server processes of the benchmark's database (its connections' backends, from /proc; not the WAL writer or checkpointer) during the target's rounds`,
+        '- CPU µs per request: CPU time per 2xx response, median of the rounds, of the server process and of the database\'s backends: what a request costs, less bent than req/s by a machine that lends the targets less than whole cores',
+        '',
+        '| scenario | target | req/s (min–max) | p50 ms | p99 ms | server CPU (of one core) | server CPU µs per request | PostgreSQL CPU | PostgreSQL CPU µs per request | vs floor-pg | vs SQLite floor |',
+        '|---|---|---|---|---|---|---|---|---|---|---|');
+
+    const verdicts = [];
+    for (const cell of postgres.measured) {
+        const cost = (rounds, field) => internals.median(rounds.map((round) => 1e6 * round[field] / round.rps));
+        const summary = Object.fromEntries(Object.entries(cell.rounds).map(([target, rounds]) => [target, {
+            ...internals.summary(rounds),
+            dbCpu: internals.median(rounds.map((round) => round.dbCpu)),
+            serverCost: cost(rounds, 'serverCpu'),
+            dbCost: cost(rounds, 'dbCpu')
+        }]));
+
+        for (const target of Object.keys(summary)) {
+            const own = summary[target];
+            const flag = own.failed ? ` (${own.failed} failed)` : '';
+            lines.push(`| ${target === 'localgate-pg' ? `${cell.group}: ${cell.title}` : ''} | ${{ floor: 'SQLite floor (reference)', localgate: 'localgate on SQLite (reference)' }[target] ?? target}${flag} | ${internals.number(own.rps)} (${internals.number(own.min)}–${internals.number(own.max)}) | ${own.p50.toFixed(2)} | ${own.p99.toFixed(2)} | ${Math.round(own.serverCpu * 100)}% | ${internals.number(own.serverCost)} | ${Math.round(own.dbCpu * 100)}% | ${internals.number(own.dbCost)} | ${Math.round(100 * own.rps / summary['floor-pg'].rps)}% | ${Math.round(100 * own.rps / summary.floor.rps)}% |`);
+        }
+
+        const share = summary['localgate-pg'].rps / summary['floor-pg'].rps;
+        const paired = cell.rounds['localgate-pg'].map((round, i) => Math.round(100 * round.rps / cell.rounds['floor-pg'][i].rps));
+        verdicts.push(`- ${cell.scenario}: localgate-pg at ${Math.round(share * 100)}% of floor-pg's req/s (target ${Math.round(internals.pg.target * 100)}%): ${share >= internals.pg.target ? 'met' : '**missed**'}; round by round ${paired.map((ratio) => `${ratio}%`).join(', ')}; server CPU per request ${Math.round(100 * summary['localgate-pg'].serverCost / summary['floor-pg'].serverCost)}% of floor-pg's; floor-pg at ${Math.round(100 * summary['floor-pg'].rps / summary.floor.rps)}% of the SQLite floor's req/s; on SQLite in the same rounds, localgate at ${Math.round(100 * summary.localgate.rps / summary.floor.rps)}% of its floor's req/s, ${Math.round(100 * summary.localgate.serverCost / summary.floor.serverCost)}% of its CPU per request`);
+    }
+
+    const others = postgres.measured.flatMap((cell) => Object.values(cell.rounds).flat().map((round) => round.otherCpu));
+    lines.push('', '### Targets on PostgreSQL', '', ...verdicts, '', '### Checks on PostgreSQL', '',
+        `- Before measuring, localgate-pg and floor-pg answered the same product page of a business and the same bookings page with identical records and totals; localgate and the floor on SQLite ${postgres.sameAsSqlite ? 'answered the same records too' : '**answered other records** (see the run\'s log)'}.`,
+        `- Other processes on the machine used a median ${Math.round(internals.median(others) * 100)}% of a core during these rounds (most: ${Math.round(Math.max(...others) * 100)}%).`,
+        `- localgate-pg wrote ${internals.number(postgres.log.lines)} log lines for the ${internals.number(postgres.log.requests)} requests of the load generator.`);
+
+    return lines.join('\n') + '\n';
+};
+
+
+// BENCH_ONLY=postgres: replaces the PostgreSQL section of results.md (its last), keeping the rest of the file.
+internals.writeSection = function (section) {
+
+    const file = Path.join(__dirname, 'results.md');
+    const existing = Fs.existsSync(file) ? Fs.readFileSync(file, 'utf8') : '# localgate benchmark results\n';
+    const at = existing.indexOf('\n## PostgreSQL\n');
+    const kept = at === -1 ? existing.replace(/\n*$/, '\n') : existing.slice(0, at + 1);
+    Fs.writeFileSync(file, `${kept}\n${section}`);
+};
 
 // Instances over HTTP (issue #10), against `node bin/localgate.js start` on a fresh data directory (created and seeded
 // with the demo data, as a first start does): the time of POST /_instances, sequential requests from this process;
