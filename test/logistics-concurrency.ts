@@ -9,7 +9,7 @@ import Sqlite from 'better-sqlite3';
 
 import { mintToken } from '../lib';
 import { sqliteDatabase } from '../lib/storage/sqlite/engine';
-import { spawnServer, type SpawnedServer } from './helpers/processes';
+import { type SpawnedServer, spawnServer, statusCounts } from './helpers/processes';
 import { tempDir, testServer } from './helpers/server';
 
 
@@ -68,18 +68,6 @@ async function slot(baseUrl: string, secret: string, day: string): Promise<Slot>
         pickup_at: `${day}T10:00:00Z`,
         return_at: `${day}T18:00:00Z`
     };
-}
-
-
-function statusCounts(replies: Reply[]): Record<string, number> {
-
-    const counts: Record<string, number> = {};
-    for (const reply of replies) {
-        const key = `${reply.status} ${reply.body.code ?? ''}`.trim();
-        counts[key] = (counts[key] ?? 0) + 1;
-    }
-
-    return counts;
 }
 
 

@@ -7,7 +7,7 @@ import Pg from 'pg';
 
 import { mintToken } from '../lib';
 import { freshDatabase, skipWithoutPostgres } from './helpers/postgres';
-import { runCli, spawnServer, type SpawnedServer } from './helpers/processes';
+import { runCli, type SpawnedServer, spawnServer, statusCounts } from './helpers/processes';
 import { bearer, tempDir, testServer } from './helpers/server';
 
 
@@ -86,18 +86,6 @@ async function send(url: string, secret: string, subject: string, payload?: obje
 
     const text = await res.text();
     return { status: res.status, text, body: text ? JSON.parse(text) : {}, replayed: res.headers.get('idempotent-replayed') === 'true' };
-}
-
-
-function statusCounts(replies: Reply[]): Record<string, number> {
-
-    const counts: Record<string, number> = {};
-    for (const reply of replies) {
-        const key = `${reply.status} ${reply.body.code ?? ''}`.trim();
-        counts[key] = (counts[key] ?? 0) + 1;
-    }
-
-    return counts;
 }
 
 

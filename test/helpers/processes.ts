@@ -78,3 +78,16 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ c
         });
     });
 }
+
+
+/** How many replies came back with each status and error code: { '201': 1, '409 booking_overlap': 299 }. */
+export function statusCounts(replies: { status: number; body: { code?: unknown } }[]): Record<string, number> {
+
+    const counts: Record<string, number> = {};
+    for (const reply of replies) {
+        const key = `${reply.status} ${String(reply.body.code ?? '')}`.trim();
+        counts[key] = (counts[key] ?? 0) + 1;
+    }
+
+    return counts;
+}

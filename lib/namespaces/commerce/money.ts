@@ -1,3 +1,6 @@
+import type { Offer } from './store';
+
+
 // Amounts travel as decimal numbers (19.99) and are kept as integer minor units (1999), with as many
 // decimals as ISO 4217 gives the currency. The platform's Intl data is the source of both.
 
@@ -50,4 +53,25 @@ export function toMinorUnits(amount: number, currency: string): number {
 export function fromMinorUnits(minor: number, currency: string): number {
 
     return minor / 10 ** currencyDigits(currency);
+}
+
+
+/** A priced record as every engine stores it: the price in integer minor units. */
+export type Priced<T> = Omit<T, 'price'> & { price_minor: number };
+
+
+/** A stored offer as the API shows it (key order included, so both engines answer the same bytes). */
+export function offerRecord(row: Priced<Offer>): Offer {
+
+    return {
+        id: row.id,
+        product_id: row.product_id,
+        title: row.title,
+        price: fromMinorUnits(row.price_minor, row.currency),
+        currency: row.currency,
+        valid_from: row.valid_from,
+        valid_until: row.valid_until,
+        created_at: row.created_at,
+        scam_report_count: row.scam_report_count
+    };
 }

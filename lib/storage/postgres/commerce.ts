@@ -1,16 +1,12 @@
 import type { RecordContext } from '../../clock';
 import type { ListResult, Page } from '../../lists';
-import { fromMinorUnits, toMinorUnits } from '../../namespaces/commerce/money';
+import { fromMinorUnits, offerRecord, toMinorUnits, type Priced } from '../../namespaces/commerce/money';
 import { checkFirstReport } from '../../namespaces/commerce/rules';
 import type { Business, CommerceStore, Inquiry, NewInquiry, NewProduct, NewScamReport, Offer, Product, ScamReport, TargetType } from '../../namespaces/commerce/store';
 import { found, nextCreatedAt, referenced } from '../../records';
 import { sql, type PgDatabase } from './database';
-import { pageOf, serverNow, type Paged } from './pages';
+import { pageOf, paged, serverNow, type PageParams, type Paged } from './pages';
 
-
-type Priced<T> = Omit<T, 'price'> & { price_minor: number };
-
-type PageParams = [limit: number, offset: number];
 
 // What a new product or scam report needs decided: whether its target exists, and the times its created_at comes from.
 interface ProductFacts {
@@ -37,16 +33,6 @@ const businessColumns = 'id, name, description, category, city, phone, created_a
 const offerColumns = 'id, product_id, title, price_minor::float8 AS price_minor, currency, valid_from, valid_until, created_at, scam_report_count';
 const inquiryColumns = 'id, product_id, business_id, message, owner_id, created_at';
 const scamReportColumns = 'id, target_type, target_id, reason, reporter_id, created_at';
-
-
-// A page and its total come from one statement, so from one snapshot: they agree. The total's row is joined to the
-// page, so that a page past the end still reads the total (its one row then has null columns).
-function paged(columns: string, from: string, total: string): string {
-
-    return `SELECT page.*, totals.total FROM (SELECT (${total})::int AS total) totals
-        LEFT JOIN LATERAL (SELECT ${columns} FROM ${from} ORDER BY created_at, id LIMIT $1 OFFSET $2) page ON true
-        ORDER BY page.created_at, page.id`;
-}
 
 
 // Every statement the store runs, prepared once per connection under its name.
@@ -154,7 +140,7 @@ export class PgCommerceStore implements CommerceStore {
             await this.db.rows(queries.listOffers, page.limit, page.offset) :
             await this.db.rows(queries.listOffersOfProduct, page.limit, page.offset, filter.product_id);
 
-        return pageOf(rows, toOffer);
+        return pageOf(rows, offerRecord);
     }
 
     /** Records a buyer's inquiry about an existing product or business. */
@@ -224,22 +210,6 @@ function toProduct(row: Priced<Product>): Product {
         currency: row.currency,
         business_id: row.business_id,
         created_by: row.created_by,
-        created_at: row.created_at,
-        scam_report_count: row.scam_report_count
-    };
-}
-
-
-function toOffer(row: Priced<Offer>): Offer {
-
-    return {
-        id: row.id,
-        product_id: row.product_id,
-        title: row.title,
-        price: fromMinorUnits(row.price_minor, row.currency),
-        currency: row.currency,
-        valid_from: row.valid_from,
-        valid_until: row.valid_until,
         created_at: row.created_at,
         scam_report_count: row.scam_report_count
     };

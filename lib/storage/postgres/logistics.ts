@@ -5,10 +5,8 @@ import type { Booking, Location, LogisticsStore, NewBooking, Vehicle, VehicleFil
 import { found, nextCreatedAt, referenced } from '../../records';
 import { sql, type PgDatabase } from './database';
 import { sqlState } from './errors';
-import { pageOf, serverNow, type Paged } from './pages';
+import { pageOf, paged, serverNow, type PageParams, type Paged } from './pages';
 
-
-type PageParams = [limit: number, offset: number];
 
 // What a booking needs decided once its vehicle is locked: whether its locations exist, the return of the latest
 // confirmed booking of the vehicle that starts before the requested return, the customer's newest booking, and now.
@@ -24,16 +22,6 @@ interface BookingFacts {
 const vehicleColumns = 'id, make, model, year, seats, daily_rate, currency, is_available, created_at';
 const locationColumns = 'id, name, address, city, latitude, longitude, created_at';
 const bookingColumns = 'id, vehicle_id, pickup_location_id, dropoff_location_id, pickup_at, return_at, notes, customer_id, status, created_at';
-
-
-// A page and its total come from one statement, so from one snapshot: they agree. The total's row is joined to the
-// page, so that a page past the end still reads the total (its one row then has null columns).
-function paged(columns: string, from: string, total: string): string {
-
-    return `SELECT page.*, totals.total FROM (SELECT (${total})::int AS total) totals
-        LEFT JOIN LATERAL (SELECT ${columns} FROM ${from} ORDER BY created_at, id LIMIT $1 OFFSET $2) page ON true
-        ORDER BY page.created_at, page.id`;
-}
 
 
 // Every statement the store runs, prepared once per connection under its name.

@@ -1,6 +1,9 @@
 import type { ListResult } from '../../lists';
 
 
+/** The parameters every page statement starts with. */
+export type PageParams = [limit: number, offset: number];
+
 /** A row of a page read together with its total: every column null on the one row of a page past the end. */
 export type Paged<Row> = { [Column in keyof Row]: Row[Column] | null } & { total: number };
 
@@ -22,4 +25,16 @@ export function pageOf<Row extends { id: string }, Record = Row>(rows: Paged<Row
     }
 
     return { data, total };
+}
+
+
+/**
+ * A page and its total in one statement, so from one snapshot: they agree. The total's row is joined to the page, so
+ * that a page past the end still reads the total (its one row then has null columns).
+ */
+export function paged(columns: string, from: string, total: string): string {
+
+    return `SELECT page.*, totals.total FROM (SELECT (${total})::int AS total) totals
+        LEFT JOIN LATERAL (SELECT ${columns} FROM ${from} ORDER BY created_at, id LIMIT $1 OFFSET $2) page ON true
+        ORDER BY page.created_at, page.id`;
 }

@@ -2,15 +2,13 @@ import type { Statement, Transaction } from 'better-sqlite3';
 
 import type { RecordContext } from '../../clock';
 import type { ListResult, Page } from '../../lists';
-import { fromMinorUnits, toMinorUnits } from '../../namespaces/commerce/money';
+import { fromMinorUnits, offerRecord, toMinorUnits, type Priced } from '../../namespaces/commerce/money';
 import { checkFirstReport } from '../../namespaces/commerce/rules';
 import type { Business, CommerceStore, Inquiry, NewInquiry, NewProduct, NewScamReport, Offer, Product, ScamReport, TargetType } from '../../namespaces/commerce/store';
 import { found, nextCreatedAt, referenced } from '../../records';
 import type { Database } from './open';
 import { lazyStatements, settled, sql, type Statements } from './statements';
 
-
-type Priced<T> = Omit<T, 'price'> & { price_minor: number };
 
 // A product row as an array in productColumns order: better-sqlite3 builds arrays faster than objects, and a page
 // holds up to 100 rows that are copied into records anyway.
@@ -127,7 +125,7 @@ export class SqliteCommerceStore implements CommerceStore {
         this.readOffers = db.transaction((filter: { product_id?: string }, page: Page) => {
 
             const { rows, total } = readPage<Priced<Offer>>(offers, filter.product_id, page);
-            return { data: rows.map(toOffer), total };
+            return { data: rows.map(offerRecord), total };
         });
 
         this.insertProduct = db.transaction((input: NewProduct, createdBy: string) => {
@@ -244,7 +242,6 @@ function readPage<Row>(list: ListStatements<Row>, parentId: string | undefined, 
 }
 
 
-
 function toProduct([id, name, description, priceMinor, currency, businessId, createdBy, createdAt, scamReportCount]: ProductRow): Product {
 
     return {
@@ -259,20 +256,3 @@ function toProduct([id, name, description, priceMinor, currency, businessId, cre
         scam_report_count: scamReportCount
     };
 }
-
-
-function toOffer(row: Priced<Offer>): Offer {
-
-    return {
-        id: row.id,
-        product_id: row.product_id,
-        title: row.title,
-        price: fromMinorUnits(row.price_minor, row.currency),
-        currency: row.currency,
-        valid_from: row.valid_from,
-        valid_until: row.valid_until,
-        created_at: row.created_at,
-        scam_report_count: row.scam_report_count
-    };
-}
-
