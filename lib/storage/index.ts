@@ -1,7 +1,5 @@
 import { isPostgresUrl, usesPostgres, type DatabaseSettings, type Settings } from '../config';
-import { openComposed } from './composed';
 import type { Engine } from './engine';
-import { provisionPostgresPay, rotatePostgresPayKeys } from './postgres/provision';
 import { provisionPay as provisionSqlitePay, rotatePayKeys as rotateSqlitePayKeys, type PayCredentials } from './sqlite/provision';
 import { SqliteEngine } from './sqlite/engine';
 
@@ -22,8 +20,10 @@ export function createEngine(settings: Settings): Engine {
         return sqlite;
     }
 
+    // The composed data set and the PostgreSQL code (with `pg`) load only when settings ask for them: a start on the
+    // SQLite default never pays for requiring them.
     return {
-        openDefault: (context) => openComposed(settings, context),
+        openDefault: async (context) => (await import('./composed')).openComposed(settings, context),
         createInstance: (options) => sqlite.createInstance(options)
     };
 }
@@ -32,12 +32,12 @@ export function createEngine(settings: Settings): Engine {
 /** Creates (or upgrades) the pay database or schema, records a fresh key pair (retiring any earlier one) and returns the three settings. */
 export function provisionPay(url: string, database: DatabaseSettings = defaultDatabase): Promise<PayCredentials> {
 
-    return isPostgresUrl(url) ? provisionPostgresPay(url, database) : Promise.resolve().then(() => provisionSqlitePay(url));
+    return isPostgresUrl(url) ? import('./postgres/provision').then((postgres) => postgres.provisionPostgresPay(url, database)) : Promise.resolve().then(() => provisionSqlitePay(url));
 }
 
 
 /** Records a new key pair in a provisioned pay database or schema, retiring the old pair, and returns the three settings. */
 export function rotatePayKeys(url: string, database: DatabaseSettings = defaultDatabase): Promise<PayCredentials> {
 
-    return isPostgresUrl(url) ? rotatePostgresPayKeys(url, database) : Promise.resolve().then(() => rotateSqlitePayKeys(url));
+    return isPostgresUrl(url) ? import('./postgres/provision').then((postgres) => postgres.rotatePostgresPayKeys(url, database)) : Promise.resolve().then(() => rotateSqlitePayKeys(url));
 }
