@@ -10,6 +10,43 @@ export const recordId = Joi.string().max(maxIdLength);
 /** An ISO 8601 timestamp, as every record's created_at (a date in joi's terms, so the document says date-time). */
 export const timestamp = Joi.date().iso();
 
+// The wording a schema gives its own error codes (see worded), kept on the error function joi carries for the schema.
+type Wording = Joi.ValidationErrorFunction & { templates: Record<string, unknown> };
+
+// The reports a schema already worded: the schemas around it (a body around its field) leave them as they are.
+const worded = new WeakSet<Joi.ErrorReport>();
+
+
+/**
+ * Gives a schema its own wording for some error codes, as `.messages()` would. `.messages()` is a preference, and joi
+ * merges a schema's preferences into those of the schema around it again on every validation, copying the messages
+ * the outer schema set: that was half of the time a request body took to validate. Here the wording is compiled once
+ * and handed to joi's error reports of this schema, and only when it fails. A second call adds to the first.
+ */
+export function wording<T extends Joi.Schema>(schema: T, messages: Record<string, string>): T {
+
+    const earlier = (schema.$_getFlag('error') as Wording | undefined)?.templates ?? {};
+    const templates: Record<string, unknown> = { ...earlier };
+    for (const [code, message] of Object.entries(messages)) {
+        templates[code] = Joi.expression(message);
+    }
+
+    const word = ((reports: Joi.ErrorReport[]) => {
+
+        for (const report of reports) {
+            if (templates[report.code] && !worded.has(report)) {
+                worded.add(report);
+                report.messages = { ...report.messages, [report.code]: templates[report.code] } as Joi.LanguageMessages;
+            }
+        }
+
+        return reports;
+    }) as Wording;
+    word.templates = templates;
+    return schema.error(word) as T;
+}
+
+
 // Text is stored exactly as sent; only what a hosted Postgres would refuse as text is refused here too.
 const unstorable = /[\0\p{Cs}]/u;
 
@@ -17,10 +54,10 @@ const unstorable = /[\0\p{Cs}]/u;
 /** Free text of at most max UTF-16 code units, refusing NUL characters and unpaired surrogates. */
 export function text(max: number): Joi.StringSchema {
 
-    return Joi.string().max(max).custom((value: string, helpers) => {
+    return wording(Joi.string().max(max).custom((value: string, helpers) => {
 
         return unstorable.test(value) ? helpers.error('string.unstorable') : value;
-    }).messages({
+    }), {
         'string.unstorable': '{{#label}} must not contain NUL characters or unpaired surrogates'
     });
 }
@@ -29,7 +66,7 @@ export function text(max: number): Joi.StringSchema {
 /** Text that must show something: white space alone is refused (and kept as sent when there is more). */
 export function visibleText(max: number): Joi.StringSchema {
 
-    return text(max).pattern(/\S/).messages({
+    return wording(text(max).pattern(/\S/), {
         'string.pattern.base': '{{#label}} must contain at least one character that is not white space'
     });
 }
@@ -38,12 +75,12 @@ export function visibleText(max: number): Joi.StringSchema {
 /** A body field the service sets itself: sending it is a 400 that names the field and says where its value comes from. */
 export function setByService(source: string): Joi.AnySchema {
 
-    return Joi.any().forbidden().messages({ 'any.unknown': `{{#label}} is set by the service (${source}) and cannot be sent` });
+    return wording(Joi.any().forbidden(), { 'any.unknown': `{{#label}} is set by the service (${source}) and cannot be sent` });
 }
 
 
 /** A request body: a JSON object taken as sent, without type conversion, so that "12" is not a number. */
 export function requestBody(keys: Joi.PartialSchemaMap, label: string): Joi.ObjectSchema {
 
-    return Joi.object(keys).prefs({ convert: false }).messages({ 'object.base': 'The request body must be a JSON object' }).label(label);
+    return wording(Joi.object(keys).prefs({ convert: false }), { 'object.base': 'The request body must be a JSON object' }).label(label);
 }

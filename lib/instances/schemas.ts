@@ -1,6 +1,6 @@
 import Joi from 'joi';
 
-import { recordId, requestBody, timestamp } from '../fields';
+import { recordId, requestBody, timestamp, wording } from '../fields';
 import { listSchema, pageQuery } from '../lists';
 import { utcTimestamp } from '../namespaces/logistics/schemas';
 
@@ -13,18 +13,18 @@ export const instanceListQuery = Joi.object(pageQuery);
 
 export const newInstanceSchema = requestBody({
     seed: Joi.string().valid('demo', 'none').default('demo').description('demo: the demo data set; none: empty'),
-    fixture: Joi.object().unknown(true).messages({ 'object.base': '{{#label}} must be an object keyed by namespace' })
+    fixture: wording(Joi.object().unknown(true), { 'object.base': '{{#label}} must be an object keyed by namespace' })
         .description('Records to load, in the API\'s shape: {"<namespace>": {"<collection>": [records]}}'),
     clock: utcTimestamp().description('An ISO 8601 UTC instant at which the instance\'s clock stands still until moved; unset, it follows the wall clock'),
     ids: Joi.string().valid('random', 'sequential').default('random').description('sequential: every new id comes from a counter of the instance'),
     pay: Joi.boolean().default(false).description('true gives the instance a provisioned pay namespace')
 }, 'NewInstance').empty(null).default();
 
-export const clockSchema = requestBody({
+export const clockSchema = wording(requestBody({
     now: utcTimestamp().description('Freeze the clock at this instant'),
-    advance: Joi.string().pattern(/^\d+(?:ms|[smhd])$/).description('Move the clock forward by this much (500ms, 90s, 30m, 2h, 7d), freezing it there')
-        .messages({ 'string.pattern.base': '{{#label}} must be a duration such as 500ms, 90s, 30m, 2h or 7d' })
-}, 'InstanceClock').xor('now', 'advance').messages({
+    advance: wording(Joi.string().pattern(/^\d+(?:ms|[smhd])$/), { 'string.pattern.base': '{{#label}} must be a duration such as 500ms, 90s, 30m, 2h or 7d' })
+        .description('Move the clock forward by this much (500ms, 90s, 30m, 2h, 7d), freezing it there')
+}, 'InstanceClock').xor('now', 'advance'), {
     'object.missing': 'The request body must hold now or advance',
     'object.xor': 'The request body must hold now or advance, not both'
 });

@@ -1,6 +1,6 @@
 import Joi from 'joi';
 
-import { recordId, requestBody, setByService, text, timestamp, visibleText } from '../../fields';
+import { recordId, requestBody, setByService, text, timestamp, visibleText, wording } from '../../fields';
 import { listSchema, pageQuery } from '../../lists';
 import { currencyDigits, fitsCurrency, isCurrencyCode } from './money';
 import { targetTypes } from './store';
@@ -18,15 +18,15 @@ export const maxLengths = {
 export const maxPrice = 1_000_000_000_000;
 
 
-export const currency = Joi.string().custom((value: string, helpers) => {
+export const currency = wording(Joi.string().custom((value: string, helpers) => {
 
     return isCurrencyCode(value) ? value : helpers.error('currency.code');
-}).messages({
+}), {
     'currency.code': '{{#label}} must be an ISO 4217 currency code in upper case, such as USD, EUR, JPY or KWD'
 }).description('ISO 4217 currency code, upper case');
 
 // The number of decimals depends on the currency next to the price; a bad currency is reported by its own rule.
-export const price = Joi.number().min(0).max(maxPrice).custom((value: number, helpers) => {
+export const price = wording(Joi.number().min(0).max(maxPrice).custom((value: number, helpers) => {
 
     const { currency: code } = helpers.state.ancestors[0] as { currency?: unknown };
     if (typeof code !== 'string' || !isCurrencyCode(code) || fitsCurrency(value, code)) {
@@ -34,7 +34,7 @@ export const price = Joi.number().min(0).max(maxPrice).custom((value: number, he
     }
 
     return helpers.error('price.decimals', { currency: code, digits: currencyDigits(code) });
-}).messages({
+}), {
     'price.decimals': '{{#label}} has more decimals than {{#currency}} allows (at most {{#digits}})'
 }).description('Amount in the currency, with no more decimals than the currency has (JPY 0, USD 2, KWD 3)');
 
@@ -83,8 +83,8 @@ export const newInquirySchema = requestBody({
     product_id: recordId.description('The product the inquiry is about; send this or business_id')
         .when('business_id', {
             is: Joi.exist(),
-            then: Joi.forbidden().messages({ 'any.unknown': '{{#label}} cannot be sent together with business_id: an inquiry is about one product or one business' }),
-            otherwise: Joi.required().messages({ 'any.required': '{{#label}} or business_id is required: name the product or the business the inquiry is about' })
+            then: wording(Joi.forbidden(), { 'any.unknown': '{{#label}} cannot be sent together with business_id: an inquiry is about one product or one business' }),
+            otherwise: wording(Joi.required(), { 'any.required': '{{#label}} or business_id is required: name the product or the business the inquiry is about' })
         }),
     business_id: recordId.description('The business the inquiry is about; send this or product_id'),
     message: visibleText(maxLengths.message).required().description('The buyer\'s question, up to 2000 characters'),

@@ -1,6 +1,6 @@
 import Joi from 'joi';
 
-import { recordId, requestBody, setByService, text, timestamp } from '../../fields';
+import { recordId, requestBody, setByService, text, timestamp, wording } from '../../fields';
 import { listSchema, pageQuery } from '../../lists';
 
 
@@ -20,7 +20,7 @@ type TimestampRule = (normalized: string, helpers: Joi.CustomHelpers) => string 
 /** An ISO 8601 UTC timestamp, normalized to millisecond precision, then held to an optional further rule. */
 export function utcTimestamp(rule: TimestampRule = (normalized) => normalized): Joi.StringSchema {
 
-    return Joi.string()
+    return wording(Joi.string()
         .max(30)
         .pattern(utcTimestampPattern)
         .custom((value: string, helpers) => {
@@ -34,12 +34,11 @@ export function utcTimestamp(rule: TimestampRule = (normalized) => normalized): 
             const time = Date.parse(value);
             const normalized = Number.isNaN(time) ? '' : new Date(time).toISOString();
             return normalized.slice(0, 19) === value.slice(0, 19) ? rule(normalized, helpers) : helpers.error('timestamp.real');
-        })
-        .messages({
-            'string.pattern.base': `{{#label}} must be an ISO 8601 UTC timestamp ending in Z, such as ${timestampExample}`,
-            'timestamp.real': '{{#label}} is not a real calendar date and time',
-            'timestamp.afterPickup': '{{#label}} must be after pickup_at'
-        });
+        }), {
+        'string.pattern.base': `{{#label}} must be an ISO 8601 UTC timestamp ending in Z, such as ${timestampExample}`,
+        'timestamp.real': '{{#label}} is not a real calendar date and time',
+        'timestamp.afterPickup': '{{#label}} must be after pickup_at'
+    });
 }
 
 

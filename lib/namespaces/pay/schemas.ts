@@ -1,6 +1,6 @@
 import Joi from 'joi';
 
-import { requestBody, setByService, timestamp } from '../../fields';
+import { requestBody, setByService, timestamp, wording } from '../../fields';
 import { listSchema, pageQuery } from '../../lists';
 import { maxAmount } from './rules';
 
@@ -81,9 +81,9 @@ export const noQuery = Joi.object({});
 
 export const gatewayPayload = requestBody({
     provider_id: Joi.string().min(1).max(64).required().description('A provider id from GET /v1/pay/gateway/providers'),
-    asset: assetCode.required().messages({ 'string.pattern.base': '{{#label}} must be an upper-case currency code or token symbol such as USD or MIT' }),
-    amount: Joi.number().integer().min(1).max(maxAmount).required()
-        .messages({ 'number.base': amountMessage, 'number.integer': amountMessage, 'number.min': amountMessage, 'number.max': amountMessage, 'number.unsafe': amountMessage, 'number.infinity': amountMessage })
+    asset: wording(assetCode.required(), { 'string.pattern.base': '{{#label}} must be an upper-case currency code or token symbol such as USD or MIT' }),
+    amount: wording(Joi.number().integer().min(1).max(maxAmount).required(),
+        { 'number.base': amountMessage, 'number.integer': amountMessage, 'number.min': amountMessage, 'number.max': amountMessage, 'number.unsafe': amountMessage, 'number.infinity': amountMessage })
         .description(`Minor units of the asset (cents for USD), a JSON integer from 1 to ${maxAmount}`),
     id: setByService('generated'),
     owner_id: setByService('the caller\'s identity'),
@@ -94,12 +94,11 @@ export const gatewayPayload = requestBody({
 }, 'GatewayRequest');
 
 export const idempotencyHeaders = Joi.object({
-    'idempotency-key': Joi.string().min(1).max(255).pattern(/^[\x20-\x7E]+$/).required()
-        .messages({
-            'any.required': 'Idempotency-Key header is required: send a unique key (1 to 255 characters) per deposit or withdrawal',
-            'string.empty': 'Idempotency-Key header must be 1 to 255 characters',
-            'string.max': 'Idempotency-Key header must be 1 to 255 characters',
-            'string.pattern.base': 'Idempotency-Key header must be printable ASCII'
-        })
+    'idempotency-key': wording(Joi.string().min(1).max(255).pattern(/^[\x20-\x7E]+$/).required(), {
+        'any.required': 'Idempotency-Key header is required: send a unique key (1 to 255 characters) per deposit or withdrawal',
+        'string.empty': 'Idempotency-Key header must be 1 to 255 characters',
+        'string.max': 'Idempotency-Key header must be 1 to 255 characters',
+        'string.pattern.base': 'Idempotency-Key header must be printable ASCII'
+    })
         .description('A unique key per money movement; a retry with the same key and body replays the first response')
 }).unknown();
