@@ -10,10 +10,11 @@ export const recordId = Joi.string().max(maxIdLength);
 /** An ISO 8601 timestamp, as every record's created_at (a date in joi's terms, so the document says date-time). */
 export const timestamp = Joi.date().iso();
 
-// The wording a schema gives its own error codes (see worded), kept on the error function joi carries for the schema.
+// The wording a schema gives its own error codes (see wording()), kept on the error function joi carries for the schema.
 type Wording = Joi.ValidationErrorFunction & { templates: Record<string, unknown> };
 
-// The reports a schema already worded: the schemas around it (a body around its field) leave them as they are.
+// The reports a schema already worded: the schemas around it (a body around its field) leave them as they are, as a
+// field's own .messages() took precedence over those it inherited from the body.
 const worded = new WeakSet<Joi.ErrorReport>();
 
 
@@ -21,7 +22,8 @@ const worded = new WeakSet<Joi.ErrorReport>();
  * Gives a schema its own wording for some error codes, as `.messages()` would. `.messages()` is a preference, and joi
  * merges a schema's preferences into those of the schema around it again on every validation, copying the messages
  * the outer schema set: that was half of the time a request body took to validate. Here the wording is compiled once
- * and handed to joi's error reports of this schema, and only when it fails. A second call adds to the first.
+ * and handed to joi's error reports only when the schema fails: its own, and those of the schemas inside it that do
+ * not word the same code themselves, as inherited messages were. A second call adds to the first.
  */
 export function wording<T extends Joi.Schema>(schema: T, messages: Record<string, string>): T {
 
