@@ -92,16 +92,6 @@ internals.transaction = async function (pool, work) {
 };
 
 
-internals.Failure = class extends Error {
-
-    constructor(status, code) {
-
-        super(code);
-        this.status = status;
-    }
-};
-
-
 // lib/storage/postgres/pages.ts: the total rides on every row; a page past the end has one row of nulls.
 internals.pageOf = function (rows, toRecord = (row) => row) {
 
@@ -130,7 +120,7 @@ internals.commerce = function (pool, sql) {
     return {
         async list(query) {
 
-            const page = internals.page(query);
+            const page = Floor.page(query);
             return internals.pageOf(await internals.run(pool, sql.listProductsOfBusiness, page.limit, page.offset, query.business_id), internals.product);
         },
         create(input, createdBy) {
@@ -140,11 +130,11 @@ internals.commerce = function (pool, sql) {
                 await internals.run(client, sql.lockCatalogue);
                 const [facts] = await internals.run(client, sql.productFacts, input.business_id);
                 if (!facts.business) {
-                    throw new internals.Failure(422, 'business_not_found');
+                    throw new Floor.Failure(422, 'business_not_found');
                 }
 
                 const [row] = await internals.run(client, sql.insertProduct, randomUUID(), input.name, input.description ?? '',
-                    Math.round(input.price * 10 ** internals.currencyDigits(input.currency)) + 0, input.currency, input.business_id, createdBy,
+                    Math.round(input.price * 10 ** Floor.currencyDigits(input.currency)) + 0, input.currency, input.business_id, createdBy,
                     internals.nextCreatedAt(facts.latest, new Date(facts.now)));
 
                 return internals.product(row);
@@ -159,7 +149,7 @@ internals.logistics = function (pool, sql) {
     return {
         async list(query, caller) {
 
-            const page = internals.page(query);
+            const page = Floor.page(query);
             return internals.pageOf(await internals.run(pool, sql.listBookings, page.limit, page.offset, caller));
         },
         create(input, customerId) {
@@ -168,20 +158,20 @@ internals.logistics = function (pool, sql) {
 
                 const [vehicle] = await internals.run(client, sql.lockVehicle, input.vehicle_id);
                 if (!vehicle) {
-                    throw new internals.Failure(422, 'reference_not_found');
+                    throw new Floor.Failure(422, 'reference_not_found');
                 }
 
                 const [facts] = await internals.run(client, sql.bookingFacts, input.pickup_location_id, input.dropoff_location_id, vehicle.id, input.return_at, customerId);
                 if (!facts.pickup || !facts.dropoff) {
-                    throw new internals.Failure(422, 'reference_not_found');
+                    throw new Floor.Failure(422, 'reference_not_found');
                 }
 
                 if (!vehicle.is_available) {
-                    throw new internals.Failure(409, 'vehicle_unavailable');
+                    throw new Floor.Failure(409, 'vehicle_unavailable');
                 }
 
                 if (facts.latest_return !== null && facts.latest_return > input.pickup_at) {
-                    throw new internals.Failure(409, 'booking_overlap');
+                    throw new Floor.Failure(409, 'booking_overlap');
                 }
 
                 const [row] = await internals.run(client, sql.insertBooking, randomUUID(), vehicle.id, input.pickup_location_id, input.dropoff_location_id,
@@ -194,19 +184,13 @@ internals.logistics = function (pool, sql) {
 };
 
 
-internals.page = function (query) {
-
-    return { limit: Number(query.limit ?? 20), offset: Number(query.offset ?? 0) };
-};
-
-
 internals.product = function (row) {
 
     return {
         id: row.id,
         name: row.name,
         description: row.description,
-        price: row.price_minor / 10 ** internals.currencyDigits(row.currency),
+        price: row.price_minor / 10 ** Floor.currencyDigits(row.currency),
         currency: row.currency,
         business_id: row.business_id,
         created_by: row.created_by,
@@ -216,51 +200,25 @@ internals.product = function (row) {
 };
 
 
-internals.currencyDigits = function (currency) {
-
-    let digits = internals.digits.get(currency);
-    if (digits === undefined) {
-        digits = new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits;
-        internals.digits.set(currency, digits);
-    }
-
-    return digits;
-};
-
-
-internals.send = function (res, status, body, headers = {}) {
-
-    const payload = JSON.stringify(body);
-    res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(payload), ...headers });
-    res.end(payload);
-};
-
-
-internals.list = function (res, result) {
-
-    internals.send(res, 200, { data: result.data, count: result.data.length, total: result.total }, { 'x-total-count': String(result.total) });
-};
-
-
 internals.handle = async function (stores, req, res, body) {
 
     const [path, search = ''] = req.url.split('?');
     const query = Object.fromEntries(new URLSearchParams(search));
     const route = `${req.method} ${path}`;
     switch (route) {
-        case 'GET /v1/commerce/products': return internals.list(res, await stores.commerce.list(query));
-        case 'GET /v1/logistics/bookings': return internals.list(res, await stores.logistics.list(query, Floor.caller(req.headers.authorization)));
+        case 'GET /v1/commerce/products': return Floor.list(res, await stores.commerce.list(query));
+        case 'GET /v1/logistics/bookings': return Floor.list(res, await stores.logistics.list(query, Floor.caller(req.headers.authorization)));
         case 'POST /v1/commerce/products': {
             const product = await stores.commerce.create(JSON.parse(body), Floor.caller(req.headers.authorization));
-            return internals.send(res, 201, product, { location: `${path}/${product.id}` });
+            return Floor.send(res, 201, product, { location: `${path}/${product.id}` });
         }
 
         case 'POST /v1/logistics/bookings': {
             const booking = await stores.logistics.create(JSON.parse(body), Floor.caller(req.headers.authorization));
-            return internals.send(res, 201, booking, { location: `${path}/${booking.id}` });
+            return Floor.send(res, 201, booking, { location: `${path}/${booking.id}` });
         }
 
-        default: return internals.send(res, 404, { statusCode: 404, error: 'Not Found' });
+        default: return Floor.send(res, 404, { statusCode: 404, error: 'Not Found' });
     }
 };
 
@@ -283,7 +241,7 @@ exports.start = function (url, port) {
 
             internals.handle(stores, req, res, Buffer.concat(chunks).toString()).catch((err) => {
 
-                internals.send(res, err.status ?? 500, { statusCode: err.status ?? 500, code: err.message });
+                Floor.send(res, err.status ?? 500, { statusCode: err.status ?? 500, code: err.message });
             });
         });
     });

@@ -76,7 +76,7 @@ internals.prepare = function (db, queries) {
 };
 
 
-internals.Failure = class extends Error {
+exports.Failure = class extends Error {
 
     constructor(status, code) {
 
@@ -104,7 +104,7 @@ internals.commerce = function (db) {
     const insertProduct = db.transaction((input, createdBy) => {
 
         if (!sql.businessExists.get(input.business_id)) {
-            throw new internals.Failure(422, 'business_not_found');
+            throw new exports.Failure(422, 'business_not_found');
         }
 
         const id = randomUUID();
@@ -113,7 +113,7 @@ internals.commerce = function (db) {
             id,
             name: input.name,
             description: input.description ?? '',
-            price_minor: Math.round(input.price * 10 ** internals.currencyDigits(input.currency)) + 0,
+            price_minor: Math.round(input.price * 10 ** exports.currencyDigits(input.currency)) + 0,
             currency: input.currency,
             business_id: input.business_id,
             created_by: createdBy,
@@ -126,7 +126,7 @@ internals.commerce = function (db) {
     return {
         list(query) {
 
-            return readProducts.deferred(query.business_id, internals.page(query));
+            return readProducts.deferred(query.business_id, exports.page(query));
         },
         create(input, caller) {
 
@@ -148,23 +148,23 @@ internals.logistics = function (db) {
 
         const vehicle = sql.vehicleById.get({ id: input.vehicle_id });
         if (!vehicle) {
-            throw new internals.Failure(422, 'reference_not_found');
+            throw new exports.Failure(422, 'reference_not_found');
         }
 
         for (const field of ['pickup_location_id', 'dropoff_location_id']) {
             if (!sql.locationExists.get({ id: input[field] })) {
-                throw new internals.Failure(422, 'reference_not_found');
+                throw new exports.Failure(422, 'reference_not_found');
             }
         }
 
         if (!vehicle.is_available) {
-            throw new internals.Failure(409, 'vehicle_unavailable');
+            throw new exports.Failure(409, 'vehicle_unavailable');
         }
 
         const booking = { notes: '', ...input };
         const latestReturn = sql.latestBookingBefore.pluck().get(booking);
         if (latestReturn !== undefined && latestReturn > booking.pickup_at) {
-            throw new internals.Failure(409, 'booking_overlap');
+            throw new exports.Failure(409, 'booking_overlap');
         }
 
         const latest = sql.latestBookingOfCustomer.pluck().get({ customer_id: customerId });
@@ -183,7 +183,7 @@ internals.logistics = function (db) {
     return {
         list(query, caller) {
 
-            return readBookings.deferred(caller, internals.page(query));
+            return readBookings.deferred(caller, exports.page(query));
         },
         create(input, caller) {
 
@@ -193,7 +193,7 @@ internals.logistics = function (db) {
 };
 
 
-internals.page = function (query) {
+exports.page = function (query) {
 
     return { limit: Number(query.limit ?? 20), offset: Number(query.offset ?? 0) };
 };
@@ -205,7 +205,7 @@ internals.product = function ([id, name, description, priceMinor, currency, busi
         id,
         name,
         description,
-        price: priceMinor / 10 ** internals.currencyDigits(currency),
+        price: priceMinor / 10 ** exports.currencyDigits(currency),
         currency,
         business_id: businessId,
         created_by: createdBy,
@@ -215,7 +215,7 @@ internals.product = function ([id, name, description, priceMinor, currency, busi
 };
 
 
-internals.currencyDigits = function (currency) {
+exports.currencyDigits = function (currency) {
 
     let digits = internals.digits.get(currency);
     if (digits === undefined) {
@@ -245,7 +245,7 @@ exports.stores = function (dataDir) {
 };
 
 
-internals.send = function (res, status, body, headers = {}) {
+exports.send = function (res, status, body, headers = {}) {
 
     const payload = JSON.stringify(body);
     res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(payload), ...headers });
@@ -253,9 +253,9 @@ internals.send = function (res, status, body, headers = {}) {
 };
 
 
-internals.list = function (res, result) {
+exports.list = function (res, result) {
 
-    internals.send(res, 200, { data: result.data, count: result.data.length, total: result.total }, { 'x-total-count': String(result.total) });
+    exports.send(res, 200, { data: result.data, count: result.data.length, total: result.total }, { 'x-total-count': String(result.total) });
 };
 
 
@@ -265,19 +265,19 @@ internals.handle = function (stores, req, res, body) {
     const query = Object.fromEntries(new URLSearchParams(search));
     const route = `${req.method} ${path}`;
     switch (route) {
-        case 'GET /v1/commerce/products': return internals.list(res, stores.commerce.list(query));
-        case 'GET /v1/logistics/bookings': return internals.list(res, stores.logistics.list(query, exports.caller(req.headers.authorization)));
+        case 'GET /v1/commerce/products': return exports.list(res, stores.commerce.list(query));
+        case 'GET /v1/logistics/bookings': return exports.list(res, stores.logistics.list(query, exports.caller(req.headers.authorization)));
         case 'POST /v1/commerce/products': {
             const product = stores.commerce.create(JSON.parse(body), exports.caller(req.headers.authorization));
-            return internals.send(res, 201, product, { location: `${path}/${product.id}` });
+            return exports.send(res, 201, product, { location: `${path}/${product.id}` });
         }
 
         case 'POST /v1/logistics/bookings': {
             const booking = stores.logistics.create(JSON.parse(body), exports.caller(req.headers.authorization));
-            return internals.send(res, 201, booking, { location: `${path}/${booking.id}` });
+            return exports.send(res, 201, booking, { location: `${path}/${booking.id}` });
         }
 
-        default: return internals.send(res, 404, { statusCode: 404, error: 'Not Found' });
+        default: return exports.send(res, 404, { statusCode: 404, error: 'Not Found' });
     }
 };
 
@@ -296,7 +296,7 @@ exports.start = function (dataDir, port) {
                 internals.handle(stores, req, res, Buffer.concat(chunks).toString());
             }
             catch (err) {
-                internals.send(res, err.status ?? 500, { statusCode: err.status ?? 500, code: err.message });
+                exports.send(res, err.status ?? 500, { statusCode: err.status ?? 500, code: err.message });
             }
         });
     });
