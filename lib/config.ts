@@ -54,6 +54,7 @@ export interface Settings {
     instanceIdleTtlMs: number;
     maxInstances: number;
     maxSnapshotMib: number;
+    maxFixtureMib: number;
     memoryPay: boolean;
     consoleApi: ConsoleApiMode;
     logStream?: NodeJS.WritableStream;
@@ -145,6 +146,7 @@ export const settingsSchema = Joi.object<Settings>({
     instanceIdleTtlMs: Joi.number().integer().min(1000).default(3_600_000).label('INSTANCE_IDLE_TTL'),
     maxInstances: Joi.number().integer().min(0).default(1000).label('MAX_INSTANCES'),
     maxSnapshotMib: Joi.number().integer().min(0).default(512).label('MAX_SNAPSHOT_MIB'),
+    maxFixtureMib: Joi.number().integer().min(1).default(16).label('MAX_FIXTURE_MIB'),
     memoryPay: Joi.boolean().default(false).when('storage', {
         is: 'file',
         then: Joi.valid(false).messages({ 'any.only': '{{#label}} needs storage in memory (--memory or DATA_DIR=:memory:); for files run `localgate provision pay`' })
@@ -268,6 +270,7 @@ export function settingsFromEnvironment(env: NodeJS.ProcessEnv = process.env, fl
         instanceIdleTtlMs: env.INSTANCE_IDLE_TTL === undefined ? undefined : durationMs(env.INSTANCE_IDLE_TTL, 'INSTANCE_IDLE_TTL'),
         maxInstances: env.MAX_INSTANCES,
         maxSnapshotMib: env.MAX_SNAPSHOT_MIB,
+        maxFixtureMib: env.MAX_FIXTURE_MIB,
         memoryPay: flags['memory-pay'] ?? pick(undefined, env.MEMORY_PAY),
         consoleApi: env.CONSOLE_API
     };

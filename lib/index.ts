@@ -8,7 +8,7 @@ import { resolveSettings, type Options, type Settings } from './config';
 import { consolePlugin } from './console';
 import { errorsPlugin, validationFailed } from './errors';
 import { healthPlugin } from './health';
-import { InstanceRegistry, instancesPlugin } from './instances';
+import { instanceHeaderName, InstanceRegistry, instancesPlugin } from './instances';
 import { commercePlugin } from './namespaces/commerce';
 import { logisticsPlugin } from './namespaces/logistics';
 import { payPlugin } from './namespaces/pay';
@@ -62,7 +62,7 @@ export async function createServer(options: Options = {}): Promise<Server> {
         routes: {
             cors: {
                 origin: settings.corsOrigins,
-                additionalHeaders: ['Idempotency-Key', 'X-Request-Id'],
+                additionalHeaders: ['Idempotency-Key', 'X-Request-Id', instanceHeaderName],
                 additionalExposedHeaders: ['X-Total-Count', 'Location', 'Idempotent-Replayed', 'X-Request-Id']
             },
             validate: {
@@ -107,7 +107,7 @@ export async function createServer(options: Options = {}): Promise<Server> {
     await server.register(requestIdPlugin);
     await server.register({ plugin: HapiPino, options: logging });
     await server.register(errorsPlugin);
-    await server.register({ plugin: instancesPlugin, options: { registry: instances, defaultScope } });
+    await server.register({ plugin: instancesPlugin, options: { registry: instances, defaultScope, maxFixtureBytes: settings.maxFixtureMib * 2 ** 20 } });
     await server.register({ plugin: authPlugin, options: { secret } });
     await server.register(healthPlugin);
     await server.register(commercePlugin, { routes: { prefix: '/v1/commerce' } });

@@ -14,6 +14,8 @@ export { InstanceRegistry, type Instance } from './registry';
 export interface InstancesOptions {
     registry: InstanceRegistry;
     defaultScope: Scope;
+    /** The largest POST /_instances body: a fixture can be far larger than the API's own bodies. */
+    maxFixtureBytes: number;
 }
 
 const prefix = '/i/';
@@ -33,6 +35,30 @@ type InstanceParams = { instance_id: string };
 type NewInstance = Omit<InstanceOptions, 'fixture'> & { fixture?: unknown };
 
 
+/** The header that runs a request to /v1/... in an instance, as under /i/<id>. */
+export const instanceHeaderName = 'X-Localgate-Instance';
+const instanceHeader = instanceHeaderName.toLowerCase();
+
+
+// The paths an instance answers: the API and its health.
+function apiPath(path: string): boolean {
+
+    return path.startsWith('/v1/') || path === '/health';
+}
+
+
+// The instance a header names; unknown is the same 404 as an unknown base path.
+function headerInstance(registry: InstanceRegistry, id: string): Instance {
+
+    const instance = registry.find(id);
+    if (!instance) {
+        throw instanceNotFound(id);
+    }
+
+    return instance;
+}
+
+
 /** The instance a path names and the API path within it; null for a path outside every instance. */
 export function instancePath(path: string): { id: string; rest: string } | null {
 
@@ -47,15 +73,17 @@ export function instancePath(path: string): { id: string; rest: string } | null 
 
 export const instancesPlugin: Plugin<InstancesOptions> = {
     name: 'localgate-instances',
-    register(server, { registry, defaultScope }) {
+    register(server, { registry, defaultScope, maxFixtureBytes }) {
 
         // How a request finds its instance: /i/<id>/v1/... runs the API's own route for /v1/... against that
         // instance, so one set of routes, built once, serves every instance.
         server.ext('onRequest', (request, h) => {
 
+            const header = request.headers[instanceHeader] as string | undefined;
             const named = instancePath(request.path);
             if (!named) {
-                request.app.scope = defaultScope;
+                // A client whose base URL is fixed (a browser app) names its instance in a header instead of the path.
+                request.app.scope = header !== undefined && apiPath(request.path) ? headerInstance(registry, header) : defaultScope;
                 return h.continue;
             }
 
@@ -64,8 +92,12 @@ export const instancesPlugin: Plugin<InstancesOptions> = {
                 throw instanceNotFound(named.id);
             }
 
+            if (header !== undefined && header !== named.id) {
+                throw failure(400, 'instance_mismatch', `The path names instance ${named.id} and the ${instanceHeaderName} header names ${JSON.stringify(header)}: name one instance, in either place`);
+            }
+
             // The API's own paths only: not the admin routes, the console or the docs.
-            if (!named.rest.startsWith('/v1/') && named.rest !== '/health') {
+            if (!apiPath(named.rest)) {
                 throw failure(404, 'not_found', `Under an instance only the API answers (${instance.basePath}/v1/..., ${instance.basePath}/health)`);
             }
 
@@ -78,12 +110,12 @@ export const instancesPlugin: Plugin<InstancesOptions> = {
         });
 
         server.ext('onPostStop', () => registry.close());
-        instanceRoutes(server, registry);
+        instanceRoutes(server, registry, maxFixtureBytes);
     }
 };
 
 
-function instanceRoutes(server: Server, registry: InstanceRegistry): void {
+function instanceRoutes(server: Server, registry: InstanceRegistry, maxFixtureBytes: number): void {
 
     const describe = (instance: Instance): InstanceRecord => instance.describe(registry.idleTtlMs);
     const live = (request: { params: InstanceParams }): Instance => {
@@ -115,6 +147,7 @@ function instanceRoutes(server: Server, registry: InstanceRegistry): void {
             tags,
             ...admin,
             plugins: { localgate: { errors: [429] } },
+            payload: { maxBytes: maxFixtureBytes },
             validate: { payload: newInstanceSchema },
             response: { status: { 201: instanceSchema } },
             handler(request, h) {
