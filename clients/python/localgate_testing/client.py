@@ -1,0 +1,210 @@
+"""A client for a running localgate: tokens, instances, and requests into an instance."""
+
+import base64
+import hashlib
+import hmac
+import http.client
+import json
+import threading
+import time
+import urllib.parse
+
+
+def mint_token(secret, subject, admin=False, ttl=3600):
+    """An HS256 JWT as localgate mints it: sub, iat, exp, and role "admin" for the admin routes."""
+
+    if ttl <= 0:
+        raise ValueError("ttl must be at least one second: localgate refuses a token without a future exp")
+
+    def part(data):
+        raw = json.dumps(data, separators=(",", ":")).encode()
+        return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+    now = int(time.time())
+    claims = {"sub": subject, "iat": now, "exp": now + ttl}
+    if admin:
+        claims["role"] = "admin"
+    signing_input = part({"alg": "HS256", "typ": "JWT"}) + "." + part(claims)
+    signature = hmac.new(secret.encode(), signing_input.encode(), hashlib.sha256).digest()
+    return signing_input + "." + base64.urlsafe_b64encode(signature).rstrip(b"=").decode()
+
+
+class Response:
+    """One answer: status, headers (lower-case names) and the parsed JSON body (None when empty)."""
+
+    def __init__(self, status, headers, body):
+        self.status = status
+        self.headers = headers
+        self.body = body
+
+    def __repr__(self):
+        return "Response(%d, %r)" % (self.status, self.body)
+
+
+class LocalgateError(Exception):
+    """An admin call that localgate refused: carries the response, whose body is the error shape."""
+
+    def __init__(self, response):
+        body = response.body if isinstance(response.body, dict) else {}
+        super().__init__("%d %s: %s" % (response.status, body.get("code"), body.get("message")))
+        self.response = response
+        self.status = response.status
+        self.code = body.get("code")
+
+
+class Localgate:
+    """A running localgate server, reached over HTTP with one kept-alive connection per thread."""
+
+    def __init__(self, url, secret):
+        parsed = urllib.parse.urlsplit(url)
+        if parsed.scheme != "http" or not parsed.hostname:
+            raise ValueError("url must be an http:// URL of a localgate server, not %r" % url)
+        if not secret:
+            raise ValueError("secret must be the server's AUTH_JWT_SECRET: tokens are signed with it")
+        self.url = url.rstrip("/")
+        self.secret = secret
+        self._host = parsed.hostname
+        self._port = parsed.port or 80
+        self._local = threading.local()
+
+    def token(self, subject, admin=False, ttl=3600):
+        """A bearer token for a subject, signed with the server's secret."""
+
+        return mint_token(self.secret, subject, admin=admin, ttl=ttl)
+
+    def request(self, method, path, body=None, token=None, headers=None):
+        """Sends one request; error statuses are answers (a Response), not exceptions."""
+
+        sent = {"Accept": "application/json"}
+        if token:
+            sent["Authorization"] = "Bearer " + token
+        data = None
+        if body is not None:
+            data = json.dumps(body).encode()
+            sent["Content-Type"] = "application/json"
+        sent.update(headers or {})
+        # A kept-alive connection the server has closed is opened again once.
+        for attempt in (1, 2):
+            connection = self._connection()
+            try:
+                connection.request(method, path, body=data, headers=sent)
+                answer = connection.getresponse()
+                payload = answer.read()
+                break
+            except (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError):
+                connection.close()
+                self._local.connection = None
+                if attempt == 2:
+                    raise
+        received = {name.lower(): value for name, value in answer.getheaders()}
+        parsed = json.loads(payload) if payload and received.get("content-type", "").startswith("application/json") else (payload.decode() or None)
+        return Response(answer.status, received, parsed)
+
+    def admin(self, method, path, body=None):
+        """An admin call: the parsed body of a 2xx, else LocalgateError."""
+
+        response = self.request(method, path, body, token=self.token("localgate-testing", admin=True))
+        if response.status >= 300:
+            raise LocalgateError(response)
+        return response.body
+
+    def health(self):
+        """The server's /health body."""
+
+        return self.request("GET", "/health").body
+
+    def instance(self, seed="demo", fixture=None, clock=None, ids=None, pay=None, fork=None):
+        """A new isolated instance: the demo data (or none, or a fixture), its own clock and ids."""
+
+        body = {"seed": seed}
+        for name, value in (("fixture", fixture), ("clock", clock), ("ids", ids), ("pay", pay), ("from", fork)):
+            if value is not None:
+                body[name] = value
+        return Instance(self, self.admin("POST", "/_instances", body))
+
+    def instances(self):
+        """The records of the live instances, oldest first (the first page of 100)."""
+
+        return self.admin("GET", "/_instances?limit=100")["data"]
+
+    def close(self):
+        """Closes this thread's connection."""
+
+        connection = getattr(self._local, "connection", None)
+        if connection is not None:
+            connection.close()
+            self._local.connection = None
+
+    def _connection(self):
+        connection = getattr(self._local, "connection", None)
+        if connection is None:
+            connection = http.client.HTTPConnection(self._host, self._port, timeout=30)
+            self._local.connection = connection
+        return connection
+
+
+class Instance:
+    """One instance of a server: requests go to its base path, admin calls to /_instances/<id>."""
+
+    def __init__(self, server, record):
+        self.server = server
+        self.record = record
+        self.id = record["id"]
+        self.base_path = record["base_path"]
+        self.url = server.url + self.base_path
+
+    def token(self, subject, admin=False, ttl=3600):
+        """A bearer token for a subject, accepted by this instance's server."""
+
+        return self.server.token(subject, admin=admin, ttl=ttl)
+
+    def request(self, method, path, body=None, subject=None, headers=None):
+        """Sends a request to the API path (/v1/...) in this instance, as subject when given."""
+
+        token = self.token(subject) if subject else None
+        return self.server.request(method, self.base_path + path, body, token=token, headers=headers)
+
+    def get(self, path, subject=None):
+        """GET an API path in this instance."""
+
+        return self.request("GET", path, subject=subject)
+
+    def post(self, path, body, subject=None, headers=None):
+        """POST a JSON body to an API path in this instance."""
+
+        return self.request("POST", path, body, subject=subject, headers=headers)
+
+    def reset(self):
+        """Back to the state at creation: data, clock and ids."""
+
+        self.record = self.server.admin("POST", self._admin("/reset"))
+
+    def snapshot(self):
+        """Keeps a copy of the current state; returns its id."""
+
+        return self.server.admin("POST", self._admin("/snapshots"))["snapshot_id"]
+
+    def restore(self, snapshot_id):
+        """Puts back the state a snapshot holds."""
+
+        self.record = self.server.admin("POST", self._admin("/restore"), {"snapshot_id": snapshot_id})
+
+    def set_clock(self, now):
+        """Freezes the instance's clock at an ISO 8601 UTC instant."""
+
+        self.record = self.server.admin("PUT", self._admin("/clock"), {"now": now})
+
+    def advance_clock(self, by):
+        """Moves the clock forward (500ms, 90s, 30m, 2h, 7d) and freezes it there."""
+
+        self.record = self.server.admin("PUT", self._admin("/clock"), {"advance": by})
+
+    def delete(self):
+        """Deletes the instance; deleting one already gone is not an error."""
+
+        response = self.server.request("DELETE", self._admin(""), token=self.server.token("localgate-testing", admin=True))
+        if response.status not in (204, 404):
+            raise LocalgateError(response)
+
+    def _admin(self, rest):
+        return "/_instances/" + urllib.parse.quote(self.id, safe="") + rest

@@ -1,0 +1,1 @@
+pytest_plugins = ["localgate_testing.pytest_plugin"]
