@@ -40,6 +40,8 @@ export interface TestInstance {
     readonly id: string;
     /** The prefix of the instance's paths on a listening server: /i/<id>. */
     readonly basePath: string;
+    /** The console opened on this instance, once the kit listens (undefined before): where a failed test can point. */
+    readonly consoleUrl: string | undefined;
     readonly clock: TestClock;
     /** Injects a request into the instance; the url is the API's own (/v1/...). */
     inject(options: string | ServerInjectOptions): Promise<ServerInjectResponse>;
@@ -127,6 +129,10 @@ function testInstance(server: Server, instance: Instance, token: TestInstance['t
     return {
         id: instance.id,
         basePath: instance.basePath,
+        get consoleUrl() {
+
+            return server.info.started ? `${server.info.uri}/console?instance=${encodeURIComponent(instance.id)}` : undefined;
+        },
         clock: {
             now: () => live().now(),
             set: (instant) => live().setClock(new Date(instant)),

@@ -84,8 +84,10 @@ describe('createTestKit()', () => {
     it('listens for HTTP clients on a free loopback port', async () => {
 
         const t = await kit.instance();
+        expect(t.consoleUrl).to.be.undefined();
         const url = await kit.listen();
         expect(url).to.match(/^http:\/\/127\.0\.0\.1:\d+$/);
+        expect(t.consoleUrl).to.equal(`${url}/console?instance=${t.id}`);
         const res = await fetch(`${url}${t.basePath}/v1/logistics/vehicles?limit=1`);
         expect(res.status).to.equal(200);
         expect(res.headers.get('x-total-count')).to.equal('12');
