@@ -12,6 +12,11 @@ export const consoleApiModes = ['auto', 'on', 'off'] as const;
 
 export type ConsoleApiMode = typeof consoleApiModes[number];
 
+export const logFormats = ['auto', 'json', 'pretty'] as const;
+
+/** auto: pretty lines on a terminal, JSON elsewhere (the command line decides); a server built from code treats it as json. */
+export type LogFormat = typeof logFormats[number];
+
 export interface PaySettings {
     url?: string;
     publishableKey?: string;
@@ -47,6 +52,7 @@ export interface Settings {
     namespaceUrls: Partial<Record<PlacedNamespace, string>>;
     database: DatabaseSettings;
     logLevel: LogLevel;
+    logFormat: LogFormat;
     corsOrigins: string[];
     seed: boolean;
     drainTimeoutMs: number;
@@ -138,6 +144,7 @@ export const settingsSchema = Joi.object<Settings>({
         statementTimeoutMs: Joi.number().integer().min(1).default(10_000).label('DB_STATEMENT_TIMEOUT_MS')
     }).default(),
     logLevel: Joi.string().valid(...logLevels).default('info').label('LOG_LEVEL'),
+    logFormat: Joi.string().valid(...logFormats).default('auto').label('LOG_FORMAT'),
     corsOrigins: Joi.array().items(Joi.string().min(1)).min(1).default(['*']).label('CORS_ORIGINS'),
     seed: Joi.boolean().truthy('demo').falsy('none').default(true).messages({ 'boolean.base': '{{#label}} must be demo or none' }).label('SEED'),
     drainTimeoutMs: Joi.number().integer().min(0).default(10_000).label('DRAIN_TIMEOUT_MS'),
@@ -213,11 +220,12 @@ function locationOf(url: string, namespace: string): NamespaceLocation {
 
 
 // The settings a flag can set, by their environment names.
-const flagOfSetting: Record<string, 'port' | 'host' | 'data-dir' | 'log-level'> = {
+const flagOfSetting: Record<string, 'port' | 'host' | 'data-dir' | 'log-level' | 'memory-pay'> = {
     PORT: 'port',
     HOST: 'host',
     DATA_DIR: 'data-dir',
-    LOG_LEVEL: 'log-level'
+    LOG_LEVEL: 'log-level',
+    MEMORY_PAY: 'memory-pay'
 };
 
 export interface Flags {
@@ -261,6 +269,7 @@ export function settingsFromEnvironment(env: NodeJS.ProcessEnv = process.env, fl
             statementTimeoutMs: env.DB_STATEMENT_TIMEOUT_MS
         }),
         logLevel: pick(flags['log-level'], env.LOG_LEVEL),
+        logFormat: pick(undefined, env.LOG_FORMAT),
         corsOrigins: env.CORS_ORIGINS === undefined ? undefined : env.CORS_ORIGINS.split(',').map((origin) => origin.trim()).filter(Boolean),
         seed: flags.seed ?? pick(undefined, env.SEED),
         drainTimeoutMs: env.DRAIN_TIMEOUT_MS,

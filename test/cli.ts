@@ -6,7 +6,8 @@ import Code from '@hapi/code';
 import Jwt from '@hapi/jwt';
 import Lab from '@hapi/lab';
 
-import { main, ttlSeconds, type Io } from '../lib/cli';
+import { resolveSecret } from '../lib/auth';
+import { logFormat, main, ttlSeconds, type Io } from '../lib/cli';
 import { wallContext } from '../lib/clock';
 import { PayReadiness } from '../lib/storage/sqlite/pay-readiness';
 import { runCli, spawnServer } from './helpers/processes';
@@ -36,11 +37,26 @@ async function run(argv: string[], env: NodeJS.ProcessEnv = {}) {
 
 describe('the command line', () => {
 
-    it('prints its usage with --help', async () => {
+    it('prints its usage with --help, naming the PostgreSQL and snapshot settings', async () => {
 
         const res = await run(['--help']);
         expect(res.code).to.equal(0);
         expect(res.stdout).to.contain('Usage: localgate <command> [options]');
+        for (const setting of ['DATABASE_URL', 'COMMERCE_DB_URL', 'LOGISTICS_DB_URL', 'WEATHER_DB_URL', 'DB_POOL_MAX', 'DB_CONNECT_TIMEOUT_MS', 'DB_STATEMENT_TIMEOUT_MS', 'MAX_SNAPSHOT_MIB', 'LOG_FORMAT', 'VALIDATE_RESPONSES']) {
+            expect(res.stdout, setting).to.contain(setting);
+        }
+    });
+
+    it('logs pretty lines on a terminal unless LOG_FORMAT says otherwise, JSON elsewhere', () => {
+
+        expect([logFormat('auto', true), logFormat('auto', false), logFormat('auto', undefined)]).to.equal(['pretty', 'json', 'json']);
+        expect([logFormat('json', true), logFormat('pretty', false)]).to.equal(['json', 'pretty']);
+    });
+
+    it('names the --memory-pay flag when it is given without --memory', async () => {
+
+        const res = await run(['start', '--memory-pay']);
+        expect(res).to.equal({ code: 1, stdout: '', stderr: 'localgate: --memory-pay needs storage in memory (--memory or DATA_DIR=:memory:); for files run `localgate provision pay`' });
     });
 
     it('exits 2 with the usage on an unknown command or flag', async () => {
@@ -125,6 +141,7 @@ describe('the command line', () => {
     it('mints a token alone on one line, signed with the data directory secret', async () => {
 
         const dir = tempDir();
+        resolveSecret(undefined, dir, true);
         const res = await run(['token', 'alice', '--ttl', '2h', '--data-dir', dir]);
         expect(res.code).to.equal(0);
         expect(res.stdout).to.match(/^[\w-]+\.[\w-]+\.[\w-]+$/);
@@ -133,6 +150,14 @@ describe('the command line', () => {
         Jwt.token.verify(artifacts, { key: secret, algorithm: 'HS256' });
         expect(artifacts.decoded.payload.sub).to.equal('alice');
         expect(artifacts.decoded.payload.exp - artifacts.decoded.payload.iat).to.equal(7200);
+    });
+
+    it('never creates a secret: with none kept it says where it looked in one line, and exits 1', async () => {
+
+        const dir = tempDir();
+        const res = await run(['token', 'alice', '--data-dir', dir]);
+        expect(res).to.equal({ code: 1, stdout: '', stderr: `localgate: found no token secret at ${Path.join(dir, '.jwt-secret')} (ENOENT): start the server with this DATA_DIR first (it keeps its secret there), or set AUTH_JWT_SECRET` });
+        expect(Fs.readdirSync(dir)).to.equal([]);
     });
 
     it('mints with AUTH_JWT_SECRET when it is set', async () => {
@@ -346,11 +371,11 @@ describe('the localgate process', () => {
     it('serves tokens minted by `localgate token` and stops cleanly on SIGINT', async () => {
 
         const dir = tempDir();
+        const server = await spawnServer({ DATA_DIR: dir });
         const minted = await runCli(['token', 'alice'], { DATA_DIR: dir });
         expect(minted.code).to.equal(0);
         expect(minted.stdout.trim().split('\n')).to.have.length(1);
 
-        const server = await spawnServer({ DATA_DIR: dir });
         const res = await fetch(`${server.url}/v1/pay/status`, { headers: { authorization: `Bearer ${minted.stdout.trim()}` } });
         expect(res.status).to.equal(200);
         const unauthorized = await fetch(`${server.url}/health`, { headers: { authorization: 'Bearer nope' } });
@@ -360,6 +385,25 @@ describe('the localgate process', () => {
         expect(server.output()).to.contain('SIGINT received');
         expect(Fs.existsSync(Path.join(dir, 'commerce.db'))).to.be.true();
         expect(Fs.existsSync(Path.join(dir, 'commerce.db-wal'))).to.be.false();
+    });
+
+    it('refuses a port in use with its one line only, no log line of a server that never served', async () => {
+
+        const blocker = Net.createServer();
+        await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+        const { port } = blocker.address() as Net.AddressInfo;
+        const res = await runCli(['start', '--memory', '--port', String(port)], { LOG_LEVEL: 'info', LOG_FORMAT: 'json', DATA_DIR: tempDir() });
+        blocker.close();
+        expect(res).to.equal({ code: 1, stdout: '', stderr: `localgate: port ${port} on 127.0.0.1 is in use by another program: stop it, or set PORT=0 (or --port 0) to take a free port\n` });
+    });
+
+    it('logs one pretty line per request with LOG_FORMAT=pretty', async () => {
+
+        const server = await spawnServer({ DATA_DIR: tempDir(), LOG_LEVEL: 'info', LOG_FORMAT: 'pretty' }, ['--memory']);
+        await fetch(`${server.url}/health`, { headers: { 'x-request-id': 'demo-1' } });
+        expect(await server.stop('SIGINT')).to.equal(0);
+        expect(server.output()).to.match(/^\d\d:\d\d:\d\d get \/health 200 \(\d+ms\)  demo-1$/m);
+        expect(server.output()).to.not.contain('{"level"');
     });
 
     it('lets several processes start on one fresh data directory at once', async () => {

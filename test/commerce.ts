@@ -5,7 +5,8 @@ import type { Server, ServerInjectOptions, ServerInjectResponse } from '@hapi/ha
 import Lab from '@hapi/lab';
 
 import { createServer } from '../lib';
-import { fitsCurrency, isCurrencyCode } from '../lib/namespaces/commerce/money';
+import { isCurrencyCode } from '../lib/fields';
+import { fitsCurrency } from '../lib/namespaces/commerce/money';
 import type { Business, Inquiry, Offer, Product, ScamReport } from '../lib/namespaces/commerce/store';
 import { sqliteDatabase } from '../lib/storage/sqlite/engine';
 import { createTestKit, type TestInstance, type TestKit } from '../lib/testing';

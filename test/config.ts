@@ -25,6 +25,7 @@ describe('settings', () => {
             keepSecret: true,
             pay: {},
             logLevel: 'info',
+            logFormat: 'auto',
             corsOrigins: ['*'],
             seed: true,
             drainTimeoutMs: 10000,
@@ -51,6 +52,7 @@ describe('settings', () => {
             PAY_DB_PUBLISHABLE_KEY: 'pk',
             PAY_DB_SECRET_KEY: 'sk',
             LOG_LEVEL: 'silent',
+            LOG_FORMAT: 'pretty',
             CORS_ORIGINS: 'http://localhost:5173, https://demo.example',
             SEED: 'none',
             DRAIN_TIMEOUT_MS: '250',
@@ -76,6 +78,7 @@ describe('settings', () => {
             jwtSecret: secret,
             pay: { url: 'file:/tmp/pay.db', publishableKey: 'pk', secretKey: 'sk' },
             logLevel: 'silent',
+            logFormat: 'pretty',
             corsOrigins: ['http://localhost:5173', 'https://demo.example'],
             seed: false,
             drainTimeoutMs: 250,
@@ -127,7 +130,14 @@ describe('settings', () => {
         expect(settingsFromEnvironment({ MEMORY_PAY: 'true' }, { memory: true })).to.include({ memoryPay: true });
         expect(settingsFromEnvironment({}, { memory: true, 'memory-pay': true })).to.include({ memoryPay: true });
         expect(() => settingsFromEnvironment({ MEMORY_PAY: 'yes please' }, { memory: true })).to.throw(SettingError, 'MEMORY_PAY must be a boolean');
-        expect(() => settingsFromEnvironment({}, { 'memory-pay': true })).to.throw(SettingError, 'MEMORY_PAY needs storage in memory (--memory or DATA_DIR=:memory:); for files run `localgate provision pay`');
+        expect(() => settingsFromEnvironment({}, { 'memory-pay': true })).to.throw(SettingError, '--memory-pay needs storage in memory (--memory or DATA_DIR=:memory:); for files run `localgate provision pay`');
+        expect(() => settingsFromEnvironment({ MEMORY_PAY: 'true' })).to.throw(SettingError, 'MEMORY_PAY needs storage in memory (--memory or DATA_DIR=:memory:); for files run `localgate provision pay`');
+    });
+
+    it('takes json, pretty or auto as LOG_FORMAT', () => {
+
+        expect(settingsFromEnvironment({ LOG_FORMAT: 'json' })).to.include({ logFormat: 'json' });
+        expect(() => settingsFromEnvironment({ LOG_FORMAT: 'colour' })).to.throw(SettingError, 'LOG_FORMAT must be one of [auto, json, pretty]');
     });
 
     it('treats empty environment values as unset, except the secret', () => {

@@ -122,7 +122,7 @@ for (const engine of engines) {
         it('answers a preflight for an unknown path with a plain 404', async () => {
 
             const res = await server.inject({ method: 'OPTIONS', url: '/v2/nothing', headers: { origin: 'http://localhost:5173', 'access-control-request-method': 'GET' } });
-            expect(expectErrorShape(res, 404, 'not_found').message).to.equal('Not Found');
+            expect(expectErrorShape(res, 404, 'not_found').message).to.equal('No route serves /v2/nothing: the routes are listed at /docs');
         });
 
         it('answers a plain OPTIONS with the methods of the path, and 404 for an unknown path', async () => {
@@ -131,7 +131,7 @@ for (const engine of engines) {
             expect(known.statusCode).to.equal(204);
             expect(known.headers.allow).to.equal('GET, HEAD, POST, OPTIONS');
             const unknown = await server.inject({ method: 'OPTIONS', url: '/v2/nothing' });
-            expect(expectErrorShape(unknown, 404, 'not_found').message).to.equal('Not Found');
+            expect(expectErrorShape(unknown, 404, 'not_found').message).to.equal('No route serves /v2/nothing: the routes are listed at /docs');
         });
 
         it('answers a known path with a wrong method with 405 and an Allow header', async () => {

@@ -10,7 +10,8 @@ import openapiTS, { astToString } from 'openapi-typescript';
 import Ts from 'typescript';
 
 import { mintToken } from '../lib';
-import { documentPath, errorSchema } from '../lib/openapi';
+import { documentPath } from '../lib/openapi';
+import { errorSchema } from '../lib/openapi/error-responses';
 import { tempDir, testServer } from './helpers/server';
 
 

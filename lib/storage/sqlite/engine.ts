@@ -138,7 +138,7 @@ class SqliteDataSet implements DataSet {
             health[namespace] = sqliteHealth(this.databases[namespace], this.storage);
         }
 
-        health.pay = await payHealth(this.pay, 'sqlite', this.pay instanceof PayReadiness ? 'file' : 'memory');
+        health.pay = await payHealth(this.pay, 'sqlite', payStorage(this.pay, this.storage));
         return health;
     }
 
@@ -403,6 +403,13 @@ export function openSqlitePay(settings: Pick<Settings, 'storage' | 'pay' | 'memo
     return {
         access: pay,
         close: () => Promise.resolve(pay.close()),
-        storage: pay instanceof PayReadiness ? 'file' : 'memory'
+        storage: payStorage(pay, settings.storage)
     };
+}
+
+
+// Pay's storage: the file its settings name, else where the data set keeps its databases.
+function payStorage(pay: SqlitePay, storage: 'file' | 'memory'): 'file' | 'memory' {
+
+    return pay instanceof PayReadiness && pay.hasFile ? 'file' : storage;
 }

@@ -31,6 +31,12 @@ export class PayReadiness implements PayAccess {
         this.keys = { publishableKey: settings.publishableKey ?? '', secretKey: settings.secretKey ?? '' };
     }
 
+    /** True when the settings name pay's database (a file to follow), false when pay has none. */
+    get hasFile(): boolean {
+
+        return this.file !== null;
+    }
+
     /** Applies pending pay migrations at startup, but only to a database that was provisioned before. */
     upgrade(): void {
 
