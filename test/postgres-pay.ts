@@ -188,6 +188,7 @@ describe('pay on PostgreSQL', { skip }, () => {
             expect(res.statusCode).to.equal(501);
             expect(body(res)).to.include({ code: 'pay_not_provisioned', configured: true, schema_ready: false });
             expect(body<Health>(await server.inject('/health')).namespaces.pay).to.include({ state: 'configured', engine: 'postgres' });
+            await expect(rotatePayKeys(db.url, database)).to.reject(/^The pay database at 127\.0\.0\.1:5432\/localgate_test_\w+ is not provisioned: run `localgate provision pay` first$/);
             await server.stop();
         });
 
