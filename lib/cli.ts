@@ -23,7 +23,7 @@ export const usage = `Usage: localgate <command> [options]
 Commands:
   start                   start the service (default)
   migrate                 apply pending migrations and exit
-  provision pay           create the pay database, record a fresh key pair and print the settings to export
+  provision pay           create the pay database, record the key pair set (else a fresh one) and print the settings
   rotate-keys pay         record a new pay key pair (the old one stops working) and print the settings
   token [--admin] <subject>  print a bearer token for <subject> (--ttl 1h, 30m, 2d or seconds; at most 365d);
                           --admin adds the role claim the /_instances routes need (subject default: admin)
@@ -78,7 +78,7 @@ const commands: Record<string, Command> = {
     provision: {
         synopsis: 'localgate provision pay [--data-dir D]',
         flags: ['data-dir', 'memory'],
-        explain: 'Creates the pay database at PAY_DB_URL (else DATA_DIR/pay.db), records a fresh key pair in it (an earlier pair stops working) and prints PAY_DB_URL, PAY_DB_PUBLISHABLE_KEY and PAY_DB_SECRET_KEY.'
+        explain: 'Creates the pay database at PAY_DB_URL (else DATA_DIR/pay.db) and applies its schema; refuses a database holding other tables but no pay migrations. Records PAY_DB_PUBLISHABLE_KEY and PAY_DB_SECRET_KEY when both are set (a server running with them is ready on its next request), else a fresh key pair; an earlier pair stops working. Prints PAY_DB_URL, PAY_DB_PUBLISHABLE_KEY and PAY_DB_SECRET_KEY.'
     },
     'rotate-keys': {
         synopsis: 'localgate rotate-keys pay [--data-dir D]',
@@ -135,7 +135,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: Io): Prom
         switch (command) {
             case 'start': return await start({ ...settings, logFormat: logFormat(settings.logFormat, io.tty) }, io);
             case 'migrate': return await migrateAll(settings, io);
-            case 'provision': return await provision(settings, args, io, provisionPay);
+            // The pair set for a server is the pair recorded, so that the server needs no restart to be ready.
+            case 'provision': return await provision(settings, args, io, (url, database) => provisionPay(url, database, settings.pay));
             case 'rotate-keys': return await provision(settings, args, io, rotatePayKeys);
             case 'token': return token(settings, args, { ttl: values.ttl, admin }, io);
             default: return await seed(settings, values.file, io);

@@ -9,9 +9,10 @@ import Lab from '@hapi/lab';
 import { resolveSecret } from '../lib/auth';
 import { logFormat, main, ttlSeconds, type Io } from '../lib/cli';
 import { wallContext } from '../lib/clock';
+import { mintPayKeys } from '../lib/storage/pay-keys';
 import { PayReadiness } from '../lib/storage/sqlite/pay-readiness';
 import { runCli, spawnServer } from './helpers/processes';
-import { breakIntegrity, tempDir } from './helpers/server';
+import { bearer, body, breakIntegrity, tempDir, testServer } from './helpers/server';
 
 
 export const lab = Lab.script();
@@ -277,6 +278,53 @@ describe('the command line', () => {
         expect(lines[0]).to.equal(`PAY_DB_URL=${Path.join(dir, 'pay.db')}`);
         expect(lines[1]).to.match(/^PAY_DB_PUBLISHABLE_KEY=pk_local_[0-9a-f]{32}$/);
         expect(lines[2]).to.match(/^PAY_DB_SECRET_KEY=sk_local_[0-9a-f]{48}$/);
+    });
+
+    it('provisions pay with the keys a running server has, which is ready on its next request', async () => {
+
+        const dir = tempDir();
+        const file = Path.join(dir, 'pay.db');
+        const pair = mintPayKeys();
+        const server = await testServer({ pay: { url: file, ...pair } });
+        expect(body(await server.inject('/v1/pay/status'))).to.equal({ configured: false, schema_ready: false, sections: ['wallet', 'tokens', 'gateway'] });
+
+        const env = { PAY_DB_URL: file, PAY_DB_PUBLISHABLE_KEY: pair.publishableKey, PAY_DB_SECRET_KEY: pair.secretKey };
+        const res = await run(['provision', 'pay'], env);
+        expect(res).to.equal({ code: 0, stdout: `PAY_DB_URL=${file}\nPAY_DB_PUBLISHABLE_KEY=${pair.publishableKey}\nPAY_DB_SECRET_KEY=${pair.secretKey}`, stderr: '' });
+        expect(body(await server.inject('/v1/pay/status'))).to.equal({ configured: true, schema_ready: true, sections: ['wallet', 'tokens', 'gateway'] });
+        expect((await server.inject({ url: '/v1/pay/tokens/MIT', headers: bearer(server, 'alice') })).statusCode).to.equal(200);
+        await server.stop();
+    });
+
+    it('refuses keys that are half set or not shaped like minted ones, naming the setting and printing no key', async () => {
+
+        const dir = tempDir();
+        const pair = mintPayKeys();
+        const refusals: [NodeJS.ProcessEnv, string][] = [
+            [{ PAY_DB_SECRET_KEY: pair.secretKey }, 'localgate: PAY_DB_PUBLISHABLE_KEY must be set together with PAY_DB_SECRET_KEY: set both to record that pair, or neither for a fresh one'],
+            [{ PAY_DB_PUBLISHABLE_KEY: pair.publishableKey, PAY_DB_SECRET_KEY: 'sk_test_123' }, 'localgate: PAY_DB_SECRET_KEY must look like a key localgate mints: sk_local_ and 48 lowercase hex digits'],
+            [{ PAY_DB_PUBLISHABLE_KEY: 'pk_local_x', PAY_DB_SECRET_KEY: pair.secretKey }, 'localgate: PAY_DB_PUBLISHABLE_KEY must look like a key localgate mints: pk_local_ and 32 lowercase hex digits']
+        ];
+
+        for (const [env, stderr] of refusals) {
+            expect(await run(['provision', 'pay', '--data-dir', dir], env)).to.equal({ code: 1, stdout: '', stderr });
+        }
+
+        expect(Fs.readdirSync(dir)).to.equal([]);
+    });
+
+    it('refuses to provision pay into a database that holds other tables, naming it in one line', async () => {
+
+        const file = Path.join(tempDir(), 'ledger.db');
+        const Sqlite = (await import('better-sqlite3')).default;
+        const other = new Sqlite(file);
+        other.exec('CREATE TABLE entries (amount INTEGER)');
+        other.close();
+        expect(await run(['provision', 'pay'], { PAY_DB_URL: file })).to.equal({
+            code: 1,
+            stdout: '',
+            stderr: `localgate: The database at ${file} holds tables but no pay migrations: it belongs to something else, so pay is not provisioned there; point PAY_DB_URL at a new or empty database`
+        });
     });
 
     it('provisions pay at PAY_DB_URL, quoting a path a shell would split', async () => {

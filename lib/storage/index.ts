@@ -1,10 +1,11 @@
 import { isPostgresUrl, usesPostgres, type DatabaseSettings, type Settings } from '../config';
 import type { Engine } from './engine';
-import { provisionPay as provisionSqlitePay, rotatePayKeys as rotateSqlitePayKeys, type PayCredentials } from './sqlite/provision';
+import { chosenPayKeys, type PayCredentials, type PayKeys } from './pay-keys';
+import { provisionPay as provisionSqlitePay, rotatePayKeys as rotateSqlitePayKeys } from './sqlite/provision';
 import { SqliteEngine } from './sqlite/engine';
 
 
-export type { PayCredentials } from './sqlite/provision';
+export type { PayCredentials, PayKeys } from './pay-keys';
 
 const defaultDatabase: DatabaseSettings = { poolMax: 1, connectTimeoutMs: 5000, statementTimeoutMs: 10_000 };
 
@@ -29,10 +30,15 @@ export function createEngine(settings: Settings): Engine {
 }
 
 
-/** Creates (or upgrades) the pay database or schema, records a fresh key pair (retiring any earlier one) and returns the three settings. */
-export function provisionPay(url: string, database: DatabaseSettings = defaultDatabase): Promise<PayCredentials> {
+/**
+ * Creates (or upgrades) the pay database or schema, records a key pair (retiring any earlier one) and returns the
+ * three settings: the pair given, which must look like a minted one, or a fresh one when none is given. Refuses a
+ * database that holds tables but no pay migrations.
+ */
+export async function provisionPay(url: string, database: DatabaseSettings = defaultDatabase, keys: Partial<PayKeys> = {}): Promise<PayCredentials> {
 
-    return isPostgresUrl(url) ? import('./postgres/provision').then((postgres) => postgres.provisionPostgresPay(url, database)) : Promise.resolve().then(() => provisionSqlitePay(url));
+    const pair = chosenPayKeys(keys);
+    return isPostgresUrl(url) ? (await import('./postgres/provision')).provisionPostgresPay(url, database, pair) : provisionSqlitePay(url, pair);
 }
 
 

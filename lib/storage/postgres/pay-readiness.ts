@@ -1,18 +1,20 @@
 import type { RecordContext } from '../../clock';
 import { isPostgresUrl, type DatabaseSettings, type PaySettings } from '../../config';
 import { namespaceMigrations } from '../migrations';
-import { sections, type PayAccess, type PayStatus, type PayStore } from '../../namespaces/pay/store';
-import type { PayKeys } from '../sqlite/pay-credentials';
+import type { PayAccess, PayStatus, PayStore } from '../../namespaces/pay/store';
+import type { PayKeys } from '../pay-keys';
+import { payStatus, type PayContents } from '../pay-status';
 import { PgDatabase } from './database';
 import { appliedMigrations, migrate, schemaVersion } from './migrate';
 import { PgPayStore } from './pay';
-import { payKeysMatch, payRecord, type PayRecord } from './pay-credentials';
+import { payRecord, recordedKeys, schemaOccupied, type PayRecord } from './pay-credentials';
 
 
 /**
- * Follows the pay schema on a PostgreSQL database as it gets provisioned or re-keyed, without a restart: every call
- * reads the recorded keys and the applied migrations in one query, so each process sees a `localgate provision pay`
- * or `rotate-keys` at once. A database that does not answer is pay unconfigured, never a failed start.
+ * Follows the pay schema on a PostgreSQL database as it gets provisioned or re-keyed, without a restart: once
+ * provisioned, every call reads the recorded keys and the applied migrations in one query, so each process sees a
+ * `localgate provision pay` or `rotate-keys` at once. A database that does not answer is pay unconfigured, never a
+ * failed start.
  */
 export class PgPayReadiness implements PayAccess {
 
@@ -56,9 +58,7 @@ export class PgPayReadiness implements PayAccess {
     /** The status record, re-read from the database on every call. */
     async status(): Promise<PayStatus> {
 
-        const record = await this.record();
-        const configured = record !== null && payKeysMatch(record, this.keys);
-        return { configured, schema_ready: configured && migrationsApplied(record), sections };
+        return payStatus(await this.contents(), this.keys);
     }
 
     /** The schema version of the pay schema, null when the database does not answer or holds none of ours. */
@@ -88,14 +88,19 @@ export class PgPayReadiness implements PayAccess {
         await this.db?.close();
     }
 
-    private async record(): Promise<PayRecord | null> {
+    private async contents(): Promise<PayContents | null> {
+
+        if (!this.db) {
+            return null;
+        }
 
         try {
-            return await this.db?.row(payRecord) ?? null;
+            const record = (await this.db.row(payRecord))!;
+            return { empty: false, recorded: recordedKeys(record), complete: migrationsApplied(record) };
         }
         catch {
-            // No answer, no schema, or a schema of another application: not configured.
-            return null;
+            // No schema yet, one provisioned before keys were recorded, another application's, or no answer at all.
+            return await this.db.row(schemaOccupied, this.db.schema).then((row) => ({ empty: !row!.occupied, recorded: null, complete: false }), () => null);
         }
     }
 }
