@@ -616,12 +616,12 @@ describe('logistics demo data', () => {
 
     it('ships a believable data set of the town of Harbourside', () => {
 
-        expect(demo.vehicles.length).to.be.at.least(10);
-        expect(demo.vehicles.filter((vehicle) => !vehicle.is_available).length).to.be.at.least(2);
+        expect(demo.vehicles.length).to.equal(12);
+        expect(demo.vehicles.filter((vehicle) => !vehicle.is_available).length).to.equal(3);
         expect(demo.locations.length).to.equal(6);
         expect(demo.locations.every((location) => location.city === 'Harbourside' && Math.abs(location.latitude) <= 90 && Math.abs(location.longitude) <= 180)).to.be.true();
         expect(demo.drivers.length).to.equal(5);
-        expect(demo.drivers.filter((driver) => driver.vehicle_id !== null).length).to.be.at.least(2);
+        expect(demo.drivers.filter((driver) => driver.vehicle_id !== null).length).to.equal(3);
     });
 
     it('loads vehicles, locations and drivers on first start', async () => {
