@@ -6,9 +6,15 @@ import Pg from 'pg';
 import type { Options } from '../../lib';
 import { namespaceLocation } from '../../lib/config';
 import { sqliteDatabase } from '../../lib/storage/sqlite/engine';
-import { pgUrl, skipped } from './postgres-lane';
 import { testServer } from './server';
 import { insertRows } from './sqlite';
+
+
+// The PostgreSQL the tests use: LOCALGATE_TEST_PG_URL, else the one every machine of the project runs.
+const pgUrl = process.env.LOCALGATE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+// Decided once by .labrc.js, which asks the server before any test file loads.
+const skipped = process.env.LOCALGATE_TEST_PG_LANE === 'skipped';
 
 
 /**
