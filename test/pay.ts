@@ -10,6 +10,7 @@ import Sqlite from 'better-sqlite3';
 import { provisionPay } from '../lib';
 import { idempotencyRetentionMs, maxAmount, maxBalance } from '../lib/namespaces/pay/rules';
 import { queries } from '../lib/storage/sqlite/pay';
+import { expectError } from './helpers/errors';
 import { bearer, body, tempDir, testServer } from './helpers/server';
 
 
@@ -33,13 +34,6 @@ interface Wallet {
     owner_id: string;
     balances: { asset: string; amount: number }[];
     created_at: string;
-}
-
-interface ErrorBody {
-    statusCode: number;
-    code: string;
-    message: string;
-    details?: { field: string; message: string }[];
 }
 
 type Direction = 'deposit' | 'withdraw';
@@ -66,19 +60,6 @@ function move(server: Server, subject: string, direction: Direction, payload: ob
     }
 
     return server.inject({ method: 'POST', url: `/v1/pay/gateway/${direction}`, headers, payload });
-}
-
-
-function expectError(res: ServerInjectResponse, statusCode: number, code: string, field?: string): ErrorBody {
-
-    const error = body<ErrorBody>(res);
-    expect(res.statusCode, res.payload).to.equal(statusCode);
-    expect(error).to.include({ statusCode, code });
-    if (field) {
-        expect(error.details!.map((detail) => detail.field), res.payload).to.include(field);
-    }
-
-    return error;
 }
 
 
