@@ -1,6 +1,6 @@
 import type { RecordContext } from '../../clock';
 import { isPostgresUrl, type DatabaseSettings, type PaySettings } from '../../config';
-import { namespaceMigrations } from '../migrations';
+import { everyMigrationApplied, namespaceMigrations } from '../migrations';
 import { sections, type PayAccess, type PayStatus, type PayStore } from '../../namespaces/pay/store';
 import type { PayKeys } from '../sqlite/pay-credentials';
 import { PgDatabase } from './database';
@@ -104,6 +104,5 @@ export class PgPayReadiness implements PayAccess {
 /** True when every shipped pay migration is recorded with an unchanged checksum. */
 export function migrationsApplied(record: PayRecord): boolean {
 
-    const applied = new Map(record.applied);
-    return namespaceMigrations('postgres', 'pay').every((migration) => applied.get(migration.version) === migration.checksum);
+    return everyMigrationApplied(record.applied, namespaceMigrations('postgres', 'pay'));
 }

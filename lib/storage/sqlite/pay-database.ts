@@ -1,3 +1,4 @@
+import { everyMigrationApplied } from '../migrations';
 import { namespaceMigrations } from './images';
 import { appliedMigrations } from './migrate';
 import { openDatabase, type Database } from './open';
@@ -13,6 +14,5 @@ export function openPayDatabase(file: string, fileMustExist: boolean): Database 
 /** True when every shipped pay migration is recorded in the database with an unchanged checksum. */
 export function payMigrationsApplied(db: Database): boolean {
 
-    const applied = new Map(appliedMigrations(db).map((row) => [row.version, row.checksum]));
-    return namespaceMigrations('pay').every((migration) => applied.get(migration.version) === migration.checksum);
+    return everyMigrationApplied(appliedMigrations(db).map((row) => [row.version, row.checksum] as const), namespaceMigrations('pay'));
 }
