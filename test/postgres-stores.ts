@@ -13,7 +13,7 @@ import { PgCommerceStore } from '../lib/storage/postgres/commerce';
 import { PgLogisticsStore } from '../lib/storage/postgres/logistics';
 import { PgNamespace } from '../lib/storage/postgres/namespace';
 import { SqliteCommerceStore } from '../lib/storage/sqlite/commerce';
-import { openSqliteNamespace, type SqliteNamespace } from '../lib/storage/sqlite/engine';
+import { openSqliteNamespace, type SqliteNamespace } from '../lib/storage/sqlite/namespace';
 import { SqliteLogisticsStore } from '../lib/storage/sqlite/logistics';
 import { engineServer, freshDatabase, skipWithoutPostgres } from './helpers/postgres';
 import { bearer } from './helpers/server';

@@ -1,7 +1,8 @@
-import { isPostgresUrl, usesPostgres, type DatabaseSettings, type Settings } from '../config';
+import { payLocation, type DatabaseSettings, type Settings } from '../config';
+import { openDefaultDataSet } from './default';
 import type { Engine } from './engine';
+import { createSqliteInstance } from './sqlite/engine';
 import { provisionPay as provisionSqlitePay, rotatePayKeys as rotateSqlitePayKeys, type PayCredentials } from './sqlite/provision';
-import { SqliteEngine } from './sqlite/engine';
 
 
 export type { PayCredentials } from './sqlite/provision';
@@ -15,16 +16,9 @@ const defaultDatabase: DatabaseSettings = { poolMax: 1, connectTimeoutMs: 5000, 
  */
 export function createEngine(settings: Settings): Engine {
 
-    const sqlite = new SqliteEngine(settings);
-    if (!usesPostgres(settings) && !Object.keys(settings.namespaceUrls).length) {
-        return sqlite;
-    }
-
-    // The composed data set and the PostgreSQL code (with `pg`) load only when settings ask for them: a start on the
-    // SQLite default never pays for requiring them.
     return {
-        openDefault: async (context) => (await import('./composed')).openComposed(settings, context),
-        createInstance: (options) => sqlite.createInstance(options)
+        openDefault: (context) => openDefaultDataSet(settings, context),
+        createInstance: createSqliteInstance
     };
 }
 
@@ -32,12 +26,12 @@ export function createEngine(settings: Settings): Engine {
 /** Creates (or upgrades) the pay database or schema, records a fresh key pair (retiring any earlier one) and returns the three settings. */
 export function provisionPay(url: string, database: DatabaseSettings = defaultDatabase): Promise<PayCredentials> {
 
-    return isPostgresUrl(url) ? import('./postgres/provision').then((postgres) => postgres.provisionPostgresPay(url, database)) : Promise.resolve().then(() => provisionSqlitePay(url));
+    return payLocation(url).engine === 'postgres' ? import('./postgres/provision').then((postgres) => postgres.provisionPostgresPay(url, database)) : Promise.resolve().then(() => provisionSqlitePay(url));
 }
 
 
 /** Records a new key pair in a provisioned pay database or schema, retiring the old pair, and returns the three settings. */
 export function rotatePayKeys(url: string, database: DatabaseSettings = defaultDatabase): Promise<PayCredentials> {
 
-    return isPostgresUrl(url) ? import('./postgres/provision').then((postgres) => postgres.rotatePostgresPayKeys(url, database)) : Promise.resolve().then(() => rotateSqlitePayKeys(url));
+    return payLocation(url).engine === 'postgres' ? import('./postgres/provision').then((postgres) => postgres.rotatePostgresPayKeys(url, database)) : Promise.resolve().then(() => rotateSqlitePayKeys(url));
 }

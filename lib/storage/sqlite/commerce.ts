@@ -242,7 +242,7 @@ function readPage<Row>(list: ListStatements<Row>, parentId: string | undefined, 
 }
 
 
-function toProduct([id, name, description, priceMinor, currency, businessId, createdBy, createdAt, scamReportCount]: ProductRow): Product {
+function toProduct([id, name, description, priceMinor, currency, businessId, createdBy, created, scamReportCount]: ProductRow): Product {
 
     return {
         id,
@@ -252,7 +252,7 @@ function toProduct([id, name, description, priceMinor, currency, businessId, cre
         currency,
         business_id: businessId,
         created_by: createdBy,
-        created_at: createdAt,
+        created_at: created,
         scam_report_count: scamReportCount
     };
 }

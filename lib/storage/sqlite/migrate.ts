@@ -1,5 +1,12 @@
-import { MigrationError, verifyApplied, type AppliedMigration, type Migration } from '../migrations';
+import { MigrationError, namespaceMigrations as shippedMigrations, verifyApplied, type AppliedMigration, type Migration } from '../migrations';
 import type { Database } from './open';
+
+
+/** The SQLite migrations shipped for a namespace. */
+export function namespaceMigrations(namespace: string): Migration[] {
+
+    return shippedMigrations('sqlite', namespace);
+}
 
 
 /** The migrations recorded in a database, oldest first; none when it was never migrated. */

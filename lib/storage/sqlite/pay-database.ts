@@ -1,6 +1,5 @@
 import { everyMigrationApplied } from '../migrations';
-import { namespaceMigrations } from './images';
-import { appliedMigrations } from './migrate';
+import { appliedMigrations, namespaceMigrations } from './migrate';
 import { openDatabase, type Database } from './open';
 
 

@@ -201,7 +201,7 @@ export class SqlitePayStore implements PayStore {
         return { transaction: { id, type, asset, amount, provider_id: providerId, status: 'completed', created_at: created } };
     }
 
-    private ensureWallet(ownerId: string, createdAt: string): string {
+    private ensureWallet(ownerId: string, at: string): string {
 
         const wallet = this.sql.walletByOwner.get(ownerId);
         if (wallet) {
@@ -209,7 +209,7 @@ export class SqlitePayStore implements PayStore {
         }
 
         const id = this.context.ids.next();
-        this.sql.insertWallet.run(id, ownerId, createdAt);
+        this.sql.insertWallet.run(id, ownerId, at);
         return id;
     }
 

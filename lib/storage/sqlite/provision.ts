@@ -2,9 +2,8 @@ import Fs from 'node:fs';
 import Path from 'node:path';
 
 import { payDatabaseFile } from '../../config';
-import { memory, namespaceMigrations } from './images';
-import { migrate } from './migrate';
-import { closeDatabase } from './open';
+import { migrate, namespaceMigrations } from './migrate';
+import { closeDatabase, memory } from './open';
 import { recordPayKeys, type PayKeys } from './pay-credentials';
 import { openPayDatabase, payMigrationsApplied } from './pay-database';
 
