@@ -275,6 +275,8 @@ describe('PostgreSQL stores on a frozen clock', { skip }, () => {
         ]));
 
         expect(JSON.stringify(results[0])).to.equal(JSON.stringify(results[1]));
+        const stamps = results[0]!.flatMap((result) => ('data' in result ? result.data : [result])).map((record) => record.created_at);
+        expect(stamps).to.equal(stamps.map(() => '2031-03-01T09:00:00.000Z'));
     });
 
     it('answers the constraints that back the rules with the rules\' own errors', async () => {
