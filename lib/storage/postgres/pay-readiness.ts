@@ -1,5 +1,5 @@
 import type { RecordContext } from '../../clock';
-import { isPostgresUrl, type DatabaseSettings, type PaySettings } from '../../config';
+import type { DatabaseSettings, PaySettings } from '../../config';
 import { everyMigrationApplied, namespaceMigrations } from '../migrations';
 import { sections, type PayAccess, type PayStatus, type PayStore } from '../../namespaces/pay/store';
 import type { PayKeys } from '../sqlite/pay-credentials';
@@ -21,12 +21,6 @@ export class PgPayReadiness implements PayAccess {
     private constructor(private readonly db: PgDatabase | null, private readonly keys: PayKeys, context: RecordContext) {
 
         this.payStore = db && new PgPayStore(db, context);
-    }
-
-    /** True for the PAY_DB_URL this readiness serves: a postgres:// URL. */
-    static handles(url: string): boolean {
-
-        return isPostgresUrl(url);
     }
 
     /** Opens the pool of the pay schema and applies pending pay migrations, but only to a schema provisioned before. */
