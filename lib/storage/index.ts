@@ -24,14 +24,23 @@ export function createEngine(settings: Settings): Engine {
 
 
 /** Creates (or upgrades) the pay database or schema, records a fresh key pair (retiring any earlier one) and returns the three settings. */
-export function provisionPay(url: string, database: DatabaseSettings = defaultDatabase): Promise<PayCredentials> {
+export async function provisionPay(url: string, database: DatabaseSettings = defaultDatabase): Promise<PayCredentials> {
 
-    return payLocation(url).engine === 'postgres' ? import('./postgres/provision').then((postgres) => postgres.provisionPostgresPay(url, database)) : Promise.resolve().then(() => provisionSqlitePay(url));
+    // A URL that names no place is a rejection, as every other failure of the command.
+    if (payLocation(url).engine === 'postgres') {
+        return (await import('./postgres/provision')).provisionPostgresPay(url, database);
+    }
+
+    return provisionSqlitePay(url);
 }
 
 
 /** Records a new key pair in a provisioned pay database or schema, retiring the old pair, and returns the three settings. */
-export function rotatePayKeys(url: string, database: DatabaseSettings = defaultDatabase): Promise<PayCredentials> {
+export async function rotatePayKeys(url: string, database: DatabaseSettings = defaultDatabase): Promise<PayCredentials> {
 
-    return payLocation(url).engine === 'postgres' ? import('./postgres/provision').then((postgres) => postgres.rotatePostgresPayKeys(url, database)) : Promise.resolve().then(() => rotateSqlitePayKeys(url));
+    if (payLocation(url).engine === 'postgres') {
+        return (await import('./postgres/provision')).rotatePostgresPayKeys(url, database);
+    }
+
+    return rotateSqlitePayKeys(url);
 }
