@@ -4,7 +4,7 @@ import Code from '@hapi/code';
 import Lab from '@hapi/lab';
 
 import { SettingError, settingsFromEnvironment } from '../lib';
-import { namespaceLocation, resolveSettings } from '../lib/config';
+import { resolveSettings } from '../lib/config';
 
 
 export const lab = Lab.script();
@@ -36,7 +36,8 @@ describe('settings', () => {
             memoryPay: false,
             consoleApi: 'auto',
             namespaceUrls: {},
-            database: { poolMax: 10, connectTimeoutMs: 5000, statementTimeoutMs: 10000 }
+            database: { poolMax: 10, connectTimeoutMs: 5000, statementTimeoutMs: 10000 },
+            placements: { commerce: { engine: 'sqlite' }, logistics: { engine: 'sqlite' }, weather: { engine: 'sqlite' } }
         });
     });
 
@@ -90,12 +91,17 @@ describe('settings', () => {
             consoleApi: 'on',
             databaseUrl: 'postgres://db.example/app',
             namespaceUrls: { commerce: './commerce.db', logistics: 'postgresql://other.example/logistics' },
-            database: { poolMax: 4, connectTimeoutMs: 1000, statementTimeoutMs: 2000 }
+            database: { poolMax: 4, connectTimeoutMs: 1000, statementTimeoutMs: 2000 },
+            placements: {
+                commerce: { engine: 'sqlite', file: Path.resolve('./commerce.db') },
+                logistics: { engine: 'postgres', url: 'postgresql://other.example/logistics' },
+                weather: { engine: 'postgres', url: 'postgres://db.example/app' }
+            },
+            payLocation: { engine: 'sqlite', file: '/tmp/pay.db' }
         });
-        expect(namespaceLocation(settings, 'commerce')).to.equal({ engine: 'sqlite', file: Path.resolve('./commerce.db') });
-        expect(namespaceLocation(settings, 'logistics')).to.equal({ engine: 'postgres', url: 'postgresql://other.example/logistics' });
-        expect(namespaceLocation(settings, 'weather')).to.equal({ engine: 'postgres', url: 'postgres://db.example/app' });
-        expect(namespaceLocation(settingsFromEnvironment({}), 'weather')).to.equal({ engine: 'sqlite' });
+        expect(settingsFromEnvironment({}).placements).to.equal({ commerce: { engine: 'sqlite' }, logistics: { engine: 'sqlite' }, weather: { engine: 'sqlite' } });
+        expect(settingsFromEnvironment({}).payLocation).to.not.exist();
+        expect(resolveSettings(settings)).to.equal(settings);
     });
 
     it('lets flags win over the environment', () => {

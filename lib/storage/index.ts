@@ -1,8 +1,9 @@
-import { isPostgresUrl, usesPostgres, type DatabaseSettings, type Settings } from '../config';
+import { payLocation, type DatabaseSettings, type Settings } from '../config';
+import { openDefaultDataSet } from './default';
 import type { Engine } from './engine';
 import { chosenPayKeys, type PayCredentials, type PayKeys } from './pay-keys';
+import { createSqliteInstance } from './sqlite/engine';
 import { provisionPay as provisionSqlitePay, rotatePayKeys as rotateSqlitePayKeys } from './sqlite/provision';
-import { SqliteEngine } from './sqlite/engine';
 
 
 export type { PayCredentials, PayKeys } from './pay-keys';
@@ -16,16 +17,9 @@ const defaultDatabase: DatabaseSettings = { poolMax: 1, connectTimeoutMs: 5000, 
  */
 export function createEngine(settings: Settings): Engine {
 
-    const sqlite = new SqliteEngine(settings);
-    if (!usesPostgres(settings) && !Object.keys(settings.namespaceUrls).length) {
-        return sqlite;
-    }
-
-    // The composed data set and the PostgreSQL code (with `pg`) load only when settings ask for them: a start on the
-    // SQLite default never pays for requiring them.
     return {
-        openDefault: async (context) => (await import('./composed')).openComposed(settings, context),
-        createInstance: (options) => sqlite.createInstance(options)
+        openDefault: (context) => openDefaultDataSet(settings, context),
+        createInstance: createSqliteInstance
     };
 }
 
@@ -38,12 +32,21 @@ export function createEngine(settings: Settings): Engine {
 export async function provisionPay(url: string, database: DatabaseSettings = defaultDatabase, keys: Partial<PayKeys> = {}): Promise<PayCredentials> {
 
     const pair = chosenPayKeys(keys);
-    return isPostgresUrl(url) ? (await import('./postgres/provision')).provisionPostgresPay(url, database, pair) : provisionSqlitePay(url, pair);
+    // A URL that names no place is a rejection, as every other failure of the command.
+    if (payLocation(url).engine === 'postgres') {
+        return (await import('./postgres/provision')).provisionPostgresPay(url, database, pair);
+    }
+
+    return provisionSqlitePay(url, pair);
 }
 
 
 /** Records a new key pair in a provisioned pay database or schema, retiring the old pair, and returns the three settings. */
-export function rotatePayKeys(url: string, database: DatabaseSettings = defaultDatabase): Promise<PayCredentials> {
+export async function rotatePayKeys(url: string, database: DatabaseSettings = defaultDatabase): Promise<PayCredentials> {
 
-    return isPostgresUrl(url) ? import('./postgres/provision').then((postgres) => postgres.rotatePostgresPayKeys(url, database)) : Promise.resolve().then(() => rotateSqlitePayKeys(url));
+    if (payLocation(url).engine === 'postgres') {
+        return (await import('./postgres/provision')).rotatePostgresPayKeys(url, database);
+    }
+
+    return rotateSqlitePayKeys(url);
 }

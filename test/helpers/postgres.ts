@@ -4,7 +4,6 @@ import type { Server } from '@hapi/hapi';
 import Pg from 'pg';
 
 import type { Options } from '../../lib';
-import { namespaceLocation } from '../../lib/config';
 import { sqliteDatabase } from '../../lib/storage/sqlite/engine';
 import { testServer } from './server';
 import { insertRows } from './sqlite';
@@ -93,7 +92,7 @@ export async function engineServer(engine: 'sqlite' | 'postgres', options: Optio
 /** Inserts rows below every rule of the API into a namespace's tables, on whichever engine the server keeps it. */
 export async function insertRecords(server: Server, namespace: 'commerce' | 'logistics', table: string, rows: Record<string, unknown>[]): Promise<void> {
 
-    const location = namespaceLocation(server.app.localgate.settings, namespace);
+    const location = server.app.localgate.settings.placements[namespace];
     if (location.engine === 'sqlite') {
         insertRows(sqliteDatabase(server.app.localgate.data, namespace), table, rows);
         return;

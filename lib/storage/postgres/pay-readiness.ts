@@ -1,6 +1,6 @@
 import type { RecordContext } from '../../clock';
-import { isPostgresUrl, type DatabaseSettings, type PaySettings } from '../../config';
-import { namespaceMigrations } from '../migrations';
+import type { DatabaseSettings, PaySettings } from '../../config';
+import { everyMigrationApplied, namespaceMigrations } from '../migrations';
 import type { PayAccess, PayStatus, PayStore } from '../../namespaces/pay/store';
 import type { PayKeys } from '../pay-keys';
 import { payStatus, type PayContents } from '../pay-status';
@@ -23,12 +23,6 @@ export class PgPayReadiness implements PayAccess {
     private constructor(private readonly db: PgDatabase | null, private readonly keys: PayKeys, context: RecordContext) {
 
         this.payStore = db && new PgPayStore(db, context);
-    }
-
-    /** True for the PAY_DB_URL this readiness serves: a postgres:// URL. */
-    static handles(url: string): boolean {
-
-        return isPostgresUrl(url);
     }
 
     /** Opens the pool of the pay schema and applies pending pay migrations, but only to a schema provisioned before. */
@@ -109,6 +103,5 @@ export class PgPayReadiness implements PayAccess {
 /** True when every shipped pay migration is recorded with an unchanged checksum. */
 export function migrationsApplied(record: PayRecord): boolean {
 
-    const applied = new Map(record.applied);
-    return namespaceMigrations('postgres', 'pay').every((migration) => applied.get(migration.version) === migration.checksum);
+    return everyMigrationApplied(record.applied, namespaceMigrations('postgres', 'pay'));
 }

@@ -1,6 +1,6 @@
+import { everyMigrationApplied } from '../migrations';
 import type { PayContents } from '../pay-status';
-import { namespaceMigrations } from './images';
-import { appliedMigrations } from './migrate';
+import { appliedMigrations, namespaceMigrations } from './migrate';
 import { openDatabase, type Database } from './open';
 import { recordedPayKeys } from './pay-credentials';
 
@@ -15,8 +15,7 @@ export function openPayDatabase(file: string, fileMustExist: boolean): Database 
 /** True when every shipped pay migration is recorded in the database with an unchanged checksum. */
 export function payMigrationsApplied(db: Database): boolean {
 
-    const applied = new Map(appliedMigrations(db).map((row) => [row.version, row.checksum]));
-    return namespaceMigrations('pay').every((migration) => applied.get(migration.version) === migration.checksum);
+    return everyMigrationApplied(appliedMigrations(db).map((row) => [row.version, row.checksum] as const), namespaceMigrations('pay'));
 }
 
 

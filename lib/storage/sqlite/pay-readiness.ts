@@ -5,9 +5,8 @@ import { payDatabaseFile, type PaySettings } from '../../config';
 import type { PayAccess, PayStatus, PayStore } from '../../namespaces/pay/store';
 import type { PayKeys } from '../pay-keys';
 import { payStatus } from '../pay-status';
-import { memory, namespaceMigrations } from './images';
-import { appliedMigrations, migrate, schemaVersion } from './migrate';
-import { closeDatabase, quickCheck, type Database } from './open';
+import { appliedMigrations, migrate, namespaceMigrations, schemaVersion } from './migrate';
+import { closeDatabase, memory, quickCheck, type Database } from './open';
 import { SqlitePayStore } from './pay';
 import { openPayDatabase, payContents } from './pay-database';
 

@@ -3,9 +3,8 @@ import Path from 'node:path';
 
 import { payDatabaseFile } from '../../config';
 import { mintPayKeys, payCredentials, type PayCredentials, type PayKeys } from '../pay-keys';
-import { memory, namespaceMigrations } from './images';
-import { migrate } from './migrate';
-import { closeDatabase } from './open';
+import { migrate, namespaceMigrations } from './migrate';
+import { closeDatabase, memory } from './open';
 import { recordPayKeys } from './pay-credentials';
 import { foreignToPay, openPayDatabase, payMigrationsApplied } from './pay-database';
 
