@@ -167,6 +167,16 @@ describe('the console page', () => {
         }
     });
 
+    it('serves an icon where browsers ask for one, and beside the page', async () => {
+
+        for (const url of ['/favicon.ico', '/console/assets/favicon.svg']) {
+            const res = await server.inject(url);
+            expect(res.statusCode, url).to.equal(200);
+            expect(res.headers['content-type'], url).to.equal('image/svg+xml');
+            expect(res.payload, url).to.startWith('<svg xmlns="http://www.w3.org/2000/svg"');
+        }
+    });
+
     it('serves no other file from node_modules or the package', async () => {
 
         for (const url of ['/console/vendor/package.json', '/console/vendor/__proto__', '/console/vendor/constructor', '/console/assets/../package.json']) {
@@ -367,7 +377,7 @@ describe('the live request log', () => {
         const listener = new Listener(server);
         await listener.opened;
 
-        for (const path of ['/console', '/v1/pay/status', '/v1/pay/wallet/', '/openapi.json', '/health', '/v1/weather/teapot', '/v1/weather/empty', '/v1/commerce/products?limit=100', '/v1/nowhere']) {
+        for (const path of ['/console', '/favicon.ico', '/v1/pay/status', '/v1/pay/wallet/', '/openapi.json', '/health', '/v1/weather/teapot', '/v1/weather/empty', '/v1/commerce/products?limit=100', '/v1/nowhere']) {
             // Read to the end, so that each request is answered before the next is sent.
             await (await fetch(`${server.info.uri}${path}`)).arrayBuffer();
         }

@@ -19,8 +19,10 @@ export const tokenPath = '/console/api/token';
 
 export const eventsPath = '/console/api/events';
 
+export const faviconPath = '/favicon.ico';
+
 /** The page's own routes, always mounted; they serve files and hold no data. */
-export const pagePaths = ['/', consolePath, '/console/assets/{file*}', '/console/vendor/{file}'];
+export const pagePaths = ['/', faviconPath, consolePath, '/console/assets/{file*}', '/console/vendor/{file}'];
 
 export const consoleTokenTtlSec = 12 * 60 * 60;
 
@@ -92,6 +94,12 @@ export const consolePlugin: Plugin<ConsoleOptions> = {
                 method: 'GET',
                 path: '/',
                 options: { auth: false, handler: (request, h) => h.redirect(consolePath) }
+            },
+            {
+                // Browsers ask every origin for one; an answer keeps a 404 out of the live log and the server's log.
+                method: 'GET',
+                path: faviconPath,
+                options: { auth: false, handler: (request, h) => h.file(Path.join(assetsRoot, 'favicon.svg'), { confine: false }).type('image/svg+xml') }
             },
             {
                 method: 'GET',
