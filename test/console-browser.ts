@@ -271,6 +271,10 @@ describe('the console in a browser', () => {
             await page.getByRole('button', { name: 'Ask for a forecast' }).click();
             await page.locator('.answer').getByText('weather_not_provisioned').waitFor();
             expect(await page.locator('main').getByRole('alert').count()).to.equal(0);
+            const forecastEntry = log.getByRole('button', { name: /GET \/v1\/weather\/forecast/ });
+            await forecastEntry.waitFor();
+            expect(await forecastEntry.locator('.status').getAttribute('class')).to.equal('status planned');
+            expect(await forecastEntry.locator('.caller').innerText()).to.equal('public route');
             await accessible('weather');
             await shot('weather');
 

@@ -357,7 +357,7 @@ describe('the live request log', () => {
         const requestId = res.headers.get('x-request-id');
         const seen = await Promise.all([first, second].map((listener) => listener.next((event) => event.path === '/v1/commerce/businesses')));
         for (const event of seen) {
-            expect(event).to.include({ method: 'GET', path: '/v1/commerce/businesses', query: '?limit=2', status: 200, caller: 'alice', truncated: false });
+            expect(event).to.include({ method: 'GET', path: '/v1/commerce/businesses', query: '?limit=2', status: 200, caller: 'alice', public: false, truncated: false });
             expect(event.id).to.be.a.string().and.to.not.be.empty();
             expect(requestId === null || requestId === event.id).to.be.true();
             expect(event.ms).to.be.a.number().and.to.be.at.least(0);
@@ -383,13 +383,13 @@ describe('the live request log', () => {
         }
 
         const notFound = await listener.next((event) => event.path === '/v1/nowhere');
-        expect(notFound).to.include({ status: 404, caller: null, query: '' });
+        expect(notFound).to.include({ status: 404, caller: null, public: true, query: '' });
         expect(JSON.parse(notFound.body!).code).to.equal('not_found');
 
         const paths = listener.events.map((event) => event.path);
         expect(paths).to.equal(['/v1/pay/status', '/v1/pay/wallet', '/openapi.json', '/health', '/v1/weather/teapot', '/v1/weather/empty', '/v1/commerce/products', '/v1/nowhere']);
         const [status, wallet, document, health, teapot, empty, products] = listener.events;
-        expect(status!.status).to.equal(200);
+        expect(status!).to.include({ status: 200, caller: null, public: true });
         expect(status!.body).to.not.exist();
         expect(wallet!.status).to.equal(501);
         expect(JSON.parse(wallet!.body!).code).to.equal('pay_not_provisioned');
