@@ -119,7 +119,7 @@ export function summarize(request: Request, secrets: string[]): RequestEvent {
         status,
         ms: Math.max(0, request.info.completed - request.info.received),
         caller: request.auth.isAuthenticated ? String(request.auth.credentials.sub) : null,
-        public: request.route.settings.auth === false
+        public: !request.route.settings.auth
     };
 
     const shown = status >= 400 || bodyPaths.test(request.path);
