@@ -68,7 +68,8 @@ internals.pool = function (url, schema) {
 
 internals.run = async function (runner, query, ...values) {
 
-    return (await runner.query({ name: query.name, text: query.text, values })).rows;
+    // An insert of a named row orders its own values, as PgDatabase does.
+    return (await runner.query({ name: query.name, text: query.text, values: query.values ? query.values(values) : values })).rows;
 };
 
 
@@ -133,9 +134,11 @@ internals.commerce = function (pool, sql) {
                     throw new Floor.Failure(422, 'business_not_found');
                 }
 
-                const [row] = await internals.run(client, sql.insertProduct, randomUUID(), input.name, input.description ?? '',
-                    Math.round(input.price * 10 ** Floor.currencyDigits(input.currency)) + 0, input.currency, input.business_id, createdBy,
-                    internals.nextCreatedAt(facts.latest, new Date(facts.now)));
+                const [row] = await internals.run(client, sql.insertProduct, {
+                    id: randomUUID(), name: input.name, description: input.description ?? '',
+                    price_minor: Math.round(input.price * 10 ** Floor.currencyDigits(input.currency)) + 0, currency: input.currency,
+                    business_id: input.business_id, created_by: createdBy, created_at: internals.nextCreatedAt(facts.latest, new Date(facts.now))
+                });
 
                 return internals.product(row);
             });
@@ -174,8 +177,11 @@ internals.logistics = function (pool, sql) {
                     throw new Floor.Failure(409, 'booking_overlap');
                 }
 
-                const [row] = await internals.run(client, sql.insertBooking, randomUUID(), vehicle.id, input.pickup_location_id, input.dropoff_location_id,
-                    input.pickup_at, input.return_at, input.notes ?? '', customerId, internals.nextCreatedAt(facts.latest_created, new Date(facts.now)));
+                const [row] = await internals.run(client, sql.insertBooking, {
+                    id: randomUUID(), vehicle_id: vehicle.id, pickup_location_id: input.pickup_location_id, dropoff_location_id: input.dropoff_location_id,
+                    pickup_at: input.pickup_at, return_at: input.return_at, notes: input.notes ?? '', customer_id: customerId, status: 'confirmed',
+                    created_at: internals.nextCreatedAt(facts.latest_created, new Date(facts.now))
+                });
 
                 return row;
             });

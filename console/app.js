@@ -1,12 +1,13 @@
 import { render } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useMemo, useState } from 'preact/hooks';
 
 import { Commerce } from './commerce.js';
-import { InstancePicker, Instances, notMountedHint, shortId, useInstances } from './instances.js';
+import { basePathOf, InstancePicker, Instances, notMountedHint, shortId, useInstances } from './instances.js';
 import { LiveLog } from './log.js';
 import { Logistics } from './logistics.js';
 import { Pay } from './pay.js';
-import { api, consoleApi, ErrorNote, html, useAction, useLoad } from './ui.js';
+import { apiClient, ApiContext, consoleApi, ErrorNote, html, useAction } from './ui.js';
+import { Weather } from './weather.js';
 
 
 const views = [
@@ -51,23 +52,6 @@ function PersonaPicker({ persona, onChange }) {
 }
 
 
-function Weather() {
-
-    const status = useLoad(() => api('/v1/weather/status').then((res) => res.data), []);
-    const [forecast, run] = useAction();
-    return html`<section aria-labelledby="weather-heading">
-        <h2 id="weather-heading">Weather</h2>
-        <${ErrorNote} error=${status.error} />
-        ${status.data ? html`<div class="card">
-            <p><span class=${status.data.configured ? 'badge ok' : 'badge warn'}>${status.data.configured ? 'configured' : 'not provisioned'}</span> <code>${status.data.namespace}</code></p>
-            <p>${status.data.detail}</p>
-        </div>` : null}
-        <button type="button" onClick=${() => run(() => api('/v1/weather/forecast'), () => 'The forecast answered.')}>Ask for a forecast</button>
-        <div aria-live="polite"><${ErrorNote} error=${forecast.error} /></div>
-    </section>`;
-}
-
-
 function App() {
 
     const [persona, setPersona] = useState(null);
@@ -80,6 +64,8 @@ function App() {
 
     const { View } = views.find((view) => view.id === current);
     const { selected } = instances;
+    const api = useMemo(() => apiClient(basePathOf(selected), persona?.token), [selected, persona]);
+    const instance = instances.list.find((candidate) => candidate.id === selected);
     // A namespace view loads again from scratch whenever its data set changes: switched, reset or restored.
     const key = current === 'instances' ? current : `${current}:${selected ?? 'default'}:${instances.revision}`;
     return html`<header class="top">
@@ -92,8 +78,10 @@ function App() {
                 <nav aria-label="Views" class="tabs">
                     ${views.map((view) => html`<button type="button" aria-current=${view.id === current ? 'page' : null} onClick=${() => setCurrent(view.id)}>${view.label}</button>`)}
                 </nav>
-                <p class="where">${selected ? html`Data set: instance <strong>${shortId(selected)}</strong>, under <code>/i/${selected}</code>` : html`Data set: the default one, under <code>/v1</code>`}</p>
-                <${View} key=${key} persona=${persona} instances=${instances} />
+                <p class="where">${selected ? html`Data set: instance <strong>${shortId(selected)}</strong>${instance?.pay ? ', with pay' : ''}` : 'Data set: the default one'}</p>
+                <${ApiContext.Provider} value=${api}>
+                    <${View} key=${key} persona=${persona} instances=${instances} />
+                <//>
             </main>
             <${LiveLog} />
         </div>`;

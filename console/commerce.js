@@ -1,10 +1,18 @@
 import { useState } from 'preact/hooks';
 
-import { api, ErrorNote, html, money, Outcome, Pager, ReportBadge, useAction, useLoad, when } from './ui.js';
+import { ErrorNote, html, money, Outcome, Pager, ReportBadge, useAction, useApi, useLoad, when } from './ui.js';
 
 
 const businessPage = 5;
 const productPage = 10;
+
+// The largest page a list gives: the view reads every business in pages of this size, to order them itself.
+const readPage = 100;
+
+const orders = {
+    reported: { label: 'most reported first', compare: (a, b) => b.scam_report_count - a.scam_report_count },
+    oldest: { label: 'oldest first', compare: () => 0 }
+};
 
 
 function formValues(event) {
@@ -14,17 +22,36 @@ function formValues(event) {
 }
 
 
+// The list route orders businesses by age only; the trust signal leads here, so the view reads them all and orders them.
+async function allBusinesses(api) {
+
+    const all = [];
+    let total = 0;
+    do {
+        const { data } = await api(`/v1/commerce/businesses?limit=${readPage}&offset=${all.length}`);
+        all.push(...data.data);
+        total = data.total;
+        if (!data.data.length) {
+            break;
+        }
+    } while (all.length < total);
+
+    return all;
+}
+
+
 function ReportForm({ persona, targetType, targetId, name, onReported }) {
 
+    const api = useApi();
     const [state, run] = useAction();
     const id = `report-${targetId}`;
     return html`<form class="inline" onSubmit=${(event) => {
 
         const { reason } = formValues(event);
-        run(() => api('/v1/commerce/scam-reports', { method: 'POST', token: persona?.token, body: { target_type: targetType, target_id: targetId, reason } }), (res) => {
+        run(() => api('/v1/commerce/scam-reports', { method: 'POST', body: { target_type: targetType, target_id: targetId, reason } }), (res) => {
 
             onReported(res.data);
-            return `Reported ${name} as ${persona.name} (report ${res.data.id}).`;
+            return `Reported ${name} as ${persona.name}.`;
         });
     }}>
         <label for=${id}>Why is ${name} a scam?</label>
@@ -37,15 +64,16 @@ function ReportForm({ persona, targetType, targetId, name, onReported }) {
 
 function InquiryForm({ persona, product, onSent }) {
 
+    const api = useApi();
     const [state, run] = useAction();
     const id = `inquiry-${product.id}`;
     return html`<form class="inline" onSubmit=${(event) => {
 
         const { message } = formValues(event);
-        run(() => api('/v1/commerce/inquiries', { method: 'POST', token: persona?.token, body: { product_id: product.id, message } }), (res) => {
+        run(() => api('/v1/commerce/inquiries', { method: 'POST', body: { product_id: product.id, message } }), (res) => {
 
             onSent(res.data);
-            return `Inquiry ${res.data.id} sent as ${persona.name}.`;
+            return `Sent your question about ${product.name} as ${persona.name}.`;
         });
     }}>
         <label for=${id}>Your question about ${product.name}</label>
@@ -58,6 +86,7 @@ function InquiryForm({ persona, product, onSent }) {
 
 function Offers({ product }) {
 
+    const api = useApi();
     const offers = useLoad(() => api(`/v1/commerce/offers?product_id=${encodeURIComponent(product.id)}&limit=100`).then((res) => res.data), [product.id]);
     if (offers.error) {
         return html`<${ErrorNote} error=${offers.error} />`;
@@ -102,8 +131,12 @@ function Product({ persona, product, onChanged, onCreated }) {
 }
 
 
+const productLabels = { name: 'Name', price: 'Price', currency: 'Currency', description: 'Description' };
+
+
 function AddProduct({ persona, business, onAdded }) {
 
+    const api = useApi();
     const [state, run] = useAction();
     return html`<form class="card" aria-labelledby="add-product-heading" onSubmit=${(event) => {
 
@@ -111,7 +144,6 @@ function AddProduct({ persona, business, onAdded }) {
         const values = formValues(event);
         run(() => api('/v1/commerce/products', {
             method: 'POST',
-            token: persona?.token,
             body: { name: values.name, price: Number(values.price), currency: values.currency.trim().toUpperCase(), business_id: business.id, description: values.description }
         }), (res) => {
 
@@ -128,13 +160,14 @@ function AddProduct({ persona, business, onAdded }) {
         </div>
         <label>Description <textarea name="description" rows="2" maxlength="5000"></textarea></label>
         <button type="submit" disabled=${state.busy}>Add the product</button>
-        <${Outcome} state=${state} hint=${persona ? null : 'Pick a persona first: adding a product needs a token.'} />
+        <${Outcome} state=${state} labels=${productLabels} hint=${persona ? null : 'Pick a persona first: adding a product needs a token.'} />
     </form>`;
 }
 
 
 function BusinessDetail({ persona, businessId, version, onChanged, onCreated }) {
 
+    const api = useApi();
     const [offset, setOffset] = useState(0);
     const business = useLoad(() => api(`/v1/commerce/businesses/${encodeURIComponent(businessId)}`).then((res) => res.data), [businessId, version]);
     const products = useLoad(() => api(`/v1/commerce/products?business_id=${encodeURIComponent(businessId)}&limit=${productPage}&offset=${offset}`).then((res) => res.data), [businessId, offset, version]);
@@ -172,10 +205,11 @@ function BusinessDetail({ persona, businessId, version, onChanged, onCreated }) 
 
 function Mine({ persona, created }) {
 
+    const api = useApi();
     const records = useLoad(() => Promise.all(created.map((entry) => {
 
         const path = entry.kind === 'inquiry' ? 'inquiries' : 'scam-reports';
-        return api(`/v1/commerce/${path}/${entry.id}`, { token: persona.token }).then((res) => ({ ...entry, record: res.data }), (error) => ({ ...entry, error }));
+        return api(`/v1/commerce/${path}/${entry.id}`).then((res) => ({ ...entry, record: res.data }), (error) => ({ ...entry, error }));
     })), [persona.token, created.length]);
 
     return html`<section class="card" aria-labelledby="mine-heading">
@@ -191,27 +225,41 @@ function Mine({ persona, created }) {
 /** Businesses, their products and offers with the trust signal; reports, inquiries and new products as the persona. */
 export function Commerce({ persona }) {
 
+    const api = useApi();
     const [offset, setOffset] = useState(0);
+    const [order, setOrder] = useState('reported');
     const [selected, setSelected] = useState(null);
     const [version, setVersion] = useState(0);
     const [created, setCreated] = useState({});
-    const businesses = useLoad(() => api(`/v1/commerce/businesses?limit=${businessPage}&offset=${offset}`).then((res) => res.data), [offset, version]);
+    const businesses = useLoad(() => allBusinesses(api), [version]);
+    // A stable sort: equal counts keep the API's order, oldest first.
+    const ordered = businesses.data ? [...businesses.data].sort(orders[order].compare) : [];
+    const shown = ordered.slice(offset, offset + businessPage);
     const onChanged = () => setVersion((n) => n + 1);
     const onCreated = (kind, record) => setCreated((all) => ({ ...all, [persona.name]: [...(all[persona.name] ?? []), { kind, id: record.id }] }));
+
+    const reorder = (event) => {
+
+        setOrder(event.target.value);
+        setOffset(0);
+    };
 
     return html`<div class="commerce">
         <section aria-labelledby="businesses-heading">
             <h2 id="businesses-heading">Businesses <span class="scope">shared</span></h2>
+            <label class="order">Order
+                <select value=${order} onChange=${reorder}>${Object.entries(orders).map(([id, { label }]) => html`<option value=${id}>${label}</option>`)}</select>
+            </label>
             <${ErrorNote} error=${businesses.error} />
             ${businesses.data ? html`
-                <ul class="items">
-                    ${businesses.data.data.map((business) => html`<li key=${business.id} class=${business.scam_report_count ? 'item flagged' : 'item'}>
+                <ul class="items" aria-label="Businesses">
+                    ${shown.map((business) => html`<li key=${business.id} class=${business.scam_report_count ? 'item flagged' : 'item'}>
                         <button type="button" class="link" aria-pressed=${selected === business.id} onClick=${() => setSelected(business.id)}>${business.name}</button>
                         <span class="meta">${business.category} · ${business.city}</span>
                         <${ReportBadge} count=${business.scam_report_count} />
                     </li>`)}
                 </ul>
-                <${Pager} label="Businesses" offset=${offset} limit=${businessPage} total=${businesses.data.total} onChange=${setOffset} />` : null}
+                <${Pager} label="Businesses" offset=${offset} limit=${businessPage} total=${ordered.length} onChange=${setOffset} />` : null}
         </section>
         ${selected ? html`<${BusinessDetail} key=${persona?.name ?? ''} persona=${persona} businessId=${selected} version=${version} onChanged=${onChanged} onCreated=${onCreated} />` : html`<p class="hint">Choose a business to see its products and offers.</p>`}
         ${persona ? html`<${Mine} persona=${persona} created=${created[persona.name] ?? []} />` : null}

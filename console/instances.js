@@ -1,6 +1,6 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 
-import { adminApi, consoleApi, ErrorNote, html, Outcome, setBasePath, useAction, useLoad, when } from './ui.js';
+import { adminApi, consoleApi, ErrorNote, html, Outcome, useAction, useLoad, when } from './ui.js';
 
 
 // The subject of the page's admin token: the live log shows the instance routes' calls as made by it.
@@ -19,8 +19,8 @@ export function shortId(id) {
 }
 
 
-/** The base path of the selected data set: '' for the default one. */
-function basePathOf(id) {
+/** The base path of a data set: '' for the default one, '/i/<id>' for an instance. */
+export function basePathOf(id) {
 
     return id ? `/i/${id}` : '';
 }
@@ -93,13 +93,6 @@ export function useInstances() {
         }
     }, [admin.data]);
 
-    const switchTo = (id) => {
-
-        // Before the views render again: their first calls already go to the new data set.
-        setBasePath(basePathOf(id));
-        setSelected(id);
-    };
-
     const putBack = () => {
 
         setRevision((n) => n + 1);
@@ -113,14 +106,14 @@ export function useInstances() {
         selected,
         revision,
         snapshots: snapshots[selected] ?? [],
-        switchTo,
+        switchTo: setSelected,
         refresh,
         async create(options) {
 
             const { data } = await call('/_instances', { method: 'POST', body: options });
             ++round.current;
             setLive((previous) => ({ list: [...previous.list, data], error: null }));
-            switchTo(data.id);
+            setSelected(data.id);
             refresh();
             return data;
         },
@@ -145,7 +138,7 @@ export function useInstances() {
 
             await callOn(id, '', { method: 'DELETE' });
             setSnapshots(({ [id]: gone, ...others }) => others);
-            switchTo(null);
+            setSelected(null);
             refresh();
         }
     };
@@ -177,7 +170,7 @@ function NewInstance({ instances }) {
     return html`<form class="card" aria-labelledby="new-instance-heading" onSubmit=${(event) => {
 
         event.preventDefault();
-        run(() => instances.create({ seed, pay }), (made) => `Made instance ${shortId(made.id)}: the page now uses it, under ${made.base_path}.`);
+        run(() => instances.create({ seed, pay }), (made) => `Made instance ${shortId(made.id)}${made.pay ? ', with pay' : ''}: the page now uses it.`);
     }}>
         <h3 id="new-instance-heading">New instance</h3>
         <div class="fields">
@@ -255,7 +248,8 @@ function Selected({ instances, onDeleted }) {
     };
 
     return html`<section class="card" aria-labelledby="selected-heading">
-        <h3 id="selected-heading">Instance ${shortId(id)} <code>${basePathOf(id)}</code></h3>
+        <h3 id="selected-heading">Instance ${shortId(id)}</h3>
+        <p class="meta">Base URL for a test suite: <code>${location.origin}${basePathOf(id)}</code></p>
         <div class="row">
             <button type="button" disabled=${busy} onClick=${() => run(() => instances.reset(id), () => `Reset ${name}: its data, clock and ids are as they were when it was made.`)}>Reset</button>
             <button type="button" disabled=${busy} onClick=${() => run(() => instances.snapshot(id), (snapshotId) => `Took snapshot ${shortId(snapshotId)} of ${name}.`)}>Take snapshot</button>
@@ -292,13 +286,13 @@ export function Instances({ instances }) {
     const gone = selected && instances.ready && !list.some((instance) => instance.id === selected);
     return html`<section aria-labelledby="instances-heading">
         <h2 id="instances-heading">Instances</h2>
-        <p class="hint">Each instance is an isolated copy of the API's data, with its own clock and ids, reached under its base path (<code>${'/i/<id>/v1/…'}</code>): made here or by a test suite, kept in memory, gone after an hour unused. Switching the data set shows every view as it stands there; personas stay the same.</p>
+        <p class="hint">Each instance is an isolated copy of the API's data, with its own clock and ids, reached at a base URL of its own: made here or by a test suite, kept in memory, gone after an hour unused. Switching the data set shows every view as it stands there; personas stay the same.</p>
         <${ErrorNote} error=${error} hint=${error?.status === 404 ? notMountedHint : null} />
         <${NewInstance} instances=${instances} />
         <${LiveInstances} instances=${instances} />
         ${gone ? html`<div class="error" role="alert"><p>Instance ${shortId(selected)} is no longer live: it was deleted or expired.</p>
             <button type="button" onClick=${() => instances.switchTo(null)}>Use the default data set</button></div>` : null}
         ${selected ? html`<${Selected} key=${selected} instances=${instances} onDeleted=${setDeleted} />` : null}
-        ${selected ? null : html`${deleted ? html`<p class="done" role="status">${deleted}</p>` : null}<p class="hint">The page uses the default data set (<code>/v1/…</code>), which is not an instance: use or make one to reset it, take and restore snapshots, or delete it.</p>`}
+        ${selected ? null : html`${deleted ? html`<p class="done" role="status">${deleted}</p>` : null}<p class="hint">The page uses the default data set, which is not an instance: use or make one to reset it, take and restore snapshots, or delete it.</p>`}
     </section>`;
 }

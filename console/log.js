@@ -10,11 +10,18 @@ const eventsPath = '/console/api/events';
 const kept = 300;
 
 
+// Who made a request, as far as the server knows: a public route reads no token, so it never knows.
+function callerOf(entry) {
+
+    return entry.caller ?? (entry.public ? 'public route' : 'anonymous');
+}
+
+
 // Every word must match: a status or a request id as a whole (409 is no part of an id), method, path, caller and
 // data set in part.
 function matches(entry, filter) {
 
-    const text = `${entry.method} ${entry.path}${entry.query} ${entry.caller ?? 'anonymous'} ${dataSetOf(entry)}`.toLowerCase();
+    const text = `${entry.method} ${entry.path}${entry.query} ${callerOf(entry)} ${dataSetOf(entry)}`.toLowerCase();
     const whole = [String(entry.status), entry.id.toLowerCase()];
     return filter.toLowerCase().split(/\s+/).filter(Boolean).every((word) => whole.includes(word) || text.includes(word));
 }
@@ -27,7 +34,12 @@ function dataSetOf(entry) {
 }
 
 
+// 501 is this service's documented answer of a namespace not provisioned yet (weather, pay before provisioning): no failure.
 function statusClass(status) {
+
+    if (status === 501) {
+        return 'status planned';
+    }
 
     return status >= 500 ? 'status s5' : (status >= 400 ? 'status s4' : 'status s2');
 }
@@ -69,7 +81,7 @@ export function LiveLog() {
         </div>
         ${chosen ? html`<div class="detail" aria-live="polite">
             <h3>${chosen.method} ${chosen.path}${chosen.query}</h3>
-            <p>${chosen.status} · ${chosen.ms} ms · ${chosen.caller ?? 'anonymous'} · ${chosen.instance ? html`instance <code>${chosen.instance}</code>` : 'default data set'} · <code>${chosen.id}</code></p>
+            <p>${chosen.status} · ${chosen.ms} ms · ${callerOf(chosen)} · ${chosen.instance ? html`instance <code title=${chosen.instance}>${shortId(chosen.instance.slice('/i/'.length))}</code>` : 'default data set'} · <code>${chosen.id}</code></p>
             ${chosen.body ? html`<pre tabindex="0" aria-label="Response body">${chosen.body}${chosen.truncated ? '\n…(cut)' : ''}</pre>` :
         html`<p class="hint">No body shown: success bodies of pay and of the documentation are never streamed.</p>`}
             <button type="button" onClick=${() => setSelected(null)}>Close</button>
@@ -82,7 +94,7 @@ export function LiveLog() {
                     <span class="path">${entry.path}${entry.query}</span>
                     <span class=${statusClass(entry.status)}>${entry.status}</span>
                     <span class="ms">${entry.ms} ms</span>
-                    <span class="caller">${entry.caller ?? 'anonymous'}</span>
+                    <span class="caller">${callerOf(entry)}</span>
                     <span class="rid">${entry.id}</span>
                     ${entry.instance ? html`<span class="instance" title=${entry.instance}>instance ${shortId(entry.instance.slice('/i/'.length))}</span>` : null}
                 </button>

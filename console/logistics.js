@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 
-import { api, ErrorNote, html, money, Outcome, Pager, useAction, useLoad, when } from './ui.js';
+import { ErrorNote, html, money, Outcome, Pager, useAction, useApi, useLoad, when } from './ui.js';
 
 
 const vehiclePage = 10;
@@ -77,9 +77,36 @@ function Timeline({ bookings, vehicles, anchor, setAnchor }) {
 }
 
 
+const bookingLabels = {
+    vehicle_id: 'Vehicle',
+    pickup_location_id: 'Pickup at',
+    dropoff_location_id: 'Return to',
+    pickup_at: 'Pickup time',
+    return_at: 'Return time',
+    notes: 'Notes'
+};
+
+
+// A refusal that names a vehicle by its id, said with the vehicle's name.
+function bookingWords(error, vehicle) {
+
+    if (error.code === 'booking_overlap') {
+        return `The ${vehicleName(vehicle)} is already booked then: choose another time or vehicle.`;
+    }
+
+    if (error.code === 'vehicle_unavailable') {
+        return `The ${vehicleName(vehicle)} is not available for booking: choose another vehicle.`;
+    }
+
+    return null;
+}
+
+
 function BookingForm({ persona, vehicles, locations, onBooked }) {
 
+    const api = useApi();
     const [state, run] = useAction();
+    const [asked, setAsked] = useState(null);
     const tomorrow = startOfDay(Date.now()) + dayMs + 10 * 60 * 60 * 1000;
     return html`<form class="card" aria-labelledby="book-heading" onSubmit=${(event) => {
 
@@ -93,10 +120,11 @@ function BookingForm({ persona, vehicles, locations, onBooked }) {
             return_at: values.return_at ? new Date(values.return_at).toISOString() : '',
             notes: values.notes
         };
-        run(() => api('/v1/logistics/bookings', { method: 'POST', token: persona?.token, body }), (res) => {
+        setAsked(vehicles.find((vehicle) => vehicle.id === body.vehicle_id));
+        run(() => api('/v1/logistics/bookings', { method: 'POST', body }), (res) => {
 
             onBooked(res.data);
-            return `Booked ${vehicleName(vehicles.find((vehicle) => vehicle.id === res.data.vehicle_id))} for ${persona.name}: ${when(res.data.pickup_at)} to ${when(res.data.return_at)} (booking ${res.data.id}).`;
+            return `Booked the ${vehicleName(vehicles.find((vehicle) => vehicle.id === res.data.vehicle_id))} for ${persona.name}: ${when(res.data.pickup_at)} to ${when(res.data.return_at)}.`;
         });
     }}>
         <h3 id="book-heading">Book a vehicle</h3>
@@ -117,15 +145,16 @@ function BookingForm({ persona, vehicles, locations, onBooked }) {
         </div>
         <label>Notes <input name="notes" maxlength="1000" /></label>
         <button type="submit" disabled=${state.busy}>Book</button>
-        <${Outcome} state=${state} hint=${persona ? null : 'Pick a persona first: bookings need a token.'} />
+        <${Outcome} state=${state} words=${(error) => bookingWords(error, asked)} labels=${bookingLabels} hint=${persona ? null : 'Pick a persona first: bookings need a token.'} />
     </form>`;
 }
 
 
 function Bookings({ persona, vehicles, locations, version }) {
 
+    const api = useApi();
     const [anchor, setAnchor] = useState(null);
-    const bookings = useLoad(() => api('/v1/logistics/bookings?limit=100', { token: persona.token }).then((res) => res.data), [persona.token, version]);
+    const bookings = useLoad(() => api('/v1/logistics/bookings?limit=100').then((res) => res.data), [persona.token, version]);
     const places = new Map(locations.map((location) => [location.id, location.name]));
     const list = bookings.data?.data ?? [];
     const upcoming = list.map((booking) => Date.parse(booking.pickup_at)).filter((time) => time >= Date.now()).sort((a, b) => a - b);
@@ -154,6 +183,7 @@ function Bookings({ persona, vehicles, locations, version }) {
 /** Vehicles with their availability, booking as the persona, and the persona's own bookings on a timeline. */
 export function Logistics({ persona }) {
 
+    const api = useApi();
     const [availableOnly, setAvailableOnly] = useState(false);
     const [offset, setOffset] = useState(0);
     const [version, setVersion] = useState(0);
@@ -179,7 +209,7 @@ export function Logistics({ persona }) {
                 <thead><tr><th scope="col">Vehicle</th><th scope="col">Year</th><th scope="col">Seats</th><th scope="col">Per day</th><th scope="col">Availability</th></tr></thead>
                 <tbody>${page.data.data.map((vehicle) => html`<tr key=${vehicle.id}>
                     <td>${vehicleName(vehicle)}</td><td>${vehicle.year}</td><td>${vehicle.seats}</td><td>${money(vehicle.daily_rate, vehicle.currency)}</td>
-                    <td><span class=${vehicle.is_available ? 'badge ok' : 'badge warn'}>${vehicle.is_available ? 'available' : 'unavailable'}</span></td>
+                    <td><span class=${vehicle.is_available ? 'badge ok' : 'badge'}>${vehicle.is_available ? 'available' : 'unavailable'}</span></td>
                 </tr>`)}</tbody>
             </table></div>
             <${Pager} label="Vehicles" offset=${offset} limit=${vehiclePage} total=${page.data.total} onChange=${setOffset} />` : null}

@@ -1,49 +1,87 @@
 import { useState } from 'preact/hooks';
 
-import { api, ErrorNote, html, Outcome, randomKey, useAction, useLoad, when } from './ui.js';
+import { notMountedHint } from './instances.js';
+import { ApiError, assetDigits, ErrorNote, html, minorMoney, Outcome, randomKey, StateNote, toMinor, useAction, useApi, useLoad, when } from './ui.js';
 
 
-function Readiness({ status }) {
+const operations = { deposit: 'deposit', withdraw: 'withdrawal' };
 
-    return html`<div class="card">
-        <h3>Readiness</h3>
-        <p>
-            <span class=${status.configured ? 'badge ok' : 'badge warn'}>configured: ${String(status.configured)}</span>
-            <span class=${status.schema_ready ? 'badge ok' : 'badge warn'}>schema_ready: ${String(status.schema_ready)}</span>
-            <span class="meta">sections: ${status.sections.join(', ')}</span>
+
+function Unprovisioned({ status, instances }) {
+
+    const [state, run] = useAction();
+    const title = status.configured ? 'Not provisioned yet: pay\'s database has no tables' : 'Not set up: this data set has no pay database';
+    return html`<${StateNote} title=${title}>
+        <p>This is one of pay's documented states, not a failure: its status answers, and its wallet, tokens and gateway answer 501 (not implemented) until pay is provisioned.</p>
+        <p class="row">
+            <button type="button" disabled=${state.busy || !instances.ready} onClick=${() => run(() => instances.create({ seed: 'demo', pay: true }), () => null)}>Make an instance with pay and use it</button>
+            <span class="hint">An instance is a copy of the demo data in memory, with pay provisioned; the default data set stays as it is.</span>
         </p>
-        ${status.schema_ready ? null : html`<p>Pay's data endpoints answer 501 until it is provisioned. To provision it, stop localgate and run:</p>
-            <pre tabindex="0" aria-label="Commands that provision pay">npx localgate provision pay > pay.env\nset -a; . ./pay.env; set +a; npm start</pre>`}
-    </div>`;
+        ${instances.error ? html`<p class="hint">${notMountedHint}</p>` : null}
+        <${Outcome} state=${state} />
+        <p>Or provision pay for the default data set: stop localgate and run</p>
+        <pre tabindex="0" aria-label="Commands that provision pay">npx localgate provision pay > pay.env\nset -a; . ./pay.env; set +a; npm start</pre>
+    <//>`;
 }
 
 
-function Transfer({ persona, providers, onMoved }) {
+// A refusal that names a provider by its id or an amount in minor units, said with the provider's name and money.
+function transferWords(error, request, provider, balances, tokens) {
 
+    const { asset, amount } = request.body;
+    const name = provider?.name ?? request.body.provider_id;
+    switch (error.code) {
+        case 'insufficient_funds':
+            return `Your ${asset} balance is ${minorMoney(balances.find((balance) => balance.asset === asset)?.amount ?? 0, asset, tokens)}, less than the ${minorMoney(amount, asset, tokens)} to withdraw.`;
+        case 'balance_limit_exceeded':
+            return `This deposit would take your ${asset} balance beyond the most a wallet holds.`;
+        case 'provider_unavailable':
+            return `${name} is ${provider.status} and moves no money: choose an active provider.`;
+        case 'operation_not_supported':
+            return `${name} takes no ${operations[request.operation]}s.`;
+        case 'asset_not_supported':
+            return `${name} does not move ${asset}.`;
+        default:
+            return null;
+    }
+}
+
+
+function Transfer({ providers, balances, tokens, onMoved }) {
+
+    const api = useApi();
     const usable = providers.filter((provider) => provider.status === 'active');
     const [providerId, setProviderId] = useState(usable[0]?.id ?? providers[0]?.id);
+    const provider = providers.find((candidate) => candidate.id === providerId);
+    const [asset, setAsset] = useState(provider?.assets[0]);
     const [key, setKey] = useState(() => randomKey('console'));
     const [last, setLast] = useState(null);
     const [state, run] = useAction();
-    const provider = providers.find((candidate) => candidate.id === providerId);
+    const shownAsset = provider?.assets.includes(asset) ? asset : provider?.assets[0];
+    const digits = assetDigits(shownAsset, tokens);
 
     const send = (request) => run(() => api(`/v1/pay/gateway/${request.operation}`, {
         method: 'POST',
-        token: persona.token,
         headers: { 'idempotency-key': request.key },
         body: request.body
     }), (res) => {
 
         onMoved();
         const replayed = res.headers.get('idempotent-replayed') === 'true';
-        return `${res.status} ${res.data.type} of ${res.data.amount} ${res.data.asset} (transaction ${res.data.id})${replayed ? ': replayed, Idempotent-Replayed: true, no money moved twice' : ''}.`;
+        return `${res.status} ${res.data.type} of ${minorMoney(res.data.amount, res.data.asset, tokens)} through ${provider?.name ?? res.data.provider_id}${replayed ? ': replayed, Idempotent-Replayed: true, no money moved twice' : ''}.`;
     });
 
     return html`<form class="card" aria-labelledby="transfer-heading" onSubmit=${(event) => {
 
         event.preventDefault();
         const values = Object.fromEntries(new FormData(event.currentTarget));
-        const request = { operation: values.operation, key, body: { provider_id: values.provider_id, asset: values.asset, amount: Number(values.amount) } };
+        const amount = toMinor(values.amount, digits);
+        if (amount === null) {
+            run(() => Promise.reject(new ApiError(null, { message: `${values.amount} is no amount of ${shownAsset}: write it like ${minorMoney(2500, shownAsset, tokens)}, with at most ${digits} decimals.` })));
+            return;
+        }
+
+        const request = { operation: values.operation, key, body: { provider_id: values.provider_id, asset: shownAsset, amount } };
         setLast(request);
         // The next new request gets a new key; the one just used stays with "Send again".
         setKey(randomKey('console'));
@@ -60,9 +98,9 @@ function Transfer({ persona, providers, onMoved }) {
                 </select>
             </label>
             <label>Asset
-                <select name="asset">${(provider?.assets ?? []).map((asset) => html`<option value=${asset}>${asset}</option>`)}</select>
+                <select name="asset" value=${shownAsset} onChange=${(event) => setAsset(event.target.value)}>${(provider?.assets ?? []).map((code) => html`<option value=${code}>${code}</option>`)}</select>
             </label>
-            <label>Amount (minor units) <input name="amount" required inputmode="numeric" defaultValue="2500" /></label>
+            <label>Amount (${shownAsset}) <input name="amount" required inputmode="decimal" defaultValue="25.00" /></label>
         </div>
         <p class="row">
             <label for="idempotency-key">Idempotency-Key of the next request</label>
@@ -73,19 +111,21 @@ function Transfer({ persona, providers, onMoved }) {
             <button type="submit" disabled=${state.busy}>Send</button>
             <button type="button" disabled=${!last || state.busy} onClick=${() => send(last)}>Send again (same key)</button>
         </div>
-        ${last ? html`<p class="meta">Last sent: ${last.operation} of ${last.body.amount} ${last.body.asset} with Idempotency-Key <code>${last.key}</code></p>` : null}
-        <${Outcome} state=${state} />
+        ${last ? html`<p class="meta">Last sent: ${operations[last.operation]} of ${minorMoney(last.body.amount, last.body.asset, tokens)} with Idempotency-Key <code>${last.key}</code></p>` : null}
+        <${Outcome} state=${state} words=${(error) => (last ? transferWords(error, last, providers.find((candidate) => candidate.id === last.body.provider_id), balances, tokens) : null)} labels=${{ provider_id: 'Provider', asset: 'Asset', amount: 'Amount' }} />
     </form>`;
 }
 
 
 function Wallet({ persona }) {
 
+    const api = useApi();
     const [version, setVersion] = useState(0);
     const data = useLoad(() => Promise.all([
-        api('/v1/pay/wallet/', { token: persona.token }).then((res) => res.data),
-        api('/v1/pay/wallet/transactions?limit=20', { token: persona.token }).then((res) => res.data),
-        api('/v1/pay/gateway/providers', { token: persona.token }).then((res) => res.data.data)
+        api('/v1/pay/wallet/').then((res) => res.data),
+        api('/v1/pay/wallet/transactions?limit=20').then((res) => res.data),
+        api('/v1/pay/gateway/providers').then((res) => res.data.data),
+        api('/v1/pay/tokens/').then((res) => res.data.data)
     ]), [persona.token, version]);
 
     if (data.error) {
@@ -96,16 +136,17 @@ function Wallet({ persona }) {
         return html`<p class="hint">Loading the wallet…</p>`;
     }
 
-    const [wallet, transactions, providers] = data.data;
+    const [wallet, transactions, providers, tokens] = data.data;
+    const providerName = (id) => providers.find((provider) => provider.id === id)?.name ?? id;
     return html`<section aria-labelledby="wallet-heading">
         <h3 id="wallet-heading">Wallet of ${persona.name} <span class="scope">private</span></h3>
-        ${wallet.balances.length ? html`<ul class="balances" aria-label="Balances">${wallet.balances.map((balance) => html`<li><strong>${balance.amount}</strong> ${balance.asset}</li>`)}</ul>` : html`<p class="hint">No balance yet: make a deposit.</p>`}
-        <${Transfer} persona=${persona} providers=${providers} onMoved=${() => setVersion((n) => n + 1)} />
+        ${wallet.balances.length ? html`<ul class="balances" aria-label="Balances">${wallet.balances.map((balance) => html`<li><strong>${minorMoney(balance.amount, balance.asset, tokens)}</strong> <span class="meta">${balance.asset}</span></li>`)}</ul>` : html`<p class="hint">No balance yet: make a deposit.</p>`}
+        <${Transfer} providers=${providers} balances=${wallet.balances} tokens=${tokens} onMoved=${() => setVersion((n) => n + 1)} />
         <div class="scroll" tabindex="0" role="region" aria-label="Scrollable table"><table>
             <caption>Transactions, newest first (${transactions.total})</caption>
             <thead><tr><th scope="col">When</th><th scope="col">Type</th><th scope="col">Amount</th><th scope="col">Provider</th><th scope="col">Status</th></tr></thead>
             <tbody>${transactions.data.map((transaction) => html`<tr key=${transaction.id}>
-                <td>${when(transaction.created_at)}</td><td>${transaction.type}</td><td>${transaction.amount} ${transaction.asset}</td><td>${transaction.provider_id}</td><td>${transaction.status}</td>
+                <td>${when(transaction.created_at)}</td><td>${transaction.type}</td><td class="amount">${minorMoney(transaction.amount, transaction.asset, tokens)}</td><td>${providerName(transaction.provider_id)}</td><td>${transaction.status}</td>
             </tr>`)}</tbody>
         </table></div>
     </section>`;
@@ -113,13 +154,16 @@ function Wallet({ persona }) {
 
 
 /** Pay readiness, and once provisioned the persona's wallet, transfers with their Idempotency-Key, and history. */
-export function Pay({ persona }) {
+export function Pay({ persona, instances }) {
 
+    const api = useApi();
     const status = useLoad(() => api('/v1/pay/status').then((res) => res.data), []);
+    const ready = status.data?.schema_ready;
     return html`<section aria-labelledby="pay-heading">
         <h2 id="pay-heading">Pay</h2>
         <${ErrorNote} error=${status.error} />
-        ${status.data ? html`<${Readiness} status=${status.data} />` : null}
-        ${status.data?.schema_ready ? (persona ? html`<${Wallet} key=${persona.name} persona=${persona} />` : html`<p class="hint">Pick a persona to see their wallet: it is private.</p>`) : null}
+        ${ready ? html`<p><span class="badge ok">ready</span> Wallet, tokens and gateway answer in this data set.</p>` : null}
+        ${status.data && !ready ? html`<${Unprovisioned} status=${status.data} instances=${instances} />` : null}
+        ${ready ? (persona ? html`<${Wallet} key=${persona.name} persona=${persona} />` : html`<p class="hint">Pick a persona to see their wallet: it is private.</p>`) : null}
     </section>`;
 }

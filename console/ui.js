@@ -1,21 +1,15 @@
-import { h } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { createContext, h } from 'preact';
+import { useContext, useEffect, useState } from 'preact/hooks';
 import htm from 'htm';
 
 
 export const html = htm.bind(h);
 
-// Every call to the API goes through api(): switching to an instance changes this prefix to its base path ('/i/<id>').
-let basePath = '';
-
-/** Sets the prefix of every API path the page calls. */
-export function setBasePath(path) {
-
-    basePath = path;
-}
+// The client of the data set and persona in use; the app provides it, every view reads it with useApi().
+export const ApiContext = createContext(null);
 
 
-/** An answer of the API that is not a success: its status, code and message as the service sent them. */
+/** An answer of the API that is not a success: its status, code and message as the service sent them (status null: the page refused it before sending). */
 export class ApiError extends Error {
 
     constructor(status, body) {
@@ -28,10 +22,21 @@ export class ApiError extends Error {
 }
 
 
-/** Calls the API as the given persona (token) and resolves to {status, data, headers}; a refusal throws an ApiError. */
-export function api(path, { method = 'GET', token, body, headers = {} } = {}) {
+/**
+ * A client of one data set (its base path: '' for the default one, '/i/<id>' for an instance) as one persona (their
+ * token, or none): every read and write carries the token, so that the live log names who acted. Resolves to
+ * {status, data, headers}; a refusal throws an ApiError.
+ */
+export function apiClient(basePath, token) {
 
-    return request(basePath + path, { method, token, body, headers });
+    return (path, { method = 'GET', body, headers = {} } = {}) => request(basePath + path, { method, token, body, headers });
+}
+
+
+/** The client of the data set and persona the page uses now. */
+export function useApi() {
+
+    return useContext(ApiContext);
 }
 
 
@@ -109,17 +114,34 @@ export function useLoad(load, deps) {
 }
 
 
-/** An API error in words: status, code, message and the fields it names. */
-export function ErrorNote({ error, hint }) {
+/**
+ * An API error in words: status, code, message and the fields it names. words(error) may say the message in the
+ * page's own terms (names for ids, money for minor units); labels name fields as the form does.
+ */
+export function ErrorNote({ error, hint, words, labels = {} }) {
 
     if (!error) {
         return null;
     }
 
+    // Status null: the page itself refused to send it, so there is no answer to quote.
+    const said = words?.(error) ?? error.message;
+    // A refusal names its field with the message itself; only the fields of a validation say more.
+    const details = (error.details ?? []).filter((detail) => detail.message !== error.message);
     return html`<div class="error" role="alert">
-        <p><strong>${error.status || 'No answer'} <code>${error.code ?? 'error'}</code></strong> ${error.message}</p>
-        ${error.details?.length ? html`<ul>${error.details.map((detail) => html`<li><code>${detail.field}</code>: ${detail.message}</li>`)}</ul>` : null}
+        <p>${error.status === null ? said : html`<strong>${error.status || 'No answer'} <code>${error.code ?? 'error'}</code></strong> ${said}`}</p>
+        ${details.length ? html`<ul>${details.map((detail) => html`<li>${labels[detail.field] ?? html`<code>${detail.field}</code>`}: ${detail.message}</li>`)}</ul>` : null}
         ${hint ? html`<p class="hint">${hint}</p>` : null}
+    </div>`;
+}
+
+
+/** A documented state of the service that is no failure (a namespace not provisioned): said plainly, not in red. */
+export function StateNote({ title, children }) {
+
+    return html`<div class="note" role="status">
+        <p><strong>${title}</strong></p>
+        ${children}
     </div>`;
 }
 
@@ -154,6 +176,60 @@ export function money(amount, currency) {
     catch {
         return `${amount} ${currency}`;
     }
+}
+
+
+/** The decimals of a pay asset: a token's as the API lists it, a currency's from its ISO 4217 minor unit (JPY 0, USD 2). */
+export function assetDigits(asset, tokens = []) {
+
+    const token = tokens.find((candidate) => candidate.symbol === asset);
+    if (token) {
+        return token.decimals;
+    }
+
+    try {
+        return new Intl.NumberFormat('en', { style: 'currency', currency: asset }).resolvedOptions().maximumFractionDigits;
+    }
+    catch {
+        return 0;
+    }
+}
+
+
+/** An amount of integer minor units as money: 2500 EUR is €25.00, 2500 JPY is ¥2,500, 2500 MIT is 25.00 MIT. */
+export function minorMoney(minor, asset, tokens = []) {
+
+    const digits = assetDigits(asset, tokens);
+    // As a decimal string: Intl formats it exactly, however large the integer.
+    const sign = minor < 0 ? '-' : '';
+    const whole = String(Math.abs(minor)).padStart(digits + 1, '0');
+    const decimal = digits ? `${sign}${whole.slice(0, -digits)}.${whole.slice(-digits)}` : `${sign}${whole}`;
+    const fixed = { minimumFractionDigits: digits, maximumFractionDigits: digits };
+    if (tokens.some((token) => token.symbol === asset)) {
+        return `${new Intl.NumberFormat('en', fixed).format(decimal)} ${asset}`;
+    }
+
+    try {
+        return new Intl.NumberFormat('en', { style: 'currency', currency: asset, ...fixed }).format(decimal);
+    }
+    catch {
+        return `${new Intl.NumberFormat('en', fixed).format(decimal)} ${asset}`;
+    }
+}
+
+
+/** Typed money (25, 25.5, 25.00) in integer minor units (2500), or null when it is no amount or has more decimals than the asset. */
+export function toMinor(text, digits) {
+
+    const match = /^(\d+)(?:\.(\d*))?$/.exec(text.trim().replace(/,/g, ''));
+    // Zeros past the asset's decimals say nothing: 25.00 yen is 25 yen.
+    const fraction = (match?.[2] ?? '').length > digits ? match[2].replace(/0+$/, '') : match?.[2] ?? '';
+    if (!match || fraction.length > digits) {
+        return null;
+    }
+
+    const minor = Number(`${match[1]}${fraction.padEnd(digits, '0')}`);
+    return Number.isSafeInteger(minor) ? minor : null;
 }
 
 
@@ -195,10 +271,10 @@ export function useAction() {
 
 
 /** The outcome of an action: the error, or the success line. */
-export function Outcome({ state, hint }) {
+export function Outcome({ state, hint, words, labels }) {
 
     if (state.error) {
-        return html`<${ErrorNote} error=${state.error} hint=${hint} />`;
+        return html`<${ErrorNote} error=${state.error} hint=${hint} words=${words} labels=${labels} />`;
     }
 
     return state.done ? html`<p class="done" role="status">${state.done}</p>` : null;

@@ -47,7 +47,34 @@ export function resolveSecret(configured: string | undefined, dataDir: string, k
         }
     }
 
-    const secret = Fs.readFileSync(file, 'utf8').trim();
+    return keptSecret(file, Fs.readFileSync(file, 'utf8'));
+}
+
+
+/** The secret a server started on the data directory signs with: the configured one, else the kept one; never creates one. */
+export function existingSecret(configured: string | undefined, dataDir: string): string {
+
+    if (configured) {
+        return configured;
+    }
+
+    // A new secret here would sign tokens that the server, which keeps its own elsewhere, refuses.
+    const file = Path.resolve(dataDir, secretFile);
+    let text: string;
+    try {
+        text = Fs.readFileSync(file, 'utf8');
+    }
+    catch (err) {
+        throw new Error(`found no token secret at ${file} (${(err as NodeJS.ErrnoException).code}): start the server with this DATA_DIR first (it keeps its secret there), or set AUTH_JWT_SECRET`);
+    }
+
+    return keptSecret(file, text);
+}
+
+
+function keptSecret(file: string, text: string): string {
+
+    const secret = text.trim();
     if (Buffer.byteLength(secret, 'utf8') < minSecretBytes) {
         throw new SettingError('AUTH_JWT_SECRET', `is unset and ${file} holds a secret shorter than ${minSecretBytes} bytes: delete the file to generate a new one`);
     }
@@ -59,8 +86,16 @@ export function resolveSecret(configured: string | undefined, dataDir: string, k
 /** The role claim of a token that may use the admin routes (/_instances). */
 export const adminRole = 'admin';
 
-/** Signs a token for a subject that expires after ttlSec seconds; an admin token carries the claim role: "admin". */
+/**
+ * Signs a token for a subject that expires after ttlSec whole seconds, or (negative) expired that long ago; 0 throws.
+ * An admin token carries the claim role: "admin".
+ */
 export function mintToken(secret: string, subject: string, ttlSec = 3600, options: { admin?: boolean } = {}): string {
+
+    // @hapi/jwt leaves exp out for a ttl of 0, and the server refuses every token without exp.
+    if (!Number.isSafeInteger(ttlSec) || ttlSec === 0) {
+        throw new RangeError(`ttlSec must be a whole number of seconds other than 0 (negative for a token that has expired), not ${ttlSec}`);
+    }
 
     return Jwt.token.generate(options.admin ? { sub: subject, role: adminRole } : { sub: subject }, { key: secret, algorithm: 'HS256' }, { ttlSec });
 }
@@ -149,6 +184,14 @@ export const authPlugin: Plugin<{ secret: string }> = {
                 const header = request.headers.authorization as string | undefined;
                 if (header === undefined) {
                     return optional ? h.authenticated({ credentials: anonymous }) : h.unauthenticated(missing);
+                }
+
+                // @hapi/jwt reports a header without the Bearer scheme as no header at all.
+                // The header is not echoed: its first word may be the token itself.
+                const words = header.trim().split(/\s+/);
+                if (words[0]!.toLowerCase() !== 'bearer') {
+                    const wrong = words.length > 1 ? 'names a scheme other than Bearer' : 'is missing the scheme';
+                    return h.unauthenticated(Boom.unauthorized(`The Authorization header ${wrong}: send Authorization: Bearer <token>`, 'Bearer'));
                 }
 
                 const known = verified.get(header);

@@ -2,9 +2,9 @@ import Fs from 'node:fs';
 import Path from 'node:path';
 import Util from 'node:util';
 
-import { mintToken, resolveSecret } from './auth';
+import { existingSecret, mintToken } from './auth';
 import { wallContext } from './clock';
-import { durationSeconds, settingsFromEnvironment, type DatabaseSettings, type Flags, type Settings } from './config';
+import { durationSeconds, settingsFromEnvironment, type DatabaseSettings, type Flags, type LogFormat, type Settings } from './config';
 import { readFixtureFile } from './fixtures';
 import { createServer } from './index';
 import { packageRoot } from './paths';
@@ -14,6 +14,8 @@ import { createEngine, provisionPay, rotatePayKeys, type PayCredentials } from '
 export interface Io {
     out(line: string): void;
     err(line: string): void;
+    /** True when standard output is a terminal: LOG_FORMAT=auto then logs pretty lines. */
+    tty?: boolean;
 }
 
 export const usage = `Usage: localgate <command> [options]
@@ -21,7 +23,7 @@ export const usage = `Usage: localgate <command> [options]
 Commands:
   start                   start the service (default)
   migrate                 apply pending migrations and exit
-  provision pay           create the pay database, record a fresh key pair and print the settings to export
+  provision pay           create the pay database, record the key pair set (else a fresh one) and print the settings
   rotate-keys pay         record a new pay key pair (the old one stops working) and print the settings
   token [--admin] <subject>  print a bearer token for <subject> (--ttl 1h, 30m, 2d or seconds; at most 365d);
                           --admin adds the role claim the /_instances routes need (subject default: admin)
@@ -29,9 +31,13 @@ Commands:
   help [command]          print this, or what a command takes
 
 Options: --version, --help (also after a command: localgate token --help)
-Settings are read from the environment too (PORT, HOST, DATA_DIR, AUTH_JWT_SECRET, PAY_DB_URL,
-PAY_DB_PUBLISHABLE_KEY, PAY_DB_SECRET_KEY, LOG_LEVEL, CORS_ORIGINS, SEED, DRAIN_TIMEOUT_MS,
-INSTANCE_IDLE_TTL, MAX_INSTANCES, MEMORY_PAY, CONSOLE_API).`;
+Settings are read from the environment too:
+  service     PORT, HOST, DATA_DIR, AUTH_JWT_SECRET, SEED, CORS_ORIGINS, DRAIN_TIMEOUT_MS, CONSOLE_API,
+              VALIDATE_RESPONSES, LOG_LEVEL, LOG_FORMAT (auto: pretty lines on a terminal, else json; json; pretty)
+  pay         PAY_DB_URL, PAY_DB_PUBLISHABLE_KEY, PAY_DB_SECRET_KEY, MEMORY_PAY
+  PostgreSQL  DATABASE_URL, COMMERCE_DB_URL, LOGISTICS_DB_URL, WEATHER_DB_URL (a postgres:// URL or an SQLite file),
+              DB_POOL_MAX, DB_CONNECT_TIMEOUT_MS, DB_STATEMENT_TIMEOUT_MS
+  instances   INSTANCE_IDLE_TTL, MAX_INSTANCES, MAX_SNAPSHOT_MIB (the memory all snapshots may hold)`;
 
 const options = {
     port: { type: 'string' },
@@ -72,7 +78,7 @@ const commands: Record<string, Command> = {
     provision: {
         synopsis: 'localgate provision pay [--data-dir D]',
         flags: ['data-dir', 'memory'],
-        explain: 'Creates the pay database at PAY_DB_URL (else DATA_DIR/pay.db), records a fresh key pair in it (an earlier pair stops working) and prints PAY_DB_URL, PAY_DB_PUBLISHABLE_KEY and PAY_DB_SECRET_KEY.'
+        explain: 'Creates the pay database at PAY_DB_URL (else DATA_DIR/pay.db) and applies its schema; refuses a database holding other tables but no pay migrations. Records PAY_DB_PUBLISHABLE_KEY and PAY_DB_SECRET_KEY when both are set (a server running with them is ready on its next request), else a fresh key pair; an earlier pair stops working. Prints PAY_DB_URL, PAY_DB_PUBLISHABLE_KEY and PAY_DB_SECRET_KEY.'
     },
     'rotate-keys': {
         synopsis: 'localgate rotate-keys pay [--data-dir D]',
@@ -82,7 +88,7 @@ const commands: Record<string, Command> = {
     token: {
         synopsis: 'localgate token [--admin] <subject> [--ttl T] [--data-dir D | --memory]',
         flags: ['ttl', 'admin', 'data-dir', 'memory'],
-        explain: 'Prints a bearer token for <subject>, alone on one line, signed with AUTH_JWT_SECRET or the secret kept in DATA_DIR. --ttl: seconds, or 30m, 2h, 7d; from 1 second to 365 days; default 1h. --admin adds the claim role: "admin" that the /_instances routes need; its subject defaults to admin.'
+        explain: 'Prints a bearer token for <subject>, alone on one line, signed with AUTH_JWT_SECRET or the secret a server started on DATA_DIR keeps there (it never makes one). --ttl: seconds, or 30m, 2h, 7d; from 1 second to 365 days; default 1h. --admin adds the claim role: "admin" that the /_instances routes need; its subject defaults to admin.'
     },
     seed: {
         synopsis: 'localgate seed --file F.json [--data-dir D]',
@@ -127,9 +133,10 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: Io): Prom
         const settings = settingsFromEnvironment(env, flags);
 
         switch (command) {
-            case 'start': return await start(settings, io);
+            case 'start': return await start({ ...settings, logFormat: logFormat(settings.logFormat, io.tty) }, io);
             case 'migrate': return await migrateAll(settings, io);
-            case 'provision': return await provision(settings, args, io, provisionPay);
+            // The pair set for a server is the pair recorded, so that the server needs no restart to be ready.
+            case 'provision': return await provision(settings, args, io, (url, database) => provisionPay(url, database, settings.pay));
             case 'rotate-keys': return await provision(settings, args, io, rotatePayKeys);
             case 'token': return token(settings, args, { ttl: values.ttl, admin }, io);
             default: return await seed(settings, values.file, io);
@@ -183,7 +190,9 @@ async function start(settings: Settings, io: Io): Promise<number> {
         await server.start();
     }
     catch (err) {
-        // Listening failed (the port is taken, say): close the databases before reporting it.
+        // Listening failed (the port is taken, say): close the databases before reporting it, with nothing logged
+        // about a server that never served.
+        server.logger.level = 'silent';
         await server.stop();
         if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
             throw new Error(`port ${settings.port} on ${settings.host} is in use by another program: stop it, or set PORT=0 (or --port 0) to take a free port`);
@@ -256,7 +265,7 @@ function token(settings: Settings, args: string[], flags: { ttl?: string; admin?
         throw new UsageError('token takes exactly one subject, for example: localgate token alice');
     }
 
-    const secret = resolveSecret(settings.jwtSecret, settings.dataDir, true);
+    const secret = existingSecret(settings.jwtSecret, settings.dataDir);
     io.out(mintToken(secret, subject, ttlSeconds(flags.ttl ?? '1h'), { admin: flags.admin }));
     return 0;
 }
@@ -283,6 +292,13 @@ async function seed(settings: Settings, file: string | undefined, io: Io): Promi
     }
 
     return 0;
+}
+
+
+/** The log format a start uses: auto becomes pretty on a terminal, json elsewhere. */
+export function logFormat(setting: LogFormat, tty: boolean | undefined): LogFormat {
+
+    return setting === 'auto' ? (tty ? 'pretty' : 'json') : setting;
 }
 
 

@@ -5,7 +5,7 @@ import Boom from '@hapi/boom';
 import type { Plugin, Request, ResponseObject, ResponseToolkit, Server } from '@hapi/hapi';
 import type { ValidationError } from 'joi';
 
-import { requestId, requestIdHeader, withRequestId } from './request-id';
+import { requestId, requestIdOnWire, withRequestId } from './request-id';
 
 
 // What a store may report: domain outcomes only, never HTTP or an engine's own errors. This module turns them into Boom errors.
@@ -65,12 +65,20 @@ export function errorBody(boom: Boom.Boom): object {
 }
 
 
+/** What a request whose body is not declared as JSON is told. */
+export const unsupportedMediaMessage = 'The body must be JSON, sent with the header Content-Type: application/json';
+
+
 /** Maps anything a handler threw to the Boom error the client sees. */
 export function toBoom(err: Boom.Boom): Boom.Boom {
 
     if (err instanceof DomainError) {
         const extra = err.field ? { details: [{ field: err.field, message: err.message }] } : {};
         return failure(statusOfKind[err.kind], err.code, err.message, extra);
+    }
+
+    if (err.output.statusCode === 415) {
+        return failure(415, defaultCode(415), unsupportedMediaMessage);
     }
 
     // The JSON parser refuses a __proto__ key (it could poison prototypes) under the same words as broken JSON.
@@ -128,7 +136,8 @@ function unrouted(request: Request, h: ResponseToolkit): Boom.Boom | ResponseObj
     }
 
     if (!allowed.length) {
-        return failure(404, 'not_found', 'Not Found');
+        // The path as the client sent it, an instance's base path included.
+        return failure(404, 'not_found', `No route serves ${request.raw.req.url!.split('?')[0]}: the routes are listed at /docs`);
     }
 
     if (request.method === 'options') {
@@ -163,7 +172,7 @@ export function answerClientError(server: Server, err: NodeJS.ErrnoException, so
             `HTTP/1.1 ${statusCode} ${Http.STATUS_CODES[statusCode]}`,
             'Content-Type: application/json; charset=utf-8',
             `Content-Length: ${Buffer.byteLength(payload)}`,
-            `${requestIdHeader}: ${requestId(undefined)}`,
+            `${requestIdOnWire}: ${requestId(undefined)}`,
             'Connection: close',
             '',
             payload

@@ -86,3 +86,56 @@ export function requestBody(keys: Joi.PartialSchemaMap, label: string): Joi.Obje
 
     return wording(Joi.object(keys).prefs({ convert: false }), { 'object.base': 'The request body must be a JSON object' }).label(label);
 }
+
+
+const currencyCodes = new Set(Intl.supportedValuesOf('currency'));
+
+
+/** True for an ISO 4217 code in upper case that the platform knows (USD, EUR, JPY, KWD ...). */
+export function isCurrencyCode(code: string): boolean {
+
+    return currencyCodes.has(code);
+}
+
+
+/** An ISO 4217 currency code, upper case, as commerce and logistics records carry it. */
+export const currency = wording(Joi.string().custom((value: string, helpers) => {
+
+    return isCurrencyCode(value) ? value : helpers.error('currency.code');
+}), {
+    'currency.code': '{{#label}} must be an ISO 4217 currency code in upper case, such as USD, EUR, JPY or KWD'
+}).description('ISO 4217 currency code, upper case');
+
+
+// The stored form is always toISOString()'s; clients may omit the milliseconds but must say UTC with Z.
+const utcTimestampPattern = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,3})?Z$/;
+
+export const timestampExample = '2030-06-01T10:00:00Z';
+
+
+/** A further rule on a normalized timestamp: the value to keep, or an error report. */
+export type TimestampRule = (normalized: string, helpers: Joi.CustomHelpers) => string | Joi.ErrorReport;
+
+
+/** An ISO 8601 UTC timestamp, normalized to millisecond precision, then held to an optional further rule. */
+export function utcTimestamp(rule: TimestampRule = (normalized) => normalized): Joi.StringSchema {
+
+    return wording(Joi.string()
+        .max(30)
+        .pattern(utcTimestampPattern)
+        .custom((value: string, helpers) => {
+
+            // joi runs every rule: one that failed the pattern is already reported.
+            if (!utcTimestampPattern.test(value)) {
+                return value;
+            }
+
+            // Date rolls 2030-02-30 over into March: only a timestamp that survives the round trip is real.
+            const time = Date.parse(value);
+            const normalized = Number.isNaN(time) ? '' : new Date(time).toISOString();
+            return normalized.slice(0, 19) === value.slice(0, 19) ? rule(normalized, helpers) : helpers.error('timestamp.real');
+        }), {
+        'string.pattern.base': `{{#label}} must be an ISO 8601 UTC timestamp ending in Z, such as ${timestampExample}`,
+        'timestamp.real': '{{#label}} is not a real calendar date and time'
+    });
+}

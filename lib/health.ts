@@ -1,6 +1,7 @@
 import type { Plugin } from '@hapi/hapi';
 import Joi from 'joi';
 
+import { placedNamespaces } from './config';
 import { dataOf } from './scope';
 
 const namespaceHealth = Joi.object({
@@ -11,12 +12,7 @@ const namespaceHealth = Joi.object({
 }).label('NamespaceHealth');
 
 // Every namespace by name, so that a typed client reads namespaces.commerce.
-const namespacesHealth = Joi.object({
-    commerce: namespaceHealth.required(),
-    logistics: namespaceHealth.required(),
-    weather: namespaceHealth.required(),
-    pay: namespaceHealth.required()
-}).label('NamespacesHealth');
+const namespacesHealth = Joi.object(Object.fromEntries([...placedNamespaces, 'pay'].map((namespace) => [namespace, namespaceHealth.required()]))).label('NamespacesHealth');
 
 export const healthSchema = Joi.object({
     status: Joi.string().valid('ok', 'degraded').required().label('HealthStatus'),

@@ -1,3 +1,5 @@
+import Assert from 'node:assert';
+
 import Hapi, { type Request, type Server } from '@hapi/hapi';
 import HapiPino from 'hapi-pino';
 import Pino from 'pino';
@@ -14,6 +16,7 @@ import { logisticsPlugin } from './namespaces/logistics';
 import { payPlugin } from './namespaces/pay';
 import { weatherPlugin } from './namespaces/weather';
 import { openapiPlugin } from './openapi';
+import { prettyLogStream } from './pretty-log';
 import type { Scope } from './scope';
 import { createEngine } from './storage';
 import type { DataSet } from './storage/engine';
@@ -49,9 +52,22 @@ export async function createServer(options: Options = {}): Promise<Server> {
     const instances = new InstanceRegistry(engine, settings.instanceIdleTtlMs, settings.maxInstances, settings.maxSnapshotMib * 2 ** 20);
 
     // The default data set opens as the server initializes and closes as it stops, so that a server that fails to
-    // build holds nothing open.
-    const localgate = { settings, secret, instances } as Localgate;
-    const defaultScope = { basePath: '' } as Scope;
+    // build holds nothing open: the server's state and the default scope read it once it is open.
+    let opened: DataSet | undefined;
+    const defaultData = (): DataSet => {
+
+        Assert.ok(opened, 'The default data set is read before the server initialized');
+        return opened;
+    };
+
+    const localgate: Localgate = { settings, secret, instances, get data() {
+
+        return defaultData();
+    } };
+    const defaultScope: Scope = { basePath: '', get data() {
+
+        return defaultData();
+    } };
 
     const server = Hapi.server({
         port: settings.port,
@@ -77,16 +93,13 @@ export async function createServer(options: Options = {}): Promise<Server> {
     server.app.localgate = localgate;
     server.ext('onPreStart', async () => {
 
-        localgate.data = await engine.openDefault(wallContext());
-        defaultScope.data = localgate.data;
+        opened = await engine.openDefault(wallContext());
     });
-    server.ext('onPostStop', () => localgate.data.close());
+    server.ext('onPostStop', () => defaultData().close());
 
     const logging: HapiPino.Options = {
         level: settings.logLevel,
-        // pino writes to standard output synchronously by default: a system call for every request's line.
-        // Buffered, the lines of concurrent requests go out together; pino flushes the rest when the process exits.
-        stream: (settings.logStream ?? (settings.logLevel === 'silent' ? undefined : Pino.destination({ dest: 1, sync: false }))) as NodeJS.WriteStream | undefined,
+        stream: logStream(settings) as NodeJS.WriteStream | undefined,
         // The serializers take hapi's request and node's response as they are, rather than pino's copies of them
         // (headers included) made on every request only to be narrowed down here: no header, so no token, is logged.
         wrapSerializers: false,
@@ -120,4 +133,23 @@ export async function createServer(options: Options = {}): Promise<Server> {
 
     await server.initialize();
     return server;
+}
+
+
+// Where log lines go: the stream given in code, else standard output (none when silent); as pretty lines when asked.
+function logStream(settings: Settings): { write(text: string): unknown } | undefined {
+
+    const pretty = settings.logFormat === 'pretty';
+    if (settings.logStream) {
+        return pretty ? prettyLogStream(settings.logStream) : settings.logStream;
+    }
+
+    if (settings.logLevel === 'silent') {
+        return undefined;
+    }
+
+    // pino writes to standard output synchronously by default: a system call for every request's line.
+    // Buffered, the lines of concurrent requests go out together; pino flushes the rest when the process exits.
+    // Pretty lines are for a person at a terminal, where they go out as they come.
+    return pretty ? prettyLogStream(process.stdout) : Pino.destination({ dest: 1, sync: false });
 }

@@ -1,3 +1,4 @@
+import type { Clock } from './clock';
 import { DomainError } from './errors';
 
 
@@ -30,12 +31,27 @@ export function referenced<T>(row: T | undefined, kind: string, field: string): 
 
 
 /**
- * The created_at of a new record: now, but never at or before the newest record it is listed with, so that it sorts
- * after every one of them even when the clock steps back, stands still or two records share a millisecond (oldest-first
- * paging then never repeats or skips).
+ * The instant a write reads as now: the frozen instant while the clock stands still, else the database server's
+ * time where the engine reads one (one clock for every process), else the clock's.
  */
-export function nextCreatedAt(latest: string | null | undefined, now: Date): string {
+export function recordNow(clock: Clock, serverTime?: string): Date {
 
-    const time = now.getTime();
+    return clock.frozen === null && serverTime ? new Date(serverTime) : clock.now();
+}
+
+
+/**
+ * The created_at of a new record. While the clock stands still it is exactly the frozen instant, however many records
+ * are made (the id then breaks ties). Otherwise it is now, but never at or before `latest`, the newest record it is
+ * listed with, so that it sorts after every one of them even when the clock steps back or two records share a
+ * millisecond (oldest-first paging then never repeats or skips).
+ */
+export function createdAt(clock: Clock, latest?: string | null, serverTime?: string): string {
+
+    if (clock.frozen !== null) {
+        return clock.frozen;
+    }
+
+    const time = recordNow(clock, serverTime).getTime();
     return new Date(latest ? Math.max(time, Date.parse(latest) + 1) : time).toISOString();
 }

@@ -6,6 +6,9 @@ import type { Plugin, Request, ResponseObject } from '@hapi/hapi';
 
 export const requestIdHeader = 'X-Request-Id';
 
+/** The header as every answer spells it: hapi sends its responses' headers in lower case, and an error's as written. */
+export const requestIdOnWire = requestIdHeader.toLowerCase();
+
 /** How the document describes the header every response carries. */
 export const requestIdHeaders = {
     [requestIdHeader]: { description: 'The id of the request, as its log line carries it: the X-Request-Id the client sent when it is 1 to 128 characters of A-Z a-z 0-9 . _ : -, else a new one', schema: { type: 'string' } }
@@ -26,10 +29,10 @@ export function requestId(incoming: unknown): string {
 export function withRequestId<T extends Boom.Boom | ResponseObject>(request: Request, answer: T): T {
 
     if ('isBoom' in answer) {
-        answer.output.headers[requestIdHeader] = request.info.id;
+        answer.output.headers[requestIdOnWire] = request.info.id;
     }
     else {
-        answer.header(requestIdHeader, request.info.id);
+        answer.header(requestIdOnWire, request.info.id);
     }
 
     return answer;

@@ -45,7 +45,7 @@ export interface TestInstance {
     readonly clock: TestClock;
     /** Injects a request into the instance; the url is the API's own (/v1/...). */
     inject(options: string | ServerInjectOptions): Promise<ServerInjectResponse>;
-    /** A bearer token for a subject, signed with the server's secret. */
+    /** A bearer token for a subject, signed with the server's secret; ttlSec: whole seconds (default 3600), negative for one that expired that long ago, 0 throws. */
     token(subject: string, options?: { ttlSec?: number; admin?: boolean }): string;
     /** Authorization headers for a subject. */
     auth(subject: string): { authorization: string };

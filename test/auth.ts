@@ -7,7 +7,7 @@ import type { Server } from '@hapi/hapi';
 import Jwt from '@hapi/jwt';
 import Lab from '@hapi/lab';
 
-import { callerId, mintToken, resolveSecret } from '../lib/auth';
+import { callerId, existingSecret, mintToken, resolveSecret } from '../lib/auth';
 import { SettingError } from '../lib/config';
 import { bearer, body, tempDir, testServer } from './helpers/server';
 
@@ -132,10 +132,26 @@ describe('bearer tokens', () => {
         });
     }
 
-    it('refuses a non-bearer authorization header', async () => {
+    it('refuses a non-bearer authorization header, saying which scheme to use', async () => {
 
-        const res = await server.inject({ url: '/test/required', headers: { authorization: 'Basic YWxpY2U6c2VjcmV0' } });
-        expect(res.statusCode).to.equal(401);
+        for (const url of ['/test/required', '/test/optional']) {
+            const res = await server.inject({ url, headers: { authorization: 'Basic YWxpY2U6c2VjcmV0' } });
+            expect(res.statusCode).to.equal(401);
+            expect(body(res)).to.equal({ statusCode: 401, error: 'Unauthorized', message: 'The Authorization header names a scheme other than Bearer: send Authorization: Bearer <token>', code: 'unauthorized' });
+        }
+    });
+
+    it('reports a token sent without Bearer as a missing scheme, not a missing token', async () => {
+
+        const token = mintToken(secret, 'alice');
+        for (const url of ['/test/required', '/test/optional']) {
+            const res = await server.inject({ url, headers: { authorization: token } });
+            expect(res.statusCode).to.equal(401);
+            expect(res.headers['www-authenticate']).to.equal('Bearer error="The Authorization header is missing the scheme: send Authorization: Bearer <token>"');
+            expect(body(res)).to.equal({ statusCode: 401, error: 'Unauthorized', message: 'The Authorization header is missing the scheme: send Authorization: Bearer <token>', code: 'unauthorized' });
+        }
+
+        expect(body(await server.inject({ url: '/test/required', headers: { authorization: 'bearer  ' + token } }))).to.equal({ sub: 'alice' });
     });
 
     it('serves optional routes with or without a token, but never with a bad one', async () => {
@@ -160,6 +176,15 @@ describe('bearer tokens', () => {
         expect(decoded.payload.exp - decoded.payload.iat).to.equal(3600);
         expect(Jwt.token.decode(mintToken(secret, 'dave', 60)).decoded.payload.exp - now()).to.be.within(58, 60);
     });
+
+    it('mints a token that expired when the ttl is negative, and refuses a ttl of 0 or a fraction', async () => {
+
+        const expired = Jwt.token.decode(mintToken(secret, 'dave', -3600)).decoded.payload;
+        expect(expired.exp - expired.iat).to.equal(-3600);
+        expect((await get('/test/required', mintToken(secret, 'dave', -3600))).statusCode).to.equal(401);
+        expect(() => mintToken(secret, 'dave', 0)).to.throw(RangeError, 'ttlSec must be a whole number of seconds other than 0 (negative for a token that has expired), not 0');
+        expect(() => mintToken(secret, 'dave', 1.5)).to.throw(RangeError, /not 1\.5$/);
+    });
 });
 
 
@@ -174,7 +199,8 @@ describe('resolveSecret()', () => {
 
         const dir = Path.join(tempDir(), 'unused');
         const first = resolveSecret(undefined, dir, false);
-        expect(Buffer.byteLength(first)).to.be.at.least(32);
+        // 48 random bytes in base64url.
+        expect(first).to.match(/^[\w-]{64}$/);
         expect(resolveSecret(undefined, dir, false)).to.not.equal(first);
         expect(Fs.existsSync(dir)).to.be.false();
     });
@@ -186,7 +212,7 @@ describe('resolveSecret()', () => {
         const file = Path.join(dir, '.jwt-secret');
         expect(Fs.statSync(file).mode & 0o777).to.equal(0o600);
         expect(resolveSecret(undefined, dir, true)).to.equal(first);
-        expect(Buffer.byteLength(first)).to.be.at.least(32);
+        expect(first).to.match(/^[\w-]{64}$/);
     });
 
     it('refuses a kept secret shorter than 32 bytes, naming the file', () => {
@@ -205,5 +231,31 @@ describe('resolveSecret()', () => {
         expect(() => resolveSecret(undefined, Path.join(file, 'data'), true)).to.throw(SettingError, /^DATA_DIR .* \(ENOTDIR\)$/);
         // A directory that exists but takes no new file: Linux's /proc.
         expect(() => resolveSecret(undefined, '/proc', true)).to.throw(/ENOENT|EACCES/);
+    });
+});
+
+
+describe('existingSecret()', () => {
+
+    it('uses the configured secret, else the one a server kept in the data directory', () => {
+
+        expect(existingSecret('s'.repeat(32), '/nowhere')).to.equal('s'.repeat(32));
+        const dir = tempDir();
+        const kept = resolveSecret(undefined, dir, true);
+        expect(existingSecret(undefined, dir)).to.equal(kept);
+    });
+
+    it('never creates a secret: where none is kept it says where it looked and what to do', () => {
+
+        const dir = Path.join(tempDir(), 'elsewhere');
+        expect(() => existingSecret(undefined, dir)).to.throw(`found no token secret at ${Path.join(dir, '.jwt-secret')} (ENOENT): start the server with this DATA_DIR first (it keeps its secret there), or set AUTH_JWT_SECRET`);
+        expect(Fs.existsSync(dir)).to.be.false();
+    });
+
+    it('refuses a kept secret shorter than 32 bytes', () => {
+
+        const dir = tempDir();
+        Fs.writeFileSync(Path.join(dir, '.jwt-secret'), 'short\n');
+        expect(() => existingSecret(undefined, dir)).to.throw(SettingError, /^AUTH_JWT_SECRET is unset and .* holds a secret shorter than 32 bytes/);
     });
 });

@@ -6,11 +6,13 @@ import Code from '@hapi/code';
 import Jwt from '@hapi/jwt';
 import Lab from '@hapi/lab';
 
-import { main, ttlSeconds, type Io } from '../lib/cli';
+import { resolveSecret } from '../lib/auth';
+import { logFormat, main, ttlSeconds, type Io } from '../lib/cli';
 import { wallContext } from '../lib/clock';
+import { mintPayKeys } from '../lib/storage/pay-keys';
 import { PayReadiness } from '../lib/storage/sqlite/pay-readiness';
 import { runCli, spawnServer } from './helpers/processes';
-import { breakIntegrity, tempDir } from './helpers/server';
+import { bearer, body, breakIntegrity, tempDir, testServer } from './helpers/server';
 
 
 export const lab = Lab.script();
@@ -36,11 +38,26 @@ async function run(argv: string[], env: NodeJS.ProcessEnv = {}) {
 
 describe('the command line', () => {
 
-    it('prints its usage with --help', async () => {
+    it('prints its usage with --help, naming the PostgreSQL and snapshot settings', async () => {
 
         const res = await run(['--help']);
         expect(res.code).to.equal(0);
         expect(res.stdout).to.contain('Usage: localgate <command> [options]');
+        for (const setting of ['DATABASE_URL', 'COMMERCE_DB_URL', 'LOGISTICS_DB_URL', 'WEATHER_DB_URL', 'DB_POOL_MAX', 'DB_CONNECT_TIMEOUT_MS', 'DB_STATEMENT_TIMEOUT_MS', 'MAX_SNAPSHOT_MIB', 'LOG_FORMAT', 'VALIDATE_RESPONSES']) {
+            expect(res.stdout, setting).to.contain(setting);
+        }
+    });
+
+    it('logs pretty lines on a terminal unless LOG_FORMAT says otherwise, JSON elsewhere', () => {
+
+        expect([logFormat('auto', true), logFormat('auto', false), logFormat('auto', undefined)]).to.equal(['pretty', 'json', 'json']);
+        expect([logFormat('json', true), logFormat('pretty', false)]).to.equal(['json', 'pretty']);
+    });
+
+    it('names the --memory-pay flag when it is given without --memory', async () => {
+
+        const res = await run(['start', '--memory-pay']);
+        expect(res).to.equal({ code: 1, stdout: '', stderr: 'localgate: --memory-pay needs storage in memory (--memory or DATA_DIR=:memory:); for files run `localgate provision pay`' });
     });
 
     it('exits 2 with the usage on an unknown command or flag', async () => {
@@ -125,6 +142,7 @@ describe('the command line', () => {
     it('mints a token alone on one line, signed with the data directory secret', async () => {
 
         const dir = tempDir();
+        resolveSecret(undefined, dir, true);
         const res = await run(['token', 'alice', '--ttl', '2h', '--data-dir', dir]);
         expect(res.code).to.equal(0);
         expect(res.stdout).to.match(/^[\w-]+\.[\w-]+\.[\w-]+$/);
@@ -133,6 +151,14 @@ describe('the command line', () => {
         Jwt.token.verify(artifacts, { key: secret, algorithm: 'HS256' });
         expect(artifacts.decoded.payload.sub).to.equal('alice');
         expect(artifacts.decoded.payload.exp - artifacts.decoded.payload.iat).to.equal(7200);
+    });
+
+    it('never creates a secret: with none kept it says where it looked in one line, and exits 1', async () => {
+
+        const dir = tempDir();
+        const res = await run(['token', 'alice', '--data-dir', dir]);
+        expect(res).to.equal({ code: 1, stdout: '', stderr: `localgate: found no token secret at ${Path.join(dir, '.jwt-secret')} (ENOENT): start the server with this DATA_DIR first (it keeps its secret there), or set AUTH_JWT_SECRET` });
+        expect(Fs.readdirSync(dir)).to.equal([]);
     });
 
     it('mints with AUTH_JWT_SECRET when it is set', async () => {
@@ -254,6 +280,53 @@ describe('the command line', () => {
         expect(lines[2]).to.match(/^PAY_DB_SECRET_KEY=sk_local_[0-9a-f]{48}$/);
     });
 
+    it('provisions pay with the keys a running server has, which is ready on its next request', async () => {
+
+        const dir = tempDir();
+        const file = Path.join(dir, 'pay.db');
+        const pair = mintPayKeys();
+        const server = await testServer({ pay: { url: file, ...pair } });
+        expect(body(await server.inject('/v1/pay/status'))).to.equal({ configured: false, schema_ready: false, sections: ['wallet', 'tokens', 'gateway'] });
+
+        const env = { PAY_DB_URL: file, PAY_DB_PUBLISHABLE_KEY: pair.publishableKey, PAY_DB_SECRET_KEY: pair.secretKey };
+        const res = await run(['provision', 'pay'], env);
+        expect(res).to.equal({ code: 0, stdout: `PAY_DB_URL=${file}\nPAY_DB_PUBLISHABLE_KEY=${pair.publishableKey}\nPAY_DB_SECRET_KEY=${pair.secretKey}`, stderr: '' });
+        expect(body(await server.inject('/v1/pay/status'))).to.equal({ configured: true, schema_ready: true, sections: ['wallet', 'tokens', 'gateway'] });
+        expect((await server.inject({ url: '/v1/pay/tokens/MIT', headers: bearer(server, 'alice') })).statusCode).to.equal(200);
+        await server.stop();
+    });
+
+    it('refuses keys that are half set or not shaped like minted ones, naming the setting and printing no key', async () => {
+
+        const dir = tempDir();
+        const pair = mintPayKeys();
+        const refusals: [NodeJS.ProcessEnv, string][] = [
+            [{ PAY_DB_SECRET_KEY: pair.secretKey }, 'localgate: PAY_DB_PUBLISHABLE_KEY must be set together with PAY_DB_SECRET_KEY: set both to record that pair, or neither for a fresh one'],
+            [{ PAY_DB_PUBLISHABLE_KEY: pair.publishableKey, PAY_DB_SECRET_KEY: 'sk_test_123' }, 'localgate: PAY_DB_SECRET_KEY must look like a key localgate mints: sk_local_ and 48 lowercase hex digits'],
+            [{ PAY_DB_PUBLISHABLE_KEY: 'pk_local_x', PAY_DB_SECRET_KEY: pair.secretKey }, 'localgate: PAY_DB_PUBLISHABLE_KEY must look like a key localgate mints: pk_local_ and 32 lowercase hex digits']
+        ];
+
+        for (const [env, stderr] of refusals) {
+            expect(await run(['provision', 'pay', '--data-dir', dir], env)).to.equal({ code: 1, stdout: '', stderr });
+        }
+
+        expect(Fs.readdirSync(dir)).to.equal([]);
+    });
+
+    it('refuses to provision pay into a database that holds other tables, naming it in one line', async () => {
+
+        const file = Path.join(tempDir(), 'ledger.db');
+        const Sqlite = (await import('better-sqlite3')).default;
+        const other = new Sqlite(file);
+        other.exec('CREATE TABLE entries (amount INTEGER)');
+        other.close();
+        expect(await run(['provision', 'pay'], { PAY_DB_URL: file })).to.equal({
+            code: 1,
+            stdout: '',
+            stderr: `localgate: The database at ${file} holds tables but no pay migrations: it belongs to something else, so pay is not provisioned there; point PAY_DB_URL at a new or empty database`
+        });
+    });
+
     it('provisions pay at PAY_DB_URL, quoting a path a shell would split', async () => {
 
         const file = Path.join(tempDir(), 'my pay', 'pay.db');
@@ -346,11 +419,11 @@ describe('the localgate process', () => {
     it('serves tokens minted by `localgate token` and stops cleanly on SIGINT', async () => {
 
         const dir = tempDir();
+        const server = await spawnServer({ DATA_DIR: dir });
         const minted = await runCli(['token', 'alice'], { DATA_DIR: dir });
         expect(minted.code).to.equal(0);
         expect(minted.stdout.trim().split('\n')).to.have.length(1);
 
-        const server = await spawnServer({ DATA_DIR: dir });
         const res = await fetch(`${server.url}/v1/pay/status`, { headers: { authorization: `Bearer ${minted.stdout.trim()}` } });
         expect(res.status).to.equal(200);
         const unauthorized = await fetch(`${server.url}/health`, { headers: { authorization: 'Bearer nope' } });
@@ -360,6 +433,25 @@ describe('the localgate process', () => {
         expect(server.output()).to.contain('SIGINT received');
         expect(Fs.existsSync(Path.join(dir, 'commerce.db'))).to.be.true();
         expect(Fs.existsSync(Path.join(dir, 'commerce.db-wal'))).to.be.false();
+    });
+
+    it('refuses a port in use with its one line only, no log line of a server that never served', async () => {
+
+        const blocker = Net.createServer();
+        await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+        const { port } = blocker.address() as Net.AddressInfo;
+        const res = await runCli(['start', '--memory', '--port', String(port)], { LOG_LEVEL: 'info', LOG_FORMAT: 'json', DATA_DIR: tempDir() });
+        blocker.close();
+        expect(res).to.equal({ code: 1, stdout: '', stderr: `localgate: port ${port} on 127.0.0.1 is in use by another program: stop it, or set PORT=0 (or --port 0) to take a free port\n` });
+    });
+
+    it('logs one pretty line per request with LOG_FORMAT=pretty', async () => {
+
+        const server = await spawnServer({ DATA_DIR: tempDir(), LOG_LEVEL: 'info', LOG_FORMAT: 'pretty' }, ['--memory']);
+        await fetch(`${server.url}/health`, { headers: { 'x-request-id': 'demo-1' } });
+        expect(await server.stop('SIGINT')).to.equal(0);
+        expect(server.output()).to.match(/^\d\d:\d\d:\d\d get \/health 200 \(\d+ms\)  demo-1$/m);
+        expect(server.output()).to.not.contain('{"level"');
     });
 
     it('lets several processes start on one fresh data directory at once', async () => {

@@ -4,7 +4,7 @@ import Code from '@hapi/code';
 import Lab from '@hapi/lab';
 
 import { SettingError, settingsFromEnvironment } from '../lib';
-import { namespaceLocation, resolveSettings } from '../lib/config';
+import { resolveSettings } from '../lib/config';
 
 
 export const lab = Lab.script();
@@ -25,6 +25,7 @@ describe('settings', () => {
             keepSecret: true,
             pay: {},
             logLevel: 'info',
+            logFormat: 'auto',
             corsOrigins: ['*'],
             seed: true,
             drainTimeoutMs: 10000,
@@ -36,7 +37,8 @@ describe('settings', () => {
             memoryPay: false,
             consoleApi: 'auto',
             namespaceUrls: {},
-            database: { poolMax: 10, connectTimeoutMs: 5000, statementTimeoutMs: 10000 }
+            database: { poolMax: 10, connectTimeoutMs: 5000, statementTimeoutMs: 10000 },
+            placements: { commerce: { engine: 'sqlite' }, logistics: { engine: 'sqlite' }, weather: { engine: 'sqlite' } }
         });
     });
 
@@ -52,6 +54,7 @@ describe('settings', () => {
             PAY_DB_PUBLISHABLE_KEY: 'pk',
             PAY_DB_SECRET_KEY: 'sk',
             LOG_LEVEL: 'silent',
+            LOG_FORMAT: 'pretty',
             CORS_ORIGINS: 'http://localhost:5173, https://demo.example',
             SEED: 'none',
             DRAIN_TIMEOUT_MS: '250',
@@ -78,6 +81,7 @@ describe('settings', () => {
             jwtSecret: secret,
             pay: { url: 'file:/tmp/pay.db', publishableKey: 'pk', secretKey: 'sk' },
             logLevel: 'silent',
+            logFormat: 'pretty',
             corsOrigins: ['http://localhost:5173', 'https://demo.example'],
             seed: false,
             drainTimeoutMs: 250,
@@ -90,12 +94,17 @@ describe('settings', () => {
             consoleApi: 'on',
             databaseUrl: 'postgres://db.example/app',
             namespaceUrls: { commerce: './commerce.db', logistics: 'postgresql://other.example/logistics' },
-            database: { poolMax: 4, connectTimeoutMs: 1000, statementTimeoutMs: 2000 }
+            database: { poolMax: 4, connectTimeoutMs: 1000, statementTimeoutMs: 2000 },
+            placements: {
+                commerce: { engine: 'sqlite', file: Path.resolve('./commerce.db') },
+                logistics: { engine: 'postgres', url: 'postgresql://other.example/logistics' },
+                weather: { engine: 'postgres', url: 'postgres://db.example/app' }
+            },
+            payLocation: { engine: 'sqlite', file: '/tmp/pay.db' }
         });
-        expect(namespaceLocation(settings, 'commerce')).to.equal({ engine: 'sqlite', file: Path.resolve('./commerce.db') });
-        expect(namespaceLocation(settings, 'logistics')).to.equal({ engine: 'postgres', url: 'postgresql://other.example/logistics' });
-        expect(namespaceLocation(settings, 'weather')).to.equal({ engine: 'postgres', url: 'postgres://db.example/app' });
-        expect(namespaceLocation(settingsFromEnvironment({}), 'weather')).to.equal({ engine: 'sqlite' });
+        expect(settingsFromEnvironment({}).placements).to.equal({ commerce: { engine: 'sqlite' }, logistics: { engine: 'sqlite' }, weather: { engine: 'sqlite' } });
+        expect(settingsFromEnvironment({}).payLocation).to.not.exist();
+        expect(resolveSettings(settings)).to.equal(settings);
     });
 
     it('lets flags win over the environment', () => {
@@ -130,7 +139,14 @@ describe('settings', () => {
         expect(settingsFromEnvironment({ MEMORY_PAY: 'true' }, { memory: true })).to.include({ memoryPay: true });
         expect(settingsFromEnvironment({}, { memory: true, 'memory-pay': true })).to.include({ memoryPay: true });
         expect(() => settingsFromEnvironment({ MEMORY_PAY: 'yes please' }, { memory: true })).to.throw(SettingError, 'MEMORY_PAY must be a boolean');
-        expect(() => settingsFromEnvironment({}, { 'memory-pay': true })).to.throw(SettingError, 'MEMORY_PAY needs storage in memory (--memory or DATA_DIR=:memory:); for files run `localgate provision pay`');
+        expect(() => settingsFromEnvironment({}, { 'memory-pay': true })).to.throw(SettingError, '--memory-pay needs storage in memory (--memory or DATA_DIR=:memory:); for files run `localgate provision pay`');
+        expect(() => settingsFromEnvironment({ MEMORY_PAY: 'true' })).to.throw(SettingError, 'MEMORY_PAY needs storage in memory (--memory or DATA_DIR=:memory:); for files run `localgate provision pay`');
+    });
+
+    it('takes json, pretty or auto as LOG_FORMAT', () => {
+
+        expect(settingsFromEnvironment({ LOG_FORMAT: 'json' })).to.include({ logFormat: 'json' });
+        expect(() => settingsFromEnvironment({ LOG_FORMAT: 'colour' })).to.throw(SettingError, 'LOG_FORMAT must be one of [auto, json, pretty]');
     });
 
     it('treats empty environment values as unset, except the secret', () => {

@@ -6,7 +6,7 @@ import type { Server } from '@hapi/hapi';
 import Lab from '@hapi/lab';
 
 import { mintToken, provisionPay } from '../lib';
-import { accessibilityViolations, chromiumPath, launchBrowser, offlinePage, skipWithoutChromium } from './helpers/browser';
+import { accessibilityViolations, chromiumPath, launchBrowser, offlinePage, pageTraffic, skipWithoutChromium } from './helpers/browser';
 import { adminBearer, body, tempDir, testServer, type List } from './helpers/server';
 
 
@@ -17,7 +17,8 @@ const { expect } = Code;
 
 const skip = skipWithoutChromium('the console browser test');
 
-// Kept after the run and ignored by git: one picture per step of the demo.
+// Kept after the run and ignored by git: one picture per step of the demo. The README's pictures are two of them:
+// docs/console-commerce.png is 03-product-reported.png, docs/console-live-log.png is 08-live-log.png.
 const screenshots = Path.join(__dirname, 'screenshots');
 
 
@@ -58,6 +59,7 @@ describe('the console in a browser', () => {
         try {
             // The page must work with no network: anything but this server is refused, and remembered.
             const { page, elsewhere, pageErrors } = await offlinePage(context, server.info.uri);
+            const { sent, refused } = pageTraffic(page, server.info.uri);
 
             let step = 0;
             const shot = async (name: string) => {
@@ -72,6 +74,7 @@ describe('the console in a browser', () => {
             };
 
             // The root leads to the console; first paint and page weight as the browser measured them.
+            const instancesRead = page.waitForResponse((res) => new URL(res.url()).pathname === '/_instances');
             await page.goto(server.info.uri + '/');
             expect(new URL(page.url()).pathname).to.equal('/console');
             await page.getByRole('button', { name: 'alice' }).waitFor();
@@ -85,14 +88,34 @@ describe('the console in a browser', () => {
             expect(load.firstPaintMs).to.be.a.number();
             expect(load.bytes).to.be.below(200 * 1024);
 
-            // Alice, then a business that people reported.
+            // The first view leads with the trust signal: the reported business comes first, on screen, with its count.
+            const firstBusiness = page.getByRole('list', { name: 'Businesses' }).getByRole('listitem').first();
+            await firstBusiness.getByRole('button', { name: 'Quayside Gadget Outlet' }).waitFor();
+            expect(await firstBusiness.locator('.badge').innerText()).to.equal('3 scam reports');
+            const box = (await firstBusiness.boundingBox())!;
+            expect(box.y + box.height).to.be.below(800);
+
+            // Alice, then that business; the page's reads carry her token from now on.
             await page.getByRole('button', { name: 'alice' }).click();
             await page.getByText('Acting as alice').waitFor();
             await accessible('commerce');
             await shot('alice');
 
-            const businesses = page.getByRole('group', { name: 'Businesses pages' });
-            await businesses.getByRole('button', { name: 'Next' }).click();
+            // What the page asked for to show its first view: itself, one read of the businesses, and the console's own calls.
+            await instancesRead;
+            await page.getByRole('complementary', { name: /Live requests/ }).getByText('live', { exact: true }).waitFor();
+            expect(sent.filter((request) => !/^GET \/console\/(?:assets|vendor)\//.test(request)).sort()).to.equal([
+                'GET /',
+                'GET /console',
+                'POST /console/api/token',
+                'GET /console/api/events',
+                'GET /v1/commerce/businesses?limit=100&offset=0',
+                'POST /console/api/token',
+                'GET /_instances?limit=100&offset=0'
+            ].sort());
+            expect(sent.filter((request) => /^GET \/console\/vendor\//.test(request)).sort()).to.equal(['GET /console/vendor/hooks.mjs', 'GET /console/vendor/htm.mjs', 'GET /console/vendor/preact.mjs']);
+            expect(sent.filter((request) => /favicon\.ico/.test(request))).to.equal([]);
+
             await page.getByRole('button', { name: 'Quayside Gadget Outlet' }).click();
             const detail = page.locator('section.detail-pane');
             await detail.getByRole('heading', { name: /Quayside Gadget Outlet/ }).locator('.badge', { hasText: '3 scam reports' }).waitFor();
@@ -121,7 +144,7 @@ describe('the console in a browser', () => {
             await phone.getByRole('button', { name: 'Ask a question' }).click();
             await phone.getByLabel('Your question about Flagship phone, 128 GB').fill('Is it still sealed?');
             await phone.getByRole('button', { name: 'Send the inquiry' }).click();
-            await phone.getByRole('status').getByText(/Inquiry .* sent as alice/).waitFor();
+            await phone.getByRole('status').getByText('Sent your question about Flagship phone, 128 GB as alice.').waitFor();
             await page.locator('section', { has: page.getByRole('heading', { name: 'Private to alice: inquiries and reports' }) }).getByText('Is it still sealed?').waitFor();
 
             const add = page.locator('form', { has: page.getByRole('heading', { name: /Add a product to Quayside Gadget Outlet/ }) });
@@ -135,6 +158,7 @@ describe('the console in a browser', () => {
             await add.getByLabel('Name').fill('Odd change');
             await add.getByRole('button', { name: 'Add the product' }).click();
             await add.getByRole('alert').getByText('validation_failed').waitFor();
+            expect(await add.getByRole('alert').locator('li').first().innerText()).to.startWith('Price: ');
             await accessible('commerce, with offers, an inquiry and a refused product');
 
             // Alice books a vehicle.
@@ -168,7 +192,7 @@ describe('the console in a browser', () => {
             await form.getByRole('button', { name: 'Book' }).click();
             const overlap = form.getByRole('alert');
             await overlap.getByText('booking_overlap').waitFor();
-            expect(await overlap.innerText()).to.contain('409').and.to.contain('already booked for part of that time');
+            expect(await overlap.innerText()).to.equal(`409 booking_overlap The ${vehicle.make} ${vehicle.model} is already booked then: choose another time or vehicle.`);
             expect(await form.getByLabel('Pickup time').inputValue()).to.equal('2030-06-02T09:00');
             await accessible('logistics, after an overlap');
             await shot('bob-overlap-refused');
@@ -176,17 +200,21 @@ describe('the console in a browser', () => {
             // A request from outside the page shows up in the live log.
             const log = page.getByRole('complementary', { name: /Live requests/ });
             await log.getByText('live', { exact: true }).waitFor();
-            const sent = Date.now();
+            const sentAt = Date.now();
             const res = await fetch(`${server.info.uri}/v1/logistics/bookings?limit=7`, { headers: { authorization: `Bearer ${mintToken(server.app.localgate.secret, 'carol')}` } });
             expect(res.status).to.equal(200);
             const entry = log.getByRole('button', { name: /\/v1\/logistics\/bookings\?limit=7/ });
             await entry.waitFor({ timeout: 5000 });
-            console.log(`Console live log: a request from outside appeared ${Date.now() - sent} ms after it was sent`);
+            console.log(`Console live log: a request from outside appeared ${Date.now() - sentAt} ms after it was sent`);
             expect(await entry.innerText()).to.contain('carol').and.to.contain('200');
             await entry.click();
             await log.getByLabel('Response body').waitFor();
             expect(await log.getByLabel('Response body').innerText()).to.contain('"total": 0');
             expect(await log.innerText()).to.not.contain('eyJ');
+
+            // The page's own reads are logged as the persona acting.
+            const quayside = await log.getByRole('button', { name: /GET \/v1\/commerce\/businesses\/306ef0a0-3f74-5922-82c9-1208c66622ce/ }).first().innerText();
+            expect(quayside).to.contain('alice').and.to.not.contain('anonymous');
             await log.getByLabel('Filter').fill('409 bob');
             await log.getByRole('button', { name: /POST \/v1\/logistics\/bookings/ }).waitFor();
             expect(await log.getByRole('list', { name: 'Requests, newest first' }).getByRole('listitem').count()).to.equal(1);
@@ -201,27 +229,52 @@ describe('the console in a browser', () => {
 
             // Pay, provisioned here: a deposit, and the same request again replayed rather than paid twice.
             await page.getByRole('navigation', { name: 'Views' }).getByRole('button', { name: 'Pay' }).click();
-            await page.getByText('schema_ready: true').waitFor();
+            await page.getByText('Wallet, tokens and gateway answer in this data set.').waitFor();
             const transfer = page.locator('form', { has: page.getByRole('heading', { name: 'Deposit or withdraw' }) });
-            await transfer.getByLabel('Asset').selectOption('USD');
-            await transfer.getByLabel('Amount (minor units)').fill('2500');
+            await transfer.getByLabel('Asset').selectOption('EUR');
+            await transfer.getByLabel('Amount (EUR)').fill('25.00');
             await transfer.getByRole('button', { name: 'Send', exact: true }).click();
-            await transfer.getByRole('status').getByText(/201 deposit of 2500 USD/).waitFor();
-            await page.getByRole('list', { name: 'Balances' }).getByText('2500').waitFor();
+            await transfer.getByRole('status').getByText('201 deposit of €25.00 through Local sandbox (settles at once).').waitFor();
+            const balances = page.getByRole('list', { name: 'Balances' });
+            await balances.getByText('€25.00').waitFor();
             await transfer.getByRole('button', { name: 'Send again (same key)' }).click();
             await transfer.getByRole('status').getByText(/replayed, Idempotent-Replayed: true/).waitFor();
-            expect(await page.getByRole('list', { name: 'Balances' }).innerText()).to.contain('2500');
+            expect(await balances.innerText()).to.equal('€25.00 EUR');
+            expect(await page.getByRole('table').getByRole('row').nth(1).getByRole('cell').nth(2).innerText()).to.equal('€25.00');
             const usedKey = await transfer.locator('p.meta code').innerText();
             expect(usedKey).to.match(/^console-[0-9a-f]{16}$/);
             expect(await transfer.getByLabel('Idempotency-Key of the next request').inputValue()).to.not.equal(usedKey);
             await accessible('pay');
             await shot('pay-replayed');
 
+            // A refusal speaks in money, and an amount finer than the currency never leaves the page.
+            await transfer.getByLabel('Operation').selectOption('withdraw');
+            await transfer.getByLabel('Amount (EUR)').fill('30');
+            await transfer.getByRole('button', { name: 'Send', exact: true }).click();
+            const short = transfer.getByRole('alert');
+            await short.getByText('insufficient_funds').waitFor();
+            expect(await short.innerText()).to.equal('409 insufficient_funds Your EUR balance is €25.00, less than the €30.00 to withdraw.');
+            await transfer.getByLabel('Amount (EUR)').fill('1.005');
+            await transfer.getByRole('button', { name: 'Send', exact: true }).click();
+            await short.getByText('1.005 is no amount of EUR').waitFor();
+            expect(await short.innerText()).to.equal('1.005 is no amount of EUR: write it like €25.00, with at most 2 decimals.');
+            await transfer.getByLabel('Asset').selectOption('JPY');
+            await transfer.getByLabel('Operation').selectOption('deposit');
+            await transfer.getByLabel('Amount (JPY)').fill('2500');
+            await transfer.getByRole('button', { name: 'Send', exact: true }).click();
+            await transfer.getByRole('status').getByText('201 deposit of ¥2,500 through Local sandbox (settles at once).').waitFor();
+            await balances.getByText('¥2,500').waitFor();
+
             // Weather says honestly that it is not provisioned.
             await page.getByRole('navigation', { name: 'Views' }).getByRole('button', { name: 'Weather' }).click();
-            await page.getByText('not provisioned', { exact: true }).waitFor();
+            await page.getByText('Not provisioned: no weather backend here yet').waitFor();
             await page.getByRole('button', { name: 'Ask for a forecast' }).click();
-            await page.getByRole('alert').getByText('weather_not_provisioned').waitFor();
+            await page.locator('.answer').getByText('weather_not_provisioned').waitFor();
+            expect(await page.locator('main').getByRole('alert').count()).to.equal(0);
+            const forecastEntry = log.getByRole('button', { name: /GET \/v1\/weather\/forecast/ });
+            await forecastEntry.waitFor();
+            expect(await forecastEntry.locator('.status').getAttribute('class')).to.equal('status planned');
+            expect(await forecastEntry.locator('.caller').innerText()).to.equal('public route');
             await accessible('weather');
             await shot('weather');
 
@@ -235,6 +288,15 @@ describe('the console in a browser', () => {
             }
 
 
+            // Every refusal the page met was one the demo asked for; nothing else failed, no icon went missing.
+            expect(refused).to.equal([
+                '409 POST /v1/commerce/scam-reports',
+                '400 POST /v1/commerce/products',
+                '409 POST /v1/logistics/bookings',
+                '409 POST /v1/pay/gateway/withdraw',
+                '501 GET /v1/weather/forecast'
+            ]);
+            expect(sent.filter((request) => /favicon\.ico/.test(request))).to.equal([]);
             expect(elsewhere).to.equal([]);
             expect(pageErrors).to.equal([]);
         }
@@ -293,13 +355,22 @@ describe('the console in a browser', () => {
             };
 
             const instancesView = page.getByRole('region', { name: 'Instances', exact: true });
-            const selectedCard = page.getByRole('region', { name: /^Instance [0-9a-f]{8} \/i\// });
+            const selectedCard = page.getByRole('region', { name: /^Instance [0-9a-f]{8}$/ });
+            // Where the header's parts stand: switching the data set must not move them.
+            const headerLayout = async () => {
+
+                return await page.evaluate(`[...document.querySelectorAll('header.top > *')].map((part) => {
+                    const box = part.getBoundingClientRect();
+                    return [part.className || part.tagName, box.x, box.y, box.width].join(' ');
+                })`);
+            };
 
             await page.goto(`${server.info.uri}/console`);
             await page.getByRole('button', { name: 'alice' }).click();
             await page.getByText('Acting as alice').waitFor();
             const inDefault = await openBakery();
             await page.getByText('Data set: the default one').waitFor();
+            const header = await headerLayout();
 
             // A new instance, made from the page: the page switches to it.
             await views.getByRole('button', { name: 'Instances' }).click();
@@ -307,13 +378,15 @@ describe('the console in a browser', () => {
             await accessible('instances, none made');
             await instancesView.getByLabel('Provision pay').check();
             await instancesView.getByRole('button', { name: 'New instance' }).click();
-            const made = instancesView.getByRole('status').getByText(/^Made instance [0-9a-f]{8}: the page now uses it, under \/i\/[0-9a-f-]{36}\.$/);
+            const made = instancesView.getByRole('status').getByText(/^Made instance [0-9a-f]{8}, with pay: the page now uses it\.$/);
             await made.waitFor();
             const id = await picker.inputValue();
             const short = id.split('-')[0]!;
-            expect(await made.innerText()).to.contain(`/i/${id}`);
+            expect(await made.innerText()).to.contain(short);
             expect(server.app.localgate.instances.find(id)).to.exist();
-            await page.getByText(`Data set: instance ${short}, under /i/${id}`).waitFor();
+            await page.getByText(`Data set: instance ${short}, with pay`).waitFor();
+            expect(await selectedCard.getByText('Base URL for a test suite').innerText()).to.equal(`Base URL for a test suite: ${server.info.uri}/i/${id}`);
+            expect(await headerLayout()).to.equal(header);
             await instancesView.getByRole('table').getByRole('button', { name: `Use instance ${short}` }).waitFor();
             await accessible('instances, one made');
             await shot('made');
@@ -429,6 +502,44 @@ describe('the console in a browser', () => {
         }
         finally {
             await browser.close();
+        }
+    });
+
+    it('presents pay before provisioning as a documented state, with one click to an instance that has pay', { skip, timeout: 120_000 }, async () => {
+
+        const bare = await testServer({ port: 0, host: '127.0.0.1' });
+        await bare.start();
+        const browser = await launchBrowser({ laptop: true });
+        const { context } = browser;
+        try {
+            const { page, elsewhere, pageErrors } = await offlinePage(context, bare.info.uri);
+            const { refused } = pageTraffic(page, bare.info.uri);
+            await page.goto(`${bare.info.uri}/console#pay`);
+            await page.getByRole('button', { name: 'alice' }).click();
+            await page.getByText('Acting as alice').waitFor();
+
+            const note = page.locator('main').getByRole('status').filter({ hasText: 'Not set up: this data set has no pay database' });
+            await note.waitFor();
+            expect(await page.locator('main').getByRole('alert').count()).to.equal(0);
+            expect(await page.locator('main').innerText()).to.not.contain('schema_ready');
+            expect(await accessibilityViolations(page)).to.equal([]);
+            await page.screenshot({ path: Path.join(screenshots, 'pay-not-set-up.png') });
+
+            await note.getByRole('button', { name: 'Make an instance with pay and use it' }).click();
+            await page.getByText(/^Data set: instance [0-9a-f]{8}, with pay$/).waitFor();
+            await page.getByText('Wallet, tokens and gateway answer in this data set.').waitFor();
+            await page.getByText('No balance yet: make a deposit.').waitFor();
+            const [instance] = bare.app.localgate.instances.list();
+            expect(instance!.describe(0).pay).to.be.true();
+            expect(await accessibilityViolations(page)).to.equal([]);
+
+            expect(refused).to.equal([]);
+            expect(elsewhere).to.equal([]);
+            expect(pageErrors).to.equal([]);
+        }
+        finally {
+            await browser.close();
+            await bare.stop();
         }
     });
 

@@ -167,6 +167,16 @@ describe('the console page', () => {
         }
     });
 
+    it('serves an icon where browsers ask for one, and beside the page', async () => {
+
+        for (const url of ['/favicon.ico', '/console/assets/favicon.svg']) {
+            const res = await server.inject(url);
+            expect(res.statusCode, url).to.equal(200);
+            expect(res.headers['content-type'], url).to.equal('image/svg+xml');
+            expect(res.payload, url).to.startWith('<svg xmlns="http://www.w3.org/2000/svg"');
+        }
+    });
+
     it('serves no other file from node_modules or the package', async () => {
 
         for (const url of ['/console/vendor/package.json', '/console/vendor/__proto__', '/console/vendor/constructor', '/console/assets/../package.json']) {
@@ -347,7 +357,7 @@ describe('the live request log', () => {
         const requestId = res.headers.get('x-request-id');
         const seen = await Promise.all([first, second].map((listener) => listener.next((event) => event.path === '/v1/commerce/businesses')));
         for (const event of seen) {
-            expect(event).to.include({ method: 'GET', path: '/v1/commerce/businesses', query: '?limit=2', status: 200, caller: 'alice', truncated: false });
+            expect(event).to.include({ method: 'GET', path: '/v1/commerce/businesses', query: '?limit=2', status: 200, caller: 'alice', public: false, truncated: false });
             expect(event.id).to.be.a.string().and.to.not.be.empty();
             expect(requestId === null || requestId === event.id).to.be.true();
             expect(event.ms).to.be.a.number().and.to.be.at.least(0);
@@ -367,19 +377,19 @@ describe('the live request log', () => {
         const listener = new Listener(server);
         await listener.opened;
 
-        for (const path of ['/console', '/v1/pay/status', '/v1/pay/wallet/', '/openapi.json', '/health', '/v1/weather/teapot', '/v1/weather/empty', '/v1/commerce/products?limit=100', '/v1/nowhere']) {
+        for (const path of ['/console', '/favicon.ico', '/v1/pay/status', '/v1/pay/wallet/', '/openapi.json', '/health', '/v1/weather/teapot', '/v1/weather/empty', '/v1/commerce/products?limit=100', '/v1/nowhere']) {
             // Read to the end, so that each request is answered before the next is sent.
             await (await fetch(`${server.info.uri}${path}`)).arrayBuffer();
         }
 
         const notFound = await listener.next((event) => event.path === '/v1/nowhere');
-        expect(notFound).to.include({ status: 404, caller: null, query: '' });
+        expect(notFound).to.include({ status: 404, caller: null, public: true, query: '' });
         expect(JSON.parse(notFound.body!).code).to.equal('not_found');
 
         const paths = listener.events.map((event) => event.path);
         expect(paths).to.equal(['/v1/pay/status', '/v1/pay/wallet', '/openapi.json', '/health', '/v1/weather/teapot', '/v1/weather/empty', '/v1/commerce/products', '/v1/nowhere']);
         const [status, wallet, document, health, teapot, empty, products] = listener.events;
-        expect(status!.status).to.equal(200);
+        expect(status!).to.include({ status: 200, caller: null, public: true });
         expect(status!.body).to.not.exist();
         expect(wallet!.status).to.equal(501);
         expect(JSON.parse(wallet!.body!).code).to.equal('pay_not_provisioned');

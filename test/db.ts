@@ -6,7 +6,8 @@ import Lab from '@hapi/lab';
 import Sqlite from 'better-sqlite3';
 
 import { SettingError } from '../lib/config';
-import { namespaceFile, namespaceImage, openNamespace, prepareDataDir } from '../lib/storage/sqlite/images';
+import { namespaceFile, openNamespace, prepareDataDir } from '../lib/storage/sqlite/files';
+import { namespaceImage } from '../lib/storage/sqlite/images';
 import { MigrationError, readMigrations } from '../lib/storage/migrations';
 import { appliedMigrations, migrate, schemaVersion } from '../lib/storage/sqlite/migrate';
 import { closeDatabase, openCopy, openDatabase, quickCheck } from '../lib/storage/sqlite/open';

@@ -1,9 +1,10 @@
 import Zlib from 'node:zlib';
 
 import Code from '@hapi/code';
-import type { Server, ServerInjectResponse } from '@hapi/hapi';
+import type { Server } from '@hapi/hapi';
 import Lab from '@hapi/lab';
 
+import { expectError } from './helpers/errors';
 import { engineServer, engines } from './helpers/postgres';
 import { bearer, body, testServer } from './helpers/server';
 
@@ -11,27 +12,6 @@ import { bearer, body, testServer } from './helpers/server';
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;
 const { expect } = Code;
-
-
-const bodyKeys = ['statusCode', 'error', 'message', 'code', 'details', 'configured', 'schema_ready'];
-
-
-/** Asserts an answer is an error whose body has the one shape every error has, and returns the body. */
-function expectErrorShape(res: ServerInjectResponse, statusCode: number, code?: string): Record<string, unknown> {
-
-    expect(res.statusCode, res.request.path).to.equal(statusCode);
-    const error = body(res);
-    expect(Object.keys(error).every((key) => bodyKeys.includes(key)), JSON.stringify(error)).to.be.true();
-    expect(error).to.include({ statusCode });
-    expect(error.error).to.be.a.string();
-    expect(error.message).to.be.a.string();
-    expect(error.code).to.match(/^[a-z0-9_]+$/);
-    if (code) {
-        expect(error.code).to.equal(code);
-    }
-
-    return error;
-}
 
 
 interface Document {
@@ -64,7 +44,7 @@ for (const engine of engines) {
                 headers: { ...bearer(server, 'alice'), ...json, 'content-encoding': 'gzip' },
                 payload: 'not gzip at all'
             });
-            expect(expectErrorShape(res, 400, 'bad_request')).to.not.include(['errno']);
+            expect(expectError(res, 400, 'bad_request')).to.not.include(['errno']);
         });
 
         it('reads a real gzip body', async () => {
@@ -75,20 +55,20 @@ for (const engine of engines) {
                 headers: { ...bearer(server, 'alice'), ...json, 'content-encoding': 'gzip' },
                 payload: Zlib.gzipSync(JSON.stringify({ colour: 'blue' }))
             });
-            expect(expectErrorShape(res, 400, 'validation_failed').details).to.contain({ field: 'colour', message: 'colour is not allowed' });
+            expect(expectError(res, 400, 'validation_failed').details).to.contain({ field: 'colour', message: 'colour is not allowed' });
         });
 
         it('answers 401 without an attributes object, the reason staying in WWW-Authenticate', async () => {
 
             const res = await server.inject({ url: '/v1/logistics/bookings', headers: bearer(server, 'alice', -60) });
-            expect(expectErrorShape(res, 401, 'unauthorized')).to.equal({ statusCode: 401, error: 'Unauthorized', message: 'Token expired', code: 'unauthorized' });
+            expect(expectError(res, 401, 'unauthorized')).to.equal({ statusCode: 401, error: 'Unauthorized', message: 'Token expired', code: 'unauthorized' });
             expect(res.headers['www-authenticate']).to.equal('Bearer error="Token expired"');
         });
 
         it('refuses a CORS preflight from another origin with a 403', async () => {
 
             const res = await server.inject({ method: 'OPTIONS', url: '/v1/commerce/products', headers: { origin: 'http://evil.test', 'access-control-request-method': 'GET' } });
-            expect(expectErrorShape(res, 403, 'cors_not_allowed').message).to.equal('CORS preflight refused: Origin not allowed');
+            expect(expectError(res, 403, 'cors_not_allowed').message).to.equal('CORS preflight refused: Origin not allowed');
             expect(res.headers['access-control-allow-origin']).to.not.exist();
         });
 
@@ -99,7 +79,7 @@ for (const engine of engines) {
                 url: '/v1/commerce/products',
                 headers: { origin: 'http://localhost:5173', 'access-control-request-method': 'POST', 'access-control-request-headers': 'x-secret' }
             });
-            expect(expectErrorShape(res, 403, 'cors_not_allowed').message).to.equal('CORS preflight refused: Some headers are not allowed');
+            expect(expectError(res, 403, 'cors_not_allowed').message).to.equal('CORS preflight refused: Some headers are not allowed');
         });
 
         it('answers an allowed preflight, with X-Request-Id among the allowed and exposed headers', async () => {
@@ -114,15 +94,15 @@ for (const engine of engines) {
         it('refuses a CORS preflight for a method the path does not route, or without an Origin', async () => {
 
             const method = await server.inject({ method: 'OPTIONS', url: '/v1/commerce/products', headers: { origin: 'http://localhost:5173', 'access-control-request-method': 'DELETE' } });
-            expect(expectErrorShape(method, 403, 'cors_not_allowed').message).to.equal('CORS preflight refused: DELETE is not allowed on /v1/commerce/products');
+            expect(expectError(method, 403, 'cors_not_allowed').message).to.equal('CORS preflight refused: DELETE is not allowed on /v1/commerce/products');
             const origin = await server.inject({ method: 'OPTIONS', url: '/v1/commerce/products', headers: { 'access-control-request-method': 'GET' } });
-            expect(expectErrorShape(origin, 403, 'cors_not_allowed').message).to.equal('CORS preflight refused: Missing Origin header');
+            expect(expectError(origin, 403, 'cors_not_allowed').message).to.equal('CORS preflight refused: Missing Origin header');
         });
 
         it('answers a preflight for an unknown path with a plain 404', async () => {
 
             const res = await server.inject({ method: 'OPTIONS', url: '/v2/nothing', headers: { origin: 'http://localhost:5173', 'access-control-request-method': 'GET' } });
-            expect(expectErrorShape(res, 404, 'not_found').message).to.equal('Not Found');
+            expect(expectError(res, 404, 'not_found').message).to.equal('No route serves /v2/nothing: the routes are listed at /docs');
         });
 
         it('answers a plain OPTIONS with the methods of the path, and 404 for an unknown path', async () => {
@@ -131,23 +111,23 @@ for (const engine of engines) {
             expect(known.statusCode).to.equal(204);
             expect(known.headers.allow).to.equal('GET, HEAD, POST, OPTIONS');
             const unknown = await server.inject({ method: 'OPTIONS', url: '/v2/nothing' });
-            expect(expectErrorShape(unknown, 404, 'not_found').message).to.equal('Not Found');
+            expect(expectError(unknown, 404, 'not_found').message).to.equal('No route serves /v2/nothing: the routes are listed at /docs');
         });
 
         it('answers a known path with a wrong method with 405 and an Allow header', async () => {
 
             const res = await server.inject({ method: 'DELETE', url: '/v1/commerce/products' });
-            expect(expectErrorShape(res, 405, 'method_not_allowed').message).to.equal('DELETE is not allowed on /v1/commerce/products: use GET, HEAD, POST');
+            expect(expectError(res, 405, 'method_not_allowed').message).to.equal('DELETE is not allowed on /v1/commerce/products: use GET, HEAD, POST');
             expect(res.headers.allow).to.equal('GET, HEAD, POST');
             const withId = await server.inject({ method: 'PUT', url: '/v1/logistics/bookings/some-id' });
-            expect(expectErrorShape(withId, 405, 'method_not_allowed')).to.exist();
+            expect(expectError(withId, 405, 'method_not_allowed')).to.exist();
             expect(withId.headers.allow).to.equal('GET, HEAD');
         });
 
         it('keeps 400 for a path hapi cannot read', async () => {
 
             const res = await server.inject({ method: 'GET', url: '/v1/commerce/products/%E0%A4%A' });
-            expectErrorShape(res, 400, 'bad_request');
+            expectError(res, 400, 'bad_request');
         });
 
         it('says why it refuses JSON with a __proto__ key', async () => {
@@ -158,17 +138,17 @@ for (const engine of engines) {
                 headers: { ...bearer(server, 'alice'), ...json },
                 payload: '{"name": "x", "__proto__": {"admin": true}}'
             });
-            expect(expectErrorShape(res, 400, 'bad_request').message).to.equal('Invalid request payload JSON: a key named __proto__ is not accepted');
+            expect(expectError(res, 400, 'bad_request').message).to.equal('Invalid request payload JSON: a key named __proto__ is not accepted');
             const broken = await server.inject({ method: 'POST', url: '/v1/commerce/products', headers: { ...bearer(server, 'alice'), ...json }, payload: '{"name": ' });
-            expect(expectErrorShape(broken, 400, 'bad_request').message).to.equal('Invalid request payload JSON format');
+            expect(expectError(broken, 400, 'bad_request').message).to.equal('Invalid request payload JSON format');
         });
 
         it('answers 413 and 415 with the common shape', async () => {
 
             const big = await server.inject({ method: 'POST', url: '/v1/logistics/bookings', headers: { ...bearer(server, 'alice'), ...json }, payload: JSON.stringify({ notes: 'x'.repeat(65 * 1024) }) });
-            expectErrorShape(big, 413, 'payload_too_large');
+            expectError(big, 413, 'payload_too_large');
             const text = await server.inject({ method: 'POST', url: '/v1/logistics/bookings', headers: { ...bearer(server, 'alice'), 'content-type': 'text/plain' }, payload: 'x' });
-            expectErrorShape(text, 415, 'unsupported_media_type');
+            expectError(text, 415, 'unsupported_media_type');
         });
 
         it('words every 404 and 422 about a missing record the same way in every namespace', async () => {
@@ -179,7 +159,7 @@ for (const engine of engines) {
                 '/v1/logistics/vehicles/nope', '/v1/logistics/bookings/nope'
             ];
             for (const url of notFound) {
-                const error = expectErrorShape(await server.inject({ url, headers: alice }), 404);
+                const error = expectError(await server.inject({ url, headers: alice }), 404);
                 expect(error.message, url).to.match(/^There is no [a-z ]+ with this id$/);
             }
 
@@ -190,7 +170,7 @@ for (const engine of engines) {
                 ['/v1/logistics/bookings', { vehicle_id: 'nope', pickup_location_id: 'nope', dropoff_location_id: 'nope', pickup_at: '2030-01-01T00:00:00Z', return_at: '2030-01-02T00:00:00Z' }]
             ];
             for (const [url, payload] of unprocessable) {
-                const error = expectErrorShape(await server.inject({ method: 'POST', url, headers: alice, payload }), 422);
+                const error = expectError(await server.inject({ method: 'POST', url, headers: alice, payload }), 422);
                 expect(error.message, url).to.match(/^[a-z_]+ refers to no existing [a-z ]+$/);
                 expect(error.details).to.equal([{ field: (error.message as string).split(' ')[0], message: error.message }]);
             }
@@ -209,7 +189,7 @@ for (const engine of engines) {
                 for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE']) {
                     if (!listed.includes(method)) {
                         const res = await server.inject({ method, url: path });
-                        expectErrorShape(res, 405, 'method_not_allowed');
+                        expectError(res, 405, 'method_not_allowed');
                         expect(res.headers.allow!.split(', ')).to.include(listed);
                         ++failures;
                         continue;
@@ -224,7 +204,7 @@ for (const engine of engines) {
                     for (const attempt of attempts) {
                         const res = await server.inject(attempt);
                         if (res.statusCode >= 400) {
-                            expectErrorShape(res, res.statusCode);
+                            expectError(res, res.statusCode);
                             ++failures;
                         }
                     }

@@ -7,7 +7,8 @@ import Lab from '@hapi/lab';
 
 import { FixtureError, readFixtureFile } from '../lib/fixtures';
 import { sqliteDatabase } from '../lib/storage/sqlite/engine';
-import { namespaceImage, seedDemo } from '../lib/storage/sqlite/images';
+import { seedDemo } from '../lib/storage/sqlite/fixtures';
+import { namespaceImage } from '../lib/storage/sqlite/images';
 import { closeDatabase, openCopy } from '../lib/storage/sqlite/open';
 import { body, type List, tempDir, testServer } from './helpers/server';
 
@@ -82,13 +83,13 @@ describe('fixtures', () => {
             'test: logistics.drivers[0].vehicle_id: "v-none" names no record of vehicles']
     ];
 
-    it('refuses a bad fixture, names where, and loads nothing', () => {
+    it('refuses a bad fixture, names where, and loads nothing', async () => {
 
         const { data } = server.app.localgate;
         const count = (namespace: 'commerce' | 'logistics', table: string) => (sqliteDatabase(data, namespace).prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
         for (const [what, fixture, message] of refused) {
             const counts = [count('commerce', 'businesses'), count('logistics', 'drivers')];
-            expect(() => data.loadFixture(fixture, 'test'), what).to.throw(FixtureError, message);
+            await expect(data.loadFixture(fixture, 'test'), what).to.reject(FixtureError, message);
             expect([count('commerce', 'businesses'), count('logistics', 'drivers')], what).to.equal(counts);
         }
     });

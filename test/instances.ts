@@ -6,6 +6,7 @@ import Lab from '@hapi/lab';
 
 import { mintToken } from '../lib';
 import { sqliteDatabase } from '../lib/storage/sqlite/engine';
+import { expectError } from './helpers/errors';
 import { adminBearer, bearer, body, type List, testServer } from './helpers/server';
 
 
@@ -25,13 +26,6 @@ interface InstanceBody {
     expires_at: string;
 }
 
-interface ErrorBody {
-    statusCode: number;
-    code: string;
-    message: string;
-    details?: { field: string; message: string }[];
-}
-
 // Ids of the shipped demo data.
 const demo = {
     bakery: 'd851fadb-03ca-5a24-ba16-c15cce19933b',
@@ -45,19 +39,6 @@ const booking = (day: number) => ({
     vehicle_id: demo.vehicle, pickup_location_id: demo.depot, dropoff_location_id: demo.depot,
     pickup_at: `2030-06-${String(day).padStart(2, '0')}T10:00:00Z`, return_at: `2030-06-${String(day).padStart(2, '0')}T12:00:00Z`
 });
-
-
-function expectError(res: ServerInjectResponse, status: number, code: string, field?: string): ErrorBody {
-
-    expect(res.statusCode, res.payload).to.equal(status);
-    const error = body<ErrorBody>(res);
-    expect(error.code).to.equal(code);
-    if (field) {
-        expect(error.details!.map((detail) => detail.field)).to.include(field);
-    }
-
-    return error;
-}
 
 
 describe('/_instances', () => {

@@ -245,3 +245,15 @@ describe('the package, packed and installed into an empty project (slow)', { ski
         expect(ran.stdout).to.equal('products 200 35 at 2030-01-01T00:00:00.000Z\nbookings 200\n');
     });
 });
+
+
+describe('the repository', () => {
+
+    it('allows no install script of @scarf/scarf, and ignores the tarballs npm pack leaves', () => {
+
+        const own = JSON.parse(Fs.readFileSync(Path.join(__dirname, '..', 'package.json'), 'utf8')) as { allowScripts: Record<string, boolean> };
+        expect(own.allowScripts).to.equal({ 'better-sqlite3': true, '@scarf/scarf': false });
+        expect(Fs.existsSync(Path.join(__dirname, '..', '.npmrc'))).to.be.false();
+        expect(Fs.readFileSync(Path.join(__dirname, '..', '.gitignore'), 'utf8').split('\n')).to.include('*.tgz');
+    });
+});

@@ -2,8 +2,9 @@ import Code from '@hapi/code';
 import type { Server, ServerInjectResponse } from '@hapi/hapi';
 import Lab from '@hapi/lab';
 
-import { engineServer, skipWithoutPostgres } from './helpers/postgres';
-import { bearer } from './helpers/server';
+import { provisionPay } from '../lib';
+import { engineServer, freshDatabase, skipWithoutPostgres } from './helpers/postgres';
+import { bearer, testServer } from './helpers/server';
 
 
 export const lab = Lab.script();
@@ -164,5 +165,65 @@ describe('one fixture on SQLite and on PostgreSQL', { skip: skipWithoutPostgres(
         const [again, againOnPostgres] = await both((server) => ({ method: 'POST', url: '/v1/logistics/bookings', payload: { ...booking, pickup_at: '2030-01-01T11:00:00Z' }, headers: bearer(server, 'bob') }));
         expect(again.statusCode).to.equal(409);
         same('overlap', again, againOnPostgres);
+    });
+});
+
+
+describe('provisioned pay on SQLite and on PostgreSQL', { skip: skipWithoutPostgres('the pay parity tests') }, () => {
+
+    const servers: Record<'sqlite' | 'postgres', Server> = {} as Record<'sqlite' | 'postgres', Server>;
+
+    before(async () => {
+
+        servers.sqlite = await testServer({ memoryPay: true, seed: false });
+        const database = await freshDatabase();
+        const credentials = await provisionPay(database.url);
+        servers.postgres = await testServer({
+            databaseUrl: database.url,
+            seed: false,
+            pay: { url: credentials.PAY_DB_URL, publishableKey: credentials.PAY_DB_PUBLISHABLE_KEY, secretKey: credentials.PAY_DB_SECRET_KEY }
+        });
+        servers.postgres.ext('onPostStop', () => database.drop());
+    });
+
+    after(async () => {
+
+        await Promise.all(Object.values(servers).map((server) => server.stop()));
+    });
+
+    const both = async (request: (server: Server) => Parameters<Server['inject']>[0]) => [await servers.sqlite.inject(request(servers.sqlite)), await servers.postgres.inject(request(servers.postgres))] as const;
+
+    it('answers status, tokens, providers and lookups with the same bytes', async () => {
+
+        for (const url of ['/v1/pay/status', '/v1/pay/tokens', '/v1/pay/tokens/mit', '/v1/pay/tokens/NOPE', '/v1/pay/gateway/providers', '/v1/pay/wallet/transactions?limit=1']) {
+            const [sqlite, postgres] = await both((server) => ({ url, headers: bearer(server, 'pat') }));
+            same(url, sqlite, postgres);
+        }
+    });
+
+    it('refuses the same moves the same way, and makes the same moves in the same shape', async () => {
+
+        const moves = [
+            ['withdraw', { provider_id: 'sandbox', asset: 'USD', amount: 500 }],
+            ['deposit', { provider_id: 'nobody', asset: 'USD', amount: 500 }],
+            ['deposit', { provider_id: 'sandbox', asset: 'NST', amount: 5 }],
+            ['deposit', { provider_id: 'sandbox', asset: 'USD', amount: 2500 }],
+            ['withdraw', { provider_id: 'sandbox', asset: 'USD', amount: 1000 }]
+        ] as const;
+
+        for (const [index, [direction, payload]] of moves.entries()) {
+            const request = (server: Server) => ({ method: 'POST', url: `/v1/pay/gateway/${direction}`, payload, headers: { ...bearer(server, 'pat'), 'idempotency-key': `parity-${index}` } });
+            const [sqlite, postgres] = await both(request);
+            expect(postgres.statusCode, `${direction} ${index}`).to.equal(sqlite.statusCode);
+            const strip = (res: ServerInjectResponse) => ({ ...JSON.parse(res.payload) as object, id: 'id', created_at: 'created_at' });
+            expect(strip(postgres), `${direction} ${index}`).to.equal(strip(sqlite));
+            const [replayed, replayedOnPostgres] = await both(request);
+            expect(strip(replayedOnPostgres)).to.equal(strip(replayed));
+        }
+
+        const [sqlite, postgres] = await both((server) => ({ url: '/v1/pay/wallet', headers: bearer(server, 'pat') }));
+        const strip = (res: ServerInjectResponse) => ({ ...JSON.parse(res.payload) as object, id: 'id', created_at: 'created_at' });
+        expect(sqlite.statusCode).to.equal(200);
+        expect(strip(postgres)).to.equal(strip(sqlite));
     });
 });

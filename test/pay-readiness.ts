@@ -10,11 +10,12 @@ import Sqlite from 'better-sqlite3';
 import { provisionPay } from '../lib';
 import { wallContext } from '../lib/clock';
 import { payDatabaseFile } from '../lib/config';
-import { namespaceMigrations } from '../lib/storage/sqlite/images';
-import { migrate } from '../lib/storage/sqlite/migrate';
+import { migrate, namespaceMigrations } from '../lib/storage/sqlite/migrate';
 import { closeDatabase, openDatabase } from '../lib/storage/sqlite/open';
+import type { PayCredentials } from '../lib/storage';
+import { mintPayKeys } from '../lib/storage/pay-keys';
 import { PayReadiness } from '../lib/storage/sqlite/pay-readiness';
-import { rotatePayKeys, type PayCredentials } from '../lib/storage/sqlite/provision';
+import { rotatePayKeys } from '../lib/storage/sqlite/provision';
 import { bearer, body, breakIntegrity, tempDir, testServer } from './helpers/server';
 
 
@@ -90,14 +91,41 @@ describe('pay readiness', () => {
         await server.stop();
     });
 
-    it('is unconfigured for an empty database: it holds no keys to match', async () => {
+    it('is configured without schema for an empty database, which records no pair, and 501s carry both fields', async () => {
 
         const file = Path.join(tempDir(), 'pay.db');
         new Sqlite(file).close();
         const server = await testServer({ pay: { url: file, ...keys } });
-        expect(body(await server.inject('/v1/pay/status'))).to.equal({ configured: false, schema_ready: false, sections: ['wallet', 'tokens', 'gateway'] });
-        expect(body(await server.inject('/health')).namespaces).to.include({ pay: { state: 'unconfigured', engine: 'sqlite', schema_version: 0, storage: 'file' } });
+        expect(body(await server.inject('/v1/pay/status'))).to.equal({ configured: true, schema_ready: false, sections: ['wallet', 'tokens', 'gateway'] });
+        for (const [method, url] of dataRoutes) {
+            const res = await server.inject({ method, url, headers: bearer(server, 'alice'), payload: method === 'POST' ? {} : undefined });
+            expect(res.statusCode, `${method} ${url}`).to.equal(501);
+            expect(body(res)).to.equal({ statusCode: 501, error: 'Not Implemented', message: 'The pay database has no schema yet: run `localgate provision pay`', code: 'pay_not_provisioned', configured: true, schema_ready: false });
+        }
+
+        expect(body(await server.inject('/health')).namespaces).to.include({ pay: { state: 'configured', engine: 'sqlite', schema_version: 0, storage: 'file' } });
         await server.stop();
+        expect(Fs.readdirSync(Path.dirname(file))).to.equal(['pay.db']);
+    });
+
+    it('becomes ready without a restart when provision pay records the keys the server runs with', async () => {
+
+        const dir = tempDir();
+        const pair = mintPayKeys();
+        for (const file of [Path.join(dir, 'empty.db'), Path.join(dir, 'missing.db')]) {
+            if (file.endsWith('empty.db')) {
+                new Sqlite(file).close();
+            }
+
+            const server = await testServer({ pay: { url: file, ...pair } });
+            expect(body(await server.inject('/v1/pay/status'))).to.equal({ configured: file.endsWith('empty.db'), schema_ready: false, sections: ['wallet', 'tokens', 'gateway'] });
+            expect(await provisionPay(file, undefined, pair)).to.equal({ PAY_DB_URL: file, PAY_DB_PUBLISHABLE_KEY: pair.publishableKey, PAY_DB_SECRET_KEY: pair.secretKey });
+            expect(body(await server.inject('/v1/pay/status'))).to.equal({ configured: true, schema_ready: true, sections: ['wallet', 'tokens', 'gateway'] });
+            const wallet = await server.inject({ url: '/v1/pay/wallet', headers: bearer(server, 'alice') });
+            expect(wallet.statusCode).to.equal(200);
+            expect(body(wallet)).to.include({ owner_id: 'alice', balances: [] });
+            await server.stop();
+        }
     });
 
     it('is configured without schema when the keys match but a migration is missing, and 501s say so', async () => {
@@ -182,7 +210,7 @@ describe('pay readiness', () => {
         const replacement = Path.join(dir, 'empty.db');
         new Sqlite(replacement).close();
         Fs.renameSync(replacement, file);
-        expect(body(await server.inject('/v1/pay/status'))).to.include({ configured: false, schema_ready: false });
+        expect(body(await server.inject('/v1/pay/status'))).to.equal({ configured: true, schema_ready: false, sections: ['wallet', 'tokens', 'gateway'] });
         await server.stop();
     });
 
@@ -265,6 +293,59 @@ describe('provisionPay()', () => {
         const retired = new PayReadiness({ url: file, ...provisionedKeys(first) }, wallContext());
         expect(await retired.status()).to.include({ configured: false, schema_ready: false });
         retired.close();
+    });
+
+    it('records the pair it is given, replacing the one recorded before', async () => {
+
+        const file = Path.join(tempDir(), 'pay.db');
+        const minted = provisionedKeys(await provisionPay(file));
+        const given = mintPayKeys();
+        expect(await provisionPay(file, undefined, given)).to.equal({ PAY_DB_URL: file, PAY_DB_PUBLISHABLE_KEY: given.publishableKey, PAY_DB_SECRET_KEY: given.secretKey });
+        for (const [pair, configured] of [[given, true], [minted, false]] as const) {
+            const readiness = new PayReadiness({ url: file, ...pair }, wallContext());
+            expect(await readiness.status()).to.equal({ configured, schema_ready: configured, sections: ['wallet', 'tokens', 'gateway'] });
+            readiness.close();
+        }
+    });
+
+    it('refuses a given pair that is half set or not shaped like a minted one, naming the setting, never the key', async () => {
+
+        const file = Path.join(tempDir(), 'pay.db');
+        const pair = mintPayKeys();
+        const refusals: [Partial<typeof pair>, string][] = [
+            [{ publishableKey: pair.publishableKey }, 'PAY_DB_SECRET_KEY must be set together with PAY_DB_PUBLISHABLE_KEY: set both to record that pair, or neither for a fresh one'],
+            [{ secretKey: pair.secretKey }, 'PAY_DB_PUBLISHABLE_KEY must be set together with PAY_DB_SECRET_KEY: set both to record that pair, or neither for a fresh one'],
+            [{ ...pair, publishableKey: 'pk_live_abc' }, 'PAY_DB_PUBLISHABLE_KEY must look like a key localgate mints: pk_local_ and 32 lowercase hex digits'],
+            [{ ...pair, publishableKey: pair.secretKey }, 'PAY_DB_PUBLISHABLE_KEY must look like a key localgate mints: pk_local_ and 32 lowercase hex digits'],
+            [{ ...pair, secretKey: pair.secretKey.toUpperCase() }, 'PAY_DB_SECRET_KEY must look like a key localgate mints: sk_local_ and 48 lowercase hex digits'],
+            [{ ...pair, secretKey: `${pair.secretKey}0` }, 'PAY_DB_SECRET_KEY must look like a key localgate mints: sk_local_ and 48 lowercase hex digits']
+        ];
+
+        for (const [given, message] of refusals) {
+            await expect(provisionPay(file, undefined, given)).to.reject(message);
+        }
+
+        expect(Fs.existsSync(file)).to.be.false();
+    });
+
+    it('refuses a database that holds other tables but no pay migrations, and leaves it as it was', async () => {
+
+        const dir = tempDir();
+        const foreign: [string, string][] = [
+            ['notes.db', 'CREATE TABLE notes (body TEXT)'],
+            ['migrated.db', 'CREATE TABLE schema_migrations (version TEXT PRIMARY KEY)']
+        ];
+
+        for (const [name, schema] of foreign) {
+            const file = Path.join(dir, name);
+            const other = new Sqlite(file);
+            other.exec(schema);
+            other.close();
+            await expect(provisionPay(file, undefined, mintPayKeys())).to.reject(`The database at ${file} holds tables but no pay migrations: it belongs to something else, so pay is not provisioned there; point PAY_DB_URL at a new or empty database`);
+            const after = new Sqlite(file, { readonly: true });
+            expect(after.prepare(`SELECT name FROM sqlite_master WHERE type = 'table'`).all()).to.equal([{ name: schema.split(' ')[2] }]);
+            after.close();
+        }
     });
 
     it('refuses to provision memory, or a URL that names no file', async () => {

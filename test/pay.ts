@@ -10,6 +10,7 @@ import Sqlite from 'better-sqlite3';
 import { provisionPay } from '../lib';
 import { idempotencyRetentionMs, maxAmount, maxBalance } from '../lib/namespaces/pay/rules';
 import { queries } from '../lib/storage/sqlite/pay';
+import { expectError } from './helpers/errors';
 import { bearer, body, tempDir, testServer } from './helpers/server';
 
 
@@ -33,13 +34,6 @@ interface Wallet {
     owner_id: string;
     balances: { asset: string; amount: number }[];
     created_at: string;
-}
-
-interface ErrorBody {
-    statusCode: number;
-    code: string;
-    message: string;
-    details?: { field: string; message: string }[];
 }
 
 type Direction = 'deposit' | 'withdraw';
@@ -66,19 +60,6 @@ function move(server: Server, subject: string, direction: Direction, payload: ob
     }
 
     return server.inject({ method: 'POST', url: `/v1/pay/gateway/${direction}`, headers, payload });
-}
-
-
-function expectError(res: ServerInjectResponse, statusCode: number, code: string, field?: string): ErrorBody {
-
-    const error = body<ErrorBody>(res);
-    expect(res.statusCode, res.payload).to.equal(statusCode);
-    expect(error).to.include({ statusCode, code });
-    if (field) {
-        expect(error.details!.map((detail) => detail.field), res.payload).to.include(field);
-    }
-
-    return error;
 }
 
 
@@ -139,8 +120,7 @@ describe('pay data endpoints', () => {
         const unprovisioned = await testServer({ pay: { url: file, publishableKey: 'pk_local_test', secretKey: 'sk_local_test' } });
         for (const url of ['/v1/pay/wallet/', `/v1/pay/wallet/transactions/${Crypto.randomUUID()}`]) {
             const error = expectError(await unprovisioned.inject(url), 501, 'pay_not_provisioned');
-            expect(error).to.include({ configured: false, schema_ready: false });
-            expect(error.message).to.startWith('Pay is not configured: run `localgate provision pay`');
+            expect(error).to.include({ configured: true, schema_ready: false, message: 'The pay database has no schema yet: run `localgate provision pay`' });
         }
 
         await unprovisioned.stop();

@@ -8,6 +8,7 @@ import type { Server, ServerInjectResponse } from '@hapi/hapi';
 import { provisionPay, rotatePayKeys, type PayCredentials } from '../lib/storage';
 import type { PaySettings } from '../lib/config';
 import { namespaceMigrations } from '../lib/storage/migrations';
+import { mintPayKeys } from '../lib/storage/pay-keys';
 import { PgDatabase } from '../lib/storage/postgres/database';
 import { migrate } from '../lib/storage/postgres/migrate';
 import { adminQuery, freshDatabase, skipWithoutPostgres } from './helpers/postgres';
@@ -96,11 +97,11 @@ describe('pay on PostgreSQL', { skip }, () => {
             const db = await freshDatabase();
             const keys = { publishableKey: 'pk_local_unknown', secretKey: 'sk_local_unknown' };
             const unprovisioned = await pgPayServer({ url: db.url, ...keys });
-            expect(body(await unprovisioned.inject('/v1/pay/status'))).to.equal({ configured: false, schema_ready: false, sections });
+            expect(body(await unprovisioned.inject('/v1/pay/status'))).to.equal({ configured: true, schema_ready: false, sections });
             expect((await unprovisioned.inject({ url: '/v1/pay/tokens', headers: bearer(unprovisioned, 'alice') })).statusCode).to.equal(501);
             await expect(rotatePayKeys(db.url, database)).to.reject(/^The pay database at 127\.0\.0\.1:5432\/localgate_test_\w+ is not provisioned: run `localgate provision pay` first$/);
 
-            // Provisioned while a server runs with the settings it prints: the next call answers ready.
+            // Provisioned with a fresh pair while a server runs with other keys: a server with the printed pair is ready.
             const first = await provisionPay(db.url, database);
             expect(first.PAY_DB_URL).to.equal(db.url);
             expect(first.PAY_DB_PUBLISHABLE_KEY).to.match(/^pk_local_[0-9a-f]{32}$/);
@@ -131,6 +132,53 @@ describe('pay on PostgreSQL', { skip }, () => {
             await db.drop();
         });
 
+        it('is configured without schema on a database without the pay schema, and ready once provision pay records its keys, without a restart', async () => {
+
+            const db = await freshDatabase();
+            const pair = mintPayKeys();
+            const server = await pgPayServer({ url: db.url, ...pair });
+            server.ext('onPostStop', () => db.drop());
+            expect(body(await server.inject('/v1/pay/status'))).to.equal({ configured: true, schema_ready: false, sections });
+            const refused = await server.inject({ url: '/v1/pay/wallet', headers: bearer(server, 'alice') });
+            expect(refused.statusCode).to.equal(501);
+            expect(body(refused)).to.equal({ statusCode: 501, error: 'Not Implemented', message: 'The pay database has no schema yet: run `localgate provision pay`', code: 'pay_not_provisioned', configured: true, schema_ready: false });
+            expect(body<Health>(await server.inject('/health')).namespaces.pay).to.equal({ state: 'configured', engine: 'postgres', schema_version: 0, storage: 'server' });
+
+            expect(await provisionPay(db.url, database, pair)).to.equal({ PAY_DB_URL: db.url, PAY_DB_PUBLISHABLE_KEY: pair.publishableKey, PAY_DB_SECRET_KEY: pair.secretKey });
+            expect(body(await server.inject('/v1/pay/status'))).to.equal({ configured: true, schema_ready: true, sections });
+            const wallet = await server.inject({ url: '/v1/pay/wallet', headers: bearer(server, 'alice') });
+            expect(wallet.statusCode).to.equal(200);
+            expect(body(wallet)).to.include({ owner_id: 'alice', balances: [] });
+
+            // The keys keep guarding the provisioned schema: other keys are not configured.
+            const other = await pgPayServer({ url: db.url, ...mintPayKeys() });
+            expect(body(await other.inject('/v1/pay/status'))).to.equal({ configured: false, schema_ready: false, sections });
+            await other.stop();
+            await server.stop();
+        });
+
+        it('leaves a pay schema of another application unconfigured, and provision pay refuses it', async () => {
+
+            const db = await freshDatabase();
+            try {
+                await adminQuery('CREATE SCHEMA pay; CREATE TABLE pay.notes (body text)', db.url);
+                const pair = mintPayKeys();
+                const server = await pgPayServer({ url: db.url, ...pair });
+                expect(body(await server.inject('/v1/pay/status'))).to.equal({ configured: false, schema_ready: false, sections });
+                await server.stop();
+
+                const name = db.url.replace(/^.*@/, '');
+                await expect(provisionPay(db.url, database, pair)).to.reject(`The schema pay of the database at ${name} holds tables but no pay migrations: it belongs to something else, so pay is not provisioned there; point PAY_DB_URL at another database`);
+                await adminQuery('CREATE TABLE pay.schema_migrations (version text PRIMARY KEY)', db.url);
+                await expect(provisionPay(db.url, database, pair)).to.reject(/^The schema pay of the database at .* holds tables but no pay migrations/);
+                const { rows } = await adminQuery(`SELECT table_name FROM information_schema.tables WHERE table_schema = 'pay' ORDER BY table_name`, db.url);
+                expect(rows).to.equal([{ table_name: 'notes' }, { table_name: 'schema_migrations' }]);
+            }
+            finally {
+                await db.drop();
+            }
+        });
+
         it('is configured without schema when the keys match but a migration is missing, and 501s say so', async () => {
 
             const { server, db } = await provisionedServer();
@@ -140,6 +188,7 @@ describe('pay on PostgreSQL', { skip }, () => {
             expect(res.statusCode).to.equal(501);
             expect(body(res)).to.include({ code: 'pay_not_provisioned', configured: true, schema_ready: false });
             expect(body<Health>(await server.inject('/health')).namespaces.pay).to.include({ state: 'configured', engine: 'postgres' });
+            await expect(rotatePayKeys(db.url, database)).to.reject(/^The pay database at 127\.0\.0\.1:5432\/localgate_test_\w+ is not provisioned: run `localgate provision pay` first$/);
             await server.stop();
         });
 
@@ -148,7 +197,7 @@ describe('pay on PostgreSQL', { skip }, () => {
             const db = await freshDatabase();
             const keys = { publishableKey: 'pk_local_x', secretKey: 'sk_local_x' };
             const empty = await pgPayServer({ url: db.url, ...keys });
-            expect(body<Health>(await empty.inject('/health')).namespaces.pay).to.equal({ state: 'unconfigured', engine: 'postgres', schema_version: 0, storage: 'server' });
+            expect(body<Health>(await empty.inject('/health')).namespaces.pay).to.equal({ state: 'configured', engine: 'postgres', schema_version: 0, storage: 'server' });
             await empty.stop();
             expect((await adminQuery(`SELECT 1 FROM information_schema.schemata WHERE schema_name = 'pay'`, db.url)).rowCount).to.equal(0);
 

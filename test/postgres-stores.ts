@@ -13,7 +13,7 @@ import { PgCommerceStore } from '../lib/storage/postgres/commerce';
 import { PgLogisticsStore } from '../lib/storage/postgres/logistics';
 import { PgNamespace } from '../lib/storage/postgres/namespace';
 import { SqliteCommerceStore } from '../lib/storage/sqlite/commerce';
-import { openSqliteNamespace, type SqliteNamespace } from '../lib/storage/sqlite/engine';
+import { openSqliteNamespace, type SqliteNamespace } from '../lib/storage/sqlite/namespace';
 import { SqliteLogisticsStore } from '../lib/storage/sqlite/logistics';
 import { engineServer, freshDatabase, skipWithoutPostgres } from './helpers/postgres';
 import { bearer } from './helpers/server';
@@ -275,6 +275,8 @@ describe('PostgreSQL stores on a frozen clock', { skip }, () => {
         ]));
 
         expect(JSON.stringify(results[0])).to.equal(JSON.stringify(results[1]));
+        const stamps = results[0]!.flatMap((result) => ('data' in result ? result.data : [result])).map((record) => record.created_at);
+        expect(stamps).to.equal(stamps.map(() => '2031-03-01T09:00:00.000Z'));
     });
 
     it('answers the constraints that back the rules with the rules\' own errors', async () => {

@@ -10,6 +10,7 @@ import Pino from 'pino';
 
 import { createServer } from '../lib';
 import { DomainError, failure, type DomainErrorKind } from '../lib/errors';
+import { prettyLine } from '../lib/pretty-log';
 import { sqliteDatabase } from '../lib/storage/sqlite/engine';
 import { settled } from '../lib/storage/sqlite/statements';
 import { bearer, body, tempDir, testServer } from './helpers/server';
@@ -88,11 +89,18 @@ describe('the server', () => {
         await server.stop();
     });
 
-    it('answers unknown routes with a Boom-shaped 404 and a code', async () => {
+    it('answers unknown routes with a Boom-shaped 404 that names the path and points to /docs', async () => {
 
-        const res = await server.inject('/v2/nothing');
+        const res = await server.inject('/v2/nothing?limit=2');
         expect(res.statusCode).to.equal(404);
-        expect(body(res)).to.equal({ statusCode: 404, error: 'Not Found', message: 'Not Found', code: 'not_found' });
+        expect(body(res)).to.equal({ statusCode: 404, error: 'Not Found', message: 'No route serves /v2/nothing: the routes are listed at /docs', code: 'not_found' });
+    });
+
+    it('answers a body that is not declared JSON (curl -d sends a form) with a 415 that says to send application/json', async () => {
+
+        const res = await server.inject({ method: 'POST', url: '/test/items', headers: { ...bearer(server, 'alice'), 'content-type': 'application/x-www-form-urlencoded' }, payload: '{"name":"a"}' });
+        expect(res.statusCode).to.equal(415);
+        expect(body(res)).to.equal({ statusCode: 415, error: 'Unsupported Media Type', message: 'The body must be JSON, sent with the header Content-Type: application/json', code: 'unsupported_media_type' });
     });
 
     it('names each invalid field and says why', async () => {
@@ -260,6 +268,24 @@ describe('createServer()', () => {
         await server.stop();
     });
 
+    it('logs pretty lines with LOG_FORMAT=pretty, to the given stream or to standard output', async () => {
+
+        let text = '';
+        const logStream = new Stream.Writable({ write(chunk: Buffer, encoding, done) {
+
+            text += chunk.toString();
+            done();
+        } });
+        const server = await createServer({ dataDir: ':memory:', logLevel: 'info', logFormat: 'pretty', logStream });
+        await server.inject({ url: '/v2/nothing', headers: { 'x-request-id': 'pretty-1' } });
+        expect(text).to.match(/^\d\d:\d\d:\d\d get \/v2\/nothing 404 \(\d+ms\)  pretty-1\n$/);
+        await server.stop();
+
+        const quiet = await createServer({ dataDir: ':memory:', logLevel: 'fatal', logFormat: 'pretty' });
+        expect((quiet.logger as unknown as Record<symbol, unknown>)[Pino.symbols.streamSym]).to.be.an.instanceof(Stream.Writable);
+        await quiet.stop();
+    });
+
     it('creates the namespace files in the data directory and closes them on stop', async () => {
 
         const dir = Path.join(tempDir(), 'data');
@@ -305,7 +331,8 @@ describe('GET /health', () => {
         expect(status).to.equal('ok');
         expect(Object.keys(namespaces)).to.equal(['commerce', 'logistics', 'weather', 'pay']);
         expect(namespaces.weather).to.equal({ state: 'ready', engine: 'sqlite', schema_version: 1, storage: 'memory' });
-        expect(namespaces.pay).to.equal({ state: 'unconfigured', engine: 'sqlite', schema_version: null, storage: 'file' });
+        // In memory without pay, pay has no database anywhere: nothing of it is a file.
+        expect(namespaces.pay).to.equal({ state: 'unconfigured', engine: 'sqlite', schema_version: null, storage: 'memory' });
         await server.stop();
     });
 
@@ -318,5 +345,24 @@ describe('GET /health', () => {
         expect(body(res)).to.include({ status: 'degraded' });
         expect(body<{ namespaces: Record<string, unknown> }>(res).namespaces.weather).to.equal({ state: 'unavailable', engine: 'sqlite', schema_version: null, storage: 'memory' });
         await server.stop();
+    });
+});
+
+
+describe('pretty log lines', () => {
+
+    const time = Date.UTC(2030, 5, 1, 10, 0, 0);
+    const clock = new Date(time).toTimeString().slice(0, 8);
+
+    it('turn a request\'s JSON line into time, method, path, status, duration and request id', () => {
+
+        const line = JSON.stringify({ level: 30, time, req: { id: 'r-1', method: 'get', url: '/health' }, res: { statusCode: 200 }, msg: '[response] get /health 200 (3ms)' });
+        expect(prettyLine(line)).to.equal(`${clock} get /health 200 (3ms)  r-1\n`);
+    });
+
+    it('name a level other than info, and an error\'s message', () => {
+
+        expect(prettyLine(JSON.stringify({ level: 50, time, msg: 'request error', err: { message: 'boom' } }))).to.equal(`${clock} ERROR request error: boom\n`);
+        expect(prettyLine(JSON.stringify({ level: 35, time }))).to.equal(`${clock} 35 \n`);
     });
 });

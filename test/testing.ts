@@ -46,6 +46,16 @@ describe('createTestKit()', () => {
         expect(() => first.clock.now()).to.throw(/There is no instance/);
     });
 
+    it('mints expired tokens with a negative ttlSec, and refuses a ttlSec of 0', async () => {
+
+        const t = await kit.instance({ seed: 'none' });
+        const expired = await t.inject({ url: '/v1/logistics/bookings', headers: { authorization: `Bearer ${t.token('alice', { ttlSec: -3600 })}` } });
+        expect(expired.statusCode).to.equal(401);
+        expect(body(expired)).to.include({ message: 'Token expired' });
+        expect(() => t.token('alice', { ttlSec: 0 })).to.throw(RangeError, 'ttlSec must be a whole number of seconds other than 0 (negative for a token that has expired), not 0');
+        t.close();
+    });
+
     it('resets, snapshots and restores, and moves the instance clock', async () => {
 
         const t = await kit.instance({ seed: 'none', ids: 'sequential', clock: '2030-01-01T00:00:00Z', pay: true, fixture: { commerce: { businesses: [{ id: 'b1', name: 'Kiosk', category: 'Kiosk', city: 'Harbourside', phone: '1' }] } } });

@@ -169,6 +169,19 @@ describe('requests on the wire', () => {
         expect(once.status).to.equal(200);
     });
 
+    it('spells X-Request-Id one way on the wire, on a 2xx and on an error', async () => {
+
+        const names = async (path: string) => {
+
+            const raw = await exchange(port, request([`GET ${path} HTTP/1.1`, 'Host: localhost', 'Connection: close']));
+            return raw.split('\r\n\r\n')[0]!.split('\r\n').map((line) => line.slice(0, line.indexOf(':'))).filter((name) => name.toLowerCase() === 'x-request-id');
+        };
+
+        expect(await names('/health')).to.equal(['x-request-id']);
+        expect(await names('/v2/nothing')).to.equal(['x-request-id']);
+        expect(await names('/v1/logistics/bookings')).to.equal(['x-request-id']);
+    });
+
     it('writes nothing to a connection the client already closed', () => {
 
         const socket = new Net.Socket();

@@ -18,6 +18,8 @@ export interface RequestEvent {
     status: number;
     ms: number;
     caller: string | null;
+    // True when the route reads no credentials (a public one), so no caller is known whatever the client sent.
+    public: boolean;
     body?: string;
     truncated?: boolean;
 }
@@ -116,7 +118,8 @@ export function summarize(request: Request, secrets: string[]): RequestEvent {
         query: queryOf((request.orig.query ?? request.query) as Record<string, unknown>),
         status,
         ms: Math.max(0, request.info.completed - request.info.received),
-        caller: request.auth.isAuthenticated ? String(request.auth.credentials.sub) : null
+        caller: request.auth.isAuthenticated ? String(request.auth.credentials.sub) : null,
+        public: !request.route.settings.auth
     };
 
     const shown = status >= 400 || bodyPaths.test(request.path);

@@ -19,8 +19,10 @@ export const tokenPath = '/console/api/token';
 
 export const eventsPath = '/console/api/events';
 
+export const faviconPath = '/favicon.ico';
+
 /** The page's own routes, always mounted; they serve files and hold no data. */
-export const pagePaths = ['/', consolePath, '/console/assets/{file*}', '/console/vendor/{file}'];
+export const pagePaths = ['/', faviconPath, consolePath, '/console/assets/{file*}', '/console/vendor/{file}'];
 
 export const consoleTokenTtlSec = 12 * 60 * 60;
 
@@ -92,6 +94,12 @@ export const consolePlugin: Plugin<ConsoleOptions> = {
                 method: 'GET',
                 path: '/',
                 options: { auth: false, handler: (request, h) => h.redirect(consolePath) }
+            },
+            {
+                // Browsers ask every origin for one; an answer keeps a 404 out of the live log and the server's log.
+                method: 'GET',
+                path: faviconPath,
+                options: { auth: false, handler: (request, h) => h.file(Path.join(assetsRoot, 'favicon.svg'), { confine: false }).type('image/svg+xml') }
             },
             {
                 method: 'GET',
@@ -172,7 +180,7 @@ export const consolePlugin: Plugin<ConsoleOptions> = {
                 cors: false,
                 tags: ['api', 'console'],
                 description: 'The live request log, as Server-Sent Events',
-                notes: `${consoleOnly} One \`request\` event per answered request (the console's own excepted): id, time, method, path (as the client sent it, an instance's base path included), instance (that base path, null for the default data set), query (credential-like parameters hidden), status, ms, caller, and a body: error bodies always, success bodies of commerce, logistics, weather and /health only, at most ${maxBodyChars} characters. Never a header, a token or a secret.`,
+                notes: `${consoleOnly} One \`request\` event per answered request (the console's own excepted): id, time, method, path (as the client sent it, an instance's base path included), instance (that base path, null for the default data set), query (credential-like parameters hidden), status, ms, caller, public (true for a route that reads no credentials, whose caller is therefore never known), and a body: error bodies always, success bodies of commerce, logistics, weather and /health only, at most ${maxBodyChars} characters. Never a header, a token or a secret.`,
                 plugins: { 'hapi-swagger': { produces: ['text/event-stream'], responses: { 200: { description: '`event: request` lines whose data is one request as JSON', headers: requestIdHeaders } } } },
                 handler(request, h) {
 

@@ -1,8 +1,7 @@
 import Joi from 'joi';
 
-import { recordId, requestBody, timestamp, wording } from '../fields';
+import { recordId, requestBody, timestamp, utcTimestamp, wording } from '../fields';
 import { listSchema, pageQuery } from '../lists';
-import { utcTimestamp } from '../namespaces/logistics/schemas';
 
 
 export const instanceParams = Joi.object({

@@ -1,4 +1,5 @@
 import type { RecordContext } from '../clock';
+import type { FixtureRows } from '../fixtures';
 import type { CommerceStore } from '../namespaces/commerce/store';
 import type { LogisticsStore } from '../namespaces/logistics/store';
 import type { PayAccess } from '../namespaces/pay/store';
@@ -15,6 +16,44 @@ export interface NamespaceHealth {
     engine: EngineName;
     schema_version: number | null;
     storage: 'file' | 'memory' | 'server';
+}
+
+interface NamespaceDatabaseBase {
+
+    /** The namespace's state, engine, schema version and storage, as /health shows them. */
+    health(): Promise<NamespaceHealth>;
+
+    /** The commerce store over this database (one that holds the commerce schema). */
+    commerceStore(context: RecordContext): CommerceStore;
+
+    /** The logistics store over this database (one that holds the logistics schema). */
+    logisticsStore(context: RecordContext): LogisticsStore;
+
+    /** Closes the database (or its pool). */
+    close(): Promise<void>;
+}
+
+/** A namespace's database whose transactions can wait: `within` runs inside the fixture's transaction, last, and a throw there rolls it back. */
+export interface WaitingDatabase extends NamespaceDatabaseBase {
+    readonly transactions: 'waiting';
+    storeFixture(rows: FixtureRows, within: () => Promise<void>): Promise<number>;
+}
+
+/** A namespace's database whose transactions cannot wait (nothing awaits inside one): `within` is synchronous. */
+export interface ImmediateDatabase extends NamespaceDatabaseBase {
+    readonly transactions: 'immediate';
+    storeFixture(rows: FixtureRows, within: () => void): number;
+}
+
+/** One namespace's database, on whichever engine the settings place it. */
+export type NamespaceDatabase = WaitingDatabase | ImmediateDatabase;
+
+/** Pay as a data set holds it: its readiness and store, where it lives, and how it closes. */
+export interface PayDatabase {
+    readonly access: PayAccess;
+    readonly engine: EngineName;
+    readonly storage: NamespaceHealth['storage'];
+    close(): Promise<void>;
 }
 
 /** The databases of one data set (the default one, or an instance's) behind the stores of its namespaces. */

@@ -1,10 +1,12 @@
-import { isPostgresUrl, usesPostgres, type DatabaseSettings, type Settings } from '../config';
+import { payLocation, type DatabaseSettings, type Settings } from '../config';
+import { openDefaultDataSet } from './default';
 import type { Engine } from './engine';
-import { provisionPay as provisionSqlitePay, rotatePayKeys as rotateSqlitePayKeys, type PayCredentials } from './sqlite/provision';
-import { SqliteEngine } from './sqlite/engine';
+import { chosenPayKeys, type PayCredentials, type PayKeys } from './pay-keys';
+import { createSqliteInstance } from './sqlite/engine';
+import { provisionPay as provisionSqlitePay, rotatePayKeys as rotateSqlitePayKeys } from './sqlite/provision';
 
 
-export type { PayCredentials } from './sqlite/provision';
+export type { PayCredentials, PayKeys } from './pay-keys';
 
 const defaultDatabase: DatabaseSettings = { poolMax: 1, connectTimeoutMs: 5000, statementTimeoutMs: 10_000 };
 
@@ -15,29 +17,36 @@ const defaultDatabase: DatabaseSettings = { poolMax: 1, connectTimeoutMs: 5000, 
  */
 export function createEngine(settings: Settings): Engine {
 
-    const sqlite = new SqliteEngine(settings);
-    if (!usesPostgres(settings) && !Object.keys(settings.namespaceUrls).length) {
-        return sqlite;
-    }
-
-    // The composed data set and the PostgreSQL code (with `pg`) load only when settings ask for them: a start on the
-    // SQLite default never pays for requiring them.
     return {
-        openDefault: async (context) => (await import('./composed')).openComposed(settings, context),
-        createInstance: (options) => sqlite.createInstance(options)
+        openDefault: (context) => openDefaultDataSet(settings, context),
+        createInstance: createSqliteInstance
     };
 }
 
 
-/** Creates (or upgrades) the pay database or schema, records a fresh key pair (retiring any earlier one) and returns the three settings. */
-export function provisionPay(url: string, database: DatabaseSettings = defaultDatabase): Promise<PayCredentials> {
+/**
+ * Creates (or upgrades) the pay database or schema, records a key pair (retiring any earlier one) and returns the
+ * three settings: the pair given, which must look like a minted one, or a fresh one when none is given. Refuses a
+ * database that holds tables but no pay migrations.
+ */
+export async function provisionPay(url: string, database: DatabaseSettings = defaultDatabase, keys: Partial<PayKeys> = {}): Promise<PayCredentials> {
 
-    return isPostgresUrl(url) ? import('./postgres/provision').then((postgres) => postgres.provisionPostgresPay(url, database)) : Promise.resolve().then(() => provisionSqlitePay(url));
+    const pair = chosenPayKeys(keys);
+    // A URL that names no place is a rejection, as every other failure of the command.
+    if (payLocation(url).engine === 'postgres') {
+        return (await import('./postgres/provision')).provisionPostgresPay(url, database, pair);
+    }
+
+    return provisionSqlitePay(url, pair);
 }
 
 
 /** Records a new key pair in a provisioned pay database or schema, retiring the old pair, and returns the three settings. */
-export function rotatePayKeys(url: string, database: DatabaseSettings = defaultDatabase): Promise<PayCredentials> {
+export async function rotatePayKeys(url: string, database: DatabaseSettings = defaultDatabase): Promise<PayCredentials> {
 
-    return isPostgresUrl(url) ? import('./postgres/provision').then((postgres) => postgres.rotatePostgresPayKeys(url, database)) : Promise.resolve().then(() => rotateSqlitePayKeys(url));
+    if (payLocation(url).engine === 'postgres') {
+        return (await import('./postgres/provision')).rotatePostgresPayKeys(url, database);
+    }
+
+    return rotateSqlitePayKeys(url);
 }

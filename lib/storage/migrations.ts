@@ -78,6 +78,39 @@ export function namespaceMigrations(engine: 'sqlite' | 'postgres', namespace: st
 const shipped = new Map<string, Migration[]>();
 
 
+/** How messages name a database: at the start of a sentence, within one, and where else to turn. */
+export interface MigrationPlace {
+    subject: string;
+    name: string;
+    elsewhere: string;
+}
+
+
+/** Throws when a recorded migration no longer matches its file, or has no file at all (a database newer than the code). */
+export function verifyApplied(applied: AppliedMigration[], migrations: Migration[], place: MigrationPlace): void {
+
+    const byVersion = new Map(migrations.map((migration) => [migration.version, migration]));
+    for (const row of applied) {
+        const migration = byVersion.get(row.version);
+        if (!migration) {
+            throw new MigrationError(`${place.subject} is at schema version ${row.version} (${row.name}), newer than this localgate knows: upgrade localgate or use ${place.elsewhere}`);
+        }
+
+        if (migration.checksum !== row.checksum) {
+            throw new MigrationError(`Migration ${migration.file} was edited after it was applied to ${place.name}: restore the file or start from a fresh database`);
+        }
+    }
+}
+
+
+/** True when every shipped migration is recorded, by version, with an unchanged checksum. */
+export function everyMigrationApplied(applied: Iterable<readonly [number, string]>, migrations: Migration[]): boolean {
+
+    const checksums = new Map(applied);
+    return migrations.every((migration) => checksums.get(migration.version) === migration.checksum);
+}
+
+
 function checksum(sql: string): string {
 
     return Crypto.createHash('sha256').update(sql).digest('hex');

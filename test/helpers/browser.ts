@@ -74,6 +74,31 @@ export async function offlinePage(context: BrowserContext, serverUri: string): P
 }
 
 
+/** Every request the page sends to the server ('GET /path?query'), and every answer of 400 or more ('409 POST /path'), in order. */
+export function pageTraffic(page: Page, serverUri: string): { sent: string[]; refused: string[] } {
+
+    const origin = new URL(serverUri).origin;
+    const sent: string[] = [];
+    const refused: string[] = [];
+    page.on('request', (request) => {
+
+        const url = new URL(request.url());
+        if (url.origin === origin) {
+            sent.push(`${request.method()} ${url.pathname}${url.search}`);
+        }
+    });
+
+    page.on('response', (response) => {
+
+        if (response.status() >= 400) {
+            refused.push(`${response.status()} ${response.request().method()} ${new URL(response.url()).pathname}`);
+        }
+    });
+
+    return { sent, refused };
+}
+
+
 /** Debian's chromium, headless, with a profile of its own that close() removes; a laptop's screen in UTC when asked. */
 export async function launchBrowser(options: { laptop?: boolean } = {}): Promise<{ context: BrowserContext; close(): Promise<void> }> {
 

@@ -1,43 +1,33 @@
 import Crypto from 'node:crypto';
-import ChildProcess from 'node:child_process';
 
 import type { Server } from '@hapi/hapi';
 import Pg from 'pg';
 
 import type { Options } from '../../lib';
-import { namespaceLocation } from '../../lib/config';
 import { sqliteDatabase } from '../../lib/storage/sqlite/engine';
-import { ci } from './browser';
 import { testServer } from './server';
 import { insertRows } from './sqlite';
 
 
-// The PostgreSQL the tests use: LOCALGATE_TEST_PG_URL, else the one every machine of the project runs. Each test
-// server gets a database of its own, dropped when the server stops.
-export const pgUrl = process.env.LOCALGATE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+// The PostgreSQL the tests use: LOCALGATE_TEST_PG_URL, else the one every machine of the project runs.
+const pgUrl = process.env.LOCALGATE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+// Decided once by .labrc.js, which asks the server before any test file loads.
+const skipped = process.env.LOCALGATE_TEST_PG_LANE === 'skipped';
 
 
-// Asked once, synchronously, so that a test file can decide at load time whether its PostgreSQL lane runs.
-const reachable = ChildProcess.spawnSync(process.execPath, ['-e', `
-    const client = new (require('pg').Client)({ connectionString: process.argv[1], connectionTimeoutMillis: 3000 });
-    client.connect().then(() => client.end()).then(() => process.exit(0), () => process.exit(1));
-`, pgUrl], { cwd: __dirname, timeout: 10_000 }).status === 0;
-
-
-/** Whether PostgreSQL tests skip: no server answers and this is not CI (where a missing server fails them). */
+/**
+ * Whether a part of the PostgreSQL lane skips: no server answers and this is not CI (where a missing server fails
+ * it). The lab settings print the one line that says so for the whole run; what only names the part for the reader.
+ */
 export function skipWithoutPostgres(what: string): boolean {
 
-    const skip = !reachable && !ci;
-    if (skip) {
-        process.stderr.write(`skipping ${what}: no PostgreSQL answers at ${pgUrl} (set LOCALGATE_TEST_PG_URL)\n`);
-    }
-
-    return skip;
+    return skipped;
 }
 
 
 /** The engines a test file that drives routes runs on: SQLite always, PostgreSQL where one answers (always under CI). */
-export const engines: ('sqlite' | 'postgres')[] = reachable || ci ? ['sqlite', 'postgres'] : ['sqlite'];
+export const engines: ('sqlite' | 'postgres')[] = skipped ? ['sqlite'] : ['sqlite', 'postgres'];
 
 
 /** The URL of a database on the test server, with another database name. */
@@ -102,7 +92,7 @@ export async function engineServer(engine: 'sqlite' | 'postgres', options: Optio
 /** Inserts rows below every rule of the API into a namespace's tables, on whichever engine the server keeps it. */
 export async function insertRecords(server: Server, namespace: 'commerce' | 'logistics', table: string, rows: Record<string, unknown>[]): Promise<void> {
 
-    const location = namespaceLocation(server.app.localgate.settings, namespace);
+    const location = server.app.localgate.settings.placements[namespace];
     if (location.engine === 'sqlite') {
         insertRows(sqliteDatabase(server.app.localgate.data, namespace), table, rows);
         return;

@@ -1,10 +1,9 @@
 import Joi from 'joi';
 
-import { recordId, text, visibleText } from '../../fields';
+import { currency, recordId, text, utcTimestamp, visibleText } from '../../fields';
 import type { FixtureSpec } from '../../fixtures';
-import { utcTimestamp } from '../logistics/schemas';
 import { toMinorUnits } from './money';
-import { currency, maxLengths, price } from './schemas';
+import { maxLengths, price } from './schemas';
 import { targetTypes } from './store';
 
 

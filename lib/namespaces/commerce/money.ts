@@ -4,16 +4,7 @@ import type { Offer } from './store';
 // Amounts travel as decimal numbers (19.99) and are kept as integer minor units (1999), with as many
 // decimals as ISO 4217 gives the currency. The platform's Intl data is the source of both.
 
-const currencyCodes = new Set(Intl.supportedValuesOf('currency'));
-
 const digitsByCurrency = new Map<string, number>();
-
-
-/** True for an ISO 4217 code in upper case that the platform knows (USD, EUR, JPY, KWD ...). */
-export function isCurrencyCode(code: string): boolean {
-
-    return currencyCodes.has(code);
-}
 
 
 /** The number of decimals amounts in a currency carry: JPY 0, USD 2, KWD 3. */

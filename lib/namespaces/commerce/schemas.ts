@@ -1,8 +1,8 @@
 import Joi from 'joi';
 
-import { recordId, requestBody, setByService, text, timestamp, visibleText, wording } from '../../fields';
+import { currency, isCurrencyCode, recordId, requestBody, setByService, text, timestamp, visibleText, wording } from '../../fields';
 import { listSchema, pageQuery } from '../../lists';
-import { currencyDigits, fitsCurrency, isCurrencyCode } from './money';
+import { currencyDigits, fitsCurrency } from './money';
 import { targetTypes } from './store';
 
 
@@ -17,13 +17,6 @@ export const maxLengths = {
 // Keeps the amount's minor units (price * 10^digits) well inside the integers a double holds exactly.
 export const maxPrice = 1_000_000_000_000;
 
-
-export const currency = wording(Joi.string().custom((value: string, helpers) => {
-
-    return isCurrencyCode(value) ? value : helpers.error('currency.code');
-}), {
-    'currency.code': '{{#label}} must be an ISO 4217 currency code in upper case, such as USD, EUR, JPY or KWD'
-}).description('ISO 4217 currency code, upper case');
 
 // The number of decimals depends on the currency next to the price; a bad currency is reported by its own rule.
 export const price = wording(Joi.number().min(0).max(maxPrice).custom((value: number, helpers) => {

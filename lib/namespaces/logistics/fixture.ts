@@ -1,9 +1,7 @@
 import Joi from 'joi';
 
-import { recordId, visibleText } from '../../fields';
+import { currency, recordId, utcTimestamp, visibleText } from '../../fields';
 import type { FixtureSpec } from '../../fixtures';
-import { currency } from '../commerce/schemas';
-import { utcTimestamp } from './schemas';
 
 
 // Logistics records as the API shows them. Bookings are made through the API, where the overlap rule decides.

@@ -1,45 +1,12 @@
 import Joi from 'joi';
 
-import { recordId, requestBody, setByService, text, timestamp, wording } from '../../fields';
+import { recordId, requestBody, setByService, text, timestamp, timestampExample, utcTimestamp, wording, type TimestampRule } from '../../fields';
 import { listSchema, pageQuery } from '../../lists';
 
 
 export const maxNotesLength = 1000;
 
-// The stored form is always toISOString()'s; clients may omit the milliseconds but must say UTC with Z.
-const utcTimestampPattern = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,3})?Z$/;
-
 const normalizedTimestamp = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-
-const timestampExample = '2030-06-01T10:00:00Z';
-
-
-type TimestampRule = (normalized: string, helpers: Joi.CustomHelpers) => string | Joi.ErrorReport;
-
-
-/** An ISO 8601 UTC timestamp, normalized to millisecond precision, then held to an optional further rule. */
-export function utcTimestamp(rule: TimestampRule = (normalized) => normalized): Joi.StringSchema {
-
-    return wording(Joi.string()
-        .max(30)
-        .pattern(utcTimestampPattern)
-        .custom((value: string, helpers) => {
-
-            // joi runs every rule: one that failed the pattern is already reported.
-            if (!utcTimestampPattern.test(value)) {
-                return value;
-            }
-
-            // Date rolls 2030-02-30 over into March: only a timestamp that survives the round trip is real.
-            const time = Date.parse(value);
-            const normalized = Number.isNaN(time) ? '' : new Date(time).toISOString();
-            return normalized.slice(0, 19) === value.slice(0, 19) ? rule(normalized, helpers) : helpers.error('timestamp.real');
-        }), {
-        'string.pattern.base': `{{#label}} must be an ISO 8601 UTC timestamp ending in Z, such as ${timestampExample}`,
-        'timestamp.real': '{{#label}} is not a real calendar date and time',
-        'timestamp.afterPickup': '{{#label}} must be after pickup_at'
-    });
-}
 
 
 const afterPickup: TimestampRule = (returnAt, helpers) => {
@@ -71,7 +38,7 @@ export const bookingPayload = requestBody({
     pickup_location_id: recordId.required().description('Where the customer picks the vehicle up'),
     dropoff_location_id: recordId.required().description('Where the customer returns the vehicle'),
     pickup_at: utcTimestamp().required().description(`Start of the booking, ISO 8601 UTC (${timestampExample})`),
-    return_at: utcTimestamp(afterPickup).required().description('End of the booking, after pickup_at; the vehicle is free again from this instant'),
+    return_at: wording(utcTimestamp(afterPickup), { 'timestamp.afterPickup': '{{#label}} must be after pickup_at' }).required().description('End of the booking, after pickup_at; the vehicle is free again from this instant'),
     notes: text(maxNotesLength).allow('').default('').description('Free text for the rental desk'),
     id: setByService('generated'),
     customer_id: setByService('the caller\'s identity'),

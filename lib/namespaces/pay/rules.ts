@@ -1,7 +1,7 @@
 import Crypto from 'node:crypto';
 
 import { DomainError, type DomainErrorKind } from '../../errors';
-import type { GatewayRequest, TransactionType } from './store';
+import type { GatewayRequest, PayTransaction, TransactionType } from './store';
 
 
 // The decisions of the pay namespace: every engine reads the rows, calls these, and writes what they allow.
@@ -26,6 +26,12 @@ export interface Refusal {
     code: string;
     message: string;
     field?: string;
+}
+
+/** What an Idempotency-Key keeps of its move, as JSON, so that a replay answers as the first request did. */
+export interface StoredOutcome {
+    transaction?: PayTransaction;
+    refusal?: Refusal;
 }
 
 /** What a provider row says about moving money. */
@@ -109,4 +115,16 @@ export function transferRefusal(type: TransactionType, request: GatewayRequest, 
 function refusal(kind: DomainErrorKind, code: string, message: string, field: string): Refusal {
 
     return { kind, code, message, field };
+}
+
+
+/** The answer a stored outcome stands for: the transaction made, or the refusal as the error it was. */
+export function fromStored(outcome: StoredOutcome): { transaction: PayTransaction } | { refusal: DomainError } {
+
+    if (outcome.transaction) {
+        return { transaction: outcome.transaction };
+    }
+
+    const { kind, code, message, field } = outcome.refusal!;
+    return { refusal: new DomainError(kind, code, message, field) };
 }

@@ -3,8 +3,8 @@ import type { ListResult, Page } from '../../lists';
 import { fromMinorUnits, offerRecord, toMinorUnits, type Priced } from '../../namespaces/commerce/money';
 import { checkFirstReport } from '../../namespaces/commerce/rules';
 import type { Business, CommerceStore, Inquiry, NewInquiry, NewProduct, NewScamReport, Offer, Product, ScamReport, TargetType } from '../../namespaces/commerce/store';
-import { found, nextCreatedAt, referenced } from '../../records';
-import { sql, type PgDatabase } from './database';
+import { createdAt, found, referenced } from '../../records';
+import { insertRow, sql, type PgDatabase } from './database';
 import { pageOf, paged, serverNow, type PageParams, type Paged } from './pages';
 
 
@@ -50,9 +50,8 @@ export const queries = {
         EXISTS (SELECT 1 FROM businesses WHERE id = $1) AS business,
         (SELECT created_at FROM products ORDER BY created_at DESC, id DESC LIMIT 1) AS latest,
         ${serverNow} AS now`),
-    insertProduct: sql<[string, string, string, number, string, string, string, string], Priced<Product>>('commerce.insertProduct', `INSERT INTO products
-        (id, name, description, price_minor, currency, business_id, created_by, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-        RETURNING ${productColumns}`),
+    insertProduct: insertRow<Omit<Priced<Product>, 'scam_report_count'>, Priced<Product>>('commerce.insertProduct', 'products',
+        ['id', 'name', 'description', 'price_minor', 'currency', 'business_id', 'created_by', 'created_at'], `RETURNING ${productColumns}`),
 
     listBusinesses: sql<PageParams, Paged<Business>>('commerce.listBusinesses', paged(businessColumns, 'businesses', 'SELECT count(*) FROM businesses')),
     business: sql<[string], Business>('commerce.business', `SELECT ${businessColumns} FROM businesses WHERE id = $1`),
@@ -67,8 +66,8 @@ export const queries = {
             ELSE EXISTS (SELECT 1 FROM products WHERE id = $1)
         END AS target,
         ${serverNow} AS now`),
-    insertInquiry: sql<[string, string | null, string | null, string, string, string], Inquiry>('commerce.insertInquiry', `INSERT INTO inquiries
-        (${inquiryColumns}) VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${inquiryColumns}`),
+    insertInquiry: insertRow<Inquiry, Inquiry>('commerce.insertInquiry', 'inquiries',
+        ['id', 'product_id', 'business_id', 'message', 'owner_id', 'created_at'], `RETURNING ${inquiryColumns}`),
     inquiry: sql<[string, string], Inquiry>('commerce.inquiry', `SELECT ${inquiryColumns} FROM inquiries WHERE id = $1 AND owner_id = $2`),
 
     reportFacts: sql<[TargetType, string, string], ReportFacts>('commerce.reportFacts', `SELECT
@@ -79,8 +78,8 @@ export const queries = {
         END AS target,
         EXISTS (SELECT 1 FROM scam_reports WHERE target_type = $1 AND target_id = $2 AND reporter_id = $3) AS reported,
         ${serverNow} AS now`),
-    insertScamReport: sql<[string, TargetType, string, string, string, string], ScamReport>('commerce.insertScamReport', `INSERT INTO scam_reports
-        (${scamReportColumns}) VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${scamReportColumns}`),
+    insertScamReport: insertRow<ScamReport, ScamReport>('commerce.insertScamReport', 'scam_reports',
+        ['id', 'target_type', 'target_id', 'reason', 'reporter_id', 'created_at'], `RETURNING ${scamReportColumns}`),
     scamReport: sql<[string, string], ScamReport>('commerce.scamReport', `SELECT ${scamReportColumns} FROM scam_reports WHERE id = $1 AND reporter_id = $2`)
 };
 
@@ -114,8 +113,16 @@ export class PgCommerceStore implements CommerceStore {
             await tx.row(queries.lockCatalogue);
             const facts = (await tx.row(queries.productFacts, input.business_id))!;
             referenced(facts.business || undefined, 'business', 'business_id');
-            const row = await tx.row(queries.insertProduct, this.context.ids.next(), input.name, input.description, toMinorUnits(input.price, input.currency),
-                input.currency, input.business_id, createdBy, nextCreatedAt(facts.latest, this.now(facts.now)));
+            const row = await tx.row(queries.insertProduct, {
+                id: this.context.ids.next(),
+                name: input.name,
+                description: input.description,
+                price_minor: toMinorUnits(input.price, input.currency),
+                currency: input.currency,
+                business_id: input.business_id,
+                created_by: createdBy,
+                created_at: createdAt(this.context.clock, facts.latest, facts.now)
+            });
 
             return toProduct(row!);
         });
@@ -152,7 +159,14 @@ export class PgCommerceStore implements CommerceStore {
 
             const facts = (await tx.row(queries.inquiryFacts, productId, businessId))!;
             referenced(facts.target || undefined, productId === null ? 'business' : 'product', productId === null ? 'business_id' : 'product_id');
-            return (await tx.row(queries.insertInquiry, this.context.ids.next(), productId, businessId, input.message, ownerId, this.now(facts.now).toISOString()))!;
+            return (await tx.row(queries.insertInquiry, {
+                id: this.context.ids.next(),
+                product_id: productId,
+                business_id: businessId,
+                message: input.message,
+                owner_id: ownerId,
+                created_at: createdAt(this.context.clock, null, facts.now)
+            }))!;
         });
     }
 
@@ -171,8 +185,14 @@ export class PgCommerceStore implements CommerceStore {
             referenced(facts.target || undefined, input.target_type, 'target_id');
             checkFirstReport(input.target_type, facts.reported);
             try {
-                return (await tx.row(queries.insertScamReport, this.context.ids.next(), input.target_type, input.target_id, input.reason, reporterId,
-                    this.now(facts.now).toISOString()))!;
+                return (await tx.row(queries.insertScamReport, {
+                    id: this.context.ids.next(),
+                    target_type: input.target_type,
+                    target_id: input.target_id,
+                    reason: input.reason,
+                    reporter_id: reporterId,
+                    created_at: createdAt(this.context.clock, null, facts.now)
+                }))!;
             }
             catch (err) {
                 // A report of the same caller committed since the check: the unique index (its name is only ever on a
@@ -190,12 +210,6 @@ export class PgCommerceStore implements CommerceStore {
     async getScamReport(id: string, reporterId: string): Promise<ScamReport> {
 
         return found(await this.db.row(queries.scamReport, id, reporterId), 'scam_report');
-    }
-
-    // A frozen clock keeps tests repeatable; otherwise the database server's clock, the one every process shares.
-    private now(serverTime: string): Date {
-
-        return this.context.clock.frozen ? this.context.clock.now() : new Date(serverTime);
     }
 }
 

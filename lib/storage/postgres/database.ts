@@ -8,6 +8,8 @@ import { engineError, isRetryable } from './errors';
 export interface Query<Params extends unknown[], Row> {
     readonly name: string;
     readonly text: string;
+    /** The positional values of the text, for a statement that takes one named row. */
+    readonly values?: (params: Params) => unknown[];
     readonly types?: [Params, Row];
 }
 
@@ -15,6 +17,16 @@ export interface Query<Params extends unknown[], Row> {
 export function sql<Params extends unknown[] = [], Row = never>(name: string, text: string): Query<Params, Row> {
 
     return { name, text };
+}
+
+/**
+ * An INSERT of one named row: its columns become $1, $2, … in order, so that a store passes an object whose fields
+ * cannot be transposed. `rest` follows the VALUES list (ON CONFLICT, RETURNING).
+ */
+export function insertRow<Row extends object, Out = never>(name: string, table: string, columns: readonly (keyof Row & string)[], rest = ''): Query<[Row], Out> {
+
+    const text = `INSERT INTO ${table} (${columns.join(', ')}) VALUES (${columns.map((_, index) => `$${index + 1}`).join(', ')}) ${rest}`;
+    return { name, text: text.trim(), values: ([row]) => columns.map((column) => row[column]) };
 }
 
 /** What a store runs its statements on: the pool, or the one connection of a transaction. */
@@ -55,7 +67,7 @@ export class PgDatabase implements Runner {
     async rows<Params extends unknown[], Row>(query: Query<Params, Row>, ...values: Params): Promise<Row[]> {
 
         try {
-            return (await this.pool.query<Row & Pg.QueryResultRow>({ name: query.name, text: query.text, values })).rows;
+            return (await this.pool.query<Row & Pg.QueryResultRow>({ name: query.name, text: query.text, values: positional(query, values) })).rows;
         }
         catch (err) {
             throw engineError(err);
@@ -137,7 +149,7 @@ class ClientRunner implements Runner {
 
     async rows<Params extends unknown[], Row>(query: Query<Params, Row>, ...values: Params): Promise<Row[]> {
 
-        return (await this.client.query<Row & Pg.QueryResultRow>({ name: query.name, text: query.text, values })).rows;
+        return (await this.client.query<Row & Pg.QueryResultRow>({ name: query.name, text: query.text, values: positional(query, values) })).rows;
     }
 
     async row<Params extends unknown[], Row>(query: Query<Params, Row>, ...values: Params): Promise<Row | undefined> {
@@ -149,6 +161,12 @@ class ClientRunner implements Runner {
 
         await this.client.query(text);
     }
+}
+
+
+function positional<Params extends unknown[]>(query: Query<Params, unknown>, values: Params): unknown[] {
+
+    return query.values ? query.values(values) : values;
 }
 
 

@@ -2,8 +2,8 @@ import type { RecordContext } from '../../clock';
 import type { ListResult, Page } from '../../lists';
 import { checkBooking, overlapRefusal } from '../../namespaces/logistics/rules';
 import type { Booking, Location, LogisticsStore, NewBooking, Vehicle, VehicleFilter } from '../../namespaces/logistics/store';
-import { found, nextCreatedAt, referenced } from '../../records';
-import { sql, type PgDatabase } from './database';
+import { createdAt, found, referenced } from '../../records';
+import { insertRow, sql, type PgDatabase } from './database';
 import { sqlState } from './errors';
 import { pageOf, paged, serverNow, type PageParams, type Paged } from './pages';
 
@@ -43,8 +43,8 @@ export const queries = {
         (SELECT return_at FROM bookings WHERE vehicle_id = $3 AND status = 'confirmed' AND pickup_at < $4 ORDER BY pickup_at DESC LIMIT 1) AS latest_return,
         (SELECT created_at FROM bookings WHERE customer_id = $5 ORDER BY created_at DESC, id DESC LIMIT 1) AS latest_created,
         ${serverNow} AS now`),
-    insertBooking: sql<[string, string, string, string, string, string, string, string, string], Booking>('logistics.insertBooking', `INSERT INTO bookings (${bookingColumns})
-        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'confirmed', $9) RETURNING ${bookingColumns}`)
+    insertBooking: insertRow<Booking, Booking>('logistics.insertBooking', 'bookings',
+        ['id', 'vehicle_id', 'pickup_location_id', 'dropoff_location_id', 'pickup_at', 'return_at', 'notes', 'customer_id', 'status', 'created_at'], `RETURNING ${bookingColumns}`)
 };
 
 
@@ -101,11 +101,21 @@ export class PgLogisticsStore implements LogisticsStore {
             referenced(facts.dropoff || undefined, 'location', 'dropoff_location_id');
             checkBooking(vehicle, booking, facts.latest_return ?? undefined);
 
-            // A frozen clock keeps tests repeatable; otherwise the database server's clock, the one every process shares.
-            const now = this.context.clock.frozen ? this.context.clock.now() : new Date(facts.now);
+            const row: Booking = {
+                id: this.context.ids.next(),
+                vehicle_id: vehicle.id,
+                pickup_location_id: booking.pickup_location_id,
+                dropoff_location_id: booking.dropoff_location_id,
+                pickup_at: booking.pickup_at,
+                return_at: booking.return_at,
+                notes: booking.notes,
+                customer_id: customerId,
+                status: 'confirmed',
+                created_at: createdAt(this.context.clock, facts.latest_created, facts.now)
+            };
+
             try {
-                return (await tx.row(queries.insertBooking, this.context.ids.next(), vehicle.id, booking.pickup_location_id, booking.dropoff_location_id,
-                    booking.pickup_at, booking.return_at, booking.notes, customerId, nextCreatedAt(facts.latest_created, now)))!;
+                return (await tx.row(queries.insertBooking, row))!;
             }
             catch (err) {
                 // Only a writer that bypassed the lock gets here: the constraint refuses what the rule would have.

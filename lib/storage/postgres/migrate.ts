@@ -1,4 +1,4 @@
-import { MigrationError, namespaceMigrations, type AppliedMigration, type Migration } from '../migrations';
+import { MigrationError, namespaceMigrations, verifyApplied, type AppliedMigration, type Migration } from '../migrations';
 import type { PgDatabase, Runner } from './database';
 import { sqlState } from './errors';
 
@@ -52,7 +52,7 @@ export async function migrate(db: PgDatabase, migrations: Migration[] = namespac
         )`);
     });
 
-    verifyApplied(await appliedMigrations(db), migrations, where);
+    verifyApplied(await appliedMigrations(db), migrations, { subject: `The ${where}`, name: `the ${where}`, elsewhere: 'another database' });
     const applied: number[] = [];
     for (const migration of migrations) {
         try {
@@ -105,21 +105,5 @@ export function describeUrl(url: string): string {
     }
     catch {
         return 'the database';
-    }
-}
-
-
-function verifyApplied(rows: AppliedMigration[], migrations: Migration[], where: string): void {
-
-    const byVersion = new Map(migrations.map((migration) => [migration.version, migration]));
-    for (const row of rows) {
-        const migration = byVersion.get(row.version);
-        if (!migration) {
-            throw new MigrationError(`The ${where} is at schema version ${row.version} (${row.name}), newer than this localgate knows: upgrade localgate or use another database`);
-        }
-
-        if (migration.checksum !== row.checksum) {
-            throw new MigrationError(`Migration ${migration.file} was edited after it was applied to the ${where}: restore the file or start from a fresh database`);
-        }
     }
 }

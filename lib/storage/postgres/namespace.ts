@@ -1,16 +1,21 @@
+import type { RecordContext } from '../../clock';
 import type { DatabaseSettings } from '../../config';
 import type { FixtureRows } from '../../fixtures';
+import type { CommerceStore } from '../../namespaces/commerce/store';
+import type { LogisticsStore } from '../../namespaces/logistics/store';
 import { demoData } from '../demo';
-import type { NamespaceHealth } from '../engine';
+import type { NamespaceHealth, WaitingDatabase } from '../engine';
+import { PgCommerceStore } from './commerce';
 import { PgDatabase } from './database';
 import { collectionsEmpty, insertFixtureRows } from './fixtures';
+import { PgLogisticsStore } from './logistics';
 import { describeUrl, migrate, schemaVersion, underMigrationLock } from './migrate';
 
 
 /** One namespace's schema on a PostgreSQL database, with its pool. */
-export class PgNamespace {
+export class PgNamespace implements WaitingDatabase {
 
-    readonly kind = 'async';
+    readonly transactions = 'waiting';
 
     private constructor(readonly db: PgDatabase) { }
 
@@ -38,7 +43,6 @@ export class PgNamespace {
         return new PgNamespace(db);
     }
 
-    /** Ready with its schema version, or unavailable when the database does not answer. */
     async health(): Promise<NamespaceHealth> {
 
         try {
@@ -49,7 +53,6 @@ export class PgNamespace {
         }
     }
 
-    /** Stores fixture rows in one transaction; `within` runs inside it, last: a throw there rolls this load back too. */
     storeFixture(rows: FixtureRows, within: () => Promise<void>): Promise<number> {
 
         return this.db.transaction(async (tx) => {
@@ -58,6 +61,16 @@ export class PgNamespace {
             await within();
             return inserted;
         });
+    }
+
+    commerceStore(context: RecordContext): CommerceStore {
+
+        return new PgCommerceStore(this.db, context);
+    }
+
+    logisticsStore(context: RecordContext): LogisticsStore {
+
+        return new PgLogisticsStore(this.db, context);
     }
 
     close(): Promise<void> {

@@ -1,14 +1,5 @@
-import Crypto from 'node:crypto';
-
-import type { PayKeys } from '../sqlite/pay-credentials';
+import { hashPayKeys, type PayKeys, type RecordedPayKeys } from '../pay-keys';
 import { sql, type Runner } from './database';
-
-
-// The keys are 128 and 192 random bits: a plain SHA-256 hides them, no slow password hash is needed.
-function sha256(key: string): Buffer {
-
-    return Crypto.createHash('sha256').update(key, 'utf8').digest();
-}
 
 
 const recordKeys = sql<[string, string, string]>('pay_record_keys', `
@@ -17,16 +8,11 @@ const recordKeys = sql<[string, string, string]>('pay_record_keys', `
         secret_key_sha256 = excluded.secret_key_sha256, recorded_at = excluded.recorded_at`);
 
 
-/** Records a fresh key pair in a migrated pay schema, replacing the previous pair, and returns it. */
-export async function recordPayKeys(db: Runner): Promise<PayKeys> {
+/** Records the hashes of a key pair in a migrated pay schema, replacing the previous pair. */
+export async function recordPayKeys(db: Runner, keys: PayKeys): Promise<void> {
 
-    const keys = {
-        publishableKey: `pk_local_${Crypto.randomBytes(16).toString('hex')}`,
-        secretKey: `sk_local_${Crypto.randomBytes(24).toString('hex')}`
-    };
-
-    await db.rows(recordKeys, sha256(keys.publishableKey).toString('hex'), sha256(keys.secretKey).toString('hex'), new Date().toISOString());
-    return keys;
+    const hashes = hashPayKeys(keys);
+    await db.rows(recordKeys, hashes.publishable_key_sha256, hashes.secret_key_sha256, new Date().toISOString());
 }
 
 
@@ -44,16 +30,15 @@ export const payRecord = sql<[], PayRecord>('pay_record', `SELECT
     (SELECT coalesce(json_agg(json_build_array(version, checksum) ORDER BY version), '[]') FROM schema_migrations) AS applied`);
 
 
-/** True when the record holds the hashes of exactly this key pair. */
-export function payKeysMatch(record: PayRecord, keys: PayKeys): boolean {
+/** The hashes the record holds, null when it holds none. */
+export function recordedKeys(record: PayRecord): RecordedPayKeys | null {
 
     // Both hashes are written together, in one row: a record without one has neither.
-    if (!record.secret_key_sha256) {
-        return false;
-    }
-
-    // Both halves compared, each in constant time.
-    const publishable = Crypto.timingSafeEqual(sha256(keys.publishableKey), Buffer.from(record.publishable_key_sha256!, 'hex'));
-    const secret = Crypto.timingSafeEqual(sha256(keys.secretKey), Buffer.from(record.secret_key_sha256, 'hex'));
-    return publishable && secret;
+    return record.secret_key_sha256 ? { publishable_key_sha256: record.publishable_key_sha256!, secret_key_sha256: record.secret_key_sha256 } : null;
 }
+
+
+/** True when a schema holds any table (or view) at all: a schema that is missing holds none. */
+export const schemaOccupied = sql<[string], { occupied: boolean }>('pay_schema_occupied', `SELECT EXISTS (
+    SELECT 1 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+    WHERE n.nspname = $1 AND c.relkind IN ('r', 'p', 'v', 'm', 'f')) AS occupied`);

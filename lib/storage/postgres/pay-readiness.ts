@@ -1,18 +1,20 @@
 import type { RecordContext } from '../../clock';
-import { isPostgresUrl, type DatabaseSettings, type PaySettings } from '../../config';
-import { namespaceMigrations } from '../migrations';
-import { sections, type PayAccess, type PayStatus, type PayStore } from '../../namespaces/pay/store';
-import type { PayKeys } from '../sqlite/pay-credentials';
+import type { DatabaseSettings, PaySettings } from '../../config';
+import { everyMigrationApplied, namespaceMigrations } from '../migrations';
+import type { PayAccess, PayStatus, PayStore } from '../../namespaces/pay/store';
+import type { PayKeys } from '../pay-keys';
+import { payStatus, type PayContents } from '../pay-status';
 import { PgDatabase } from './database';
 import { appliedMigrations, migrate, schemaVersion } from './migrate';
 import { PgPayStore } from './pay';
-import { payKeysMatch, payRecord, type PayRecord } from './pay-credentials';
+import { payRecord, recordedKeys, schemaOccupied, type PayRecord } from './pay-credentials';
 
 
 /**
- * Follows the pay schema on a PostgreSQL database as it gets provisioned or re-keyed, without a restart: every call
- * reads the recorded keys and the applied migrations in one query, so each process sees a `localgate provision pay`
- * or `rotate-keys` at once. A database that does not answer is pay unconfigured, never a failed start.
+ * Follows the pay schema on a PostgreSQL database as it gets provisioned or re-keyed, without a restart: once
+ * provisioned, every call reads the recorded keys and the applied migrations in one query, so each process sees a
+ * `localgate provision pay` or `rotate-keys` at once. A database that does not answer is pay unconfigured, never a
+ * failed start.
  */
 export class PgPayReadiness implements PayAccess {
 
@@ -21,12 +23,6 @@ export class PgPayReadiness implements PayAccess {
     private constructor(private readonly db: PgDatabase | null, private readonly keys: PayKeys, context: RecordContext) {
 
         this.payStore = db && new PgPayStore(db, context);
-    }
-
-    /** True for the PAY_DB_URL this readiness serves: a postgres:// URL. */
-    static handles(url: string): boolean {
-
-        return isPostgresUrl(url);
     }
 
     /** Opens the pool of the pay schema and applies pending pay migrations, but only to a schema provisioned before. */
@@ -56,9 +52,7 @@ export class PgPayReadiness implements PayAccess {
     /** The status record, re-read from the database on every call. */
     async status(): Promise<PayStatus> {
 
-        const record = await this.record();
-        const configured = record !== null && payKeysMatch(record, this.keys);
-        return { configured, schema_ready: configured && migrationsApplied(record), sections };
+        return payStatus(await this.contents(), this.keys);
     }
 
     /** The schema version of the pay schema, null when the database does not answer or holds none of ours. */
@@ -88,14 +82,19 @@ export class PgPayReadiness implements PayAccess {
         await this.db?.close();
     }
 
-    private async record(): Promise<PayRecord | null> {
+    private async contents(): Promise<PayContents | null> {
+
+        if (!this.db) {
+            return null;
+        }
 
         try {
-            return await this.db?.row(payRecord) ?? null;
+            const record = (await this.db.row(payRecord))!;
+            return { empty: false, recorded: recordedKeys(record), complete: migrationsApplied(record) };
         }
         catch {
-            // No answer, no schema, or a schema of another application: not configured.
-            return null;
+            // No schema yet, one provisioned before keys were recorded, another application's, or no answer at all.
+            return await this.db.row(schemaOccupied, this.db.schema).then((row) => ({ empty: !row!.occupied, recorded: null, complete: false }), () => null);
         }
     }
 }
@@ -104,6 +103,5 @@ export class PgPayReadiness implements PayAccess {
 /** True when every shipped pay migration is recorded with an unchanged checksum. */
 export function migrationsApplied(record: PayRecord): boolean {
 
-    const applied = new Map(record.applied);
-    return namespaceMigrations('postgres', 'pay').every((migration) => applied.get(migration.version) === migration.checksum);
+    return everyMigrationApplied(record.applied, namespaceMigrations('postgres', 'pay'));
 }

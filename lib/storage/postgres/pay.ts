@@ -1,16 +1,11 @@
 import type { RecordContext } from '../../clock';
-import { DomainError } from '../../errors';
 import type { ListResult, Page } from '../../lists';
-import { checkReplay, idempotencyCutoff, requestFingerprint, transferRefusal, type Refusal } from '../../namespaces/pay/rules';
+import { checkReplay, fromStored, idempotencyCutoff, requestFingerprint, transferRefusal, type StoredOutcome } from '../../namespaces/pay/rules';
 import type { GatewayOutcome, GatewayRequest, PayStore, PayTransaction, Provider, TokenType, TransactionType, Wallet } from '../../namespaces/pay/store';
-import { found, nextCreatedAt } from '../../records';
-import { sql, type PgDatabase, type Runner } from './database';
+import { createdAt, found, recordNow } from '../../records';
+import { insertRow, sql, type PgDatabase, type Runner } from './database';
+import { serverNow } from './pages';
 
-
-interface StoredOutcome {
-    transaction?: PayTransaction;
-    refusal?: Refusal;
-}
 
 interface AccountRow {
     id: string;
@@ -19,11 +14,10 @@ interface AccountRow {
 
 // Amounts and balances are bigint: read back as float8, exact for every value the checks allow (below 2^53).
 const transactionColumns = 't.id, t.type, t.asset, t.amount::float8 AS amount, t.provider_id, t.status, t.created_at';
-const serverNow = `to_char(clock_timestamp() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS now`;
 
 /** Every statement the store runs, prepared once per connection. */
 export const queries = {
-    now: sql<[], { now: string }>('pay_now', `SELECT ${serverNow}`),
+    now: sql<[], { now: string }>('pay_now', `SELECT ${serverNow} AS now`),
     walletByOwner: sql<[string], Omit<Wallet, 'balances'>>('pay_wallet_by_owner', 'SELECT id, owner_id, created_at FROM wallets WHERE owner_id = $1'),
     lockWallet: sql<[string], { id: string }>('pay_lock_wallet', 'SELECT id FROM wallets WHERE owner_id = $1 FOR UPDATE'),
     insertWallet: sql<[string, string, string]>('pay_insert_wallet', 'INSERT INTO wallets (id, owner_id, created_at) VALUES ($1, $2, $3) ON CONFLICT (owner_id) DO NOTHING'),
@@ -51,8 +45,8 @@ export const queries = {
         ON CONFLICT (provider_id, asset) WHERE provider_id IS NOT NULL DO NOTHING`),
     lockWalletAccount: sql<[string, string], AccountRow>('pay_lock_wallet_account', 'SELECT id, balance::float8 AS balance FROM accounts WHERE wallet_id = $1 AND asset = $2 FOR UPDATE'),
     lockClearingAccount: sql<[string, string], AccountRow>('pay_lock_clearing_account', 'SELECT id, balance::float8 AS balance FROM accounts WHERE provider_id = $1 AND asset = $2 FOR UPDATE'),
-    insertTransaction: sql<[string, string, TransactionType, string, number, string, string]>('pay_insert_transaction', `INSERT INTO transactions
-        (id, wallet_id, type, asset, amount, provider_id, status, created_at) VALUES ($1, $2, $3, $4, $5, $6, 'completed', $7)`),
+    insertTransaction: insertRow<PayTransaction & { wallet_id: string }>('pay_insert_transaction', 'transactions',
+        ['id', 'wallet_id', 'type', 'asset', 'amount', 'provider_id', 'status', 'created_at']),
     insertEntry: sql<[string, string, number, string]>('pay_insert_entry', 'INSERT INTO entries (transaction_id, account_id, amount, created_at) VALUES ($1, $2, $3, $4)'),
     pruneKeys: sql<[string]>('pay_prune_keys', 'DELETE FROM idempotency_keys WHERE created_at < $1'),
     // A new key comes back with no outcome yet; a key already used comes back as it was settled, once the move that
@@ -179,14 +173,22 @@ export class PgPayStore implements PayStore {
 
         // The wallet is locked: its transactions get created_at in the order they commit, even when clocks differ.
         const latest = await tx.row(queries.latestTransaction, walletId);
-        const createdAt = this.context.clock.frozen ?? nextCreatedAt(latest?.created_at, new Date(now));
-        const id = this.context.ids.next();
-        const signed = type === 'deposit' ? amount : -amount;
-        await tx.rows(queries.insertTransaction, id, walletId, type, asset, amount, providerId, createdAt);
-        await tx.rows(queries.insertEntry, id, wallet.id, signed, createdAt);
-        await tx.rows(queries.insertEntry, id, clearing.id, -signed, createdAt);
+        const transaction: PayTransaction = {
+            id: this.context.ids.next(),
+            type,
+            asset,
+            amount,
+            provider_id: providerId,
+            status: 'completed',
+            created_at: createdAt(this.context.clock, latest?.created_at, now)
+        };
 
-        return { transaction: { id, type, asset, amount, provider_id: providerId, status: 'completed', created_at: createdAt } };
+        const signed = type === 'deposit' ? amount : -amount;
+        await tx.rows(queries.insertTransaction, { ...transaction, wallet_id: walletId });
+        await tx.rows(queries.insertEntry, transaction.id, wallet.id, signed, transaction.created_at);
+        await tx.rows(queries.insertEntry, transaction.id, clearing.id, -signed, transaction.created_at);
+
+        return { transaction };
     }
 
     private async openAccount(tx: Runner, open: typeof queries.openWalletAccount, lock: typeof queries.lockWalletAccount, owner: string, asset: string, now: string): Promise<AccountRow> {
@@ -207,10 +209,9 @@ export class PgPayStore implements PayStore {
         return (await tx.row(queries.lockWallet, ownerId))!.id;
     }
 
-    // The database server's clock, one for every process; a frozen clock of the data set wins.
     private async now(tx: Runner): Promise<string> {
 
-        return this.context.clock.frozen ?? (await tx.row(queries.now))!.now;
+        return recordNow(this.context.clock, (await tx.row(queries.now))!.now).toISOString();
     }
 }
 
@@ -224,15 +225,4 @@ async function readWallet(db: Runner, ownerId: string): Promise<Wallet | undefin
 
     const balances = await db.rows(queries.balances, wallet.id);
     return { id: wallet.id, owner_id: wallet.owner_id, balances, created_at: wallet.created_at };
-}
-
-
-function fromStored(outcome: StoredOutcome): { transaction: PayTransaction } | { refusal: DomainError } {
-
-    if (outcome.transaction) {
-        return { transaction: outcome.transaction };
-    }
-
-    const { kind, code, message, field } = outcome.refusal!;
-    return { refusal: new DomainError(kind, code, message, field) };
 }

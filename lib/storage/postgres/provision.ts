@@ -1,23 +1,27 @@
 import type { DatabaseSettings } from '../../config';
 import { DomainError } from '../../errors';
-import type { PayKeys } from '../sqlite/pay-credentials';
-import type { PayCredentials } from '../sqlite/provision';
+import { mintPayKeys, payCredentials, type PayCredentials, type PayKeys } from '../pay-keys';
 import { PgDatabase } from './database';
-import { describeUrl, migrate } from './migrate';
-import { payRecord, recordPayKeys } from './pay-credentials';
+import { appliedMigrations, describeUrl, migrate } from './migrate';
+import { payRecord, recordPayKeys, schemaOccupied } from './pay-credentials';
 import { migrationsApplied } from './pay-readiness';
 
 
 // The commands that make and re-key the pay schema on a PostgreSQL database; every running process sees the result
 // on its next pay request.
 
-/** Creates (or upgrades) the pay schema, records a fresh key pair in it (retiring any earlier one) and returns the three settings. */
-export async function provisionPostgresPay(url: string, database: DatabaseSettings): Promise<PayCredentials> {
+/** Creates (or upgrades) the pay schema, records the key pair in it (retiring any earlier one) and returns the three settings. */
+export async function provisionPostgresPay(url: string, database: DatabaseSettings, keys: PayKeys): Promise<PayCredentials> {
 
     const db = new PgDatabase(url, 'pay', database);
     try {
+        if (await foreignToPay(db)) {
+            throw new Error(`The schema pay of the database at ${describeUrl(url)} holds tables but no pay migrations: it belongs to something else, so pay is not provisioned there; point PAY_DB_URL at another database`);
+        }
+
         await migrate(db);
-        return credentials(url, await recordPayKeys(db));
+        await recordPayKeys(db, keys);
+        return payCredentials(url, keys);
     }
     catch (err) {
         throw located(err, url);
@@ -28,7 +32,7 @@ export async function provisionPostgresPay(url: string, database: DatabaseSettin
 }
 
 
-/** Records a new key pair in a provisioned pay schema, retiring the old pair, and returns the three settings. */
+/** Records a fresh key pair in a provisioned pay schema, retiring the old pair, and returns the three settings. */
 export async function rotatePostgresPayKeys(url: string, database: DatabaseSettings): Promise<PayCredentials> {
 
     const db = new PgDatabase(url, 'pay', database);
@@ -37,7 +41,13 @@ export async function rotatePostgresPayKeys(url: string, database: DatabaseSetti
         const keys = await db.transaction(async (tx) => {
 
             const record = await tx.row(payRecord).catch(() => undefined);
-            return record && migrationsApplied(record) ? await recordPayKeys(tx) : null;
+            if (!record || !migrationsApplied(record)) {
+                return null;
+            }
+
+            const fresh = mintPayKeys();
+            await recordPayKeys(tx, fresh);
+            return fresh;
         }).catch((err: unknown) => {
 
             throw located(err, url);
@@ -47,11 +57,22 @@ export async function rotatePostgresPayKeys(url: string, database: DatabaseSetti
             throw new Error(`The pay database at ${describeUrl(url)} is not provisioned: run \`localgate provision pay\` first`);
         }
 
-        return credentials(url, keys);
+        return payCredentials(url, keys);
     }
     finally {
         await db.close();
     }
+}
+
+
+// Tables in the pay schema but none of its migrations: another application's schema of that name.
+async function foreignToPay(db: PgDatabase): Promise<boolean> {
+
+    if (!(await db.row(schemaOccupied, db.schema))!.occupied) {
+        return false;
+    }
+
+    return await appliedMigrations(db).then((rows) => rows.length === 0, () => true);
 }
 
 
@@ -63,10 +84,4 @@ function located(err: unknown, url: string): unknown {
     }
 
     return err;
-}
-
-
-function credentials(url: string, keys: PayKeys): PayCredentials {
-
-    return { PAY_DB_URL: url, PAY_DB_PUBLISHABLE_KEY: keys.publishableKey, PAY_DB_SECRET_KEY: keys.secretKey };
 }

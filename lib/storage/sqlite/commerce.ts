@@ -5,7 +5,7 @@ import type { ListResult, Page } from '../../lists';
 import { fromMinorUnits, offerRecord, toMinorUnits, type Priced } from '../../namespaces/commerce/money';
 import { checkFirstReport } from '../../namespaces/commerce/rules';
 import type { Business, CommerceStore, Inquiry, NewInquiry, NewProduct, NewScamReport, Offer, Product, ScamReport, TargetType } from '../../namespaces/commerce/store';
-import { found, nextCreatedAt, referenced } from '../../records';
+import { createdAt, found, referenced } from '../../records';
 import type { Database } from './open';
 import { lazyStatements, settled, sql, type Statements } from './statements';
 
@@ -141,7 +141,7 @@ export class SqliteCommerceStore implements CommerceStore {
                 currency: input.currency,
                 business_id: input.business_id,
                 created_by: createdBy,
-                created_at: nextCreatedAt(latest, context.clock.now())
+                created_at: createdAt(context.clock, latest)
             });
 
             return toProduct(statements.product.raw().get(id)!);
@@ -157,7 +157,7 @@ export class SqliteCommerceStore implements CommerceStore {
             }
 
             const id = context.ids.next();
-            statements.insertInquiry.run({ id, product_id: null, business_id: null, ...input, owner_id: ownerId, created_at: context.clock.now().toISOString() });
+            statements.insertInquiry.run({ id, product_id: null, business_id: null, ...input, owner_id: ownerId, created_at: createdAt(context.clock) });
             return statements.inquiry.get(id, ownerId)!;
         });
 
@@ -166,7 +166,7 @@ export class SqliteCommerceStore implements CommerceStore {
             this.requireTarget(input.target_type, input.target_id, 'target_id');
             checkFirstReport(input.target_type, statements.scamReportByReporter.get(input.target_type, input.target_id, reporterId) !== undefined);
             const id = context.ids.next();
-            statements.insertScamReport.run({ id, ...input, reporter_id: reporterId, created_at: context.clock.now().toISOString() });
+            statements.insertScamReport.run({ id, ...input, reporter_id: reporterId, created_at: createdAt(context.clock) });
             return statements.scamReport.get(id, reporterId)!;
         });
     }
@@ -242,7 +242,7 @@ function readPage<Row>(list: ListStatements<Row>, parentId: string | undefined, 
 }
 
 
-function toProduct([id, name, description, priceMinor, currency, businessId, createdBy, createdAt, scamReportCount]: ProductRow): Product {
+function toProduct([id, name, description, priceMinor, currency, businessId, createdBy, created, scamReportCount]: ProductRow): Product {
 
     return {
         id,
@@ -252,7 +252,7 @@ function toProduct([id, name, description, priceMinor, currency, businessId, cre
         currency,
         business_id: businessId,
         created_by: createdBy,
-        created_at: createdAt,
+        created_at: created,
         scam_report_count: scamReportCount
     };
 }

@@ -1,6 +1,7 @@
 import type Sqlite from 'better-sqlite3';
 
 import { FixtureError, type FixtureRows } from '../../fixtures';
+import { demoData } from '../demo';
 import type { Database } from './open';
 
 
@@ -56,4 +57,16 @@ export function storeFixtureRows(db: Database, fixture: FixtureRows, within: () 
 export function collectionsEmpty(db: Database, collections: string[]): boolean {
 
     return collections.every((collection) => !db.prepare(`SELECT 1 FROM "${collection}" LIMIT 1`).get());
+}
+
+
+/** Loads the shipped demo data of a namespace into a database that has none of it yet; returns the rows added. */
+export function seedDemo(db: Database, namespace: string): number {
+
+    const demo = demoData(namespace);
+    if (!demo || !collectionsEmpty(db, Object.keys(demo.collections))) {
+        return 0;
+    }
+
+    return storeFixtureRows(db, demo.rows());
 }

@@ -4,7 +4,7 @@ import type { RecordContext } from '../../clock';
 import type { ListResult, Page } from '../../lists';
 import { checkBooking } from '../../namespaces/logistics/rules';
 import type { Booking, Location, LogisticsStore, NewBooking, Vehicle, VehicleFilter } from '../../namespaces/logistics/store';
-import { found, nextCreatedAt, referenced } from '../../records';
+import { createdAt, found, referenced } from '../../records';
 import type { Database } from './open';
 import { lazyStatements, settled, sql, type Statements } from './statements';
 
@@ -100,7 +100,7 @@ export class SqliteLogisticsStore implements LogisticsStore {
                 ...booking,
                 customer_id: customerId,
                 status: 'confirmed',
-                created_at: nextCreatedAt(statements.latestBookingOfCustomer.pluck().get({ customer_id: customerId }), context.clock.now())
+                created_at: createdAt(context.clock, statements.latestBookingOfCustomer.pluck().get({ customer_id: customerId }))
             });
 
             return statements.bookingById.get({ id, customer_id: customerId })!;

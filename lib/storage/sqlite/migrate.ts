@@ -1,5 +1,12 @@
-import { MigrationError, type AppliedMigration, type Migration } from '../migrations';
+import { MigrationError, namespaceMigrations as shippedMigrations, verifyApplied, type AppliedMigration, type Migration } from '../migrations';
 import type { Database } from './open';
+
+
+/** The SQLite migrations shipped for a namespace. */
+export function namespaceMigrations(namespace: string): Migration[] {
+
+    return shippedMigrations('sqlite', namespace);
+}
 
 
 /** The migrations recorded in a database, oldest first; none when it was never migrated. */
@@ -17,7 +24,7 @@ export function appliedMigrations(db: Database): AppliedMigration[] {
 /** Applies pending migrations, one immediate transaction each; refuses edited migrations and databases newer than the code. */
 export function migrate(db: Database, migrations: Migration[]): number[] {
 
-    verifyApplied(db, migrations);
+    verifyApplied(appliedMigrations(db), migrations, { subject: `Database ${db.name}`, name: db.name, elsewhere: 'another DATA_DIR' });
 
     db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
         version INTEGER PRIMARY KEY,
@@ -53,23 +60,6 @@ export function migrate(db: Database, migrations: Migration[]): number[] {
     }
 
     return applied;
-}
-
-
-/** Throws when a recorded migration no longer matches its file or has no file at all. */
-export function verifyApplied(db: Database, migrations: Migration[]): void {
-
-    const byVersion = new Map(migrations.map((migration) => [migration.version, migration]));
-    for (const row of appliedMigrations(db)) {
-        const migration = byVersion.get(row.version);
-        if (!migration) {
-            throw new MigrationError(`Database ${db.name} is at schema version ${row.version} (${row.name}), newer than this localgate knows: upgrade localgate or use another DATA_DIR`);
-        }
-
-        if (migration.checksum !== row.checksum) {
-            throw new MigrationError(`Migration ${migration.file} was edited after it was applied to ${db.name}: restore the file or start from a fresh database`);
-        }
-    }
 }
 
 

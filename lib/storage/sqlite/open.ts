@@ -5,6 +5,9 @@ import Sqlite from 'better-sqlite3';
 
 export type Database = Sqlite.Database;
 
+/** The file name that opens a database in memory. */
+export const memory = ':memory:';
+
 export interface OpenOptions {
     synchronous?: 'NORMAL' | 'FULL';
     fileMustExist?: boolean;
@@ -41,7 +44,7 @@ export function openCopy(image: Buffer): Database {
 }
 
 
-function applyPragmas(db: Database, memory: boolean, options: OpenOptions): void {
+function applyPragmas(db: Database, inMemory: boolean, options: OpenOptions): void {
 
     const synchronous = options.synchronous ?? 'NORMAL';
 
@@ -54,7 +57,7 @@ function applyPragmas(db: Database, memory: boolean, options: OpenOptions): void
     db.pragma('trusted_schema = OFF');
 
     Assert.equal(db.pragma('busy_timeout', { simple: true }), 5000, 'busy_timeout was not applied');
-    Assert.equal(db.pragma('journal_mode', { simple: true }), memory ? 'memory' : 'wal', 'journal_mode was not applied');
+    Assert.equal(db.pragma('journal_mode', { simple: true }), inMemory ? 'memory' : 'wal', 'journal_mode was not applied');
 
     Assert.equal(db.pragma('synchronous', { simple: true }), synchronousLevels[synchronous], 'synchronous was not applied');
     Assert.equal(db.pragma('foreign_keys', { simple: true }), 1, 'foreign_keys was not applied');
@@ -77,7 +80,7 @@ export function closeDatabase(db: Database): void {
         return;
     }
 
-    if (db.name !== ':memory:') {
+    if (db.name !== memory) {
         db.pragma('wal_checkpoint(TRUNCATE)');
     }
 

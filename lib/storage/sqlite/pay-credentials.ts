@@ -1,51 +1,25 @@
-import Crypto from 'node:crypto';
-
+import { hashPayKeys, type PayKeys, type RecordedPayKeys } from '../pay-keys';
 import type { Database } from './open';
 
 
-export interface PayKeys {
-    publishableKey: string;
-    secretKey: string;
-}
-
-
-// The keys are 128 and 192 random bits: a plain SHA-256 hides them, no slow password hash is needed.
-function sha256(key: string): Buffer {
-
-    return Crypto.createHash('sha256').update(key, 'utf8').digest();
-}
-
-
-/** Records a fresh key pair in a migrated pay database, replacing the previous pair, and returns it. */
-export function recordPayKeys(db: Database): PayKeys {
-
-    const keys = {
-        publishableKey: `pk_local_${Crypto.randomBytes(16).toString('hex')}`,
-        secretKey: `sk_local_${Crypto.randomBytes(24).toString('hex')}`
-    };
+/** Records the hashes of a key pair in a migrated pay database, replacing the previous pair. */
+export function recordPayKeys(db: Database, keys: PayKeys): void {
 
     db.prepare(`
-        INSERT INTO credentials (id, publishable_key_sha256, secret_key_sha256, recorded_at) VALUES (1, ?, ?, ?)
+        INSERT INTO credentials (id, publishable_key_sha256, secret_key_sha256, recorded_at) VALUES (1, @publishable_key_sha256, @secret_key_sha256, @recorded_at)
         ON CONFLICT (id) DO UPDATE SET publishable_key_sha256 = excluded.publishable_key_sha256,
             secret_key_sha256 = excluded.secret_key_sha256, recorded_at = excluded.recorded_at
-    `).run(sha256(keys.publishableKey).toString('hex'), sha256(keys.secretKey).toString('hex'), new Date().toISOString());
-    return keys;
+    `).run({ ...hashPayKeys(keys), recorded_at: new Date().toISOString() });
 }
 
-
-interface RecordedKeys {
-    publishable_key_sha256: string;
-    secret_key_sha256: string;
-}
 
 // Readiness asks on every pay request: the query is prepared once per connection.
 const recordedKeys = new WeakMap<Database, { get(): unknown }>();
 
 
-/** True when the pay database holds the hashes of exactly this key pair; false when it holds none, or no table for them. */
-export function payKeysMatch(db: Database, keys: PayKeys): boolean {
+/** The hashes of the pair recorded in a pay database; null when it holds none, or no table for them. */
+export function recordedPayKeys(db: Database): RecordedPayKeys | null {
 
-    let recorded: RecordedKeys | undefined;
     try {
         let statement = recordedKeys.get(db);
         if (!statement) {
@@ -53,19 +27,10 @@ export function payKeysMatch(db: Database, keys: PayKeys): boolean {
             recordedKeys.set(db, statement);
         }
 
-        recorded = statement.get() as RecordedKeys | undefined;
+        return (statement.get() as RecordedPayKeys | undefined) ?? null;
     }
     catch {
-        // A database provisioned before keys were recorded, or not a pay database at all.
-        return false;
+        // A database not provisioned yet, provisioned before keys were recorded, or not a pay database at all.
+        return null;
     }
-
-    if (!recorded) {
-        return false;
-    }
-
-    // Both halves compared, each in constant time.
-    const publishable = Crypto.timingSafeEqual(sha256(keys.publishableKey), Buffer.from(recorded.publishable_key_sha256, 'hex'));
-    const secret = Crypto.timingSafeEqual(sha256(keys.secretKey), Buffer.from(recorded.secret_key_sha256, 'hex'));
-    return publishable && secret;
 }

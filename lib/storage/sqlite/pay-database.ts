@@ -1,6 +1,8 @@
-import { namespaceMigrations } from './images';
-import { appliedMigrations } from './migrate';
+import { everyMigrationApplied } from '../migrations';
+import type { PayContents } from '../pay-status';
+import { appliedMigrations, namespaceMigrations } from './migrate';
 import { openDatabase, type Database } from './open';
+import { recordedPayKeys } from './pay-credentials';
 
 
 /** Opens a pay database with money-grade durability. */
@@ -13,6 +15,40 @@ export function openPayDatabase(file: string, fileMustExist: boolean): Database 
 /** True when every shipped pay migration is recorded in the database with an unchanged checksum. */
 export function payMigrationsApplied(db: Database): boolean {
 
-    const applied = new Map(appliedMigrations(db).map((row) => [row.version, row.checksum]));
-    return namespaceMigrations('pay').every((migration) => applied.get(migration.version) === migration.checksum);
+    return everyMigrationApplied(appliedMigrations(db).map((row) => [row.version, row.checksum] as const), namespaceMigrations('pay'));
+}
+
+
+/** What readiness decides on; a database already seen complete is not read for its migrations again. */
+export function payContents(db: Database, seenComplete: boolean): PayContents {
+
+    const recorded = recordedPayKeys(db);
+    if (!recorded) {
+        return { empty: holdsNoTable(db), recorded, complete: false };
+    }
+
+    return { empty: false, recorded, complete: seenComplete || payMigrationsApplied(db) };
+}
+
+
+/** True when the database holds tables but no pay migration: another application's, which provisioning leaves alone. */
+export function foreignToPay(db: Database): boolean {
+
+    if (holdsNoTable(db)) {
+        return false;
+    }
+
+    try {
+        return appliedMigrations(db).length === 0;
+    }
+    catch {
+        // A schema_migrations table of another shape.
+        return true;
+    }
+}
+
+
+function holdsNoTable(db: Database): boolean {
+
+    return db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' LIMIT 1`).get() === undefined;
 }

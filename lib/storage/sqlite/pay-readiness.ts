@@ -2,18 +2,18 @@ import Fs from 'node:fs';
 
 import type { RecordContext } from '../../clock';
 import { payDatabaseFile, type PaySettings } from '../../config';
-import { sections, type PayAccess, type PayStatus, type PayStore } from '../../namespaces/pay/store';
-import { memory, namespaceMigrations } from './images';
-import { appliedMigrations, migrate, schemaVersion } from './migrate';
-import { closeDatabase, quickCheck, type Database } from './open';
+import type { PayAccess, PayStatus, PayStore } from '../../namespaces/pay/store';
+import type { PayKeys } from '../pay-keys';
+import { payStatus } from '../pay-status';
+import { appliedMigrations, migrate, namespaceMigrations, schemaVersion } from './migrate';
+import { closeDatabase, memory, quickCheck, type Database } from './open';
 import { SqlitePayStore } from './pay';
-import { payKeysMatch, type PayKeys } from './pay-credentials';
-import { openPayDatabase, payMigrationsApplied } from './pay-database';
+import { openPayDatabase, payContents } from './pay-database';
 
 
 /**
  * Follows the pay database as its file appears, disappears or gets its schema, without a restart.
- * The connection is kept once the file opens, so the check per request is a stat and, until ready, one query.
+ * The connection is kept once the file opens, so the check per request is a stat and, once ready, one query.
  */
 export class PayReadiness implements PayAccess {
 
@@ -26,9 +26,17 @@ export class PayReadiness implements PayAccess {
 
     constructor(settings: PaySettings, private readonly context: RecordContext) {
 
+        // An in-memory pay database is never provisioned, so it is never configured either.
         const complete = settings.url && settings.publishableKey && settings.secretKey;
-        this.file = complete ? payDatabaseFile(settings.url!) : null;
+        const file = complete ? payDatabaseFile(settings.url!) : null;
+        this.file = file === memory ? null : file;
         this.keys = { publishableKey: settings.publishableKey ?? '', secretKey: settings.secretKey ?? '' };
+    }
+
+    /** True when the settings name pay's database (a file to follow), false when pay has none. */
+    get hasFile(): boolean {
+
+        return this.file !== null;
     }
 
     /** Applies pending pay migrations at startup, but only to a database that was provisioned before. */
@@ -57,14 +65,11 @@ export class PayReadiness implements PayAccess {
 
     private statusNow(): PayStatus {
 
+        // Re-read on every call: a provision or a rotation made while the server runs counts at once.
         const db = this.connect();
-        // Re-read on every call: keys rotated while the server runs retire the old pair at once.
-        const configured = db !== null && payKeysMatch(db, this.keys);
-        if (configured && !this.ready) {
-            this.ready = readable(() => payMigrationsApplied(db), false);
-        }
-
-        return { configured, schema_ready: configured && this.ready, sections };
+        const status = payStatus(db && readable(() => payContents(db, this.ready), null), this.keys);
+        this.ready = status.schema_ready;
+        return status;
     }
 
     schemaVersion(): Promise<number | null> {
@@ -135,10 +140,6 @@ export class PayReadiness implements PayAccess {
 
 // Which file a path names right now: device, inode and birth time; empty when there is none.
 function fileIdentity(file: string): string {
-
-    if (file === memory) {
-        return memory;
-    }
 
     const stat = Fs.statSync(file, { throwIfNoEntry: false });
     return stat ? `${stat.dev}:${stat.ino}:${stat.birthtimeMs}` : '';

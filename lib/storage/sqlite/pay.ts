@@ -1,19 +1,13 @@
 import type { Transaction } from 'better-sqlite3';
 
 import type { RecordContext } from '../../clock';
-import { DomainError } from '../../errors';
 import type { ListResult, Page } from '../../lists';
-import { checkReplay, idempotencyCutoff, requestFingerprint, transferRefusal, type Refusal } from '../../namespaces/pay/rules';
+import { checkReplay, fromStored, idempotencyCutoff, requestFingerprint, transferRefusal, type StoredOutcome } from '../../namespaces/pay/rules';
 import type { GatewayOutcome, GatewayRequest, PayStore, PayTransaction, Provider, TokenType, TransactionType, Wallet } from '../../namespaces/pay/store';
-import { found } from '../../records';
+import { createdAt, found } from '../../records';
 import type { Database } from './open';
 import { lazyStatements, settled, sql, type Statements } from './statements';
 
-
-interface StoredOutcome {
-    transaction?: PayTransaction;
-    refusal?: Refusal;
-}
 
 interface ProviderRow {
     id: string;
@@ -40,6 +34,7 @@ export const queries = {
     transactions: sql<[string, number, number], PayTransaction>(`SELECT id, type, asset, amount, provider_id, status, created_at FROM transactions
         WHERE wallet_id = ? ORDER BY created_at DESC, id DESC LIMIT +? OFFSET +?`),
     countTransactions: sql<[string], { total: number }>('SELECT count(*) AS total FROM transactions WHERE wallet_id = ?'),
+    latestTransaction: sql<[string], string | null>('SELECT max(created_at) FROM transactions WHERE wallet_id = ?'),
     transaction: sql<[string, string], PayTransaction>(`SELECT t.id, t.type, t.asset, t.amount, t.provider_id, t.status, t.created_at
         FROM transactions t JOIN wallets w ON w.id = t.wallet_id WHERE t.id = ? AND w.owner_id = ?`),
     tokens: sql<[], TokenType>('SELECT symbol, name, decimals, stage, description, created_at FROM token_types ORDER BY symbol'),
@@ -173,15 +168,15 @@ export class SqlitePayStore implements PayStore {
             return { replayed: true, ...fromStored(JSON.parse(stored.outcome) as StoredOutcome) };
         }
 
-        const createdAt = now.toISOString();
-        const walletId = this.ensureWallet(ownerId, createdAt);
-        const outcome = this.transfer(walletId, type, request, createdAt);
-        this.sql.insertKey.run(ownerId, request.idempotencyKey, fingerprint, JSON.stringify(outcome), createdAt);
+        const at = now.toISOString();
+        const walletId = this.ensureWallet(ownerId, at);
+        const outcome = this.transfer(walletId, type, request, at);
+        this.sql.insertKey.run(ownerId, request.idempotencyKey, fingerprint, JSON.stringify(outcome), at);
         return { replayed: false, ...fromStored(outcome) };
     }
 
     // Reads what the rules decide on, and writes one transaction with two balanced entries when they allow it.
-    private transfer(walletId: string, type: TransactionType, request: GatewayRequest, createdAt: string): StoredOutcome {
+    private transfer(walletId: string, type: TransactionType, request: GatewayRequest, now: string): StoredOutcome {
 
         const { providerId, asset, amount } = request;
         const provider = this.sql.provider.get(providerId);
@@ -194,18 +189,19 @@ export class SqlitePayStore implements PayStore {
             return { refusal: refused };
         }
 
-        const wallet = walletAccount ?? this.sql.insertWalletAccount.get(walletId, asset, createdAt)!;
-        const clearing = clearingAccount ?? this.sql.insertClearingAccount.get(providerId, asset, createdAt)!;
+        const wallet = walletAccount ?? this.sql.insertWalletAccount.get(walletId, asset, now)!;
+        const clearing = clearingAccount ?? this.sql.insertClearingAccount.get(providerId, asset, now)!;
+        const created = createdAt(this.context.clock, this.sql.latestTransaction.pluck().get(walletId));
         const id = this.context.ids.next();
         const signed = type === 'deposit' ? amount : -amount;
-        this.sql.insertTransaction.run(id, walletId, type, asset, amount, providerId, createdAt);
-        this.sql.insertEntry.run(id, wallet.id, signed, createdAt);
-        this.sql.insertEntry.run(id, clearing.id, -signed, createdAt);
+        this.sql.insertTransaction.run(id, walletId, type, asset, amount, providerId, created);
+        this.sql.insertEntry.run(id, wallet.id, signed, created);
+        this.sql.insertEntry.run(id, clearing.id, -signed, created);
 
-        return { transaction: { id, type, asset, amount, provider_id: providerId, status: 'completed', created_at: createdAt } };
+        return { transaction: { id, type, asset, amount, provider_id: providerId, status: 'completed', created_at: created } };
     }
 
-    private ensureWallet(ownerId: string, createdAt: string): string {
+    private ensureWallet(ownerId: string, at: string): string {
 
         const wallet = this.sql.walletByOwner.get(ownerId);
         if (wallet) {
@@ -213,7 +209,7 @@ export class SqlitePayStore implements PayStore {
         }
 
         const id = this.context.ids.next();
-        this.sql.insertWallet.run(id, ownerId, createdAt);
+        this.sql.insertWallet.run(id, ownerId, at);
         return id;
     }
 
@@ -239,15 +235,4 @@ export class SqlitePayStore implements PayStore {
         const { total } = this.sql.countTransactions.get(wallet.id)!;
         return { data, total };
     }
-}
-
-
-function fromStored(outcome: StoredOutcome): { transaction: PayTransaction } | { refusal: DomainError } {
-
-    if (outcome.transaction) {
-        return { transaction: outcome.transaction };
-    }
-
-    const { kind, code, message, field } = outcome.refusal!;
-    return { refusal: new DomainError(kind, code, message, field) };
 }

@@ -2,26 +2,18 @@ import Fs from 'node:fs';
 import Path from 'node:path';
 
 import { payDatabaseFile } from '../../config';
-import { memory, namespaceMigrations } from './images';
-import { migrate } from './migrate';
-import { closeDatabase } from './open';
-import { recordPayKeys, type PayKeys } from './pay-credentials';
-import { openPayDatabase, payMigrationsApplied } from './pay-database';
+import { mintPayKeys, payCredentials, type PayCredentials, type PayKeys } from '../pay-keys';
+import { migrate, namespaceMigrations } from './migrate';
+import { closeDatabase, memory } from './open';
+import { recordPayKeys } from './pay-credentials';
+import { foreignToPay, openPayDatabase, payMigrationsApplied } from './pay-database';
 
 
 // The commands that make and re-key a pay database file. Their declarations name no engine type, so the package's
 // public types need none of better-sqlite3's.
 
-/** The three settings that point the service at a pay database and its key pair. */
-export interface PayCredentials {
-    PAY_DB_URL: string;
-    PAY_DB_PUBLISHABLE_KEY: string;
-    PAY_DB_SECRET_KEY: string;
-}
-
-
-/** Creates (or upgrades) the pay database, records a fresh key pair in it (retiring any earlier one) and returns the three settings. */
-export function provisionPay(url: string): PayCredentials {
+/** Creates (or upgrades) the pay database, records the key pair in it (retiring any earlier one) and returns the three settings. */
+export function provisionPay(url: string, keys: PayKeys): PayCredentials {
 
     const file = payDatabaseFile(url);
     if (file === memory) {
@@ -30,20 +22,23 @@ export function provisionPay(url: string): PayCredentials {
 
     Fs.mkdirSync(Path.dirname(file), { recursive: true });
     const db = openPayDatabase(file, false);
-    let keys: PayKeys;
     try {
+        if (foreignToPay(db)) {
+            throw new Error(`The database at ${file} holds tables but no pay migrations: it belongs to something else, so pay is not provisioned there; point PAY_DB_URL at a new or empty database`);
+        }
+
         migrate(db, namespaceMigrations('pay'));
-        keys = recordPayKeys(db);
+        recordPayKeys(db, keys);
     }
     finally {
         closeDatabase(db);
     }
 
-    return credentials(file, keys);
+    return payCredentials(file, keys);
 }
 
 
-/** Records a new key pair in a provisioned pay database, retiring the old pair, and returns the three settings. */
+/** Records a fresh key pair in a provisioned pay database, retiring the old pair, and returns the three settings. */
 export function rotatePayKeys(url: string): PayCredentials {
 
     const file = payDatabaseFile(url);
@@ -57,15 +52,11 @@ export function rotatePayKeys(url: string): PayCredentials {
             throw new Error(`The pay database at ${file} is not provisioned: run \`localgate provision pay\` first`);
         }
 
-        return credentials(file, recordPayKeys(db));
+        const keys = mintPayKeys();
+        recordPayKeys(db, keys);
+        return payCredentials(file, keys);
     }
     finally {
         closeDatabase(db);
     }
-}
-
-
-function credentials(file: string, keys: PayKeys): PayCredentials {
-
-    return { PAY_DB_URL: file, PAY_DB_PUBLISHABLE_KEY: keys.publishableKey, PAY_DB_SECRET_KEY: keys.secretKey };
 }

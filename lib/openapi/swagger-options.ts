@@ -1,0 +1,60 @@
+import Fs from 'node:fs';
+import Path from 'node:path';
+
+import type HapiSwagger from 'hapi-swagger';
+
+import { packageRoot } from '../paths';
+import { securityScheme } from './route-responses';
+
+
+function readPackage(): { name: string; version: string; description: string } {
+
+    return JSON.parse(Fs.readFileSync(Path.join(packageRoot, 'package.json'), 'utf8'));
+}
+
+
+/** hapi-swagger's options for this service. */
+export function swaggerOptions(paths: { documentPath: string; docsPath: string; docsAssetsPath: string }): Omit<HapiSwagger.RegisterOptions, 'validatorUrl'> & { validatorUrl: null } {
+
+    const pack = readPackage();
+    return {
+        OAS: 'v3.0',
+        info: {
+            title: pack.name,
+            version: pack.version,
+            description: `${pack.description} Mint a token with \`npx localgate token <subject>\` and give it to Authorize. ` +
+                'A padlock marks a route that reads the token: required where a 401 is listed without a token, optional on the reads ' +
+                'of commerce and logistics, which answer the same with or without one. Swagger UI draws the padlock of an optional ' +
+                'route open even once you authorized: the token is sent all the same. Routes without a padlock take none.'
+        },
+        jsonPath: paths.documentPath,
+        documentationPath: paths.docsPath,
+        swaggerUIPath: paths.docsAssetsPath,
+        routesBasePath: paths.docsAssetsPath,
+        auth: false,
+        grouping: 'tags',
+        definitionPrefix: 'useLabel',
+        // Only standard keywords: no x-format, x-constraint or x-meta beside them.
+        xProperties: false,
+        tags: [
+            { name: 'commerce', description: 'Local businesses, products, offers, inquiries and scam reports' },
+            { name: 'logistics', description: 'Vehicles, bookings and pickup and drop-off locations' },
+            { name: 'pay', description: 'Wallets, token types and the fiat gateway: data endpoints answer 501 until pay is provisioned' },
+            { name: 'weather', description: 'Reserved: forecasts answer 501 until a weather backend is provisioned' },
+            { name: 'health', description: 'The state of each namespace database' },
+            { name: 'instances', description: 'Isolated, disposable data sets for test suites (admin token): every endpoint above also answers under an instance\'s base path /i/<id>' },
+            { name: 'console', description: 'Console only: persona and admin tokens and the live request log, mounted on a loopback address or with CONSOLE_API=on' }
+        ],
+        securityDefinitions: {
+            [securityScheme]: {
+                type: 'http',
+                scheme: 'bearer',
+                bearerFormat: 'JWT',
+                description: 'A JWT signed by this localgate: `npx localgate token <subject>` prints one'
+            }
+        },
+        // No call leaves the machine: no online validator badge.
+        validatorUrl: null,
+        uiOptions: { persistAuthorization: true }
+    };
+}

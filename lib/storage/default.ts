@@ -1,0 +1,51 @@
+import type { RecordContext } from '../clock';
+import { placedNamespaces, type Settings } from '../config';
+import { NamespacesDataSet, type NamespaceDatabases } from './data-set';
+import type { DataSet, NamespaceDatabase, PayDatabase } from './engine';
+import { openSqliteNamespace } from './sqlite/namespace';
+import { openSqlitePay } from './sqlite/pay-access';
+
+
+// The default data set: each namespace opened where the settings place it. The PostgreSQL code (with `pg`) loads only
+// when a namespace or pay is placed there: a start on the SQLite default never pays for requiring it.
+
+/** Opens every namespace where the settings place it, then pay; a failure closes what was opened and names the namespace. */
+export async function openDefaultDataSet(settings: Settings, context: RecordContext): Promise<DataSet> {
+
+    const opened: Partial<NamespaceDatabases> = {};
+    try {
+        for (const namespace of placedNamespaces) {
+            opened[namespace] = await openNamespace(settings, namespace);
+        }
+
+        return new NamespacesDataSet(opened as NamespaceDatabases, await openPay(settings, context), context);
+    }
+    catch (err) {
+        await Promise.all(Object.values(opened).map((database) => database.close()));
+        throw err;
+    }
+}
+
+
+async function openNamespace(settings: Settings, namespace: typeof placedNamespaces[number]): Promise<NamespaceDatabase> {
+
+    const location = settings.placements[namespace];
+    if (location.engine === 'postgres') {
+        const { PgNamespace } = await import('./postgres/namespace');
+        return await PgNamespace.open(namespace, location.url, settings.database, settings.seed);
+    }
+
+    return openSqliteNamespace(namespace, location.file, settings);
+}
+
+
+async function openPay(settings: Settings, context: RecordContext): Promise<PayDatabase> {
+
+    if (settings.payLocation?.engine === 'postgres') {
+        const { PgPayReadiness } = await import('./postgres/pay-readiness');
+        const readiness = await PgPayReadiness.open(settings.pay, settings.database, context);
+        return { access: readiness, engine: 'postgres', storage: 'server', close: () => readiness.close() };
+    }
+
+    return openSqlitePay(settings, context);
+}

@@ -1,0 +1,47 @@
+import Fs from 'node:fs';
+import Path from 'node:path';
+
+import { SettingError } from '../../config';
+import { migrate, namespaceMigrations } from './migrate';
+import { closeDatabase, openDatabase, quickCheck, type Database, type OpenOptions } from './open';
+
+
+/** Where a namespace's database file lives in a data directory. */
+export function namespaceFile(dataDir: string, namespace: string): string {
+
+    return Path.resolve(dataDir, `${namespace}.db`);
+}
+
+
+/** Opens a namespace database, checks it, and brings its schema up to date. */
+export function openNamespace(file: string, namespace: string, options: OpenOptions = {}): Database {
+
+    const db = openDatabase(file, options);
+    try {
+        const problems = quickCheck(db);
+        if (problems.length) {
+            throw new Error(`Database ${db.name} failed its integrity check: ${problems.join('; ')}`);
+        }
+
+        migrate(db, namespaceMigrations(namespace));
+    }
+    catch (err) {
+        closeDatabase(db);
+        throw err;
+    }
+
+    return db;
+}
+
+
+/** Creates the data directory if needed and checks it can be read and written; names DATA_DIR when not. */
+export function prepareDataDir(dataDir: string): void {
+
+    try {
+        Fs.mkdirSync(dataDir, { recursive: true });
+        Fs.accessSync(dataDir, Fs.constants.R_OK | Fs.constants.W_OK);
+    }
+    catch (err) {
+        throw new SettingError('DATA_DIR', `is not a readable and writable directory: ${dataDir} (${(err as NodeJS.ErrnoException).code})`);
+    }
+}

@@ -1,0 +1,65 @@
+import type { RecordContext } from '../../clock';
+import { placedNamespaces, type PlacedNamespace } from '../../config';
+import { NamespacesDataSet } from '../data-set';
+import type { DataSnapshot, InstanceData } from '../engine';
+import type { SqliteNamespace } from './namespace';
+import { MemoryPay, type NoPay } from './pay-access';
+
+
+/** What a snapshot holds: each database serialized, pay's too when the instance has one. */
+export interface SqliteSnapshot extends DataSnapshot {
+    images: Record<PlacedNamespace | 'pay', Buffer | undefined>;
+}
+
+
+/** An instance's data set: databases in memory that can be copied out and put back. */
+export class SqliteInstanceData extends NamespacesDataSet implements InstanceData {
+
+    // Until a fixture is loaded, the state at creation is the shared images themselves: no copy per instance.
+    constructor(private readonly sqlite: Record<PlacedNamespace, SqliteNamespace>, private readonly memoryPay: MemoryPay | NoPay, context: RecordContext, private creation: SqliteSnapshot) {
+
+        super(sqlite, memoryPay, context);
+    }
+
+    /** Loads a fixture, all or nothing, before the call returns: every database of an instance is immediate. */
+    loadFixtureNow(fixture: unknown, origin: string): void {
+
+        this.storeImmediate(this.fixtureLoads(fixture, origin), 0);
+    }
+
+    /** Takes the current state as the one reset() goes back to. */
+    settle(): void {
+
+        this.creation = this.snapshot();
+    }
+
+    reset(): void {
+
+        this.restore(this.creation);
+    }
+
+    snapshot(): SqliteSnapshot {
+
+        const images = { pay: this.memoryPay instanceof MemoryPay ? this.memoryPay.serialize() : undefined } as SqliteSnapshot['images'];
+        for (const namespace of placedNamespaces) {
+            images[namespace] = this.sqlite[namespace].serialize();
+        }
+
+        const bytes = Object.values(images).reduce((sum, image) => sum + (image?.length ?? 0), 0);
+        return { images, bytes };
+    }
+
+    restore(snapshot: DataSnapshot): void {
+
+        const { images } = snapshot as SqliteSnapshot;
+        for (const namespace of placedNamespaces) {
+            this.sqlite[namespace].replace(images[namespace]!);
+        }
+
+        if (this.memoryPay instanceof MemoryPay) {
+            this.memoryPay.replace(images.pay!);
+        }
+
+        this.forgetStores();
+    }
+}

@@ -1,0 +1,125 @@
+import type { RecordContext } from '../../clock';
+import type { Settings } from '../../config';
+import { sections, type PayAccess, type PayStatus, type PayStore } from '../../namespaces/pay/store';
+import type { PayDatabase } from '../engine';
+import { namespaceImage } from './images';
+import { schemaVersion } from './migrate';
+import { closeDatabase, openCopy, type Database } from './open';
+import { SqlitePayStore } from './pay';
+import { PayReadiness } from './pay-readiness';
+
+
+const emptyPay: PayStatus = { configured: false, schema_ready: false, sections };
+
+
+/** Pay in memory, migrated when made: always ready. */
+export class MemoryPay implements PayAccess, PayDatabase {
+
+    readonly engine = 'sqlite';
+    readonly storage = 'memory';
+    private payStore: PayStore | null = null;
+
+    constructor(private db: Database, private readonly context: RecordContext) { }
+
+    get access(): PayAccess {
+
+        return this;
+    }
+
+    status(): Promise<PayStatus> {
+
+        return Promise.resolve({ configured: true, schema_ready: true, sections });
+    }
+
+    schemaVersion(): Promise<number> {
+
+        return Promise.resolve(schemaVersion(this.db));
+    }
+
+    store(): Promise<PayStore> {
+
+        this.payStore ??= new SqlitePayStore(this.db, this.context);
+        return Promise.resolve(this.payStore);
+    }
+
+    /** The pay database as bytes. */
+    serialize(): Buffer {
+
+        return this.db.serialize();
+    }
+
+    /** Replaces the pay database with a copy of an image. */
+    replace(image: Buffer): void {
+
+        closeDatabase(this.db);
+        this.db = openCopy(image);
+        this.payStore = null;
+    }
+
+    close(): Promise<void> {
+
+        closeDatabase(this.db);
+        return Promise.resolve();
+    }
+}
+
+
+/** An instance made without pay: not configured, as an unprovisioned service. */
+export class NoPay implements PayAccess, PayDatabase {
+
+    readonly engine = 'sqlite';
+    readonly storage = 'memory';
+
+    get access(): PayAccess {
+
+        return this;
+    }
+
+    status(): Promise<PayStatus> {
+
+        return Promise.resolve(emptyPay);
+    }
+
+    schemaVersion(): Promise<null> {
+
+        return Promise.resolve(null);
+    }
+
+    store(): Promise<null> {
+
+        return Promise.resolve(null);
+    }
+
+    close(): Promise<void> {
+
+        return Promise.resolve();
+    }
+}
+
+
+/** A fresh copy in memory of the migrated pay database. */
+export function openMemoryPay(context: RecordContext): MemoryPay {
+
+    return new MemoryPay(openCopy(namespaceImage('pay', false)), context);
+}
+
+
+/** Pay on SQLite: in memory when asked, else the file PAY_DB_URL names, followed as it is provisioned. */
+export function openSqlitePay(settings: Pick<Settings, 'storage' | 'pay' | 'memoryPay'>, context: RecordContext): PayDatabase {
+
+    if (settings.storage === 'memory' && settings.memoryPay) {
+        return openMemoryPay(context);
+    }
+
+    const pay = new PayReadiness(settings.pay, context);
+    try {
+        pay.upgrade();
+    }
+    catch (err) {
+        pay.close();
+        throw err;
+    }
+
+    // Pay's storage: the file its settings name, else where the data set keeps its databases.
+    return { access: pay, engine: 'sqlite', storage: pay.hasFile ? 'file' : settings.storage, close: () => Promise.resolve(pay.close()) };
+}
