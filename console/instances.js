@@ -35,7 +35,8 @@ export function useInstances() {
 
     const admin = useLoad(() => consoleApi('/console/api/token', { method: 'POST', body: { subject: adminSubject, admin: true } }).then((res) => res.data.token), []);
     const [live, setLive] = useState({ list: [], error: null });
-    const [selected, setSelected] = useState(null);
+    // /console?instance=<id> opens the page on that instance (a test kit's consoleUrl).
+    const [selected, setSelected] = useState(() => new URLSearchParams(location.search).get('instance'));
     const [revision, setRevision] = useState(0);
     const [snapshots, setSnapshots] = useState({});
     // Only the newest list applies: an older one that answers late would drop an instance made since.

@@ -448,6 +448,11 @@ describe('the console in a browser', () => {
             // page says so with the API's code, in the instances view and in every other.
             const suite = body<{ id: string }>(await server.inject({ method: 'POST', url: '/_instances', payload: { seed: 'none' }, headers: adminBearer(server, 'suite') }));
             const suiteShort = suite.id.split('-')[0]!;
+            // /console?instance=<id> (a kit's consoleUrl) opens a page on that instance.
+            const opened = await context.newPage();
+            await opened.goto(`${server.info.uri}/console?instance=${suite.id}`);
+            await opened.getByText(`Data set: instance ${suiteShort}`).waitFor();
+            await opened.close();
             await page.getByRole('button', { name: 'Refresh the list of instances' }).click();
             await picker.locator('option', { hasText: `Instance ${suiteShort}` }).waitFor({ state: 'attached' });
             await picker.selectOption(suite.id);
