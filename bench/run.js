@@ -31,6 +31,7 @@ const DataPg = require('./data-pg');
 const Floor = require('./floor');
 const FloorPg = require('./floor-pg');
 const Localgate = require('../dist');
+const Suite = require('./suite');
 
 
 const internals = {
@@ -91,8 +92,13 @@ internals.pg = {
 internals.main = async function () {
 
     const { only } = internals.settings;
-    if (only !== undefined && only !== 'postgres' && only !== 'sqlite') {
-        throw new Error(`BENCH_ONLY must be postgres or sqlite, not ${only}`);
+    if (only !== undefined && only !== 'postgres' && only !== 'sqlite' && only !== 'suite') {
+        throw new Error(`BENCH_ONLY must be postgres, sqlite or suite, not ${only}`);
+    }
+
+    if (only === 'suite') {
+        Suite.writeSection(await Suite.run({ log: internals.log }));
+        return;
     }
 
     const started = Date.now();
