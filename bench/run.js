@@ -201,7 +201,13 @@ internals.main = async function () {
         const startup = await internals.startup(tmp);
         Object.assign(instances, internals.inProcess());
         const report = internals.report({ measured, startup, logs, instances, seconds: (Date.now() - started) / 1000 }) + '\n' + internals.pgReport(postgres);
+        // The suite's section is kept from its own run (BENCH_ONLY=suite).
+        const suite = Suite.section();
         Fs.writeFileSync(Path.join(__dirname, 'results.md'), report);
+        if (suite) {
+            Suite.writeSection(suite);
+        }
+
         Fs.writeFileSync(Path.join(internals.results, `raw-${new Date().toISOString().replace(/[:.]/g, '-')}.json`), JSON.stringify({ settings: internals.settings, machine: internals.machine(), measured, startup, logs, instances, postgres }, null, 2));
         process.stdout.write('\n' + report);
     }

@@ -399,6 +399,21 @@ internals.ready = async function (url, child, limit) {
 };
 
 
+/** The suite's section of results.md as it stands, or undefined. */
+exports.section = function () {
+
+    const file = Path.join(__dirname, 'results.md');
+    const existing = Fs.existsSync(file) ? Fs.readFileSync(file, 'utf8') : '';
+    const start = existing.indexOf('\n## Suite:');
+    if (start === -1) {
+        return;
+    }
+
+    const end = existing.indexOf('\n## ', start + 1);
+    return existing.slice(start + 1, end === -1 ? undefined : end + 1).replace(/\n*$/, '\n');
+};
+
+
 /** Puts the suite's section into results.md: in place of the last one, else before the PostgreSQL section. */
 exports.writeSection = function (section) {
 
