@@ -50,12 +50,15 @@ exports.kit = function () {
 /** One `localgate start` (a server started by the orchestrator), driven over HTTP from Node with a keep-alive agent. */
 exports.http = function (server) {
 
-    const agent = new Http.Agent({ keepAlive: true, maxSockets: 1 });
+    let agent;
     return {
         name: 'localgate over HTTP from Node (keep-alive)',
         setup() { },
         async test() {
 
+            // Kept alive within the test, as for every HTTP target: a connection left idle between tests may be closed.
+            agent?.destroy();
+            agent = new Http.Agent({ keepAlive: true, maxSockets: 1 });
             const created = Job.expect(await internals.send(agent, server.url, 'POST', '/_instances', { seed: 'demo' }, server.admin), 201);
             try {
                 return await Job.localgate((method, path, body, authed) => internals.send(agent, server.url, method, `${created.base_path}${path}`, body, authed ? server.caller : undefined));
@@ -66,7 +69,7 @@ exports.http = function (server) {
         },
         teardown() {
 
-            agent.destroy();
+            agent?.destroy();
         }
     };
 };

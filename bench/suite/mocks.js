@@ -168,10 +168,11 @@ exports.wiremock = function ({ port, cache, ready }) {
             const main = require.resolve('wiremock', { paths: [cache] });
             child = internals.spawn(process.execPath, [main, '--port', String(port), '--bind-address', '127.0.0.1', '--disable-banner', '--disable-request-logging', '--no-request-journal'], { cwd: Path.dirname(main) });
             await ready(`${base}/__admin/health`, child, 120_000);
-            agent = new Http.Agent({ keepAlive: true, maxSockets: 1 });
         },
         async test() {
 
+            // A connection kept alive within the test only: the server closes one left idle between tests.
+            agent = new Http.Agent({ keepAlive: true, maxSockets: 1 });
             const send = internals.request(agent, base);
             Job.expect(await send('POST', '/__admin/mappings/import', { mappings }), 200);
             Job.expect(await send('GET', `/v1/commerce/products?limit=${Job.limit}`), 200);
@@ -181,6 +182,7 @@ exports.wiremock = function ({ port, cache, ready }) {
             Job.expect(await send('POST', '/v1/logistics/bookings', Job.booking), 201);
             Job.expect(await send('GET', `/v1/logistics/bookings?limit=${Job.limit}`), 200);
             Job.expect(await send('POST', '/__admin/reset'), 200);
+            agent.destroy();
             // A stub answers what it was given: the new booking cannot be there.
             return null;
         },
@@ -211,10 +213,10 @@ exports.mockoon = function ({ port, dir, cache, ready }) {
             Fs.writeFileSync(file, JSON.stringify(internals.mockoonEnvironment(cache, port)));
             child = internals.spawn(process.execPath, [require.resolve('@mockoon/cli/bin/run.js', { paths: [cache] }), 'start', '--data', file, '--port', String(port), '--hostname', '127.0.0.1', '--disable-log-to-file', '--admin-api-token', token], { cwd: dir });
             await ready(`${base}/v1/commerce/products?limit=1`, child, 60_000);
-            agent = new Http.Agent({ keepAlive: true, maxSockets: 1 });
         },
         async test() {
 
+            agent = new Http.Agent({ keepAlive: true, maxSockets: 1 });
             const send = internals.request(agent, base);
             const query = `customer_id_eq=${Job.caller}&limit=${Job.limit}`;
             Job.expect(await send('GET', `/v1/commerce/products?limit=${Job.limit}`), 200);
@@ -224,6 +226,7 @@ exports.mockoon = function ({ port, dir, cache, ready }) {
             const booking = Job.expect(await send('POST', '/v1/logistics/bookings', { ...Job.booking, customer_id: Job.caller, status: 'confirmed' }), 201);
             const after = Job.expect(await send('GET', `/v1/logistics/bookings?${query}`), 200);
             Job.expect(await send('POST', '/mockoon-admin/state/purge', undefined, token), 200);
+            agent.destroy();
             return after.length === before.length + 1 && after.some((item) => item.id === booking.id);
         },
         teardown() {

@@ -98,6 +98,8 @@ exports.template = async function (serverUrl, start) {
     const url = internals.database(serverUrl, name);
     const drop = async () => {
 
+        // A template cannot be dropped until it is one no more.
+        await admin.query(`ALTER DATABASE ${name} WITH IS_TEMPLATE false`).catch(() => undefined);
         await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined);
         await admin.end();
     };
