@@ -165,8 +165,10 @@ exports.wiremock = function ({ port, cache, ready }) {
         name: 'WireMock standalone, stubs per test (stateless)',
         async setup() {
 
-            const main = require.resolve('wiremock', { paths: [cache] });
-            child = internals.spawn(process.execPath, [main, '--port', String(port), '--bind-address', '127.0.0.1', '--disable-banner', '--disable-request-logging', '--no-request-journal'], { cwd: Path.dirname(main) });
+            // The package's bin only finds Java and runs its jar in a child it does not stop on SIGTERM: run the jar directly.
+            const main = require.resolve('wiremock/package.json', { paths: [cache] });
+            const jar = Path.join(Path.dirname(main), 'build', Fs.readdirSync(Path.join(Path.dirname(main), 'build')).find((name) => name.endsWith('.jar')));
+            child = internals.spawn('java', ['-jar', jar, '--port', String(port), '--bind-address', '127.0.0.1', '--disable-banner', '--disable-request-logging', '--no-request-journal'], { cwd: Path.dirname(main) });
             await ready(`${base}/__admin/health`, child, 120_000);
         },
         async test() {
