@@ -31,6 +31,7 @@ const DataPg = require('./data-pg');
 const Floor = require('./floor');
 const FloorPg = require('./floor-pg');
 const Localgate = require('../dist');
+const Suite = require('./suite');
 
 
 const internals = {
@@ -91,8 +92,13 @@ internals.pg = {
 internals.main = async function () {
 
     const { only } = internals.settings;
-    if (only !== undefined && only !== 'postgres' && only !== 'sqlite') {
-        throw new Error(`BENCH_ONLY must be postgres or sqlite, not ${only}`);
+    if (only !== undefined && only !== 'postgres' && only !== 'sqlite' && only !== 'suite') {
+        throw new Error(`BENCH_ONLY must be postgres, sqlite or suite, not ${only}`);
+    }
+
+    if (only === 'suite') {
+        Suite.writeSection(await Suite.run({ log: internals.log }));
+        return;
     }
 
     const started = Date.now();
@@ -195,7 +201,13 @@ internals.main = async function () {
         const startup = await internals.startup(tmp);
         Object.assign(instances, internals.inProcess());
         const report = internals.report({ measured, startup, logs, instances, seconds: (Date.now() - started) / 1000 }) + '\n' + internals.pgReport(postgres);
+        // The suite's section is kept from its own run (BENCH_ONLY=suite).
+        const suite = Suite.section();
         Fs.writeFileSync(Path.join(__dirname, 'results.md'), report);
+        if (suite) {
+            Suite.writeSection(suite);
+        }
+
         Fs.writeFileSync(Path.join(internals.results, `raw-${new Date().toISOString().replace(/[:.]/g, '-')}.json`), JSON.stringify({ settings: internals.settings, machine: internals.machine(), measured, startup, logs, instances, postgres }, null, 2));
         process.stdout.write('\n' + report);
     }
