@@ -25,13 +25,13 @@ const ruleKeys = {
     code: Joi.string().pattern(/^[a-z][a-z0-9_]*$/).max(64).description('The code of the error body (snake_case); the status\'s reason when left out'),
     message: Joi.string().min(1).max(1000).description('The message of the error body'),
     retry_after: Joi.number().integer().min(0).max(86_400).description('Seconds, sent as Retry-After'),
-    latency_ms: Joi.alternatives().try(
+    latency_ms: wording(Joi.alternatives().try(
         latency,
         wording(Joi.array().ordered(latency.required(), latency.required()).custom((value: [number, number], helpers) => {
 
             return value[0] <= value[1] ? value : helpers.error('latency.range');
-        }), { 'latency.range': '{{#label}} must be [min, max] with min at most max', 'array.includesRequiredUnknowns': '{{#label}} must be [min, max]' })
-    ).description('Milliseconds to wait before answering, or [min, max] drawn from the seeded generator'),
+        }), { 'latency.range': '{{#label}} must be [min, max] with min at most max' })
+    ), { 'alternatives.match': '{{#label}} must be milliseconds from 0 to 60000, or [min, max] of them' }).description('Milliseconds to wait before answering, or [min, max] drawn from the seeded generator'),
     drop: Joi.string().valid('before', 'after').description('before: close the connection with no answer, nothing written; after: carry the request out, then close the connection with no answer')
 };
 
@@ -44,7 +44,7 @@ export const faultRuleSchema = wording(Joi.object(ruleKeys)
     'object.missing': '{{#label}} has no effect: give it status, latency_ms or drop',
     'object.oxor': '{{#label}} cannot both answer with a status and drop the connection',
     'object.with': '{{#label}} sets {{#main}}, which goes with status only'
-}).label('FaultRuleInput');
+});
 
 export const faultRulesPayload = requestBody({
     seed: Joi.number().integer().min(0).max(2 ** 32 - 1).default(0).description('Seeds the generator behind probability and latency ranges: the same seed and requests give the same faults'),

@@ -66,19 +66,20 @@ export function recordOf(request: Request, secrets: string[], bodyBytes: number,
     // The query as sent: a route's validation may have converted request.query.
     const sent = (request.orig.query ?? request.query) as Record<string, string | string[]>;
     const query: Record<string, string | string[]> = {};
-    let scrubbed = false;
+    let hiding = false;
     for (const [name, value] of Object.entries(sent)) {
         const secret = credentialParameter.test(name) || [value].flat().some((item) => isCredential(item, secrets));
-        scrubbed ||= secret;
+        hiding ||= secret;
         query[name] = secret ? hidden : value;
     }
 
     const raw = request.raw.req.url!;
     const mark = raw.indexOf('?');
-    const search = scrubbed ? `?${new URLSearchParams(Object.entries(query).flatMap(([name, value]) => [value].flat().map((item): [string, string] => [name, item]))).toString()}` : (mark === -1 ? '' : raw.slice(mark));
+    const search = hiding ? `?${new URLSearchParams(Object.entries(query).flatMap(([name, value]) => [value].flat().map((item): [string, string] => [name, item]))).toString()}` : (mark === -1 ? '' : raw.slice(mark));
     bytes += search.length;
 
-    const { body, bodyText, truncated } = bodyOf(request.payload, secrets, bodyBytes);
+    // The body as sent: a route's validation may have added defaults to request.payload.
+    const { body, bodyText, truncated } = bodyOf(request.orig.payload ?? request.payload, secrets, bodyBytes);
     bytes += bodyText?.length ?? 0;
 
     // A dropped request's answer is a symbol: the fault kept the status it would have had.
@@ -127,17 +128,24 @@ function bodyOf(payload: unknown, secrets: string[], bodyBytes: number): { body:
         return { body: cut, bodyText: cut, truncated: true };
     }
 
-    return { body: clean === text ? payload : parsed(clean), bodyText: clean, truncated: false };
+    return { body: clean === text ? payload : scrubbed(payload, secrets), bodyText: clean, truncated: false };
 }
 
 
-// A scrubbed text stays JSON unless a secret spanned JSON syntax; then the body is hidden whole.
-function parsed(text: string): unknown {
+// A copy of a JSON value with every string scrubbed: walked only when its text showed something to hide.
+function scrubbed(value: unknown, secrets: string[]): unknown {
 
-    try {
-        return JSON.parse(text);
+    if (typeof value === 'string') {
+        return scrub(value, secrets);
     }
-    catch {
-        return hidden;
+
+    if (Array.isArray(value)) {
+        return value.map((item) => scrubbed(item, secrets));
     }
+
+    if (value !== null && typeof value === 'object') {
+        return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, scrubbed(item, secrets)]));
+    }
+
+    return value;
 }

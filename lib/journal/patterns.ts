@@ -47,15 +47,22 @@ const regex = wording(Joi.string().max(1000).custom((value: string, helpers) => 
     }
 }), { 'regex.invalid': '{{#label}} must be a valid regular expression' });
 
+// jsonpath-plus parses a filter or script step only as it evaluates it: each runs once here, on an empty item. An
+// error it reports as its own ("jsonPath: ...") comes from evaluating a well-formed expression, not from its syntax.
 const jsonPath = wording(Joi.string().max(1000).custom((value: string, helpers) => {
 
-    try {
-        JSONPath({ path: value, json: {}, eval: 'safe' });
-        return value;
+    for (const step of JSONPath.toPathArray(value).filter((part) => /^\??\(/.test(part))) {
+        try {
+            JSONPath({ path: `$[${step}]`, json: [{}], eval: 'safe' });
+        }
+        catch (err) {
+            if (!(err as Error).message.startsWith('jsonPath:')) {
+                return helpers.error('jsonpath.invalid');
+            }
+        }
     }
-    catch {
-        return helpers.error('jsonpath.invalid');
-    }
+
+    return value;
 }), { 'jsonpath.invalid': '{{#label}} must be a valid JSONPath expression such as $.amount or $.items[?(@.price > 1)]' });
 
 const valueMatcher = wording(Joi.object({
@@ -67,7 +74,7 @@ const valueMatcher = wording(Joi.object({
 }).xor('equalTo', 'contains', 'matches', 'absent'), {
     'object.missing': '{{#label}} must hold one of equalTo, contains, matches or absent',
     'object.xor': '{{#label}} must hold only one of equalTo, contains, matches or absent'
-}).label('ValueMatcher');
+});
 
 // equalToJson takes JSON or its text, as WireMock does; text that is no JSON is refused here, not at match time.
 const expectedJson = wording(Joi.any().custom((value: unknown, helpers) => {
@@ -95,7 +102,7 @@ const bodyPattern = wording(Joi.object({
     'object.missing': '{{#label}} must hold one of equalToJson, matchesJsonPath or contains',
     'object.xor': '{{#label}} must hold only one of equalToJson, matchesJsonPath or contains',
     'object.with': '{{#label}} sets {{#main}}, which goes with equalToJson only'
-}).label('BodyPattern');
+});
 
 export const requestPatternSchema = wording(requestBody({
     method: Joi.string().pattern(/^[A-Za-z]+$/).max(16).description('An HTTP method, or ANY'),
@@ -197,12 +204,24 @@ function bodyTest(pattern: BodyPattern): (recorded: Recorded) => boolean {
 
     if (pattern.matchesJsonPath !== undefined) {
         const path = pattern.matchesJsonPath;
-        return ({ entry }) => !entry.body_truncated && entry.body !== null && JSONPath({ path, json: entry.body as object, eval: 'safe', wrap: true }).length > 0;
+        return ({ entry }) => !entry.body_truncated && entry.body !== null && jsonPathFinds(path, entry.body as object);
     }
 
     const expected = typeof pattern.equalToJson === 'string' ? JSON.parse(pattern.equalToJson) as unknown : pattern.equalToJson;
     const options = { extra: Boolean(pattern.ignoreExtraElements), anyOrder: Boolean(pattern.ignoreArrayOrder) };
     return ({ entry }) => !entry.body_truncated && jsonEqual(expected, entry.body, options);
+}
+
+
+// A filter that fails on a body (a property of a missing object) finds nothing there, as it would in WireMock.
+function jsonPathFinds(path: string, json: object): boolean {
+
+    try {
+        return JSONPath({ path, json, eval: 'safe', wrap: true }).length > 0;
+    }
+    catch {
+        return false;
+    }
 }
 
 
