@@ -63,7 +63,7 @@ describe('fault rules', () => {
 
         const res = await admin('GET', `/_instances/${id}/faults`);
         expect(res.statusCode).to.equal(200);
-        expect(body(res)).to.equal(stored);
+        expect(body<Rules>(res)).to.equal(stored);
 
         expect((await admin('DELETE', `/_instances/${id}/faults`)).statusCode).to.equal(204);
         expect(body(await admin('GET', `/_instances/${id}/faults`))).to.equal({ seed: 0, rules: [] });

@@ -320,7 +320,7 @@ describe('the request journal', () => {
 
                 await small.inject({ method: 'POST', url: '/v1/commerce/products', headers, payload: product('A name long enough to be cut') });
                 const list = body<List<Entry>>(await small.inject({ url: '/_requests', headers: adminBearer(small) }));
-                expect(list.data.map((entry) => entry.query.n ?? null)).to.equal(['3', '4', null]);
+                expect(list.data.map((entry) => (entry.query.n as string | undefined) ?? null)).to.equal(['3', '4', null]);
                 expect(list.data[2]!.body).to.equal(JSON.stringify(product('A name long enough to be cut')).slice(0, 40));
                 expect(list.data[2]!.body_truncated).to.be.true();
 

@@ -8,7 +8,10 @@ export const maxLatencyMs = 60_000;
 
 export const maxRules = 100;
 
-const latency = Joi.number().integer().min(0).max(maxLatencyMs);
+function isLatency(value: unknown): value is number {
+
+    return Number.isInteger(value) && (value as number) >= 0 && (value as number) <= maxLatencyMs;
+}
 
 const ruleKeys = {
     method: Joi.string().pattern(/^[A-Za-z]+$/).max(16).description('HTTP method; any when left out'),
@@ -25,13 +28,23 @@ const ruleKeys = {
     code: Joi.string().pattern(/^[a-z][a-z0-9_]*$/).max(64).description('The code of the error body (snake_case); the status\'s reason when left out'),
     message: Joi.string().min(1).max(1000).description('The message of the error body'),
     retry_after: Joi.number().integer().min(0).max(86_400).description('Seconds, sent as Retry-After'),
-    latency_ms: wording(Joi.alternatives().try(
-        latency,
-        wording(Joi.array().ordered(latency.required(), latency.required()).custom((value: [number, number], helpers) => {
+    // Checked by hand: hapi-swagger cannot describe an array among alternatives, so the document says "any" and the
+    // description gives the two forms.
+    latency_ms: wording(Joi.any().custom((value: unknown, helpers) => {
 
-            return value[0] <= value[1] ? value : helpers.error('latency.range');
-        }), { 'latency.range': '{{#label}} must be [min, max] with min at most max' })
-    ), { 'alternatives.match': '{{#label}} must be milliseconds from 0 to 60000, or [min, max] of them' }).description('Milliseconds to wait before answering, or [min, max] drawn from the seeded generator'),
+        if (isLatency(value)) {
+            return value;
+        }
+
+        if (!Array.isArray(value) || value.length !== 2 || !value.every(isLatency)) {
+            return helpers.error('latency.base');
+        }
+
+        return value[0] <= value[1] ? value : helpers.error('latency.range');
+    }), {
+        'latency.base': `{{#label}} must be milliseconds from 0 to ${maxLatencyMs}, or [min, max] of them`,
+        'latency.range': '{{#label}} must be [min, max] with min at most max'
+    }).description(`Milliseconds (0 to ${maxLatencyMs}) to wait before answering, or [min, max] drawn from the seeded generator`),
     drop: Joi.string().valid('before', 'after').description('before: close the connection with no answer, nothing written; after: carry the request out, then close the connection with no answer')
 };
 
