@@ -159,13 +159,17 @@ describe('the request journal', () => {
             await server.inject(`${base}/v1/weather/${path}`);
         }
 
-        const seen = (await entries(id)).data.map((entry) => [entry.status, entry.code, entry.fault]);
+        await admin('PUT', `/_instances/${id}/faults`, { rules: [{ path: '/v1/weather/*', status: 500 }] });
+        await server.inject(`${base}/v1/weather/radar`);
+
+        const seen = (await entries(id)).data.map((entry) => [entry.status, entry.code, entry.fault, entry.route, entry.near_miss]);
         expect(seen).to.equal([
-            [503, 'service_unavailable', rules[0]!.id],
-            [null, null, rules[1]!.id],
-            [200, null, rules[2]!.id],
-            [501, 'weather_not_provisioned', rules[3]!.id],
-            [200, null, null]
+            [503, 'service_unavailable', rules[0]!.id, '/v1/weather/status', null],
+            [null, null, rules[1]!.id, '/v1/weather/status', null],
+            [200, null, rules[2]!.id, '/v1/weather/status', null],
+            [501, 'weather_not_provisioned', rules[3]!.id, '/v1/weather/forecast', null],
+            [200, null, null, '/v1/weather/status', null],
+            [500, 'internal_server_error', seen[5]![2], null, null]
         ]);
     });
 

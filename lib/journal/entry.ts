@@ -53,7 +53,7 @@ function isCredential(value: string, secrets: string[]): boolean {
 
 
 /** Builds the journal entry of an answered request: credentials hidden by name and by value, the body cut at bodyBytes. */
-export function recordOf(request: Request, secrets: string[], bodyBytes: number, nearMiss: NearMiss | null): Recorded {
+export function recordOf(request: Request, { secrets, bodyBytes }: { secrets: string[]; bodyBytes: number }, route: string | null, nearMiss: NearMiss | null): Recorded {
 
     let bytes = entryOverhead + request.path.length;
     const headers: Record<string, string> = {};
@@ -102,7 +102,7 @@ export function recordOf(request: Request, secrets: string[], bodyBytes: number,
             status,
             code,
             duration_ms: Math.max(0, request.info.completed - request.info.received),
-            route: nearMiss ? null : request.route.path,
+            route,
             fault: fault?.id ?? null,
             near_miss: nearMiss
         },

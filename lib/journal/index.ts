@@ -8,7 +8,7 @@ import { listResponse, type Page } from '../lists';
 import type { Scope } from '../scope';
 import { recordOf, type JournalEntry } from './entry';
 import { Journal, JournalBudget } from './journal';
-import { nearMissFinder } from './near-miss';
+import { nearMissFinder, type NearMiss } from './near-miss';
 import { compilePattern, requestPatternSchema, type RequestPattern } from './patterns';
 import { journalCountSchema, journalFindSchema, journalListQuery, journalListSchema } from './schemas';
 
@@ -124,10 +124,21 @@ function recordRequests(server: Server, settings: JournalOptions, journalFor: (s
     server.events.on('response', (request: Request) => {
 
         const journal = request.app.journal;
-        if (journal) {
-            const unmatched = (request.route.method as string) === '_special';
-            journal.add(recordOf(request, settings.secrets, settings.bodyBytes, unmatched ? nearMiss(request.method.toUpperCase(), request.path) : null));
+        if (!journal) {
+            return;
         }
+
+        let route: string | null = request.route.path;
+        let near: NearMiss | null = null;
+        if ((request.route.method as string) === '_special') {
+            // A fault that answered as the request arrived left it unrouted: the route it would have taken is looked
+            // up here, and it is no near miss.
+            const found = request.app.fault ? request.server.match(request.method, request.path) : null;
+            route = found?.path ?? null;
+            near = request.app.fault ? null : nearMiss(request.method.toUpperCase(), request.path);
+        }
+
+        journal.add(recordOf(request, settings, route, near));
     });
 }
 
