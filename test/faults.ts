@@ -289,6 +289,10 @@ describe('fault rules', () => {
         ['a code without a status', { path: '/v1/x', drop: 'after', code: 'down' }, 'rules.0', 'rules[0] sets code, which goes with status only'],
         ['a latency range upside down', { path: '/v1/x', latency_ms: [50, 10] }, 'rules.0.latency_ms', 'rules[0].latency_ms must be [min, max] with min at most max'],
         ['a latency range of one number', { path: '/v1/x', latency_ms: [50] }, 'rules.0.latency_ms', 'rules[0].latency_ms must be milliseconds from 0 to 60000, or [min, max] of them'],
+        ['a negative latency', { path: '/v1/x', latency_ms: -1 }, 'rules.0.latency_ms', 'rules[0].latency_ms must be milliseconds from 0 to 60000, or [min, max] of them'],
+        ['a latency over a minute', { path: '/v1/x', latency_ms: 60_001 }, 'rules.0.latency_ms', 'rules[0].latency_ms must be milliseconds from 0 to 60000, or [min, max] of them'],
+        ['a latency in words', { path: '/v1/x', latency_ms: 'slow' }, 'rules.0.latency_ms', 'rules[0].latency_ms must be milliseconds from 0 to 60000, or [min, max] of them'],
+        ['a latency range with a negative end', { path: '/v1/x', latency_ms: [1, -1] }, 'rules.0.latency_ms', 'rules[0].latency_ms must be milliseconds from 0 to 60000, or [min, max] of them'],
         ['a path missing', { status: 500 }, 'rules.0.path', 'rules[0].path is required']
     ];
 

@@ -95,6 +95,15 @@ describe('the request journal', () => {
         expect(Date.parse(entry!.at)).to.be.a.number();
     });
 
+    it('records a body that is not there as null: an empty one, or one never read', async () => {
+
+        const { id, base_path: base } = await create();
+        const empty = await server.inject({ method: 'POST', url: `${base}/v1/commerce/products`, headers: bearer(server, 'ann') });
+        expect(empty.statusCode).to.equal(400);
+        await server.inject(`${base}/v1/weather/status`);
+        expect((await entries(id)).data.map((entry) => [entry.status, entry.body, entry.body_truncated])).to.equal([[400, null, false], [200, null, false]]);
+    });
+
     it('hides credentials by header name and by value, in the query and in the body', async () => {
 
         const { id, base_path: base } = await create();
@@ -131,16 +140,18 @@ describe('the request journal', () => {
         expect((await server.inject(`${base}/v1/commerce/product`)).statusCode).to.equal(404);
         expect((await server.inject({ method: 'DELETE', url: `${base}/v1/logistics/vehicles` })).statusCode).to.equal(405);
         expect((await server.inject(`${base}/v1/logistics/vehicles/abc`)).statusCode).to.equal(404);
+        expect((await server.inject(`${base}/v1/commerce/products/abc/reviews`)).statusCode).to.equal(404);
 
         const all = await entries(id);
         expect(all.data.map((entry) => [entry.status, entry.code, entry.route, entry.near_miss])).to.equal([
             [404, 'not_found', null, { method: 'GET', path: '/v1/commerce/products' }],
             [405, 'method_not_allowed', null, { method: 'GET', path: '/v1/logistics/vehicles' }],
-            [404, 'vehicle_not_found', '/v1/logistics/vehicles/{vehicle_id}', null]
+            [404, 'vehicle_not_found', '/v1/logistics/vehicles/{vehicle_id}', null],
+            [404, 'not_found', null, { method: 'GET', path: '/v1/commerce/products/{product_id}' }]
         ]);
 
         const unmatched = await entries(id, '?unmatched=true&limit=1&offset=1');
-        expect(unmatched).to.equal({ data: [all.data[1]!], count: 1, total: 2 });
+        expect(unmatched).to.equal({ data: [all.data[1]!], count: 1, total: 3 });
     });
 
     it('marks the fault that acted, and what a dropped reply would have been', async () => {
@@ -345,6 +356,7 @@ describe('the request journal', () => {
                 await off.inject('/v1/weather/status');
                 expect(body<List<Entry>>(await off.inject({ url: '/_requests', headers: adminBearer(off) })).total).to.equal(0);
                 expect((await off.inject({ method: 'DELETE', url: '/_requests', headers: adminBearer(off) })).statusCode).to.equal(204);
+                expect(body(await off.inject({ method: 'POST', url: '/_requests/count', headers: adminBearer(off), payload: {} }))).to.equal({ count: 0 });
             }
             finally {
                 await off.stop();
@@ -371,8 +383,13 @@ describe('the request journal', () => {
             first.add(record(10));
             expect([first.list().length, budget.used]).to.equal([0, 300]);
 
+            const third = new Journal(100, budget);
+            third.add(record(600));
+            third.add(record(200));
+            expect([second.list().length, third.list().length, budget.used]).to.equal([2, 1, 500]);
+
             second.add(record(2000));
-            expect([second.list().length, budget.used]).to.equal([1, 2000]);
+            expect([second.list().length, third.list().length, budget.used]).to.equal([1, 0, 2000]);
         });
 
         it('gives an instance\'s journal back when the instance is deleted', async () => {
@@ -392,6 +409,7 @@ describe('the request journal', () => {
         expect(jsonEqual({ a: [1] }, { a: [1] }, strict)).to.be.true();
         expect(jsonEqual({ a: 1 }, [1], strict)).to.be.false();
         expect(jsonEqual({ a: 1 }, null, strict)).to.be.false();
+        expect(jsonEqual({ a: 1 }, 5, strict)).to.be.false();
         expect(jsonEqual([1], { 0: 1 }, strict)).to.be.false();
         expect(jsonEqual([1, 1], [1, 2], { extra: false, anyOrder: true })).to.be.false();
         expect(editDistance('kitten', 'sitting')).to.equal(3);

@@ -12,7 +12,7 @@ import { FaultSet, type FaultRuleInput, type FaultRules } from './rules';
 import { faultRulesPayload, faultRulesSchema } from './schemas';
 
 
-export { FaultSet, type FaultRuleInput, type FaultRules } from './rules';
+export { type FaultRuleInput, type FaultRules } from './rules';
 export { faultRulesPayload } from './schemas';
 
 /** What a fault did to a request, for the journal and the live log. */

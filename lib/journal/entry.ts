@@ -117,7 +117,8 @@ export function recordOf(request: Request, { secrets, bodyBytes }: { secrets: st
 // The parsed JSON body, scrubbed of tokens and secrets; over bodyBytes, its text cut there instead.
 function bodyOf(payload: unknown, secrets: string[], bodyBytes: number): { body: unknown; bodyText: string | null; truncated: boolean } {
 
-    if (payload === null || payload === undefined) {
+    // Unparsed (a GET, a request answered before its body was read) or empty.
+    if (payload === undefined || payload === null) {
         return { body: null, bodyText: null, truncated: false };
     }
 

@@ -61,11 +61,7 @@ export const journalPlugin: Plugin<JournalOptions> = {
 
         const budget = new JournalBudget(settings.budgetBytes);
         const journals = new Map<Scope, Journal>();
-        const journalFor = (scope: Scope): Journal | undefined => {
-
-            if (!settings.size) {
-                return undefined;
-            }
+        const journalFor = (scope: Scope): Journal => {
 
             let journal = journals.get(scope);
             if (!journal) {
@@ -105,7 +101,7 @@ export const journalPlugin: Plugin<JournalOptions> = {
 };
 
 
-function recordRequests(server: Server, settings: JournalOptions, journalFor: (scope: Scope) => Journal | undefined): void {
+function recordRequests(server: Server, settings: JournalOptions, journalFor: (scope: Scope) => Journal): void {
 
     const nearMiss = nearMissFinder(server);
     let arrivals = 0;
