@@ -1,6 +1,8 @@
 import Code from '@hapi/code';
+import type { Request } from '@hapi/hapi';
 import Lab from '@hapi/lab';
 
+import { summarize } from '../lib/console/feed';
 import { createTestKit, type TestKit } from '../lib/testing';
 
 
@@ -88,5 +90,28 @@ describe('the test kit\'s faults and request journal', () => {
         expect((await t.inject('/v1/weather/status')).statusCode).to.equal(503);
         expect((await t.inject('/v1/logistics/vehicles/nope')).statusCode).to.equal(404);
         await t.close();
+    });
+});
+
+
+describe('the live log', () => {
+
+    it('marks a request a fault acted on, and a reply it dropped', () => {
+
+        const request = {
+            response: { statusCode: undefined, source: undefined },
+            app: { scope: { basePath: '' }, fault: { id: 'rule-1', drop: 'after' } },
+            path: '/v1/pay/gateway/deposit',
+            method: 'post',
+            info: { id: 'req-9', received: 0, completed: 5 },
+            orig: {},
+            query: {},
+            auth: { isAuthenticated: false }
+        } as unknown as Request;
+
+        expect(summarize(request, [])).to.equal({
+            id: 'req-9', time: '1970-01-01T00:00:00.000Z', method: 'POST', path: '/v1/pay/gateway/deposit', instance: null,
+            query: '', status: undefined, ms: 5, caller: null, fault: 'rule-1', dropped: 'after'
+        });
     });
 });

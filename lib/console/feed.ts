@@ -20,6 +20,9 @@ export interface RequestEvent {
     caller: string | null;
     body?: string;
     truncated?: boolean;
+    // The fault rule that acted on the request, and the reply it dropped: the status is then absent.
+    fault?: string;
+    dropped?: 'before' | 'after' | null;
 }
 
 export const maxBodyChars = 4096;
@@ -118,6 +121,12 @@ export function summarize(request: Request, secrets: string[]): RequestEvent {
         ms: Math.max(0, request.info.completed - request.info.received),
         caller: request.auth.isAuthenticated ? String(request.auth.credentials.sub) : null
     };
+
+    const fault = request.app.fault;
+    if (fault) {
+        event.fault = fault.id;
+        event.dropped = fault.drop;
+    }
 
     const shown = status >= 400 || bodyPaths.test(request.path);
     const body = response.source;
