@@ -13,7 +13,8 @@
 // of localgate and of its floor alike). BENCH_ONLY=postgres runs the PostgreSQL part alone (and rewrites only its
 // section of results.md), BENCH_ONLY=sqlite everything but it; BENCH_QUICK=1 makes every round 1 s, one round, 0.5 s of
 // warm-up unless those are set. BENCH_PG_SCENARIOS picks some of the PostgreSQL scenarios; BENCH_PROFILE=<dir> runs
-// localgate-pg and floor-pg with --cpu-prof, writing their profiles there.
+// localgate-pg and floor-pg with --cpu-prof, writing their profiles there. BENCH_ONLY=journal measures faults and the
+// request journal alone (bench/journal.js).
 
 const ChildProcess = require('node:child_process');
 const { randomBytes } = require('node:crypto');
@@ -92,8 +93,13 @@ internals.pg = {
 internals.main = async function () {
 
     const { only } = internals.settings;
+    // Faults and the request journal are measured on their own (bench/journal.js).
+    if (only === 'journal') {
+        return require('./journal').main();
+    }
+
     if (only !== undefined && only !== 'postgres' && only !== 'sqlite' && only !== 'suite') {
-        throw new Error(`BENCH_ONLY must be postgres, sqlite or suite, not ${only}`);
+        throw new Error(`BENCH_ONLY must be postgres, sqlite, suite or journal, not ${only}`);
     }
 
     if (only === 'suite') {

@@ -69,6 +69,9 @@ export interface Settings {
     maxFixtureMib: number;
     memoryPay: boolean;
     consoleApi: ConsoleApiMode;
+    journalSize: number;
+    journalBodyBytes: number;
+    journalBudgetMib: number;
     logStream?: NodeJS.WritableStream;
     /** Decided from the settings above: where each namespace's database is. */
     placements: Record<PlacedNamespace, NamespaceLocation>;
@@ -169,6 +172,11 @@ export const settingsSchema = Joi.object<Settings>({
         then: Joi.valid(false).messages({ 'any.only': '{{#label}} needs storage in memory (--memory or DATA_DIR=:memory:); for files run `localgate provision pay`' })
     }).label('MEMORY_PAY'),
     consoleApi: Joi.string().valid(...consoleApiModes).default('auto').label('CONSOLE_API'),
+    // The request journal of each data set: entries kept (0 turns it off), the body bytes an entry keeps, and the
+    // memory all journals share.
+    journalSize: Joi.number().integer().min(0).max(100_000).default(1000).label('JOURNAL_SIZE'),
+    journalBodyBytes: Joi.number().integer().min(0).default(16_384).label('JOURNAL_BODY_BYTES'),
+    journalBudgetMib: Joi.number().integer().min(1).default(64).label('JOURNAL_BUDGET_MIB'),
     // Programmatic only: where log lines go instead of stdout.
     logStream: Joi.object().label('logStream'),
     // Decisions are made again from the settings they came from, whatever a caller passes back.
@@ -300,7 +308,10 @@ export function settingsFromEnvironment(env: NodeJS.ProcessEnv = process.env, fl
         maxSnapshotMib: env.MAX_SNAPSHOT_MIB,
         maxFixtureMib: env.MAX_FIXTURE_MIB,
         memoryPay: flags['memory-pay'] ?? pick(undefined, env.MEMORY_PAY),
-        consoleApi: env.CONSOLE_API
+        consoleApi: env.CONSOLE_API,
+        journalSize: env.JOURNAL_SIZE,
+        journalBodyBytes: env.JOURNAL_BODY_BYTES,
+        journalBudgetMib: env.JOURNAL_BUDGET_MIB
     };
 
     try {

@@ -9,8 +9,10 @@ import { wallContext } from './clock';
 import { resolveSettings, type Options, type Settings } from './config';
 import { consolePlugin } from './console';
 import { errorsPlugin, validationFailed } from './errors';
+import { faultsPlugin } from './faults';
 import { healthPlugin } from './health';
 import { instanceHeaderName, InstanceRegistry, instancesPlugin } from './instances';
+import { journalPlugin } from './journal';
 import { commercePlugin } from './namespaces/commerce';
 import { logisticsPlugin } from './namespaces/logistics';
 import { payPlugin } from './namespaces/pay';
@@ -122,13 +124,17 @@ export async function createServer(options: Options = {}): Promise<Server> {
     await server.register(errorsPlugin);
     await server.register({ plugin: instancesPlugin, options: { registry: instances, defaultScope, maxFixtureBytes: settings.maxFixtureMib * 2 ** 20 } });
     await server.register({ plugin: authPlugin, options: { secret } });
+    // The test double: the journal numbers requests as they arrive, before a fault can hold one back.
+    const secrets = [secret, settings.pay.publishableKey, settings.pay.secretKey].filter((value) => value !== undefined);
+    const journal = { size: settings.journalSize, bodyBytes: settings.journalBodyBytes, budgetBytes: settings.journalBudgetMib * 2 ** 20 };
+    await server.register({ plugin: journalPlugin, options: { registry: instances, secrets, ...journal } });
+    await server.register({ plugin: faultsPlugin, options: { registry: instances } });
     await server.register(healthPlugin);
     await server.register(commercePlugin, { routes: { prefix: '/v1/commerce' } });
     await server.register(logisticsPlugin, { routes: { prefix: '/v1/logistics' } });
     await server.register(payPlugin, { routes: { prefix: '/v1/pay' } });
     await server.register(weatherPlugin, { routes: { prefix: '/v1/weather' } });
     await server.register(openapiPlugin);
-    const secrets = [secret, settings.pay.publishableKey, settings.pay.secretKey].filter((value) => value !== undefined);
     await server.register({ plugin: consolePlugin, options: { mode: settings.consoleApi, host: settings.host, secret, secrets } });
 
     await server.initialize();

@@ -1,13 +1,16 @@
 import Crypto from 'node:crypto';
 
 import type { Server, ServerInjectOptions, ServerInjectResponse } from '@hapi/hapi';
+import type Joi from 'joi';
 
 import { mintToken } from './auth';
 import type { Options } from './config';
+import { faultsOf, faultRulesPayload, type FaultRuleInput, type FaultRules } from './faults';
 import { createServer } from './index';
 import type { Instance } from './instances';
 import { instanceGone, type InstanceOptions } from './instances/registry';
 import { durationMs, newInstanceSchema } from './instances/schemas';
+import { journalOf, requestPatternSchema, type JournalEntry, type RequestPattern } from './journal';
 
 
 // The kit a test suite imports as localgate/testing: one server per suite, a fresh instance per test.
@@ -23,6 +26,30 @@ export interface TestInstanceOptions {
     ids?: 'random' | 'sequential';
     /** true gives the instance a provisioned pay namespace. */
     pay?: boolean;
+    /** true makes close() reject, naming each request that matched no route or got a 5xx no fault injected. */
+    failOnUnexpected?: boolean;
+}
+
+/** The instance's fault rules, set from the test. */
+export interface TestFaults {
+    /** Replaces the rules, as PUT /_instances/{id}/faults does; returns them as stored, each with its id. */
+    set(rules: FaultRuleInput[], options?: { seed?: number }): FaultRules;
+    /** The rules with their hits. */
+    get(): FaultRules;
+    /** Removes every rule. */
+    clear(): void;
+}
+
+/** What the instance's clients sent, from its request journal. */
+export interface TestRequests {
+    /** Every entry, oldest first. */
+    list(): JournalEntry[];
+    /** How many entries a WireMock request pattern matches. */
+    count(pattern?: RequestPattern): number;
+    /** The entries a WireMock request pattern matches, oldest first. */
+    find(pattern?: RequestPattern): JournalEntry[];
+    /** Forgets every entry. */
+    clear(): void;
 }
 
 /** The instance's clock, read and moved from the test. */
@@ -43,6 +70,8 @@ export interface TestInstance {
     /** The console opened on this instance, once the kit listens (undefined before): where a failed test can point. */
     readonly consoleUrl: string | undefined;
     readonly clock: TestClock;
+    readonly faults: TestFaults;
+    readonly requests: TestRequests;
     /** Injects a request into the instance; the url is the API's own (/v1/...). */
     inject(options: string | ServerInjectOptions): Promise<ServerInjectResponse>;
     /** A bearer token for a subject, signed with the server's secret; ttlSec: whole seconds (default 3600), negative for one that expired that long ago, 0 throws. */
@@ -55,8 +84,8 @@ export interface TestInstance {
     snapshot(): string;
     /** Puts back the state a snapshot holds. */
     restore(snapshotId: string): void;
-    /** Deletes the instance. */
-    close(): void;
+    /** Deletes the instance; with failOnUnexpected, rejects afterwards naming each unexpected request. */
+    close(): Promise<void>;
 }
 
 export interface TestKit {
@@ -92,14 +121,15 @@ export async function createTestKit(options: Options = {}): Promise<TestKit> {
             return new Promise((resolve) => {
 
                 // The rules of POST /_instances, and its defaults.
-                const { error, value } = newInstanceSchema.validate(instanceOptions, { errors: { wrap: { label: false } } });
+                const { failOnUnexpected = false, ...creation } = instanceOptions;
+                const { error, value } = newInstanceSchema.validate(creation, { errors: { wrap: { label: false } } });
                 if (error) {
                     throw new Error(`Invalid instance options: ${error.message}`);
                 }
 
                 const { seed, ids, clock, pay, fixture } = value as Omit<InstanceOptions, 'fixture'> & { fixture?: unknown };
                 const created: InstanceOptions = { seed, ids, clock, pay, fixture: fixture === undefined ? undefined : { records: fixture, origin: 'fixture' } };
-                resolve(testInstance(server, instances.create(created), token));
+                resolve(testInstance(server, instances.create(created), token, failOnUnexpected));
             });
         },
         async listen() {
@@ -112,7 +142,30 @@ export async function createTestKit(options: Options = {}): Promise<TestKit> {
 }
 
 
-function testInstance(server: Server, instance: Instance, token: TestInstance['token']): TestInstance {
+// Validates as the routes do, so that the kit refuses what HTTP refuses, in the same words.
+function validated<T>(schema: Joi.Schema, input: unknown, what: string): T {
+
+    const { error, value } = schema.validate(input, { errors: { wrap: { label: false } } });
+    if (error) {
+        throw new Error(`Invalid ${what}: ${error.message}`);
+    }
+
+    return value as T;
+}
+
+
+// A request the WireMock JUnit rule would fail a test on: no route took it, or it got a 5xx no fault injected.
+function unexpected(entry: JournalEntry): string | null {
+
+    if (entry.near_miss) {
+        return `${entry.method} ${entry.path} matched no route (closest: ${entry.near_miss.method} ${entry.near_miss.path})`;
+    }
+
+    return entry.status! >= 500 && entry.fault === null ? `${entry.method} ${entry.path} answered ${entry.status} ${entry.code}` : null;
+}
+
+
+function testInstance(server: Server, instance: Instance, token: TestInstance['token'], failOnUnexpected: boolean): TestInstance {
 
     const registry = server.app.localgate.instances;
     // Each call reaches the instance as a request does: a use that keeps it alive, or instance_not_found once it is gone.
@@ -138,6 +191,17 @@ function testInstance(server: Server, instance: Instance, token: TestInstance['t
             set: (instant) => live().setClock(new Date(instant)),
             advance: (by) => live().advanceClock(typeof by === 'number' ? by : durationMs(by))
         },
+        faults: {
+            set: (rules, options = {}) => faultsOf(server).set(live(), validated(faultRulesPayload, { ...options, rules }, 'fault rules')),
+            get: () => faultsOf(server).get(live()),
+            clear: () => faultsOf(server).clear(live())
+        },
+        requests: {
+            list: () => journalOf(server).list(live()),
+            count: (pattern = {}) => journalOf(server).find(live(), validated(requestPatternSchema, pattern, 'request pattern')).length,
+            find: (pattern = {}) => journalOf(server).find(live(), validated(requestPatternSchema, pattern, 'request pattern')),
+            clear: () => journalOf(server).clear(live())
+        },
         inject(options) {
 
             const request = typeof options === 'string' ? { url: options } : options;
@@ -148,9 +212,12 @@ function testInstance(server: Server, instance: Instance, token: TestInstance['t
         reset: () => live().reset(),
         snapshot: () => live().snapshot(),
         restore: (snapshotId) => live().restore(snapshotId),
-        close: () => {
+        close() {
 
+            // Read before the instance and its journal go.
+            const problems = failOnUnexpected && registry.find(instance.id) ? journalOf(server).list(instance).map(unexpected).filter((problem) => problem !== null) : [];
             registry.delete(instance.id);
+            return problems.length ? Promise.reject(new Error(`Unexpected requests to instance ${instance.id}:\n${problems.join('\n')}`)) : Promise.resolve();
         }
     };
 }

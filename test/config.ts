@@ -36,6 +36,9 @@ describe('settings', () => {
             maxFixtureMib: 16,
             memoryPay: false,
             consoleApi: 'auto',
+            journalSize: 1000,
+            journalBodyBytes: 16_384,
+            journalBudgetMib: 64,
             namespaceUrls: {},
             database: { poolMax: 10, connectTimeoutMs: 5000, statementTimeoutMs: 10000 },
             placements: { commerce: { engine: 'sqlite' }, logistics: { engine: 'sqlite' }, weather: { engine: 'sqlite' } }
@@ -69,7 +72,10 @@ describe('settings', () => {
             LOGISTICS_DB_URL: 'postgresql://other.example/logistics',
             DB_POOL_MAX: '4',
             DB_CONNECT_TIMEOUT_MS: '1000',
-            DB_STATEMENT_TIMEOUT_MS: '2000'
+            DB_STATEMENT_TIMEOUT_MS: '2000',
+            JOURNAL_SIZE: '50',
+            JOURNAL_BODY_BYTES: '1024',
+            JOURNAL_BUDGET_MIB: '8'
         });
 
         expect(settings).to.equal({
@@ -92,6 +98,9 @@ describe('settings', () => {
             maxFixtureMib: 32,
             memoryPay: false,
             consoleApi: 'on',
+            journalSize: 50,
+            journalBodyBytes: 1024,
+            journalBudgetMib: 8,
             databaseUrl: 'postgres://db.example/app',
             namespaceUrls: { commerce: './commerce.db', logistics: 'postgresql://other.example/logistics' },
             database: { poolMax: 4, connectTimeoutMs: 1000, statementTimeoutMs: 2000 },

@@ -161,7 +161,7 @@ describe('the OpenAPI document', () => {
         const ids = new Set<string>();
         for (const route of documentedRoutes(server)) {
             const operation = operationOf(document, route);
-            const namespace = route.path.startsWith('/_instances') ? 'instances' : /^\/(?:v1\/)?([^/]+)\//.exec(route.path)?.[1] ?? 'health';
+            const namespace = /^\/_(?:instances|faults|requests)/.test(route.path) ? 'instances' : /^\/(?:v1\/)?([^/]+)\//.exec(route.path)?.[1] ?? 'health';
             expect(operation.tags, route.path).to.equal([namespace]);
             expect(operation.summary, route.path).to.be.a.string().and.to.not.be.empty();
             expect(ids.has(operation.operationId), operation.operationId).to.be.false();
@@ -284,8 +284,9 @@ describe('the OpenAPI document', () => {
             expect(requestBody.required, route.path).to.be.true();
             const name = requestBody.content['application/json'].schema.$ref.replace('#/components/schemas/', '');
             const schema = document.components.schemas[name]!;
-            // A new instance takes defaults for everything; a clock change takes one of two fields.
-            if (['NewInstance', 'InstanceClock'].includes(name)) {
+            // A new instance takes defaults for everything; a clock change takes one of two fields; an empty request
+            // pattern matches every request.
+            if (['NewInstance', 'InstanceClock', 'RequestPattern'].includes(name)) {
                 expect(schema.required, name).to.not.exist();
             }
             else {

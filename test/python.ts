@@ -36,12 +36,12 @@ function expectPython(): void {
 
 
 /** Runs the Python suite against a server; resolves to its exit code and unittest's report (stderr). */
-function runSuite(url: string, secret: string): Promise<{ code: number | null; report: string }> {
+function runSuite(url: string, secret: string, module = 'test_instances'): Promise<{ code: number | null; report: string }> {
 
     return new Promise((resolve) => {
 
         const env = { ...process.env, LOCALGATE_URL: url, AUTH_JWT_SECRET: secret, PYTHONDONTWRITEBYTECODE: '1' };
-        const child = ChildProcess.spawn('python3', ['-m', 'unittest', '-v', 'test_instances'], { cwd: suiteDir, env, stdio: ['ignore', 'ignore', 'pipe'] });
+        const child = ChildProcess.spawn('python3', ['-m', 'unittest', '-v', module], { cwd: suiteDir, env, stdio: ['ignore', 'ignore', 'pipe'] });
         let report = '';
         child.stderr.on('data', (chunk: Buffer) => {
 
@@ -75,6 +75,15 @@ describe('the Python suite of test/python', { skip }, () => {
         expect(report).to.match(/^Ran 3 tests in /m);
         expect(report).to.match(/^OK$/m);
         expect(report).to.contain('test_refuses_an_overlapping_booking_and_reset_forgets_the_first (test_instances.InstanceTest');
+    });
+
+    it('passes the faults and journal suite: a lost reply retried with its key, an injected 503, a refused rule', { timeout: 60_000 }, async () => {
+
+        expectPython();
+        const { code, report } = await runSuite(server.url, secret, 'test_faults');
+        expect(code, report).to.equal(0);
+        expect(report).to.match(/^Ran 3 tests in /m);
+        expect(report).to.contain('test_a_lost_reply_is_retried_with_its_key_and_replayed (test_faults.FaultTest');
     });
 
     it('fails when its tokens are signed with another secret', { timeout: 60_000 }, async () => {

@@ -22,6 +22,9 @@ export interface RequestEvent {
     public: boolean;
     body?: string;
     truncated?: boolean;
+    // The fault rule that acted on the request, and the reply it dropped: the status is then absent.
+    fault?: string;
+    dropped?: 'before' | 'after' | null;
 }
 
 export const maxBodyChars = 4096;
@@ -121,6 +124,12 @@ export function summarize(request: Request, secrets: string[]): RequestEvent {
         caller: request.auth.isAuthenticated ? String(request.auth.credentials.sub) : null,
         public: !request.route.settings.auth
     };
+
+    const fault = request.app.fault;
+    if (fault) {
+        event.fault = fault.id;
+        event.dropped = fault.drop;
+    }
 
     const shown = status >= 400 || bodyPaths.test(request.path);
     const body = response.source;

@@ -188,6 +188,7 @@ export class InstanceRegistry {
 
     private readonly instances = new Map<string, Instance>();
     private readonly budget: SnapshotBudget;
+    private readonly deleteListeners: ((instance: Instance) => void)[] = [];
     private sweeper: NodeJS.Timeout | null = null;
 
     constructor(private readonly engine: Engine, readonly idleTtlMs: number, readonly maxInstances: number, maxSnapshotBytes: number) {
@@ -246,7 +247,17 @@ export class InstanceRegistry {
 
         this.instances.delete(id);
         instance.close();
+        for (const listener of this.deleteListeners) {
+            listener(instance);
+        }
+
         return true;
+    }
+
+    /** Calls the listener with every instance deleted from now on, expired ones included. */
+    onDelete(listener: (instance: Instance) => void): void {
+
+        this.deleteListeners.push(listener);
     }
 
     /** Deletes every instance idle for the whole idle time. */

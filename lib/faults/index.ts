@@ -1,0 +1,212 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+
+import Boom from '@hapi/boom';
+import type { Plugin, Request, ResponseToolkit, Server } from '@hapi/hapi';
+
+import { requireAdmin } from '../auth';
+import { defaultCode, errorBody, failure, toBoom } from '../errors';
+import { instanceGone, type InstanceRegistry } from '../instances/registry';
+import { instanceParams } from '../instances/schemas';
+import type { Scope } from '../scope';
+import { FaultSet, type FaultRuleInput, type FaultRules } from './rules';
+import { faultRulesPayload, faultRulesSchema } from './schemas';
+
+
+export { type FaultRuleInput, type FaultRules } from './rules';
+export { faultRulesPayload } from './schemas';
+
+/** What a fault did to a request, for the journal and the live log. */
+export interface FaultMark {
+    id: string;
+    drop: 'before' | 'after' | null;
+    // The answer a dropped-after request would have had.
+    status?: number;
+    code?: string | null;
+}
+
+/** The fault rules of each data set, for the routes and the test kit. */
+export interface FaultsApi {
+    /** Replaces a data set's rules; the input has passed faultRulesPayload. */
+    set(scope: Scope, input: { seed: number; rules: FaultRuleInput[] }): FaultRules;
+    /** A data set's rules with their hits; none set reads as seed 0 and no rules. */
+    get(scope: Scope): FaultRules;
+    /** Removes a data set's rules. */
+    clear(scope: Scope): void;
+}
+
+declare module '@hapi/hapi' {
+    interface RequestApplicationState {
+        fault?: FaultMark;
+    }
+}
+
+const pluginName = 'localgate-faults';
+
+const tags = ['api', 'instances'];
+
+
+/** The fault rules of a server's data sets, as its faults plugin exposes them. */
+export function faultsOf(server: Server): FaultsApi {
+
+    return (server.plugins as unknown as Record<string, FaultsApi>)[pluginName]!;
+}
+
+
+/** The scope an /_instances/{id}/... route names; instance_not_found for one that is not live. */
+export function namedInstance(registry: InstanceRegistry, id: string): Scope {
+
+    const instance = registry.find(id);
+    if (!instance) {
+        const gone = instanceGone(id);
+        throw failure(404, gone.code, gone.message);
+    }
+
+    return instance;
+}
+
+
+export const faultsPlugin: Plugin<{ registry: InstanceRegistry }> = {
+    name: pluginName,
+    register(server, { registry }) {
+
+        // Kept beside the data set they act on: a deleted instance takes its rules with it.
+        const sets = new WeakMap<Scope, FaultSet>();
+        const api: FaultsApi = {
+            set(scope, input) {
+
+                const set = new FaultSet(input.seed, input.rules);
+                sets.set(scope, set);
+                return set.describe();
+            },
+            get: (scope) => sets.get(scope)?.describe() ?? { seed: 0, rules: [] },
+            clear: (scope) => sets.delete(scope)
+        };
+
+        server.expose(api);
+
+        // After the instances plugin has found the request's data set and made its path the API's own.
+        server.ext('onRequest', async (request, h) => {
+
+            const set = sets.get(request.app.scope);
+            if (!set || !request.path.startsWith('/v1/')) {
+                return h.continue;
+            }
+
+            const decision = set.decide(request.method.toUpperCase(), request.path);
+            if (!decision) {
+                return h.continue;
+            }
+
+            const { rule, latencyMs } = decision;
+            request.app.fault = { id: rule.id, drop: rule.drop ?? null };
+            if (latencyMs) {
+                await sleep(latencyMs);
+            }
+
+            if (rule.status !== undefined) {
+                const boom = failure(rule.status, rule.code ?? defaultCode(rule.status), rule.message ?? `Injected fault: ${rule.method?.toUpperCase() ?? 'any method'} ${rule.path} answers ${rule.status}`);
+                if (rule.retry_after !== undefined) {
+                    boom.output.headers['Retry-After'] = String(rule.retry_after);
+                }
+
+                throw boom;
+            }
+
+            return rule.drop === 'before' ? drop(request, h) : h.continue;
+        }, { after: ['localgate-instances'] });
+
+        // Before the errors plugin, which ends the step for an error: a failed request's reply is lost too.
+        server.ext('onPreResponse', (request, h) => {
+
+            const mark = request.app.fault;
+            if (mark?.drop !== 'after') {
+                return h.continue;
+            }
+
+            const response = request.response!;
+            if (Boom.isBoom(response)) {
+                const boom = toBoom(response);
+                mark.status = boom.output.statusCode;
+                mark.code = (errorBody(boom) as { code: string }).code;
+            }
+            else {
+                mark.status = response.statusCode;
+                mark.code = null;
+            }
+
+            return drop(request, h);
+        }, { before: ['localgate-errors'] });
+
+        faultRoutes(server, registry, api);
+    }
+};
+
+
+// Closes the connection with no answer: a client sees it reset (an injected request ends aborted, with 499).
+function drop(request: Request, h: ResponseToolkit): symbol {
+
+    request.raw.res.destroy();
+    return h.abandon;
+}
+
+
+function faultRoutes(server: Server, registry: InstanceRegistry, api: FaultsApi): void {
+
+    const admin = { ext: { onPostAuth: { method: requireAdmin } } };
+    const notes = [
+        'Admin token required. Rules act on the API paths (/v1/...) of this data set only: never another data set, the admin routes or /health.',
+        'Rules are tried in order and at most one acts on a request; after, times and probability let a request through to the next rule.',
+        'The same seed and the same requests give the same faults.'
+    ].join(' ');
+
+    // The default data set's rules at /_faults, an instance's under /_instances/{instance_id}/faults.
+    const targets = [
+        { path: '/_faults', scope: (request: Pick<Request, 'app' | 'params'>) => request.app.scope, params: undefined, what: 'the default data set' },
+        { path: '/_instances/{instance_id}/faults', scope: (request: Pick<Request, 'app' | 'params'>) => namedInstance(registry, (request.params as { instance_id: string }).instance_id), params: instanceParams, what: 'an instance' }
+    ];
+
+    for (const { path, scope, params, what } of targets) {
+        server.route<{ Payload: { seed: number; rules: FaultRuleInput[] } }>({
+            method: 'PUT',
+            path,
+            options: {
+                description: `Replace the fault rules of ${what}`,
+                notes,
+                tags,
+                ...admin,
+                validate: { params, payload: faultRulesPayload },
+                response: { status: { 200: faultRulesSchema } },
+                handler: (request) => api.set(scope(request), request.payload)
+            }
+        });
+
+        server.route({
+            method: 'GET',
+            path,
+            options: {
+                description: `Read the fault rules of ${what}, with the hits of each`,
+                tags,
+                ...admin,
+                validate: { params },
+                response: { status: { 200: faultRulesSchema } },
+                handler: (request) => api.get(scope(request))
+            }
+        });
+
+        server.route({
+            method: 'DELETE',
+            path,
+            options: {
+                description: `Remove the fault rules of ${what}`,
+                tags,
+                ...admin,
+                validate: { params },
+                handler(request, h) {
+
+                    api.clear(scope(request));
+                    return h.response().code(204);
+                }
+            }
+        });
+    }
+}

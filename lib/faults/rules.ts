@@ -1,0 +1,111 @@
+import Crypto from 'node:crypto';
+
+import { seededRandom } from './random';
+
+
+/** A fault rule as a client sends it (see schemas.ts). */
+export interface FaultRuleInput {
+    method?: string;
+    path: string;
+    after?: number;
+    times?: number;
+    probability?: number;
+    status?: number;
+    code?: string;
+    message?: string;
+    retry_after?: number;
+    latency_ms?: number | [number, number];
+    drop?: 'before' | 'after';
+}
+
+/** A stored rule: its id, and how many times it acted. */
+export interface FaultRule extends FaultRuleInput {
+    id: string;
+    hits: number;
+}
+
+/** The rules of a data set as the fault routes answer with them. */
+export interface FaultRules {
+    seed: number;
+    rules: FaultRule[];
+}
+
+/** The rule that acts on a request, and the latency drawn for it. */
+export interface FaultDecision {
+    rule: FaultRule;
+    latencyMs: number;
+}
+
+interface Tracked {
+    rule: FaultRule;
+    method: string | null;
+    // The path without its trailing *, and whether everything below it matches.
+    path: string;
+    below: boolean;
+    seen: number;
+}
+
+
+/** The fault rules of one data set, with the generator their seed starts and the counts after and times read. */
+export class FaultSet {
+
+    private readonly tracked: Tracked[];
+    private readonly random: () => number;
+
+    constructor(readonly seed: number, rules: FaultRuleInput[]) {
+
+        this.random = seededRandom(seed);
+        this.tracked = rules.map((input) => {
+
+            const below = input.path.endsWith('*');
+            return {
+                rule: { id: Crypto.randomUUID(), ...input, hits: 0 },
+                method: input.method?.toUpperCase() ?? null,
+                path: below ? input.path.slice(0, -1) : input.path,
+                below,
+                seen: 0
+            };
+        });
+    }
+
+    /** The rules as stored, with their hits. */
+    describe(): FaultRules {
+
+        return { seed: this.seed, rules: this.tracked.map(({ rule }) => ({ ...rule })) };
+    }
+
+    /** The first rule that acts on a request, counting it; null when every rule lets the request through. */
+    decide(method: string, path: string): FaultDecision | null {
+
+        for (const tracked of this.tracked) {
+            if ((tracked.method !== null && tracked.method !== method) || !(tracked.below ? path.startsWith(tracked.path) : path === tracked.path)) {
+                continue;
+            }
+
+            const { rule } = tracked;
+            tracked.seen++;
+            if (tracked.seen <= (rule.after ?? 0) || rule.hits >= (rule.times ?? Infinity)) {
+                continue;
+            }
+
+            if (rule.probability !== undefined && this.random() >= rule.probability) {
+                continue;
+            }
+
+            rule.hits++;
+            return { rule, latencyMs: this.latency(rule.latency_ms) };
+        }
+
+        return null;
+    }
+
+    private latency(latency: FaultRuleInput['latency_ms']): number {
+
+        if (!Array.isArray(latency)) {
+            return latency ?? 0;
+        }
+
+        const [min, max] = latency;
+        return min + Math.floor(this.random() * (max - min + 1));
+    }
+}

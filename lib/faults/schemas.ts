@@ -1,0 +1,74 @@
+import Joi from 'joi';
+
+import { requestBody, wording } from '../fields';
+
+
+// The longest latency a rule may add: longer than any client timeout a test would set.
+export const maxLatencyMs = 60_000;
+
+export const maxRules = 100;
+
+function isLatency(value: unknown): value is number {
+
+    return Number.isInteger(value) && (value as number) >= 0 && (value as number) <= maxLatencyMs;
+}
+
+const ruleKeys = {
+    method: Joi.string().pattern(/^[A-Za-z]+$/).max(16).description('HTTP method; any when left out'),
+    path: wording(Joi.string().pattern(/^\/v1\/[^*?#\s]*\*?$/).max(1000).required(), {
+        'string.pattern.base': '{{#label}} must be an API path under /v1/ (without an instance\'s base path), with * only at its end'
+    }).description('An API path under /v1; a trailing * matches everything below'),
+    after: Joi.number().integer().min(0).description('Let the first N matching requests through'),
+    times: Joi.number().integer().min(1).description('Act at most M times'),
+    probability: Joi.number().min(0).max(1).description('Chance of acting on a matching request, drawn from the seeded generator'),
+    status: wording(Joi.number().integer().min(400).max(599), {
+        'number.min': '{{#label}} must be an error status from 400 to 599',
+        'number.max': '{{#label}} must be an error status from 400 to 599'
+    }).description('Answer with this error status and the usual error body; nothing is written'),
+    code: Joi.string().pattern(/^[a-z][a-z0-9_]*$/).max(64).description('The code of the error body (snake_case); the status\'s reason when left out'),
+    message: Joi.string().min(1).max(1000).description('The message of the error body'),
+    retry_after: Joi.number().integer().min(0).max(86_400).description('Seconds, sent as Retry-After'),
+    // Checked by hand: hapi-swagger cannot describe an array among alternatives, so the document says "any" and the
+    // description gives the two forms.
+    latency_ms: wording(Joi.any().custom((value: unknown, helpers) => {
+
+        if (isLatency(value)) {
+            return value;
+        }
+
+        if (!Array.isArray(value) || value.length !== 2 || !value.every(isLatency)) {
+            return helpers.error('latency.base');
+        }
+
+        return value[0] <= value[1] ? value : helpers.error('latency.range');
+    }), {
+        'latency.base': `{{#label}} must be milliseconds from 0 to ${maxLatencyMs}, or [min, max] of them`,
+        'latency.range': '{{#label}} must be [min, max] with min at most max'
+    }).description(`Milliseconds (0 to ${maxLatencyMs}) to wait before answering, or [min, max] drawn from the seeded generator`),
+    drop: Joi.string().valid('before', 'after').description('before: close the connection with no answer, nothing written; after: carry the request out, then close the connection with no answer')
+};
+
+export const faultRuleSchema = wording(Joi.object(ruleKeys)
+    .or('status', 'latency_ms', 'drop')
+    .oxor('status', 'drop')
+    .with('code', 'status')
+    .with('message', 'status')
+    .with('retry_after', 'status'), {
+    'object.missing': '{{#label}} has no effect: give it status, latency_ms or drop',
+    'object.oxor': '{{#label}} cannot both answer with a status and drop the connection',
+    'object.with': '{{#label}} sets {{#main}}, which goes with status only'
+});
+
+export const faultRulesPayload = requestBody({
+    seed: Joi.number().integer().min(0).max(2 ** 32 - 1).default(0).description('Seeds the generator behind probability and latency ranges: the same seed and requests give the same faults'),
+    rules: Joi.array().items(faultRuleSchema).max(maxRules).required().description('Tried in order; at most one acts on a request')
+}, 'FaultRulesInput');
+
+export const faultRulesSchema = Joi.object({
+    seed: Joi.number().integer().required(),
+    rules: Joi.array().items(Joi.object({
+        id: Joi.string().required(),
+        hits: Joi.number().integer().min(0).required().description('How many requests the rule acted on'),
+        ...ruleKeys
+    }).label('FaultRule')).required()
+}).label('FaultRules');

@@ -1,0 +1,216 @@
+import type { Plugin, Request, Server } from '@hapi/hapi';
+
+import { requireAdmin } from '../auth';
+import { namedInstance } from '../faults';
+import type { InstanceRegistry } from '../instances/registry';
+import { instanceParams } from '../instances/schemas';
+import { listResponse, type Page } from '../lists';
+import type { Scope } from '../scope';
+import { recordOf, type JournalEntry } from './entry';
+import { Journal, JournalBudget } from './journal';
+import { nearMissFinder, type NearMiss } from './near-miss';
+import { compilePattern, requestPatternSchema, type RequestPattern } from './patterns';
+import { journalCountSchema, journalFindSchema, journalListQuery, journalListSchema } from './schemas';
+
+
+export { type JournalEntry } from './entry';
+export { requestPatternSchema, type RequestPattern } from './patterns';
+
+export interface JournalOptions {
+    registry: InstanceRegistry;
+    // Entries per data set; 0 keeps no journal.
+    size: number;
+    bodyBytes: number;
+    budgetBytes: number;
+    // Values that never reach an entry: the server's token secret and pay keys.
+    secrets: string[];
+}
+
+/** The request journal of each data set, for the routes and the test kit. */
+export interface JournalApi {
+    /** A data set's entries, oldest first. */
+    list(scope: Scope): JournalEntry[];
+    /** The entries a pattern (which has passed requestPatternSchema) matches, oldest first. */
+    find(scope: Scope, pattern: RequestPattern): JournalEntry[];
+    /** Forgets a data set's entries. */
+    clear(scope: Scope): void;
+}
+
+declare module '@hapi/hapi' {
+    interface RequestApplicationState {
+        arrival?: number;
+        journal?: Journal;
+    }
+}
+
+const tags = ['api', 'instances'];
+
+const pluginName = 'localgate-journal';
+
+
+/** The request journals of a server's data sets, as its journal plugin exposes them. */
+export function journalOf(server: Server): JournalApi {
+
+    return (server.plugins as unknown as Record<string, JournalApi>)[pluginName]!;
+}
+
+
+export const journalPlugin: Plugin<JournalOptions> = {
+    name: pluginName,
+    register(server, settings) {
+
+        const budget = new JournalBudget(settings.budgetBytes);
+        const journals = new Map<Scope, Journal>();
+        const journalFor = (scope: Scope): Journal => {
+
+            let journal = journals.get(scope);
+            if (!journal) {
+                journal = new Journal(settings.size, budget);
+                journals.set(scope, journal);
+            }
+
+            return journal;
+        };
+
+        settings.registry.onDelete((instance) => {
+
+            const journal = journals.get(instance);
+            if (journal) {
+                journals.delete(instance);
+                budget.leave(journal);
+            }
+        });
+
+        const api: JournalApi = {
+            list: (scope) => (journals.get(scope)?.list() ?? []).map(({ entry }) => entry),
+            find(scope, pattern) {
+
+                const matches = compilePattern(pattern);
+                return (journals.get(scope)?.list() ?? []).filter(matches).map(({ entry }) => entry);
+            },
+            clear: (scope) => journals.get(scope)?.clear()
+        };
+
+        server.expose(api);
+        if (settings.size) {
+            recordRequests(server, settings, journalFor);
+        }
+
+        journalRoutes(server, settings.registry, api);
+    }
+};
+
+
+function recordRequests(server: Server, settings: JournalOptions, journalFor: (scope: Scope) => Journal): void {
+
+    const nearMiss = nearMissFinder(server);
+    let arrivals = 0;
+
+    // As the request arrives, while its data set is live: its place in the journal is its arrival.
+    server.ext('onRequest', (request, h) => {
+
+        if (request.path.startsWith('/v1/')) {
+            request.app.arrival = ++arrivals;
+            request.app.journal = journalFor(request.app.scope);
+        }
+
+        return h.continue;
+    }, { after: ['localgate-instances'] });
+
+    server.events.on('response', (request: Request) => {
+
+        const journal = request.app.journal;
+        if (!journal) {
+            return;
+        }
+
+        let route: string | null = request.route.path;
+        let near: NearMiss | null = null;
+        if ((request.route.method as string) === '_special') {
+            // A fault that answered as the request arrived left it unrouted: the route it would have taken is looked
+            // up here, and it is no near miss.
+            const found = request.app.fault ? request.server.match(request.method, request.path) : null;
+            route = found?.path ?? null;
+            near = request.app.fault ? null : nearMiss(request.method.toUpperCase(), request.path);
+        }
+
+        journal.add(recordOf(request, settings, route, near));
+    });
+}
+
+
+function journalRoutes(server: Server, registry: InstanceRegistry, api: JournalApi): void {
+
+    const admin = { ext: { onPostAuth: { method: requireAdmin } } };
+    const patternNotes = 'The body is a request pattern in WireMock\'s JSON: method (or ANY); url, urlPath, urlPathPattern or urlPattern; headers and queryParameters with equalTo, contains, matches or absent; bodyPatterns with equalToJson (ignoreExtraElements, ignoreArrayOrder), matchesJsonPath or contains. An empty body matches every request.';
+
+    const targets = [
+        { path: '/_requests', scope: (request: Pick<Request, 'app' | 'params'>) => request.app.scope, params: undefined, what: 'the default data set' },
+        { path: '/_instances/{instance_id}/requests', scope: (request: Pick<Request, 'app' | 'params'>) => namedInstance(registry, (request.params as { instance_id: string }).instance_id), params: instanceParams, what: 'an instance' }
+    ];
+
+    for (const { path, scope, params, what } of targets) {
+        server.route<{ Query: Page & { unmatched: boolean } }>({
+            method: 'GET',
+            path,
+            options: {
+                description: `The requests ${what} received`,
+                notes: 'Admin token required. In arrival order, at most JOURNAL_SIZE kept (the oldest dropped). unmatched=true lists only requests no route took (404, 405), each with its near_miss.',
+                tags,
+                ...admin,
+                validate: { params, query: journalListQuery },
+                response: { status: { 200: journalListSchema } },
+                handler(request, h) {
+
+                    const { limit, offset, unmatched } = request.query;
+                    const entries = api.list(scope(request)).filter((entry) => !unmatched || entry.near_miss !== null);
+                    return listResponse(h, { data: entries.slice(offset, offset + limit), total: entries.length });
+                }
+            }
+        });
+
+        server.route<{ Payload: RequestPattern }>({
+            method: 'POST',
+            path: `${path}/count`,
+            options: {
+                description: `Count the requests ${what} received that match a pattern`,
+                notes: `Admin token required. ${patternNotes}`,
+                tags,
+                ...admin,
+                validate: { params, payload: requestPatternSchema },
+                response: { status: { 200: journalCountSchema } },
+                handler: (request) => ({ count: api.find(scope(request), request.payload).length })
+            }
+        });
+
+        server.route<{ Payload: RequestPattern }>({
+            method: 'POST',
+            path: `${path}/find`,
+            options: {
+                description: `Find the requests ${what} received that match a pattern`,
+                notes: `Admin token required. ${patternNotes}`,
+                tags,
+                ...admin,
+                validate: { params, payload: requestPatternSchema },
+                response: { status: { 200: journalFindSchema } },
+                handler: (request) => ({ requests: api.find(scope(request), request.payload) })
+            }
+        });
+
+        server.route({
+            method: 'DELETE',
+            path,
+            options: {
+                description: `Forget the requests ${what} received`,
+                tags,
+                ...admin,
+                validate: { params },
+                handler(request, h) {
+
+                    api.clear(scope(request));
+                    return h.response().code(204);
+                }
+            }
+        });
+    }
+}

@@ -1,0 +1,98 @@
+import type { Recorded } from './entry';
+
+
+/** The memory all journals of a server share, in bytes as the entries estimate them. */
+export class JournalBudget {
+
+    used = 0;
+    private readonly journals = new Set<Journal>();
+
+    constructor(readonly maxBytes: number) {}
+
+    /** Makes room for an entry of this many bytes: the oldest entries of the fullest journals go first. */
+    reserve(bytes: number): void {
+
+        while (this.used + bytes > this.maxBytes && this.used > 0) {
+            let fullest: Journal | null = null;
+            for (const journal of this.journals) {
+                if (!fullest || journal.bytes > fullest.bytes) {
+                    fullest = journal;
+                }
+            }
+
+            fullest!.dropOldest();
+        }
+    }
+
+    /** Counts a journal in, so that its entries can be dropped to make room. */
+    join(journal: Journal): void {
+
+        this.journals.add(journal);
+    }
+
+    /** Gives a journal's memory back, as its data set goes; a request still in flight then adds nothing. */
+    leave(journal: Journal): void {
+
+        journal.clear();
+        journal.closed = true;
+        this.journals.delete(journal);
+    }
+}
+
+
+/** The requests one data set received, in arrival order: at most size entries, the oldest dropped first. */
+export class Journal {
+
+    bytes = 0;
+    closed = false;
+    private entries: Recorded[] = [];
+
+    constructor(private readonly size: number, private readonly budget: JournalBudget) {
+
+        budget.join(this);
+    }
+
+    /** Adds an entry where its arrival puts it (requests can finish out of order). */
+    add(recorded: Recorded): void {
+
+        if (this.closed) {
+            return;
+        }
+
+        if (this.entries.length >= this.size) {
+            this.dropOldest();
+        }
+
+        this.budget.reserve(recorded.bytes);
+        let at = this.entries.length;
+        while (at > 0 && this.entries[at - 1]!.arrival > recorded.arrival) {
+            --at;
+        }
+
+        this.entries.splice(at, 0, recorded);
+        this.bytes += recorded.bytes;
+        this.budget.used += recorded.bytes;
+    }
+
+    /** The entries, oldest first. */
+    list(): readonly Recorded[] {
+
+        return this.entries;
+    }
+
+    /** Forgets every entry. */
+    clear(): void {
+
+        this.budget.used -= this.bytes;
+        this.bytes = 0;
+        this.entries = [];
+    }
+
+    /** Drops the oldest entry. */
+    dropOldest(): void {
+
+        const oldest = this.entries.shift()!;
+        this.bytes -= oldest.bytes;
+        this.budget.used -= oldest.bytes;
+    }
+}
