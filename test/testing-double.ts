@@ -106,12 +106,13 @@ describe('the live log', () => {
             info: { id: 'req-9', received: 0, completed: 5 },
             orig: {},
             query: {},
-            auth: { isAuthenticated: false }
+            auth: { isAuthenticated: false },
+            route: { settings: { auth: { strategies: ['bearer'] } } }
         } as unknown as Request;
 
         expect(summarize(request, [])).to.equal({
             id: 'req-9', time: '1970-01-01T00:00:00.000Z', method: 'POST', path: '/v1/pay/gateway/deposit', instance: null,
-            query: '', status: undefined, ms: 5, caller: null, fault: 'rule-1', dropped: 'after'
+            query: '', status: undefined, ms: 5, caller: null, public: false, fault: 'rule-1', dropped: 'after'
         });
     });
 });
