@@ -16,6 +16,8 @@ import { journalOf, requestPatternSchema, type JournalEntry, type RequestPattern
 // The kit a test suite imports as localgate/testing: one server per suite, a fresh instance per test.
 
 export interface TestInstanceOptions {
+    /** An instance (or its id) to fork: the new one is a copy of it as it is now; no other option but failOnUnexpected goes with it. */
+    from?: TestInstance | string;
     /** 'demo' (default) loads the demo data set, 'none' starts empty. */
     seed?: 'demo' | 'none';
     /** Records to load, in the API's shape: {"<namespace>": {"<collection>": [records]}}. */
@@ -80,6 +82,8 @@ export interface TestInstance {
     auth(subject: string): { authorization: string };
     /** Back to the state at creation: data, clock and ids. */
     reset(): void;
+    /** A new instance that is a copy of this one as it is now: data, clock and id counter. */
+    fork(options?: { failOnUnexpected?: boolean }): Promise<TestInstance>;
     /** Keeps a copy of the current state; returns its id. */
     snapshot(): string;
     /** Puts back the state a snapshot holds. */
@@ -113,7 +117,7 @@ export async function createTestKit(options: Options = {}): Promise<TestKit> {
     const { secret, instances } = server.app.localgate;
     const token = (subject: string, tokenOptions: { ttlSec?: number; admin?: boolean } = {}) => mintToken(secret, subject, tokenOptions.ttlSec, { admin: tokenOptions.admin });
 
-    return {
+    const kit: TestKit = {
         server,
         instance(instanceOptions: TestInstanceOptions = {}) {
 
@@ -121,15 +125,16 @@ export async function createTestKit(options: Options = {}): Promise<TestKit> {
             return new Promise((resolve) => {
 
                 // The rules of POST /_instances, and its defaults.
-                const { failOnUnexpected = false, ...creation } = instanceOptions;
-                const { error, value } = newInstanceSchema.validate(creation, { errors: { wrap: { label: false } } });
+                const { failOnUnexpected = false, from, ...creation } = instanceOptions;
+                const source = typeof from === 'object' ? from.id : from;
+                const { error, value } = newInstanceSchema.validate({ ...creation, from: source }, { errors: { wrap: { label: false } } });
                 if (error) {
                     throw new Error(`Invalid instance options: ${error.message}`);
                 }
 
                 const { seed, ids, clock, pay, fixture } = value as Omit<InstanceOptions, 'fixture'> & { fixture?: unknown };
-                const created: InstanceOptions = { seed, ids, clock, pay, fixture: fixture === undefined ? undefined : { records: fixture, origin: 'fixture' } };
-                resolve(testInstance(server, instances.create(created), token, failOnUnexpected));
+                const created: InstanceOptions = { from: source, seed, ids, clock, pay, fixture: fixture === undefined ? undefined : { records: fixture, origin: 'fixture' } };
+                resolve(testInstance(server, instances.create(created), token, failOnUnexpected, kit));
             });
         },
         async listen() {
@@ -139,6 +144,8 @@ export async function createTestKit(options: Options = {}): Promise<TestKit> {
         },
         close: () => server.stop()
     };
+
+    return kit;
 }
 
 
@@ -165,7 +172,7 @@ function unexpected(entry: JournalEntry): string | null {
 }
 
 
-function testInstance(server: Server, instance: Instance, token: TestInstance['token'], failOnUnexpected: boolean): TestInstance {
+function testInstance(server: Server, instance: Instance, token: TestInstance['token'], failOnUnexpected: boolean, kit: TestKit): TestInstance {
 
     const registry = server.app.localgate.instances;
     // Each call reaches the instance as a request does: a use that keeps it alive, or instance_not_found once it is gone.
@@ -210,6 +217,10 @@ function testInstance(server: Server, instance: Instance, token: TestInstance['t
         token,
         auth: (subject) => ({ authorization: `Bearer ${token(subject)}` }),
         reset: () => live().reset(),
+        fork(options = {}) {
+
+            return kit.instance({ ...options, from: instance.id });
+        },
         snapshot: () => live().snapshot(),
         restore: (snapshotId) => live().restore(snapshotId),
         close() {

@@ -142,11 +142,12 @@ function instanceRoutes(server: Server, registry: InstanceRegistry, maxFixtureBy
             notes: [
                 'Admin token required. The instance answers every endpoint under its base_path (/i/<id>/v1/...), with its own data, clock and ids.',
                 'It lives in memory and expires after INSTANCE_IDLE_TTL without a request; MAX_INSTANCES caps how many are live (429 instance_limit_reached).',
-                'A fixture record that breaks a rule is a 400 invalid_fixture whose details name the namespace, collection, index and field; nothing is made.'
+                'A fixture record that breaks a rule is a 400 invalid_fixture whose details name the namespace, collection, index and field; nothing is made.',
+                'With from, the instance is a fork: a copy of that live instance as it is now (an unknown one is a 422 instance_not_found).'
             ].join(' '),
             tags,
             ...admin,
-            plugins: { localgate: { errors: [429] } },
+            plugins: { localgate: { errors: [422, 429] } },
             payload: { maxBytes: maxFixtureBytes },
             validate: { payload: newInstanceSchema },
             response: { status: { 201: instanceSchema } },
@@ -154,6 +155,7 @@ function instanceRoutes(server: Server, registry: InstanceRegistry, maxFixtureBy
 
                 const { payload } = request;
                 const options: InstanceOptions = {
+                    from: payload.from,
                     seed: payload.seed,
                     ids: payload.ids,
                     clock: payload.clock,

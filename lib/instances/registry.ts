@@ -9,6 +9,8 @@ import type { DataSnapshot, Engine, InstanceData } from '../storage/engine';
 
 
 export interface InstanceOptions {
+    /** The id of a live instance to fork: the new one is a copy of it as it is now. */
+    from?: string;
     seed: 'demo' | 'none';
     ids: IdMode;
     clock?: string;
@@ -152,6 +154,12 @@ export class Instance implements Scope {
         this.rewind(checkpoint);
     }
 
+    /** A copy of the instance's data, with its clock, id source and options: what a fork starts from. */
+    state(): { data: DataSnapshot; frozen: string | null; ids: IdSource; options: InstanceOptions } {
+
+        return { data: this.data.snapshot(), frozen: this.context.clock.frozen, ids: this.context.ids, options: this.options };
+    }
+
     /** The instance's current time. */
     now(): Date {
 
@@ -204,8 +212,33 @@ export class InstanceRegistry {
             throw limitReached(this.instances.size);
         }
 
+        if (options.from !== undefined) {
+            return this.fork(options.from);
+        }
+
         const context = { clock: new Clock(options.clock ? new Date(options.clock) : null), ids: new IdSource(options.ids) };
         const data = this.engine.createInstance({ seed: options.seed === 'demo', pay: options.pay, fixture: options.fixture, context });
+        return this.add(data, context, options);
+    }
+
+    // A copy of a live instance as it is now: data, clock and id counter; its faults, journal and snapshots stay its own.
+    private fork(sourceId: string): Instance {
+
+        const source = this.find(sourceId);
+        if (!source) {
+            throw new DomainError('unprocessable', 'instance_not_found', `There is no instance ${JSON.stringify(sourceId)} to fork: it was deleted, it expired, or it never existed`, 'from');
+        }
+
+        const state = source.state();
+        const ids = new IdSource(state.ids.mode);
+        ids.counter = state.ids.counter;
+        const context = { clock: new Clock(state.frozen === null ? null : new Date(state.frozen)), ids };
+        const data = this.engine.createInstance({ seed: false, pay: state.options.pay, from: state.data, context });
+        return this.add(data, context, { seed: state.options.seed, ids: ids.mode, pay: state.options.pay });
+    }
+
+    private add(data: InstanceData, context: RecordContext, options: InstanceOptions): Instance {
+
         const instance = new Instance(Crypto.randomUUID(), data, context, options, this.budget);
         this.instances.set(instance.id, instance);
         this.sweeper ??= setInterval(() => this.sweep(), Math.min(this.idleTtlMs, 60_000)).unref();

@@ -10,13 +10,22 @@ export const instanceParams = Joi.object({
 
 export const instanceListQuery = Joi.object(pageQuery);
 
+// A fork copies everything of its source, so nothing else may be asked of it.
+function notWithFrom<T extends Joi.Schema>(schema: T): T {
+
+    return wording(schema.when('from', { is: Joi.exist(), then: Joi.forbidden() }), {
+        'any.unknown': '{{#label}} cannot go with from: a fork is a copy of its source, data, clock and ids'
+    }) as T;
+}
+
 export const newInstanceSchema = requestBody({
-    seed: Joi.string().valid('demo', 'none').default('demo').description('demo: the demo data set; none: empty'),
-    fixture: wording(Joi.object().unknown(true), { 'object.base': '{{#label}} must be an object keyed by namespace' })
-        .description('Records to load, in the API\'s shape: {"<namespace>": {"<collection>": [records]}}'),
-    clock: utcTimestamp().description('An ISO 8601 UTC instant at which the instance\'s clock stands still until moved; unset, it follows the wall clock'),
-    ids: Joi.string().valid('random', 'sequential').default('random').description('sequential: every new id comes from a counter of the instance'),
-    pay: Joi.boolean().default(false).description('true gives the instance a provisioned pay namespace')
+    from: recordId.description('Fork: the id of a live instance to copy as it is now (data, clock, id counter; not its faults, journal or snapshots)'),
+    seed: notWithFrom(Joi.string().valid('demo', 'none').default('demo').description('demo: the demo data set; none: empty')),
+    fixture: notWithFrom(wording(Joi.object().unknown(true), { 'object.base': '{{#label}} must be an object keyed by namespace' })
+        .description('Records to load, in the API\'s shape: {"<namespace>": {"<collection>": [records]}}')),
+    clock: notWithFrom(utcTimestamp().description('An ISO 8601 UTC instant at which the instance\'s clock stands still until moved; unset, it follows the wall clock')),
+    ids: notWithFrom(Joi.string().valid('random', 'sequential').default('random').description('sequential: every new id comes from a counter of the instance')),
+    pay: notWithFrom(Joi.boolean().default(false).description('true gives the instance a provisioned pay namespace'))
 }, 'NewInstance').empty(null).default();
 
 export const clockSchema = wording(requestBody({

@@ -93,6 +93,8 @@ export interface InstanceData extends DataSet {
 export interface InstanceDataOptions {
     seed: boolean;
     pay: boolean;
+    /** A copy of another instance's data to start from instead of the images (a fork); seed and pay then follow it. */
+    from?: DataSnapshot;
     fixture?: { records: unknown; origin: string };
     context: RecordContext;
 }

@@ -174,6 +174,11 @@ class Instance:
 
         return self.request("POST", path, body, subject=subject, headers=headers)
 
+    def fork(self):
+        """A new instance that is a copy of this one as it is now: data, clock and id counter."""
+
+        return self.server.instance(fork=self.id)
+
     def reset(self):
         """Back to the state at creation: data, clock and ids."""
 

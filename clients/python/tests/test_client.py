@@ -49,3 +49,15 @@ def test_tokens_need_a_future_expiry(localgate):
         mint_token(localgate.secret, "alice", ttl=0)
     assert localgate.request("GET", "/v1/logistics/bookings", token=localgate.token("alice")).status == 200
     assert localgate.request("GET", "/v1/logistics/bookings", token=mint_token("x" * 32, "alice")).status == 401
+
+
+def test_a_fork_copies_the_instance_as_it_is_now(localgate_instance):
+    made = localgate_instance.post("/v1/commerce/products", {
+        "name": "Forked loaf", "price": 2.5, "currency": "USD", "business_id": "d851fadb-03ca-5a24-ba16-c15cce19933b",
+    }, subject="alice")
+    fork = localgate_instance.fork()
+    try:
+        assert fork.get("/v1/commerce/products/" + made.body["id"]).status == 200
+        assert fork.id != localgate_instance.id
+    finally:
+        fork.delete()

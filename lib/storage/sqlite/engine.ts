@@ -18,10 +18,12 @@ export function sqliteDatabase(data: DataSet, namespace: PlacedNamespace): Datab
 /** A new, migrated, optionally seeded instance data set: SQLite databases in memory, copied from shared images. */
 export function createSqliteInstance(options: InstanceDataOptions): InstanceData {
 
-    const images = { pay: options.pay ? namespaceImage('pay', false) : undefined } as SqliteSnapshot['images'];
+    // A fork starts from its source's copy, which is also what it resets to.
+    const from = (options.from as SqliteSnapshot | undefined)?.images;
+    const images = { pay: from ? from.pay : (options.pay ? namespaceImage('pay', false) : undefined) } as SqliteSnapshot['images'];
     const databases = {} as Record<PlacedNamespace, SqliteNamespace>;
     for (const namespace of placedNamespaces) {
-        images[namespace] = namespaceImage(namespace, options.seed);
+        images[namespace] = from ? from[namespace]! : namespaceImage(namespace, options.seed);
         databases[namespace] = new SqliteNamespace(openCopy(images[namespace]), 'memory');
     }
 
