@@ -114,10 +114,11 @@ class Localgate:
         return self.request("GET", "/health").body
 
     def instance(self, seed="demo", fixture=None, clock=None, ids=None, pay=None, fork=None):
-        """A new isolated instance: the demo data (or none, or a fixture), its own clock and ids."""
+        """A new isolated instance: the demo data (or none, or a fixture), its own clock and ids; fork: a copy of that instance id."""
 
-        body = {"seed": seed}
-        for name, value in (("fixture", fixture), ("clock", clock), ("ids", ids), ("pay", pay), ("from", fork)):
+        # A fork copies its source: no other option goes with it.
+        body = {"from": fork} if fork is not None else {"seed": seed}
+        for name, value in (("fixture", fixture), ("clock", clock), ("ids", ids), ("pay", pay)):
             if value is not None:
                 body[name] = value
         return Instance(self, self.admin("POST", "/_instances", body))
