@@ -89,7 +89,6 @@ export class PgCommerceStore implements CommerceStore {
 
     constructor(private readonly db: PgDatabase, private readonly context: RecordContext) { }
 
-    /** One page of products, oldest first, optionally only those of one business. */
     async listProducts(filter: { business_id?: string }, page: Page): Promise<ListResult<Product>> {
 
         const rows = filter.business_id === undefined ?
@@ -99,13 +98,11 @@ export class PgCommerceStore implements CommerceStore {
         return pageOf(rows, toProduct);
     }
 
-    /** One product by id; product_not_found when there is none. */
     async getProduct(id: string): Promise<Product> {
 
         return toProduct(found(await this.db.row(queries.product, id), 'product'));
     }
 
-    /** Creates a product of an existing business on behalf of the caller, after every product before it. */
     createProduct(input: NewProduct, createdBy: string): Promise<Product> {
 
         return this.db.transaction(async (tx) => {
@@ -128,19 +125,16 @@ export class PgCommerceStore implements CommerceStore {
         });
     }
 
-    /** One page of businesses, oldest first. */
     async listBusinesses(page: Page): Promise<ListResult<Business>> {
 
         return pageOf(await this.db.rows(queries.listBusinesses, page.limit, page.offset));
     }
 
-    /** One business by id; business_not_found when there is none. */
     async getBusiness(id: string): Promise<Business> {
 
         return found(await this.db.row(queries.business, id), 'business');
     }
 
-    /** One page of offers, oldest first, optionally only those of one product. */
     async listOffers(filter: { product_id?: string }, page: Page): Promise<ListResult<Offer>> {
 
         const rows = filter.product_id === undefined ?
@@ -150,7 +144,6 @@ export class PgCommerceStore implements CommerceStore {
         return pageOf(rows, offerRecord);
     }
 
-    /** Records a buyer's inquiry about an existing product or business. */
     createInquiry(input: NewInquiry, ownerId: string): Promise<Inquiry> {
 
         const productId = 'product_id' in input ? input.product_id : null;
@@ -170,13 +163,11 @@ export class PgCommerceStore implements CommerceStore {
         });
     }
 
-    /** One inquiry of the caller; another caller's inquiry is as unknown as a missing one. */
     async getInquiry(id: string, ownerId: string): Promise<Inquiry> {
 
         return found(await this.db.row(queries.inquiry, id, ownerId), 'inquiry');
     }
 
-    /** Records the caller's scam report on an existing target, at most one per caller and target. */
     createScamReport(input: NewScamReport, reporterId: string): Promise<ScamReport> {
 
         return this.db.transaction(async (tx) => {
@@ -206,7 +197,6 @@ export class PgCommerceStore implements CommerceStore {
         });
     }
 
-    /** One scam report of the caller; another caller's report is as unknown as a missing one. */
     async getScamReport(id: string, reporterId: string): Promise<ScamReport> {
 
         return found(await this.db.row(queries.scamReport, id, reporterId), 'scam_report');

@@ -53,7 +53,6 @@ export class PgLogisticsStore implements LogisticsStore {
 
     constructor(private readonly db: PgDatabase, private readonly context: RecordContext) { }
 
-    /** A page of vehicles, oldest first, optionally only those with the given availability. */
     async listVehicles(filter: VehicleFilter): Promise<ListResult<Vehicle>> {
 
         const rows = filter.available === undefined ?
@@ -63,25 +62,21 @@ export class PgLogisticsStore implements LogisticsStore {
         return pageOf(rows);
     }
 
-    /** One vehicle; not_found when there is no such id. */
     async getVehicle(id: string): Promise<Vehicle> {
 
         return found(await this.db.row(queries.vehicleById, id), 'vehicle');
     }
 
-    /** A page of pickup and drop-off locations, oldest first. */
     async listLocations(paging: Page): Promise<ListResult<Location>> {
 
         return pageOf(await this.db.rows(queries.listLocations, paging.limit, paging.offset));
     }
 
-    /** A page of one customer's bookings, oldest first. */
     async listBookings(customerId: string, paging: Page): Promise<ListResult<Booking>> {
 
         return pageOf(await this.db.rows(queries.listBookings, paging.limit, paging.offset, customerId));
     }
 
-    /** One booking of the customer; not_found when it does not exist or belongs to someone else (same error). */
     async getBooking(customerId: string, id: string): Promise<Booking> {
 
         return found(await this.db.row(queries.bookingById, id, customerId), 'booking');

@@ -61,7 +61,6 @@ export class PgPayStore implements PayStore {
 
     constructor(private readonly db: PgDatabase, private readonly context: RecordContext) { }
 
-    /** The caller's wallet with a balance per asset it has held, opened on first use. */
     async openWallet(ownerId: string): Promise<Wallet> {
 
         const wallet = await readWallet(this.db, ownerId);
@@ -76,7 +75,6 @@ export class PgPayStore implements PayStore {
         });
     }
 
-    /** The caller's transactions, newest first (ties by id); none when the wallet was never opened. */
     listTransactions(ownerId: string, page: Page): Promise<ListResult<PayTransaction>> {
 
         // One transaction under REPEATABLE READ: the page and its total come from one snapshot.
@@ -94,39 +92,33 @@ export class PgPayStore implements PayStore {
         });
     }
 
-    /** One of the caller's transactions; anyone else's is not found. */
     async getTransaction(ownerId: string, id: string): Promise<PayTransaction> {
 
         return found(await this.db.row(queries.transaction, id, ownerId), 'transaction');
     }
 
-    /** The token types, by symbol. */
     async listTokens(): Promise<ListResult<TokenType>> {
 
         const data = await this.db.rows(queries.tokens);
         return { data, total: data.length };
     }
 
-    /** One token type; the symbol is matched in any case. */
     async getToken(symbol: string): Promise<TokenType> {
 
         return found(await this.db.row(queries.token, symbol.toUpperCase()), 'token');
     }
 
-    /** The fiat on/off-ramp providers, by id. */
     async listProviders(): Promise<ListResult<Provider>> {
 
         const data = await this.db.rows(queries.providers);
         return { data, total: data.length };
     }
 
-    /** Moves money from a provider into the caller's wallet, once per Idempotency-Key. */
     deposit(ownerId: string, request: GatewayRequest): Promise<GatewayOutcome> {
 
         return this.db.transaction((tx) => this.idempotentMove(tx, ownerId, 'deposit', request));
     }
 
-    /** Moves money from the caller's wallet out through a provider, once per Idempotency-Key. */
     withdraw(ownerId: string, request: GatewayRequest): Promise<GatewayOutcome> {
 
         return this.db.transaction((tx) => this.idempotentMove(tx, ownerId, 'withdrawal', request));

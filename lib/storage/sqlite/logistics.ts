@@ -107,13 +107,11 @@ export class SqliteLogisticsStore implements LogisticsStore {
         });
     }
 
-    /** A page of vehicles, oldest first, optionally only those with the given availability. */
     listVehicles(filter: VehicleFilter): Promise<ListResult<Vehicle>> {
 
         return settled(() => this.readVehicles.deferred(filter));
     }
 
-    /** One vehicle; not_found when there is no such id. */
     getVehicle(id: string): Promise<Vehicle> {
 
         return settled(() => {
@@ -122,19 +120,16 @@ export class SqliteLogisticsStore implements LogisticsStore {
         });
     }
 
-    /** A page of pickup and drop-off locations, oldest first. */
     listLocations(paging: Page): Promise<ListResult<Location>> {
 
         return settled(() => this.readLocations.deferred(paging));
     }
 
-    /** A page of one customer's bookings, oldest first. */
     listBookings(customerId: string, paging: Page): Promise<ListResult<Booking>> {
 
         return settled(() => this.readBookings.deferred(customerId, paging));
     }
 
-    /** One booking of the customer; not_found when it does not exist or belongs to someone else (same error). */
     getBooking(customerId: string, id: string): Promise<Booking> {
 
         return settled(() => {
@@ -143,7 +138,6 @@ export class SqliteLogisticsStore implements LogisticsStore {
         });
     }
 
-    /** Books a vehicle for the customer: references, availability and overlap checked and the booking written in one immediate transaction. */
     createBooking(customerId: string, booking: NewBooking): Promise<Booking> {
 
         return settled(() => this.book.immediate(customerId, booking));

@@ -81,19 +81,16 @@ export class SqlitePayStore implements PayStore {
         this.moneyMove = db.transaction((ownerId: string, type: TransactionType, request: GatewayRequest) => this.idempotentMove(ownerId, type, request));
     }
 
-    /** The caller's wallet with a balance per asset it has held, opened on first use. */
     openWallet(ownerId: string): Promise<Wallet> {
 
         return settled(() => this.walletRead.deferred(ownerId) ?? this.walletOpen.immediate(ownerId));
     }
 
-    /** The caller's transactions, newest first (ties by id); none when the wallet was never opened. */
     listTransactions(ownerId: string, page: Page): Promise<ListResult<PayTransaction>> {
 
         return settled(() => this.transactionsRead.deferred(ownerId, page));
     }
 
-    /** One of the caller's transactions; anyone else's is not found. */
     getTransaction(ownerId: string, id: string): Promise<PayTransaction> {
 
         return settled(() => {
@@ -103,7 +100,6 @@ export class SqlitePayStore implements PayStore {
         });
     }
 
-    /** The token types, by symbol. */
     listTokens(): Promise<ListResult<TokenType>> {
 
         return settled(() => {
@@ -113,7 +109,6 @@ export class SqlitePayStore implements PayStore {
         });
     }
 
-    /** One token type; the symbol is matched in any case. */
     getToken(symbol: string): Promise<TokenType> {
 
         return settled(() => {
@@ -124,7 +119,6 @@ export class SqlitePayStore implements PayStore {
         });
     }
 
-    /** The fiat on/off-ramp providers, by id. */
     listProviders(): Promise<ListResult<Provider>> {
 
         return settled(() => {
@@ -143,13 +137,11 @@ export class SqlitePayStore implements PayStore {
         });
     }
 
-    /** Moves money from a provider into the caller's wallet, once per Idempotency-Key. */
     deposit(ownerId: string, request: GatewayRequest): Promise<GatewayOutcome> {
 
         return settled(() => this.moneyMove.immediate(ownerId, 'deposit', request));
     }
 
-    /** Moves money from the caller's wallet out through a provider, once per Idempotency-Key. */
     withdraw(ownerId: string, request: GatewayRequest): Promise<GatewayOutcome> {
 
         return settled(() => this.moneyMove.immediate(ownerId, 'withdrawal', request));
