@@ -1,0 +1,81 @@
+import Code from '@hapi/code';
+import Lab from '@hapi/lab';
+
+import { wallContext } from '../lib/clock';
+import type { FixtureRows } from '../lib/fixtures';
+import { NamespacesDataSet } from '../lib/storage/data-set';
+import type { WaitingDatabase } from '../lib/storage/engine';
+import { openSqliteNamespace, type SqliteNamespace } from '../lib/storage/sqlite/namespace';
+import { NoPay } from '../lib/storage/sqlite/pay-access';
+
+
+export const lab = Lab.script();
+const { describe, it } = lab;
+const { expect } = Code;
+
+
+const memory = { storage: 'memory' as const, dataDir: ':memory:', seed: false };
+
+const business = { id: 'b-1', name: 'Pier Kiosk', category: 'Kiosk', city: 'Harbourside', phone: '1' };
+const vehicle = { id: 'v-1', make: 'Ford', model: 'Transit', year: 2022, seats: 3, daily_rate: 55, currency: 'GBP', is_available: true };
+
+
+// A database whose transactions wait (as PostgreSQL's do), over an SQLite one: it records the order of events and can
+// fail after the transactions nested in it ran, as a failed commit would.
+function waitingOver(inner: SqliteNamespace, events: string[], failAfter = false): WaitingDatabase {
+
+    return {
+        transactions: 'waiting',
+        health: () => inner.health(),
+        commerceStore: (context) => inner.commerceStore(context),
+        logisticsStore: (context) => inner.logisticsStore(context),
+        close: () => inner.close(),
+        async storeFixture(rows: FixtureRows, within: () => Promise<void>): Promise<number> {
+
+            events.push('waiting opens');
+            const stored = inner.storeFixture(rows, () => events.push('immediate stored inside'));
+            await within();
+            if (failAfter) {
+                throw new Error('commit failed');
+            }
+
+            events.push('waiting commits');
+            return stored;
+        }
+    };
+}
+
+
+describe('a data set over databases of both kinds', () => {
+
+    it('loads a fixture with the waiting databases first and the immediate ones inside the last of them', async () => {
+
+        const events: string[] = [];
+        const commerce = openSqliteNamespace('commerce', undefined, memory);
+        const logistics = openSqliteNamespace('logistics', undefined, memory);
+        const weather = openSqliteNamespace('weather', undefined, memory);
+        const data = new NamespacesDataSet({ commerce: waitingOver(commerce, events), logistics, weather }, new NoPay(), wallContext());
+
+        const counts = await data.loadFixture({ commerce: { businesses: [business] }, logistics: { vehicles: [vehicle] } }, 'fixture');
+        expect(counts).to.equal({ commerce: 1, logistics: 1 });
+        expect(events).to.equal(['waiting opens', 'immediate stored inside', 'waiting commits']);
+        expect(commerce.db.prepare('SELECT id FROM businesses').pluck().all()).to.equal(['b-1']);
+        expect(logistics.db.prepare('SELECT id FROM vehicles').pluck().all()).to.equal(['v-1']);
+        await data.close();
+    });
+
+    it('passes a failure of a waiting database on, after the immediate ones ran inside it', async () => {
+
+        const events: string[] = [];
+        const commerce = openSqliteNamespace('commerce', undefined, memory);
+        const data = new NamespacesDataSet({
+            commerce: waitingOver(commerce, events, true),
+            logistics: openSqliteNamespace('logistics', undefined, memory),
+            weather: openSqliteNamespace('weather', undefined, memory)
+        }, new NoPay(), wallContext());
+
+        await expect(data.loadFixture({ commerce: { businesses: [business] } }, 'fixture')).to.reject('commit failed');
+        expect(events).to.equal(['waiting opens', 'immediate stored inside']);
+        await data.close();
+    });
+});
