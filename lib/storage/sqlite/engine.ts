@@ -24,10 +24,10 @@ export function createSqliteInstance(options: InstanceDataOptions): InstanceData
     const databases = {} as Record<PlacedNamespace, SqliteNamespace>;
     for (const namespace of placedNamespaces) {
         images[namespace] = from ? from[namespace]! : namespaceImage(namespace, options.seed);
-        databases[namespace] = new SqliteNamespace(openCopy(images[namespace]), 'memory');
+        databases[namespace] = new SqliteNamespace(openCopy(images[namespace]), 'memory', images[namespace]);
     }
 
-    const pay = images.pay ? new MemoryPay(openCopy(images.pay), options.context) : new NoPay();
+    const pay = images.pay ? new MemoryPay(openCopy(images.pay), options.context, images.pay) : new NoPay();
     const data = new SqliteInstanceData(databases, pay, options.context, { images, bytes: 0 });
     if (options.fixture) {
         try {

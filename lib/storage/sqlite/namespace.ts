@@ -10,7 +10,7 @@ import { seedDemo, storeFixtureRows } from './fixtures';
 import { namespaceImage } from './images';
 import { SqliteLogisticsStore } from './logistics';
 import { schemaVersion } from './migrate';
-import { closeDatabase, openCopy, type Database } from './open';
+import { changesSinceOpen, closeDatabase, openCopy, type Database } from './open';
 
 
 /** One namespace's SQLite database: a file, or a copy in memory that can be serialized and replaced. */
@@ -18,7 +18,13 @@ export class SqliteNamespace implements ImmediateDatabase {
 
     readonly transactions = 'immediate';
 
-    constructor(public db: Database, private readonly storage: 'file' | 'memory') { }
+    // The bytes the database last was, and its change count then (-1: never serialized, the image is unknown).
+    private changesAtImage: number;
+
+    constructor(public db: Database, private readonly storage: 'file' | 'memory', private image?: Buffer) {
+
+        this.changesAtImage = image ? 0 : -1;
+    }
 
     health(): Promise<NamespaceHealth> {
 
@@ -45,10 +51,16 @@ export class SqliteNamespace implements ImmediateDatabase {
         return new SqliteLogisticsStore(this.db, context);
     }
 
-    /** The database as bytes. */
+    /** The database as bytes; an unchanged database gives the image it was copied from, with no copy made. */
     serialize(): Buffer {
 
-        return this.db.serialize();
+        const changes = changesSinceOpen(this.db);
+        if (changes !== this.changesAtImage) {
+            this.image = this.db.serialize();
+            this.changesAtImage = changes;
+        }
+
+        return this.image!;
     }
 
     /** Replaces the database with a copy of an image; stores made over the old one are stale. */
@@ -56,6 +68,8 @@ export class SqliteNamespace implements ImmediateDatabase {
 
         closeDatabase(this.db);
         this.db = openCopy(image);
+        this.image = image;
+        this.changesAtImage = 0;
     }
 
     close(): Promise<void> {

@@ -36,6 +36,13 @@ export function openDatabase(file: string, options: OpenOptions = {}): Database 
  * A private copy in memory of a database image this process made: only the pragmas that act on such a copy are set.
  * Nothing else can open it, so busy_timeout has no one to wait for, and it has no journal file to sync.
  */
+/** How many rows the connection has inserted, updated or deleted since it opened: unchanged, its image still holds. */
+export function changesSinceOpen(db: Database): number {
+
+    return db.prepare('SELECT total_changes()').pluck().get() as number;
+}
+
+
 export function openCopy(image: Buffer): Database {
 
     const db = new Sqlite(image);

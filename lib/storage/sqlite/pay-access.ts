@@ -4,7 +4,7 @@ import { sections, type PayAccess, type PayStatus, type PayStore } from '../../n
 import type { PayDatabase } from '../engine';
 import { namespaceImage } from './images';
 import { schemaVersion } from './migrate';
-import { closeDatabase, openCopy, type Database } from './open';
+import { changesSinceOpen, closeDatabase, openCopy, type Database } from './open';
 import { SqlitePayStore } from './pay';
 import { PayReadiness } from './pay-readiness';
 
@@ -19,7 +19,10 @@ export class MemoryPay implements PayAccess, PayDatabase {
     readonly storage = 'memory';
     private payStore: PayStore | null = null;
 
-    constructor(private db: Database, private readonly context: RecordContext) { }
+    // The bytes the database last was, and its change count then, as a namespace keeps them.
+    private changesAtImage = 0;
+
+    constructor(private db: Database, private readonly context: RecordContext, private image: Buffer) { }
 
     get access(): PayAccess {
 
@@ -42,10 +45,16 @@ export class MemoryPay implements PayAccess, PayDatabase {
         return Promise.resolve(this.payStore);
     }
 
-    /** The pay database as bytes. */
+    /** The pay database as bytes; unchanged, the image it was copied from. */
     serialize(): Buffer {
 
-        return this.db.serialize();
+        const changes = changesSinceOpen(this.db);
+        if (changes !== this.changesAtImage) {
+            this.image = this.db.serialize();
+            this.changesAtImage = changes;
+        }
+
+        return this.image;
     }
 
     /** Replaces the pay database with a copy of an image. */
@@ -53,6 +62,8 @@ export class MemoryPay implements PayAccess, PayDatabase {
 
         closeDatabase(this.db);
         this.db = openCopy(image);
+        this.image = image;
+        this.changesAtImage = 0;
         this.payStore = null;
     }
 
@@ -100,7 +111,8 @@ export class NoPay implements PayAccess, PayDatabase {
 /** A fresh copy in memory of the migrated pay database. */
 export function openMemoryPay(context: RecordContext): MemoryPay {
 
-    return new MemoryPay(openCopy(namespaceImage('pay', false)), context);
+    const image = namespaceImage('pay', false);
+    return new MemoryPay(openCopy(image), context, image);
 }
 
 

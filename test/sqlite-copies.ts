@@ -1,0 +1,48 @@
+import Code from '@hapi/code';
+import Lab from '@hapi/lab';
+
+import { wallContext } from '../lib/clock';
+import { namespaceImage } from '../lib/storage/sqlite/images';
+import { SqliteNamespace } from '../lib/storage/sqlite/namespace';
+import { openCopy } from '../lib/storage/sqlite/open';
+import { openMemoryPay } from '../lib/storage/sqlite/pay-access';
+
+
+export const lab = Lab.script();
+const { describe, it } = lab;
+const { expect } = Code;
+
+
+describe('an SQLite copy in memory', () => {
+
+    it('serializes to the image it was copied from until it changes, then to its new bytes', () => {
+
+        const image = namespaceImage('commerce', false);
+        const namespace = new SqliteNamespace(openCopy(image), 'memory', image);
+        expect(namespace.serialize()).to.shallow.equal(image);
+
+        namespace.db.prepare(`INSERT INTO businesses (id, name, description, category, city, phone, created_at) VALUES ('b-1', 'Kiosk', '', 'Kiosk', 'Harbourside', '1', '2030-01-01T00:00:00.000Z')`).run();
+        const changed = namespace.serialize();
+        expect(changed).to.not.shallow.equal(image);
+        expect(namespace.serialize()).to.shallow.equal(changed);
+
+        namespace.replace(image);
+        expect(namespace.serialize()).to.shallow.equal(image);
+        expect(namespace.db.prepare('SELECT count(*) FROM businesses').pluck().get()).to.equal(0);
+        void namespace.close();
+    });
+
+    it('keeps pay\'s image the same way', async () => {
+
+        const pay = openMemoryPay(wallContext());
+        const image = pay.serialize();
+        expect(pay.serialize()).to.shallow.equal(image);
+        const store = await pay.store();
+        await store.openWallet('alice');
+        const changed = pay.serialize();
+        expect(changed).to.not.shallow.equal(image);
+        pay.replace(image);
+        expect(pay.serialize()).to.shallow.equal(image);
+        await pay.close();
+    });
+});
