@@ -20,7 +20,6 @@ const ChildProcess = require('node:child_process');
 const { randomBytes } = require('node:crypto');
 const Fs = require('node:fs');
 const Http = require('node:http');
-const Net = require('node:net');
 const Os = require('node:os');
 const Path = require('node:path');
 const Util = require('node:util');
@@ -32,6 +31,7 @@ const DataPg = require('./data-pg');
 const Floor = require('./floor');
 const FloorPg = require('./floor-pg');
 const Localgate = require('../dist');
+const Ports = require('./ports');
 const Suite = require('./suite');
 
 
@@ -256,7 +256,7 @@ internals.checkFloor = function () {
 // pg, for the PostgreSQL targets: { url } of the database and the data directory localgate keeps its pay and secret in.
 internals.start = async function (target, dataset, pg = {}) {
 
-    const port = await internals.freePort();
+    const port = await Ports.freePort();
     const url = `http://127.0.0.1:${port}`;
     const log = Path.join(internals.results, `${target}-${dataset.products}.log`);
     const out = Fs.openSync(log, 'w');
@@ -392,21 +392,6 @@ internals.busySeconds = function () {
     catch {
         return 0;
     }
-};
-
-
-internals.freePort = function () {
-
-    return new Promise((resolve, reject) => {
-
-        const server = Net.createServer();
-        server.once('error', reject);
-        server.listen(0, '127.0.0.1', () => {
-
-            const { port } = server.address();
-            server.close(() => resolve(port));
-        });
-    });
 };
 
 
@@ -910,7 +895,7 @@ internals.startup = async function (tmp) {
 
 internals.coldStart = async function (command, args, dataDir, cwd = internals.root) {
 
-    const port = await internals.freePort();
+    const port = await Ports.freePort();
     const started = process.hrtime.bigint();
     // Its own process group, so that npm and the server it starts are stopped together.
     const child = ChildProcess.spawn(command, args, {

@@ -13,10 +13,10 @@ const ChildProcess = require('node:child_process');
 const { randomBytes } = require('node:crypto');
 const Fs = require('node:fs');
 const Http = require('node:http');
-const Net = require('node:net');
 const Os = require('node:os');
 const Path = require('node:path');
 
+const Ports = require('./ports');
 const Localgate = require('./suite/localgate');
 const Mocks = require('./suite/mocks');
 const Postgres = require('./suite/postgres');
@@ -82,7 +82,7 @@ exports.run = async function ({ log }) {
                 throw new Error(installed.error);
             }
 
-            const cluster = await Postgres.memoryCluster(await internals.freePort());
+            const cluster = await Postgres.memoryCluster(await Ports.freePort());
             cleanups.push(() => cluster.stop());
             return internals.pgTarget('pg-memory', 'PostgreSQL in memory (/dev/shm, fsync off): a database per test from a template', cluster.url, tmp, cleanups, clusters);
         });
@@ -104,7 +104,7 @@ exports.run = async function ({ log }) {
         });
 
         const ready = (url, child, limit = 30_000) => internals.ready(url, child, limit);
-        await attempt('json-server', async () => ({ ...Mocks.jsonServer({ port: await internals.freePort(), dir: Path.join(tmp, 'json-server'), ready }), version: () => require('json-server/package.json').version }));
+        await attempt('json-server', async () => ({ ...Mocks.jsonServer({ port: await Ports.freePort(), dir: Path.join(tmp, 'json-server'), ready }), version: () => require('json-server/package.json').version }));
         for (const [key, make] of [['wiremock', Mocks.wiremock], ['mockoon', Mocks.mockoon]]) {
             await attempt(key, async () => {
 
@@ -112,7 +112,7 @@ exports.run = async function ({ log }) {
                     throw new Error(installed.error);
                 }
 
-                const target = make({ port: await internals.freePort(), dir: Path.join(tmp, key), cache: internals.cache, ready });
+                const target = make({ port: await Ports.freePort(), dir: Path.join(tmp, key), cache: internals.cache, ready });
                 cleanups.push(() => target.teardown());
                 return target;
             });
@@ -213,7 +213,7 @@ internals.install = function (log) {
 // One `localgate start` as a suite runs it: a data directory of its own, LOG_LEVEL=info with the log to a file.
 internals.localgate = async function (tmp, cleanups) {
 
-    const port = await internals.freePort();
+    const port = await Ports.freePort();
     const url = `http://127.0.0.1:${port}`;
     const child = internals.spawnLocalgate({ PORT: String(port), DATA_DIR: Path.join(tmp, 'localgate'), LOG_LEVEL: 'info' }, Path.join(internals.results, 'suite-localgate.log'));
     cleanups.push(() => internals.stop(child));
@@ -249,7 +249,7 @@ internals.pgTarget = async function (key, label, serverUrl, tmp, cleanups, clust
     const settings = await Postgres.describe(serverUrl);
     const template = await Postgres.template(serverUrl, async (url) => {
 
-        const port = await internals.freePort();
+        const port = await Ports.freePort();
         const child = internals.spawnLocalgate({ PORT: String(port), DATA_DIR: Path.join(tmp, `${key}-pay`), DATABASE_URL: url, SEED: 'demo', LOG_LEVEL: 'warn' }, Path.join(internals.results, `suite-${key}-template.log`));
         try {
             await internals.ready(`http://127.0.0.1:${port}/health`, child, 60_000);
@@ -337,21 +337,6 @@ internals.report = function ({ results, unavailable, versions, measured, seconds
 
     lines.push('Versions: ' + Object.entries(versions).filter(([, version]) => version).map(([key, version]) => `${key} ${version}`).join('; ') + '.', '');
     return lines.join('\n');
-};
-
-
-internals.freePort = function () {
-
-    return new Promise((resolve, reject) => {
-
-        const server = Net.createServer();
-        server.once('error', reject);
-        server.listen(0, '127.0.0.1', () => {
-
-            const { port } = server.address();
-            server.close(() => resolve(port));
-        });
-    });
 };
 
 
