@@ -8,7 +8,7 @@ import type { Options } from './config';
 import { faultsOf, faultRulesPayload, type FaultRuleInput, type FaultRules } from './faults';
 import { createServer } from './index';
 import type { Instance } from './instances';
-import { instanceGone, type InstanceOptions } from './instances/registry';
+import { instanceGone, instanceOptions as optionsOf, type NewInstance } from './instances/registry';
 import { durationMs, newInstanceSchema } from './instances/schemas';
 import { journalOf, requestPatternSchema, type JournalEntry, type RequestPattern } from './journal';
 
@@ -86,6 +86,8 @@ export interface TestInstance {
     fork(options?: { failOnUnexpected?: boolean }): Promise<TestInstance>;
     /** Keeps a copy of the current state; returns its id. */
     snapshot(): string;
+    /** The whole state as a fixture file, as GET /_instances/{id}/export answers it: kit.instance({ seed: 'none', fixture }) loads it back. */
+    export(): Promise<Record<string, unknown>>;
     /** Puts back the state a snapshot holds. */
     restore(snapshotId: string): void;
     /** Deletes the instance; with failOnUnexpected, rejects afterwards naming each unexpected request. */
@@ -132,9 +134,7 @@ export async function createTestKit(options: Options = {}): Promise<TestKit> {
                     throw new Error(`Invalid instance options: ${error.message}`);
                 }
 
-                const { seed, ids, clock, pay, fixture } = value as Omit<InstanceOptions, 'fixture'> & { fixture?: unknown };
-                const created: InstanceOptions = { from: source, seed, ids, clock, pay, fixture: fixture === undefined ? undefined : { records: fixture, origin: 'fixture' } };
-                resolve(testInstance(server, instances.create(created), token, failOnUnexpected, kit));
+                resolve(testInstance(server, instances.create(optionsOf(value as NewInstance, 'fixture')), token, failOnUnexpected, kit));
             });
         },
         async listen() {
@@ -222,6 +222,7 @@ function testInstance(server: Server, instance: Instance, token: TestInstance['t
             return kit.instance({ ...options, from: instance.id });
         },
         snapshot: () => live().snapshot(),
+        export: () => live().exportFile(),
         restore: (snapshotId) => live().restore(snapshotId),
         close() {
 

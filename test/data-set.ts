@@ -30,6 +30,7 @@ function waitingOver(inner: SqliteNamespace, events: string[], failAfter = false
         commerceStore: (context) => inner.commerceStore(context),
         logisticsStore: (context) => inner.logisticsStore(context),
         close: () => inner.close(),
+        exportRows: (tables) => inner.exportRows(tables),
         async storeFixture(rows: FixtureRows, within: () => Promise<void>): Promise<number> {
 
             events.push('waiting opens');

@@ -5,8 +5,8 @@ import { failure } from '../errors';
 import { FixtureError } from '../fixtures';
 import { listResponse, type Page } from '../lists';
 import type { Scope } from '../scope';
-import { instanceGone, InstanceRegistry, type Instance, type InstanceOptions, type InstanceRecord } from './registry';
-import { clockSchema, durationMs, instanceListQuery, instanceListSchema, instanceParams, instanceSchema, newInstanceSchema, restoreSchema, snapshotSchema } from './schemas';
+import { instanceGone, instanceOptions, InstanceRegistry, type Instance, type InstanceRecord, type NewInstance } from './registry';
+import { clockSchema, durationMs, exportSchema, instanceListQuery, instanceListSchema, instanceParams, instanceSchema, newInstanceSchema, restoreSchema, snapshotSchema } from './schemas';
 
 
 export { InstanceRegistry, type Instance } from './registry';
@@ -32,7 +32,6 @@ const tags = ['api', 'instances'];
 // What joi leaves in the request once it has validated and converted it.
 type InstanceParams = { instance_id: string };
 
-type NewInstance = Omit<InstanceOptions, 'fixture'> & { fixture?: unknown };
 
 
 /** The header that runs a request to /v1/... in an instance, as under /i/<id>. */
@@ -143,7 +142,8 @@ function instanceRoutes(server: Server, registry: InstanceRegistry, maxFixtureBy
                 'Admin token required. The instance answers every endpoint under its base_path (/i/<id>/v1/...), with its own data, clock and ids.',
                 'It lives in memory and expires after INSTANCE_IDLE_TTL without a request; MAX_INSTANCES caps how many are live (429 instance_limit_reached).',
                 'A fixture record that breaks a rule is a 400 invalid_fixture whose details name the namespace, collection, index and field; nothing is made.',
-                'With from, the instance is a fork: a copy of that live instance as it is now (an unknown one is a 422 instance_not_found).'
+                'With from, the instance is a fork: a copy of that live instance as it is now (an unknown one is a 422 instance_not_found).',
+                'A fixture exported by GET /_instances/{instance_id}/export loads back as it is; its clock and id counter are taken unless clock or ids is set. A file of a newer format, or from a newer schema, is a 400 invalid_fixture that says so.'
             ].join(' '),
             tags,
             ...admin,
@@ -153,18 +153,30 @@ function instanceRoutes(server: Server, registry: InstanceRegistry, maxFixtureBy
             response: { status: { 201: instanceSchema } },
             handler(request, h) {
 
-                const { payload } = request;
-                const options: InstanceOptions = {
-                    from: payload.from,
-                    seed: payload.seed,
-                    ids: payload.ids,
-                    clock: payload.clock,
-                    pay: payload.pay,
-                    fixture: payload.fixture === undefined ? undefined : { records: payload.fixture, origin: 'request body fixture' }
-                };
-
-                const instance = createInstance(registry, options);
+                const instance = createInstance(registry, request.payload);
                 return h.response(describe(instance)).code(201).location(`/_instances/${instance.id}`);
+            }
+        }
+    });
+
+    server.route<{ Params: InstanceParams }>({
+        method: 'GET',
+        path: '/_instances/{instance_id}/export',
+        options: {
+            description: 'Export an instance\'s whole state as a fixture file',
+            notes: [
+                'Admin token required. Every record of every collection the API shows, with ids and created_at, in the API\'s shape, opened by',
+                '{"localgate": {"format": 1, "migrations": {...}, "instance": {"clock", "ids", "id_counter"}}}.',
+                'POST /_instances {"seed": "none", "fixture": <file>} and `localgate seed --file` load it back.'
+            ].join(' '),
+            tags,
+            ...admin,
+            validate: { params: instanceParams },
+            response: { status: { 200: exportSchema } },
+            async handler(request, h) {
+
+                const instance = live(request);
+                return h.response(await instance.exportFile()).header('content-disposition', `attachment; filename="localgate-${instance.id}.json"`);
             }
         }
     });
@@ -303,10 +315,10 @@ function instanceRoutes(server: Server, registry: InstanceRegistry, maxFixtureBy
 }
 
 
-function createInstance(registry: InstanceRegistry, options: InstanceOptions): Instance {
+function createInstance(registry: InstanceRegistry, payload: NewInstance): Instance {
 
     try {
-        return registry.create(options);
+        return registry.create(instanceOptions(payload, 'request body fixture'));
     }
     catch (err) {
         if (err instanceof FixtureError) {

@@ -2,9 +2,11 @@ import Crypto from 'node:crypto';
 
 import { Clock, IdSource, type IdMode, type RecordContext } from '../clock';
 import { DomainError } from '../errors';
+import { fixtureBody } from '../fixtures';
 import { referenced } from '../records';
 import type { Scope } from '../scope';
 import type { DataSnapshot, Engine, InstanceData } from '../storage/engine';
+import { shippedMigrationNames } from '../storage/migrations';
 
 
 
@@ -14,9 +16,14 @@ export interface InstanceOptions {
     seed: 'demo' | 'none';
     ids: IdMode;
     clock?: string;
+    /** Where a sequential id counter starts (an exported instance's), 0 unless given. */
+    idCounter?: number;
     pay: boolean;
     fixture?: { records: unknown; origin: string };
 }
+
+/** What POST /_instances (or the test kit) takes, as validated: the fixture as sent, ids unset unless asked for. */
+export type NewInstance = Omit<InstanceOptions, 'fixture' | 'ids'> & { fixture?: unknown; ids?: IdMode };
 
 /** An instance as the /_instances routes describe it. */
 export interface InstanceRecord {
@@ -38,6 +45,26 @@ interface Checkpoint {
     data: DataSnapshot | null;
     frozen: string | null;
     counter: number;
+}
+
+
+/**
+ * The options of a new instance from what was asked. A fixture exported from an instance carries its clock and id
+ * counter: the new instance continues them, unless it was asked for a clock or ids of its own.
+ */
+export function instanceOptions(asked: NewInstance, origin: string): InstanceOptions {
+
+    const own = asked.clock !== undefined || asked.ids !== undefined || asked.fixture === undefined;
+    const carried = own ? undefined : fixtureBody(asked.fixture, origin, shippedMigrationNames()).header?.instance;
+    return {
+        from: asked.from,
+        seed: asked.seed,
+        ids: asked.ids ?? carried?.ids ?? 'random',
+        clock: asked.clock ?? carried?.clock ?? undefined,
+        idCounter: carried?.id_counter,
+        pay: asked.pay,
+        fixture: asked.fixture === undefined ? undefined : { records: asked.fixture, origin }
+    };
 }
 
 
@@ -160,6 +187,14 @@ export class Instance implements Scope {
         return { data: this.data.snapshot(), frozen: this.context.clock.frozen, ids: this.context.ids, options: this.options };
     }
 
+    /** The instance's whole state as a fixture file, with the clock and id counter an instance made from it continues. */
+    async exportFile(): Promise<Record<string, unknown>> {
+
+        const { localgate, ...records } = await this.data.exportRecords();
+        const instance = { clock: this.context.clock.frozen, ids: this.context.ids.mode, id_counter: this.context.ids.counter };
+        return { localgate: { ...localgate as object, instance }, ...records };
+    }
+
     /** The instance's current time. */
     now(): Date {
 
@@ -217,6 +252,7 @@ export class InstanceRegistry {
         }
 
         const context = { clock: new Clock(options.clock ? new Date(options.clock) : null), ids: new IdSource(options.ids) };
+        context.ids.counter = options.idCounter ?? 0;
         const data = this.engine.createInstance({ seed: options.seed === 'demo', pay: options.pay, fixture: options.fixture, context });
         return this.add(data, context, options);
     }

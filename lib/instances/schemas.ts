@@ -23,8 +23,8 @@ export const newInstanceSchema = requestBody({
     seed: notWithFrom(Joi.string().valid('demo', 'none').default('demo').description('demo: the demo data set; none: empty')),
     fixture: notWithFrom(wording(Joi.object().unknown(true), { 'object.base': '{{#label}} must be an object keyed by namespace' })
         .description('Records to load, in the API\'s shape: {"<namespace>": {"<collection>": [records]}}')),
-    clock: notWithFrom(utcTimestamp().description('An ISO 8601 UTC instant at which the instance\'s clock stands still until moved; unset, it follows the wall clock')),
-    ids: notWithFrom(Joi.string().valid('random', 'sequential').default('random').description('sequential: every new id comes from a counter of the instance')),
+    clock: notWithFrom(utcTimestamp().description('An ISO 8601 UTC instant at which the instance\'s clock stands still until moved; unset, it follows the wall clock (or stands where an exported fixture carries it)')),
+    ids: notWithFrom(Joi.string().valid('random', 'sequential').description('sequential: every new id comes from a counter of the instance; unset, random (or as an exported fixture carries it)')),
     pay: notWithFrom(Joi.boolean().default(false).description('true gives the instance a provisioned pay namespace'))
 }, 'NewInstance').empty(null).default();
 
@@ -53,6 +53,19 @@ export const instanceSchema = Joi.object({
 }).label('Instance');
 
 export const instanceListSchema = listSchema(instanceSchema, 'InstanceList');
+
+export const exportSchema = Joi.object({
+    localgate: Joi.object({
+        format: Joi.number().integer().required().description('The file format: a loader refuses a newer one'),
+        migrations: Joi.object().pattern(/^/, Joi.array().items(Joi.string()).label('MigrationNames')).required()
+            .description('Per namespace, the migrations its schema had applied').label('ExportMigrations'),
+        instance: Joi.object({
+            clock: timestamp.allow(null).required(),
+            ids: Joi.string().valid('random', 'sequential').required(),
+            id_counter: Joi.number().integer().min(0).required()
+        }).description('The instance\'s clock and id counter, which an instance made from the file continues').label('ExportInstance')
+    }).required().label('ExportHeader')
+}).unknown(true).description('A fixture: the localgate object, then {"<namespace>": {"<collection>": [records]}}').label('InstanceExport');
 
 export const snapshotSchema = Joi.object({
     snapshot_id: Joi.string().required()

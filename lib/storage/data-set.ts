@@ -1,11 +1,12 @@
 import type { RecordContext } from '../clock';
 import { placedNamespaces, type PlacedNamespace } from '../config';
-import { fixtureNamespaces, fixtureRows, type FixtureRows } from '../fixtures';
+import { FixtureError, fixtureBody, fixtureFormat, fixtureNamespaces, fixtureRows, type FixtureRows } from '../fixtures';
 import type { CommerceStore } from '../namespaces/commerce/store';
 import type { LogisticsStore } from '../namespaces/logistics/store';
 import type { PayAccess } from '../namespaces/pay/store';
 import { fixtureSpecs } from './demo';
-import { payHealth, type DataSet, type ImmediateDatabase, type NamespaceDatabase, type NamespaceHealth, type PayDatabase, type WaitingDatabase } from './engine';
+import { payHealth, type DataSet, type ImmediateRecords, type NamespaceDatabase, type NamespaceHealth, type PayDatabase, type RecordsDatabase, type WaitingRecords } from './engine';
+import { appliedMigrationNames, shippedMigrationNames } from './migrations';
 
 
 /** The databases of one data set, each on its own engine, and the stores over them. */
@@ -20,8 +21,8 @@ interface Load<Database> {
 
 interface FixtureLoads {
     counts: Record<string, number>;
-    waiting: Load<WaitingDatabase>[];
-    immediate: Load<ImmediateDatabase>[];
+    waiting: Load<WaitingRecords>[];
+    immediate: Load<ImmediateRecords>[];
 }
 
 
@@ -68,7 +69,7 @@ export class NamespacesDataSet implements DataSet {
      */
     async loadFixture(fixture: unknown, origin: string): Promise<Record<string, number>> {
 
-        const loads = this.fixtureLoads(fixture, origin);
+        const loads = this.fixtureLoads(fixture, origin, await this.payDatabase.records());
         const store = async (index: number): Promise<void> => {
 
             const load = loads.waiting[index];
@@ -84,6 +85,26 @@ export class NamespacesDataSet implements DataSet {
         return loads.counts;
     }
 
+    async exportRecords(): Promise<Record<string, unknown>> {
+
+        const health = await this.health();
+        const migrations: Record<string, string[]> = {};
+        const records: Record<string, Record<string, unknown>> = {};
+        for (const [namespace, spec] of Object.entries(fixtureSpecs)) {
+            const database = namespace === 'pay' ? await this.payDatabase.records() : this.databases[namespace as PlacedNamespace];
+            if (!database) {
+                continue;
+            }
+
+            const collections = Object.entries(spec);
+            const tables = await database.exportRows([...new Set(collections.flatMap(([collection, definition]) => [collection, ...definition.reads ?? []]))]);
+            migrations[namespace] = appliedMigrationNames(namespace, health[namespace]!.schema_version!);
+            records[namespace] = Object.fromEntries(collections.map(([collection, definition]) => [collection, tables[collection]!.map((row) => definition.fromRow(row, tables))]));
+        }
+
+        return { localgate: { format: fixtureFormat, migrations }, ...records };
+    }
+
     async close(): Promise<void> {
 
         await Promise.all([...Object.values(this.databases).map((database) => database.close()), this.payDatabase.close()]);
@@ -95,12 +116,17 @@ export class NamespacesDataSet implements DataSet {
         return this.databases[namespace];
     }
 
-    /** A fixture checked and made into rows, per namespace, by the kind of transaction that stores them. */
-    protected fixtureLoads(fixture: unknown, origin: string): FixtureLoads {
+    /** A fixture checked and made into rows, per namespace, by the kind of transaction that stores them; pay's go to its records. */
+    protected fixtureLoads(fixture: unknown, origin: string, pay: RecordsDatabase | null): FixtureLoads {
 
         const loads: FixtureLoads = { counts: {}, waiting: [], immediate: [] };
-        for (const [namespace, collections] of fixtureNamespaces(fixture, origin, fixtureSpecs)) {
-            const database = this.databases[namespace as PlacedNamespace];
+        const { records } = fixtureBody(fixture, origin, shippedMigrationNames());
+        for (const [namespace, collections] of fixtureNamespaces(records, origin, fixtureSpecs)) {
+            const database = namespace === 'pay' ? pay : this.databases[namespace as PlacedNamespace];
+            if (!database) {
+                throw new FixtureError(`${origin}: pay: this data set has no pay namespace ready to load wallets into (make the instance with "pay": true, or provision pay)`, 'pay');
+            }
+
             const rows = fixtureRows(namespace, collections, fixtureSpecs[namespace]!, origin, this.context);
             loads.counts[namespace] = 0;
             if (database.transactions === 'waiting') {

@@ -44,7 +44,7 @@ async function openPay(settings: Settings, context: RecordContext): Promise<PayD
     if (settings.payLocation?.engine === 'postgres') {
         const { PgPayReadiness } = await import('./postgres/pay-readiness');
         const readiness = await PgPayReadiness.open(settings.pay, settings.database, context);
-        return { access: readiness, engine: 'postgres', storage: 'server', close: () => readiness.close() };
+        return { access: readiness, engine: 'postgres', storage: 'server', records: () => readiness.records(), close: () => readiness.close() };
     }
 
     return openSqlitePay(settings, context);

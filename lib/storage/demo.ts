@@ -5,11 +5,12 @@ import { wallContext } from '../clock';
 import { fixtureRows, readFixtureFile, type FixtureRows, type FixtureSpec } from '../fixtures';
 import { commerceFixture } from '../namespaces/commerce/fixture';
 import { logisticsFixture } from '../namespaces/logistics/fixture';
+import { payFixture } from '../namespaces/pay/fixture';
 import { demoDataRoot } from '../paths';
 
 
 /** The collections a fixture can fill, per namespace. */
-export const fixtureSpecs: Record<string, FixtureSpec> = { commerce: commerceFixture, logistics: logisticsFixture };
+export const fixtureSpecs: Record<string, FixtureSpec> = { commerce: commerceFixture, logistics: logisticsFixture, pay: payFixture };
 
 /** A namespace's shipped demo data: its collections as in the file, and the rows to store, stamped when asked for. */
 export interface DemoData {

@@ -33,17 +33,35 @@ interface NamespaceDatabaseBase {
     close(): Promise<void>;
 }
 
-/** A namespace's database whose transactions can wait: `within` runs inside the fixture's transaction, last, and a throw there rolls it back. */
-export interface WaitingDatabase extends NamespaceDatabaseBase {
+/** Rows as a database holds them, per table, each table in list order (created_at, id). */
+export type StoredRows = Record<string, Record<string, unknown>[]>;
+
+interface RecordsBase {
+
+    /** Every row of each table, in list order, all read in one snapshot (for an export). */
+    exportRows(tables: string[]): Promise<StoredRows>;
+}
+
+/** Records whose transactions can wait: `within` runs inside the fixture's transaction, last, and a throw there rolls it back. */
+export interface WaitingRecords extends RecordsBase {
     readonly transactions: 'waiting';
     storeFixture(rows: FixtureRows, within: () => Promise<void>): Promise<number>;
 }
 
-/** A namespace's database whose transactions cannot wait (nothing awaits inside one): `within` is synchronous. */
-export interface ImmediateDatabase extends NamespaceDatabaseBase {
+/** Records whose transactions cannot wait (nothing awaits inside one): `within` is synchronous. */
+export interface ImmediateRecords extends RecordsBase {
     readonly transactions: 'immediate';
     storeFixture(rows: FixtureRows, within: () => void): number;
 }
+
+/** Where a fixture's rows are stored and an export's are read: a namespace's database, or pay's. */
+export type RecordsDatabase = WaitingRecords | ImmediateRecords;
+
+/** A namespace's database whose transactions can wait. */
+export interface WaitingDatabase extends NamespaceDatabaseBase, WaitingRecords { }
+
+/** A namespace's database whose transactions cannot wait. */
+export interface ImmediateDatabase extends NamespaceDatabaseBase, ImmediateRecords { }
 
 /** One namespace's database, on whichever engine the settings place it. */
 export type NamespaceDatabase = WaitingDatabase | ImmediateDatabase;
@@ -53,6 +71,10 @@ export interface PayDatabase {
     readonly access: PayAccess;
     readonly engine: EngineName;
     readonly storage: NamespaceHealth['storage'];
+
+    /** Pay's records (wallets and transactions, with their ledger) when its schema is ready, else null. */
+    records(): Promise<RecordsDatabase | null>;
+
     close(): Promise<void>;
 }
 
@@ -67,6 +89,9 @@ export interface DataSet {
 
     /** Loads a fixture of API-shaped records, all checked before any is stored; returns the records added per namespace. */
     loadFixture(fixture: unknown, origin: string): Promise<Record<string, number>>;
+
+    /** Every record of every collection, in the API's shape, as a fixture that loads it all back; opened by the localgate object. */
+    exportRecords(): Promise<Record<string, unknown>>;
 
     /** Closes every database (or pool) of the data set. */
     close(): Promise<void>;

@@ -2,6 +2,7 @@ import Crypto from 'node:crypto';
 import Fs from 'node:fs';
 import Path from 'node:path';
 
+import { placedNamespaces } from '../config';
 import { migrationsRoot } from '../paths';
 
 
@@ -114,4 +115,18 @@ export function everyMigrationApplied(applied: Iterable<readonly [number, string
 function checksum(sql: string): string {
 
     return Crypto.createHash('sha256').update(sql).digest('hex');
+}
+
+
+/** The names of the migrations shipped per namespace (001_name), as an export file lists them. */
+export function shippedMigrationNames(): Record<string, string[]> {
+
+    return Object.fromEntries([...placedNamespaces, 'pay'].map((namespace) => [namespace, appliedMigrationNames(namespace, Infinity)]));
+}
+
+
+/** The names of a namespace's migrations up to a schema version: those a database at that version has applied. */
+export function appliedMigrationNames(namespace: string, version: number): string[] {
+
+    return namespaceMigrations('sqlite', namespace).filter((migration) => migration.version <= version).map((migration) => migration.name.replace(/\.sql$/, ''));
 }

@@ -2,7 +2,7 @@ import Joi from 'joi';
 
 import { currency, recordId, text, utcTimestamp, visibleText } from '../../fields';
 import type { FixtureSpec } from '../../fixtures';
-import { toMinorUnits } from './money';
+import { fromMinorUnits, toMinorUnits } from './money';
 import { maxLengths, price } from './schemas';
 import { targetTypes } from './store';
 
@@ -22,6 +22,13 @@ function priced(value: Record<string, unknown>): Record<string, unknown> {
     return { ...rest, price_minor: toMinorUnits(amount as number, value.currency as string) };
 }
 
+// A row read back, as a record of these fields in this order; the price from its minor units (PostgreSQL reads a
+// bigint as text).
+function recordOf(row: Record<string, unknown>, fields: string[]): Record<string, unknown> {
+
+    return Object.fromEntries(fields.map((field) => [field, field === 'price' ? fromMinorUnits(Number(row.price_minor), row.currency as string) : row[field]]));
+}
+
 
 export const commerceFixture: FixtureSpec = {
     businesses: {
@@ -33,7 +40,8 @@ export const commerceFixture: FixtureSpec = {
             phone: visibleText(50).required()
         }),
         references: {},
-        toRow: (value) => value
+        toRow: (value) => value,
+        fromRow: (row) => recordOf(row, ['id', 'name', 'description', 'category', 'city', 'phone', 'created_at'])
     },
     products: {
         schema: record({
@@ -45,7 +53,8 @@ export const commerceFixture: FixtureSpec = {
             created_by: visibleText(200).default('fixture')
         }),
         references: { business_id: () => 'businesses' },
-        toRow: priced
+        toRow: priced,
+        fromRow: (row) => recordOf(row, ['id', 'name', 'description', 'price', 'currency', 'business_id', 'created_by', 'created_at'])
     },
     offers: {
         schema: record({
@@ -57,7 +66,8 @@ export const commerceFixture: FixtureSpec = {
             valid_until: utcTimestamp().required()
         }),
         references: { product_id: () => 'products' },
-        toRow: priced
+        toRow: priced,
+        fromRow: (row) => recordOf(row, ['id', 'product_id', 'title', 'price', 'currency', 'valid_from', 'valid_until', 'created_at'])
     },
     inquiries: {
         schema: record({
@@ -67,7 +77,8 @@ export const commerceFixture: FixtureSpec = {
             owner_id: visibleText(200).required()
         }).xor('product_id', 'business_id'),
         references: { product_id: () => 'products', business_id: () => 'businesses' },
-        toRow: (value) => ({ product_id: null, business_id: null, ...value })
+        toRow: (value) => ({ product_id: null, business_id: null, ...value }),
+        fromRow: (row) => recordOf(row, ['id', row.product_id === null ? 'business_id' : 'product_id', 'message', 'owner_id', 'created_at'])
     },
     scam_reports: {
         schema: record({
@@ -77,6 +88,7 @@ export const commerceFixture: FixtureSpec = {
             reporter_id: visibleText(200).required()
         }),
         references: { target_id: (value) => tableOfTarget[value.target_type as string]! },
-        toRow: (value) => value
+        toRow: (value) => value,
+        fromRow: (row) => recordOf(row, ['id', 'target_type', 'target_id', 'reason', 'reporter_id', 'created_at'])
     }
 };

@@ -1,10 +1,12 @@
 import Joi from 'joi';
 
-import { currency, recordId, utcTimestamp, visibleText } from '../../fields';
+import { currency, recordId, text, utcTimestamp, visibleText } from '../../fields';
 import type { FixtureSpec } from '../../fixtures';
+import { maxNotesLength, returnAt } from './schemas';
 
 
-// Logistics records as the API shows them. Bookings are made through the API, where the overlap rule decides.
+// Logistics records as the API shows them. Bookings are checked with the API's rule: a vehicle's confirmed bookings
+// never overlap, in the fixture or with those already stored.
 
 function record(keys: Joi.PartialSchemaMap): Joi.ObjectSchema {
 
@@ -14,6 +16,12 @@ function record(keys: Joi.PartialSchemaMap): Joi.ObjectSchema {
 function flag(value: Record<string, unknown>, name: string): Record<string, unknown> {
 
     return { ...value, [name]: value[name] ? 1 : 0 };
+}
+
+// A row read back, as a record of these fields in this order; SQLite reads a flag as 0 or 1.
+function recordOf(row: Record<string, unknown>, fields: string[], flags: string[] = []): Record<string, unknown> {
+
+    return Object.fromEntries(fields.map((field) => [field, flags.includes(field) ? Boolean(row[field]) : row[field]]));
 }
 
 
@@ -27,7 +35,8 @@ export const logisticsFixture: FixtureSpec = {
             longitude: Joi.number().min(-180).max(180).required()
         }),
         references: {},
-        toRow: (value) => value
+        toRow: (value) => value,
+        fromRow: (row) => recordOf(row, ['id', 'name', 'address', 'city', 'latitude', 'longitude', 'created_at'])
     },
     vehicles: {
         schema: record({
@@ -40,7 +49,8 @@ export const logisticsFixture: FixtureSpec = {
             is_available: Joi.boolean().default(true)
         }),
         references: {},
-        toRow: (value) => flag(value, 'is_available')
+        toRow: (value) => flag(value, 'is_available'),
+        fromRow: (row) => recordOf(row, ['id', 'make', 'model', 'year', 'seats', 'daily_rate', 'currency', 'is_available', 'created_at'], ['is_available'])
     },
     drivers: {
         schema: record({
@@ -51,6 +61,23 @@ export const logisticsFixture: FixtureSpec = {
             is_active: Joi.boolean().default(true)
         }),
         references: { vehicle_id: () => 'vehicles' },
-        toRow: (value) => flag(value, 'is_active')
+        toRow: (value) => flag(value, 'is_active'),
+        fromRow: (row) => recordOf(row, ['id', 'name', 'phone', 'license_number', 'vehicle_id', 'is_active', 'created_at'], ['is_active'])
+    },
+    bookings: {
+        schema: record({
+            vehicle_id: recordId.required(),
+            pickup_location_id: recordId.required(),
+            dropoff_location_id: recordId.required(),
+            pickup_at: utcTimestamp().required(),
+            return_at: returnAt.required(),
+            notes: text(maxNotesLength).allow('').default(''),
+            customer_id: visibleText(200).required(),
+            status: Joi.string().valid('confirmed', 'cancelled').default('confirmed')
+        }),
+        references: { vehicle_id: () => 'vehicles', pickup_location_id: () => 'locations', dropoff_location_id: () => 'locations' },
+        exclusion: { key: 'vehicle_id', from: 'pickup_at', to: 'return_at', when: ['status', 'confirmed'] },
+        toRow: (value) => value,
+        fromRow: (row) => recordOf(row, ['id', 'vehicle_id', 'pickup_location_id', 'dropoff_location_id', 'pickup_at', 'return_at', 'notes', 'customer_id', 'status', 'created_at'])
     }
 };

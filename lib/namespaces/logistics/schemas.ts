@@ -9,13 +9,16 @@ export const maxNotesLength = 1000;
 const normalizedTimestamp = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 
 
-const afterPickup: TimestampRule = (returnAt, helpers) => {
+const afterPickup: TimestampRule = (normalized, helpers) => {
 
     // pickup_at is validated first; when it passed, it is in the same normalized form, so text order is time order.
     const pickupAt = (helpers.state.ancestors as { pickup_at?: unknown }[])[0]!.pickup_at;
     const comparable = typeof pickupAt === 'string' && normalizedTimestamp.test(pickupAt);
-    return comparable && pickupAt >= returnAt ? helpers.error('timestamp.afterPickup') : returnAt;
+    return comparable && pickupAt >= normalized ? helpers.error('timestamp.afterPickup') : normalized;
 };
+
+/** The return of a booking: after its pickup_at. */
+export const returnAt = wording(utcTimestamp(afterPickup), { 'timestamp.afterPickup': '{{#label}} must be after pickup_at' });
 
 
 export const vehicleParams = Joi.object({
@@ -38,7 +41,7 @@ export const bookingPayload = requestBody({
     pickup_location_id: recordId.required().description('Where the customer picks the vehicle up'),
     dropoff_location_id: recordId.required().description('Where the customer returns the vehicle'),
     pickup_at: utcTimestamp().required().description(`Start of the booking, ISO 8601 UTC (${timestampExample})`),
-    return_at: wording(utcTimestamp(afterPickup), { 'timestamp.afterPickup': '{{#label}} must be after pickup_at' }).required().description('End of the booking, after pickup_at; the vehicle is free again from this instant'),
+    return_at: returnAt.required().description('End of the booking, after pickup_at; the vehicle is free again from this instant'),
     notes: text(maxNotesLength).allow('').default('').description('Free text for the rental desk'),
     id: setByService('generated'),
     customer_id: setByService('the caller\'s identity'),

@@ -1,5 +1,6 @@
-import { FixtureError, type FixtureRows } from '../../fixtures';
-import type { Runner } from './database';
+import { FixtureError, refuseOverlap, type FixtureExclusion, type FixtureRows } from '../../fixtures';
+import type { StoredRows } from '../engine';
+import type { PgDatabase, Runner } from './database';
 import { engineError } from './errors';
 
 
@@ -11,12 +12,19 @@ import { engineError } from './errors';
 export async function insertFixtureRows(tx: Runner, fixture: FixtureRows): Promise<number> {
 
     let inserted = 0;
-    for (const { collection, rows } of fixture) {
-        for (const { where, origin, row, references } of rows) {
+    for (const { collection, exclusion, rows } of fixture) {
+        for (const record of rows) {
+            const { where, origin, row, references } = record;
             for (const [field, table, id] of references) {
                 if (!await tx.row({ name: '', text: `SELECT 1 FROM "${table}" WHERE id = $1` }, id)) {
                     throw new FixtureError(`${origin}: ${where}.${field}: ${JSON.stringify(id)} names no record of ${table}`, `${where}.${field}`);
                 }
+            }
+
+            // Checked before the insert, so that the refusal names the record rather than the exclusion constraint.
+            if (exclusion && row[exclusion.when[0]] === exclusion.when[1]) {
+                const other = await tx.row<unknown[], { id: string }>({ name: '', text: overlapQuery(collection, exclusion) }, row[exclusion.key], exclusion.when[1], row[exclusion.to], row[exclusion.from], row.id);
+                refuseOverlap(record, exclusion, other?.id);
             }
 
             const names = Object.keys(row);
@@ -33,6 +41,61 @@ export async function insertFixtureRows(tx: Runner, fixture: FixtureRows): Promi
     }
 
     return inserted;
+}
+
+
+function overlapQuery(collection: string, { key, from, to, when }: FixtureExclusion): string {
+
+    return `SELECT id FROM "${collection}" WHERE "${key}" = $1 AND "${when[0]}" = $2 AND "${from}" < $3 AND "${to}" > $4 AND id <> $5 LIMIT 1`;
+}
+
+
+/** Stores pay's fixture rows, then writes their ledger as the API does: accounts opened, two entries per transaction. */
+export async function insertPayFixtureRows(tx: Runner, fixture: FixtureRows): Promise<number> {
+
+    const inserted = await insertFixtureRows(tx, fixture);
+    for (const statement of ledgerPosting) {
+        await tx.exec(statement);
+    }
+
+    return inserted;
+}
+
+
+// Transactions without entries (those just loaded) get accounts and balanced entries (checked at commit). Deposits
+// post before withdrawals, so that no wallet account is overdrawn on the way to the balances the fixture adds up to.
+const unposted = 'NOT EXISTS (SELECT 1 FROM entries e WHERE e.transaction_id = t.id)';
+const signed = `CASE t.type WHEN 'deposit' THEN t.amount ELSE -t.amount END`;
+const ledgerPosting = [
+    `INSERT INTO accounts (wallet_id, asset, created_at) SELECT t.wallet_id, t.asset, min(t.created_at) FROM transactions t
+        WHERE ${unposted} AND NOT EXISTS (SELECT 1 FROM accounts a WHERE a.wallet_id = t.wallet_id AND a.asset = t.asset)
+        GROUP BY t.wallet_id, t.asset ORDER BY min(t.created_at), t.wallet_id, t.asset`,
+    `INSERT INTO accounts (provider_id, asset, created_at) SELECT t.provider_id, t.asset, min(t.created_at) FROM transactions t
+        WHERE ${unposted} AND NOT EXISTS (SELECT 1 FROM accounts a WHERE a.provider_id = t.provider_id AND a.asset = t.asset)
+        GROUP BY t.provider_id, t.asset ORDER BY min(t.created_at), t.provider_id, t.asset`,
+    `INSERT INTO entries (transaction_id, account_id, amount, created_at) SELECT id, account_id, amount, created_at FROM (
+        SELECT t.id, a.id AS account_id, ${signed} AS amount, t.created_at, t.type AS type, 0 AS side
+            FROM transactions t JOIN accounts a ON a.wallet_id = t.wallet_id AND a.asset = t.asset WHERE ${unposted}
+        UNION ALL
+        SELECT t.id, a.id, -${signed}, t.created_at, t.type, 1
+            FROM transactions t JOIN accounts a ON a.provider_id = t.provider_id AND a.asset = t.asset WHERE ${unposted}
+    ) posting ORDER BY type, created_at, id, side`
+];
+
+
+/** Every row of each table in list order, read in one snapshot. */
+export function exportRows(db: PgDatabase, tables: string[]): Promise<StoredRows> {
+
+    return db.transaction(async (tx) => {
+
+        await tx.exec('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ READ ONLY');
+        const rows: StoredRows = {};
+        for (const table of tables) {
+            rows[table] = await tx.rows<[], Record<string, unknown>>({ name: '', text: `SELECT * FROM "${table}" ORDER BY created_at, id` });
+        }
+
+        return rows;
+    });
 }
 
 

@@ -4,10 +4,10 @@ import type { FixtureRows } from '../../fixtures';
 import type { CommerceStore } from '../../namespaces/commerce/store';
 import type { LogisticsStore } from '../../namespaces/logistics/store';
 import { demoData } from '../demo';
-import type { NamespaceHealth, WaitingDatabase } from '../engine';
+import type { NamespaceHealth, StoredRows, WaitingDatabase } from '../engine';
 import { PgCommerceStore } from './commerce';
 import { PgDatabase } from './database';
-import { collectionsEmpty, insertFixtureRows } from './fixtures';
+import { collectionsEmpty, exportRows, insertFixtureRows } from './fixtures';
 import { PgLogisticsStore } from './logistics';
 import { describeUrl, migrate, schemaVersion, underMigrationLock } from './migrate';
 
@@ -61,6 +61,11 @@ export class PgNamespace implements WaitingDatabase {
             await within();
             return inserted;
         });
+    }
+
+    exportRows(tables: string[]): Promise<StoredRows> {
+
+        return exportRows(this.db, tables);
     }
 
     commerceStore(context: RecordContext): CommerceStore {

@@ -4,7 +4,9 @@ import { everyMigrationApplied, namespaceMigrations } from '../migrations';
 import type { PayAccess, PayStatus, PayStore } from '../../namespaces/pay/store';
 import type { PayKeys } from '../pay-keys';
 import { payStatus, type PayContents } from '../pay-status';
+import type { WaitingRecords } from '../engine';
 import { PgDatabase } from './database';
+import { exportRows, insertPayFixtureRows } from './fixtures';
 import { appliedMigrations, migrate, schemaVersion } from './migrate';
 import { PgPayStore } from './pay';
 import { payRecord, recordedKeys, schemaOccupied, type PayRecord } from './pay-credentials';
@@ -74,6 +76,26 @@ export class PgPayReadiness implements PayAccess {
     async store(): Promise<PayStore | null> {
 
         return (await this.status()).schema_ready ? this.payStore : null;
+    }
+
+    /** Pay's records when its schema is ready, else null. */
+    async records(): Promise<WaitingRecords | null> {
+
+        if (!(await this.status()).schema_ready) {
+            return null;
+        }
+
+        const db = this.db!;
+        return {
+            transactions: 'waiting',
+            storeFixture: (rows, within) => db.transaction(async (tx) => {
+
+                const inserted = await insertPayFixtureRows(tx, rows);
+                await within();
+                return inserted;
+            }),
+            exportRows: (tables) => exportRows(db, tables)
+        };
     }
 
     /** Ends the pool, if one was opened. */

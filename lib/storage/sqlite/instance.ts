@@ -24,7 +24,7 @@ export class SqliteInstanceData extends NamespacesDataSet implements InstanceDat
     /** Loads a fixture, all or nothing, before the call returns: every database of an instance is immediate. */
     loadFixtureNow(fixture: unknown, origin: string): void {
 
-        this.storeImmediate(this.fixtureLoads(fixture, origin), 0);
+        this.storeImmediate(this.fixtureLoads(fixture, origin, this.memoryPay instanceof MemoryPay ? this.memoryPay : null), 0);
     }
 
     /** Takes the current state as the one reset() goes back to. */

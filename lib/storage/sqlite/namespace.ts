@@ -3,10 +3,10 @@ import type { Settings } from '../../config';
 import type { FixtureRows } from '../../fixtures';
 import type { CommerceStore } from '../../namespaces/commerce/store';
 import type { LogisticsStore } from '../../namespaces/logistics/store';
-import type { ImmediateDatabase, NamespaceHealth } from '../engine';
+import type { ImmediateDatabase, NamespaceHealth, StoredRows } from '../engine';
 import { SqliteCommerceStore } from './commerce';
 import { namespaceFile, openNamespace, prepareDataDir } from './files';
-import { seedDemo, storeFixtureRows } from './fixtures';
+import { exportRows, seedDemo, storeFixtureRows } from './fixtures';
 import { namespaceImage } from './images';
 import { SqliteLogisticsStore } from './logistics';
 import { schemaVersion } from './migrate';
@@ -39,6 +39,11 @@ export class SqliteNamespace implements ImmediateDatabase {
     storeFixture(rows: FixtureRows, within: () => void): number {
 
         return storeFixtureRows(this.db, rows, within);
+    }
+
+    exportRows(tables: string[]): Promise<StoredRows> {
+
+        return Promise.resolve(exportRows(this.db, tables));
     }
 
     commerceStore(context: RecordContext): CommerceStore {

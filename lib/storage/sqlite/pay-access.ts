@@ -1,7 +1,9 @@
 import type { RecordContext } from '../../clock';
 import type { Settings } from '../../config';
 import { sections, type PayAccess, type PayStatus, type PayStore } from '../../namespaces/pay/store';
-import type { PayDatabase } from '../engine';
+import type { FixtureRows } from '../../fixtures';
+import type { ImmediateRecords, PayDatabase, RecordsDatabase, StoredRows } from '../engine';
+import { exportRows, storePayFixtureRows } from './fixtures';
 import { namespaceImage } from './images';
 import { schemaVersion } from './migrate';
 import { changesSinceOpen, closeDatabase, openCopy, type Database } from './open';
@@ -13,10 +15,11 @@ const emptyPay: PayStatus = { configured: false, schema_ready: false, sections }
 
 
 /** Pay in memory, migrated when made: always ready. */
-export class MemoryPay implements PayAccess, PayDatabase {
+export class MemoryPay implements PayAccess, PayDatabase, ImmediateRecords {
 
     readonly engine = 'sqlite';
     readonly storage = 'memory';
+    readonly transactions = 'immediate';
     private payStore: PayStore | null = null;
 
     // The bytes the database last was, and its change count then, as a namespace keeps them.
@@ -43,6 +46,21 @@ export class MemoryPay implements PayAccess, PayDatabase {
 
         this.payStore ??= new SqlitePayStore(this.db, this.context);
         return Promise.resolve(this.payStore);
+    }
+
+    records(): Promise<RecordsDatabase> {
+
+        return Promise.resolve(this);
+    }
+
+    storeFixture(rows: FixtureRows, within: () => void): number {
+
+        return storePayFixtureRows(this.db, rows, within);
+    }
+
+    exportRows(tables: string[]): Promise<StoredRows> {
+
+        return Promise.resolve(exportRows(this.db, tables));
     }
 
     /** The pay database as bytes; unchanged, the image it was copied from. */
@@ -101,6 +119,11 @@ export class NoPay implements PayAccess, PayDatabase {
         return Promise.resolve(null);
     }
 
+    records(): Promise<null> {
+
+        return Promise.resolve(null);
+    }
+
     close(): Promise<void> {
 
         return Promise.resolve();
@@ -133,5 +156,22 @@ export function openSqlitePay(settings: Pick<Settings, 'storage' | 'pay' | 'memo
     }
 
     // Pay's storage: the file its settings name, else where the data set keeps its databases.
-    return { access: pay, engine: 'sqlite', storage: pay.hasFile ? 'file' : settings.storage, close: () => Promise.resolve(pay.close()) };
+    return {
+        access: pay,
+        engine: 'sqlite',
+        storage: pay.hasFile ? 'file' : settings.storage,
+        records: () => Promise.resolve(payRecords(pay.database())),
+        close: () => Promise.resolve(pay.close())
+    };
+}
+
+
+/** The records of a pay database, null when there is none ready. */
+export function payRecords(db: Database | null): ImmediateRecords | null {
+
+    return db && {
+        transactions: 'immediate',
+        storeFixture: (rows, within) => storePayFixtureRows(db, rows, within),
+        exportRows: (tables) => Promise.resolve(exportRows(db, tables))
+    };
 }
