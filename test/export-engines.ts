@@ -90,11 +90,14 @@ for (const engine of engines) {
 
         it('exports no pay, and refuses pay records, while pay is not provisioned', async () => {
 
-            const server = await engineServer(engine, { seed: false });
+            // Pay's settings name a database of the engine that was never provisioned.
+            const pay = engine === 'sqlite' ? { url: Path.join(tempDir(), 'pay.db') } : await freshDatabase();
+            const server = await engineServer(engine, { seed: false, pay: { url: pay.url, publishableKey: 'pk_local_unknown', secretKey: 'sk_local_unknown' } });
             const file = await server.app.localgate.data.exportRecords();
             expect(Object.keys(file)).to.equal(['localgate', 'commerce', 'logistics']);
             await expect(server.app.localgate.data.loadFixture({ pay: { wallets: [] } }, 'file')).to.reject(/^file: pay: this data set has no pay namespace ready/);
             await server.stop();
+            await (pay as { drop?: () => Promise<void> }).drop?.();
         });
     });
 }

@@ -111,4 +111,51 @@ describe('export and load back', () => {
         expect(carried.clock.now().toISOString()).to.equal('2030-01-01T00:00:00.000Z');
         await Promise.all([original.close(), own.close(), carried.close()]);
     });
+
+    const wallet = { id: 'w-ana', owner_id: 'ana', created_at: '2030-01-01T00:00:00.000Z' };
+    const deposit = { id: 't-1', wallet_id: 'w-ana', type: 'deposit', asset: 'USD', amount: 500, provider_id: 'sandbox' };
+    const booking = { vehicle_id: '1a1aec40-05e3-4128-a86c-6981ec6a3eb5', pickup_location_id: '8a5c2440-7943-4c0d-bdf4-9777cd05095e', dropoff_location_id: '8a5c2440-7943-4c0d-bdf4-9777cd05095e', pickup_at: '2030-05-01T00:00:00Z', return_at: '2030-05-03T00:00:00Z', customer_id: 'ana' };
+    const refusals: [string, object, string, RegExp, boolean?][] = [
+        ['a newer format', { localgate: { format: 2, whatever: true } }, 'localgate.format', /localgate.format 2 is newer than this localgate reads \(format 1\)/],
+        ['a format that is no number', { localgate: { format: 'one' } }, 'localgate.format', /localgate.format: format must be a number/],
+        ['a header that is no object', { localgate: 1 }, 'localgate', /must be of type object/],
+        ['a namespace no migration names', { localgate: { format: 1, migrations: { shop: [] } } }, 'localgate.migrations.shop', /no namespace of that name keeps data/],
+        ['a migration this version does not ship', { localgate: { format: 1, migrations: { logistics: ['001_vehicles_locations_drivers_bookings', '003_fleet'] } } }, 'localgate.migrations.logistics', /"003_fleet" is not a migration this localgate ships: the file comes from a newer schema/],
+        ['an id mode it does not know', { localgate: { format: 1, instance: { clock: null, ids: 'counting', id_counter: 0 } } }, 'localgate.instance.ids', /must be one of/],
+        ['pay records for an instance without pay', { pay: { wallets: [wallet] } }, 'pay', /no pay namespace ready/, false],
+        ['a transaction of a wallet the fixture does not hold', { pay: { transactions: [deposit] } }, 'pay.transactions[0].wallet_id', /"w-ana" names no wallet of this fixture/],
+        ['balances that are not what the transactions add up to', { pay: { wallets: [{ ...wallet, balances: [{ asset: 'USD', amount: 400 }] }], transactions: [deposit] } }, 'pay.wallets[0].balances', /is not what its transactions add up to: \[{"asset":"USD","amount":500}\]/],
+        ['a withdrawal of more than was deposited', { pay: { wallets: [wallet], transactions: [deposit, { ...deposit, id: 't-2', type: 'withdrawal', amount: 600 }] } }, 'pay.wallets[0].balances', /its USD transactions add up to -100, outside 0 to 9007199254740991/],
+        ['a transaction through an unknown provider', { pay: { wallets: [wallet], transactions: [{ ...deposit, provider_id: 'mattress' }] } }, 'pay.transactions[0].provider_id', /"mattress" names no record of providers/],
+        ['a transaction of no status the API gives', { pay: { wallets: [wallet], transactions: [{ ...deposit, status: 'pending' }] } }, 'pay.transactions[0].status', /must be \[completed\]/],
+        ['a booking of an unknown vehicle', { logistics: { bookings: [{ ...booking, vehicle_id: 'v-none' }] } }, 'logistics.bookings[0].vehicle_id', /"v-none" names no record of vehicles/],
+        ['a booking that returns before its pickup', { logistics: { bookings: [{ ...booking, return_at: '2030-04-01T00:00:00Z' }] } }, 'logistics.bookings[0].return_at', /must be after pickup_at/],
+        ['a booking of no status the API gives', { logistics: { bookings: [{ ...booking, status: 'pending' }] } }, 'logistics.bookings[0].status', /must be one of \[confirmed, cancelled\]/],
+        ['two confirmed bookings of one vehicle that overlap', { logistics: { bookings: [{ ...booking, id: 'b-1' }, { ...booking, id: 'b-2', pickup_at: '2030-05-02T23:59:59Z', return_at: '2030-05-04T00:00:00Z' }] } }, 'logistics.bookings[1].pickup_at', /\[2030-05-02T23:59:59.000Z, 2030-05-04T00:00:00.000Z\) overlaps "b-1", another confirmed record of vehicle_id/]
+    ];
+
+    for (const [what, fixture, field, message, pay = true] of refusals) {
+        it(`refuses ${what} with a 400 naming the field, and makes nothing`, async () => {
+
+            const admin = adminBearer(kit.server);
+            const before = body<{ total: number }>(await kit.server.inject({ url: '/_instances', headers: admin })).total;
+            const error = expectError(await kit.server.inject({ method: 'POST', url: '/_instances', headers: admin, payload: { pay, fixture } }), 400, 'invalid_fixture', `fixture.${field}`);
+            expect(error.message).to.match(message);
+            expect(body<{ total: number }>(await kit.server.inject({ url: '/_instances', headers: admin })).total).to.equal(before);
+        });
+    }
+
+    it('reads a file of an older schema, a header alone, and wallets given without their balances', async () => {
+
+        const older = { localgate: { format: 1, migrations: { logistics: ['001_vehicles_locations_drivers_bookings'] } }, logistics: { bookings: [booking] } };
+        const t = await kit.instance({ fixture: older, pay: true });
+        expect(body<{ total: number }>(await t.inject({ url: '/v1/logistics/bookings', headers: t.auth('ana') })).total).to.equal(1);
+
+        const alone = await kit.instance({ seed: 'none', fixture: { localgate: { format: 1 } } });
+        expect((await alone.export()).commerce).to.equal({ businesses: [], products: [], offers: [], inquiries: [], scam_reports: [] });
+
+        const wallets = await kit.instance({ seed: 'none', pay: true, fixture: { pay: { wallets: [wallet], transactions: [deposit, { ...deposit, id: 't-2', asset: 'MIT', amount: 40 }, { ...deposit, id: 't-3', type: 'withdrawal', amount: 100 }] } } });
+        expect(body(await wallets.inject({ url: '/v1/pay/wallet', headers: wallets.auth('ana') }))).to.equal({ ...wallet, balances: [{ asset: 'MIT', amount: 40 }, { asset: 'USD', amount: 400 }] });
+        await Promise.all([t.close(), alone.close(), wallets.close()]);
+    });
 });

@@ -317,7 +317,7 @@ describe('/_instances', () => {
                 'request body fixture: commerce.products[0].price: price has more decimals than USD allows (at most 2)'],
             [{ commerce: { products: [{ name: 'Cone', price: 2.5, currency: 'USD', business_id: 'b-gone' }] } }, 'fixture.commerce.products[0].business_id',
                 'request body fixture: commerce.products[0].business_id: "b-gone" names no record of businesses'],
-            [{ bank: {} }, 'fixture', 'request body fixture: unknown namespace "bank" (fixtures fill commerce, logistics)'],
+            [{ bank: {} }, 'fixture', 'request body fixture: unknown namespace "bank" (fixtures fill commerce, logistics, pay)'],
             [{ logistics: { drivers: [{ name: 'A', phone: '1', license_number: 'L1' }, { name: 'B', phone: '2', license_number: 'L1' }] } }, 'fixture.logistics.drivers[1]',
                 'request body fixture: logistics.drivers[1]: UNIQUE constraint failed: drivers.license_number']
         ];
