@@ -28,11 +28,12 @@ Commands:
   token [--admin] <subject>  print a bearer token for <subject> (--ttl 1h, 30m, 2d or seconds; at most 365d);
                           --admin adds the role claim the /_instances routes need (subject default: admin)
   seed --file F.json      load a fixture file {"<namespace>": {"<collection>": [records]}}
+  export [--file F.json]  write every record of the databases as a fixture file (to standard output without --file)
   help [command]          print this, or what a command takes
 
 Options: --version, --help (also after a command: localgate token --help)
 Settings are read from the environment too:
-  service     PORT, HOST, DATA_DIR, AUTH_JWT_SECRET, SEED, CORS_ORIGINS, DRAIN_TIMEOUT_MS, CONSOLE_API,
+  service     PORT, HOST, DATA_DIR, AUTH_JWT_SECRET, SEED (demo, none or a fixture file), CORS_ORIGINS, DRAIN_TIMEOUT_MS, CONSOLE_API,
               VALIDATE_RESPONSES, LOG_LEVEL, LOG_FORMAT (auto: pretty lines on a terminal, else json; json; pretty)
   pay         PAY_DB_URL, PAY_DB_PUBLISHABLE_KEY, PAY_DB_SECRET_KEY, MEMORY_PAY
   PostgreSQL  DATABASE_URL, COMMERCE_DB_URL, LOGISTICS_DB_URL, WEATHER_DB_URL (a postgres:// URL or an SQLite file),
@@ -46,7 +47,7 @@ const options = {
     memory: { type: 'boolean' },
     'memory-pay': { type: 'boolean' },
     admin: { type: 'boolean' },
-    seed: { type: 'boolean' },
+    seed: { type: 'string' },
     'no-seed': { type: 'boolean' },
     'log-level': { type: 'string' },
     ttl: { type: 'string' },
@@ -66,9 +67,9 @@ interface Command {
 // What each command takes: any other flag is a usage error.
 const commands: Record<string, Command> = {
     start: {
-        synopsis: 'localgate start [--port N] [--host H] [--data-dir D | --memory [--memory-pay]] [--no-seed] [--log-level L]',
+        synopsis: 'localgate start [--port N] [--host H] [--data-dir D | --memory [--memory-pay]] [--seed demo|none|F.json | --no-seed] [--log-level L]',
         flags: ['port', 'host', 'data-dir', 'memory', 'memory-pay', 'seed', 'no-seed', 'log-level'],
-        explain: 'Starts the service; PORT=0 (or --port 0) picks a free port. --memory keeps the databases in memory (the token secret stays in DATA_DIR, so `localgate token` works from another shell); --memory-pay gives it a provisioned pay namespace in memory.'
+        explain: 'Starts the service; PORT=0 (or --port 0) picks a free port. --seed (or SEED) names what empty databases get on start: demo (the default), none, or a fixture file such as an export (records whose id is there already are left as they are). --memory keeps the databases in memory (the token secret stays in DATA_DIR, so `localgate token` works from another shell); --memory-pay gives it a provisioned pay namespace in memory.'
     },
     migrate: {
         synopsis: 'localgate migrate [--data-dir D]',
@@ -93,7 +94,12 @@ const commands: Record<string, Command> = {
     seed: {
         synopsis: 'localgate seed --file F.json [--data-dir D]',
         flags: ['file', 'data-dir', 'no-seed'],
-        explain: 'Loads a fixture file of records in the API\'s shape, {"<namespace>": {"<collection>": [records]}}, checked with the API\'s rules; records whose id exists are skipped, any other problem loads nothing and names the record and field.'
+        explain: 'Loads a fixture file of records in the API\'s shape, {"<namespace>": {"<collection>": [records]}}, checked with the API\'s rules; records whose id exists are skipped, any other problem loads nothing and names the record and field. An export loads as it is; one of a newer format or schema is refused.'
+    },
+    export: {
+        synopsis: 'localgate export [--file F.json] [--data-dir D]',
+        flags: ['file', 'data-dir'],
+        explain: 'Writes every record of the configured databases (each namespace where its settings place it, and pay once provisioned) as one fixture file, opened by {"localgate": {"format": 1, "migrations": {...}}}: to F.json, else to standard output. `localgate seed --file`, SEED=F.json and POST /_instances load it back.'
     }
 };
 
@@ -139,6 +145,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: Io): Prom
             case 'provision': return await provision(settings, args, io, (url, database) => provisionPay(url, database, settings.pay));
             case 'rotate-keys': return await provision(settings, args, io, rotatePayKeys);
             case 'token': return token(settings, args, { ttl: values.ttl, admin }, io);
+            case 'export': return await exportFile(settings, values.file, io);
             default: return await seed(settings, values.file, io);
         }
     }
@@ -225,7 +232,7 @@ async function start(settings: Settings, io: Io): Promise<number> {
 
 async function migrateAll(settings: Settings, io: Io): Promise<number> {
 
-    const data = await createEngine({ ...settings, seed: false }).openDefault(wallContext());
+    const data = await createEngine({ ...settings, seed: false, seedFile: undefined }).openDefault(wallContext());
     try {
         for (const [namespace, health] of Object.entries(await data.health())) {
             io.out(health.state === 'ready' ? `${namespace}: schema version ${health.schema_version}` : `${namespace}: not provisioned (run \`localgate provision pay\`)`);
@@ -281,11 +288,33 @@ async function seed(settings: Settings, file: string | undefined, io: Io): Promi
         throw new Error('seed loads into the databases in DATA_DIR: in memory they would vanish when this command exits (give a running server a fixture with POST /_instances)');
     }
 
-    const data = await createEngine({ ...settings, seed: false }).openDefault(wallContext());
+    const data = await createEngine({ ...settings, seed: false, seedFile: undefined }).openDefault(wallContext());
     try {
         const path = Path.resolve(file);
         const counts = await data.loadFixture(readFixtureFile(path), path);
         io.out(Object.entries(counts).map(([namespace, count]) => `${namespace}: ${count} records added`).join('\n'));
+    }
+    finally {
+        await data.close();
+    }
+
+    return 0;
+}
+
+
+async function exportFile(settings: Settings, file: string | undefined, io: Io): Promise<number> {
+
+    // The databases as they are: an export writes nothing into them, not even the demo data.
+    const data = await createEngine({ ...settings, seed: false, seedFile: undefined }).openDefault(wallContext());
+    try {
+        const text = JSON.stringify(await data.exportRecords(), null, 1);
+        if (file === undefined) {
+            io.out(text);
+        }
+        else {
+            Fs.writeFileSync(file, `${text}\n`);
+            io.err(`localgate: exported to ${Path.resolve(file)}`);
+        }
     }
     finally {
         await data.close();

@@ -1,3 +1,4 @@
+import Fs from 'node:fs';
 import Path from 'node:path';
 import Url from 'node:url';
 
@@ -60,7 +61,10 @@ export interface Settings {
     logLevel: LogLevel;
     logFormat: LogFormat;
     corsOrigins: string[];
+    /** Whether the demo data is loaded into empty databases on start. */
     seed: boolean;
+    /** A fixture file (an export, say) loaded into the databases on start instead: SEED=<path>. */
+    seedFile?: string;
     drainTimeoutMs: number;
     validateResponses: boolean;
     instanceIdleTtlMs: number;
@@ -79,7 +83,7 @@ export interface Settings {
     payLocation?: PayLocation;
 }
 
-export type Options = Partial<Omit<Settings, 'pay' | 'database' | 'placements' | 'payLocation'>> & { pay?: PaySettings; database?: Partial<DatabaseSettings> };
+export type Options = Partial<Omit<Settings, 'pay' | 'database' | 'placements' | 'payLocation' | 'seed' | 'seedFile'>> & { pay?: PaySettings; database?: Partial<DatabaseSettings>; seed?: boolean | string };
 
 /** The data directory setting that asks for storage in memory (DATA_DIR=:memory:, or dataDir in code). */
 export const memoryDataDir = ':memory:';
@@ -160,7 +164,9 @@ export const settingsSchema = Joi.object<Settings>({
     logLevel: Joi.string().valid(...logLevels).default('info').label('LOG_LEVEL'),
     logFormat: Joi.string().valid(...logFormats).default('auto').label('LOG_FORMAT'),
     corsOrigins: Joi.array().items(Joi.string().min(1)).min(1).default(['*']).label('CORS_ORIGINS'),
-    seed: Joi.boolean().truthy('demo').falsy('none').default(true).messages({ 'boolean.base': '{{#label}} must be demo or none' }).label('SEED'),
+    seed: Joi.alternatives(Joi.boolean().truthy('demo').falsy('none'), Joi.string().min(1).custom(existingFile))
+        .default(true).messages({ 'string.empty': '{{#label}} must be demo, none or the path of a fixture file', 'seed.file': '{{#label}} must be demo, none or the path of a fixture file: there is no file {{#file}}' }).label('SEED'),
+    seedFile: Joi.string().label('seedFile'),
     drainTimeoutMs: Joi.number().integer().min(0).default(10_000).label('DRAIN_TIMEOUT_MS'),
     validateResponses: Joi.boolean().default(false).label('VALIDATE_RESPONSES'),
     instanceIdleTtlMs: Joi.number().integer().min(1000).default(3_600_000).label('INSTANCE_IDLE_TTL'),
@@ -185,6 +191,14 @@ export const settingsSchema = Joi.object<Settings>({
 }).prefs({ errors: { wrap: { label: false } } });
 
 
+// A SEED that is neither demo nor none names a fixture file: it must be one, kept as an absolute path.
+function existingFile(value: string, helpers: Joi.CustomHelpers): string | Joi.ErrorReport {
+
+    const file = Path.resolve(value);
+    return Fs.statSync(file, { throwIfNoEntry: false })?.isFile() ? file : helpers.error('seed.file', { file });
+}
+
+
 /** Validates programmatic options once; the first problem becomes a SettingError naming the setting. */
 export function resolveSettings(options: Options = {}): Settings {
 
@@ -198,6 +212,7 @@ export function resolveSettings(options: Options = {}): Settings {
 
     const settings: Settings = {
         ...value,
+        ...(typeof value.seed === 'string' ? { seed: false, seedFile: value.seed } : {}),
         placements: Object.fromEntries(placedNamespaces.map((namespace) => [namespace, namespaceLocation(value, namespace)])) as Settings['placements'],
         ...(value.pay.url === undefined ? {} : { payLocation: payLocation(value.pay.url) })
     };
@@ -249,8 +264,9 @@ function locationOf(url: string, namespace: string): NamespaceLocation {
 
 
 // The settings a flag can set, by their environment names.
-const flagOfSetting: Record<string, 'port' | 'host' | 'data-dir' | 'log-level' | 'memory-pay'> = {
+const flagOfSetting: Record<string, 'port' | 'host' | 'data-dir' | 'log-level' | 'memory-pay' | 'seed'> = {
     PORT: 'port',
+    SEED: 'seed',
     HOST: 'host',
     DATA_DIR: 'data-dir',
     LOG_LEVEL: 'log-level',
@@ -263,7 +279,7 @@ export interface Flags {
     'data-dir'?: string;
     memory?: boolean;
     'memory-pay'?: boolean;
-    seed?: boolean;
+    seed?: boolean | string;
     'log-level'?: string;
 }
 

@@ -9,6 +9,7 @@ import Lab from '@hapi/lab';
 import { resolveSecret } from '../lib/auth';
 import { logFormat, main, ttlSeconds, type Io } from '../lib/cli';
 import { wallContext } from '../lib/clock';
+import { settingsFromEnvironment } from '../lib/config';
 import { mintPayKeys } from '../lib/storage/pay-keys';
 import { PayReadiness } from '../lib/storage/sqlite/pay-readiness';
 import { runCli, spawnServer } from './helpers/processes';
@@ -234,7 +235,7 @@ describe('the command line', () => {
 
         const res = await run(['start', '--ttl', '1h']);
         expect(res.code).to.equal(2);
-        expect(res.stderr.split('\n')[0]).to.equal('localgate: start does not take --ttl: localgate start [--port N] [--host H] [--data-dir D | --memory [--memory-pay]] [--no-seed] [--log-level L]');
+        expect(res.stderr.split('\n')[0]).to.equal('localgate: start does not take --ttl: localgate start [--port N] [--host H] [--data-dir D | --memory [--memory-pay]] [--seed demo|none|F.json | --no-seed] [--log-level L]');
         const several = await run(['token', 'alice', '--port', '1', '--no-seed']);
         expect(several.stderr.split('\n')[0]).to.startWith('localgate: token does not take --port, --no-seed:');
     });
@@ -410,6 +411,52 @@ describe('the command line', () => {
         const missing = await run(['seed', '--file', Path.join(dir, 'none.json'), '--data-dir', dir]);
         expect(missing.code).to.equal(1);
         expect(missing.stderr).to.contain('Cannot read fixture');
+    });
+
+    it('exports the databases as a fixture file that seed, SEED and --seed load back', async () => {
+
+        const dir = tempDir();
+        const fixture = Path.join(dir, 'fixture.json');
+        const quay = { id: 'quay', name: 'Quay', address: '1 Quay Street', city: 'Harbourside', latitude: 50.6, longitude: -3.4, created_at: '2030-01-01T00:00:00Z' };
+        const van = { id: 'v-van', make: 'Ford', model: 'Transit', year: 2021, seats: 3, daily_rate: 70, currency: 'GBP', created_at: '2030-01-01T00:00:00Z' };
+        const booking = { id: 'b-1', vehicle_id: 'v-van', pickup_location_id: 'quay', dropoff_location_id: 'quay', pickup_at: '2030-02-01T00:00:00Z', return_at: '2030-02-02T00:00:00Z', customer_id: 'ana', created_at: '2030-01-02T00:00:00Z' };
+        Fs.writeFileSync(fixture, JSON.stringify({ logistics: { locations: [quay], vehicles: [van], bookings: [booking] } }));
+        expect((await run(['seed', '--file', fixture, '--data-dir', dir])).code).to.equal(0);
+
+        const printed = await run(['export', '--data-dir', dir]);
+        expect(printed.code).to.equal(0);
+        const file = JSON.parse(printed.stdout);
+        expect(file.localgate).to.equal({ format: 1, migrations: { commerce: ['001_catalogue_inquiries_scam_reports'], logistics: ['001_vehicles_locations_drivers_bookings', '002_booking_counts'] } });
+        expect(file.logistics.bookings).to.equal([{ ...booking, notes: '', status: 'confirmed', pickup_at: '2030-02-01T00:00:00.000Z', return_at: '2030-02-02T00:00:00.000Z', created_at: '2030-01-02T00:00:00.000Z' }]);
+
+        const out = Path.join(dir, 'export.json');
+        expect(await run(['export', '--file', out, '--data-dir', dir])).to.equal({ code: 0, stdout: '', stderr: `localgate: exported to ${out}` });
+        expect(Fs.readFileSync(out, 'utf8')).to.equal(`${printed.stdout}\n`);
+
+        // Into another data directory: by the seed command, or on start with SEED or --seed, once.
+        const other = tempDir();
+        expect((await run(['seed', '--file', out, '--data-dir', other])).stdout).to.equal('commerce: 0 records added\nlogistics: 3 records added');
+        expect((await run(['export', '--data-dir', other])).stdout).to.equal(printed.stdout);
+        for (const seeded of [{ env: { SEED: out }, args: [] }, { env: {}, args: ['--seed', out] }]) {
+            const started = await testServer({ ...settingsFromEnvironment({ ...seeded.env, DATA_DIR: tempDir() }, { seed: seeded.args[1] }), logLevel: 'silent' });
+            expect(JSON.stringify(await started.app.localgate.data.exportRecords(), null, 1)).to.equal(printed.stdout);
+            await started.stop();
+        }
+
+        // A file of a newer format stops the command with one line, and exit 1.
+        Fs.writeFileSync(out, JSON.stringify({ ...file, localgate: { format: 2 } }));
+        expect(await run(['seed', '--file', out, '--data-dir', other])).to.equal({ code: 1, stdout: '', stderr: `localgate: ${out}: localgate.format 2 is newer than this localgate reads (format 1): load the file with the localgate that wrote it, or a newer one` });
+        const refused = await run(['start', '--data-dir', other, '--port', '0', '--seed', out]);
+        expect(refused.code).to.equal(1);
+        expect(refused.stderr).to.contain('localgate.format 2 is newer');
+    });
+
+    it('refuses a SEED that is neither demo, none nor a file, under the name it was given by', async () => {
+
+        const missing = Path.resolve('no-such-fixture.json');
+        expect((await run(['start', '--seed', 'no-such-fixture.json'])).stderr).to.equal(`localgate: --seed must be demo, none or the path of a fixture file: there is no file ${missing}`);
+        expect((await run(['start'], { SEED: 'no-such-fixture.json' })).stderr).to.equal(`localgate: SEED must be demo, none or the path of a fixture file: there is no file ${missing}`);
+        expect(() => settingsFromEnvironment({}, { seed: '' })).to.throw('--seed must be demo, none or the path of a fixture file');
     });
 });
 

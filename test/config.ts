@@ -173,7 +173,7 @@ describe('settings', () => {
         [{ AUTH_JWT_SECRET: 'short' }, 'AUTH_JWT_SECRET must be at least 32 bytes long'],
         [{ CORS_ORIGINS: ' , ' }, 'CORS_ORIGINS must contain at least 1 items'],
         [{ DRAIN_TIMEOUT_MS: 'soon' }, 'DRAIN_TIMEOUT_MS must be a number'],
-        [{ SEED: 'maybe' }, 'SEED must be demo or none'],
+        [{ SEED: 'maybe' }, `SEED must be demo, none or the path of a fixture file: there is no file ${Path.resolve('maybe')}`],
         [{ INSTANCE_IDLE_TTL: 'forever' }, 'INSTANCE_IDLE_TTL must be a positive duration such as 3600, 30m, 2h or 7d, not "forever"'],
         [{ INSTANCE_IDLE_TTL: '0' }, 'INSTANCE_IDLE_TTL must be a positive duration such as 3600, 30m, 2h or 7d, not "0"'],
         [{ MAX_INSTANCES: '-1' }, 'MAX_INSTANCES must be greater than or equal to 0'],
@@ -203,7 +203,7 @@ describe('settings', () => {
         expect(() => settingsFromEnvironment({ PORT: 'eighty' }, { host: 'localhost' })).to.throw(SettingError, 'PORT must be a number');
         expect(() => settingsFromEnvironment({}, { 'log-level': 'loud' })).to.throw(SettingError, /^--log-level must be one of/);
         expect(() => settingsFromEnvironment({ LOG_LEVEL: 'loud' }, { port: '1' })).to.throw(SettingError, /^LOG_LEVEL must be one of/);
-        expect(() => settingsFromEnvironment({ SEED: 'maybe' }, { port: '1' })).to.throw(SettingError, 'SEED must be demo or none');
+        expect(() => settingsFromEnvironment({ SEED: 'maybe' }, { port: '1' })).to.throw(SettingError, `SEED must be demo, none or the path of a fixture file: there is no file ${Path.resolve('maybe')}`);
     });
 
     it('reads a one-letter scheme as a Windows drive', () => {

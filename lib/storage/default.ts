@@ -1,5 +1,6 @@
 import type { RecordContext } from '../clock';
 import { placedNamespaces, type Settings } from '../config';
+import { readFixtureFile } from '../fixtures';
 import { NamespacesDataSet, type NamespaceDatabases } from './data-set';
 import type { DataSet, NamespaceDatabase, PayDatabase } from './engine';
 import { openSqliteNamespace } from './sqlite/namespace';
@@ -13,15 +14,36 @@ import { openSqlitePay } from './sqlite/pay-access';
 export async function openDefaultDataSet(settings: Settings, context: RecordContext): Promise<DataSet> {
 
     const opened: Partial<NamespaceDatabases> = {};
+    let data: NamespacesDataSet;
     try {
         for (const namespace of placedNamespaces) {
             opened[namespace] = await openNamespace(settings, namespace);
         }
 
-        return new NamespacesDataSet(opened as NamespaceDatabases, await openPay(settings, context), context);
+        data = new NamespacesDataSet(opened as NamespaceDatabases, await openPay(settings, context), context);
     }
     catch (err) {
         await Promise.all(Object.values(opened).map((database) => database.close()));
+        throw err;
+    }
+
+    if (settings.seedFile) {
+        await loadSeedFile(data, settings.seedFile);
+    }
+
+    return data;
+}
+
+
+// A seed file is loaded as the demo is, on every start: records whose id is there already are left as they are, so only
+// empty databases take it. A file that does not load stops the start; the data set closes.
+async function loadSeedFile(data: NamespacesDataSet, file: string): Promise<void> {
+
+    try {
+        await data.loadFixture(readFixtureFile(file), file);
+    }
+    catch (err) {
+        await data.close();
         throw err;
     }
 }
