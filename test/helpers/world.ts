@@ -77,8 +77,11 @@ export async function readWorld(inject: Inject, auth: (subject: string) => { aut
 
     const pages = async (url: string, subject?: string) => {
 
-        for (let offset = 0, total = 1; offset < total; offset += 4) {
+        let offset = 0;
+        let total = 1;
+        while (offset < total) {
             total = body<List<unknown>>(await read(`${url}${url.includes('?') ? '&' : '?'}limit=4&offset=${offset}`, subject)).total;
+            offset += 4;
         }
     };
 

@@ -50,14 +50,15 @@ function overlapQuery(collection: string, { key, from, to, when }: FixtureExclus
 }
 
 
-/** Stores pay's fixture rows, then writes their ledger as the API does: accounts opened, two entries per transaction. */
-export async function insertPayFixtureRows(tx: Runner, fixture: FixtureRows): Promise<number> {
+/** Stores pay's fixture rows, then writes their ledger as the API does (accounts opened, two entries per transaction), then runs `within`. */
+export async function insertPayFixtureRows(tx: Runner, fixture: FixtureRows, within: () => Promise<void>): Promise<number> {
 
     const inserted = await insertFixtureRows(tx, fixture);
     for (const statement of ledgerPosting) {
         await tx.exec(statement);
     }
 
+    await within();
     return inserted;
 }
 

@@ -88,12 +88,7 @@ export class PgPayReadiness implements PayAccess {
         const db = this.db!;
         return {
             transactions: 'waiting',
-            storeFixture: (rows, within) => db.transaction(async (tx) => {
-
-                const inserted = await insertPayFixtureRows(tx, rows);
-                await within();
-                return inserted;
-            }),
+            storeFixture: (rows, within) => db.transaction((tx) => insertPayFixtureRows(tx, rows, within)),
             exportRows: (tables) => exportRows(db, tables)
         };
     }
