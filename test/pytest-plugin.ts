@@ -67,6 +67,7 @@ const passingTests = [
     'tests/test_client.py::test_a_refused_admin_call_raises_with_the_error_code PASSED',
     'tests/test_client.py::test_tokens_need_a_future_expiry PASSED',
     'tests/test_client.py::test_a_fork_copies_the_instance_as_it_is_now PASSED',
+    'tests/test_client.py::test_an_export_loads_back_into_a_new_instance PASSED',
     'tests/test_example.py::test_a_booking_is_private_to_its_customer PASSED',
     'tests/test_example.py::test_each_test_starts_from_the_demo_data_again PASSED',
     'tests/test_example.py::test_an_empty_world_with_a_frozen_clock PASSED'
@@ -98,7 +99,7 @@ describe('the pytest plugin of clients/python', { skip }, () => {
                 expect(output).to.contain(line);
             }
 
-            expect(output).to.match(/^=+ 9 passed in /m);
+            expect(output).to.match(/^=+ 10 passed in /m);
 
             // Every instance the suite made is gone.
             const listed = await fetch(`${server.url}/_instances`, { headers: { authorization: `Bearer ${mintToken(secret, 'admin', 600, { admin: true })}` } });
@@ -118,7 +119,7 @@ describe('the pytest plugin of clients/python', { skip }, () => {
 
         const { code, output } = await runPytest({ LOCALGATE_COMMAND: `${process.execPath} ${binPath}` });
         expect(code, output).to.equal(0);
-        expect(output).to.match(/^=+ 9 passed in /m);
+        expect(output).to.match(/^=+ 10 passed in /m);
     });
 
     it('says what went wrong where the server cannot start', { timeout: 180_000 }, async () => {

@@ -180,6 +180,11 @@ class Instance:
 
         return self.server.instance(fork=self.id)
 
+    def export(self):
+        """The instance's whole state as a fixture file (a dict): server.instance(seed="none", fixture=...) loads it back."""
+
+        return self.server.admin("GET", self._admin("/export"))
+
     def reset(self):
         """Back to the state at creation: data, clock and ids."""
 

@@ -61,3 +61,18 @@ def test_a_fork_copies_the_instance_as_it_is_now(localgate_instance):
         assert fork.id != localgate_instance.id
     finally:
         fork.delete()
+
+
+def test_an_export_loads_back_into_a_new_instance(localgate, localgate_instance):
+    made = localgate_instance.post("/v1/commerce/products", {
+        "name": "Carried loaf", "price": 3.5, "currency": "USD", "business_id": "d851fadb-03ca-5a24-ba16-c15cce19933b",
+    }, subject="alice")
+    exported = localgate_instance.export()
+    assert exported["localgate"]["format"] == 1
+    copy = localgate.instance(seed="none", fixture=exported)
+    try:
+        assert copy.get("/v1/commerce/products/" + made.body["id"]).body == made.body
+        assert copy.get("/v1/commerce/products?limit=100").body == localgate_instance.get("/v1/commerce/products?limit=100").body
+        assert copy.export() == exported
+    finally:
+        copy.delete()
