@@ -71,11 +71,11 @@ function App() {
     const instance = instances.list.find((candidate) => candidate.id === selected);
     // A namespace view loads again from scratch whenever its data set changes: switched, reset or restored.
     const key = current === 'instances' ? current : `${current}:${selected ?? 'default'}:${instances.revision}`;
-    // A request a rule of this data set acted on has moved its hits.
+    // A request a rule acted on has moved its hits (rule ids are unique: another data set's match none here).
     const onEntry = (entry) => {
 
-        if (entry.fault && entry.instance === (basePathOf(selected) || null)) {
-            faults.reload();
+        if (entry.fault) {
+            faults.heard(entry.fault);
         }
     };
 

@@ -564,7 +564,7 @@ describe('the console in a browser', () => {
         const { context } = browser;
         try {
             const { page, elsewhere, pageErrors } = await offlinePage(context, bare.info.uri);
-            const { refused } = pageTraffic(page, bare.info.uri);
+            const { sent, refused } = pageTraffic(page, bare.info.uri);
             const admin = adminBearer(bare, 'suite');
             const { id } = body<{ id: string }>(await bare.inject({ method: 'POST', url: '/_instances', payload: { pay: true }, headers: admin }));
             const short = id.split('-')[0]!;
@@ -587,9 +587,9 @@ describe('the console in a browser', () => {
             const apply = async (title: string) => {
 
                 await views.getByRole('button', { name: 'Faults' }).click();
-                const sent = page.waitForRequest((request) => request.method() === 'PUT');
+                const put = page.waitForRequest((request) => request.method() === 'PUT');
                 await panel.getByRole('button', { name: `Apply ${title}` }).click();
-                const request = await sent;
+                const request = await put;
                 await panel.getByRole('status').getByText(`Applied "${title}" to instance ${short}.`).waitFor();
                 return { path: new URL(request.url()).pathname, payload: request.postDataJSON() as unknown };
             };
@@ -676,6 +676,11 @@ describe('the console in a browser', () => {
             // Slow network: the page's reads still answer, each marked late.
             expect(await apply('Slow network')).to.equal({ path: `/_instances/${id}/faults`, payload: { seed: 7, rules: [{ path: '/v1/*', latency_ms: [300, 1200] }] } });
             expect(await firstRule()).to.equal(['any /v1/*', '300 to 1200 ms late', 'every time', '0']);
+            // A request from outside the page counts in the hits as the live log shows it, with no read of the rules.
+            const reads = sent.filter((request) => request === `GET /_instances/${id}/faults`).length;
+            expect((await fetch(`${bare.info.uri}${base}/v1/commerce/businesses?limit=1`)).status).to.equal(200);
+            await rules.getByRole('row').nth(1).getByRole('cell', { name: '1', exact: true }).waitFor();
+            expect(sent.filter((request) => request === `GET /_instances/${id}/faults`).length).to.equal(reads);
             await views.getByRole('button', { name: 'Commerce' }).click();
             await page.getByRole('button', { name: 'Harbourside Bakery' }).waitFor();
             const slowRead = newest('GET', '/v1/commerce/businesses');
