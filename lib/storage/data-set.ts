@@ -96,12 +96,12 @@ export class NamespacesDataSet implements DataSet {
     }
 
     /** A fixture checked and made into rows, per namespace, by the kind of transaction that stores them. */
-    protected fixtureLoads(fixture: unknown, origin: string): FixtureLoads {
+    protected fixtureLoads(fixture: unknown, origin: string, context = this.context): FixtureLoads {
 
         const loads: FixtureLoads = { counts: {}, waiting: [], immediate: [] };
         for (const [namespace, collections] of fixtureNamespaces(fixture, origin, fixtureSpecs)) {
             const database = this.databases[namespace as PlacedNamespace];
-            const rows = fixtureRows(namespace, collections, fixtureSpecs[namespace]!, origin, this.context);
+            const rows = fixtureRows(namespace, collections, fixtureSpecs[namespace]!, origin, context);
             loads.counts[namespace] = 0;
             if (database.transactions === 'waiting') {
                 loads.waiting.push({ namespace, database, rows });
