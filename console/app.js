@@ -2,6 +2,7 @@ import { render } from 'preact';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 
 import { Commerce } from './commerce.js';
+import { Faults, useFaults } from './faults.js';
 import { basePathOf, InstancePicker, Instances, notMountedHint, shortId, useInstances } from './instances.js';
 import { LiveLog } from './log.js';
 import { Logistics } from './logistics.js';
@@ -15,6 +16,7 @@ const views = [
     { id: 'logistics', label: 'Logistics', View: Logistics },
     { id: 'pay', label: 'Pay', View: Pay },
     { id: 'weather', label: 'Weather', View: Weather },
+    { id: 'faults', label: 'Faults', View: Faults },
     { id: 'instances', label: 'Instances', View: Instances }
 ];
 
@@ -56,6 +58,7 @@ function App() {
 
     const [persona, setPersona] = useState(null);
     const instances = useInstances();
+    const faults = useFaults(instances);
     const [current, setCurrent] = useState(() => (views.some((view) => `#${view.id}` === location.hash) ? location.hash.slice(1) : 'commerce'));
     useEffect(() => {
 
@@ -68,6 +71,15 @@ function App() {
     const instance = instances.list.find((candidate) => candidate.id === selected);
     // A namespace view loads again from scratch whenever its data set changes: switched, reset or restored.
     const key = current === 'instances' ? current : `${current}:${selected ?? 'default'}:${instances.revision}`;
+    // A request a rule acted on has moved its hits (rule ids are unique: another data set's match none here).
+    const onEntry = (entry) => {
+
+        if (entry.fault) {
+            faults.heard(entry.fault);
+        }
+    };
+
+    const active = faults.rules.length;
     return html`<header class="top">
             <h1>localgate console</h1>
             <${InstancePicker} instances=${instances} />
@@ -78,12 +90,12 @@ function App() {
                 <nav aria-label="Views" class="tabs">
                     ${views.map((view) => html`<button type="button" aria-current=${view.id === current ? 'page' : null} onClick=${() => setCurrent(view.id)}>${view.label}</button>`)}
                 </nav>
-                <p class="where">${selected ? html`Data set: instance <strong>${shortId(selected)}</strong>${instance?.pay ? ', with pay' : ''}` : 'Data set: the default one'}</p>
+                <p class="where">${selected ? html`Data set: instance <strong>${shortId(selected)}</strong>${instance?.pay ? ', with pay' : ''}` : 'Data set: the default one'}${active ? html` · <strong class="faulty">${active} fault rule${active === 1 ? '' : 's'} in force</strong>` : null}</p>
                 <${ApiContext.Provider} value=${api}>
-                    <${View} key=${key} persona=${persona} instances=${instances} />
+                    <${View} key=${key} persona=${persona} instances=${instances} faults=${faults} />
                 <//>
             </main>
-            <${LiveLog} />
+            <${LiveLog} onEntry=${onEntry} />
         </div>`;
 }
 

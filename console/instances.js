@@ -108,6 +108,8 @@ export function useInstances() {
         revision,
         snapshots: snapshots[selected] ?? [],
         switchTo: setSelected,
+        // Calls an admin route with the page's admin token (the faults view reads and sets rules with it).
+        adminCall: call,
         refresh,
         async create(options) {
 

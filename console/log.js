@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 
 import { shortId } from './instances.js';
 import { html } from './ui.js';
@@ -17,12 +17,39 @@ function callerOf(entry) {
 }
 
 
-// Every word must match: a status or a request id as a whole (409 is no part of an id), method, path, caller and
-// data set in part.
+// A dropped reply is shown as what it was, never as a status: the client got none.
+function droppedOf(entry) {
+
+    return `reply dropped (${entry.written ? 'written' : 'not written'})`;
+}
+
+
+// What a fault did to a request, in a sentence for the detail pane.
+function faultStory(entry) {
+
+    if (entry.dropped === 'before') {
+        return 'The connection closed before the request ran: nothing was written, and the client got no reply.';
+    }
+
+    if (entry.dropped === 'after') {
+        const { status, code } = entry.unsent;
+        const answer = `${status}${code ? ` ${code}` : ''}`;
+        return entry.written ?
+            `The request was carried out and committed (${answer}), then its reply was dropped: the client saw the connection close. A retry with the same Idempotency-Key is replayed.` :
+            `The request ran (${answer}) and wrote nothing, then its reply was dropped: the client saw the connection close.`;
+    }
+
+    return entry.status >= 400 ? 'The fault answered in place of the service: nothing was written.' : 'The fault delayed the request, which then ran as usual.';
+}
+
+
+// Every word must match: a status or a request id as a whole (409 is no part of an id), method, path, caller,
+// data set and fault marks in part.
 function matches(entry, filter) {
 
-    const text = `${entry.method} ${entry.path}${entry.query} ${callerOf(entry)} ${dataSetOf(entry)}`.toLowerCase();
-    const whole = [String(entry.status), entry.id.toLowerCase()];
+    const marks = entry.fault ? ` fault ${entry.fault_rule}${entry.dropped ? ` ${droppedOf(entry)}` : ''}` : '';
+    const text = `${entry.method} ${entry.path}${entry.query} ${callerOf(entry)} ${dataSetOf(entry)}${marks}`.toLowerCase();
+    const whole = [String(entry.status ?? entry.unsent?.status), entry.id.toLowerCase()];
     return filter.toLowerCase().split(/\s+/).filter(Boolean).every((word) => whole.includes(word) || text.includes(word));
 }
 
@@ -45,10 +72,13 @@ function statusClass(status) {
 }
 
 
-/** The live request log: every request the service answers, newest on top. */
-export function LiveLog() {
+/** The live request log: every request the service answers, newest on top; onEntry(entry) hears each as it comes. */
+export function LiveLog({ onEntry }) {
 
     const [entries, setEntries] = useState([]);
+    // The stream is opened once: it calls whichever listener the page renders with now.
+    const hear = useRef(onEntry);
+    hear.current = onEntry;
     const [state, setState] = useState('connecting');
     const [filter, setFilter] = useState('');
     const [selected, setSelected] = useState(null);
@@ -61,6 +91,7 @@ export function LiveLog() {
 
             const entry = JSON.parse(event.data);
             setEntries((previous) => [entry, ...previous].slice(0, kept));
+            hear.current?.(entry);
         });
         return () => source.close();
     }, []);
@@ -81,22 +112,24 @@ export function LiveLog() {
         </div>
         ${chosen ? html`<div class="detail" aria-live="polite">
             <h3>${chosen.method} ${chosen.path}${chosen.query}</h3>
-            <p>${chosen.status} · ${chosen.ms} ms · ${callerOf(chosen)} · ${chosen.instance ? html`instance <code title=${chosen.instance}>${shortId(chosen.instance.slice('/i/'.length))}</code>` : 'default data set'} · <code>${chosen.id}</code></p>
-            ${chosen.body ? html`<pre tabindex="0" aria-label="Response body">${chosen.body}${chosen.truncated ? '\n…(cut)' : ''}</pre>` :
+            <p>${chosen.dropped ? droppedOf(chosen) : chosen.status} · ${chosen.ms} ms · ${callerOf(chosen)} · ${chosen.instance ? html`instance <code title=${chosen.instance}>${shortId(chosen.instance.slice('/i/'.length))}</code>` : 'default data set'} · <code>${chosen.id}</code></p>
+            ${chosen.fault ? html`<div class="fault-note"><p><strong>Injected fault:</strong> <code>${chosen.fault_rule}</code> (rule <code title=${chosen.fault}>${shortId(chosen.fault)}</code>)</p><p>${faultStory(chosen)}</p></div>` : null}
+            ${chosen.dropped ? null : chosen.body ? html`<pre tabindex="0" aria-label="Response body">${chosen.body}${chosen.truncated ? '\n…(cut)' : ''}</pre>` :
         html`<p class="hint">No body shown: success bodies of pay and of the documentation are never streamed.</p>`}
             <button type="button" onClick=${() => setSelected(null)}>Close</button>
         </div>` : null}
         <ol class="entries" aria-label="Requests, newest first">
-            ${shown.map((entry) => html`<li key=${entry.id}>
+            ${shown.map((entry) => html`<li key=${entry.id} class=${entry.fault ? 'faulted' : null}>
                 <button type="button" aria-pressed=${entry.id === selected} onClick=${() => setSelected(entry.id)}>
                     <span class="time">${entry.time.slice(11, 19)}</span>
                     <span class="method">${entry.method}</span>
                     <span class="path">${entry.path}${entry.query}</span>
-                    <span class=${statusClass(entry.status)}>${entry.status}</span>
+                    ${entry.dropped ? html`<span class="status dropped">${droppedOf(entry)}</span>` : html`<span class=${statusClass(entry.status)}>${entry.status}</span>`}
                     <span class="ms">${entry.ms} ms</span>
                     <span class="caller">${callerOf(entry)}</span>
                     <span class="rid">${entry.id}</span>
                     ${entry.instance ? html`<span class="instance" title=${entry.instance}>instance ${shortId(entry.instance.slice('/i/'.length))}</span>` : null}
+                    ${entry.fault ? html`<span class="fault">fault: ${entry.fault_rule}</span>` : null}
                 </button>
             </li>`)}
         </ol>

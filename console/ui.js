@@ -71,7 +71,7 @@ async function request(url, { method = 'GET', token, body, headers = {} }) {
         res = await fetch(url, init);
     }
     catch (err) {
-        throw new ApiError(0, { code: 'network_error', message: `The service did not answer (${err.message}): is it still running?` });
+        throw new ApiError(0, { code: 'network_error', message: `The service did not answer (${err.message}): is it still running, or did a fault rule drop the reply? The live log shows which.` });
     }
 
     const text = await res.text();

@@ -66,3 +66,48 @@ export function wallContext(): RecordContext {
 
     return { clock: new Clock(), ids: new IdSource() };
 }
+
+
+// A clock and an id source that note when a draw could differ from one run to the next: the time of a clock that
+// follows the wall clock, a random id.
+class WatchedClock extends Clock {
+
+    varies = false;
+
+    override now(): Date {
+
+        this.varies ||= this.frozen === null;
+        return super.now();
+    }
+}
+
+
+class WatchedIds extends IdSource {
+
+    varies = false;
+
+    constructor(private readonly source: IdSource) {
+
+        super(source.mode);
+    }
+
+    override next(): string {
+
+        this.varies ||= this.mode === 'random';
+        return this.source.next();
+    }
+}
+
+
+/**
+ * A context for one piece of work that reads the time and draws ids from `context` (its counter moves) and tells
+ * afterwards whether the work would come out the same when done again from the same start: true unless it read a
+ * clock that follows the wall clock or drew a random id.
+ */
+export function watchedContext(context: RecordContext): { context: RecordContext; repeatable(): boolean } {
+
+    const frozen = context.clock.frozen;
+    const clock = new WatchedClock(frozen === null ? null : new Date(frozen));
+    const ids = new WatchedIds(context.ids);
+    return { context: { clock, ids }, repeatable: () => !clock.varies && !ids.varies };
+}

@@ -71,6 +71,7 @@ export interface Settings {
     maxInstances: number;
     maxSnapshotMib: number;
     maxFixtureMib: number;
+    fixtureCacheMib: number;
     memoryPay: boolean;
     consoleApi: ConsoleApiMode;
     journalSize: number;
@@ -173,6 +174,8 @@ export const settingsSchema = Joi.object<Settings>({
     maxInstances: Joi.number().integer().min(0).default(1000).label('MAX_INSTANCES'),
     maxSnapshotMib: Joi.number().integer().min(0).default(512).label('MAX_SNAPSHOT_MIB'),
     maxFixtureMib: Joi.number().integer().min(1).default(16).label('MAX_FIXTURE_MIB'),
+    // The images of fixtures loaded into instances, kept to make the next instance from the same fixture (0: none).
+    fixtureCacheMib: Joi.number().integer().min(0).default(64).label('FIXTURE_CACHE_MIB'),
     memoryPay: Joi.boolean().default(false).when('storage', {
         is: 'file',
         then: Joi.valid(false).messages({ 'any.only': '{{#label}} needs storage in memory (--memory or DATA_DIR=:memory:); for files run `localgate provision pay`' })
@@ -323,6 +326,7 @@ export function settingsFromEnvironment(env: NodeJS.ProcessEnv = process.env, fl
         maxInstances: env.MAX_INSTANCES,
         maxSnapshotMib: env.MAX_SNAPSHOT_MIB,
         maxFixtureMib: env.MAX_FIXTURE_MIB,
+        fixtureCacheMib: env.FIXTURE_CACHE_MIB,
         memoryPay: flags['memory-pay'] ?? pick(undefined, env.MEMORY_PAY),
         consoleApi: env.CONSOLE_API,
         journalSize: env.JOURNAL_SIZE,

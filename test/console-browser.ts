@@ -7,7 +7,7 @@ import Lab from '@hapi/lab';
 
 import { mintToken, provisionPay } from '../lib';
 import { accessibilityViolations, chromiumPath, launchBrowser, offlinePage, pageTraffic, skipWithoutChromium } from './helpers/browser';
-import { adminBearer, body, tempDir, testServer, type List } from './helpers/server';
+import { adminBearer, bearer, body, tempDir, testServer, type List } from './helpers/server';
 
 
 export const lab = Lab.script();
@@ -18,7 +18,8 @@ const { expect } = Code;
 const skip = skipWithoutChromium('the console browser test');
 
 // Kept after the run and ignored by git: one picture per step of the demo. The README's pictures are two of them:
-// docs/console-commerce.png is 03-product-reported.png, docs/console-live-log.png is 08-live-log.png.
+// docs/console-commerce.png is 03-product-reported.png, docs/console-live-log.png is 08-live-log.png; the faults
+// guide's docs/console-faults.png is faults-reply-lost.png.
 const screenshots = Path.join(__dirname, 'screenshots');
 
 
@@ -75,6 +76,7 @@ describe('the console in a browser', () => {
 
             // The root leads to the console; first paint and page weight as the browser measured them.
             const instancesRead = page.waitForResponse((res) => new URL(res.url()).pathname === '/_instances');
+            const faultsRead = page.waitForResponse((res) => new URL(res.url()).pathname === '/_faults');
             await page.goto(server.info.uri + '/');
             expect(new URL(page.url()).pathname).to.equal('/console');
             await page.getByRole('button', { name: 'alice' }).waitFor();
@@ -103,6 +105,7 @@ describe('the console in a browser', () => {
 
             // What the page asked for to show its first view: itself, one read of the businesses, and the console's own calls.
             await instancesRead;
+            await faultsRead;
             await page.getByRole('complementary', { name: /Live requests/ }).getByText('live', { exact: true }).waitFor();
             expect(sent.filter((request) => !/^GET \/console\/(?:assets|vendor)\//.test(request)).sort()).to.equal([
                 'GET /',
@@ -111,7 +114,8 @@ describe('the console in a browser', () => {
                 'GET /console/api/events',
                 'GET /v1/commerce/businesses?limit=100&offset=0',
                 'POST /console/api/token',
-                'GET /_instances?limit=100&offset=0'
+                'GET /_instances?limit=100&offset=0',
+                'GET /_faults'
             ].sort());
             expect(sent.filter((request) => /^GET \/console\/vendor\//.test(request)).sort()).to.equal(['GET /console/vendor/hooks.mjs', 'GET /console/vendor/htm.mjs', 'GET /console/vendor/preact.mjs']);
             expect(sent.filter((request) => /favicon\.ico/.test(request))).to.equal([]);
@@ -541,6 +545,173 @@ describe('the console in a browser', () => {
             expect(refused).to.equal([]);
             expect(elsewhere).to.equal([]);
             expect(pageErrors).to.equal([]);
+        }
+        finally {
+            await browser.close();
+            await bare.stop();
+        }
+    });
+
+    it('applies fault presets to the data set on screen, marks what they did in the live log, and clears them', { skip, timeout: 180_000 }, async () => {
+
+        const bare = await testServer({ port: 0, host: '127.0.0.1' });
+        // Every answer closes its connection. Chromium sends a request again, once, when a kept-alive connection
+        // closes with no answer, so a dropped reply would otherwise reach the page as the retry's answer or as none,
+        // depending on which connection the request went out on.
+        bare.listener.on('request', (req: unknown, res: { setHeader(name: string, value: string): void }) => res.setHeader('connection', 'close'));
+        await bare.start();
+        const browser = await launchBrowser({ laptop: true });
+        const { context } = browser;
+        try {
+            const { page, elsewhere, pageErrors } = await offlinePage(context, bare.info.uri);
+            const { sent, refused } = pageTraffic(page, bare.info.uri);
+            const admin = adminBearer(bare, 'suite');
+            const { id } = body<{ id: string }>(await bare.inject({ method: 'POST', url: '/_instances', payload: { pay: true }, headers: admin }));
+            const short = id.split('-')[0]!;
+            const base = `/i/${id}`;
+            const rulesNow = async () => body<{ seed: number; rules: { hits: number }[] }>(await bare.inject({ url: `/_instances/${id}/faults`, headers: admin }));
+            const ledger = async () => body<{ total: number }>(await bare.inject({ url: `${base}/v1/pay/wallet/transactions`, headers: bearer(bare, 'alice') })).total;
+
+            const views = page.getByRole('navigation', { name: 'Views' });
+            const panel = page.getByRole('region', { name: 'Faults', exact: true });
+            const rules = panel.getByRole('table');
+            const log = page.getByRole('complementary', { name: /Live requests/ });
+            const where = page.locator('p.where');
+            const transfer = page.locator('form', { has: page.getByRole('heading', { name: 'Deposit or withdraw' }) });
+            const accessible = async (view: string) => {
+
+                expect(await accessibilityViolations(page), view).to.equal([]);
+            };
+
+            // A preset sends its rules, exactly, to the faults route of the data set on screen.
+            const apply = async (title: string) => {
+
+                await views.getByRole('button', { name: 'Faults' }).click();
+                const put = page.waitForRequest((request) => request.method() === 'PUT');
+                await panel.getByRole('button', { name: `Apply ${title}` }).click();
+                const request = await put;
+                await panel.getByRole('status').getByText(`Applied "${title}" to instance ${short}.`).waitFor();
+                return { path: new URL(request.url()).pathname, payload: request.postDataJSON() as unknown };
+            };
+
+            const firstRule = async () => await rules.getByRole('row').nth(1).getByRole('cell').allInnerTexts();
+            const send = async (operation: string, amount: string) => {
+
+                await views.getByRole('button', { name: 'Pay' }).click();
+                await transfer.getByLabel('Operation').selectOption(operation);
+                await transfer.getByLabel('Asset').selectOption('EUR');
+                await transfer.getByLabel('Amount (EUR)').fill(amount);
+                await transfer.getByRole('button', { name: 'Send', exact: true }).click();
+            };
+
+            const newest = (method: string, path: string) => log.getByRole('button', { name: new RegExp(`${method} ${base}${path}`) }).first();
+
+            await page.goto(`${bare.info.uri}/console?instance=${id}#faults`);
+            await page.getByRole('button', { name: 'alice' }).click();
+            await page.getByText('Acting as alice').waitFor();
+            await panel.getByText(`No fault rules: instance ${short} answers normally.`).waitFor();
+            await accessible('faults, none set');
+
+            // Payment gateway down: a deposit is refused with the injected 503, marked in the log with its rule.
+            expect(await apply('Payment gateway down')).to.equal({
+                path: `/_instances/${id}/faults`,
+                payload: { seed: 0, rules: [{ method: 'POST', path: '/v1/pay/gateway/*', status: 503, code: 'gateway_unavailable', message: 'The payment gateway is unavailable: try again later.', retry_after: 30 }] }
+            });
+            expect(await firstRule()).to.equal(['POST /v1/pay/gateway/*', '503 gateway_unavailable, Retry-After: 30', 'every time', '0']);
+            expect(await where.innerText()).to.equal(`Data set: instance ${short}, with pay · 1 fault rule in force`);
+            await accessible('faults, a preset applied');
+            await page.screenshot({ path: Path.join(screenshots, 'faults-gateway-down.png') });
+
+            await send('deposit', '25.00');
+            const down = transfer.getByRole('alert');
+            await down.getByText('gateway_unavailable').waitFor();
+            expect(await down.innerText()).to.equal('503 gateway_unavailable The payment gateway is unavailable: try again later.');
+            const refusedDeposit = newest('POST', '/v1/pay/gateway/deposit');
+            await refusedDeposit.locator('.fault').waitFor();
+            expect(await refusedDeposit.locator('.status').innerText()).to.equal('503');
+            expect(await refusedDeposit.locator('.fault').innerText()).to.equal('fault: POST /v1/pay/gateway/*: 503 gateway_unavailable');
+            await refusedDeposit.click();
+            const note = log.locator('.fault-note');
+            expect(await note.innerText()).to.match(/^Injected fault: POST \/v1\/pay\/gateway\/\*: 503 gateway_unavailable \(rule [0-9a-f]{8}\)\n\nThe fault answered in place of the service: nothing was written\.$/);
+            expect(await ledger()).to.equal(0);
+
+            await views.getByRole('button', { name: 'Faults' }).click();
+            await rules.getByRole('row').nth(1).getByRole('cell', { name: '1', exact: true }).waitFor();
+            expect((await rulesNow()).rules.map((rule) => rule.hits)).to.equal([1]);
+
+            // Reply lost after the write: the deposit is written and the page gets no answer; sent again with its key,
+            // it is replayed, and the money moved once.
+            expect(await apply('Reply lost after the write')).to.equal({ path: `/_instances/${id}/faults`, payload: { seed: 0, rules: [{ method: 'POST', path: '/v1/*', drop: 'after', times: 1 }] } });
+            expect(await firstRule()).to.equal(['POST /v1/*', 'carried out, then the reply dropped', 'once', '0']);
+            await send('deposit', '25.00');
+            const lost = transfer.getByRole('alert');
+            await lost.getByText('network_error').waitFor();
+            expect(await lost.innerText()).to.equal('No answer network_error The service did not answer (Failed to fetch): is it still running, or did a fault rule drop the reply? The live log shows which.');
+            const droppedDeposit = newest('POST', '/v1/pay/gateway/deposit');
+            await droppedDeposit.locator('.status', { hasText: 'reply dropped (written)' }).waitFor();
+            expect(await droppedDeposit.locator('.fault').innerText()).to.equal('fault: POST /v1/*: reply dropped after it runs');
+            await droppedDeposit.click();
+            expect(await note.locator('p').nth(1).innerText()).to.equal('The request was carried out and committed (201), then its reply was dropped: the client saw the connection close. A retry with the same Idempotency-Key is replayed.');
+            expect(await log.getByLabel('Response body').count()).to.equal(0);
+            await accessible('the live log, a dropped reply shown');
+            await page.screenshot({ path: Path.join(screenshots, 'faults-reply-lost.png') });
+            expect(await ledger()).to.equal(1);
+
+            await transfer.getByRole('button', { name: 'Send again (same key)' }).click();
+            await transfer.getByRole('status').getByText(/replayed, Idempotent-Replayed: true/).waitFor();
+            expect(await page.getByRole('list', { name: 'Balances' }).innerText()).to.equal('€25.00 EUR');
+            expect(await ledger()).to.equal(1);
+            expect(await newest('POST', '/v1/pay/gateway/deposit').locator('.status').innerText()).to.equal('201');
+
+            // Lost after a refused write: nothing was written, and the log says so.
+            await apply('Reply lost after the write');
+            await send('withdraw', '30');
+            await transfer.getByRole('alert').getByText('network_error').waitFor();
+            const droppedWithdrawal = newest('POST', '/v1/pay/gateway/withdraw');
+            await droppedWithdrawal.locator('.status', { hasText: 'reply dropped (not written)' }).waitFor();
+            await droppedWithdrawal.click();
+            expect(await note.locator('p').nth(1).innerText()).to.equal('The request ran (409 insufficient_funds) and wrote nothing, then its reply was dropped: the client saw the connection close.');
+            expect(await ledger()).to.equal(1);
+
+            // Slow network: the page's reads still answer, each marked late.
+            expect(await apply('Slow network')).to.equal({ path: `/_instances/${id}/faults`, payload: { seed: 7, rules: [{ path: '/v1/*', latency_ms: [300, 1200] }] } });
+            expect(await firstRule()).to.equal(['any /v1/*', '300 to 1200 ms late', 'every time', '0']);
+            // A request from outside the page counts in the hits as the live log shows it, with no read of the rules.
+            const reads = sent.filter((request) => request === `GET /_instances/${id}/faults`).length;
+            expect((await fetch(`${bare.info.uri}${base}/v1/commerce/businesses?limit=1`)).status).to.equal(200);
+            await rules.getByRole('row').nth(1).getByRole('cell', { name: '1', exact: true }).waitFor();
+            expect(sent.filter((request) => request === `GET /_instances/${id}/faults`).length).to.equal(reads);
+            await views.getByRole('button', { name: 'Commerce' }).click();
+            await page.getByRole('button', { name: 'Harbourside Bakery' }).waitFor();
+            const slowRead = newest('GET', '/v1/commerce/businesses');
+            await slowRead.locator('.fault').waitFor();
+            expect(await slowRead.locator('.fault').innerText()).to.equal('fault: any method /v1/*: 300 to 1200 ms late');
+            expect(await slowRead.locator('.status').innerText()).to.equal('200');
+
+            // The filter finds the lost replies.
+            await log.getByLabel('Filter').fill('reply dropped');
+            await log.getByRole('list', { name: 'Requests, newest first' }).getByRole('listitem').nth(1).waitFor();
+            expect(await log.getByRole('list', { name: 'Requests, newest first' }).locator('.status').allInnerTexts()).to.equal(['reply dropped (not written)', 'reply dropped (written)']);
+            await log.getByLabel('Filter').fill('');
+
+            // Cleared: no rule is left, here or on the server.
+            await views.getByRole('button', { name: 'Faults' }).click();
+            await panel.getByRole('button', { name: 'Clear faults' }).click();
+            await panel.getByRole('status').getByText(`Cleared the fault rules of instance ${short}.`).waitFor();
+            await panel.getByText(`No fault rules: instance ${short} answers normally.`).waitFor();
+            expect(await panel.getByRole('button', { name: 'Clear faults' }).isDisabled()).to.be.true();
+            expect(await where.innerText()).to.equal(`Data set: instance ${short}, with pay`);
+            expect(await rulesNow()).to.equal({ seed: 0, rules: [] });
+            await accessible('faults, cleared');
+
+            expect(refused).to.equal([`503 POST ${base}/v1/pay/gateway/deposit`]);
+            expect(await log.innerText()).to.not.contain('eyJ');
+            expect(elsewhere).to.equal([]);
+            expect(pageErrors).to.equal([]);
+        }
+        catch (err) {
+            await context.pages()[0]!.screenshot({ path: Path.join(screenshots, 'faults-failure.png'), fullPage: true });
+            throw err;
         }
         finally {
             await browser.close();

@@ -7,6 +7,7 @@ import Lab from '@hapi/lab';
 import type { ConsoleApiMode } from '../lib/config';
 import { consoleApiMounted, eventsPath, isLoopback, tokenPath } from '../lib/console';
 import { maxBodyChars, maxBufferedBytes, scrub, type RequestEvent, type RequestFeed } from '../lib/console/feed';
+import { describeRule, type FaultRuleInput } from '../lib/faults/rules';
 import { adminBearer, bearer, body, testServer } from './helpers/server';
 
 
@@ -117,6 +118,23 @@ class Listener {
         this.waiters = [];
         waiters.forEach((wake) => wake());
     }
+}
+
+
+/** One request on a connection of its own (no agent, so nothing resends it): its status, or the error that closed it. */
+function send(server: Server, method: string, path: string, headers: Record<string, string> = {}, payload?: unknown): Promise<{ status?: number; error?: string }> {
+
+    return new Promise((resolve) => {
+
+        const data = payload === undefined ? undefined : JSON.stringify(payload);
+        const req = Http.request(`${server.info.uri}${path}`, { method, agent: false, headers: data ? { ...headers, 'content-type': 'application/json' } : headers }, (res) => {
+
+            res.resume();
+            res.once('end', () => resolve({ status: res.statusCode! }));
+        });
+        req.once('error', (err: NodeJS.ErrnoException) => resolve({ error: err.code! }));
+        req.end(data);
+    });
 }
 
 
@@ -501,6 +519,94 @@ describe('the live request log', () => {
         expect(count).to.be.above(100);
         stalled.destroy();
         await until(() => feedOf(server).size === 0);
+    });
+
+    it('marks what a fault did: the rule that answered, a reply dropped after a write or before the request ran, and nothing once cleared', async () => {
+
+        const listener = new Listener(server);
+        await listener.opened;
+        const admin = adminBearer(server);
+        const made = await send(server, 'POST', '/_instances', admin, { pay: true });
+        expect(made.status).to.equal(201);
+        const [instance] = server.app.localgate.instances.list();
+        const { id } = instance!.describe(0);
+        const base = `/i/${id}`;
+        const faults = `/_instances/${id}/faults`;
+        const dana = bearer(server, 'dana');
+        const setRules = async (rules: object[], seed = 0) => {
+
+            const res = await fetch(`${server.info.uri}${faults}`, { method: 'PUT', headers: { ...admin, 'content-type': 'application/json' }, body: JSON.stringify({ seed, rules }) });
+            expect(res.status).to.equal(200);
+            return (await res.json() as { rules: { id: string }[] }).rules.map((rule) => rule.id);
+        };
+
+        const money = (operation: string, key: string, amount: number) => send(server, 'POST', `${base}/v1/pay/gateway/${operation}`, { ...dana, 'idempotency-key': key }, { provider_id: 'sandbox', asset: 'USD', amount });
+        // The count-th event of a path of the instance, once it has come.
+        const next = async (path: string, count: number) => {
+
+            const of = () => listener.events.filter((event) => event.path === `${base}${path}`);
+            await listener.next(() => of().length >= count);
+            return of()[count - 1]!;
+        };
+
+        // The console's "payment gateway down": an injected 503, marked with the rule that answered.
+        const [gateway] = await setRules([{ method: 'POST', path: '/v1/pay/gateway/*', status: 503, code: 'gateway_unavailable', message: 'The payment gateway is unavailable: try again later.', retry_after: 30 }]);
+        expect(await money('deposit', 'order-1', 500)).to.equal({ status: 503 });
+        const down = await next('/v1/pay/gateway/deposit', 1);
+        expect(down).to.include({ status: 503, caller: null, fault: gateway, fault_rule: 'POST /v1/pay/gateway/*: 503 gateway_unavailable', dropped: null });
+        expect(JSON.parse(down.body!)).to.include({ code: 'gateway_unavailable', message: 'The payment gateway is unavailable: try again later.' });
+        expect(['written', 'unsent'].filter((key) => key in down)).to.equal([]);
+
+        // "Reply lost after the write": the deposit is written, its reply dropped; the retry with its key is replayed.
+        const [lost] = await setRules([{ method: 'POST', path: '/v1/*', drop: 'after', times: 1 }]);
+        expect(await money('deposit', 'order-2', 500)).to.equal({ error: 'ECONNRESET' });
+        const dropped = await next('/v1/pay/gateway/deposit', 2);
+        expect(dropped).to.include({ status: null, caller: 'dana', fault: lost, fault_rule: 'POST /v1/*: reply dropped after it runs', dropped: 'after', written: true, unsent: { status: 201, code: null } });
+        expect(dropped.body).to.not.exist();
+        expect(await money('deposit', 'order-2', 500)).to.equal({ status: 201 });
+        const retried = await next('/v1/pay/gateway/deposit', 3);
+        expect(retried).to.include({ status: 201, caller: 'dana' });
+        expect(['fault', 'fault_rule', 'dropped', 'written', 'unsent'].filter((key) => key in retried)).to.equal([]);
+        const ledger = await fetch(`${server.info.uri}${base}/v1/pay/wallet/transactions`, { headers: dana });
+        expect((await ledger.json() as { total: number }).total).to.equal(1);
+
+        // A refused write whose reply is lost wrote nothing; nor did a read, nor a request dropped before it ran.
+        const [refusedWrite] = await setRules([{ method: 'POST', path: '/v1/*', drop: 'after', times: 1 }]);
+        expect(await money('withdraw', 'order-3', 900)).to.equal({ error: 'ECONNRESET' });
+        expect(await next('/v1/pay/gateway/withdraw', 1)).to.include({ status: null, fault: refusedWrite, dropped: 'after', written: false, unsent: { status: 409, code: 'insufficient_funds' } });
+
+        const [read, early] = await setRules([{ method: 'get', path: '/v1/commerce/businesses', drop: 'after' }, { path: '/v1/logistics/*', drop: 'before' }]);
+        expect(await send(server, 'GET', `${base}/v1/commerce/businesses`)).to.equal({ error: 'ECONNRESET' });
+        expect(await send(server, 'GET', `${base}/v1/logistics/vehicles`)).to.equal({ error: 'ECONNRESET' });
+        expect(await next('/v1/commerce/businesses', 1)).to.include({ status: null, fault: read, fault_rule: 'GET /v1/commerce/businesses: reply dropped after it runs', dropped: 'after', written: false, unsent: { status: 200, code: null } });
+        const closed = await next('/v1/logistics/vehicles', 1);
+        expect(closed).to.include({ status: null, fault: early, fault_rule: 'any method /v1/logistics/*: connection closed before it runs', dropped: 'before', written: false, unsent: null });
+        expect(closed.body).to.not.exist();
+
+        // Cleared, the data set answers as ever.
+        expect((await send(server, 'DELETE', faults, admin)).status).to.equal(204);
+        expect(await money('deposit', 'order-4', 500)).to.equal({ status: 201 });
+        expect('fault' in await next('/v1/pay/gateway/deposit', 4)).to.be.false();
+        expect(listener.events.filter((event) => event.fault).map((event) => event.fault)).to.equal([gateway, lost, refusedWrite, read, early]);
+        expect(JSON.stringify(listener.events)).to.not.contain('eyJ');
+        expect((await send(server, 'DELETE', `/_instances/${id}`, admin)).status).to.equal(204);
+        listener.close();
+    });
+
+    it('words each fault rule for the log', () => {
+
+        const cases: [FaultRuleInput, string][] = [
+            [{ method: 'post', path: '/v1/pay/gateway/*', status: 503, code: 'gateway_unavailable', retry_after: 30 }, 'POST /v1/pay/gateway/*: 503 gateway_unavailable'],
+            [{ path: '/v1/commerce/products', status: 500 }, 'any method /v1/commerce/products: 500'],
+            [{ path: '/v1/*', latency_ms: [300, 1200] }, 'any method /v1/*: 300 to 1200 ms late'],
+            [{ method: 'GET', path: '/v1/weather/*', latency_ms: 250, status: 429, code: 'slow_down' }, 'GET /v1/weather/*: 250 ms late, 429 slow_down'],
+            [{ path: '/v1/logistics/*', latency_ms: 100, drop: 'before' }, 'any method /v1/logistics/*: 100 ms late, connection closed before it runs'],
+            [{ method: 'POST', path: '/v1/*', drop: 'after', times: 1 }, 'POST /v1/*: reply dropped after it runs']
+        ];
+
+        for (const [rule, words] of cases) {
+            expect(describeRule(rule), words).to.equal(words);
+        }
     });
 
     it('hides JWT-shaped text and every given secret wherever they appear', () => {

@@ -70,7 +70,10 @@ const passingTests = [
     'tests/test_client.py::test_an_export_loads_back_into_a_new_instance PASSED',
     'tests/test_example.py::test_a_booking_is_private_to_its_customer PASSED',
     'tests/test_example.py::test_each_test_starts_from_the_demo_data_again PASSED',
-    'tests/test_example.py::test_an_empty_world_with_a_frozen_clock PASSED'
+    'tests/test_example.py::test_an_empty_world_with_a_frozen_clock PASSED',
+    'tests/test_faults_journal.py::test_an_instance_fault_fires_as_set_counts_its_hits_and_clears PASSED',
+    'tests/test_faults_journal.py::test_an_instance_journal_lists_counts_finds_and_clears PASSED',
+    'tests/test_faults_journal.py::test_the_default_data_set_has_its_own_faults_and_journal PASSED'
 ];
 
 
@@ -99,7 +102,7 @@ describe('the pytest plugin of clients/python', { skip }, () => {
                 expect(output).to.contain(line);
             }
 
-            expect(output).to.match(/^=+ 10 passed in /m);
+            expect(output).to.match(/^=+ 13 passed in /m);
 
             // Every instance the suite made is gone.
             const listed = await fetch(`${server.url}/_instances`, { headers: { authorization: `Bearer ${mintToken(secret, 'admin', 600, { admin: true })}` } });
@@ -119,7 +122,7 @@ describe('the pytest plugin of clients/python', { skip }, () => {
 
         const { code, output } = await runPytest({ LOCALGATE_COMMAND: `${process.execPath} ${binPath}` });
         expect(code, output).to.equal(0);
-        expect(output).to.match(/^=+ 10 passed in /m);
+        expect(output).to.match(/^=+ 13 passed in /m);
     });
 
     it('says what went wrong where the server cannot start', { timeout: 180_000 }, async () => {

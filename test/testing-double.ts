@@ -100,7 +100,7 @@ describe('the live log', () => {
 
         const request = {
             response: { statusCode: undefined, source: undefined },
-            app: { scope: { basePath: '' }, fault: { id: 'rule-1', drop: 'after' } },
+            app: { scope: { basePath: '' }, fault: { id: 'rule-1', rule: 'POST /v1/*: reply dropped after it runs', drop: 'after', status: 201, code: null } },
             path: '/v1/pay/gateway/deposit',
             method: 'post',
             info: { id: 'req-9', received: 0, completed: 5 },
@@ -112,7 +112,8 @@ describe('the live log', () => {
 
         expect(summarize(request, [])).to.equal({
             id: 'req-9', time: '1970-01-01T00:00:00.000Z', method: 'POST', path: '/v1/pay/gateway/deposit', instance: null,
-            query: '', status: undefined, ms: 5, caller: null, public: false, fault: 'rule-1', dropped: 'after'
+            query: '', status: null, ms: 5, caller: null, public: false, fault: 'rule-1', fault_rule: 'POST /v1/*: reply dropped after it runs', dropped: 'after',
+            written: true, unsent: { status: 201, code: null }
         });
     });
 });

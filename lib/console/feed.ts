@@ -15,16 +15,22 @@ export interface RequestEvent {
     // The base path of the instance the path names (/i/<id>), null for the default data set.
     instance: string | null;
     query: string;
-    status: number;
+    // Null when no reply was sent: a fault dropped it.
+    status: number | null;
     ms: number;
     caller: string | null;
     // True when the route reads no credentials (a public one), so no caller is known whatever the client sent.
     public: boolean;
     body?: string;
     truncated?: boolean;
-    // The fault rule that acted on the request, and the reply it dropped: the status is then absent.
+    // The fault rule that acted on the request (its id and its words), and the reply it dropped, if it did.
     fault?: string;
+    fault_rule?: string;
     dropped?: 'before' | 'after' | null;
+    // A dropped reply: whether the request was written first (a write the service carried out), and the answer the
+    // client never got (null when the connection closed before the request ran).
+    written?: boolean;
+    unsent?: { status: number; code: string | null } | null;
 }
 
 export const maxBodyChars = 4096;
@@ -36,6 +42,9 @@ export const maxBufferedBytes = 1024 * 1024;
 // Success bodies are shown for these paths only: pay's wallets and ledger stay off a shared screen, and the
 // documentation's own answers are large and say nothing about what a client did.
 const bodyPaths = /^\/(?:v1\/(?:commerce|logistics|weather)\/|health$)/;
+
+// Methods that write nothing, so a reply dropped after them leaves nothing written either.
+const readMethods = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 const sensitiveName = /token|key|secret|password|auth/i;
 
@@ -128,7 +137,16 @@ export function summarize(request: Request, secrets: string[]): RequestEvent {
     const fault = request.app.fault;
     if (fault) {
         event.fault = fault.id;
+        event.fault_rule = fault.rule;
         event.dropped = fault.drop;
+    }
+
+    if (fault?.drop) {
+        // The faults plugin kept the answer a reply dropped after the request would have been.
+        const unsent = fault.drop === 'after' ? { status: fault.status!, code: fault.code! } : null;
+        event.status = null;
+        event.written = unsent !== null && unsent.status < 400 && !readMethods.has(event.method);
+        event.unsent = unsent;
     }
 
     const shown = status >= 400 || bodyPaths.test(request.path);

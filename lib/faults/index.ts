@@ -8,7 +8,7 @@ import { defaultCode, errorBody, failure, toBoom } from '../errors';
 import { instanceGone, type InstanceRegistry } from '../instances/registry';
 import { instanceParams } from '../instances/schemas';
 import type { Scope } from '../scope';
-import { FaultSet, type FaultRuleInput, type FaultRules } from './rules';
+import { describeRule, FaultSet, type FaultRuleInput, type FaultRules } from './rules';
 import { faultRulesPayload, faultRulesSchema } from './schemas';
 
 
@@ -18,6 +18,8 @@ export { faultRulesPayload } from './schemas';
 /** What a fault did to a request, for the journal and the live log. */
 export interface FaultMark {
     id: string;
+    // The rule in words (describeRule).
+    rule: string;
     drop: 'before' | 'after' | null;
     // The answer a dropped-after request would have had.
     status?: number;
@@ -98,7 +100,7 @@ export const faultsPlugin: Plugin<{ registry: InstanceRegistry }> = {
             }
 
             const { rule, latencyMs } = decision;
-            request.app.fault = { id: rule.id, drop: rule.drop ?? null };
+            request.app.fault = { id: rule.id, rule: describeRule(rule), drop: rule.drop ?? null };
             if (latencyMs) {
                 await sleep(latencyMs);
             }

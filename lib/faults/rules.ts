@@ -46,6 +46,27 @@ interface Tracked {
 }
 
 
+/** A rule in a few words, as the live log names it: "POST /v1/pay/gateway/*: 503 gateway_unavailable". */
+export function describeRule(rule: FaultRuleInput): string {
+
+    const effects: string[] = [];
+    if (rule.latency_ms !== undefined) {
+        const [min, max] = [rule.latency_ms].flat();
+        effects.push(max === undefined ? `${min} ms late` : `${min} to ${max} ms late`);
+    }
+
+    if (rule.status !== undefined) {
+        effects.push([rule.status, rule.code].filter(Boolean).join(' '));
+    }
+
+    if (rule.drop !== undefined) {
+        effects.push(rule.drop === 'before' ? 'connection closed before it runs' : 'reply dropped after it runs');
+    }
+
+    return `${rule.method?.toUpperCase() ?? 'any method'} ${rule.path}: ${effects.join(', ')}`;
+}
+
+
 /** The fault rules of one data set, with the generator their seed starts and the counts after and times read. */
 export class FaultSet {
 

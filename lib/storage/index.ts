@@ -1,6 +1,7 @@
 import { payLocation, type DatabaseSettings, type Settings } from '../config';
 import { openDefaultDataSet } from './default';
 import type { Engine } from './engine';
+import { FixtureImages } from './fixture-images';
 import { chosenPayKeys, type PayCredentials, type PayKeys } from './pay-keys';
 import { createSqliteInstance } from './sqlite/engine';
 import { provisionPay as provisionSqlitePay, rotatePayKeys as rotateSqlitePayKeys } from './sqlite/provision';
@@ -13,13 +14,15 @@ const defaultDatabase: DatabaseSettings = { poolMax: 1, connectTimeoutMs: 5000, 
 
 /**
  * The engine the settings name. Instances are always SQLite in memory; the default data set is SQLite in DATA_DIR
- * unless settings place a namespace elsewhere (PostgreSQL, or an SQLite file of its own).
+ * unless settings place a namespace elsewhere (PostgreSQL, or an SQLite file of its own). The images of fixtures
+ * loaded into instances are kept within FIXTURE_CACHE_MIB.
  */
 export function createEngine(settings: Settings): Engine {
 
+    const fixtureImages = new FixtureImages(settings.fixtureCacheMib * 2 ** 20);
     return {
         openDefault: (context) => openDefaultDataSet(settings, context),
-        createInstance: createSqliteInstance
+        createInstance: (options) => createSqliteInstance(options, fixtureImages)
     };
 }
 

@@ -1,4 +1,4 @@
-"""A client for a running localgate: tokens, instances, and requests into an instance."""
+"""A client for a running localgate: tokens, instances, requests into an instance, faults and the request journal."""
 
 import base64
 import hashlib
@@ -66,6 +66,8 @@ class Localgate:
         self._host = parsed.hostname
         self._port = parsed.port or 80
         self._local = threading.local()
+        self.faults = Faults(self, "/_faults")
+        self.requests = Requests(self, "/_requests")
 
     def token(self, subject, admin=False, ttl=3600):
         """A bearer token for a subject, signed with the server's secret."""
@@ -153,6 +155,8 @@ class Instance:
         self.id = record["id"]
         self.base_path = record["base_path"]
         self.url = server.url + self.base_path
+        self.faults = Faults(server, self._admin("/faults"))
+        self.requests = Requests(server, self._admin("/requests"))
 
     def token(self, subject, admin=False, ttl=3600):
         """A bearer token for a subject, accepted by this instance's server."""
@@ -219,3 +223,62 @@ class Instance:
 
     def _admin(self, rest):
         return "/_instances/" + urllib.parse.quote(self.id, safe="") + rest
+
+
+class Faults:
+    """The fault rules of a data set (an instance's, or the default one's): status, latency and lost replies."""
+
+    def __init__(self, server, path):
+        self._server = server
+        self._path = path
+
+    def set(self, rules, seed=0):
+        """Replaces the rules; returns them as stored, {"seed", "rules"}, each rule with its "id" and "hits"."""
+
+        return self._server.admin("PUT", self._path, {"seed": seed, "rules": rules})
+
+    def get(self):
+        """The rules, each with how many requests it acted on ("hits")."""
+
+        return self._server.admin("GET", self._path)
+
+    def clear(self):
+        """Removes every rule."""
+
+        self._server.admin("DELETE", self._path)
+
+
+class Requests:
+    """The request journal of a data set: what its clients sent, matched with WireMock's request patterns."""
+
+    _page = 100
+
+    def __init__(self, server, path):
+        self._server = server
+        self._path = path
+
+    def list(self, unmatched=False):
+        """Every entry kept, oldest first; unmatched=True: only requests no route took, each with its near_miss."""
+
+        entries = []
+        while True:
+            query = urllib.parse.urlencode({"limit": self._page, "offset": len(entries), "unmatched": "true" if unmatched else "false"})
+            page = self._server.admin("GET", self._path + "?" + query)
+            entries.extend(page["data"])
+            if not page["data"] or len(entries) >= page["total"]:
+                return entries
+
+    def count(self, pattern=None):
+        """How many entries a WireMock request pattern matches (every entry without one)."""
+
+        return self._server.admin("POST", self._path + "/count", pattern or {})["count"]
+
+    def find(self, pattern=None):
+        """The entries a WireMock request pattern matches, oldest first."""
+
+        return self._server.admin("POST", self._path + "/find", pattern or {})["requests"]
+
+    def clear(self):
+        """Forgets every entry."""
+
+        self._server.admin("DELETE", self._path)

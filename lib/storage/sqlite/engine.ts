@@ -1,10 +1,11 @@
 import { placedNamespaces, type PlacedNamespace } from '../../config';
 import type { NamespacesDataSet } from '../data-set';
 import type { DataSet, InstanceData, InstanceDataOptions } from '../engine';
+import { fixtureImageKey, type FixtureImages } from '../fixture-images';
 import { namespaceImage } from './images';
 import { SqliteInstanceData, type SqliteSnapshot } from './instance';
 import { SqliteNamespace } from './namespace';
-import { closeDatabase, openCopy, type Database } from './open';
+import { openCopy, type Database } from './open';
 import { MemoryPay, NoPay } from './pay-access';
 
 
@@ -15,10 +16,44 @@ export function sqliteDatabase(data: DataSet, namespace: PlacedNamespace): Datab
 }
 
 
-/** A new, migrated, optionally seeded instance data set: SQLite databases in memory, copied from shared images. */
-export function createSqliteInstance(options: InstanceDataOptions): InstanceData {
+/**
+ * A new, migrated, optionally seeded instance data set: SQLite databases in memory, copied from shared images. A
+ * fixture loaded before from the same start comes from the image that load made, kept in `fixtureImages`, with the id
+ * counter it left; a load that took a random id or the wall clock's time is not kept, as loading again differs.
+ */
+export function createSqliteInstance(options: InstanceDataOptions, fixtureImages: FixtureImages): InstanceData {
 
-    // A fork starts from its source's copy, which is also what it resets to.
+    const key = options.fixture && fixtureImages.maxBytes ? fixtureImageKey(options) : null;
+    const image = key === null ? undefined : fixtureImages.find(key);
+    if (image) {
+        options.context.ids.counter = image.counter;
+        return openInstance({ ...options, fixture: undefined, from: image.data });
+    }
+
+    const data = openInstance(options);
+    if (options.fixture) {
+        let repeatable: boolean;
+        try {
+            repeatable = data.loadFixtureNow(options.fixture.records, options.fixture.origin);
+        }
+        catch (err) {
+            void data.close();
+            throw err;
+        }
+
+        const creation = data.settle();
+        if (repeatable && key !== null) {
+            fixtureImages.keep(key, { data: creation, counter: options.context.ids.counter });
+        }
+    }
+
+    return data;
+}
+
+
+// A fork, or an instance from a fixture's image, starts from that copy, which is also what it resets to.
+function openInstance(options: InstanceDataOptions): SqliteInstanceData {
+
     const from = (options.from as SqliteSnapshot | undefined)?.images;
     const images = { pay: from ? from.pay : (options.pay ? namespaceImage('pay', false) : undefined) } as SqliteSnapshot['images'];
     const databases = {} as Record<PlacedNamespace, SqliteNamespace>;
@@ -28,19 +63,5 @@ export function createSqliteInstance(options: InstanceDataOptions): InstanceData
     }
 
     const pay = images.pay ? new MemoryPay(openCopy(images.pay), options.context, images.pay) : new NoPay();
-    const data = new SqliteInstanceData(databases, pay, options.context, { images, bytes: 0 });
-    if (options.fixture) {
-        try {
-            data.loadFixtureNow(options.fixture.records, options.fixture.origin);
-        }
-        catch (err) {
-            Object.values(databases).forEach((database) => closeDatabase(database.db));
-            void pay.close();
-            throw err;
-        }
-
-        data.settle();
-    }
-
-    return data;
+    return new SqliteInstanceData(databases, pay, options.context, { images, bytes: 0 });
 }

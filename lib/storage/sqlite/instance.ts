@@ -1,4 +1,4 @@
-import type { RecordContext } from '../../clock';
+import { watchedContext, type RecordContext } from '../../clock';
 import { placedNamespaces, type PlacedNamespace } from '../../config';
 import { NamespacesDataSet } from '../data-set';
 import type { DataSnapshot, InstanceData } from '../engine';
@@ -21,16 +21,23 @@ export class SqliteInstanceData extends NamespacesDataSet implements InstanceDat
         super(sqlite, memoryPay, context);
     }
 
-    /** Loads a fixture, all or nothing, before the call returns: every database of an instance is immediate. */
-    loadFixtureNow(fixture: unknown, origin: string): void {
+    /**
+     * Loads a fixture, all or nothing, before the call returns: every database of an instance is immediate. True when
+     * loading it again from the same start gives the same data and id counter: no record took a random id or the time
+     * of a clock that follows the wall clock.
+     */
+    loadFixtureNow(fixture: unknown, origin: string): boolean {
 
-        this.storeImmediate(this.fixtureLoads(fixture, origin, this.memoryPay instanceof MemoryPay ? this.memoryPay : null), 0);
+        const watched = watchedContext(this.context);
+        this.storeImmediate(this.fixtureLoads(fixture, origin, this.memoryPay instanceof MemoryPay ? this.memoryPay : null, watched.context), 0);
+        return watched.repeatable();
     }
 
-    /** Takes the current state as the one reset() goes back to. */
-    settle(): void {
+    /** Takes the current state as the one reset() goes back to, and returns it. */
+    settle(): SqliteSnapshot {
 
         this.creation = this.snapshot();
+        return this.creation;
     }
 
     reset(): void {
