@@ -358,7 +358,7 @@ describe('the command line', () => {
         expect(second.PAY_DB_URL).to.equal(first.PAY_DB_URL);
         expect(second.PAY_DB_SECRET_KEY).to.match(/^sk_local_[0-9a-f]{48}$/);
         expect(second.PAY_DB_SECRET_KEY).to.not.equal(first.PAY_DB_SECRET_KEY);
-        const status = (keys: Record<string, string>) => new PayReadiness({ url: keys.PAY_DB_URL, publishableKey: keys.PAY_DB_PUBLISHABLE_KEY, secretKey: keys.PAY_DB_SECRET_KEY }, wallContext());
+        const status = (keys: Record<string, string>) => new PayReadiness({ file: keys.PAY_DB_URL, publishableKey: keys.PAY_DB_PUBLISHABLE_KEY, secretKey: keys.PAY_DB_SECRET_KEY }, wallContext());
         for (const [keys, configured] of [[first, false], [second, true]] as const) {
             const readiness = status(keys);
             expect((await readiness.status()).configured).to.equal(configured);

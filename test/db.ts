@@ -6,11 +6,14 @@ import Lab from '@hapi/lab';
 import Sqlite from 'better-sqlite3';
 
 import { SettingError } from '../lib/config';
+import { DomainError } from '../lib/errors';
 import { namespaceFile, openNamespace, prepareDataDir } from '../lib/storage/sqlite/files';
 import { namespaceImage } from '../lib/storage/sqlite/images';
+import { openSqliteNamespace } from '../lib/storage/sqlite/namespace';
 import { MigrationError, readMigrations } from '../lib/storage/migrations';
 import { appliedMigrations, migrate, schemaVersion } from '../lib/storage/sqlite/migrate';
 import { closeDatabase, openCopy, openDatabase, quickCheck } from '../lib/storage/sqlite/open';
+import { settled } from '../lib/storage/sqlite/statements';
 import { breakIntegrity, tempDir } from './helpers/server';
 
 
@@ -181,6 +184,20 @@ describe('migrations', () => {
 });
 
 
+describe('openSqliteNamespace()', () => {
+
+    it('opens a namespace in memory when storage is memory, touching no disk', async () => {
+
+        const dataDir = Path.join(tempDir(), 'data');
+        const namespace = openSqliteNamespace('commerce', undefined, { storage: 'memory', dataDir, seed: true });
+        expect(namespace.db.memory).to.be.true();
+        expect(await namespace.health()).to.equal({ state: 'ready', engine: 'sqlite', schema_version: schemaVersion(namespace.db), storage: 'memory' });
+        await namespace.close();
+        expect(Fs.existsSync(dataDir)).to.be.false();
+    });
+});
+
+
 describe('prepareDataDir()', () => {
 
     it('creates a missing directory', () => {
@@ -195,5 +212,33 @@ describe('prepareDataDir()', () => {
         const file = Path.join(tempDir(), 'plain-file');
         Fs.writeFileSync(file, '');
         expect(() => prepareDataDir(Path.join(file, 'data'))).to.throw(SettingError, /^DATA_DIR is not a readable and writable directory: .*plain-file\/data \(ENOTDIR\)$/);
+    });
+});
+
+
+describe('settled()', () => {
+
+    // Constraints the stores check first still answer honestly when a write gets past them.
+    it('turns the constraint failures of store work into the domain errors they stand for, and passes any other failure on as it is', async () => {
+
+        const db = openDatabase(':memory:');
+        db.exec(`CREATE TABLE parents (id TEXT PRIMARY KEY) STRICT;
+            CREATE TABLE children (id TEXT PRIMARY KEY, parent_id TEXT NOT NULL REFERENCES parents (id)) STRICT;
+            INSERT INTO parents VALUES ('p1');`);
+
+        const outcome = (statement: string) => settled(() => db.exec(statement)).then(() => null, (err: unknown) => err);
+        const foreign = await outcome(`INSERT INTO children VALUES ('c1', 'nope')`) as DomainError;
+        expect(foreign).to.be.an.instanceof(DomainError);
+        expect({ kind: foreign.kind, code: foreign.code, message: foreign.message }).to.equal({ kind: 'unprocessable', code: 'reference_not_found', message: 'A referenced record does not exist' });
+
+        const unique = await outcome(`INSERT INTO parents VALUES ('p1')`) as DomainError;
+        expect(unique).to.be.an.instanceof(DomainError);
+        expect({ kind: unique.kind, code: unique.code, message: unique.message }).to.equal({ kind: 'conflict', code: 'conflict', message: 'A record with the same key already exists' });
+
+        const syntax = await outcome('SELEC nothing') as Error & { code: string };
+        expect(syntax).to.be.an.instanceof(Sqlite.SqliteError);
+        expect(syntax.code).to.equal('SQLITE_ERROR');
+        expect(await settled(() => db.prepare('SELECT count(*) FROM children').pluck().get())).to.equal(0);
+        closeDatabase(db);
     });
 });

@@ -5,7 +5,6 @@ import type { Server, ServerInjectOptions, ServerInjectResponse } from '@hapi/ha
 import Lab from '@hapi/lab';
 
 import { mintToken } from '../lib';
-import { sqliteDatabase } from '../lib/storage/sqlite/engine';
 import { expectError } from './helpers/errors';
 import { adminBearer, bearer, body, type List, testServer } from './helpers/server';
 
@@ -453,12 +452,12 @@ describe('instance limits', () => {
 
         // Nobody asks for it again: the sweep that runs every INSTANCE_IDLE_TTL frees it (its databases close).
         const forgotten = await create();
-        const commerce = sqliteDatabase(instances.find(forgotten.id)!.data, 'commerce');
-        instances.find(forgotten.id)!.lastUsed -= 1000;
+        const swept = new Promise<string>((resolve) => instances.onDelete((instance) => resolve(instance.id)));
+        const held = instances.find(forgotten.id)!;
+        held.lastUsed -= 1000;
         instances.find(used.id)!.lastUsed = Date.now() + 60_000;
-        while (commerce.open) {
-            await new Promise((resolve) => setTimeout(resolve, 50));
-        }
+        expect(await swept).to.equal(forgotten.id);
+        expect(() => held.data).to.throw(`There is no instance "${forgotten.id}": it was deleted, it expired, or it never existed (POST /_instances makes one)`);
 
         expect(body<List<InstanceBody>>(await server.inject({ url: '/_instances', headers: adminBearer(server) })).data.map((instance) => instance.id)).to.equal([used.id]);
         await server.stop();

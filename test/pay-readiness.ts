@@ -162,7 +162,7 @@ describe('pay readiness', () => {
         await server.stop();
 
         for (const pair of [second, { ...second, publishableKey: first.publishableKey }, { ...second, secretKey: first.secretKey }]) {
-            const readiness = new PayReadiness({ url: file, ...pair }, wallContext());
+            const readiness = new PayReadiness({ file, ...pair }, wallContext());
             expect((await readiness.status()).configured).to.equal(pair === second);
             readiness.close();
         }
@@ -263,7 +263,7 @@ describe('pay readiness', () => {
 
     it('keeps an in-memory pay database unconfigured: it is never provisioned', async () => {
 
-        const readiness = new PayReadiness({ url: ':memory:', ...keys }, wallContext());
+        const readiness = new PayReadiness({ file: ':memory:', ...keys }, wallContext());
         expect(await readiness.status()).to.include({ configured: false, schema_ready: false });
         expect(await readiness.store()).to.be.null();
         expect(readiness.database()).to.be.null();
@@ -285,12 +285,12 @@ describe('provisionPay()', () => {
         expect(first.PAY_DB_SECRET_KEY).to.match(/^sk_local_[0-9a-f]{48}$/);
         expect(second.PAY_DB_SECRET_KEY).to.not.equal(first.PAY_DB_SECRET_KEY);
 
-        const readiness = new PayReadiness({ url: file, ...provisionedKeys(second) }, wallContext());
+        const readiness = new PayReadiness({ file, ...provisionedKeys(second) }, wallContext());
         expect(await readiness.status()).to.include({ configured: true, schema_ready: true });
         expect(await readiness.store()).to.not.be.null();
         expect(readiness.database()!.pragma('synchronous', { simple: true })).to.equal(2);
         readiness.close();
-        const retired = new PayReadiness({ url: file, ...provisionedKeys(first) }, wallContext());
+        const retired = new PayReadiness({ file, ...provisionedKeys(first) }, wallContext());
         expect(await retired.status()).to.include({ configured: false, schema_ready: false });
         retired.close();
     });
@@ -302,7 +302,7 @@ describe('provisionPay()', () => {
         const given = mintPayKeys();
         expect(await provisionPay(file, undefined, given)).to.equal({ PAY_DB_URL: file, PAY_DB_PUBLISHABLE_KEY: given.publishableKey, PAY_DB_SECRET_KEY: given.secretKey });
         for (const [pair, configured] of [[given, true], [minted, false]] as const) {
-            const readiness = new PayReadiness({ url: file, ...pair }, wallContext());
+            const readiness = new PayReadiness({ file, ...pair }, wallContext());
             expect(await readiness.status()).to.equal({ configured, schema_ready: configured, sections: ['wallet', 'tokens', 'gateway'] });
             readiness.close();
         }

@@ -1,3 +1,6 @@
+import Fs from 'node:fs';
+import Path from 'node:path';
+
 import Code from '@hapi/code';
 import Lab from '@hapi/lab';
 
@@ -23,6 +26,8 @@ const { expect } = Code;
 
 
 const dbSettings = { poolMax: 2, connectTimeoutMs: 5000, statementTimeoutMs: 10_000 };
+
+const demoDrivers = (JSON.parse(Fs.readFileSync(Path.join(__dirname, '..', 'data', 'demo', 'logistics.json'), 'utf8')) as { drivers: { id: string; vehicle_id: string | null; is_active: boolean }[] }).drivers;
 
 
 function migration(version: number, sql: string, checksum = `sum${version}`): Migration {
@@ -262,6 +267,20 @@ describe('PgNamespace', { skip: skipWithoutPostgres('the PostgreSQL namespaces')
             await second.close();
             expect(await count()).to.equal(before);
             await first.close();
+        }
+        finally {
+            await database.drop();
+        }
+    });
+
+    it('seeds the demo drivers, which no route serves, with the vehicles they drive', async () => {
+
+        const database = await freshDatabase();
+        try {
+            const logistics = await PgNamespace.open('logistics', database.url, dbSettings, true);
+            const drivers = await logistics.db.rows<[], { id: string; vehicle_id: string | null; is_active: boolean }>({ name: '', text: 'SELECT id, vehicle_id, is_active FROM drivers ORDER BY created_at, id' });
+            await logistics.close();
+            expect(drivers).to.equal(demoDrivers.map(({ id, vehicle_id, is_active }) => ({ id, vehicle_id, is_active })));
         }
         finally {
             await database.drop();

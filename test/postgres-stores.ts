@@ -1,3 +1,4 @@
+import Crypto from 'node:crypto';
 import Fs from 'node:fs';
 import Path from 'node:path';
 
@@ -15,7 +16,7 @@ import { PgNamespace } from '../lib/storage/postgres/namespace';
 import { SqliteCommerceStore } from '../lib/storage/sqlite/commerce';
 import { openSqliteNamespace, type SqliteNamespace } from '../lib/storage/sqlite/namespace';
 import { SqliteLogisticsStore } from '../lib/storage/sqlite/logistics';
-import { engineServer, freshDatabase, skipWithoutPostgres } from './helpers/postgres';
+import { engineServer, freshDatabase, insertRecords, skipWithoutPostgres } from './helpers/postgres';
 import { bearer } from './helpers/server';
 
 
@@ -170,6 +171,20 @@ describe('PostgreSQL stores through the routes', { skip }, () => {
         const mine = await pg.inject({ method: 'GET', url: `/v1/logistics/bookings/${created.id}`, headers: bearer(pg, 'booker') });
         expect(mine.payload).to.equal(first.payload);
         expect((await pg.inject({ method: 'GET', url: `/v1/logistics/bookings/${created.id}`, headers: bearer(pg, 'other') })).statusCode).to.equal(404);
+    });
+
+    it('ignores cancelled bookings when checking for overlap', async () => {
+
+        // No route cancels a booking: the cancelled one is written below the API.
+        const { pickup_at: pickupAt, return_at: returnAt } = slot(30);
+        await insertRecords(pg, 'logistics', 'bookings', [{
+            id: Crypto.randomUUID(), vehicle_id: vehicle.id, pickup_location_id: quay!.id, dropoff_location_id: quay!.id,
+            pickup_at: pickupAt, return_at: returnAt, notes: '', customer_id: 'dave', status: 'cancelled', created_at: new Date().toISOString()
+        }]);
+
+        const res = await pg.inject({ method: 'POST', url: '/v1/logistics/bookings', headers: bearer(pg, 'alice'), payload: booking(30) });
+        expect(res.statusCode).to.equal(201);
+        expect(JSON.parse(res.payload)).to.include({ status: 'confirmed', customer_id: 'alice' });
     });
 
     it('creates products, inquiries and scam reports as SQLite does, counters and refusals included', async () => {

@@ -36,20 +36,22 @@ export async function provisionPay(url: string, database: DatabaseSettings = def
 
     const pair = chosenPayKeys(keys);
     // A URL that names no place is a rejection, as every other failure of the command.
-    if (payLocation(url).engine === 'postgres') {
-        return (await import('./postgres/provision')).provisionPostgresPay(url, database, pair);
+    const location = payLocation(url);
+    if (location.engine === 'postgres') {
+        return (await import('./postgres/provision')).provisionPostgresPay(location.url, database, pair);
     }
 
-    return provisionSqlitePay(url, pair);
+    return provisionSqlitePay(location.file, pair);
 }
 
 
 /** Records a new key pair in a provisioned pay database or schema, retiring the old pair, and returns the three settings. */
 export async function rotatePayKeys(url: string, database: DatabaseSettings = defaultDatabase): Promise<PayCredentials> {
 
-    if (payLocation(url).engine === 'postgres') {
-        return (await import('./postgres/provision')).rotatePostgresPayKeys(url, database);
+    const location = payLocation(url);
+    if (location.engine === 'postgres') {
+        return (await import('./postgres/provision')).rotatePostgresPayKeys(location.url, database);
     }
 
-    return rotateSqlitePayKeys(url);
+    return rotateSqlitePayKeys(location.file);
 }

@@ -9,11 +9,15 @@ import Sqlite from 'better-sqlite3';
 import { createServer, mintToken, type Options } from '../../lib';
 
 
-/** A fresh in-memory server with responses validated against their schemas; stop it in an after(). */
+/**
+ * A fresh in-memory server with responses validated against their schemas; stop it in an after(). Started, it takes a
+ * free port, so that test runs side by side on one machine never collide.
+ */
 export function testServer(options: Options = {}): Promise<Server> {
 
     return createServer({
         dataDir: ':memory:',
+        port: 0,
         logLevel: 'silent',
         jwtSecret: Crypto.randomBytes(32).toString('hex'),
         validateResponses: true,

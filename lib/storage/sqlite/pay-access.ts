@@ -140,13 +140,15 @@ export function openMemoryPay(context: RecordContext): MemoryPay {
 
 
 /** Pay on SQLite: in memory when asked, else the file PAY_DB_URL names, followed as it is provisioned. */
-export function openSqlitePay(settings: Pick<Settings, 'storage' | 'pay' | 'memoryPay'>, context: RecordContext): PayDatabase {
+export function openSqlitePay(settings: Pick<Settings, 'storage' | 'pay' | 'payLocation' | 'memoryPay'>, context: RecordContext): PayDatabase {
 
     if (settings.storage === 'memory' && settings.memoryPay) {
         return openMemoryPay(context);
     }
 
-    const pay = new PayReadiness(settings.pay, context);
+    const { publishableKey, secretKey } = settings.pay;
+    const file = settings.payLocation?.engine === 'sqlite' ? settings.payLocation.file : undefined;
+    const pay = new PayReadiness({ file, publishableKey, secretKey }, context);
     try {
         pay.upgrade();
     }

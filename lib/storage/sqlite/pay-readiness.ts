@@ -1,7 +1,6 @@
 import Fs from 'node:fs';
 
 import type { RecordContext } from '../../clock';
-import { payDatabaseFile, type PaySettings } from '../../config';
 import type { PayAccess, PayStatus, PayStore } from '../../namespaces/pay/store';
 import type { PayKeys } from '../pay-keys';
 import { payStatus } from '../pay-status';
@@ -9,6 +8,12 @@ import { appliedMigrations, migrate, namespaceMigrations, schemaVersion } from '
 import { closeDatabase, memory, quickCheck, type Database } from './open';
 import { SqlitePayStore } from './pay';
 import { openPayDatabase, payContents } from './pay-database';
+
+
+/** Where pay's database file is (as settings decided it from PAY_DB_URL), and the keys that guard it. */
+export interface PayFileSettings extends Partial<PayKeys> {
+    file?: string;
+}
 
 
 /**
@@ -24,12 +29,11 @@ export class PayReadiness implements PayAccess {
     private readonly file: string | null;
     private readonly keys: PayKeys;
 
-    constructor(settings: PaySettings, private readonly context: RecordContext) {
+    constructor(settings: PayFileSettings, private readonly context: RecordContext) {
 
         // An in-memory pay database is never provisioned, so it is never configured either.
-        const complete = settings.url && settings.publishableKey && settings.secretKey;
-        const file = complete ? payDatabaseFile(settings.url!) : null;
-        this.file = file === memory ? null : file;
+        const complete = settings.file && settings.publishableKey && settings.secretKey;
+        this.file = complete && settings.file !== memory ? settings.file! : null;
         this.keys = { publishableKey: settings.publishableKey ?? '', secretKey: settings.secretKey ?? '' };
     }
 

@@ -1,7 +1,6 @@
 import Fs from 'node:fs';
 import Path from 'node:path';
 
-import { payDatabaseFile } from '../../config';
 import { mintPayKeys, payCredentials, type PayCredentials, type PayKeys } from '../pay-keys';
 import { migrate, namespaceMigrations } from './migrate';
 import { closeDatabase, memory } from './open';
@@ -12,10 +11,9 @@ import { foreignToPay, openPayDatabase, payMigrationsApplied } from './pay-datab
 // The commands that make and re-key a pay database file. Their declarations name no engine type, so the package's
 // public types need none of better-sqlite3's.
 
-/** Creates (or upgrades) the pay database, records the key pair in it (retiring any earlier one) and returns the three settings. */
-export function provisionPay(url: string, keys: PayKeys): PayCredentials {
+/** Creates (or upgrades) the pay database file, records the key pair in it (retiring any earlier one) and returns the three settings. */
+export function provisionPay(file: string, keys: PayKeys): PayCredentials {
 
-    const file = payDatabaseFile(url);
     if (file === memory) {
         throw new Error('PAY_DB_URL must name a file to provision: an in-memory pay database would vanish when this command exits');
     }
@@ -38,10 +36,9 @@ export function provisionPay(url: string, keys: PayKeys): PayCredentials {
 }
 
 
-/** Records a fresh key pair in a provisioned pay database, retiring the old pair, and returns the three settings. */
-export function rotatePayKeys(url: string): PayCredentials {
+/** Records a fresh key pair in a provisioned pay database file, retiring the old pair, and returns the three settings. */
+export function rotatePayKeys(file: string): PayCredentials {
 
-    const file = payDatabaseFile(url);
     if (!Fs.existsSync(file)) {
         throw new Error(`There is no pay database at ${file}: run \`localgate provision pay\` first`);
     }
