@@ -4,7 +4,7 @@ import type { DataSet, InstanceData, InstanceDataOptions } from '../engine';
 import { namespaceImage } from './images';
 import { SqliteInstanceData, type SqliteSnapshot } from './instance';
 import { SqliteNamespace } from './namespace';
-import { closeDatabase, openCopy, type Database } from './open';
+import { openCopy, type Database } from './open';
 import { MemoryPay, NoPay } from './pay-access';
 
 
@@ -24,7 +24,7 @@ export function createSqliteInstance(options: InstanceDataOptions): InstanceData
     const databases = {} as Record<PlacedNamespace, SqliteNamespace>;
     for (const namespace of placedNamespaces) {
         images[namespace] = from ? from[namespace]! : namespaceImage(namespace, options.seed);
-        databases[namespace] = new SqliteNamespace(openCopy(images[namespace]), 'memory', images[namespace]);
+        databases[namespace] = new SqliteNamespace(null, 'memory', images[namespace]);
     }
 
     const pay = images.pay ? new MemoryPay(openCopy(images.pay), options.context, images.pay) : new NoPay();
@@ -34,7 +34,7 @@ export function createSqliteInstance(options: InstanceDataOptions): InstanceData
             data.loadFixtureNow(options.fixture.records, options.fixture.origin);
         }
         catch (err) {
-            Object.values(databases).forEach((database) => closeDatabase(database.db));
+            Object.values(databases).forEach((database) => void database.close());
             void pay.close();
             throw err;
         }
