@@ -5,11 +5,16 @@
 // and the default (on); no fault rule set. Rounds alternate between them. Then, against the one with the journal:
 // count over a full 1,000-entry journal over HTTP, 8 instances in parallel with rules on one, and 300 deposits whose
 // replies are dropped after the write, each retried with its Idempotency-Key.
-// Settings: BENCH_SECONDS (3), BENCH_ROUNDS (3), BENCH_CONNECTIONS (10).
+// Settings: BENCH_SECONDS (2), BENCH_ROUNDS (6), BENCH_CONNECTIONS (10). On a shared machine the req/s of one round
+// swing more than the journal's cost, so the two servers take turns round by round (the first alternating), each
+// round's pair gives a ratio, and the median of those ratios is reported, with each server's CPU time per request
+// (from /proc), which moves less with the machine's load than req/s.
 
 const ChildProcess = require('node:child_process');
 const { randomBytes } = require('node:crypto');
+const Fs = require('node:fs');
 const Http = require('node:http');
+const Os = require('node:os');
 
 const Autocannon = require('autocannon');
 
@@ -17,8 +22,8 @@ const Localgate = require('../dist');
 
 
 const internals = {
-    seconds: Number(process.env.BENCH_SECONDS ?? 3),
-    rounds: Number(process.env.BENCH_ROUNDS ?? 3),
+    seconds: Number(process.env.BENCH_SECONDS ?? 2),
+    rounds: Number(process.env.BENCH_ROUNDS ?? 6),
     connections: Number(process.env.BENCH_CONNECTIONS ?? 10),
     secret: randomBytes(32).toString('hex'),
     bakery: 'd851fadb-03ca-5a24-ba16-c15cce19933b'
@@ -40,7 +45,7 @@ internals.start = function (journalSize) {
     return new Promise((resolve, reject) => {
 
         child.once('error', reject);
-        child.stdout.once('data', (chunk) => resolve({ url: chunk.toString().trim(), stop: () => child.kill() }));
+        child.stdout.once('data', (chunk) => resolve({ url: chunk.toString().trim(), pid: child.pid, stop: () => child.kill() }));
     });
 };
 
@@ -64,10 +69,21 @@ internals.request = function (url, { method = 'GET', headers = {}, body } = {}) 
 };
 
 
-internals.load = async function (url, options) {
+// One round against a server: its req/s (2xx only) and the server's CPU time per request, in µs.
+internals.load = async function (server, path, options) {
 
-    const result = await Autocannon({ url, connections: internals.connections, duration: internals.seconds, ...options });
-    return result.requests.average;
+    const cpu = internals.cpu(server.pid);
+    const result = await Autocannon({ url: `${server.url}${path}`, connections: internals.connections, duration: internals.seconds, ...options });
+    const answered = result['2xx'];
+    return { rate: answered / internals.seconds, cpuUs: (internals.cpu(server.pid) - cpu) / (result.requests.total || 1) };
+};
+
+
+// A process's user and system CPU time in µs, from /proc (clock ticks of 10 ms).
+internals.cpu = function (pid) {
+
+    const fields = Fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10_000;
 };
 
 
@@ -75,21 +91,40 @@ internals.throughput = async function (servers) {
 
     const writer = { authorization: `Bearer ${Localgate.mintToken(internals.secret, 'bench-writer', 24 * 3600)}`, 'content-type': 'application/json' };
     const scenarios = {
-        read: (server) => internals.load(`${server.url}/v1/commerce/products?business_id=${internals.bakery}&limit=20`),
-        write: (server) => internals.load(`${server.url}/v1/commerce/products`, { method: 'POST', headers: writer, body: JSON.stringify({ name: 'Bench loaf', price: 2.5, currency: 'USD', business_id: internals.bakery }) })
+        read: (server) => internals.load(server, `/v1/commerce/products?business_id=${internals.bakery}&limit=20`),
+        write: (server) => internals.load(server, '/v1/commerce/products', { method: 'POST', headers: writer, body: JSON.stringify({ name: 'Bench loaf', price: 2.5, currency: 'USD', business_id: internals.bakery }) })
     };
 
-    const totals = {};
+    const median = (values) => {
+
+        const sorted = [...values].sort((a, b) => a - b);
+        const middle = Math.floor(sorted.length / 2);
+        return sorted.length % 2 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+    };
+
+    const figures = {};
     for (const [name, run] of Object.entries(scenarios)) {
-        totals[name] = { off: 0, on: 0 };
+        const rounds = [];
         for (let i = 0; i < internals.rounds; ++i) {
+            const round = {};
             for (const target of i % 2 ? ['on', 'off'] : ['off', 'on']) {
-                totals[name][target] += await run(servers[target]);
+                round[target] = await run(servers[target]);
             }
+
+            rounds.push(round);
         }
+
+        figures[name] = {
+            off: median(rounds.map((round) => round.off.rate)),
+            on: median(rounds.map((round) => round.on.rate)),
+            ratio: median(rounds.map((round) => round.on.rate / round.off.rate)),
+            ratios: rounds.map((round) => round.on.rate / round.off.rate),
+            cpuOff: median(rounds.map((round) => round.off.cpuUs)),
+            cpuOn: median(rounds.map((round) => round.on.cpuUs))
+        };
     }
 
-    return Object.fromEntries(Object.entries(totals).map(([name, { off, on }]) => [name, { off: off / internals.rounds, on: on / internals.rounds, ratio: on / off }]));
+    return figures;
 };
 
 
@@ -178,9 +213,13 @@ internals.main = async function () {
         const deposits = await internals.deposits(servers.on.url, admin);
 
         const lines = [
-            `Journal and faults, ${internals.rounds} rounds of ${internals.seconds} s, ${internals.connections} connections, alternating (node ${process.version}):`,
-            `  reads  (GET /v1/commerce/products?business_id=…&limit=20): journal off ${throughput.read.off.toFixed(0)} req/s, on ${throughput.read.on.toFixed(0)} req/s: ${(throughput.read.ratio * 100).toFixed(1)}%`,
-            `  writes (POST /v1/commerce/products):                     journal off ${throughput.write.off.toFixed(0)} req/s, on ${throughput.write.on.toFixed(0)} req/s: ${(throughput.write.ratio * 100).toFixed(1)}%`,
+            `Journal and faults, ${internals.rounds} rounds of ${internals.seconds} s, ${internals.connections} connections, alternating (node ${process.version}; load average ${Os.loadavg().map((value) => value.toFixed(2)).join(', ')} at the end):`,
+            ...['read', 'write'].map((name) => {
+
+                const { off, on, ratio, ratios, cpuOff, cpuOn } = throughput[name];
+                const what = name === 'read' ? 'reads  (GET /v1/commerce/products?business_id=…&limit=20)' : 'writes (POST /v1/commerce/products)                     ';
+                return `  ${what}: journal off ${off.toFixed(0)} req/s, on ${on.toFixed(0)} req/s (medians); on/off per round ${ratios.map((value) => `${(value * 100).toFixed(0)}%`).join(' ')}, median ${(ratio * 100).toFixed(1)}%; server CPU per request off ${cpuOff.toFixed(0)} µs, on ${cpuOn.toFixed(0)} µs: ${(cpuOff / cpuOn * 100).toFixed(1)}% of the speed`;
+            }),
             `  count over a full journal (${count.entries} entries, ${count.count} matching): p50 ${count.p50.toFixed(2)} ms, p99 ${count.p99.toFixed(2)} ms over HTTP`,
             `  8 instances in parallel, rules on one: ${isolation.inside} of 100 requests got 503 inside it, ${isolation.outside} of 700 outside`,
             `  300 deposits under drop "after", each retried with its key: ${deposits.lost} replies lost, ${deposits.ledger} ledger entries, ${deposits.replays} replays`,

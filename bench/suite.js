@@ -4,7 +4,8 @@
 // and on what suites use instead. Every target runs the same test (bench/suite/job.js): a fresh world holding the demo
 // data, a product page, a vehicle page, the caller's bookings, a product and a booking written, the bookings read
 // again and the new one looked for, the world thrown away. Warm-up first, then BENCH_SUITE_TESTS tests (300) per
-// target, the targets taking turns test by test (the first target rotates), so that the machine's load favours none.
+// target or BENCH_SUITE_BUDGET seconds of them, the targets taking turns BENCH_SUITE_BATCH tests (10) at a time (the
+// first target rotates), so that the machine's load favours none.
 //
 // Run by bench/run.js (BENCH_ONLY=suite npm run bench for this part alone). Bench-only packages (PGlite, Mockoon CLI,
 // WireMock) are installed by this file into bench/.cache, never into package.json.
@@ -31,6 +32,15 @@ const internals = {
     settings: {
         tests: Number(process.env.BENCH_SUITE_TESTS ?? 300),
         warmup: Number(process.env.BENCH_SUITE_WARMUP ?? 20),
+        // Seconds of measured tests per target: a target that slow (PGlite, a cluster on disk) stops there, and the
+        // table gives how many tests it ran. Its warm-up stops at a fifth of it.
+        budget: Number(process.env.BENCH_SUITE_BUDGET ?? 20),
+        // Tests a target runs in a row at its turn. A suite runs its tests back to back; one test per turn would
+        // have every short test start with the caches and branch predictors the eight other targets left behind.
+        batch: Number(process.env.BENCH_SUITE_BATCH ?? 10),
+        // Comma-separated keys (kit, http-node, http-python, pg-memory, pg-default, pglite, json-server, wiremock,
+        // mockoon) to run only those; all by default.
+        only: process.env.BENCH_SUITE_TARGETS ? process.env.BENCH_SUITE_TARGETS.split(',') : null,
         pgUrl: process.env.BENCH_PG_URL || 'postgres://postgres@127.0.0.1:5432/test'
     },
     secret: randomBytes(32).toString('hex'),
@@ -52,12 +62,16 @@ exports.run = async function ({ log }) {
 
     const attempt = async (key, make) => {
 
+        if (internals.settings.only && !internals.settings.only.includes(key)) {
+            return;
+        }
+
         try {
             const target = await make();
             const at = Date.now();
             await target.setup();
             log(`suite: ${target.name} ready in ${Date.now() - at} ms`);
-            targets.push({ key, ...target, first: null, times: [], found: new Set() });
+            targets.push({ key, ...target, first: null, warm: 0, times: [], spent: 0, found: new Set() });
         }
         catch (err) {
             log(`suite: ${key} cannot run here: ${err.message.split('\n')[0]}`);
@@ -70,8 +84,9 @@ exports.run = async function ({ log }) {
         const server = await internals.localgate(tmp, cleanups);
         const versions = { node: process.version, python: Localgate.pythonVersion(), localgate: require('../package.json').version };
 
-        await attempt('kit', () => Localgate.kit());
-        await attempt('http-node', () => Localgate.http(server));
+        // Each Node target in a process of its own, as a suite runs: not beside PGlite and the other clients.
+        await attempt('kit', () => Localgate.inProcessOfItsOwn('localgate kit, in process (inject)', 'kit'));
+        await attempt('http-node', () => Localgate.inProcessOfItsOwn('localgate over HTTP from Node (keep-alive)', 'http', server));
         await attempt('http-python', () => Localgate.python(server));
 
         // PostgreSQL: the machine's cluster and one in memory, each with a template made by localgate's own start.
@@ -148,27 +163,45 @@ exports.run = async function ({ log }) {
             });
         }
 
-        for (let i = 0; i < internals.settings.warmup; ++i) {
-            for (const target of [...targets]) {
-                await failing(target, () => internals.one(target));
-            }
-        }
-
-        log(`suite: ${targets.length} targets warmed up; ${internals.settings.tests} tests each, taking turns`);
-        const measuring = Date.now();
-        for (let i = 0; i < internals.settings.tests; ++i) {
-            const turn = targets.map((target, j) => targets[(i + j) % targets.length]);
-            for (const target of turn) {
+        const { warmup, tests, budget, batch } = internals.settings;
+        for (let i = 0; i < warmup; ++i) {
+            for (const target of targets.filter((item) => item.warm < budget * 200)) {
                 await failing(target, async () => {
 
-                    const { ms, found } = await internals.one(target);
-                    target.times.push(ms);
-                    target.found.add(found);
+                    target.warm += (await internals.one(target)).ms;
                 });
             }
         }
 
-        const measured = { seconds: (Date.now() - measuring) / 1000, load: [loadBefore, Os.loadavg()] };
+        log(`suite: ${targets.length} targets warmed up; ${tests} tests each or ${budget} s of tests, taking turns`);
+        const measuring = Date.now();
+        const sampled = { min: Os.loadavg()[0], max: Os.loadavg()[0] };
+        const sampler = setInterval(() => {
+
+            sampled.min = Math.min(sampled.min, Os.loadavg()[0]);
+            sampled.max = Math.max(sampled.max, Os.loadavg()[0]);
+        }, 5000);
+        for (let i = 0; ; ++i) {
+            const active = targets.filter((target) => target.times.length < tests && target.spent < budget * 1000);
+            if (!active.length) {
+                break;
+            }
+
+            for (const target of active.map((item, j) => active[(i + j) % active.length])) {
+                await failing(target, async () => {
+
+                    for (let j = 0; j < batch && target.times.length < tests && target.spent < budget * 1000; ++j) {
+                        const { ms, found } = await internals.one(target);
+                        target.times.push(ms);
+                        target.spent += ms;
+                        target.found.add(found);
+                    }
+                });
+            }
+        }
+
+        clearInterval(sampler);
+        const measured = { seconds: (Date.now() - measuring) / 1000, load: [loadBefore, Os.loadavg()], sampled };
 
         const results = targets.map(({ key, name, first, times, found }) => ({ key, name, first: first.ms, found: [...found], ...internals.stats(times) }));
         Fs.writeFileSync(Path.join(internals.results, `suite-${new Date().toISOString().replace(/[:.]/g, '-')}.json`), JSON.stringify({ settings: internals.settings, versions, measured, results, unavailable }, null, 2));
@@ -311,22 +344,23 @@ internals.report = function ({ results, unavailable, versions, measured, seconds
     const lines = [
         '## Suite: a test with a fresh world, on localgate and on what suites use instead (issue #23)',
         '',
-        `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC by \`BENCH_ONLY=suite npm run bench\` (bench/suite.js) in ${Math.round(seconds)} s; the ${internals.settings.tests} tests per target took ${Math.round(measured.seconds)} s. Load average (1, 5, 15 min) before: ${measured.load[0].map((value) => value.toFixed(2)).join(', ')}; after: ${measured.load[1].map((value) => value.toFixed(2)).join(', ')} on ${Os.cpus().length} cores (shared with other work: absolute times move with it; the targets took turns test by test, so their ratios move less).`,
+        `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC by \`BENCH_ONLY=suite npm run bench\` (bench/suite.js) in ${Math.round(seconds)} s, of which the measured tests took ${Math.round(measured.seconds)} s. Load average (1 min) ${measured.load[0][0].toFixed(2)} before, ${measured.load[1][0].toFixed(2)} after, ${measured.sampled.min.toFixed(2)}–${measured.sampled.max.toFixed(2)} sampled every 5 s while the tests ran, on ${Os.cpus()[0].model.trim()}, ${Os.cpus().length} cores, ${Math.round(Os.totalmem() / 2 ** 30)} GiB memory, ${Os.type()} ${Os.release()} (the machine is shared with other work: absolute times move with it; the targets took turns, so their ratios move less).`,
         '',
         'One test: a fresh world holding the demo data set; a product page, a vehicle page, the caller\'s bookings; a product and a booking written; the bookings read again and the new one looked for; the world thrown away. ' +
-        `${internals.settings.warmup} tests of warm-up per target, then ${internals.settings.tests}, taking turns test by test (the first target rotates). "first" is each target's first test after its setup (cold).`,
+        `Up to ${internals.settings.warmup} tests of warm-up per target (at most ${internals.settings.budget / 5} s of them), then ${internals.settings.tests} measured tests or ${internals.settings.budget} s of them, whichever comes first, taking turns ${internals.settings.batch} tests at a time (the first target rotates; a suite runs its tests back to back): a target that slow stops at its time budget, and "tests" says how many it ran. "first" is each target's first test after its setup (cold); "${internals.settings.tests} tests, s" is the suite's total, taken from the tests' mean where fewer ran.`,
         '',
-        `| target | median ms | p95 ms | suite total s (${internals.settings.tests} tests) | first (cold) ms | new booking read back | per test vs ${fastest ? fastest.key : 'the fastest database per test'} |`,
-        '|---|---|---|---|---|---|---|'
+        `| target | tests | median ms | p95 ms | ${internals.settings.tests} tests, s | first (cold) ms | new booking read back | per test vs ${fastest ? fastest.key : 'the fastest database per test'} |`,
+        '|---|---|---|---|---|---|---|---|'
     ];
 
     for (const result of results) {
         const ratio = fastest ? `${(fastest.median / result.median).toFixed(1)}×` : '';
-        lines.push(`| ${result.name} | ${ms(result.median)} | ${ms(result.p95)} | ${result.total.toFixed(1)} | ${ms(result.first)} | ${found(result)} | ${ratio} |`);
+        const suite = result.count < internals.settings.tests ? `${(result.total / result.count * internals.settings.tests).toFixed(1)} (from the mean)` : result.total.toFixed(1);
+        lines.push(`| ${result.name} | ${result.count} | ${ms(result.median)} | ${ms(result.p95)} | ${suite} | ${ms(result.first)} | ${found(result)} | ${ratio} |`);
     }
 
     for (const { key, error } of unavailable) {
-        lines.push(`| ${key}: cannot run here | | | | | | ${error.replace(/\|/g, '/')} |`);
+        lines.push(`| ${key}: cannot run here | | | | | | | ${error.replace(/\|/g, '/')} |`);
     }
 
     lines.push('');

@@ -32,6 +32,23 @@ describe('an SQLite copy in memory', () => {
         void namespace.close();
     });
 
+    it('opens a copy given as its image only when it is first used, and refuses use after close either way', async () => {
+
+        const image = namespaceImage('commerce', true);
+        const unused = new SqliteNamespace(null, 'memory', image);
+        expect(unused.serialize()).to.shallow.equal(image);
+        unused.replace(namespaceImage('commerce', false));
+        expect(unused.serialize()).to.shallow.equal(namespaceImage('commerce', false));
+        await unused.close();
+        expect(() => unused.db.prepare('SELECT 1')).to.throw(TypeError, 'The database connection is not open');
+
+        const used = new SqliteNamespace(null, 'memory', image);
+        expect(used.db.prepare('SELECT count(*) FROM businesses').pluck().get()).to.equal(10);
+        expect(used.db).to.shallow.equal(used.db);
+        await used.close();
+        expect(() => used.db.prepare('SELECT 1')).to.throw(TypeError, 'The database connection is not open');
+    });
+
     it('keeps pay\'s image the same way', async () => {
 
         const pay = openMemoryPay(wallContext());

@@ -1,6 +1,7 @@
 import Code from '@hapi/code';
 import Lab from '@hapi/lab';
 
+import { mintToken } from '../lib/auth';
 import { createTestKit, type TestKit } from '../lib/testing';
 import { body, type List } from './helpers/server';
 
@@ -54,6 +55,26 @@ describe('createTestKit()', () => {
         expect(body(expired)).to.include({ message: 'Token expired' });
         expect(() => t.token('alice', { ttlSec: 0 })).to.throw(RangeError, 'ttlSec must be a whole number of seconds other than 0 (negative for a token that has expired), not 0');
         t.close();
+    });
+
+    it('hands out the token it minted in the same second again, which a new signature would give too', async () => {
+
+        const t = await kit.instance({ seed: 'none' });
+        const other = await kit.instance({ seed: 'none' });
+        // Asked again until both calls fall in one second, so that the second boundary cannot split them.
+        let pair: string[];
+        let second: number;
+        do {
+            second = Math.floor(Date.now() / 1000);
+            pair = [t.token('alice'), other.token('alice'), mintToken(kit.server.app.localgate.secret, 'alice'), t.token('alice', { admin: true }), t.token('bob')];
+        }
+        while (second !== Math.floor(Date.now() / 1000));
+
+        expect(pair[1]).to.equal(pair[0]);
+        expect(pair[2]).to.equal(pair[0]);
+        expect(new Set(pair).size).to.equal(3);
+        t.close();
+        other.close();
     });
 
     it('resets, snapshots and restores, and moves the instance clock', async () => {

@@ -78,34 +78,50 @@ exports.http = function (server) {
 /** The same server driven by bench/suite/suite.py: Python's standard library, a new connection per request. */
 exports.python = function (server) {
 
+    const env = { ...process.env, SUITE_JOB: JSON.stringify({ product: Job.product, booking: Job.booking, limit: Job.limit }) };
+    const spawn = () => ChildProcess.spawn('python3', [Path.join(__dirname, 'suite.py'), server.url, server.secret, Job.caller], { stdio: ['pipe', 'pipe', 'inherit'], env });
+
+    return internals.child('localgate over HTTP from Python (urllib)', 'suite.py', spawn);
+};
+
+
+/** A Node target of this file (kit, http) run in a process of its own by bench/suite/child.js. */
+exports.inProcessOfItsOwn = function (name, factory, argument) {
+
+    const spawn = () => ChildProcess.spawn(process.execPath, [Path.join(__dirname, 'child.js'), factory, JSON.stringify(argument ?? null)], { stdio: ['pipe', 'pipe', 'inherit'] });
+
+    return internals.child(name, factory, spawn);
+};
+
+
+// A target in a child process that answers "run" lines with {"ms", "found"}: it times its own test, so that the
+// pipe to it is not counted.
+internals.child = function (name, what, spawn) {
+
     let child;
     let lines;
     return {
-        name: 'localgate over HTTP from Python (urllib)',
+        name,
         async setup() {
 
-            child = ChildProcess.spawn('python3', [Path.join(__dirname, 'suite.py'), server.url, server.secret, Job.caller], {
-                stdio: ['pipe', 'pipe', 'inherit'],
-                env: { ...process.env, SUITE_JOB: JSON.stringify({ product: Job.product, booking: Job.booking, limit: Job.limit }) }
-            });
+            child = spawn();
             lines = Readline.createInterface({ input: child.stdout })[Symbol.asyncIterator]();
             const ready = await lines.next();
             if (ready.done || ready.value !== 'ready') {
-                throw new Error(`suite.py did not start: ${ready.value}`);
+                throw new Error(`${what} did not start: ${ready.value}`);
             }
         },
-        // Python times its own test, so the pipe to it is not counted.
         async test() {
 
             child.stdin.write('run\n');
             const line = await lines.next();
             if (line.done) {
-                throw new Error('suite.py exited');
+                throw new Error(`${what} exited`);
             }
 
             const result = JSON.parse(line.value);
             if (result.error) {
-                throw new Error(`suite.py: ${result.error}`);
+                throw new Error(`${what}: ${result.error}`);
             }
 
             return result;

@@ -210,7 +210,8 @@ exports.pgliteTarget = function (lib, template) {
 exports.job = async function (run) {
 
     const sql = internals.queries();
-    const rows = async (query, ...values) => (await run(query, values)).rows;
+    // A query of the stores takes its values as they are, or one row object that its values() puts in order.
+    const rows = async (query, ...values) => (await run(query, query.values ? query.values(values) : values)).rows;
     const vehicle = Job.booking.vehicle_id;
     await rows(sql.commerce.listProducts, Job.limit, 0);
     await rows(sql.logistics.listVehicles, Job.limit, 0);
@@ -223,8 +224,16 @@ exports.job = async function (run) {
         throw new Error('the template lacks the demo businesses');
     }
 
-    await rows(sql.commerce.insertProduct, randomUUID(), Job.product.name, Job.product.description,
-        Math.round(Job.product.price * 10 ** (internals.digits[Job.product.currency] ?? 2)), Job.product.currency, Job.product.business_id, Job.caller, productFacts.now);
+    await rows(sql.commerce.insertProduct, {
+        id: randomUUID(),
+        name: Job.product.name,
+        description: Job.product.description,
+        price_minor: Math.round(Job.product.price * 10 ** (internals.digits[Job.product.currency] ?? 2)),
+        currency: Job.product.currency,
+        business_id: Job.product.business_id,
+        created_by: Job.caller,
+        created_at: productFacts.now
+    });
     await run({ text: 'COMMIT' }, []);
 
     await run({ text: 'BEGIN' }, []);
@@ -235,7 +244,7 @@ exports.job = async function (run) {
     }
 
     const id = randomUUID();
-    await rows(sql.logistics.insertBooking, id, vehicle, Job.booking.pickup_location_id, Job.booking.dropoff_location_id, Job.booking.pickup_at, Job.booking.return_at, '', Job.caller, facts.now);
+    await rows(sql.logistics.insertBooking, { id, vehicle_id: vehicle, ...Job.booking, notes: '', customer_id: Job.caller, status: 'confirmed', created_at: facts.now });
     await run({ text: 'COMMIT' }, []);
 
     const after = await rows(sql.logistics.listBookings, Job.limit, 0, Job.caller);

@@ -23,13 +23,28 @@ export interface JournalEntry {
     near_miss: NearMiss | null;
 }
 
-/** An entry with what matching needs beside it: the URL as sent, the body's text, and the memory it holds. */
-export interface Recorded {
+/** What matching needs beside an entry: the URL as sent and the body's text. */
+interface Built {
     entry: JournalEntry;
-    arrival: number;
     url: string;
     bodyText: string | null;
-    bytes: number;
+}
+
+/** What an answered request leaves to build its entry from: the request's own objects, not copies of them. */
+interface Source {
+    request: Pick<JournalEntry, 'id' | 'path' | 'caller' | 'status' | 'code' | 'route' | 'fault' | 'near_miss'> & { method: string; received: number; completed: number };
+    headers: Request['headers'];
+    query: Record<string, string | string[]>;
+    rawUrl: string;
+    payload: unknown;
+    // The body's JSON text, known when it was measured; null when the request had none.
+    text: string | null;
+    options: RecordOptions;
+}
+
+interface RecordOptions {
+    secrets: string[];
+    bodyBytes: number;
 }
 
 export const hidden = '[hidden]';
@@ -46,25 +61,118 @@ const credentialParameter = /token|key|secret|passw|auth|session|signature|crede
 const entryOverhead = 400;
 
 
+/**
+ * An answered request as the journal keeps it. Recording only measures it and keeps the request's own parts; its
+ * entry (credentials hidden, the body scrubbed) is built when it is first read, so that a journal nobody reads costs
+ * a request little. A body over bodyBytes is cut as it is recorded, so that a large one is never kept.
+ */
+export class Recorded {
+
+    private source: Source | null;
+    private built: Built | null = null;
+
+    constructor(source: Source, readonly arrival: number, readonly bytes: number, buildNow: boolean) {
+
+        this.source = source;
+        if (buildNow) {
+            this.build();
+        }
+    }
+
+    get entry(): JournalEntry {
+
+        return this.build().entry;
+    }
+
+    get url(): string {
+
+        return this.build().url;
+    }
+
+    get bodyText(): string | null {
+
+        return this.build().bodyText;
+    }
+
+    private build(): Built {
+
+        if (!this.built) {
+            this.built = buildEntry(this.source!);
+            // The request's objects are no longer needed once the entry holds what it keeps of them.
+            this.source = null;
+        }
+
+        return this.built;
+    }
+}
+
+
 function isCredential(value: string, secrets: string[]): boolean {
 
     return credentialValue.test(value) || secrets.some((secret) => value.includes(secret));
 }
 
 
-/** Builds the journal entry of an answered request: credentials hidden by name and by value, the body cut at bodyBytes. */
-export function recordOf(request: Request, { secrets, bodyBytes }: { secrets: string[]; bodyBytes: number }, route: string | null, nearMiss: NearMiss | null): Recorded {
+/** Records an answered request: its size is measured now, its entry built when first read. */
+export function recordOf(request: Request, options: RecordOptions, route: string | null, nearMiss: NearMiss | null): Recorded {
 
-    let bytes = entryOverhead + request.path.length;
-    const headers: Record<string, string> = {};
-    for (const [name, raw] of Object.entries(request.headers)) {
-        const value = String(raw);
-        headers[name] = credentialHeader.test(name) || isCredential(value, secrets) ? hidden : value;
-        bytes += name.length + headers[name]!.length;
+    let bytes = entryOverhead;
+    const headers = request.headers;
+    for (const name in headers) {
+        bytes += name.length + String(headers[name]).length;
     }
 
-    // The query as sent: a route's validation may have converted request.query.
-    const sent = (request.orig.query ?? request.query) as Record<string, string | string[]>;
+    const rawUrl = request.raw.req.url!;
+    bytes += rawUrl.length;
+
+    // The body as sent: a route's validation may have added defaults to request.payload. A body over the limit is
+    // cut now; a smaller one is kept as parsed (the route never changes it) and scrubbed when read.
+    const parsed = request.orig.payload ?? request.payload;
+    const text = parsed === undefined || parsed === null ? null : JSON.stringify(parsed);
+    const cut = text !== null && text.length > options.bodyBytes;
+    bytes += text?.length ?? 0;
+
+    // A dropped request's answer is a symbol: the fault kept the status it would have had.
+    const fault = request.app.fault;
+    const response = request.response as ResponseObject | symbol;
+    const answered = typeof response !== 'symbol';
+    const status = answered ? response.statusCode : fault?.status ?? null;
+    const code = answered ? (status! >= 400 ? (response.source as { code: string }).code : null) : fault?.code ?? null;
+    const source: Source = {
+        request: {
+            id: request.info.id,
+            method: request.method,
+            path: request.path,
+            received: request.info.received,
+            completed: request.info.completed,
+            caller: request.auth.isAuthenticated ? String(request.auth.credentials.sub) : null,
+            status,
+            code,
+            route,
+            fault: fault?.id ?? null,
+            near_miss: nearMiss
+        },
+        headers,
+        // The query as sent: a route's validation may have converted request.query.
+        query: (request.orig.query ?? request.query) as Record<string, string | string[]>,
+        rawUrl,
+        payload: parsed,
+        text,
+        options
+    };
+
+    return new Recorded(source, request.app.arrival!, bytes, cut);
+}
+
+
+function buildEntry({ request, headers: sentHeaders, query: sent, rawUrl, payload, text, options: { secrets, bodyBytes } }: Source): Built {
+
+    const headers: Record<string, string> = {};
+    for (const [name, raw] of Object.entries(sentHeaders)) {
+        const value = String(raw);
+        headers[name] = credentialHeader.test(name) || isCredential(value, secrets) ? hidden : value;
+    }
+
     const query: Record<string, string | string[]> = {};
     let hiding = false;
     for (const [name, value] of Object.entries(sent)) {
@@ -73,56 +181,42 @@ export function recordOf(request: Request, { secrets, bodyBytes }: { secrets: st
         query[name] = secret ? hidden : value;
     }
 
-    const raw = request.raw.req.url!;
-    const mark = raw.indexOf('?');
-    const search = hiding ? `?${new URLSearchParams(Object.entries(query).flatMap(([name, value]) => [value].flat().map((item): [string, string] => [name, item]))).toString()}` : (mark === -1 ? '' : raw.slice(mark));
-    bytes += search.length;
-
-    // The body as sent: a route's validation may have added defaults to request.payload.
-    const { body, bodyText, truncated } = bodyOf(request.orig.payload ?? request.payload, secrets, bodyBytes);
-    bytes += bodyText?.length ?? 0;
-
-    // A dropped request's answer is a symbol: the fault kept the status it would have had.
-    const fault = request.app.fault;
-    const response = request.response as ResponseObject | symbol;
-    const answered = typeof response !== 'symbol';
-    const status = answered ? response.statusCode : fault?.status ?? null;
-    const code = answered ? (status! >= 400 ? (response.source as { code: string }).code : null) : fault?.code ?? null;
+    const mark = rawUrl.indexOf('?');
+    const search = hiding ? `?${new URLSearchParams(Object.entries(query).flatMap(([name, value]) => [value].flat().map((item): [string, string] => [name, item]))).toString()}` : (mark === -1 ? '' : rawUrl.slice(mark));
+    const { body, bodyText, truncated } = bodyOf(payload, text, secrets, bodyBytes);
     return {
         entry: {
-            id: request.info.id,
-            at: new Date(request.info.received).toISOString(),
+            id: request.id,
+            at: new Date(request.received).toISOString(),
             method: request.method.toUpperCase(),
             path: request.path,
             query,
             headers,
             body,
             body_truncated: truncated,
-            caller: request.auth.isAuthenticated ? String(request.auth.credentials.sub) : null,
-            status,
-            code,
-            duration_ms: Math.max(0, request.info.completed - request.info.received),
-            route,
-            fault: fault?.id ?? null,
-            near_miss: nearMiss
+            caller: request.caller,
+            status: request.status,
+            code: request.code,
+            duration_ms: Math.max(0, request.completed - request.received),
+            route: request.route,
+            fault: request.fault,
+            near_miss: request.near_miss
         },
-        arrival: request.app.arrival!,
         url: request.path + search,
-        bodyText,
-        bytes
+        bodyText
     };
 }
 
 
-// The parsed JSON body, scrubbed of tokens and secrets; over bodyBytes, its text cut there instead.
-function bodyOf(payload: unknown, secrets: string[], bodyBytes: number): { body: unknown; bodyText: string | null; truncated: boolean } {
+// The parsed JSON body (payload, whose JSON text is text), scrubbed of tokens and secrets; over bodyBytes, its text
+// cut there instead.
+function bodyOf(payload: unknown, text: string | null, secrets: string[], bodyBytes: number): { body: unknown; bodyText: string | null; truncated: boolean } {
 
     // Unparsed (a GET, a request answered before its body was read) or empty.
-    if (payload === undefined || payload === null) {
+    if (text === null) {
         return { body: null, bodyText: null, truncated: false };
     }
 
-    const text = JSON.stringify(payload);
     const clean = scrub(text, secrets);
     if (clean.length > bodyBytes) {
         const cut = clean.slice(0, bodyBytes);

@@ -69,7 +69,13 @@ export class Journal {
             --at;
         }
 
-        this.entries.splice(at, 0, recorded);
+        if (at === this.entries.length) {
+            this.entries.push(recorded);
+        }
+        else {
+            this.entries.splice(at, 0, recorded);
+        }
+
         this.bytes += recorded.bytes;
         this.budget.used += recorded.bytes;
     }

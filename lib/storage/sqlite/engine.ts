@@ -59,7 +59,7 @@ function openInstance(options: InstanceDataOptions): SqliteInstanceData {
     const databases = {} as Record<PlacedNamespace, SqliteNamespace>;
     for (const namespace of placedNamespaces) {
         images[namespace] = from ? from[namespace]! : namespaceImage(namespace, options.seed);
-        databases[namespace] = new SqliteNamespace(openCopy(images[namespace]), 'memory', images[namespace]);
+        databases[namespace] = new SqliteNamespace(null, 'memory', images[namespace]);
     }
 
     const pay = images.pay ? new MemoryPay(openCopy(images.pay), options.context, images.pay) : new NoPay();

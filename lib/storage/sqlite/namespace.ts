@@ -10,20 +10,37 @@ import { exportRows, seedDemo, storeFixtureRows } from './fixtures';
 import { namespaceImage } from './images';
 import { SqliteLogisticsStore } from './logistics';
 import { schemaVersion } from './migrate';
-import { changesSinceOpen, closeDatabase, openCopy, type Database } from './open';
+import { changesSinceOpen, closeDatabase, memory, openCopy, openDatabase, type Database } from './open';
 
 
-/** One namespace's SQLite database: a file, or a copy in memory that can be serialized and replaced. */
+// What a copy closed before it was ever opened gives: a connection already closed, whose use throws as the copy's
+// own would have after close().
+let closedConnection: Database | undefined;
+
+
+/**
+ * One namespace's SQLite database: a file, or a copy in memory that can be serialized and replaced. A copy given as
+ * its image alone is opened when first used: a test that never reads a namespace never pays for its connection.
+ */
 export class SqliteNamespace implements ImmediateDatabase {
 
     readonly transactions = 'immediate';
 
     // The bytes the database last was, and its change count then (-1: never serialized, the image is unknown).
     private changesAtImage: number;
+    private connection: Database | null;
 
-    constructor(public db: Database, private readonly storage: 'file' | 'memory', private image?: Buffer) {
+    constructor(db: Database | null, private readonly storage: 'file' | 'memory', private image?: Buffer) {
 
+        this.connection = db;
         this.changesAtImage = image ? 0 : -1;
+    }
+
+    /** The connection; a copy not opened yet is opened from its image now. */
+    get db(): Database {
+
+        this.connection ??= openCopy(this.image!);
+        return this.connection;
     }
 
     health(): Promise<NamespaceHealth> {
@@ -59,7 +76,11 @@ export class SqliteNamespace implements ImmediateDatabase {
     /** The database as bytes; an unchanged database gives the image it was copied from, with no copy made. */
     serialize(): Buffer {
 
-        const changes = changesSinceOpen(this.db);
+        if (!this.connection) {
+            return this.image!;
+        }
+
+        const changes = changesSinceOpen(this.connection);
         if (changes !== this.changesAtImage) {
             this.image = this.db.serialize();
             this.changesAtImage = changes;
@@ -71,15 +92,25 @@ export class SqliteNamespace implements ImmediateDatabase {
     /** Replaces the database with a copy of an image; stores made over the old one are stale. */
     replace(image: Buffer): void {
 
-        closeDatabase(this.db);
-        this.db = openCopy(image);
+        if (this.connection) {
+            closeDatabase(this.connection);
+        }
+
+        this.connection = null;
         this.image = image;
         this.changesAtImage = 0;
     }
 
     close(): Promise<void> {
 
-        closeDatabase(this.db);
+        if (this.connection) {
+            closeDatabase(this.connection);
+        }
+        else {
+            closedConnection ??= closedMemoryConnection();
+            this.connection = closedConnection;
+        }
+
         return Promise.resolve();
     }
 }
@@ -102,4 +133,12 @@ export function openSqliteNamespace(namespace: string, file: string | undefined,
     }
 
     return new SqliteNamespace(db, 'file');
+}
+
+
+function closedMemoryConnection(): Database {
+
+    const db = openDatabase(memory);
+    closeDatabase(db);
+    return db;
 }
