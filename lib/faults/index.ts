@@ -98,7 +98,8 @@ export const faultsPlugin: Plugin<{ registry: InstanceRegistry }> = {
 
             // A browser sends a request again when a kept-alive connection closes with no answer (Chromium does), so
             // a dropped reply would come back as the answer to a copy. While a rule may drop one, no answer of the
-            // data set keeps its connection open: a request it drops went out on a connection of its own.
+            // data set keeps its connection open, so none of its connections is used again for the request to drop
+            // (one kept alive from before the rule is closed by the server's keep-alive timeout).
             if (set.drops) {
                 request.raw.res.setHeader('Connection', 'close');
             }
