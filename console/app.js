@@ -2,7 +2,7 @@ import { render } from 'preact';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 
 import { Commerce } from './commerce.js';
-import { Faults, useFaults } from './faults.js';
+import { Faults, isLive, useFaults } from './faults.js';
 import { basePathOf, InstancePicker, Instances, notMountedHint, shortId, useInstances } from './instances.js';
 import { LiveLog } from './log.js';
 import { Logistics } from './logistics.js';
@@ -75,11 +75,12 @@ function App() {
     const onEntry = (entry) => {
 
         if (entry.fault) {
-            faults.heard(entry.fault);
+            faults.heard(entry);
         }
     };
 
-    const active = faults.rules.length;
+    // A rule whose times are used up acts no more: it is shown in the faults view, but not counted as in force.
+    const active = faults.rules.filter(isLive).length;
     return html`<header class="top">
             <h1>localgate console</h1>
             <${InstancePicker} instances=${instances} />

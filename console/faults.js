@@ -37,9 +37,17 @@ function faultsPath(id) {
 }
 
 
+/** Whether a rule can still act: its times, if it has any, are not used up. */
+export function isLive(rule) {
+
+    return rule.times === undefined || rule.hits < rule.times;
+}
+
+
 /**
- * The fault rules of the data set the page uses, read with the admin token: {rules, seed, error, reload, heard,
- * apply, clear}. Rules read for another data set are never shown for this one.
+ * The fault rules of the data set the page uses, read with the admin token: {rules, seed, error, read, reload,
+ * heard, apply, clear}; read is true once the rules of this data set have been read. Rules read for another data set
+ * are never shown for this one.
  */
 export function useFaults(instances) {
 
@@ -84,36 +92,16 @@ export function useFaults(instances) {
         rules: current ? state.rules : [],
         seed: current ? state.seed : 0,
         error: current ? state.error : null,
+        read: current && !state.error,
+        // A read of this data set's rules has answered (or failed): the view then reads them again as it opens.
+        current,
         reload,
-        // A request the live log saw one of these rules act on: its hits go up without asking the server.
-        heard: (ruleId) => setState((previous) => ({ ...previous, rules: previous.rules.map((rule) => (rule.id === ruleId ? { ...rule, hits: rule.hits + 1 } : rule)) })),
+        // A request the live log saw one of these rules act on carries the rule's hits as counted then: a read that
+        // answered after the rule acted already counts it, so the larger of the two is right.
+        heard: (entry) => setState((previous) => ({ ...previous, rules: previous.rules.map((rule) => (rule.id === entry.fault ? { ...rule, hits: Math.max(rule.hits, entry.fault_hits) } : rule)) })),
         apply: (preset) => instances.adminCall(path, { method: 'PUT', body: { seed: preset.seed, rules: preset.rules } }).then((res) => settle(res.data)),
         clear: () => instances.adminCall(path, { method: 'DELETE' }).then(() => settle({ seed: 0, rules: [] }))
     };
-}
-
-
-/** What a rule does, in words. */
-function effectOf(rule) {
-
-    const effects = [];
-    if (rule.latency_ms !== undefined) {
-        effects.push(Array.isArray(rule.latency_ms) ? `${rule.latency_ms[0]} to ${rule.latency_ms[1]} ms late` : `${rule.latency_ms} ms late`);
-    }
-
-    if (rule.status !== undefined) {
-        effects.push(`${rule.status}${rule.code ? ` ${rule.code}` : ''}${rule.retry_after !== undefined ? `, Retry-After: ${rule.retry_after}` : ''}`);
-    }
-
-    if (rule.drop === 'before') {
-        effects.push('connection closed before it runs: nothing written');
-    }
-
-    if (rule.drop === 'after') {
-        effects.push('carried out, then the reply dropped');
-    }
-
-    return effects.join('; ');
 }
 
 
@@ -143,10 +131,11 @@ export function Faults({ instances, faults }) {
     const [state, run] = useAction();
     const { selected, ready } = instances;
     const where = selected ? `instance ${shortId(selected)}` : 'the default data set';
-    // Hits go up as requests come: read them again whenever the view opens.
+    // Hits go up as requests come: read them again whenever the view opens, unless it opens on a data set whose rules
+    // are being read already (switched to: useFaults reads them).
     useEffect(() => {
 
-        if (ready) {
+        if (faults.current) {
             faults.reload();
         }
     }, []);
@@ -156,7 +145,7 @@ export function Faults({ instances, faults }) {
     return html`<section aria-labelledby="faults-heading">
         <h2 id="faults-heading">Faults</h2>
         <p class="hint">Make ${where} fail on purpose, to show how an app handles it. Rules act on this data set's API (/v1/...) only, never on another data set, the console or /health; applying a preset replaces its rules. The live log marks every request a rule acted on.</p>
-        <${ErrorNote} error=${error} hint=${error?.status === 404 ? notMountedHint : null} />
+        <${ErrorNote} error=${error} hint=${instances.notMounted ? notMountedHint : null} />
         <ul class="presets" aria-label="Presets">
             ${presets.map((preset) => html`<li key=${preset.id} class="card">
                 <h3>${preset.title}</h3>
@@ -168,14 +157,13 @@ export function Faults({ instances, faults }) {
             <h3 id="rules-heading">Rules in force on ${where}</h3>
             ${faults.rules.length ? html`<div class="scroll" tabindex="0" role="region" aria-label="Fault rules, scrollable"><table>
                 <caption>Tried in order; at most one acts on a request (seed ${faults.seed})</caption>
-                <thead><tr><th scope="col">Requests</th><th scope="col">Effect</th><th scope="col">When</th><th scope="col">Hits</th></tr></thead>
+                <thead><tr><th scope="col">Rule</th><th scope="col">When</th><th scope="col">Hits</th></tr></thead>
                 <tbody>${faults.rules.map((rule) => html`<tr key=${rule.id}>
-                    <td><code>${rule.method?.toUpperCase() ?? 'any'} ${rule.path}</code></td>
-                    <td>${effectOf(rule)}</td>
+                    <td><code>${rule.description}</code></td>
                     <td>${whenOf(rule)}</td>
                     <td class="amount">${rule.hits}</td>
                 </tr>`)}</tbody>
-            </table></div>` : html`<p class="hint">No fault rules: ${where} answers normally.</p>`}
+            </table></div>` : faults.read ? html`<p class="hint">No fault rules: ${where} answers normally.</p>` : null}
             <div class="row">
                 <button type="button" disabled=${busy} onClick=${() => faults.reload()}>Refresh</button>
                 <button type="button" class="danger" disabled=${busy || !faults.rules.length} onClick=${() => run(() => faults.clear(), () => `Cleared the fault rules of ${where}.`)}>Clear faults</button>

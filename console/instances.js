@@ -103,6 +103,8 @@ export function useInstances() {
     return {
         ready: Boolean(admin.data),
         error: admin.error ?? live.error,
+        // The token endpoint is not there: the console API is off on this server.
+        notMounted: admin.error?.status === 404,
         list: live.list,
         selected,
         revision,
@@ -290,7 +292,7 @@ export function Instances({ instances }) {
     return html`<section aria-labelledby="instances-heading">
         <h2 id="instances-heading">Instances</h2>
         <p class="hint">Each instance is an isolated copy of the API's data, with its own clock and ids, reached at a base URL of its own: made here or by a test suite, kept in memory, gone after an hour unused. Switching the data set shows every view as it stands there; personas stay the same.</p>
-        <${ErrorNote} error=${error} hint=${error?.status === 404 ? notMountedHint : null} />
+        <${ErrorNote} error=${error} hint=${instances.notMounted ? notMountedHint : null} />
         <${NewInstance} instances=${instances} />
         <${LiveInstances} instances=${instances} />
         ${gone ? html`<div class="error" role="alert"><p>Instance ${shortId(selected)} is no longer live: it was deleted or expired.</p>

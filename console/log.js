@@ -17,10 +17,17 @@ function callerOf(entry) {
 }
 
 
+// A reply dropped after the request with no answer kept: the client closed the connection before there was one.
+function gaveUp(entry) {
+
+    return entry.dropped === 'after' && entry.unsent === null;
+}
+
+
 // A dropped reply is shown as what it was, never as a status: the client got none.
 function droppedOf(entry) {
 
-    return `reply dropped (${entry.written ? 'written' : 'not written'})`;
+    return `${gaveUp(entry) ? 'client gave up' : 'reply dropped'} (${entry.written ? 'written' : 'not written'})`;
 }
 
 
@@ -29,6 +36,10 @@ function faultStory(entry) {
 
     if (entry.dropped === 'before') {
         return 'The connection closed before the request ran: nothing was written, and the client got no reply.';
+    }
+
+    if (gaveUp(entry)) {
+        return `The client gave up: it closed the connection before the request had an answer, so there was no reply to drop. ${entry.written ? 'The request was carried out and committed.' : 'Nothing was written.'}`;
     }
 
     if (entry.dropped === 'after') {
@@ -49,7 +60,7 @@ function matches(entry, filter) {
 
     const marks = entry.fault ? ` fault ${entry.fault_rule}${entry.dropped ? ` ${droppedOf(entry)}` : ''}` : '';
     const text = `${entry.method} ${entry.path}${entry.query} ${callerOf(entry)} ${dataSetOf(entry)}${marks}`.toLowerCase();
-    const whole = [String(entry.status ?? entry.unsent?.status), entry.id.toLowerCase()];
+    const whole = [String(entry.status ?? entry.unsent?.status ?? ''), entry.id.toLowerCase()];
     return filter.toLowerCase().split(/\s+/).filter(Boolean).every((word) => whole.includes(word) || text.includes(word));
 }
 

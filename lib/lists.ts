@@ -30,15 +30,30 @@ export function listResponse<T>(h: Pick<ResponseToolkit, 'response'>, result: Li
 }
 
 
+declare module '@hapi/hapi' {
+    interface RequestApplicationState {
+        // True once the request's handler has committed a new record: what a dropped reply says was written.
+        written?: boolean;
+    }
+}
+
+
 /**
  * A 201 with the record as body and its path in Location: the path the request was posted to plus the record's id,
  * or, for a record made by a POST elsewhere, the path of its collection within the namespace (after the route prefix);
- * under an instance, behind its base path.
+ * under an instance, behind its base path. The request is marked written, unless it is replayed: then the record is
+ * an earlier request's, and the answer says so with Idempotent-Replayed.
  */
-export function createdResponse(h: Pick<ResponseToolkit, 'response'>, request: Pick<Request, 'path' | 'app'> & { route: Pick<RequestRoute, 'realm'> }, record: { id: string }, collection?: string): ResponseObject {
+export function createdResponse(h: Pick<ResponseToolkit, 'response'>, request: Pick<Request, 'path' | 'app'> & { route: Pick<RequestRoute, 'realm'> }, record: { id: string }, collection?: string, replayed = false): ResponseObject {
 
     const path = collection === undefined ? request.path : `${request.route.realm.modifiers.route.prefix}${collection}`;
-    return h.response(record).code(201).location(`${request.app.scope.basePath}${path}/${record.id}`);
+    const response = h.response(record).code(201).location(`${request.app.scope.basePath}${path}/${record.id}`);
+    if (replayed) {
+        return response.header('Idempotent-Replayed', 'true');
+    }
+
+    request.app.written = true;
+    return response;
 }
 
 

@@ -555,10 +555,16 @@ describe('the console in a browser', () => {
     it('applies fault presets to the data set on screen, marks what they did in the live log, and clears them', { skip, timeout: 180_000 }, async () => {
 
         const bare = await testServer({ port: 0, host: '127.0.0.1' });
-        // Every answer closes its connection. Chromium sends a request again, once, when a kept-alive connection
-        // closes with no answer, so a dropped reply would otherwise reach the page as the retry's answer or as none,
-        // depending on which connection the request went out on.
-        bare.listener.on('request', (req: unknown, res: { setHeader(name: string, value: string): void }) => res.setHeader('connection', 'close'));
+        // Holds the answer of a request marked x-hold until the test lets it go: its rule has acted, its log event waits.
+        let held: Promise<void> | null = null;
+        bare.ext('onPreResponse', async (request, h) => {
+
+            if (held && request.headers['x-hold']) {
+                await held;
+            }
+
+            return h.continue;
+        });
         await bare.start();
         const browser = await launchBrowser({ laptop: true });
         const { context } = browser;
@@ -583,6 +589,7 @@ describe('the console in a browser', () => {
                 expect(await accessibilityViolations(page), view).to.equal([]);
             };
 
+            let adminToken = '';
             // A preset sends its rules, exactly, to the faults route of the data set on screen.
             const apply = async (title: string) => {
 
@@ -591,6 +598,7 @@ describe('the console in a browser', () => {
                 await panel.getByRole('button', { name: `Apply ${title}` }).click();
                 const request = await put;
                 await panel.getByRole('status').getByText(`Applied "${title}" to instance ${short}.`).waitFor();
+                adminToken = (await request.allHeaders()).authorization!.slice('Bearer '.length);
                 return { path: new URL(request.url()).pathname, payload: request.postDataJSON() as unknown };
             };
 
@@ -604,7 +612,14 @@ describe('the console in a browser', () => {
                 await transfer.getByRole('button', { name: 'Send', exact: true }).click();
             };
 
-            const newest = (method: string, path: string) => log.getByRole('button', { name: new RegExp(`${method} ${base}${path}`) }).first();
+            // The newest entry of a request, by method and path with its query: a path alone matches other queries too.
+            const newest = (method: string, path: string) => {
+
+                return log.getByRole('button')
+                    .filter({ has: page.locator('.method').getByText(method, { exact: true }) })
+                    .filter({ has: page.locator('.path').getByText(`${base}${path}`, { exact: true }) })
+                    .first();
+            };
 
             await page.goto(`${bare.info.uri}/console?instance=${id}#faults`);
             await page.getByRole('button', { name: 'alice' }).click();
@@ -612,12 +627,23 @@ describe('the console in a browser', () => {
             await panel.getByText(`No fault rules: instance ${short} answers normally.`).waitFor();
             await accessible('faults, none set');
 
+            // Switching the data set on this view reads the rules of the one switched to, once.
+            const picker = page.getByLabel('Data set', { exact: true });
+            const reads = (path: string) => sent.filter((request) => request === `GET ${path}`).length;
+            expect(reads(`/_instances/${id}/faults`)).to.equal(1);
+            await picker.selectOption({ value: '' });
+            await panel.getByText('No fault rules: the default data set answers normally.').waitFor();
+            expect(reads('/_faults')).to.equal(1);
+            await picker.selectOption(id);
+            await panel.getByText(`No fault rules: instance ${short} answers normally.`).waitFor();
+            expect(reads(`/_instances/${id}/faults`)).to.equal(2);
+
             // Payment gateway down: a deposit is refused with the injected 503, marked in the log with its rule.
             expect(await apply('Payment gateway down')).to.equal({
                 path: `/_instances/${id}/faults`,
                 payload: { seed: 0, rules: [{ method: 'POST', path: '/v1/pay/gateway/*', status: 503, code: 'gateway_unavailable', message: 'The payment gateway is unavailable: try again later.', retry_after: 30 }] }
             });
-            expect(await firstRule()).to.equal(['POST /v1/pay/gateway/*', '503 gateway_unavailable, Retry-After: 30', 'every time', '0']);
+            expect(await firstRule()).to.equal(['POST /v1/pay/gateway/*: 503 gateway_unavailable, Retry-After: 30', 'every time', '0']);
             expect(await where.innerText()).to.equal(`Data set: instance ${short}, with pay · 1 fault rule in force`);
             await accessible('faults, a preset applied');
             await page.screenshot({ path: Path.join(screenshots, 'faults-gateway-down.png') });
@@ -629,10 +655,10 @@ describe('the console in a browser', () => {
             const refusedDeposit = newest('POST', '/v1/pay/gateway/deposit');
             await refusedDeposit.locator('.fault').waitFor();
             expect(await refusedDeposit.locator('.status').innerText()).to.equal('503');
-            expect(await refusedDeposit.locator('.fault').innerText()).to.equal('fault: POST /v1/pay/gateway/*: 503 gateway_unavailable');
+            expect(await refusedDeposit.locator('.fault').innerText()).to.equal('fault: POST /v1/pay/gateway/*: 503 gateway_unavailable, Retry-After: 30');
             await refusedDeposit.click();
             const note = log.locator('.fault-note');
-            expect(await note.innerText()).to.match(/^Injected fault: POST \/v1\/pay\/gateway\/\*: 503 gateway_unavailable \(rule [0-9a-f]{8}\)\n\nThe fault answered in place of the service: nothing was written\.$/);
+            expect(await note.innerText()).to.match(/^Injected fault: POST \/v1\/pay\/gateway\/\*: 503 gateway_unavailable, Retry-After: 30 \(rule [0-9a-f]{8}\)\n\nThe fault answered in place of the service: nothing was written\.$/);
             expect(await ledger()).to.equal(0);
 
             await views.getByRole('button', { name: 'Faults' }).click();
@@ -642,7 +668,11 @@ describe('the console in a browser', () => {
             // Reply lost after the write: the deposit is written and the page gets no answer; sent again with its key,
             // it is replayed, and the money moved once.
             expect(await apply('Reply lost after the write')).to.equal({ path: `/_instances/${id}/faults`, payload: { seed: 0, rules: [{ method: 'POST', path: '/v1/*', drop: 'after', times: 1 }] } });
-            expect(await firstRule()).to.equal(['POST /v1/*', 'carried out, then the reply dropped', 'once', '0']);
+            expect(await firstRule()).to.equal(['POST /v1/*: reply dropped after it runs', 'once', '0']);
+            // The server closes connections kept idle longer than its keep-alive timeout (5 s): a person takes that long
+            // to go from the preset to the deposit. Since the rule was set, every answer of the instance has closed its
+            // connection, so the deposit goes out on a new one and Chromium does not send it again when it closes.
+            bare.listener.closeIdleConnections();
             await send('deposit', '25.00');
             const lost = transfer.getByRole('alert');
             await lost.getByText('network_error').waitFor();
@@ -656,15 +686,20 @@ describe('the console in a browser', () => {
             await accessible('the live log, a dropped reply shown');
             await page.screenshot({ path: Path.join(screenshots, 'faults-reply-lost.png') });
             expect(await ledger()).to.equal(1);
+            // Its one time used up, the rule acts no more: it is no longer counted as in force.
+            await page.locator('p.where', { hasNotText: 'in force' }).waitFor();
+            expect(await where.innerText()).to.equal(`Data set: instance ${short}, with pay`);
 
             await transfer.getByRole('button', { name: 'Send again (same key)' }).click();
             await transfer.getByRole('status').getByText(/replayed, Idempotent-Replayed: true/).waitFor();
             expect(await page.getByRole('list', { name: 'Balances' }).innerText()).to.equal('€25.00 EUR');
             expect(await ledger()).to.equal(1);
-            expect(await newest('POST', '/v1/pay/gateway/deposit').locator('.status').innerText()).to.equal('201');
+            // The replay's entry comes when its event does: wait for it on top of the log.
+            await newest('POST', '/v1/pay/gateway/deposit').locator('.status', { hasText: /^201$/ }).waitFor();
 
             // Lost after a refused write: nothing was written, and the log says so.
             await apply('Reply lost after the write');
+            bare.listener.closeIdleConnections();
             await send('withdraw', '30');
             await transfer.getByRole('alert').getByText('network_error').waitFor();
             const droppedWithdrawal = newest('POST', '/v1/pay/gateway/withdraw');
@@ -675,15 +710,35 @@ describe('the console in a browser', () => {
 
             // Slow network: the page's reads still answer, each marked late.
             expect(await apply('Slow network')).to.equal({ path: `/_instances/${id}/faults`, payload: { seed: 7, rules: [{ path: '/v1/*', latency_ms: [300, 1200] }] } });
-            expect(await firstRule()).to.equal(['any /v1/*', '300 to 1200 ms late', 'every time', '0']);
+            expect(await firstRule()).to.equal(['any method /v1/*: 300 to 1200 ms late', 'every time', '0']);
             // A request from outside the page counts in the hits as the live log shows it, with no read of the rules.
-            const reads = sent.filter((request) => request === `GET /_instances/${id}/faults`).length;
+            const readsBefore = reads(`/_instances/${id}/faults`);
             expect((await fetch(`${bare.info.uri}${base}/v1/commerce/businesses?limit=1`)).status).to.equal(200);
             await rules.getByRole('row').nth(1).getByRole('cell', { name: '1', exact: true }).waitFor();
-            expect(sent.filter((request) => request === `GET /_instances/${id}/faults`).length).to.equal(reads);
+            expect(reads(`/_instances/${id}/faults`)).to.equal(readsBefore);
+            // A read of the rules that answers after a rule acted, but before the log heard of it, counts the request
+            // once: the log's event carries the rule's hits as counted then.
+            let release = () => {};
+            held = new Promise((resolve) => {
+
+                release = resolve;
+            });
+            const outside = fetch(`${bare.info.uri}${base}/v1/commerce/businesses?limit=1`, { headers: { 'x-hold': 'yes' } });
+            while ((await rulesNow()).rules[0]!.hits < 2) {
+                await new Promise((resolve) => setImmediate(resolve));
+            }
+
+            await panel.getByRole('button', { name: 'Refresh' }).click();
+            await rules.getByRole('row').nth(1).getByRole('cell', { name: '2', exact: true }).waitFor();
+            release();
+            held = null;
+            expect((await outside).status).to.equal(200);
+            await log.getByRole('button').filter({ has: page.locator('.path').getByText(`${base}/v1/commerce/businesses?limit=1`, { exact: true }) }).nth(1).waitFor();
+            expect(await rules.getByRole('row').nth(1).getByRole('cell').nth(2).innerText()).to.equal('2');
             await views.getByRole('button', { name: 'Commerce' }).click();
             await page.getByRole('button', { name: 'Harbourside Bakery' }).waitFor();
-            const slowRead = newest('GET', '/v1/commerce/businesses');
+            // The page's own read of the businesses, not the one sent above.
+            const slowRead = newest('GET', '/v1/commerce/businesses?limit=100&offset=0');
             await slowRead.locator('.fault').waitFor();
             expect(await slowRead.locator('.fault').innerText()).to.equal('fault: any method /v1/*: 300 to 1200 ms late');
             expect(await slowRead.locator('.status').innerText()).to.equal('200');
@@ -692,6 +747,13 @@ describe('the console in a browser', () => {
             await log.getByLabel('Filter').fill('reply dropped');
             await log.getByRole('list', { name: 'Requests, newest first' }).getByRole('listitem').nth(1).waitFor();
             expect(await log.getByRole('list', { name: 'Requests, newest first' }).locator('.status').allInnerTexts()).to.equal(['reply dropped (not written)', 'reply dropped (written)']);
+            // A request closed before it ran has no status, and no word stands in for one.
+            expect((await bare.inject({ method: 'PUT', url: `/_instances/${id}/faults`, headers: admin, payload: { rules: [{ path: '/v1/weather/status', drop: 'before' }] } })).statusCode).to.equal(200);
+            expect(await fetch(`${bare.info.uri}${base}/v1/weather/status`).then(() => 'answered', () => 'closed')).to.equal('closed');
+            await log.getByLabel('Filter').fill('reply dropped');
+            await log.getByRole('list', { name: 'Requests, newest first' }).getByRole('listitem').nth(2).waitFor();
+            await log.getByLabel('Filter').fill('undefined');
+            await log.getByRole('list', { name: 'Requests, newest first' }).getByRole('listitem').first().waitFor({ state: 'detached' });
             await log.getByLabel('Filter').fill('');
 
             // Cleared: no rule is left, here or on the server.
@@ -704,8 +766,20 @@ describe('the console in a browser', () => {
             expect(await rulesNow()).to.equal({ seed: 0, rules: [] });
             await accessible('faults, cleared');
 
-            expect(refused).to.equal([`503 POST ${base}/v1/pay/gateway/deposit`]);
-            expect(await log.innerText()).to.not.contain('eyJ');
+            // A data set that is gone: the read's 404 is shown as it is, with no word about the console API, and no
+            // claim that the data set answers normally.
+            expect((await bare.inject({ method: 'DELETE', url: `/_instances/${id}`, headers: admin })).statusCode).to.equal(204);
+            await panel.getByRole('button', { name: 'Refresh' }).click();
+            const gone = panel.getByRole('alert');
+            await gone.getByText('instance_not_found').waitFor();
+            expect(await gone.innerText()).to.not.contain('CONSOLE_API');
+            expect(await panel.getByText('No fault rules').count()).to.equal(0);
+
+            expect(refused).to.equal([`503 POST ${base}/v1/pay/gateway/deposit`, `404 GET /_instances/${id}/faults`]);
+            // The page set every rule with its admin token: the log shows those requests, never the token.
+            await log.getByRole('button').filter({ has: page.locator('.path').getByText(`/_instances/${id}/faults`, { exact: true }) }).first().waitFor();
+            expect(adminToken).to.match(/^eyJ/);
+            expect(await log.innerText()).to.not.contain(adminToken);
             expect(elsewhere).to.equal([]);
             expect(pageErrors).to.equal([]);
         }
@@ -737,6 +811,14 @@ describe('the console in a browser', () => {
 
             // Shared data still reads without a persona.
             await page.getByRole('button', { name: 'Harbourside Bakery' }).waitFor();
+            expect(await accessibilityViolations(page)).to.equal([]);
+
+            // The faults view says why it can read no rules, and never that the data set answers normally.
+            await page.getByRole('navigation', { name: 'Views' }).getByRole('button', { name: 'Faults' }).click();
+            const noRules = page.locator('main').getByRole('alert');
+            await noRules.getByText('not_found').waitFor();
+            expect(await noRules.innerText()).to.contain('404').and.to.contain('CONSOLE_API=on');
+            expect(await page.getByText('No fault rules').count()).to.equal(0);
             expect(await accessibilityViolations(page)).to.equal([]);
 
             // The instances view says why it has nothing to manage, and the default data set stays in use.

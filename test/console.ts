@@ -1,13 +1,12 @@
 import Http from 'node:http';
 
 import Code from '@hapi/code';
-import type { Request, Server } from '@hapi/hapi';
+import type { Request, ResponseToolkit, Server } from '@hapi/hapi';
 import Lab from '@hapi/lab';
 
 import type { ConsoleApiMode } from '../lib/config';
 import { consoleApiMounted, eventsPath, isLoopback, tokenPath } from '../lib/console';
 import { maxBodyChars, maxBufferedBytes, scrub, type RequestEvent, type RequestFeed } from '../lib/console/feed';
-import { describeRule, type FaultRuleInput } from '../lib/faults/rules';
 import { adminBearer, bearer, body, testServer } from './helpers/server';
 
 
@@ -561,7 +560,7 @@ describe('the live request log', () => {
         const [gateway] = await setRules([{ method: 'POST', path: '/v1/pay/gateway/*', status: 503, code: 'gateway_unavailable', message: 'The payment gateway is unavailable: try again later.', retry_after: 30 }]);
         expect(await money('deposit', 'order-1', 500)).to.equal({ status: 503 });
         const down = await next('/v1/pay/gateway/deposit', 1);
-        expect(down).to.include({ status: 503, caller: null, fault: gateway, fault_rule: 'POST /v1/pay/gateway/*: 503 gateway_unavailable', dropped: null });
+        expect(down).to.include({ status: 503, caller: null, fault: gateway, fault_rule: 'POST /v1/pay/gateway/*: 503 gateway_unavailable, Retry-After: 30', fault_hits: 1, dropped: null });
         expect(JSON.parse(down.body!)).to.include({ code: 'gateway_unavailable', message: 'The payment gateway is unavailable: try again later.' });
         expect(['written', 'unsent'].filter((key) => key in down)).to.equal([]);
 
@@ -569,14 +568,20 @@ describe('the live request log', () => {
         const [lost] = await setRules([{ method: 'POST', path: '/v1/*', drop: 'after', times: 1 }]);
         expect(await money('deposit', 'order-2', 500)).to.equal({ error: 'ECONNRESET' });
         const dropped = await next('/v1/pay/gateway/deposit', 2);
-        expect(dropped).to.include({ status: null, caller: 'dana', fault: lost, fault_rule: 'POST /v1/*: reply dropped after it runs', dropped: 'after', written: true, unsent: { status: 201, code: null } });
+        expect(dropped).to.include({ status: null, caller: 'dana', fault: lost, fault_rule: 'POST /v1/*: reply dropped after it runs', fault_hits: 1, dropped: 'after', written: true, unsent: { status: 201, code: null } });
         expect(dropped.body).to.not.exist();
         expect(await money('deposit', 'order-2', 500)).to.equal({ status: 201 });
         const retried = await next('/v1/pay/gateway/deposit', 3);
         expect(retried).to.include({ status: 201, caller: 'dana' });
         expect(['fault', 'fault_rule', 'dropped', 'written', 'unsent'].filter((key) => key in retried)).to.equal([]);
-        const ledger = await fetch(`${server.info.uri}${base}/v1/pay/wallet/transactions`, { headers: dana });
-        expect((await ledger.json() as { total: number }).total).to.equal(1);
+        const ledger = async () => (await (await fetch(`${server.info.uri}${base}/v1/pay/wallet/transactions`, { headers: dana })).json() as { total: number }).total;
+        expect(await ledger()).to.equal(1);
+
+        // A replay whose reply is lost wrote nothing, though it answers 201 as the write did.
+        const [lostReplay] = await setRules([{ method: 'POST', path: '/v1/*', drop: 'after', times: 1 }]);
+        expect(await money('deposit', 'order-2', 500)).to.equal({ error: 'ECONNRESET' });
+        expect(await next('/v1/pay/gateway/deposit', 4)).to.include({ status: null, fault: lostReplay, dropped: 'after', written: false, unsent: { status: 201, code: null } });
+        expect(await ledger()).to.equal(1);
 
         // A refused write whose reply is lost wrote nothing; nor did a read, nor a request dropped before it ran.
         const [refusedWrite] = await setRules([{ method: 'POST', path: '/v1/*', drop: 'after', times: 1 }]);
@@ -594,26 +599,95 @@ describe('the live request log', () => {
         // Cleared, the data set answers as ever.
         expect((await send(server, 'DELETE', faults, admin)).status).to.equal(204);
         expect(await money('deposit', 'order-4', 500)).to.equal({ status: 201 });
-        expect('fault' in await next('/v1/pay/gateway/deposit', 4)).to.be.false();
-        expect(listener.events.filter((event) => event.fault).map((event) => event.fault)).to.equal([gateway, lost, refusedWrite, read, early]);
-        expect(JSON.stringify(listener.events)).to.not.contain('eyJ');
+        expect('fault' in await next('/v1/pay/gateway/deposit', 5)).to.be.false();
+        expect(listener.events.filter((event) => event.fault).map((event) => event.fault)).to.equal([gateway, lost, lostReplay, refusedWrite, read, early]);
+        // Every rule was set with a request that carried the admin token: the log shows those requests, never the token.
+        expect(listener.events.filter((event) => event.method === 'PUT' && event.path === faults)).to.have.length(5);
+        expect(JSON.stringify(listener.events)).to.not.contain(admin.authorization.slice('Bearer '.length));
         expect((await send(server, 'DELETE', `/_instances/${id}`, admin)).status).to.equal(204);
         listener.close();
     });
 
-    it('words each fault rule for the log', () => {
+    it('says a dropped reply was written from what its request did: a write that failed its response schema, or one whose client gave up', async () => {
 
-        const cases: [FaultRuleInput, string][] = [
-            [{ method: 'post', path: '/v1/pay/gateway/*', status: 503, code: 'gateway_unavailable', retry_after: 30 }, 'POST /v1/pay/gateway/*: 503 gateway_unavailable'],
-            [{ path: '/v1/commerce/products', status: 500 }, 'any method /v1/commerce/products: 500'],
-            [{ path: '/v1/*', latency_ms: [300, 1200] }, 'any method /v1/*: 300 to 1200 ms late'],
-            [{ method: 'GET', path: '/v1/weather/*', latency_ms: 250, status: 429, code: 'slow_down' }, 'GET /v1/weather/*: 250 ms late, 429 slow_down'],
-            [{ path: '/v1/logistics/*', latency_ms: 100, drop: 'before' }, 'any method /v1/logistics/*: 100 ms late, connection closed before it runs'],
-            [{ method: 'POST', path: '/v1/*', drop: 'after', times: 1 }, 'POST /v1/*: reply dropped after it runs']
-        ];
+        const own = await testServer({ port: 0, host: '127.0.0.1' });
+        // A handler's answer that breaks its route's response schema, after the write: the server answers 500.
+        own.ext('onPostHandler', (request, h) => {
 
-        for (const [rule, words] of cases) {
-            expect(describeRule(rule), words).to.equal(words);
+            const response = request.response as { source?: Record<string, unknown> };
+            if (request.headers['x-break-answer'] && response.source) {
+                response.source.unexpected = true;
+            }
+
+            return h.continue;
+        });
+        // A client that closes its connection as its request waits to run, or once it has run: the server then answers no one.
+        let leaving: { at: 'onRequest' | 'onPostHandler'; client: Http.ClientRequest } | null = null;
+        const leave = async (at: 'onRequest' | 'onPostHandler', request: Request, h: ResponseToolkit) => {
+
+            if (leaving?.at === at && request.path.startsWith('/v1/')) {
+                const closed = new Promise((resolve) => request.raw.res.once('close', resolve));
+                leaving.client.destroy();
+                leaving = null;
+                await closed;
+            }
+
+            return h.continue;
+        };
+
+        own.ext('onRequest', (request, h) => leave('onRequest', request, h), { after: ['localgate-faults'] });
+        own.ext('onPostHandler', (request, h) => leave('onPostHandler', request, h));
+        await own.start();
+        const listener = new Listener(own);
+        try {
+            await listener.opened;
+            const admin = adminBearer(own);
+            const ann = bearer(own, 'ann');
+            const products = async () => body<{ total: number }>(await own.inject('/v1/commerce/products?limit=1')).total;
+            const event = async (count: number) => {
+
+                const of = () => listener.events.filter((one) => one.path === '/v1/commerce/products' && one.method === 'POST');
+                await listener.next(() => of().length >= count);
+                return of()[count - 1]!;
+            };
+
+            const business = body<{ data: { id: string }[] }>(await own.inject('/v1/commerce/businesses?limit=1')).data[0]!.id;
+            const product = { name: 'Kept', price: 1, currency: 'USD', business_id: business };
+            expect((await own.inject({ method: 'PUT', url: '/_faults', headers: admin, payload: { rules: [{ method: 'POST', path: '/v1/commerce/products', drop: 'after' }] } })).statusCode).to.equal(200);
+            try {
+                const made = await products();
+                expect(await send(own, 'POST', '/v1/commerce/products', { ...ann, 'x-break-answer': 'yes' }, product)).to.equal({ error: 'ECONNRESET' });
+                expect(await event(1)).to.include({ status: null, dropped: 'after', written: true, unsent: { status: 500, code: 'internal_server_error' } });
+                expect(await products()).to.equal(made + 1);
+
+                // The client gives up as the request waits (its rule's latency, say): the request never runs.
+                const giveUp = (at: 'onRequest' | 'onPostHandler') => {
+
+                    return new Promise<string>((resolve) => {
+
+                        const client = Http.request(`${own.info.uri}/v1/commerce/products`, { method: 'POST', agent: false, headers: { ...ann, 'content-type': 'application/json' } });
+                        leaving = { at, client };
+                        client.once('error', (err: NodeJS.ErrnoException) => resolve(err.code!));
+                        client.end(JSON.stringify(product));
+                    });
+                };
+
+                expect(await giveUp('onRequest')).to.equal('ECONNRESET');
+                expect(await event(2)).to.include({ status: null, dropped: 'after', written: false, unsent: null });
+                expect(await products()).to.equal(made + 1);
+
+                // The client gives up once the request has been carried out: the record is written, and the log says so.
+                expect(await giveUp('onPostHandler')).to.equal('ECONNRESET');
+                expect(await event(3)).to.include({ status: null, dropped: 'after', written: true, unsent: null });
+                expect(await products()).to.equal(made + 2);
+            }
+            finally {
+                await own.inject({ method: 'DELETE', url: '/_faults', headers: admin });
+            }
+        }
+        finally {
+            listener.close();
+            await own.stop({ timeout: 60_000 });
         }
     });
 

@@ -5,6 +5,7 @@ import type { Server, ServerInjectOptions, ServerInjectResponse } from '@hapi/ha
 import Lab from '@hapi/lab';
 
 import { seededRandom } from '../lib/faults/random';
+import { describeRule, type FaultRuleInput } from '../lib/faults/rules';
 import { adminBearer, bearer, body, type List, testServer } from './helpers/server';
 
 
@@ -56,8 +57,8 @@ describe('fault rules', () => {
         const stored = await setRules(id, { seed: 7, rules: [{ method: 'post', path: '/v1/commerce/products', status: 503 }, { path: '/v1/logistics/*', latency_ms: [0, 0] }] });
         expect(stored.seed).to.equal(7);
         expect(stored.rules).to.equal([
-            { id: stored.rules[0]!.id, method: 'post', path: '/v1/commerce/products', status: 503, hits: 0 },
-            { id: stored.rules[1]!.id, path: '/v1/logistics/*', latency_ms: [0, 0], hits: 0 }
+            { id: stored.rules[0]!.id, method: 'post', path: '/v1/commerce/products', status: 503, description: 'POST /v1/commerce/products: 503', hits: 0 },
+            { id: stored.rules[1]!.id, path: '/v1/logistics/*', latency_ms: [0, 0], description: 'any method /v1/logistics/*: 0 to 0 ms late', hits: 0 }
         ]);
         expect(stored.rules[0]!.id).to.not.equal(stored.rules[1]!.id);
 
@@ -94,7 +95,23 @@ describe('fault rules', () => {
         const res = await server.inject(`${base}/v1/weather/status`);
         expect(res.statusCode).to.equal(429);
         expect(res.headers['retry-after']).to.not.exist();
-        expect(body(res)).to.equal({ statusCode: 429, error: 'Too Many Requests', message: 'Injected fault: any method /v1/weather/status answers 429', code: 'too_many_requests' });
+        expect(body(res)).to.equal({ statusCode: 429, error: 'Too Many Requests', message: 'Injected fault: any method /v1/weather/status: 429', code: 'too_many_requests' });
+    });
+
+    it('words each rule one way: in its description, an injected error\'s default message and the live log', () => {
+
+        const cases: [FaultRuleInput, string][] = [
+            [{ method: 'post', path: '/v1/pay/gateway/*', status: 503, code: 'gateway_unavailable', retry_after: 30 }, 'POST /v1/pay/gateway/*: 503 gateway_unavailable, Retry-After: 30'],
+            [{ path: '/v1/commerce/products', status: 500 }, 'any method /v1/commerce/products: 500'],
+            [{ path: '/v1/*', latency_ms: [300, 1200] }, 'any method /v1/*: 300 to 1200 ms late'],
+            [{ method: 'GET', path: '/v1/weather/*', latency_ms: 250, status: 429, code: 'slow_down' }, 'GET /v1/weather/*: 250 ms late, 429 slow_down'],
+            [{ path: '/v1/logistics/*', latency_ms: 100, drop: 'before' }, 'any method /v1/logistics/*: 100 ms late, connection closed before it runs'],
+            [{ method: 'POST', path: '/v1/*', drop: 'after', times: 1 }, 'POST /v1/*: reply dropped after it runs']
+        ];
+
+        for (const [rule, words] of cases) {
+            expect(describeRule(rule), words).to.equal(words);
+        }
     });
 
     it('lets the first after requests through, then acts times times', async () => {
@@ -199,6 +216,30 @@ describe('fault rules', () => {
         const ledger = body<List<{ id: string; amount: number }>>(await as('dan', 'GET', `${base}/v1/pay/wallet/transactions`));
         expect(ledger.total).to.equal(1);
         expect(ledger.data[0]).to.include({ id: body<{ id: string }>(retry).id, amount: 500 });
+    });
+
+    it('closes the connection after each answer of a data set while a rule may drop a reply there, and only then', async () => {
+
+        const faulty = await create();
+        const calm = await create();
+        const connection = async (url: string) => (await server.inject(url)).headers.connection;
+        await setRules(faulty.id, { rules: [{ method: 'POST', path: '/v1/commerce/products', drop: 'before', times: 1 }, { path: '/v1/weather/status', status: 503 }] });
+        // Any answer of the data set, whichever rule (or none) acts on it.
+        expect(await connection(`${faulty.base_path}/v1/commerce/products`)).to.equal('close');
+        expect(await connection(`${faulty.base_path}/v1/weather/status`)).to.equal('close');
+        // Never another data set's, nor the admin routes' or /health.
+        expect(await connection(`${calm.base_path}/v1/commerce/products`)).to.equal('keep-alive');
+        expect(await connection('/v1/commerce/products')).to.equal('keep-alive');
+        expect(await connection(`${faulty.base_path}/health`)).to.equal('keep-alive');
+        expect((await admin('GET', `/_instances/${faulty.id}/faults`)).headers.connection).to.equal('keep-alive');
+
+        // Its one drop used up, no rule can drop a reply: connections stay open again.
+        expect((await as('ann', 'POST', `${faulty.base_path}/v1/commerce/products`, product('Lost'))).statusCode).to.equal(499);
+        expect(await connection(`${faulty.base_path}/v1/commerce/products`)).to.equal('keep-alive');
+        expect(await connection(`${faulty.base_path}/v1/weather/status`)).to.equal('keep-alive');
+
+        await setRules(faulty.id, { rules: [{ path: '/v1/weather/status', latency_ms: 0 }] });
+        expect(await connection(`${faulty.base_path}/v1/weather/status`)).to.equal('keep-alive');
     });
 
     it('drops the reply of a refused request too', async () => {

@@ -29,7 +29,7 @@ describe('the test kit\'s faults and request journal', () => {
 
         const t = await kit.instance();
         const stored = t.faults.set([{ method: 'GET', path: '/v1/weather/status', status: 503, times: 1 }], { seed: 3 });
-        expect(stored).to.equal({ seed: 3, rules: [{ id: stored.rules[0]!.id, method: 'GET', path: '/v1/weather/status', status: 503, times: 1, hits: 0 }] });
+        expect(stored).to.equal({ seed: 3, rules: [{ id: stored.rules[0]!.id, method: 'GET', path: '/v1/weather/status', status: 503, times: 1, description: 'GET /v1/weather/status: 503', hits: 0 }] });
         expect((await t.inject('/v1/weather/status')).statusCode).to.equal(503);
         expect(t.faults.get().rules[0]!.hits).to.equal(1);
         t.faults.clear();
@@ -100,7 +100,7 @@ describe('the live log', () => {
 
         const request = {
             response: { statusCode: undefined, source: undefined },
-            app: { scope: { basePath: '' }, fault: { id: 'rule-1', rule: 'POST /v1/*: reply dropped after it runs', drop: 'after', status: 201, code: null } },
+            app: { scope: { basePath: '' }, fault: { id: 'rule-1', rule: 'POST /v1/*: reply dropped after it runs', hits: 2, drop: 'after', status: 201, code: null }, written: true },
             path: '/v1/pay/gateway/deposit',
             method: 'post',
             info: { id: 'req-9', received: 0, completed: 5 },
@@ -112,7 +112,7 @@ describe('the live log', () => {
 
         expect(summarize(request, [])).to.equal({
             id: 'req-9', time: '1970-01-01T00:00:00.000Z', method: 'POST', path: '/v1/pay/gateway/deposit', instance: null,
-            query: '', status: null, ms: 5, caller: null, public: false, fault: 'rule-1', fault_rule: 'POST /v1/*: reply dropped after it runs', dropped: 'after',
+            query: '', status: null, ms: 5, caller: null, public: false, fault: 'rule-1', fault_rule: 'POST /v1/*: reply dropped after it runs', fault_hits: 2, dropped: 'after',
             written: true, unsent: { status: 201, code: null }
         });
     });

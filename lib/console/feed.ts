@@ -23,12 +23,14 @@ export interface RequestEvent {
     public: boolean;
     body?: string;
     truncated?: boolean;
-    // The fault rule that acted on the request (its id and its words), and the reply it dropped, if it did.
+    // The fault rule that acted on the request (its id, its words and its hits with this request), and the reply it
+    // dropped, if it did.
     fault?: string;
     fault_rule?: string;
+    fault_hits?: number;
     dropped?: 'before' | 'after' | null;
-    // A dropped reply: whether the request was written first (a write the service carried out), and the answer the
-    // client never got (null when the connection closed before the request ran).
+    // A dropped reply: whether its handler committed a new record (a replay commits none), and the answer the client
+    // never got: null when the connection closed before the request ran, or when the client closed it first.
     written?: boolean;
     unsent?: { status: number; code: string | null } | null;
 }
@@ -42,9 +44,6 @@ export const maxBufferedBytes = 1024 * 1024;
 // Success bodies are shown for these paths only: pay's wallets and ledger stay off a shared screen, and the
 // documentation's own answers are large and say nothing about what a client did.
 const bodyPaths = /^\/(?:v1\/(?:commerce|logistics|weather)\/|health$)/;
-
-// Methods that write nothing, so a reply dropped after them leaves nothing written either.
-const readMethods = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 const sensitiveName = /token|key|secret|password|auth/i;
 
@@ -138,15 +137,16 @@ export function summarize(request: Request, secrets: string[]): RequestEvent {
     if (fault) {
         event.fault = fault.id;
         event.fault_rule = fault.rule;
+        event.fault_hits = fault.hits;
         event.dropped = fault.drop;
     }
 
     if (fault?.drop) {
-        // The faults plugin kept the answer a reply dropped after the request would have been.
-        const unsent = fault.drop === 'after' ? { status: fault.status!, code: fault.code! } : null;
+        // The faults plugin kept the answer a reply dropped after the request would have been, unless the client closed
+        // the connection before there was one.
         event.status = null;
-        event.written = unsent !== null && unsent.status < 400 && !readMethods.has(event.method);
-        event.unsent = unsent;
+        event.written = request.app.written === true;
+        event.unsent = fault.status === undefined ? null : { status: fault.status, code: fault.code! };
     }
 
     const shown = status >= 400 || bodyPaths.test(request.path);

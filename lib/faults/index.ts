@@ -8,7 +8,7 @@ import { defaultCode, errorBody, failure, toBoom } from '../errors';
 import { instanceGone, type InstanceRegistry } from '../instances/registry';
 import { instanceParams } from '../instances/schemas';
 import type { Scope } from '../scope';
-import { describeRule, FaultSet, type FaultRuleInput, type FaultRules } from './rules';
+import { FaultSet, type FaultRuleInput, type FaultRules } from './rules';
 import { faultRulesPayload, faultRulesSchema } from './schemas';
 
 
@@ -20,8 +20,10 @@ export interface FaultMark {
     id: string;
     // The rule in words (describeRule).
     rule: string;
+    // The rule's hits, this request counted.
+    hits: number;
     drop: 'before' | 'after' | null;
-    // The answer a dropped-after request would have had.
+    // The answer a dropped-after request would have had; unset when the client closed the connection before it.
     status?: number;
     code?: string | null;
 }
@@ -94,19 +96,27 @@ export const faultsPlugin: Plugin<{ registry: InstanceRegistry }> = {
                 return h.continue;
             }
 
+            // A browser sends a request again when a kept-alive connection closes with no answer (Chromium does), so
+            // a dropped reply would come back as the answer to a copy. While a rule may drop one, no answer of the
+            // data set keeps its connection open, so none of its connections is used again for the request to drop
+            // (one kept alive from before the rule is closed by the server's keep-alive timeout).
+            if (set.drops) {
+                request.raw.res.setHeader('Connection', 'close');
+            }
+
             const decision = set.decide(request.method.toUpperCase(), request.path);
             if (!decision) {
                 return h.continue;
             }
 
             const { rule, latencyMs } = decision;
-            request.app.fault = { id: rule.id, rule: describeRule(rule), drop: rule.drop ?? null };
+            request.app.fault = { id: rule.id, rule: rule.description, hits: rule.hits, drop: rule.drop ?? null };
             if (latencyMs) {
                 await sleep(latencyMs);
             }
 
             if (rule.status !== undefined) {
-                const boom = failure(rule.status, rule.code ?? defaultCode(rule.status), rule.message ?? `Injected fault: ${rule.method?.toUpperCase() ?? 'any method'} ${rule.path} answers ${rule.status}`);
+                const boom = failure(rule.status, rule.code ?? defaultCode(rule.status), rule.message ?? `Injected fault: ${rule.description}`);
                 if (rule.retry_after !== undefined) {
                     boom.output.headers['Retry-After'] = String(rule.retry_after);
                 }

@@ -18,9 +18,10 @@ export interface FaultRuleInput {
     drop?: 'before' | 'after';
 }
 
-/** A stored rule: its id, and how many times it acted. */
+/** A stored rule: its id, its words (describeRule), and how many times it acted. */
 export interface FaultRule extends FaultRuleInput {
     id: string;
+    description: string;
     hits: number;
 }
 
@@ -46,7 +47,10 @@ interface Tracked {
 }
 
 
-/** A rule in a few words, as the live log names it: "POST /v1/pay/gateway/*: 503 gateway_unavailable". */
+/**
+ * A rule in a few words, the only wording of one: the live log, the console, an injected error's default message and
+ * the fault routes (each rule's description) all say this. "POST /v1/pay/gateway/*: 503 gateway_unavailable, Retry-After: 30".
+ */
 export function describeRule(rule: FaultRuleInput): string {
 
     const effects: string[] = [];
@@ -56,7 +60,8 @@ export function describeRule(rule: FaultRuleInput): string {
     }
 
     if (rule.status !== undefined) {
-        effects.push([rule.status, rule.code].filter(Boolean).join(' '));
+        const retry = rule.retry_after === undefined ? '' : `, Retry-After: ${rule.retry_after}`;
+        effects.push(`${[rule.status, rule.code].filter(Boolean).join(' ')}${retry}`);
     }
 
     if (rule.drop !== undefined) {
@@ -64,6 +69,13 @@ export function describeRule(rule: FaultRuleInput): string {
     }
 
     return `${rule.method?.toUpperCase() ?? 'any method'} ${rule.path}: ${effects.join(', ')}`;
+}
+
+
+/** Whether a rule can still act: its times, if it has any, are not used up. */
+export function isLive(rule: FaultRule): boolean {
+
+    return rule.hits < (rule.times ?? Infinity);
 }
 
 
@@ -80,7 +92,7 @@ export class FaultSet {
 
             const below = input.path.endsWith('*');
             return {
-                rule: { id: Crypto.randomUUID(), ...input, hits: 0 },
+                rule: { id: Crypto.randomUUID(), ...input, description: describeRule(input), hits: 0 },
                 method: input.method?.toUpperCase() ?? null,
                 path: below ? input.path.slice(0, -1) : input.path,
                 below,
@@ -95,6 +107,12 @@ export class FaultSet {
         return { seed: this.seed, rules: this.tracked.map(({ rule }) => ({ ...rule })) };
     }
 
+    /** Whether a rule that drops a reply can still act. */
+    get drops(): boolean {
+
+        return this.tracked.some(({ rule }) => rule.drop !== undefined && isLive(rule));
+    }
+
     /** The first rule that acts on a request, counting it; null when every rule lets the request through. */
     decide(method: string, path: string): FaultDecision | null {
 
@@ -105,7 +123,7 @@ export class FaultSet {
 
             const { rule } = tracked;
             tracked.seen++;
-            if (tracked.seen <= (rule.after ?? 0) || rule.hits >= (rule.times ?? Infinity)) {
+            if (tracked.seen <= (rule.after ?? 0) || !isLive(rule)) {
                 continue;
             }
 

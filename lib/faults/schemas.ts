@@ -68,6 +68,7 @@ export const faultRulesSchema = Joi.object({
     seed: Joi.number().integer().required(),
     rules: Joi.array().items(Joi.object({
         id: Joi.string().required(),
+        description: Joi.string().required().description('The rule in words, as the live log and the console name it'),
         hits: Joi.number().integer().min(0).required().description('How many requests the rule acted on'),
         ...ruleKeys
     }).label('FaultRule')).required()

@@ -230,6 +230,5 @@ function gatewayResponse(request: Parameters<typeof createdResponse>[1], h: Pick
         throw boom;
     }
 
-    const response = createdResponse(h, request, outcome.transaction, '/wallet/transactions');
-    return outcome.replayed ? response.header('Idempotent-Replayed', 'true') : response;
+    return createdResponse(h, request, outcome.transaction, '/wallet/transactions', outcome.replayed);
 }
