@@ -416,6 +416,8 @@ describe('the live request log', () => {
         const [status, wallet, document, health, teapot, empty, products] = listener.events;
         expect(status!).to.include({ status: 200, caller: null, public: true });
         expect(status!.body).to.not.exist();
+        // The wallet's route takes the server's default authentication: a request without a token is anonymous, not public.
+        expect(wallet!).to.include({ status: 501, caller: null, public: false });
         expect(wallet!.status).to.equal(501);
         expect(JSON.parse(wallet!.body!).code).to.equal('pay_not_provisioned');
         expect(document!.body).to.not.exist();

@@ -130,7 +130,7 @@ export function summarize(request: Request, secrets: string[]): RequestEvent {
         status,
         ms: Math.max(0, request.info.completed - request.info.received),
         caller: request.auth.isAuthenticated ? String(request.auth.credentials.sub) : null,
-        public: !request.route.settings.auth
+        public: request.server.auth.lookup(request.route) === false
     };
 
     const fault = request.app.fault;
