@@ -682,6 +682,14 @@ describe('the live request log', () => {
                 expect(await giveUp('onPostHandler')).to.equal('ECONNRESET');
                 expect(await event(3)).to.include({ status: null, dropped: 'after', written: true, unsent: null });
                 expect(await products()).to.equal(made + 2);
+
+                // With no rule left, a client that gives up once its request ran is no fault: the log shows the answer it left behind.
+                expect((await own.inject({ method: 'DELETE', url: '/_faults', headers: admin })).statusCode).to.equal(204);
+                expect(await giveUp('onPostHandler')).to.equal('ECONNRESET');
+                const left = await event(4);
+                expect(left).to.include({ status: 201, caller: 'ann', public: false });
+                expect(left.dropped).to.not.exist();
+                expect(await products()).to.equal(made + 3);
             }
             finally {
                 await own.inject({ method: 'DELETE', url: '/_faults', headers: admin });

@@ -111,12 +111,21 @@ export class RequestFeed {
 }
 
 
+// A route reads no credentials only when its authentication is off: every other takes the server's default (lib/auth.ts).
+function isPublic(request: Request): boolean {
+
+    // hapi's types leave out the false a route's auth setting holds when it is off.
+    return (request.route.settings.auth as unknown) === false;
+}
+
+
 /** What the live log shows of an answered request; a body is scrubbed of the secrets before it is cut, so no part of one survives the cut. */
 export function summarize(request: Request, secrets: string[]): RequestEvent {
 
     // By the time a response is sent, hapi has turned an error into a response whose source is the error's body.
-    const response = request.response as ResponseObject;
-    const status = response.statusCode;
+    // A reply a fault dropped leaves no response object: the fault's own fields say what happened below.
+    const response = typeof request.response === 'symbol' ? null : request.response as ResponseObject;
+    const status = response ? response.statusCode : null;
     // An instance's path has become the API's own by now; one that names no live instance was refused as it was sent.
     const path = (request.app.scope?.basePath ?? '') + request.path;
     const named = instancePath(path);
@@ -130,7 +139,7 @@ export function summarize(request: Request, secrets: string[]): RequestEvent {
         status,
         ms: Math.max(0, request.info.completed - request.info.received),
         caller: request.auth.isAuthenticated ? String(request.auth.credentials.sub) : null,
-        public: request.server.auth.lookup(request.route) === false
+        public: isPublic(request)
     };
 
     const fault = request.app.fault;
@@ -149,8 +158,8 @@ export function summarize(request: Request, secrets: string[]): RequestEvent {
         event.unsent = fault.status === undefined ? null : { status: fault.status, code: fault.code! };
     }
 
-    const shown = status >= 400 || bodyPaths.test(request.path);
-    const body = response.source;
+    const shown = status !== null && (status >= 400 || bodyPaths.test(request.path));
+    const body = response?.source;
     if (shown && body && typeof body === 'object') {
         const text = scrub(JSON.stringify(body, null, 2), secrets);
         event.body = text.slice(0, maxBodyChars);
