@@ -1,3 +1,4 @@
+import Fs from 'node:fs';
 import Path from 'node:path';
 
 import Code from '@hapi/code';
@@ -12,7 +13,7 @@ import { provisionPay, type PayCredentials } from '../lib/storage';
 import { createTestKit, type TestKit } from '../lib/testing';
 import { readWorld, worldFixture, writeWorld } from './helpers/world';
 import { engineServer, engines, freshDatabase } from './helpers/postgres';
-import { bearer, body, tempDir } from './helpers/server';
+import { bearer, body, tempDir, testServer } from './helpers/server';
 
 
 export const lab = Lab.script();
@@ -141,6 +142,24 @@ for (const engine of engines) {
                 status, supports_deposit: deposit, supports_withdrawal: withdrawal, assets: Object.fromEntries(assets.map((asset): [string, string | null] => [asset, stageOf[asset] ?? null]))
             }]))).to.equal(payProviders);
             await server.stop();
+        });
+
+        it('loads a seed file on start only while the namespaces it fills hold no records, pay included', async () => {
+
+            const dir = tempDir();
+            const file = Path.join(dir, 'seed.json');
+            Fs.writeFileSync(file, JSON.stringify({ commerce: { businesses: [{ name: 'Kiosk', category: 'K', city: 'X', phone: '1' }] }, pay: { wallets: [{ owner_id: 'ana' }] } }));
+            const databases = engine === 'sqlite' ? [] : [await freshDatabase(), await freshDatabase()];
+            const pay = paySettings(await provisionPay(engine === 'sqlite' ? Path.join(dir, 'pay.db') : databases[1]!.url, { poolMax: 4, connectTimeoutMs: 5000, statementTimeoutMs: 10_000 }));
+            const options: Options = engine === 'sqlite' ? { dataDir: dir, seed: file, pay } : { databaseUrl: databases[0]!.url, database: { poolMax: 4 }, seed: file, pay };
+            for (const start of [1, 2, 3]) {
+                const server = await testServer(options);
+                const { commerce, pay: records } = await server.app.localgate.data.exportRecords() as { commerce: { businesses: unknown[] }; pay: { wallets: unknown[] } };
+                expect([commerce.businesses.length, records.wallets.length], `start ${start}`).to.equal([1, 1]);
+                await server.stop();
+            }
+
+            await Promise.all(databases.map((database) => database.drop()));
         });
 
         it('exports no pay, and refuses pay records, while pay is not provisioned', async () => {
