@@ -69,7 +69,7 @@ const commands: Record<string, Command> = {
     start: {
         synopsis: 'localgate start [--port N] [--host H] [--data-dir D | --memory [--memory-pay]] [--seed demo|none|F.json | --no-seed] [--log-level L]',
         flags: ['port', 'host', 'data-dir', 'memory', 'memory-pay', 'seed', 'no-seed', 'log-level'],
-        explain: 'Starts the service; PORT=0 (or --port 0) picks a free port. --seed (or SEED) names what empty databases get on start: demo (the default), none, or a fixture file such as an export (records whose id is there already are left as they are). --memory keeps the databases in memory (the token secret stays in DATA_DIR, so `localgate token` works from another shell); --memory-pay gives it a provisioned pay namespace in memory.'
+        explain: 'Starts the service; PORT=0 (or --port 0) picks a free port. --seed (or SEED) names what empty databases get on start: demo (the default), none, or a fixture file such as an export, loaded only while none of the namespaces it fills holds a record (so a restart adds nothing). --memory keeps the databases in memory (the token secret stays in DATA_DIR, so `localgate token` works from another shell); --memory-pay gives it a provisioned pay namespace in memory.'
     },
     migrate: {
         synopsis: 'localgate migrate [--data-dir D]',
@@ -94,12 +94,12 @@ const commands: Record<string, Command> = {
     seed: {
         synopsis: 'localgate seed --file F.json [--data-dir D]',
         flags: ['file', 'data-dir', 'no-seed'],
-        explain: 'Loads a fixture file of records in the API\'s shape, {"<namespace>": {"<collection>": [records]}}, checked with the API\'s rules; records whose id exists are skipped, any other problem loads nothing and names the record and field. An export loads as it is; one of a newer format or schema is refused.'
+        explain: 'Loads a fixture file of records in the API\'s shape, {"<namespace>": {"<collection>": [records]}}, checked with the API\'s rules; records whose id exists are skipped (a wallet or transaction only when it holds what is stored), any other problem loads nothing and names the record and field. An export loads as it is; one of a newer format or schema is refused.'
     },
     export: {
         synopsis: 'localgate export [--file F.json] [--data-dir D]',
         flags: ['file', 'data-dir'],
-        explain: 'Writes every record of the configured databases (each namespace where its settings place it, and pay once provisioned) as one fixture file, opened by {"localgate": {"format": 1, "migrations": {...}}}: to F.json, else to standard output. `localgate seed --file`, SEED=F.json and POST /_instances load it back.'
+        explain: 'Writes every record of the configured databases (each namespace where its settings place it, and pay once provisioned) as one fixture file, opened by {"localgate": {"format": 1, "migrations": {...}}}: to F.json, else to standard output; GET /_export on a running server gives the same file. A data directory that does not exist is refused; one without databases gets new, empty ones. `localgate seed --file`, SEED=F.json and POST /_instances load it back.'
     }
 };
 
@@ -304,7 +304,12 @@ async function seed(settings: Settings, file: string | undefined, io: Io): Promi
 
 async function exportFile(settings: Settings, file: string | undefined, io: Io): Promise<number> {
 
-    // The databases as they are: an export writes nothing into them, not even the demo data.
+    // The databases as they are: an export loads no seed into them. It opens them as a start does, so a data directory
+    // without databases gets new, empty (migrated) ones; one that does not exist is refused rather than made.
+    if (settings.storage === 'file' && !Fs.existsSync(settings.dataDir)) {
+        throw new Error(`there is no data directory ${Path.resolve(settings.dataDir)} to export: name one a server or \`localgate seed\` wrote (--data-dir or DATA_DIR)`);
+    }
+
     const data = await createEngine({ ...settings, seed: false, seedFile: undefined }).openDefault(wallContext());
     try {
         const text = JSON.stringify(await data.exportRecords(), null, 1);

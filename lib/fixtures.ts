@@ -38,6 +38,12 @@ export interface FixtureCollection {
     /** Rows that may not overlap one another, nor rows already stored. */
     exclusion?: FixtureExclusion;
 
+    /** True when a record whose id is stored already must hold what is stored, not be left as it is (the ledger counts it). */
+    matchStored?: boolean;
+
+    /** Fields that no two records hold alike (together, for a list of several); a record with one of them null is exempt. */
+    unique?: string[][];
+
     /** Checks the collection's records as a whole, with the namespace's collections loaded before it. */
     check?(records: Record<string, unknown>[], earlier: Record<string, Record<string, unknown>[]>, refuse: FixtureRefusal): void;
 }
@@ -46,7 +52,7 @@ export interface FixtureCollection {
 export type FixtureSpec = Record<string, FixtureCollection>;
 
 /** A namespace's validated records, as rows ready to store, collection by collection. */
-export type FixtureRows = { collection: string; exclusion?: FixtureExclusion; rows: FixtureRow[] }[];
+export type FixtureRows = { collection: string; exclusion?: FixtureExclusion; matchStored?: boolean; rows: FixtureRow[] }[];
 
 /** One record of a fixture as the row to store, where it is in the fixture, and the ids it refers to (field, table, id). */
 export interface FixtureRow {
@@ -118,11 +124,8 @@ export function fixtureRows(namespace: string, collections: Record<string, unkno
     const rows: FixtureRows = [];
     const loaded: Record<string, Record<string, unknown>[]> = {};
     for (const [collection, definition] of Object.entries(spec)) {
-        const records = collections[collection];
-        if (records === undefined) {
-            continue;
-        }
-
+        // A collection left out is checked as empty: a wallet's balances still need the transactions that make them.
+        const records = collections[collection] ?? [];
         const where = `${origin}: ${namespace}.${collection}`;
         if (!Array.isArray(records)) {
             throw new FixtureError(`${where} must be an array of records`);
@@ -140,16 +143,23 @@ export function fixtureRows(namespace: string, collections: Record<string, unkno
             return { ...value, id: value.id ?? context.ids.next(), created_at: value.created_at ?? context.clock.now().toISOString() } as Record<string, unknown>;
         });
 
-        definition.check?.(complete, loaded, (name, index, field, message) => {
+        const refuse: FixtureRefusal = (name, index, field, message) => {
 
             const place = `${namespace}.${name}[${index}].${field}`;
             throw new FixtureError(`${origin}: ${place}: ${message}`, place);
-        });
+        };
+
+        for (const fields of [['id'], ...definition.unique ?? []]) {
+            refuseRepeats(collection, complete, fields, refuse);
+        }
+
+        definition.check?.(complete, loaded, refuse);
 
         loaded[collection] = complete;
         rows.push({
             collection,
             exclusion: definition.exclusion,
+            matchStored: definition.matchStored,
             rows: complete.map((record, index) => {
 
                 const references = Object.entries(definition.references).flatMap(([field, target]) => {
@@ -164,6 +174,66 @@ export function fixtureRows(namespace: string, collections: Record<string, unkno
     }
 
     return rows;
+}
+
+
+// Refuses the second record holding the same values of the fields as an earlier one of its collection.
+function refuseRepeats(collection: string, records: Record<string, unknown>[], fields: string[], refuse: FixtureRefusal): void {
+
+    const seen = new Map<string, number>();
+    records.forEach((record, index) => {
+
+        const values = fields.map((field) => record[field]);
+        if (values.includes(null)) {
+            return;
+        }
+
+        const key = JSON.stringify(values);
+        const first = seen.get(key);
+        if (first !== undefined) {
+            const what = fields.length === 1 ? `${JSON.stringify(values[0])} is already the ${fields[0]}` : `${fields.join(', ')} ${JSON.stringify(values)} are already those`;
+            refuse(collection, index, fields[0]!, `${what} of ${collection}[${first}]: no two records of ${collection} share ${fields.length === 1 ? 'it' : 'them'}`);
+        }
+
+        seen.set(key, index);
+    });
+}
+
+
+/** A record read back from a row: these fields in this order, each as its reader (if any) gives it from the row. */
+export function recordOf(row: Record<string, unknown>, fields: string[], readers: Record<string, (row: Record<string, unknown>) => unknown> = {}): Record<string, unknown> {
+
+    return Object.fromEntries(fields.map((field) => [field, readers[field] ? readers[field](row) : row[field]]));
+}
+
+
+/**
+ * The refusal of a record the database turned down, named by where it is in the fixture: a unique key another stored
+ * record holds (the fields, when the engine names them), or another rule of the stored data. The engine's own message
+ * is not repeated: it can hold SQL.
+ */
+export function storedRefusal({ where, origin }: FixtureRow, unique: string[] | null, collection: string): FixtureError {
+
+    if (unique) {
+        const place = `${where}.${unique[0]}`;
+        return new FixtureError(`${origin}: ${place}: another stored record of ${collection} already has this ${unique.join(', ')}`, place);
+    }
+
+    return new FixtureError(`${origin}: ${where}: the stored data refuses this record (it breaks a rule of ${collection}, or of what it moves)`, where);
+}
+
+
+/** True when a stored row holds what a fixture row would store, as text (PostgreSQL reads a bigint as text). */
+export function sameRow(row: Record<string, unknown>, stored: Record<string, unknown>): boolean {
+
+    return Object.keys(row).every((field) => String(row[field]) === String(stored[field]));
+}
+
+
+/** The refusal of a record whose id is stored already with other contents: loading it would not give what the fixture says. */
+export function refuseChanged({ where, origin, row }: FixtureRow, collection: string): never {
+
+    throw new FixtureError(`${origin}: ${where}.id: ${JSON.stringify(row.id)} is already the id of a stored record of ${collection} with other contents`, `${where}.id`);
 }
 
 
@@ -186,11 +256,14 @@ export function isRecord(value: unknown): value is Record<string, unknown> {
 /** The format of the files an export writes; a loader reads this one and refuses newer ones. */
 export const fixtureFormat = 1;
 
-/** What the `localgate` object that opens an export file says: its format, each namespace's migrations, the instance's clock and ids. */
+/**
+ * What the `localgate` object that opens an export file says: its format, each namespace's migrations, and of the
+ * instance it came from its clock, ids and whether it had pay.
+ */
 export interface FixtureHeader {
     format: number;
     migrations: Record<string, string[]>;
-    instance?: { clock: string | null; ids: IdMode; id_counter: number };
+    instance?: { clock: string | null; ids: IdMode; id_counter: number; pay?: boolean };
 }
 
 const headerSchema = Joi.object({
@@ -199,7 +272,8 @@ const headerSchema = Joi.object({
     instance: Joi.object({
         clock: utcTimestamp().allow(null).required(),
         ids: Joi.string().valid('random', 'sequential').required(),
-        id_counter: Joi.number().integer().min(0).required()
+        id_counter: Joi.number().integer().min(0).required(),
+        pay: Joi.boolean()
     })
 });
 
@@ -218,7 +292,7 @@ export function fixtureBody(fixture: unknown, origin: string, shipped: Record<st
 
     const { localgate, ...records } = fixture;
     const format = isRecord(localgate) ? localgate.format : undefined;
-    if (typeof format === 'number' && format > fixtureFormat) {
+    if (Number.isInteger(format) && (format as number) > fixtureFormat) {
         throw new FixtureError(`${origin}: localgate.format ${format} is newer than this localgate reads (format ${fixtureFormat}): load the file with the localgate that wrote it, or a newer one`, 'localgate.format');
     }
 
@@ -231,7 +305,7 @@ export function fixtureBody(fixture: unknown, origin: string, shipped: Record<st
 
     const header = value as FixtureHeader;
     for (const [namespace, names] of Object.entries(header.migrations)) {
-        const known = shipped[namespace];
+        const known = Object.hasOwn(shipped, namespace) ? shipped[namespace] : undefined;
         if (!known) {
             throw new FixtureError(`${origin}: localgate.migrations.${namespace}: no namespace of that name keeps data (known: ${Object.keys(shipped).join(', ')})`, `localgate.migrations.${namespace}`);
         }

@@ -451,6 +451,44 @@ describe('the command line', () => {
         expect(refused.stderr).to.contain('localgate.format 2 is newer');
     });
 
+    it('loads a SEED file only into databases that hold none of its namespaces\' records, as the demo is', async () => {
+
+        const dir = tempDir();
+        const file = Path.join(dir, 'seed.json');
+        Fs.writeFileSync(file, JSON.stringify({ commerce: { businesses: [{ name: 'Pier Kiosk', category: 'Kiosk', city: 'Harbourside', phone: '1' }] } }));
+        const data = tempDir();
+        for (const start of [1, 2, 3]) {
+            const server = await testServer({ ...settingsFromEnvironment({ SEED: file, DATA_DIR: data }, {}), logLevel: 'silent' });
+            const listed = body<{ total: number; data: { name: string }[] }>(await server.inject('/v1/commerce/businesses'));
+            expect([listed.total, listed.data[0]!.name], `start ${start}`).to.equal([1, 'Pier Kiosk']);
+            await server.stop();
+        }
+
+        // Pay in memory takes a seed file's wallets on every start: it starts empty each time.
+        Fs.writeFileSync(file, JSON.stringify({ pay: { wallets: [{ owner_id: 'ana' }] } }));
+        for (const start of [1, 2]) {
+            const server = await testServer({ ...settingsFromEnvironment({ SEED: file, DATA_DIR: ':memory:' }, { 'memory-pay': true }), logLevel: 'silent' });
+            expect((await server.app.localgate.data.exportRecords() as { pay: { wallets: unknown[] } }).pay.wallets, `start ${start}`).to.have.length(1);
+            await server.stop();
+        }
+
+        // Without pay ready, a seed file of pay records stops the start.
+        const refused = await run(['start', '--data-dir', tempDir(), '--port', '0', '--seed', file]);
+        expect(refused.code).to.equal(1);
+        expect(refused.stderr).to.contain('pay: this data set has no pay namespace ready');
+    });
+
+    it('exports no data directory that does not exist, and makes none', async () => {
+
+        const missing = Path.join(tempDir(), 'typo');
+        expect(await run(['export', '--data-dir', missing])).to.equal({ code: 1, stdout: '', stderr: `localgate: there is no data directory ${missing} to export: name one a server or \`localgate seed\` wrote (--data-dir or DATA_DIR)` });
+        expect(Fs.existsSync(missing)).to.be.false();
+
+        const memory = await run(['export'], { DATA_DIR: ':memory:' });
+        expect(memory.code).to.equal(0);
+        expect(JSON.parse(memory.stdout).commerce.businesses).to.equal([]);
+    });
+
     it('refuses a SEED that is neither demo, none nor a file, under the name it was given by', async () => {
 
         const missing = Path.resolve('no-such-fixture.json');

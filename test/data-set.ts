@@ -31,6 +31,7 @@ function waitingOver(inner: SqliteNamespace, events: string[], failAfter = false
         logisticsStore: (context) => inner.logisticsStore(context),
         close: () => inner.close(),
         exportRows: (tables) => inner.exportRows(tables),
+        tablesEmpty: (tables) => inner.tablesEmpty(tables),
         async storeFixture(rows: FixtureRows, within: () => Promise<void>): Promise<number> {
 
             events.push('waiting opens');

@@ -1,3 +1,4 @@
+import Fs from 'node:fs';
 import Path from 'node:path';
 
 import Code from '@hapi/code';
@@ -5,11 +6,14 @@ import type { Server } from '@hapi/hapi';
 import Lab from '@hapi/lab';
 
 import type { Options } from '../lib';
+import { FixtureError } from '../lib/fixtures';
+import { payProviders } from '../lib/namespaces/pay/fixture';
+import type { NamespacesDataSet } from '../lib/storage/data-set';
 import { provisionPay, type PayCredentials } from '../lib/storage';
 import { createTestKit, type TestKit } from '../lib/testing';
 import { readWorld, worldFixture, writeWorld } from './helpers/world';
 import { engineServer, engines, freshDatabase } from './helpers/postgres';
-import { bearer, tempDir } from './helpers/server';
+import { bearer, body, tempDir, testServer } from './helpers/server';
 
 
 export const lab = Lab.script();
@@ -86,6 +90,76 @@ for (const engine of engines) {
             // Cancelled, it holds no slot.
             expect(await server.app.localgate.data.loadFixture({ logistics: { bookings: [{ ...booking, id: 'b-off', status: 'cancelled' }] } }, 'third')).to.equal({ logistics: 1 });
             await server.stop();
+        });
+
+        it('refuses records that clash with stored ones, naming the record and field, and stores none of the load', async () => {
+
+            const server = await provisionedServer(engine, false);
+            const { data } = server.app.localgate;
+            const wallet = { id: 'w-stored', owner_id: 'stored', created_at: '2030-01-01T00:00:00.000Z' };
+            const move = (id: string, type: string, amount: number, minute: number) => ({ id, wallet_id: 'w-stored', type, asset: 'USD', amount, provider_id: 'sandbox', created_at: `2030-01-02T00:0${minute}:00.000Z` });
+            const driver = { id: 'd-stored', name: 'Dee', phone: '1', license_number: 'STORED-1', created_at: '2030-01-01T00:00:00.000Z' };
+            expect(await data.loadFixture({ logistics: { drivers: [driver] }, pay: { wallets: [wallet], transactions: [move('t-in', 'deposit', 500, 1), move('t-out', 'withdrawal', 400, 2)] } }, 'first')).to.equal({ logistics: 1, pay: 3 });
+            const stored = await data.exportRecords();
+
+            const clashes: [object, string][] = [
+                [{ pay: { wallets: [{ ...wallet, id: 'w-other' }] } }, 'pay.wallets[0].owner_id: another stored record of wallets already has this owner_id'],
+                [{ logistics: { drivers: [{ ...driver, id: 'd-other' }] } }, 'logistics.drivers[0].license_number: another stored record of drivers already has this license_number'],
+                [{ pay: { wallets: [{ ...wallet, owner_id: 'someone' }] } }, 'pay.wallets[0].id: "w-stored" is already the id of a stored record of wallets with other contents'],
+                [{ pay: { wallets: [wallet], transactions: [move('t-in', 'deposit', 700, 1)] } }, 'pay.transactions[0].id: "t-in" is already the id of a stored record of transactions with other contents'],
+                // The file's own walk allows the withdrawal (500 in, 500 out); what is stored holds 100 only.
+                [{ pay: { wallets: [wallet], transactions: [move('t-in', 'deposit', 500, 1), move('t-more', 'withdrawal', 500, 3)] } }, 'pay.transactions[1]: the stored data refuses this record (it breaks a rule of transactions, or of what it moves)']
+            ];
+            for (const [fixture, message] of clashes) {
+                await expect(data.loadFixture({ commerce: { businesses: [{ id: 'b-new', name: 'New', category: 'C', city: 'X', phone: '1' }] }, ...fixture }, 'second'), message).to.reject(FixtureError, `second: ${message}`);
+                expect(await data.exportRecords(), message).to.equal(stored);
+            }
+
+            // The same records again are left as they are.
+            expect(await data.loadFixture({ pay: { wallets: [wallet], transactions: [move('t-in', 'deposit', 500, 1)] } }, 'again')).to.equal({ pay: 0 });
+            await server.stop();
+        });
+
+        it('refuses nothing but the engine\'s own failure when a write fails for another reason', async () => {
+
+            const server = await engineServer(engine, { seed: false });
+            const database = (server.app.localgate.data as NamespacesDataSet).database('commerce');
+            const rows = [{ collection: 'nowhere', rows: [{ where: 'commerce.nowhere[0]', origin: 'test', row: { id: 'x' }, references: [] }] }];
+            const stored = database.transactions === 'waiting' ? database.storeFixture(rows, () => Promise.resolve()) : Promise.resolve().then(() => database.storeFixture(rows, () => undefined));
+            const err = await expect(stored).to.reject() as Error;
+            expect(err).to.not.be.an.instanceof(FixtureError);
+            expect(err.message).to.match(/nowhere/);
+            await server.stop();
+        });
+
+        it('moves money through the providers, assets and token stages the migrations ship, as a fixture is checked', async () => {
+
+            const server = await provisionedServer(engine, false);
+            const listed = body<{ data: { id: string; assets: string[]; status: string; supports_deposit: boolean; supports_withdrawal: boolean }[] }>(await server.inject({ url: '/v1/pay/gateway/providers', headers: bearer(server, 'ana') })).data;
+            const tokens = body<{ data: { symbol: string; stage: string }[] }>(await server.inject({ url: '/v1/pay/tokens', headers: bearer(server, 'ana') })).data;
+            const stageOf = Object.fromEntries(tokens.map((token) => [token.symbol, token.stage]));
+            expect(Object.fromEntries(listed.map(({ id, assets, status, supports_deposit: deposit, supports_withdrawal: withdrawal }) => [id, {
+                status, supports_deposit: deposit, supports_withdrawal: withdrawal, assets: Object.fromEntries(assets.map((asset): [string, string | null] => [asset, stageOf[asset] ?? null]))
+            }]))).to.equal(payProviders);
+            await server.stop();
+        });
+
+        it('loads a seed file on start only while the namespaces it fills hold no records, pay included', async () => {
+
+            const dir = tempDir();
+            const file = Path.join(dir, 'seed.json');
+            Fs.writeFileSync(file, JSON.stringify({ commerce: { businesses: [{ name: 'Kiosk', category: 'K', city: 'X', phone: '1' }] }, pay: { wallets: [{ owner_id: 'ana' }] } }));
+            const databases = engine === 'sqlite' ? [] : [await freshDatabase(), await freshDatabase()];
+            const pay = paySettings(await provisionPay(engine === 'sqlite' ? Path.join(dir, 'pay.db') : databases[1]!.url, { poolMax: 4, connectTimeoutMs: 5000, statementTimeoutMs: 10_000 }));
+            const options: Options = engine === 'sqlite' ? { dataDir: dir, seed: file, pay } : { databaseUrl: databases[0]!.url, database: { poolMax: 4 }, seed: file, pay };
+            for (const start of [1, 2, 3]) {
+                const server = await testServer(options);
+                const { commerce, pay: records } = await server.app.localgate.data.exportRecords() as { commerce: { businesses: unknown[] }; pay: { wallets: unknown[] } };
+                expect([commerce.businesses.length, records.wallets.length], `start ${start}`).to.equal([1, 1]);
+                await server.stop();
+            }
+
+            await Promise.all(databases.map((database) => database.drop()));
         });
 
         it('exports no pay, and refuses pay records, while pay is not provisioned', async () => {

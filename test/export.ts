@@ -3,7 +3,7 @@ import Lab from '@hapi/lab';
 
 import { createTestKit, type TestInstance, type TestKit } from '../lib/testing';
 import { expectError } from './helpers/errors';
-import { adminBearer, body } from './helpers/server';
+import { adminBearer, bearer, body } from './helpers/server';
 import { bakery, readWorld, worldFixture, writeWorld, type World } from './helpers/world';
 
 
@@ -63,7 +63,7 @@ describe('export and load back', () => {
                     logistics: ['001_vehicles_locations_drivers_bookings', '002_booking_counts'],
                     pay: ['001_token_types', '002_ledger', '003_credentials']
                 },
-                instance: { clock: null, ids: 'random', id_counter: 0 }
+                instance: { clock: null, ids: 'random', id_counter: 0, pay: true }
             },
             commerce: { businesses: [], products: [], offers: [], inquiries: [], scam_reports: [] },
             logistics: { locations: [], vehicles: [], drivers: [], bookings: [] },
@@ -85,7 +85,7 @@ describe('export and load back', () => {
         expect(res.statusCode).to.equal(200);
         expect(res.headers['content-disposition']).to.equal(`attachment; filename="localgate-${original.id}.json"`);
         const file = body<World>(res);
-        expect(file.localgate).to.include({ instance: { clock: null, ids: 'random', id_counter: 0 } });
+        expect(file.localgate).to.include({ instance: { clock: null, ids: 'random', id_counter: 0, pay: true } });
 
         const made = await kit.server.inject({ method: 'POST', url: '/_instances', headers: admin, payload: { seed: 'none', pay: true, fixture: file } });
         expect(made.statusCode).to.equal(201);
@@ -100,24 +100,87 @@ describe('export and load back', () => {
         await kit.server.inject({ method: 'DELETE', url: `/_instances/${copy}`, headers: admin });
     });
 
-    it('takes the clock and ids the request sets over those the file carries', async () => {
+    it('serves the default data set to the admin at /_export as the file `localgate export` writes', async () => {
 
-        const original = await kit.instance({ seed: 'none', ids: 'sequential', clock: '2030-01-01T00:00:00.000Z' });
-        await original.inject({ method: 'POST', url: '/v1/commerce/inquiries', headers: original.auth('bob'), payload: { business_id: bakery, message: 'Hi' } }).then((res) => expect(res.statusCode).to.equal(422));
+        const res = await kit.server.inject({ url: '/_export', headers: adminBearer(kit.server) });
+        expect(res.statusCode).to.equal(200);
+        expect(res.headers['content-disposition']).to.equal('attachment; filename="localgate.json"');
+        const file = body<World>(res);
+        expect(file).to.equal(await kit.server.app.localgate.data.exportRecords());
+        expect(Object.keys(file)).to.equal(['localgate', 'commerce', 'logistics']);
+        expect((file.commerce as { businesses: unknown[] }).businesses).to.have.length(10);
+
+        expectError(await kit.server.inject({ url: '/_export', headers: bearer(kit.server, 'alice') }), 403);
+        expectError(await kit.server.inject({ url: '/_export' }), 401);
+    });
+
+    it('takes the clock and ids the request sets over those the file carries, each on its own, and goes on with the file\'s id counter', async () => {
+
+        const original = await kit.instance({ seed: 'demo', ids: 'sequential', clock: '2030-01-01T00:00:00.000Z' });
+        const product = { name: 'Loaf', price: 2, currency: 'USD', business_id: bakery };
+        const made = async (t: TestInstance) => {
+
+            const res = await t.inject({ method: 'POST', url: '/v1/commerce/products', headers: t.auth('bob'), payload: product });
+            expect(res.statusCode, res.payload).to.equal(201);
+            return body<{ id: string }>(res).id;
+        };
+
+        const first = await made(original);
         const file = await original.export();
-        const own = await kit.instance({ seed: 'none', ids: 'sequential', fixture: file });
-        expect(own.clock.now().getFullYear()).to.not.equal(2030);
-        const carried = await kit.instance({ seed: 'none', fixture: file });
+        expect(file.localgate).to.include({ instance: { clock: '2030-01-01T00:00:00.000Z', ids: 'sequential', id_counter: 1, pay: false } });
+        const second = await made(original);
+
+        // Only ids asked for: the clock is the file's, and so is the sequential counter, so the next id is not taken.
+        const ids = await kit.instance({ ids: 'sequential', fixture: file });
+        expect(body(await kit.server.inject({ url: `/_instances/${ids.id}`, headers: adminBearer(kit.server) }))).to.include({ seed: 'none', clock: '2030-01-01T00:00:00.000Z', ids: 'sequential' });
+
+        // Both asked for: neither is the file's; random ids take no counter.
+        const both = await kit.instance({ ids: 'random', clock: '2032-01-01T00:00:00.000Z', fixture: file });
+        expect(body(await kit.server.inject({ url: `/_instances/${both.id}`, headers: adminBearer(kit.server) }))).to.include({ clock: '2032-01-01T00:00:00.000Z', ids: 'random' });
+        await both.close();
+        expect(await made(ids)).to.equal(second);
+
+        // Only the clock asked for: ids stay sequential and go on from the file's counter.
+        const clock = await kit.instance({ clock: '2031-01-01T00:00:00.000Z', fixture: file });
+        expect(clock.clock.now().toISOString()).to.equal('2031-01-01T00:00:00.000Z');
+        expect(await made(clock)).to.equal(second);
+
+        const carried = await kit.instance({ fixture: file });
         expect(carried.clock.now().toISOString()).to.equal('2030-01-01T00:00:00.000Z');
-        await Promise.all([original.close(), own.close(), carried.close()]);
+        expect(first).to.not.equal(second);
+        await Promise.all([original.close(), ids.close(), clock.close(), carried.close()]);
+    });
+
+    it('loads an export of an instance with pay back with the command as given: seed none, pay from the file', async () => {
+
+        const original = await richInstance();
+        const file = await original.export();
+        const admin = adminBearer(kit.server);
+        for (const payload of [{ seed: 'none', fixture: file }, { fixture: file }]) {
+            const made = await kit.server.inject({ method: 'POST', url: '/_instances', headers: admin, payload });
+            expect(made.statusCode, made.payload).to.equal(201);
+            expect(body(made)).to.include({ seed: 'none', pay: true, ids: 'sequential', clock: '2030-01-01T00:04:30.000Z' });
+            const copy = body<{ id: string }>(made).id;
+            expect(body(await kit.server.inject({ url: `/_instances/${copy}/export`, headers: admin }))).to.equal(file);
+            await kit.server.inject({ method: 'DELETE', url: `/_instances/${copy}`, headers: admin });
+        }
+
+        // A fixture without the localgate object but with pay records gets pay, and the demo beneath.
+        const wallets = await kit.instance({ fixture: { pay: { wallets: [{ owner_id: 'ana' }] } } });
+        expect(body(await kit.server.inject({ url: `/_instances/${wallets.id}`, headers: admin }))).to.include({ seed: 'demo', pay: true });
+        expect(body<{ total: number }>(await wallets.inject({ url: '/v1/commerce/businesses' })).total).to.equal(10);
+        await Promise.all([original.close(), wallets.close()]);
     });
 
     const wallet = { id: 'w-ana', owner_id: 'ana', created_at: '2030-01-01T00:00:00.000Z' };
-    const deposit = { id: 't-1', wallet_id: 'w-ana', type: 'deposit', asset: 'USD', amount: 500, provider_id: 'sandbox' };
+    const deposit = { id: 't-1', wallet_id: 'w-ana', type: 'deposit', asset: 'USD', amount: 500, provider_id: 'sandbox', created_at: '2030-01-02T00:00:00.000Z' };
+    const later = (transaction: object, id: string, minutes: number) => ({ ...transaction, id, created_at: `2030-01-02T00:${String(minutes).padStart(2, '0')}:00.000Z` });
     const booking = { vehicle_id: '1a1aec40-05e3-4128-a86c-6981ec6a3eb5', pickup_location_id: '8a5c2440-7943-4c0d-bdf4-9777cd05095e', dropoff_location_id: '8a5c2440-7943-4c0d-bdf4-9777cd05095e', pickup_at: '2030-05-01T00:00:00Z', return_at: '2030-05-03T00:00:00Z', customer_id: 'ana' };
     const refusals: [string, object, string, RegExp, boolean?][] = [
         ['a newer format', { localgate: { format: 2, whatever: true } }, 'localgate.format', /localgate.format 2 is newer than this localgate reads \(format 1\)/],
         ['a format that is no number', { localgate: { format: 'one' } }, 'localgate.format', /localgate.format: format must be a number/],
+        ['a format that is no integer', { localgate: { format: 1.5 } }, 'localgate.format', /localgate.format: format must be an integer/],
+        ['a namespace named as an inherited property', { localgate: { format: 1, migrations: { constructor: ['001_x'] } } }, 'localgate.migrations.constructor', /no namespace of that name keeps data/],
         ['a header that is no object', { localgate: 1 }, 'localgate', /must be of type object/],
         ['a namespace no migration names', { localgate: { format: 1, migrations: { shop: [] } } }, 'localgate.migrations.shop', /no namespace of that name keeps data/],
         ['a migration this version does not ship', { localgate: { format: 1, migrations: { logistics: ['001_vehicles_locations_drivers_bookings', '003_fleet'] } } }, 'localgate.migrations.logistics', /"003_fleet" is not a migration this localgate ships: the file comes from a newer schema/],
@@ -125,8 +188,19 @@ describe('export and load back', () => {
         ['pay records for an instance without pay', { pay: { wallets: [wallet] } }, 'pay', /no pay namespace ready/, false],
         ['a transaction of a wallet the fixture does not hold', { pay: { transactions: [deposit] } }, 'pay.transactions[0].wallet_id', /"w-ana" names no wallet of this fixture/],
         ['balances that are not what the transactions add up to', { pay: { wallets: [{ ...wallet, balances: [{ asset: 'USD', amount: 400 }] }], transactions: [deposit] } }, 'pay.wallets[0].balances', /is not what its transactions add up to: \[{"asset":"USD","amount":500}\]/],
-        ['a withdrawal of more than was deposited', { pay: { wallets: [wallet], transactions: [deposit, { ...deposit, id: 't-2', type: 'withdrawal', amount: 600 }] } }, 'pay.wallets[0].balances', /its USD transactions add up to -100, outside 0 to 9007199254740991/],
-        ['a transaction through an unknown provider', { pay: { wallets: [wallet], transactions: [{ ...deposit, provider_id: 'mattress' }] } }, 'pay.transactions[0].provider_id', /"mattress" names no record of providers/],
+        ['a withdrawal of more than was deposited', { pay: { wallets: [wallet], transactions: [deposit, later({ ...deposit, type: 'withdrawal', amount: 600 }, 't-2', 1)] } }, 'pay.transactions[1].amount', /Your USD balance is 500, less than the 600 to withdraw \(insufficient_funds, as of this transaction\)/],
+        ['a withdrawal made before the deposit that covers it', { pay: { wallets: [wallet], transactions: [later(deposit, 't-1', 5), later({ ...deposit, type: 'withdrawal', amount: 100 }, 't-2', 1)] } }, 'pay.transactions[1].amount', /Your USD balance is 0, less than the 100 to withdraw/],
+        ['a transaction through an unknown provider', { pay: { wallets: [wallet], transactions: [{ ...deposit, provider_id: 'mattress' }] } }, 'pay.transactions[0].provider_id', /provider_id refers to no existing provider/],
+        ['a transaction through the disabled provider', { pay: { wallets: [wallet], transactions: [{ ...deposit, provider_id: 'legacy-bank' }] } }, 'pay.transactions[0].provider_id', /Provider legacy-bank is disabled and moves no money: use an active provider \(provider_unavailable, as of this transaction\)/],
+        ['a transaction of an asset the provider does not move', { pay: { wallets: [wallet], transactions: [{ ...deposit, asset: 'CHF' }] } }, 'pay.transactions[0].asset', /Provider sandbox does not support CHF: GET \/v1\/pay\/gateway\/providers lists the assets of each provider \(asset_not_supported, as of this transaction\)/],
+        ['a deposit of a planned token', { pay: { wallets: [wallet], transactions: [{ ...deposit, asset: 'NST' }] } }, 'pay.transactions[0].asset', /Token NST is in stage planned: a deposit needs stage pilot or live/],
+        ['a transaction before its wallet was opened', { pay: { wallets: [wallet], transactions: [{ ...deposit, created_at: '2029-12-31T23:59:59.999Z' }] } }, 'pay.transactions[0].created_at', /2029-12-31T23:59:59.999Z is before its wallet was opened \(2030-01-01T00:00:00.000Z\)/],
+        ['a transaction id used twice', { pay: { wallets: [wallet], transactions: [deposit, later({ ...deposit, type: 'withdrawal' }, 't-1', 1)] } }, 'pay.transactions[1].id', /"t-1" is already the id of transactions\[0\]: no two records of transactions share it/],
+        ['a business id used twice', { commerce: { businesses: [{ id: 'b-1', name: 'A', category: 'C', city: 'X', phone: '1' }, { id: 'b-1', name: 'B', category: 'C', city: 'X', phone: '2' }] } }, 'commerce.businesses[1].id', /"b-1" is already the id of businesses\[0\]/],
+        ['balances given without the transactions that make them', { pay: { wallets: [{ ...wallet, balances: [{ asset: 'USD', amount: 1000 }] }] } }, 'pay.wallets[0].balances', /\[{"asset":"USD","amount":1000}\] is not what its transactions add up to: \[\]/],
+        ['two wallets of one owner', { pay: { wallets: [wallet, { ...wallet, id: 'w-two' }] } }, 'pay.wallets[1].owner_id', /"ana" is already the owner_id of wallets\[0\]: no two records of wallets share it/],
+        ['two drivers with one licence', { logistics: { drivers: [{ name: 'A', phone: '1', license_number: 'L1' }, { name: 'B', phone: '2', license_number: 'L1' }] } }, 'logistics.drivers[1].license_number', /"L1" is already the license_number of drivers\[0\]/],
+        ['two scam reports of one reporter about one target', { commerce: { scam_reports: [{ target_type: 'business', target_id: bakery, reason: 'Odd', reporter_id: 'r' }, { target_type: 'business', target_id: bakery, reason: 'Again', reporter_id: 'r' }] } }, 'commerce.scam_reports[1].target_type', /target_type, target_id, reporter_id \["business","d851fadb-03ca-5a24-ba16-c15cce19933b","r"\] are already those of scam_reports\[0\]/],
         ['a transaction of no status the API gives', { pay: { wallets: [wallet], transactions: [{ ...deposit, status: 'pending' }] } }, 'pay.transactions[0].status', /must be \[completed\]/],
         ['a booking of an unknown vehicle', { logistics: { bookings: [{ ...booking, vehicle_id: 'v-none' }] } }, 'logistics.bookings[0].vehicle_id', /"v-none" names no record of vehicles/],
         ['a booking that returns before its pickup', { logistics: { bookings: [{ ...booking, return_at: '2030-04-01T00:00:00Z' }] } }, 'logistics.bookings[0].return_at', /must be after pickup_at/],
@@ -149,7 +223,7 @@ describe('export and load back', () => {
     it('reads a file of an older schema, a header alone, and wallets given without their balances', async () => {
 
         const older = { localgate: { format: 1, migrations: { logistics: ['001_vehicles_locations_drivers_bookings'] } }, logistics: { bookings: [booking] } };
-        const t = await kit.instance({ fixture: older, pay: true });
+        const t = await kit.instance({ seed: 'demo', fixture: older, pay: true });
         expect(body<{ total: number }>(await t.inject({ url: '/v1/logistics/bookings', headers: t.auth('ana') })).total).to.equal(1);
 
         const alone = await kit.instance({ seed: 'none', fixture: { localgate: { format: 1 } } });

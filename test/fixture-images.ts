@@ -5,6 +5,7 @@ import Lab from '@hapi/lab';
 import { Clock, IdSource } from '../lib/clock';
 import type { InstanceData, InstanceDataOptions } from '../lib/storage/engine';
 import { fixtureImageKey, FixtureImages } from '../lib/storage/fixture-images';
+import { createSqliteInstance } from '../lib/storage/sqlite/engine';
 import type { SqliteSnapshot } from '../lib/storage/sqlite/instance';
 import { createTestKit } from '../lib/testing';
 import { expectError } from './helpers/errors';
@@ -191,6 +192,19 @@ describe('fixtureImageKey()', () => {
 
 
 describe('FixtureImages', () => {
+
+    it('counts only the databases a fixture changed, not the shared images the others still are', async () => {
+
+        const kept = new FixtureImages(2 ** 30);
+        const clock = () => ({ clock: new Clock(new Date('2030-01-01T00:00:00.000Z')), ids: new IdSource('sequential') });
+        const options: InstanceDataOptions = { seed: true, pay: true, fixture: { records: { commerce: { businesses: [{ name: 'Kiosk', category: 'K', city: 'X', phone: '1' }] } }, origin: 'fixture' }, context: clock() };
+        const data = createSqliteInstance(options, kept);
+        const image = kept.find(fixtureImageKey({ ...options, context: clock() })!)!;
+        const { images } = image.data as SqliteSnapshot;
+        expect(kept.bytes).to.equal(images.commerce!.length);
+        expect(image.data.bytes).to.equal(images.commerce!.length);
+        await data.close();
+    });
 
     const image = (bytes: number) => ({ data: { bytes }, counter: bytes });
 

@@ -6,7 +6,6 @@ import type { Server } from '@hapi/hapi';
 import Lab from '@hapi/lab';
 
 import { FixtureError, readFixtureFile } from '../lib/fixtures';
-import { sqliteDatabase } from '../lib/storage/sqlite/engine';
 import { seedDemo } from '../lib/storage/sqlite/fixtures';
 import { namespaceImage } from '../lib/storage/sqlite/images';
 import { closeDatabase, openCopy } from '../lib/storage/sqlite/open';
@@ -63,8 +62,9 @@ describe('fixtures', () => {
         expect(body(await server.inject('/v1/commerce/businesses/b-pier'))).to.include({ description: '', scam_report_count: 1 });
         expect(body<List<{ price: number; scam_report_count: number }>>(await server.inject('/v1/commerce/offers')).data[0]).to.include({ price: 4, scam_report_count: 1 });
         expect(body<List<{ id: string }>>(await server.inject('/v1/logistics/vehicles?available=false')).data.map((item) => item.id)).to.equal(['v-old']);
-        const drivers = sqliteDatabase(server.app.localgate.data, 'logistics').prepare('SELECT name, vehicle_id, is_active FROM drivers ORDER BY name').all();
-        expect(drivers).to.equal([{ name: 'Dee', vehicle_id: 'v-van', is_active: 1 }, { name: 'Eve', vehicle_id: null, is_active: 0 }]);
+        const { logistics } = await server.app.localgate.data.exportRecords() as { logistics: { drivers: { name: string; vehicle_id: string | null; is_active: boolean }[] } };
+        const drivers = logistics.drivers.map(({ name, vehicle_id: vehicleId, is_active: active }) => ({ name, vehicleId, active })).sort((a, b) => a.name.localeCompare(b.name));
+        expect(drivers).to.equal([{ name: 'Dee', vehicleId: 'v-van', active: true }, { name: 'Eve', vehicleId: null, active: false }]);
     });
 
     const refused: [string, unknown, string][] = [
@@ -86,11 +86,10 @@ describe('fixtures', () => {
     it('refuses a bad fixture, names where, and loads nothing', async () => {
 
         const { data } = server.app.localgate;
-        const count = (namespace: 'commerce' | 'logistics', table: string) => (sqliteDatabase(data, namespace).prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
+        const stored = await data.exportRecords();
         for (const [what, fixture, message] of refused) {
-            const counts = [count('commerce', 'businesses'), count('logistics', 'drivers')];
             await expect(data.loadFixture(fixture, 'test'), what).to.reject(FixtureError, message);
-            expect([count('commerce', 'businesses'), count('logistics', 'drivers')], what).to.equal(counts);
+            expect(await data.exportRecords(), what).to.equal(stored);
         }
     });
 

@@ -317,8 +317,8 @@ describe('/_instances', () => {
             [{ commerce: { products: [{ name: 'Cone', price: 2.5, currency: 'USD', business_id: 'b-gone' }] } }, 'fixture.commerce.products[0].business_id',
                 'request body fixture: commerce.products[0].business_id: "b-gone" names no record of businesses'],
             [{ bank: {} }, 'fixture', 'request body fixture: unknown namespace "bank" (fixtures fill commerce, logistics, pay)'],
-            [{ logistics: { drivers: [{ name: 'A', phone: '1', license_number: 'L1' }, { name: 'B', phone: '2', license_number: 'L1' }] } }, 'fixture.logistics.drivers[1]',
-                'request body fixture: logistics.drivers[1]: UNIQUE constraint failed: drivers.license_number']
+            [{ logistics: { drivers: [{ name: 'A', phone: '1', license_number: 'L1' }, { name: 'B', phone: '2', license_number: 'L1' }] } }, 'fixture.logistics.drivers[1].license_number',
+                'request body fixture: logistics.drivers[1].license_number: "L1" is already the license_number of drivers[0]: no two records of drivers share it']
         ];
 
         for (const [fixture, field, message] of cases) {
@@ -335,7 +335,7 @@ describe('/_instances', () => {
         const routes: [string, string, object?][] = [
             ['POST', '/_instances', {}], ['GET', '/_instances'], ['GET', `/_instances/${id}`], ['DELETE', `/_instances/${id}`],
             ['POST', `/_instances/${id}/reset`], ['POST', `/_instances/${id}/snapshots`], ['POST', `/_instances/${id}/restore`, { snapshot_id: 'x' }],
-            ['PUT', `/_instances/${id}/clock`, { advance: '1h' }]
+            ['PUT', `/_instances/${id}/clock`, { advance: '1h' }], ['GET', '/_export']
         ];
 
         const expired = `Bearer ${mintToken(server.app.localgate.secret, 'admin', -60, { admin: true })}`;

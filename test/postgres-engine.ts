@@ -227,17 +227,18 @@ describe('PostgreSQL fixtures', { skip: skipWithoutPostgres('the PostgreSQL fixt
         });
     });
 
-    it('names the record an insert fails on, or answers the domain error it stands for', async () => {
+    it('names the record an insert fails on, and the field of a unique key, without the engine\'s own words', async () => {
 
         await withDatabase('public', async (db) => {
 
             await db.exec('CREATE TABLE items (id text PRIMARY KEY, price integer CHECK (price > 0), code text UNIQUE)');
             const err = await expect(db.transaction((tx) => insertFixtureRows(tx, [{ collection: 'items', rows: [row('1', { price: -1 })] }]))).to.reject(FixtureError);
-            expect(err.message).to.startWith('fixture.json: shop.items[1]: new row for relation "items" violates check constraint');
+            expect(err.message).to.equal('fixture.json: shop.items[1]: the stored data refuses this record (it breaks a rule of items, or of what it moves)');
             expect((err as FixtureError).field).to.equal('shop.items[1]');
 
-            const conflict = await expect(db.transaction((tx) => insertFixtureRows(tx, [{ collection: 'items', rows: [row('1', { price: 1, code: 'a' }), row('2', { price: 1, code: 'a' })] }]))).to.reject(DomainError);
-            expect((conflict as DomainError).code).to.equal('conflict');
+            const conflict = await expect(db.transaction((tx) => insertFixtureRows(tx, [{ collection: 'items', rows: [row('1', { price: 1, code: 'a' }), row('2', { price: 1, code: 'a' })] }]))).to.reject(FixtureError);
+            expect(conflict.message).to.equal('fixture.json: shop.items[2].code: another stored record of items already has this code');
+            expect((conflict as FixtureError).field).to.equal('shop.items[2].code');
         });
     });
 

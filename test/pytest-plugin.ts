@@ -37,12 +37,12 @@ interface Run {
 
 
 /** Runs the package's pytest suite with the environment given; resolves to its exit code and output. */
-function runPytest(env: NodeJS.ProcessEnv): Promise<Run> {
+function runPytest(env: NodeJS.ProcessEnv, tests = 'tests'): Promise<Run> {
 
     expect(python, 'CI=true needs python3 with pytest: .ci/run installs python3-pytest').to.exist();
     return new Promise((resolve) => {
 
-        const child = ChildProcess.spawn(python!, ['-m', 'pytest', '-p', 'no:cacheprovider', '-v', 'tests'], {
+        const child = ChildProcess.spawn(python!, ['-m', 'pytest', '-p', 'no:cacheprovider', '-v', tests], {
             cwd: packageDir,
             env: { PATH: process.env.PATH, HOME: process.env.HOME, PYTHONPATH: packageDir, PYTHONDONTWRITEBYTECODE: '1', ...env },
             stdio: ['ignore', 'pipe', 'pipe']
@@ -67,6 +67,7 @@ const passingTests = [
     'tests/test_client.py::test_a_refused_admin_call_raises_with_the_error_code PASSED',
     'tests/test_client.py::test_tokens_need_a_future_expiry PASSED',
     'tests/test_client.py::test_a_fork_copies_the_instance_as_it_is_now PASSED',
+    'tests/test_client.py::test_the_default_data_set_exports_as_a_fixture_an_instance_loads PASSED',
     'tests/test_client.py::test_an_export_loads_back_into_a_new_instance PASSED',
     'tests/test_example.py::test_a_booking_is_private_to_its_customer PASSED',
     'tests/test_example.py::test_each_test_starts_from_the_demo_data_again PASSED',
@@ -102,12 +103,20 @@ describe('the pytest plugin of clients/python', { skip }, () => {
                 expect(output).to.contain(line);
             }
 
-            expect(output).to.match(/^=+ 13 passed in /m);
+            expect(output).to.match(/^=+ 14 passed in /m);
 
             // Every instance the suite made is gone.
             const listed = await fetch(`${server.url}/_instances`, { headers: { authorization: `Bearer ${mintToken(secret, 'admin', 600, { admin: true })}` } });
             expect(listed.status).to.equal(200);
             expect((await listed.json() as { total: number }).total).to.equal(0);
+        });
+
+        it('skips the test that changes the default data set in an xdist worker sharing the server', { timeout: 180_000 }, async () => {
+
+            const { code, output } = await runPytest({ LOCALGATE_URL: server.url, AUTH_JWT_SECRET: secret, PYTEST_XDIST_WORKER: 'gw1' }, 'tests/test_faults_journal.py');
+            expect(code, output).to.equal(0);
+            expect(output).to.contain('tests/test_faults_journal.py::test_the_default_data_set_has_its_own_faults_and_journal SKIPPED');
+            expect(output).to.match(/^=+ 2 passed, 1 skipped in /m);
         });
 
         it('fails its suite where the secret is not the server\'s', { timeout: 180_000 }, async () => {
@@ -122,7 +131,7 @@ describe('the pytest plugin of clients/python', { skip }, () => {
 
         const { code, output } = await runPytest({ LOCALGATE_COMMAND: `${process.execPath} ${binPath}` });
         expect(code, output).to.equal(0);
-        expect(output).to.match(/^=+ 13 passed in /m);
+        expect(output).to.match(/^=+ 14 passed in /m);
     });
 
     it('says what went wrong where the server cannot start', { timeout: 180_000 }, async () => {

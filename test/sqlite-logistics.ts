@@ -1,4 +1,3 @@
-import Crypto from 'node:crypto';
 import Fs from 'node:fs';
 import Path from 'node:path';
 
@@ -41,11 +40,11 @@ describe('logistics on SQLite', () => {
         const server = await testServer();
         const vehicle = demo.vehicles!.find((row) => row.is_available)!;
         const [quay, station] = demo.locations!;
-        // No route cancels a booking: the cancelled one is written below the API.
-        insertRows(sqliteDatabase(server.app.localgate.data, 'logistics'), 'bookings', [{
-            id: Crypto.randomUUID(), vehicle_id: vehicle.id, pickup_location_id: quay!.id, dropoff_location_id: quay!.id,
-            pickup_at: '2030-01-07T10:00:00.000Z', return_at: '2030-01-07T12:00:00.000Z', notes: '', customer_id: 'dave', status: 'cancelled', created_at: new Date().toISOString()
-        }]);
+        // No route cancels a booking: the cancelled one comes in a fixture.
+        expect(await server.app.localgate.data.loadFixture({ logistics: { bookings: [{
+            vehicle_id: vehicle.id, pickup_location_id: quay!.id, dropoff_location_id: quay!.id,
+            pickup_at: '2030-01-07T10:00:00.000Z', return_at: '2030-01-07T12:00:00.000Z', customer_id: 'dave', status: 'cancelled'
+        }] } }, 'test')).to.equal({ logistics: 1 });
 
         const res = await server.inject({
             method: 'POST', url: '/v1/logistics/bookings', headers: bearer(server, 'alice'),

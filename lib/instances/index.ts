@@ -110,8 +110,33 @@ export const instancesPlugin: Plugin<InstancesOptions> = {
 
         server.ext('onPostStop', () => registry.close());
         instanceRoutes(server, registry, maxFixtureBytes);
+        defaultExportRoute(server, defaultScope);
     }
 };
+
+
+// The default data set's records as a fixture file: what `localgate export` writes.
+function defaultExportRoute(server: Server, defaultScope: Scope): void {
+
+    server.route({
+        method: 'GET',
+        path: '/_export',
+        options: {
+            description: 'Export the default data set as a fixture file',
+            notes: [
+                'Admin token required. Every record of every collection of the default data set, as `localgate export` writes it, opened by',
+                '{"localgate": {"format": 1, "migrations": {...}}}. SEED=<file>, `localgate seed --file` and POST /_instances {"fixture": <file>} load it.'
+            ].join(' '),
+            tags,
+            ext: { onPostAuth: { method: requireAdmin } },
+            response: { status: { 200: exportSchema } },
+            async handler(_request, h) {
+
+                return h.response(await defaultScope.data.exportRecords()).header('content-disposition', 'attachment; filename="localgate.json"');
+            }
+        }
+    });
+}
 
 
 function instanceRoutes(server: Server, registry: InstanceRegistry, maxFixtureBytes: number): void {

@@ -2,7 +2,7 @@ import Crypto from 'node:crypto';
 
 import { Clock, IdSource, type IdMode, type RecordContext } from '../clock';
 import { DomainError } from '../errors';
-import { fixtureBody } from '../fixtures';
+import { fixtureBody, isRecord } from '../fixtures';
 import { referenced } from '../records';
 import type { Scope } from '../scope';
 import type { DataSnapshot, Engine, InstanceData } from '../storage/engine';
@@ -22,8 +22,8 @@ export interface InstanceOptions {
     fixture?: { records: unknown; origin: string };
 }
 
-/** What POST /_instances (or the test kit) takes, as validated: the fixture as sent, ids unset unless asked for. */
-export type NewInstance = Omit<InstanceOptions, 'fixture' | 'ids'> & { fixture?: unknown; ids?: IdMode };
+/** What POST /_instances (or the test kit) takes, as validated: the fixture as sent, seed, ids and pay unset unless asked for. */
+export type NewInstance = Omit<InstanceOptions, 'fixture' | 'ids' | 'seed' | 'pay'> & { fixture?: unknown; ids?: IdMode; seed?: 'demo' | 'none'; pay?: boolean };
 
 /** An instance as the /_instances routes describe it. */
 export interface InstanceRecord {
@@ -49,20 +49,22 @@ interface Checkpoint {
 
 
 /**
- * The options of a new instance from what was asked. A fixture exported from an instance carries its clock and id
- * counter: the new instance continues them, unless it was asked for a clock or ids of its own.
+ * The options of a new instance from what was asked. A fixture exported from an instance carries its clock, ids and
+ * pay: the new instance continues each that was not asked for, and a sequential counter goes on from the file's. An
+ * export holds the whole world, so the demo goes beneath it only when asked for; a fixture with pay records and pay
+ * unset gets pay.
  */
 export function instanceOptions(asked: NewInstance, origin: string): InstanceOptions {
 
-    const own = asked.clock !== undefined || asked.ids !== undefined || asked.fixture === undefined;
-    const carried = own ? undefined : fixtureBody(asked.fixture, origin, shippedMigrationNames()).header?.instance;
+    const body = asked.fixture === undefined ? undefined : fixtureBody(asked.fixture, origin, shippedMigrationNames());
+    const carried = body?.header?.instance;
     return {
         from: asked.from,
-        seed: asked.seed,
+        seed: asked.seed ?? (body?.header ? 'none' : 'demo'),
         ids: asked.ids ?? carried?.ids ?? 'random',
         clock: asked.clock ?? carried?.clock ?? undefined,
         idCounter: carried?.id_counter,
-        pay: asked.pay,
+        pay: asked.pay ?? carried?.pay ?? (isRecord(body?.records) && Object.hasOwn(body.records, 'pay')),
         fixture: asked.fixture === undefined ? undefined : { records: asked.fixture, origin }
     };
 }
@@ -191,7 +193,7 @@ export class Instance implements Scope {
     async exportFile(): Promise<Record<string, unknown>> {
 
         const { localgate, ...records } = await this.data.exportRecords();
-        const instance = { clock: this.context.clock.frozen, ids: this.context.ids.mode, id_counter: this.context.ids.counter };
+        const instance = { clock: this.context.clock.frozen, ids: this.context.ids.mode, id_counter: this.context.ids.counter, pay: this.options.pay };
         return { localgate: { ...localgate as object, instance }, ...records };
     }
 

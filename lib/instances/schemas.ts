@@ -20,12 +20,12 @@ function notWithFrom<T extends Joi.Schema>(schema: T): T {
 
 export const newInstanceSchema = requestBody({
     from: recordId.description('Fork: the id of a live instance to copy as it is now (data, clock, id counter; not its faults, journal or snapshots)'),
-    seed: notWithFrom(Joi.string().valid('demo', 'none').default('demo').description('demo: the demo data set; none: empty')),
+    seed: notWithFrom(Joi.string().valid('demo', 'none').description('demo: the demo data set; none: empty; unset, demo (none under an exported fixture, which holds the whole world)')),
     fixture: notWithFrom(wording(Joi.object().unknown(true), { 'object.base': '{{#label}} must be an object keyed by namespace' })
         .description('Records to load, in the API\'s shape: {"<namespace>": {"<collection>": [records]}}')),
     clock: notWithFrom(utcTimestamp().description('An ISO 8601 UTC instant at which the instance\'s clock stands still until moved; unset, it follows the wall clock (or stands where an exported fixture carries it)')),
     ids: notWithFrom(Joi.string().valid('random', 'sequential').description('sequential: every new id comes from a counter of the instance; unset, random (or as an exported fixture carries it)')),
-    pay: notWithFrom(Joi.boolean().default(false).description('true gives the instance a provisioned pay namespace'))
+    pay: notWithFrom(Joi.boolean().description('true gives the instance a provisioned pay namespace; unset, false (or as an exported fixture carries it, or true when the fixture holds pay records)'))
 }, 'NewInstance').empty(null).default();
 
 export const clockSchema = wording(requestBody({
@@ -62,8 +62,9 @@ export const exportSchema = Joi.object({
         instance: Joi.object({
             clock: timestamp.allow(null).required(),
             ids: Joi.string().valid('random', 'sequential').required(),
-            id_counter: Joi.number().integer().min(0).required()
-        }).description('The instance\'s clock and id counter, which an instance made from the file continues').label('ExportInstance')
+            id_counter: Joi.number().integer().min(0).required(),
+            pay: Joi.boolean().required().description('Whether the instance had pay: an instance made from the file has it too, unless asked otherwise')
+        }).description('The instance\'s clock, id counter and pay, which an instance made from the file continues').label('ExportInstance')
     }).required().label('ExportHeader')
 }).unknown(true).description('A fixture: the localgate object, then {"<namespace>": {"<collection>": [records]}}').label('InstanceExport');
 

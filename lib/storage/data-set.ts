@@ -85,6 +85,24 @@ export class NamespacesDataSet implements DataSet {
         return loads.counts;
     }
 
+    /**
+     * Loads a seed file as the demo is seeded: only when none of the namespaces it fills holds a record yet, so that a
+     * start over databases it filled before adds nothing. Returns the records added per namespace, or null when skipped.
+     */
+    async loadSeed(fixture: unknown, origin: string): Promise<Record<string, number> | null> {
+
+        const { records } = fixtureBody(fixture, origin, shippedMigrationNames());
+        const pay = await this.payDatabase.records();
+        for (const [namespace] of fixtureNamespaces(records, origin, fixtureSpecs)) {
+            const database = namespace === 'pay' ? pay : this.databases[namespace as PlacedNamespace];
+            if (database && !await database.tablesEmpty(Object.keys(fixtureSpecs[namespace]!))) {
+                return null;
+            }
+        }
+
+        return await this.loadFixture(fixture, origin);
+    }
+
     async exportRecords(): Promise<Record<string, unknown>> {
 
         const health = await this.health();
@@ -98,7 +116,7 @@ export class NamespacesDataSet implements DataSet {
 
             const collections = Object.entries(spec);
             const tables = await database.exportRows([...new Set(collections.flatMap(([collection, definition]) => [collection, ...definition.reads ?? []]))]);
-            migrations[namespace] = appliedMigrationNames(namespace, health[namespace]!.schema_version!);
+            migrations[namespace] = appliedMigrationNames(health[namespace]!.engine, namespace, health[namespace]!.schema_version!);
             records[namespace] = Object.fromEntries(collections.map(([collection, definition]) => [collection, tables[collection]!.map((row) => definition.fromRow(row, tables))]));
         }
 

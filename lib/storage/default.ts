@@ -35,12 +35,12 @@ export async function openDefaultDataSet(settings: Settings, context: RecordCont
 }
 
 
-// A seed file is loaded as the demo is, on every start: records whose id is there already are left as they are, so only
-// empty databases take it. A file that does not load stops the start; the data set closes.
+// A seed file is loaded as the demo is: into databases that hold none of its namespaces' records yet. A file that does
+// not load stops the start; the data set closes.
 async function loadSeedFile(data: NamespacesDataSet, file: string): Promise<void> {
 
     try {
-        await data.loadFixture(readFixtureFile(file), file);
+        await data.loadSeed(readFixtureFile(file), file);
     }
     catch (err) {
         await data.close();

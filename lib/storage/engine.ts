@@ -40,6 +40,9 @@ interface RecordsBase {
 
     /** Every row of each table, in list order, all read in one snapshot (for an export). */
     exportRows(tables: string[]): Promise<StoredRows>;
+
+    /** True when none of the tables holds a row yet: what a seed file is loaded into. */
+    tablesEmpty(tables: string[]): Promise<boolean>;
 }
 
 /** Records whose transactions can wait: `within` runs inside the fixture's transaction, last, and a throw there rolls it back. */

@@ -118,15 +118,15 @@ function checksum(sql: string): string {
 }
 
 
-/** The names of the migrations shipped per namespace (001_name), as an export file lists them. */
+/** The names of the migrations shipped per namespace (001_name), as an export file lists them; both engines ship the same names. */
 export function shippedMigrationNames(): Record<string, string[]> {
 
-    return Object.fromEntries([...placedNamespaces, 'pay'].map((namespace) => [namespace, appliedMigrationNames(namespace, Infinity)]));
+    return Object.fromEntries([...placedNamespaces, 'pay'].map((namespace) => [namespace, appliedMigrationNames('sqlite', namespace, Infinity)]));
 }
 
 
-/** The names of a namespace's migrations up to a schema version: those a database at that version has applied. */
-export function appliedMigrationNames(namespace: string, version: number): string[] {
+/** The names of a namespace's migrations on an engine up to a schema version: those a database at that version has applied. */
+export function appliedMigrationNames(engine: 'sqlite' | 'postgres', namespace: string, version: number): string[] {
 
-    return namespaceMigrations('sqlite', namespace).filter((migration) => migration.version <= version).map((migration) => migration.name.replace(/\.sql$/, ''));
+    return namespaceMigrations(engine, namespace).filter((migration) => migration.version <= version).map((migration) => migration.name.replace(/\.sql$/, ''));
 }

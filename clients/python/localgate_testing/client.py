@@ -115,15 +115,24 @@ class Localgate:
 
         return self.request("GET", "/health").body
 
-    def instance(self, seed="demo", fixture=None, clock=None, ids=None, pay=None, fork=None):
-        """A new isolated instance: the demo data (or none, or a fixture), its own clock and ids; fork: a copy of that instance id."""
+    def instance(self, seed=None, fixture=None, clock=None, ids=None, pay=None, fork=None):
+        """A new isolated instance: the demo data (or none, or a fixture), its own clock and ids; fork: a copy of that instance id.
+
+        Options left None take the server's defaults: the demo data, or for an exported fixture its own world, clock,
+        ids and pay.
+        """
 
         # A fork copies its source: no other option goes with it.
-        body = {"from": fork} if fork is not None else {"seed": seed}
-        for name, value in (("fixture", fixture), ("clock", clock), ("ids", ids), ("pay", pay)):
+        body = {"from": fork} if fork is not None else {}
+        for name, value in (("seed", seed), ("fixture", fixture), ("clock", clock), ("ids", ids), ("pay", pay)):
             if value is not None:
                 body[name] = value
         return Instance(self, self.admin("POST", "/_instances", body))
+
+    def export(self):
+        """The default data set's records as a fixture file (a dict), as `localgate export` writes it."""
+
+        return self.admin("GET", "/_export")
 
     def instances(self):
         """The records of the live instances, oldest first (the first page of 100)."""

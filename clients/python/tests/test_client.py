@@ -63,6 +63,20 @@ def test_a_fork_copies_the_instance_as_it_is_now(localgate_instance):
         fork.delete()
 
 
+def test_the_default_data_set_exports_as_a_fixture_an_instance_loads(localgate):
+    exported = localgate.export()
+    assert sorted(exported) == ["commerce", "localgate", "logistics"]
+    assert exported["localgate"]["format"] == 1
+    assert "instance" not in exported["localgate"]
+    copy = localgate.instance(fixture=exported)
+    try:
+        assert copy.record["seed"] == "none"
+        assert copy.export()["commerce"] == exported["commerce"]
+        assert copy.export()["logistics"] == exported["logistics"]
+    finally:
+        copy.delete()
+
+
 def test_an_export_loads_back_into_a_new_instance(localgate, localgate_instance):
     made = localgate_instance.post("/v1/commerce/products", {
         "name": "Carried loaf", "price": 3.5, "currency": "USD", "business_id": "d851fadb-03ca-5a24-ba16-c15cce19933b",

@@ -1,7 +1,7 @@
 import Joi from 'joi';
 
 import { currency, recordId, text, utcTimestamp, visibleText } from '../../fields';
-import type { FixtureSpec } from '../../fixtures';
+import { recordOf, type FixtureSpec } from '../../fixtures';
 import { fromMinorUnits, toMinorUnits } from './money';
 import { maxLengths, price } from './schemas';
 import { targetTypes } from './store';
@@ -22,11 +22,12 @@ function priced(value: Record<string, unknown>): Record<string, unknown> {
     return { ...rest, price_minor: toMinorUnits(amount as number, value.currency as string) };
 }
 
-// A row read back, as a record of these fields in this order; the price from its minor units (PostgreSQL reads a
-// bigint as text).
-function recordOf(row: Record<string, unknown>, fields: string[]): Record<string, unknown> {
+// A price is read back from its minor units (PostgreSQL reads a bigint as text).
+const readers = { price: (row: Record<string, unknown>) => fromMinorUnits(Number(row.price_minor), row.currency as string) };
 
-    return Object.fromEntries(fields.map((field) => [field, field === 'price' ? fromMinorUnits(Number(row.price_minor), row.currency as string) : row[field]]));
+function fieldsOf(row: Record<string, unknown>, fields: string[]): Record<string, unknown> {
+
+    return recordOf(row, fields, readers);
 }
 
 
@@ -41,7 +42,7 @@ export const commerceFixture: FixtureSpec = {
         }),
         references: {},
         toRow: (value) => value,
-        fromRow: (row) => recordOf(row, ['id', 'name', 'description', 'category', 'city', 'phone', 'created_at'])
+        fromRow: (row) => fieldsOf(row, ['id', 'name', 'description', 'category', 'city', 'phone', 'created_at'])
     },
     products: {
         schema: record({
@@ -54,7 +55,7 @@ export const commerceFixture: FixtureSpec = {
         }),
         references: { business_id: () => 'businesses' },
         toRow: priced,
-        fromRow: (row) => recordOf(row, ['id', 'name', 'description', 'price', 'currency', 'business_id', 'created_by', 'created_at'])
+        fromRow: (row) => fieldsOf(row, ['id', 'name', 'description', 'price', 'currency', 'business_id', 'created_by', 'created_at'])
     },
     offers: {
         schema: record({
@@ -67,7 +68,7 @@ export const commerceFixture: FixtureSpec = {
         }),
         references: { product_id: () => 'products' },
         toRow: priced,
-        fromRow: (row) => recordOf(row, ['id', 'product_id', 'title', 'price', 'currency', 'valid_from', 'valid_until', 'created_at'])
+        fromRow: (row) => fieldsOf(row, ['id', 'product_id', 'title', 'price', 'currency', 'valid_from', 'valid_until', 'created_at'])
     },
     inquiries: {
         schema: record({
@@ -78,7 +79,7 @@ export const commerceFixture: FixtureSpec = {
         }).xor('product_id', 'business_id'),
         references: { product_id: () => 'products', business_id: () => 'businesses' },
         toRow: (value) => ({ product_id: null, business_id: null, ...value }),
-        fromRow: (row) => recordOf(row, ['id', row.product_id === null ? 'business_id' : 'product_id', 'message', 'owner_id', 'created_at'])
+        fromRow: (row) => fieldsOf(row, ['id', row.product_id === null ? 'business_id' : 'product_id', 'message', 'owner_id', 'created_at'])
     },
     scam_reports: {
         schema: record({
@@ -88,7 +89,8 @@ export const commerceFixture: FixtureSpec = {
             reporter_id: visibleText(200).required()
         }),
         references: { target_id: (value) => tableOfTarget[value.target_type as string]! },
+        unique: [['target_type', 'target_id', 'reporter_id']],
         toRow: (value) => value,
-        fromRow: (row) => recordOf(row, ['id', 'target_type', 'target_id', 'reason', 'reporter_id', 'created_at'])
+        fromRow: (row) => fieldsOf(row, ['id', 'target_type', 'target_id', 'reason', 'reporter_id', 'created_at'])
     }
 };

@@ -1,7 +1,7 @@
 import Joi from 'joi';
 
 import { currency, recordId, text, utcTimestamp, visibleText } from '../../fields';
-import type { FixtureSpec } from '../../fixtures';
+import { recordOf, type FixtureSpec } from '../../fixtures';
 import { maxNotesLength, returnAt } from './schemas';
 
 
@@ -18,10 +18,10 @@ function flag(value: Record<string, unknown>, name: string): Record<string, unkn
     return { ...value, [name]: value[name] ? 1 : 0 };
 }
 
-// A row read back, as a record of these fields in this order; SQLite reads a flag as 0 or 1.
-function recordOf(row: Record<string, unknown>, fields: string[], flags: string[] = []): Record<string, unknown> {
+// SQLite reads a flag as 0 or 1.
+function flags(...names: string[]): Record<string, (row: Record<string, unknown>) => unknown> {
 
-    return Object.fromEntries(fields.map((field) => [field, flags.includes(field) ? Boolean(row[field]) : row[field]]));
+    return Object.fromEntries(names.map((name) => [name, (row: Record<string, unknown>) => Boolean(row[name])]));
 }
 
 
@@ -50,7 +50,7 @@ export const logisticsFixture: FixtureSpec = {
         }),
         references: {},
         toRow: (value) => flag(value, 'is_available'),
-        fromRow: (row) => recordOf(row, ['id', 'make', 'model', 'year', 'seats', 'daily_rate', 'currency', 'is_available', 'created_at'], ['is_available'])
+        fromRow: (row) => recordOf(row, ['id', 'make', 'model', 'year', 'seats', 'daily_rate', 'currency', 'is_available', 'created_at'], flags('is_available'))
     },
     drivers: {
         schema: record({
@@ -61,8 +61,10 @@ export const logisticsFixture: FixtureSpec = {
             is_active: Joi.boolean().default(true)
         }),
         references: { vehicle_id: () => 'vehicles' },
+        // A driver's licence is theirs alone, and a vehicle has one driver.
+        unique: [['license_number'], ['vehicle_id']],
         toRow: (value) => flag(value, 'is_active'),
-        fromRow: (row) => recordOf(row, ['id', 'name', 'phone', 'license_number', 'vehicle_id', 'is_active', 'created_at'], ['is_active'])
+        fromRow: (row) => recordOf(row, ['id', 'name', 'phone', 'license_number', 'vehicle_id', 'is_active', 'created_at'], flags('is_active'))
     },
     bookings: {
         schema: record({

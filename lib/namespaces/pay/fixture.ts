@@ -1,8 +1,9 @@
 import Joi from 'joi';
 
 import { recordId, utcTimestamp, visibleText } from '../../fields';
-import type { FixtureSpec } from '../../fixtures';
-import { maxAmount, maxBalance } from './rules';
+import { recordOf, type FixtureRefusal, type FixtureSpec } from '../../fixtures';
+import { maxAmount, maxBalance, transferRefusal, type ProviderTerms } from './rules';
+import type { TransactionType } from './store';
 
 
 // Pay records as the API shows them, each transaction with the wallet it moved. Balances are not stored as given: the
@@ -23,9 +24,82 @@ function byAsset(a: { asset: string }, b: { asset: string }): number {
 }
 
 // Reads back what PostgreSQL gives as text (bigint) as a number.
-function recordOf(row: Record<string, unknown>, fields: string[]): Record<string, unknown> {
+const readers = { amount: (row: Record<string, unknown>) => Number(row.amount) };
 
-    return Object.fromEntries(fields.map((field) => [field, field === 'amount' ? Number(row[field]) : row[field]]));
+// The deposit currencies every provider row of the migrations moves, and the stage of each token type they ship.
+const currencies = ['EUR', 'GBP', 'JPY', 'KES', 'USD'];
+const tokenStages: Record<string, string> = { MIT: 'live', MXT: 'pilot', NST: 'planned' };
+
+/** A provider as the migrations fix it: its terms, and the stage of each asset it moves (null for a currency). */
+export interface FixtureProvider extends ProviderTerms {
+    assets: Record<string, string | null>;
+}
+
+/** The providers the pay migrations ship, which fixtures move money through (a fixture adds none). */
+export const payProviders: Record<string, FixtureProvider> = {
+    sandbox: {
+        status: 'active', supports_deposit: true, supports_withdrawal: true,
+        assets: { ...Object.fromEntries(currencies.map((code) => [code, null])), ...tokenStages }
+    },
+    'legacy-bank': { status: 'disabled', supports_deposit: true, supports_withdrawal: true, assets: { EUR: null, USD: null } }
+};
+
+
+/** Orders transactions as the API made them: by created_at, then id, in code point order (as the engines sort). */
+export function byTimeOrder(a: Record<string, unknown>, b: Record<string, unknown>): number {
+
+    const order = (x: string, y: string) => Number(x > y) - Number(x < y);
+    return order(String(a.created_at), String(b.created_at)) || order(String(a.id), String(b.id));
+}
+
+// Every transaction of the fixture, with its index, in time order.
+function inTimeOrder(transactions: Record<string, unknown>[]): [Record<string, unknown>, number][] {
+
+    return transactions.map((transaction, index) => [transaction, index] as [Record<string, unknown>, number]).sort(([a], [b]) => byTimeOrder(a, b));
+}
+
+
+// Walks the transactions in time order with running balances, each decided by the API's own rule as it was made.
+function checkTransactions(transactions: Record<string, unknown>[], wallets: Record<string, unknown>[], refuse: FixtureRefusal): void {
+
+    const walletsById = new Map(wallets.map((wallet) => [wallet.id as string, wallet]));
+    const sums = new Map<string, Map<string, number>>(wallets.map((wallet) => [wallet.id as string, new Map()]));
+    const clearing = new Map<string, number>();
+    for (const [transaction, index] of inTimeOrder(transactions)) {
+        const walletId = transaction.wallet_id as string;
+        const wallet = walletsById.get(walletId);
+        if (!wallet) {
+            refuse('transactions', index, 'wallet_id', `${JSON.stringify(walletId)} names no wallet of this fixture: a transaction loads with its wallet`);
+        }
+
+        if (String(transaction.created_at) < String(wallet.created_at)) {
+            refuse('transactions', index, 'created_at', `${String(transaction.created_at)} is before its wallet was opened (${String(wallet.created_at)})`);
+        }
+
+        const { type, asset: code, amount, provider_id: providerId } = transaction as { type: TransactionType; asset: string; amount: number; provider_id: string };
+        const provider = Object.hasOwn(payProviders, providerId) ? payProviders[providerId] : undefined;
+        const stage = provider && Object.hasOwn(provider.assets, code) ? { stage: provider.assets[code]! } : undefined;
+        const sum = sums.get(walletId)!;
+        const balances = { wallet: sum.get(code) ?? 0, clearing: clearing.get(`${providerId} ${code}`) ?? 0 };
+        const refusal = transferRefusal(type, { idempotencyKey: '', providerId, asset: code, amount }, provider, stage, balances);
+        if (refusal) {
+            refuse('transactions', index, refusal.field!, `${refusal.message} (${refusal.code}, as of this transaction)`);
+        }
+
+        const signed = type === 'deposit' ? amount : -amount;
+        sum.set(code, balances.wallet + signed);
+        clearing.set(`${providerId} ${code}`, balances.clearing - signed);
+    }
+
+    // A wallet's balances, when given, must be what its transactions add up to.
+    wallets.forEach((wallet, index) => {
+
+        const totals = [...sums.get(wallet.id as string)!].map(([code, amount]) => ({ asset: code, amount })).sort(byAsset);
+        const given = wallet.balances as { asset: string; amount: number }[] | undefined;
+        if (given && JSON.stringify(given.map(({ asset: code, amount }) => ({ asset: code, amount })).sort(byAsset)) !== JSON.stringify(totals)) {
+            refuse('wallets', index, 'balances', `${JSON.stringify(given)} is not what its transactions add up to: ${JSON.stringify(totals)}`);
+        }
+    });
 }
 
 
@@ -39,6 +113,9 @@ export const payFixture: FixtureSpec = {
             }))
         }),
         references: {},
+        // One wallet per caller; a stored wallet of the same id must be this one, as its transactions move it.
+        unique: [['owner_id']],
+        matchStored: true,
         toRow: ({ balances, ...row }) => row,
         // A wallet's balances are those of its ledger accounts, by asset, as the API shows them.
         reads: ['accounts'],
@@ -61,38 +138,12 @@ export const payFixture: FixtureSpec = {
             status: Joi.string().valid('completed').default('completed')
         }),
         references: { wallet_id: () => 'wallets', provider_id: () => 'providers' },
+        // A stored transaction of the same id is the same move, or the balances checked would not be those stored.
+        matchStored: true,
         toRow: (value) => value,
-        fromRow: (row) => recordOf(row, ['id', 'wallet_id', 'type', 'asset', 'amount', 'provider_id', 'status', 'created_at']),
-        check: (transactions, { wallets = [] }, refuse) => {
-
-            // Deposits and withdrawals add up per wallet and asset; a wallet's balances, when given, must be those sums.
-            const sums = new Map<string, Map<string, number>>(wallets.map((wallet) => [wallet.id as string, new Map()]));
-            transactions.forEach((transaction, index) => {
-
-                const sum = sums.get(transaction.wallet_id as string);
-                if (!sum) {
-                    return refuse('transactions', index, 'wallet_id', `${JSON.stringify(transaction.wallet_id)} names no wallet of this fixture: a transaction loads with its wallet`);
-                }
-
-                const amount = transaction.amount as number;
-                const total = (sum.get(transaction.asset as string) ?? 0) + (transaction.type === 'deposit' ? amount : -amount);
-                return sum.set(transaction.asset as string, total);
-            });
-
-            wallets.forEach((wallet, index) => {
-
-                const totals = [...sums.get(wallet.id as string)!].map(([code, amount]) => ({ asset: code, amount })).sort(byAsset);
-                const overdrawn = totals.find((balance) => balance.amount < 0 || balance.amount > maxBalance);
-                if (overdrawn) {
-                    refuse('wallets', index, 'balances', `its ${overdrawn.asset} transactions add up to ${overdrawn.amount}, outside 0 to ${maxBalance}`);
-                }
-
-                const given = wallet.balances as { asset: string; amount: number }[] | undefined;
-                if (given && JSON.stringify(given.map(({ asset: code, amount }) => ({ asset: code, amount })).sort(byAsset)) !== JSON.stringify(totals)) {
-                    refuse('wallets', index, 'balances', `${JSON.stringify(given)} is not what its transactions add up to: ${JSON.stringify(totals)}`);
-                }
-            });
-        }
+        fromRow: (row) => recordOf(row, ['id', 'wallet_id', 'type', 'asset', 'amount', 'provider_id', 'status', 'created_at'], readers),
+        // Walked in time order with the API's rule for each move: provider, asset, stage and running balances.
+        check: (transactions, { wallets = [] }, refuse) => checkTransactions(transactions, wallets, refuse)
     }
 };
 

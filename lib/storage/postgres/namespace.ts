@@ -57,15 +57,20 @@ export class PgNamespace implements WaitingDatabase {
 
         return this.db.transaction(async (tx) => {
 
-            const inserted = await insertFixtureRows(tx, rows);
+            const added = await insertFixtureRows(tx, rows);
             await within();
-            return inserted;
+            return added.length;
         });
     }
 
     exportRows(tables: string[]): Promise<StoredRows> {
 
         return exportRows(this.db, tables);
+    }
+
+    tablesEmpty(tables: string[]): Promise<boolean> {
+
+        return this.db.transaction((tx) => collectionsEmpty(tx, tables));
     }
 
     commerceStore(context: RecordContext): CommerceStore {

@@ -1,18 +1,21 @@
 import type Sqlite from 'better-sqlite3';
 
-import { FixtureError, refuseOverlap, type FixtureExclusion, type FixtureRows } from '../../fixtures';
+import { FixtureError, refuseChanged, refuseOverlap, sameRow, storedRefusal, type FixtureRow, type FixtureRows } from '../../fixtures';
+import { ledgerPosting, overlapQuery, storedRowQuery, transactionsInTimeOrder, type Placeholder } from '../fixture-sql';
 import { demoData } from '../demo';
 import type { StoredRows } from '../engine';
+import { engineError } from './errors';
 import type { Database } from './open';
 
 
 /**
  * Stores a namespace's fixture rows in one immediate transaction: every reference must name a row that exists (loaded
- * earlier or already there); a row whose id exists already is left as it is; any other failure rolls the whole load
- * back and names the record. `within` runs inside the transaction, last: a throw there rolls this load back too.
- * Returns the number of rows added.
+ * earlier or already there); a row whose id exists already is left as it is (in a collection
+ * that must match what is stored, only when it holds the same); any other failure
+ * rolls the whole load back and names the record. `post` runs next with the rows added, then `within`, last: a throw
+ * there rolls this load back too. Returns the number of rows added.
  */
-export function storeFixtureRows(db: Database, fixture: FixtureRows, within: () => void = () => undefined): number {
+export function storeFixtureRows(db: Database, fixture: FixtureRows, within: () => void = () => undefined, post: (added: StoredFixtureRow[]) => void = () => undefined): number {
 
     const statements = new Map<string, Sqlite.Statement>();
     const prepared = (sql: string) => {
@@ -28,8 +31,8 @@ export function storeFixtureRows(db: Database, fixture: FixtureRows, within: () 
 
     return db.transaction(() => {
 
-        let inserted = 0;
-        for (const { collection, exclusion, rows } of fixture) {
+        const added: StoredFixtureRow[] = [];
+        for (const { collection, exclusion, matchStored, rows } of fixture) {
             for (const record of rows) {
                 const { where, origin, row, references } = record;
                 for (const [field, table, id] of references) {
@@ -39,67 +42,71 @@ export function storeFixtureRows(db: Database, fixture: FixtureRows, within: () 
                 }
 
                 if (exclusion && row[exclusion.when[0]] === exclusion.when[1]) {
-                    const other = prepared(overlapQuery(collection, exclusion)).pluck().get(row[exclusion.key], exclusion.when[1], row[exclusion.to], row[exclusion.from], row.id) as string | undefined;
+                    const other = prepared(overlapQuery(collection, exclusion, parameter)).pluck().get(row[exclusion.key], exclusion.when[1], row[exclusion.to], row[exclusion.from], row.id) as string | undefined;
                     refuseOverlap(record, exclusion, other);
                 }
 
                 const names = Object.keys(row);
                 const sql = `INSERT INTO "${collection}" (${names.map((name) => `"${name}"`).join(', ')}) VALUES (${names.map(() => '?').join(', ')}) ON CONFLICT (id) DO NOTHING`;
-                try {
-                    inserted += prepared(sql).run(...Object.values(row)).changes;
+                if (fixtureWrite(record, collection, () => prepared(sql).run(...Object.values(row)).changes)) {
+                    added.push({ collection, record });
                 }
-                catch (err) {
-                    throw new FixtureError(`${origin}: ${where}: ${(err as Error).message}`, where);
+                else if (matchStored && !sameRow(row, prepared(storedRowQuery(collection, parameter)).get(row.id) as Record<string, unknown>)) {
+                    refuseChanged(record, collection);
                 }
             }
         }
 
+        post(added);
         within();
-        return inserted;
+        return added.length;
     }).immediate();
 }
 
 
-/** The query for a stored row that a new one may not overlap: same key and state, overlapping range, another id. */
-function overlapQuery(collection: string, { key, from, to, when }: FixtureExclusion): string {
-
-    return `SELECT id FROM "${collection}" WHERE "${key}" = ? AND "${when[0]}" = ? AND "${from}" < ? AND "${to}" > ? AND id <> ? LIMIT 1`;
+/** A row a fixture load added, with its collection. */
+export interface StoredFixtureRow {
+    collection: string;
+    record: FixtureRow;
 }
 
 
-/** Stores pay's fixture rows, then writes their ledger as the API does: accounts opened, two entries per transaction. */
-export function storePayFixtureRows(db: Database, fixture: FixtureRows, within: () => void): number {
+const parameter: Placeholder = () => '?';
 
-    return storeFixtureRows(db, fixture, () => {
 
-        for (const statement of ledgerPosting) {
-            db.prepare(statement).run();
+// Runs one write of a fixture's record: a constraint it breaks is a refusal naming the record (and, for a unique key,
+// the field); any other failure is the engine's.
+function fixtureWrite<T>(record: FixtureRow, collection: string, write: () => T): T {
+
+    try {
+        return write();
+    }
+    catch (err) {
+        const code = String((err as { code?: unknown }).code);
+        if (!code.startsWith('SQLITE_CONSTRAINT')) {
+            throw engineError(err);
         }
 
-        within();
-    });
+        // SQLite names the columns of a unique key broken: UNIQUE constraint failed: drivers.license_number
+        const columns = code === 'SQLITE_CONSTRAINT_UNIQUE' ? /failed: (.+)$/.exec((err as Error).message)![1]!.split(', ').map((column) => column.replace(/^.*\./, '')) : null;
+        throw storedRefusal(record, columns, collection);
+    }
 }
 
 
-// Transactions without entries (those just loaded) get accounts and balanced entries. Deposits post before
-// withdrawals, so that no wallet account is overdrawn on the way to the balances the fixture was checked to add up to.
-const unposted = 'NOT EXISTS (SELECT 1 FROM entries e WHERE e.transaction_id = t.id)';
-const signed = `CASE t.type WHEN 'deposit' THEN t.amount ELSE -t.amount END`;
-const ledgerPosting = [
-    `INSERT INTO accounts (wallet_id, asset, created_at) SELECT t.wallet_id, t.asset, min(t.created_at) FROM transactions t
-        WHERE ${unposted} AND NOT EXISTS (SELECT 1 FROM accounts a WHERE a.wallet_id = t.wallet_id AND a.asset = t.asset)
-        GROUP BY t.wallet_id, t.asset ORDER BY min(t.created_at), t.wallet_id, t.asset`,
-    `INSERT INTO accounts (provider_id, asset, created_at) SELECT t.provider_id, t.asset, min(t.created_at) FROM transactions t
-        WHERE ${unposted} AND NOT EXISTS (SELECT 1 FROM accounts a WHERE a.provider_id = t.provider_id AND a.asset = t.asset)
-        GROUP BY t.provider_id, t.asset ORDER BY min(t.created_at), t.provider_id, t.asset`,
-    `INSERT INTO entries (transaction_id, account_id, amount, created_at) SELECT id, account_id, amount, created_at FROM (
-        SELECT t.id, a.id AS account_id, ${signed} AS amount, t.created_at, t.type AS type, 0 AS side
-            FROM transactions t JOIN accounts a ON a.wallet_id = t.wallet_id AND a.asset = t.asset WHERE ${unposted}
-        UNION ALL
-        SELECT t.id, a.id, -${signed}, t.created_at, t.type, 1
-            FROM transactions t JOIN accounts a ON a.provider_id = t.provider_id AND a.asset = t.asset WHERE ${unposted}
-    ) ORDER BY type, created_at, id, side`
-];
+/** Stores pay's fixture rows, then posts each transaction added to the ledger as the API did, in time order. */
+export function storePayFixtureRows(db: Database, fixture: FixtureRows, within: () => void): number {
+
+    const posting = ledgerPosting(parameter).map(([sql, ids]) => [db.prepare(sql), ids] as const);
+    return storeFixtureRows(db, fixture, within, (added) => {
+
+        for (const record of transactionsInTimeOrder(added)) {
+            for (const [statement, ids] of posting) {
+                fixtureWrite(record, 'transactions', () => statement.run(...Array<unknown>(ids).fill(record.row.id)));
+            }
+        }
+    });
+}
 
 
 /** Every row of each table in list order, read in one transaction. */

@@ -33,10 +33,16 @@ export class SqliteInstanceData extends NamespacesDataSet implements InstanceDat
         return watched.repeatable();
     }
 
-    /** Takes the current state as the one reset() goes back to, and returns it. */
+    /**
+     * Takes the current state as the one reset() goes back to, and returns it. Its bytes count only the databases that
+     * changed since the instance was made: the others are still the images it started from, which every instance shares.
+     */
     settle(): SqliteSnapshot {
 
-        this.creation = this.snapshot();
+        const shared = new Set(Object.values(this.creation.images));
+        const { images } = this.snapshot();
+        const bytes = Object.values(images).reduce((sum, image) => sum + (image && !shared.has(image) ? image.length : 0), 0);
+        this.creation = { images, bytes };
         return this.creation;
     }
 

@@ -6,7 +6,7 @@ import type { LogisticsStore } from '../../namespaces/logistics/store';
 import type { ImmediateDatabase, NamespaceHealth, StoredRows } from '../engine';
 import { SqliteCommerceStore } from './commerce';
 import { namespaceFile, openNamespace, prepareDataDir } from './files';
-import { exportRows, seedDemo, storeFixtureRows } from './fixtures';
+import { collectionsEmpty, exportRows, seedDemo, storeFixtureRows } from './fixtures';
 import { namespaceImage } from './images';
 import { SqliteLogisticsStore } from './logistics';
 import { schemaVersion } from './migrate';
@@ -61,6 +61,11 @@ export class SqliteNamespace implements ImmediateDatabase {
     exportRows(tables: string[]): Promise<StoredRows> {
 
         return Promise.resolve(exportRows(this.db, tables));
+    }
+
+    tablesEmpty(tables: string[]): Promise<boolean> {
+
+        return Promise.resolve(collectionsEmpty(this.db, tables));
     }
 
     commerceStore(context: RecordContext): CommerceStore {

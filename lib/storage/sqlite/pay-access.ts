@@ -3,7 +3,7 @@ import type { Settings } from '../../config';
 import { sections, type PayAccess, type PayStatus, type PayStore } from '../../namespaces/pay/store';
 import type { FixtureRows } from '../../fixtures';
 import type { ImmediateRecords, PayDatabase, RecordsDatabase, StoredRows } from '../engine';
-import { exportRows, storePayFixtureRows } from './fixtures';
+import { collectionsEmpty, exportRows, storePayFixtureRows } from './fixtures';
 import { namespaceImage } from './images';
 import { schemaVersion } from './migrate';
 import { changesSinceOpen, closeDatabase, openCopy, type Database } from './open';
@@ -61,6 +61,11 @@ export class MemoryPay implements PayAccess, PayDatabase, ImmediateRecords {
     exportRows(tables: string[]): Promise<StoredRows> {
 
         return Promise.resolve(exportRows(this.db, tables));
+    }
+
+    tablesEmpty(tables: string[]): Promise<boolean> {
+
+        return Promise.resolve(collectionsEmpty(this.db, tables));
     }
 
     /** The pay database as bytes; unchanged, the image it was copied from. */
@@ -174,6 +179,7 @@ export function payRecords(db: Database | null): ImmediateRecords | null {
     return db && {
         transactions: 'immediate',
         storeFixture: (rows, within) => storePayFixtureRows(db, rows, within),
-        exportRows: (tables) => Promise.resolve(exportRows(db, tables))
+        exportRows: (tables) => Promise.resolve(exportRows(db, tables)),
+        tablesEmpty: (tables) => Promise.resolve(collectionsEmpty(db, tables))
     };
 }
