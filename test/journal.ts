@@ -349,6 +349,27 @@ describe('the request journal', () => {
             }
         });
 
+        it('counts only the cut of a long body against the journals\' memory', async () => {
+
+            // Twenty bodies of 60 KiB each are 1.2 MiB as sent, but 40 bytes each as kept: a 1 MiB budget keeps all.
+            const small = await testServer({ journalBodyBytes: 40, journalBudgetMib: 1 });
+            try {
+                const headers = bearer(small, 'ann');
+                const long = 'x'.repeat(60 * 1024);
+                const sent = Array.from({ length: 20 }, (_, i) => product(`${i}${long}`));
+                for (const payload of sent) {
+                    const res = await small.inject({ method: 'POST', url: '/v1/commerce/products', headers, payload });
+                    expect(res.statusCode).to.equal(400);
+                }
+
+                const list = body<List<Entry>>(await small.inject({ url: '/_requests', headers: adminBearer(small) }));
+                expect(list.data.map((entry) => [entry.body, entry.body_truncated])).to.equal(sent.map((payload) => [JSON.stringify(payload).slice(0, 40), true]));
+            }
+            finally {
+                await small.stop();
+            }
+        });
+
         it('records nothing with JOURNAL_SIZE=0', async () => {
 
             const off = await testServer({ journalSize: 0 });

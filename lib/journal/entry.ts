@@ -130,7 +130,8 @@ export function recordOf(request: Request, options: RecordOptions, route: string
     const parsed = request.orig.payload ?? request.payload;
     const text = parsed === undefined || parsed === null ? null : JSON.stringify(parsed);
     const cut = text !== null && text.length > options.bodyBytes;
-    bytes += text?.length ?? 0;
+    // Only what is kept of the body counts against the journals' memory.
+    bytes += Math.min(text?.length ?? 0, options.bodyBytes);
 
     // A dropped request's answer is a symbol: the fault kept the status it would have had.
     const fault = request.app.fault;
