@@ -66,13 +66,17 @@ describe('createTestKit()', () => {
         let second: number;
         do {
             second = Math.floor(Date.now() / 1000);
-            pair = [t.token('alice'), other.token('alice'), mintToken(kit.server.app.localgate.secret, 'alice'), t.token('alice', { admin: true }), t.token('bob')];
+            pair = [t.token('alice'), other.token('alice'), mintToken(kit.server.app.localgate.secret, 'alice'), t.token('alice', { admin: true }), t.token('bob'), t.token('alice', { ttlSec: -60 })];
         }
         while (second !== Math.floor(Date.now() / 1000));
 
         expect(pair[1]).to.equal(pair[0]);
         expect(pair[2]).to.equal(pair[0]);
-        expect(new Set(pair).size).to.equal(3);
+        expect(new Set(pair).size).to.equal(4);
+        // The token reused is the one of the same lifetime: one expired past the 30 s clock skew is its own, and refused.
+        const expired = await t.inject({ url: '/v1/logistics/bookings', headers: { authorization: `Bearer ${pair[5]}` } });
+        expect(expired.statusCode).to.equal(401);
+        expect(body(expired)).to.include({ message: 'Token expired' });
         t.close();
         other.close();
     });
