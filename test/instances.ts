@@ -443,23 +443,36 @@ describe('instance limits', () => {
         const { instances } = server.app.localgate;
         const create = async () => body<InstanceBody>(await server.inject({ method: 'POST', url: '/_instances', headers: adminBearer(server), payload: { seed: 'none' } }));
 
-        const idle = await create();
-        const used = await create();
-        expect(Date.parse(idle.expires_at) - Date.parse(idle.created_at)).to.equal(1000);
-        instances.find(idle.id)!.lastUsed -= 1000;
-        expectError(await server.inject(`${idle.base_path}/v1/commerce/products`), 404, 'instance_not_found');
-        expect((await server.inject(`${used.base_path}/v1/commerce/products`)).statusCode).to.equal(200);
+        // Time stands still here: only the instances whose last use the test moves back are idle, however slow the
+        // machine. The background sweep still runs on its own timer.
+        const realNow = Date.now;
+        const now = realNow();
+        Date.now = () => now;
+        try {
+            const idle = await create();
+            const used = await create();
+            expect(Date.parse(idle.expires_at) - Date.parse(idle.created_at)).to.equal(1000);
+            instances.find(idle.id)!.lastUsed -= 1000;
+            expectError(await server.inject(`${idle.base_path}/v1/commerce/products`), 404, 'instance_not_found');
+            expect((await server.inject(`${used.base_path}/v1/commerce/products`)).statusCode).to.equal(200);
 
-        // Nobody asks for it again: the sweep that runs every INSTANCE_IDLE_TTL frees it (its databases close).
-        const forgotten = await create();
-        const swept = new Promise<string>((resolve) => instances.onDelete((instance) => resolve(instance.id)));
-        const held = instances.find(forgotten.id)!;
-        held.lastUsed -= 1000;
-        instances.find(used.id)!.lastUsed = Date.now() + 60_000;
-        expect(await swept).to.equal(forgotten.id);
-        expect(() => held.data).to.throw(`There is no instance "${forgotten.id}": it was deleted, it expired, or it never existed (POST /_instances makes one)`);
+            // Nobody asks for it again: the sweep that runs every INSTANCE_IDLE_TTL frees it, and its databases close.
+            const forgotten = await create();
+            const swept = new Promise<string>((resolve) => instances.onDelete((instance) => resolve(instance.id)));
+            const held = instances.find(forgotten.id)!;
+            const data = held.data;
+            expect((await data.commerce.listBusinesses({ limit: 1, offset: 0 })).total).to.equal(0);
+            held.lastUsed -= 1000;
+            expect(await swept).to.equal(forgotten.id);
+            expect(() => held.data).to.throw(`There is no instance "${forgotten.id}": it was deleted, it expired, or it never existed (POST /_instances makes one)`);
+            await expect(data.commerce.listBusinesses({ limit: 1, offset: 0 })).to.reject('The database connection is not open');
 
-        expect(body<List<InstanceBody>>(await server.inject({ url: '/_instances', headers: adminBearer(server) })).data.map((instance) => instance.id)).to.equal([used.id]);
+            expect(body<List<InstanceBody>>(await server.inject({ url: '/_instances', headers: adminBearer(server) })).data.map((instance) => instance.id)).to.equal([used.id]);
+        }
+        finally {
+            Date.now = realNow;
+        }
+
         await server.stop();
         expect(instances.list()).to.equal([]);
     });
