@@ -12,7 +12,7 @@ import { createServer } from '../lib';
 import { DomainError, failure, type DomainErrorKind } from '../lib/errors';
 import { prettyLine } from '../lib/pretty-log';
 import type { NamespacesDataSet } from '../lib/storage/data-set';
-import { bearer, body, tempDir, testServer } from './helpers/server';
+import { adminBearer, bearer, body, tempDir, testServer } from './helpers/server';
 
 
 export const lab = Lab.script();
@@ -281,10 +281,23 @@ describe('createServer()', () => {
 
     it('touches no disk in memory', async () => {
 
-        const server = await createServer({ dataDir: ':memory:', logLevel: 'silent' });
+        // As `localgate --memory` runs: the data directory keeps the token secret, and no database.
+        const dir = tempDir();
+        const server = await createServer({ storage: 'memory', dataDir: dir, keepSecret: true, logLevel: 'silent' });
         const { namespaces } = body<{ namespaces: Record<string, { storage: string }> }>(await server.inject('/health'));
         expect(Object.values(namespaces).map((namespace) => namespace.storage)).to.equal(['memory', 'memory', 'memory', 'memory']);
+
+        const created = await server.inject({ method: 'POST', url: '/v1/commerce/products', headers: bearer(server, 'ann'), payload: { name: 'Kept in memory', price: 1, currency: 'USD', business_id: 'd851fadb-03ca-5a24-ba16-c15cce19933b' } });
+        expect(created.statusCode).to.equal(201);
+        const instance = await server.inject({ method: 'POST', url: '/_instances', headers: adminBearer(server) });
+        expect(instance.statusCode).to.equal(201);
+        const { id, base_path: base } = body<{ id: string; base_path: string }>(instance);
+        expect((await server.inject({ method: 'POST', url: `${base}/v1/commerce/products`, headers: bearer(server, 'ann'), payload: { name: 'Kept in memory', price: 1, currency: 'USD', business_id: 'd851fadb-03ca-5a24-ba16-c15cce19933b' } })).statusCode).to.equal(201);
+        expect((await server.inject({ method: 'POST', url: `/_instances/${id}/snapshots`, headers: adminBearer(server) })).statusCode).to.equal(201);
+        expect(Fs.readdirSync(dir)).to.equal(['.jwt-secret']);
         await server.stop();
+        expect(Fs.readdirSync(dir)).to.equal(['.jwt-secret']);
+        Fs.rmSync(dir, { recursive: true });
     });
 
     it('closes what it opened when a database cannot be opened', async () => {
