@@ -2,7 +2,7 @@
 
 // npm run bench: localgate as it ships, the floor (bench/floor.js) and json-server 0.17, side by side on loopback.
 // Builds the data sets, starts every server as its own process, drives them from a separate load-generator process
-// (bench/load.js, autocannon), alternating targets round by round, measures instances (issue #10) over HTTP, then times
+// (bench/load.js, autocannon), alternating targets round by round, measures instances over HTTP, then times
 // start-up and instances in process. Prints one table and writes it to bench/results.md; raw numbers and server logs go to bench/results/ (ignored by git).
 // Settings (environment): BENCH_SECONDS (3), BENCH_ROUNDS (3), BENCH_WARMUP_SECONDS (1), BENCH_CONNECTIONS (10),
 // BENCH_STARTS (5, cold starts per variant), BENCH_INSTANCES (50), BENCH_INSTANCE_OPS (300, rounds of in-process instance
@@ -722,7 +722,7 @@ internals.writeSection = function (section) {
     Fs.writeFileSync(file, `${kept}\n${section}`);
 };
 
-// Instances over HTTP (issue #10), against `node bin/localgate.js start` on a fresh data directory (created and seeded
+// Instances over HTTP, against `node bin/localgate.js start` on a fresh data directory (created and seeded
 // with the demo data, as a first start does): the time of POST /_instances, sequential requests from this process;
 // then the same read in the default instance and in a demo-seeded instance of that server, and in the default instance
 // of a server in memory (DATA_DIR=:memory:) as a reference, taking turns round by round like the other cells.
@@ -919,7 +919,7 @@ internals.coldStart = async function (command, args, dataDir, cwd = internals.ro
 };
 
 
-// Instances in process (issue #10), each part in a fresh process: the registry's operations (bench/instance-ops.js)
+// Instances in process, each part in a fresh process: the registry's operations (bench/instance-ops.js)
 // and the memory of live instances (bench/instance-memory.js).
 internals.inProcess = function () {
 
@@ -989,7 +989,7 @@ internals.percentile = function (values, p) {
 };
 
 
-// The section of issue #10: each figure with its target and PASS or MISS. Returns the lines and the verdicts.
+// The Instances section: each figure with its target and PASS or MISS. Returns the lines and the verdicts.
 internals.instancesReport = function ({ instances, startup }) {
 
     const { ops, memory, http, reads } = instances;
@@ -1112,8 +1112,8 @@ internals.report = function ({ measured, startup, logs, instances, seconds }) {
 
     lines.push(`| in process: createServer({ dataDir: ':memory:', logLevel: 'silent' }) then stop (${startup.instance.times.length} instances after the process's first, which took ${startup.instance.first.toFixed(0)} ms) | ${instance.median.toFixed(1)} | ${instance.min.toFixed(1)}–${instance.max.toFixed(1)} |`);
 
-    const issue10 = internals.instancesReport({ instances, startup });
-    lines.push(...issue10.lines);
+    const instancesSection = internals.instancesReport({ instances, startup });
+    lines.push(...instancesSection.lines);
 
     const at = (scenario, size) => summaries.find((cell) => cell.scenario === scenario && cell.size === size).summary;
     const ratio = (scenario, of, to) => at(scenario, 10_000)[of].rps / at(scenario, 10_000)[to].rps;
@@ -1121,7 +1121,7 @@ internals.report = function ({ measured, startup, logs, instances, seconds }) {
     const scale = at('products-read', 100_000).localgate.p50 / at('products-read', 1_000).localgate.p50;
     const check = (met) => (met ? 'met' : '**missed**');
     const percent = (value) => `${Math.round(value * 100)}%`;
-    // Issue #14: reads within 95% of hapi alone and 80% of the floor; writes within 90% and 70%.
+    // The targets: reads within 95% of hapi alone and 80% of the floor; writes within 90% and 70%.
     const hot = { 'products-read': [0.95, 0.8], 'bookings-read': [0.95, 0.8], 'bookings-write': [0.9, 0.7], 'products-write': [0.9, 0.7] };
     const [npmFirst, npmExisting, nodeExisting, bareNode, bareNpm] = cold;
     const startGap = nodeExisting.median - bareNode.median;
@@ -1149,7 +1149,7 @@ internals.report = function ({ measured, startup, logs, instances, seconds }) {
         `- \`npm start\` adds ${npmShare.toFixed(0)} ms to that start; npm adds ${bareNpmShare.toFixed(0)} ms to the bare server's (target: no more than npm's own share, give or take 30 ms of noise between medians): ${check(npmShare <= bareNpmShare + 30)}`,
         `- in-process instance: median ${instance.median.toFixed(1)} ms (target under 10 ms): ${check(instance.median < 10)}`,
         `- cold \`npm start\` to the first 200: median ${npmFirst.median.toFixed(0)} ms on a first start, ${npmExisting.median.toFixed(0)} ms on an existing data directory (target under 600 ms): ${check(npmFirst.median < 600 && npmExisting.median < 600)}`,
-        `- instances: ${issue10.verdicts.filter(Boolean).length} of ${issue10.verdicts.length} targets met (PASS or MISS in the Instances section)`
+        `- instances: ${instancesSection.verdicts.filter(Boolean).length} of ${instancesSection.verdicts.length} targets met (PASS or MISS in the Instances section)`
     ];
 
     const others = [...measured, { rounds: instances.reads }].flatMap((cell) => Object.values(cell.rounds).flat().map((round) => round.otherCpu));

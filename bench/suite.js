@@ -1,6 +1,6 @@
 'use strict';
 
-// THE SUITE BENCHMARK (issue #23): what one integration test costs with a fresh, isolated world per test, on localgate
+// THE SUITE BENCHMARK: what one integration test costs with a fresh, isolated world per test, on localgate
 // and on what suites use instead. Every target runs the same test (bench/suite/job.js): a fresh world holding the demo
 // data, a product page, a vehicle page, the caller's bookings, a product and a booking written, the bookings read
 // again and the new one looked for, the world thrown away. Warm-up first, then BENCH_SUITE_TESTS tests (300) per
@@ -342,7 +342,7 @@ internals.report = function ({ results, unavailable, versions, measured, seconds
 
     const ms = (value) => (value < 10 ? value.toFixed(2) : value.toFixed(1));
     const lines = [
-        '## Suite: a test with a fresh world, on localgate and on what suites use instead (issue #23)',
+        '## Suite: a test with a fresh world, on localgate and on what suites use instead',
         '',
         `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC by \`BENCH_ONLY=suite npm run bench\` (bench/suite.js) in ${Math.round(seconds)} s, of which the measured tests took ${Math.round(measured.seconds)} s. Load average (1 min) ${measured.load[0][0].toFixed(2)} before, ${measured.load[1][0].toFixed(2)} after, ${measured.sampled.min.toFixed(2)}–${measured.sampled.max.toFixed(2)} sampled every 5 s while the tests ran, on ${Os.cpus()[0].model.trim()}, ${Os.cpus().length} cores, ${Math.round(Os.totalmem() / 2 ** 30)} GiB memory, ${Os.type()} ${Os.release()} (the machine is shared with other work: absolute times move with it; the targets took turns, so their ratios move less).`,
         '',

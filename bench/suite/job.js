@@ -1,6 +1,6 @@
 'use strict';
 
-// The one test every target of the suite benchmark runs (issue #23): read a product page, a vehicle page and the
+// The one test every target of the suite benchmark runs: read a product page, a vehicle page and the
 // caller's bookings; write a product and a booking; read the bookings again and look for the new one. The records
 // come from the demo data set, which every target starts each test from.
 
