@@ -102,7 +102,7 @@ describe('logistics bookings on a listening server', () => {
         // Nothing of a refused request was kept: each racer holds exactly the bookings it was confirmed.
         const held = await Promise.all(replies.map((reply, i) => send<ListReply & { total: number }>(`${baseUrl}/v1/logistics/bookings`, secret, `racer-${i}`)));
         expect(held.map((list) => list.body.total)).to.equal(replies.map((reply) => (reply.status === 201 ? 1 : 0)));
-        expect(held.map((list) => list.body.data.map((booking) => booking.id))).to.equal(replies.map((reply) => (reply.status === 201 ? [reply.body.id] : [])));
+        expect(held.map((list) => list.body.data.map((booking) => booking.id))).to.equal(replies.map((reply) => (reply.status === 201 ? [reply.body.id!] : [])));
     });
 
     it('never lets concurrent requests for overlapping ranges double-book a vehicle', async () => {
