@@ -11,7 +11,7 @@ import { payProviders } from '../lib/namespaces/pay/fixture';
 import type { NamespacesDataSet } from '../lib/storage/data-set';
 import { provisionPay, type PayCredentials } from '../lib/storage';
 import { createTestKit, type TestKit } from '../lib/testing';
-import { readWorld, worldFixture, writeWorld } from './helpers/world';
+import { frozenMovesExport, readWorld, worldFixture, writeWorld } from './helpers/world';
 import { engineServer, engines, freshDatabase } from './helpers/postgres';
 import { bearer, body, tempDir, testServer } from './helpers/server';
 
@@ -117,6 +117,27 @@ for (const engine of engines) {
 
             // The same records again are left as they are.
             expect(await data.loadFixture({ pay: { wallets: [wallet], transactions: [move('t-in', 'deposit', 500, 1)] } }, 'again')).to.equal({ pay: 0 });
+            await server.stop();
+        });
+
+        it('posts moves made at one instant deposits first, in the check and in the ledger, whatever their ids', async () => {
+
+            const server = await provisionedServer(engine, false);
+            const { data } = server.app.localgate;
+
+            // Listed and numbered withdrawal first: at one instant the deposit still goes first, or the ledger refuses.
+            const at = '2030-01-02T00:00:00.000Z';
+            const move = (id: string, type: string, amount: number) => ({ id, wallet_id: 'w-ana', type, asset: 'USD', amount, provider_id: 'sandbox', created_at: at });
+            expect(await data.loadFixture({ pay: { wallets: [{ id: 'w-ana', owner_id: 'ana', created_at: at }], transactions: [move('t-1', 'withdrawal', 50), move('t-2', 'deposit', 100)] } }, 'listed')).to.equal({ pay: 3 });
+
+            // 30 exports of a frozen clock, each with new random ids: every one loads (a coin toss would fail one).
+            const owners = Array.from({ length: 30 }, (_, i) => `owner-${i}`);
+            for (const owner of owners) {
+                expect(await data.loadFixture(await frozenMovesExport(kit, owner), owner), owner).to.equal({ commerce: 0, logistics: 0, pay: 3 });
+            }
+
+            const { wallets } = (await data.exportRecords() as { pay: { wallets: { owner_id: string; balances: unknown[] }[] } }).pay;
+            expect(wallets.map(({ owner_id: owner, balances }) => [owner, balances]).sort()).to.equal(['ana', ...owners].map((owner) => [owner, [{ asset: 'USD', amount: 50 }]]).sort());
             await server.stop();
         });
 
