@@ -169,7 +169,8 @@ for (const engine of engines) {
 
             const dir = tempDir();
             const file = Path.join(dir, 'seed.json');
-            Fs.writeFileSync(file, JSON.stringify({ commerce: { businesses: [{ name: 'Kiosk', category: 'K', city: 'X', phone: '1' }] }, pay: { wallets: [{ owner_id: 'ana' }] } }));
+            // Pay first: its transaction is the outermost, the one that finds its records on the next start.
+            Fs.writeFileSync(file, JSON.stringify({ pay: { wallets: [{ owner_id: 'ana' }] }, commerce: { businesses: [{ name: 'Kiosk', category: 'K', city: 'X', phone: '1' }] } }));
             const databases = engine === 'sqlite' ? [] : [await freshDatabase(), await freshDatabase()];
             const pay = paySettings(await provisionPay(engine === 'sqlite' ? Path.join(dir, 'pay.db') : databases[1]!.url, { poolMax: 4, connectTimeoutMs: 5000, statementTimeoutMs: 10_000 }));
             const options: Options = engine === 'sqlite' ? { dataDir: dir, seed: file, pay } : { databaseUrl: databases[0]!.url, database: { poolMax: 4 }, seed: file, pay };
@@ -181,6 +182,25 @@ for (const engine of engines) {
             }
 
             await Promise.all(databases.map((database) => database.drop()));
+        });
+
+        it('loads a seed file once when two starts seed one set of databases at the same time', async () => {
+
+            const dir = tempDir();
+            const file = Path.join(dir, 'seed.json');
+            // Records without ids: loaded twice, they would be there twice, under new ids.
+            const location = { name: 'Quay', address: '1 Quay Street', city: 'Harbourside', latitude: 50.6, longitude: -3.4 };
+            Fs.writeFileSync(file, JSON.stringify({ commerce: { businesses: [{ name: 'Kiosk', category: 'K', city: 'X', phone: '1' }] }, logistics: { locations: [location] } }));
+            const database = engine === 'sqlite' ? null : await freshDatabase();
+            const options: Options = database ? { databaseUrl: database.url, database: { poolMax: 4 }, seed: file } : { dataDir: dir, seed: file };
+            const servers = await Promise.all([testServer(options), testServer(options)]);
+            for (const server of servers) {
+                const { commerce, logistics } = await server.app.localgate.data.exportRecords() as { commerce: { businesses: unknown[] }; logistics: { locations: unknown[] } };
+                expect([commerce.businesses.length, logistics.locations.length]).to.equal([1, 1]);
+            }
+
+            await Promise.all(servers.map((server) => server.stop()));
+            await database?.drop();
         });
 
         it('exports no pay, and refuses pay records, while pay is not provisioned', async () => {
