@@ -203,6 +203,25 @@ for (const engine of engines) {
             await database?.drop();
         });
 
+        it('loads none of a seed file when a namespace it fills, but the first, holds records already', async () => {
+
+            const dir = tempDir();
+            const file = Path.join(dir, 'seed.json');
+            Fs.writeFileSync(file, JSON.stringify({ commerce: { businesses: [{ name: 'Kiosk', category: 'K', city: 'X', phone: '1' }] }, logistics: { drivers: [{ name: 'Dee', phone: '1', license_number: 'SEED-1' }] } }));
+            const database = engine === 'sqlite' ? null : await freshDatabase();
+            const options: Options = database ? { databaseUrl: database.url, database: { poolMax: 4 } } : { dataDir: dir };
+            const first = await testServer({ ...options, seed: false });
+            await first.app.localgate.data.loadFixture({ logistics: { drivers: [{ id: 'd-there', name: 'Ann', phone: '2', license_number: 'THERE-1', created_at: '2030-01-01T00:00:00.000Z' }] } }, 'before');
+            await first.stop();
+
+            // The commerce rows went in first, inside the transaction that rolled back when logistics found its driver.
+            const server = await testServer({ ...options, seed: file });
+            const { commerce, logistics } = await server.app.localgate.data.exportRecords() as { commerce: { businesses: unknown[] }; logistics: { drivers: { id: string }[] } };
+            expect([commerce.businesses, logistics.drivers.map(({ id }) => id)]).to.equal([[], ['d-there']]);
+            await server.stop();
+            await database?.drop();
+        });
+
         it('exports no pay, and refuses pay records, while pay is not provisioned', async () => {
 
             // Pay's settings name a database of the engine that was never provisioned.
