@@ -111,7 +111,8 @@ export function exportRows(db: PgDatabase, tables: string[]): Promise<StoredRows
 /**
  * True when a seed's rows may load in this transaction: none of the tables they fill holds a row yet. The first
  * transaction of a seed takes the migration lock before it looks, so that a process seeding the database at the same
- * time waits until this seed is committed, then finds its rows.
+ * time waits until this seed is committed, then finds its rows. The nested ones do not: on other connections of this
+ * process, they would wait for the first one's lock forever.
  */
 export async function seedMayLoad(tx: Runner, fixture: FixtureRows, seed: SeedCheck): Promise<boolean> {
 
