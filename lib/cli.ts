@@ -305,8 +305,9 @@ async function seed(settings: Settings, file: string | undefined, io: Io): Promi
 async function exportFile(settings: Settings, file: string | undefined, io: Io): Promise<number> {
 
     // The databases as they are: an export loads no seed into them. It opens them as a start does, so a data directory
-    // without databases gets new, empty (migrated) ones; one that does not exist is refused rather than made.
-    if (settings.storage === 'file' && !Fs.existsSync(settings.dataDir)) {
+    // without databases gets new, empty (migrated) ones; one that does not exist is refused rather than made, when a
+    // database would live there.
+    if (settings.storage === 'file' && inDataDir(settings) && !Fs.existsSync(settings.dataDir)) {
         throw new Error(`there is no data directory ${Path.resolve(settings.dataDir)} to export: name one a server or \`localgate seed\` wrote (--data-dir or DATA_DIR)`);
     }
 
@@ -326,6 +327,17 @@ async function exportFile(settings: Settings, file: string | undefined, io: Io):
     }
 
     return 0;
+}
+
+
+// True when a database of the settings is an SQLite file in the data directory: a namespace placed nowhere else, or a
+// file named inside it (pay's too).
+function inDataDir(settings: Settings): boolean {
+
+    const dir = Path.resolve(settings.dataDir);
+    const inside = (file: string) => !/^\.\.(?:[\\/]|$)/.test(Path.relative(dir, Path.resolve(file)));
+    const locations = [...Object.values(settings.placements), ...(settings.payLocation ? [settings.payLocation] : [])];
+    return locations.some((location) => location.engine === 'sqlite' && (location.file === undefined || inside(location.file)));
 }
 
 

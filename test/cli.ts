@@ -12,6 +12,7 @@ import { wallContext } from '../lib/clock';
 import { settingsFromEnvironment } from '../lib/config';
 import { mintPayKeys } from '../lib/storage/pay-keys';
 import { PayReadiness } from '../lib/storage/sqlite/pay-readiness';
+import { freshDatabase, skipWithoutPostgres } from './helpers/postgres';
 import { runCli, spawnServer } from './helpers/processes';
 import { bearer, body, breakIntegrity, tempDir, testServer } from './helpers/server';
 
@@ -487,6 +488,33 @@ describe('the command line', () => {
         const memory = await run(['export'], { DATA_DIR: ':memory:' });
         expect(memory.code).to.equal(0);
         expect(JSON.parse(memory.stdout).commerce.businesses).to.equal([]);
+    });
+
+    it('exports databases placed outside a data directory that does not exist, and makes none', async () => {
+
+        const missing = Path.join(tempDir(), 'typo');
+        const refusal = { code: 1, stdout: '', stderr: `localgate: there is no data directory ${missing} to export: name one a server or \`localgate seed\` wrote (--data-dir or DATA_DIR)` };
+        const files = tempDir();
+        const placed = { DATA_DIR: missing, COMMERCE_DB_URL: Path.join(files, 'commerce.db'), LOGISTICS_DB_URL: Path.join(files, 'logistics.db'), WEATHER_DB_URL: Path.join(files, 'weather.db') };
+        const exported = await run(['export'], placed);
+        expect(exported.code, exported.stderr).to.equal(0);
+        expect(JSON.parse(exported.stdout).commerce.businesses).to.equal([]);
+
+        // A namespace placed nowhere else, or pay's file named inside it, would live in the data directory.
+        expect(await run(['export'], { ...placed, WEATHER_DB_URL: undefined })).to.equal(refusal);
+        expect(await run(['export'], { ...placed, PAY_DB_URL: Path.join(missing, 'pay.db') })).to.equal(refusal);
+        expect(Fs.existsSync(missing)).to.be.false();
+    });
+
+    it('exports every namespace placed on PostgreSQL whatever the data directory', { skip: skipWithoutPostgres('the export of PostgreSQL databases') }, async () => {
+
+        const database = await freshDatabase();
+        const missing = Path.join(tempDir(), 'typo');
+        const exported = await run(['export'], { DATA_DIR: missing, DATABASE_URL: database.url, AUTH_JWT_SECRET: 'a secret of at least thirty-two bytes' });
+        await database.drop();
+        expect(exported.code, exported.stderr).to.equal(0);
+        expect(JSON.parse(exported.stdout).logistics.vehicles).to.equal([]);
+        expect(Fs.existsSync(missing)).to.be.false();
     });
 
     it('refuses a SEED that is neither demo, none nor a file, under the name it was given by', async () => {

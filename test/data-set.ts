@@ -4,7 +4,7 @@ import Lab from '@hapi/lab';
 import { wallContext } from '../lib/clock';
 import type { FixtureRows } from '../lib/fixtures';
 import { NamespacesDataSet } from '../lib/storage/data-set';
-import type { WaitingDatabase } from '../lib/storage/engine';
+import type { SeedCheck, WaitingDatabase } from '../lib/storage/engine';
 import { openSqliteNamespace, type SqliteNamespace } from '../lib/storage/sqlite/namespace';
 import { NoPay } from '../lib/storage/sqlite/pay-access';
 
@@ -31,11 +31,10 @@ function waitingOver(inner: SqliteNamespace, events: string[], failAfter = false
         logisticsStore: (context) => inner.logisticsStore(context),
         close: () => inner.close(),
         exportRows: (tables) => inner.exportRows(tables),
-        tablesEmpty: (tables) => inner.tablesEmpty(tables),
-        async storeFixture(rows: FixtureRows, within: () => Promise<void>): Promise<number> {
+        async storeFixture(rows: FixtureRows, within: () => Promise<void>, seed?: SeedCheck): Promise<number | null> {
 
             events.push('waiting opens');
-            const stored = inner.storeFixture(rows, () => events.push('immediate stored inside'));
+            const stored = inner.storeFixture(rows, () => events.push('immediate stored inside'), seed);
             await within();
             if (failAfter) {
                 throw new Error('commit failed');

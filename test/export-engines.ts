@@ -11,7 +11,7 @@ import { payProviders } from '../lib/namespaces/pay/fixture';
 import type { NamespacesDataSet } from '../lib/storage/data-set';
 import { provisionPay, type PayCredentials } from '../lib/storage';
 import { createTestKit, type TestKit } from '../lib/testing';
-import { readWorld, worldFixture, writeWorld } from './helpers/world';
+import { frozenMovesExport, readWorld, worldFixture, writeWorld } from './helpers/world';
 import { engineServer, engines, freshDatabase } from './helpers/postgres';
 import { bearer, body, tempDir, testServer } from './helpers/server';
 
@@ -120,6 +120,27 @@ for (const engine of engines) {
             await server.stop();
         });
 
+        it('posts moves made at one instant deposits first, in the check and in the ledger, whatever their ids', async () => {
+
+            const server = await provisionedServer(engine, false);
+            const { data } = server.app.localgate;
+
+            // Listed and numbered withdrawal first: at one instant the deposit still goes first, or the ledger refuses.
+            const at = '2030-01-02T00:00:00.000Z';
+            const move = (id: string, type: string, amount: number) => ({ id, wallet_id: 'w-ana', type, asset: 'USD', amount, provider_id: 'sandbox', created_at: at });
+            expect(await data.loadFixture({ pay: { wallets: [{ id: 'w-ana', owner_id: 'ana', created_at: at }], transactions: [move('t-1', 'withdrawal', 50), move('t-2', 'deposit', 100)] } }, 'listed')).to.equal({ pay: 3 });
+
+            // 30 exports of a frozen clock, each with new random ids: every one loads (a coin toss would fail one).
+            const owners = Array.from({ length: 30 }, (_, i) => `owner-${i}`);
+            for (const owner of owners) {
+                expect(await data.loadFixture(await frozenMovesExport(kit, owner), owner), owner).to.equal({ commerce: 0, logistics: 0, pay: 3 });
+            }
+
+            const { wallets } = (await data.exportRecords() as { pay: { wallets: { owner_id: string; balances: unknown[] }[] } }).pay;
+            expect(wallets.map(({ owner_id: owner, balances }) => [owner, balances]).sort()).to.equal(['ana', ...owners].map((owner) => [owner, [{ asset: 'USD', amount: 50 }]]).sort());
+            await server.stop();
+        });
+
         it('refuses nothing but the engine\'s own failure when a write fails for another reason', async () => {
 
             const server = await engineServer(engine, { seed: false });
@@ -148,7 +169,8 @@ for (const engine of engines) {
 
             const dir = tempDir();
             const file = Path.join(dir, 'seed.json');
-            Fs.writeFileSync(file, JSON.stringify({ commerce: { businesses: [{ name: 'Kiosk', category: 'K', city: 'X', phone: '1' }] }, pay: { wallets: [{ owner_id: 'ana' }] } }));
+            // Pay first: its transaction is the outermost, the one that finds its records on the next start.
+            Fs.writeFileSync(file, JSON.stringify({ pay: { wallets: [{ owner_id: 'ana' }] }, commerce: { businesses: [{ name: 'Kiosk', category: 'K', city: 'X', phone: '1' }] } }));
             const databases = engine === 'sqlite' ? [] : [await freshDatabase(), await freshDatabase()];
             const pay = paySettings(await provisionPay(engine === 'sqlite' ? Path.join(dir, 'pay.db') : databases[1]!.url, { poolMax: 4, connectTimeoutMs: 5000, statementTimeoutMs: 10_000 }));
             const options: Options = engine === 'sqlite' ? { dataDir: dir, seed: file, pay } : { databaseUrl: databases[0]!.url, database: { poolMax: 4 }, seed: file, pay };
@@ -160,6 +182,44 @@ for (const engine of engines) {
             }
 
             await Promise.all(databases.map((database) => database.drop()));
+        });
+
+        it('loads a seed file once when two starts seed one set of databases at the same time', async () => {
+
+            const dir = tempDir();
+            const file = Path.join(dir, 'seed.json');
+            // Records without ids: loaded twice, they would be there twice, under new ids.
+            const location = { name: 'Quay', address: '1 Quay Street', city: 'Harbourside', latitude: 50.6, longitude: -3.4 };
+            Fs.writeFileSync(file, JSON.stringify({ commerce: { businesses: [{ name: 'Kiosk', category: 'K', city: 'X', phone: '1' }] }, logistics: { locations: [location] } }));
+            const database = engine === 'sqlite' ? null : await freshDatabase();
+            const options: Options = database ? { databaseUrl: database.url, database: { poolMax: 4 }, seed: file } : { dataDir: dir, seed: file };
+            const servers = await Promise.all([testServer(options), testServer(options)]);
+            for (const server of servers) {
+                const { commerce, logistics } = await server.app.localgate.data.exportRecords() as { commerce: { businesses: unknown[] }; logistics: { locations: unknown[] } };
+                expect([commerce.businesses.length, logistics.locations.length]).to.equal([1, 1]);
+            }
+
+            await Promise.all(servers.map((server) => server.stop()));
+            await database?.drop();
+        });
+
+        it('loads none of a seed file when a namespace it fills, but the first, holds records already', async () => {
+
+            const dir = tempDir();
+            const file = Path.join(dir, 'seed.json');
+            Fs.writeFileSync(file, JSON.stringify({ commerce: { businesses: [{ name: 'Kiosk', category: 'K', city: 'X', phone: '1' }] }, logistics: { drivers: [{ name: 'Dee', phone: '1', license_number: 'SEED-1' }] } }));
+            const database = engine === 'sqlite' ? null : await freshDatabase();
+            const options: Options = database ? { databaseUrl: database.url, database: { poolMax: 4 } } : { dataDir: dir };
+            const first = await testServer({ ...options, seed: false });
+            await first.app.localgate.data.loadFixture({ logistics: { drivers: [{ id: 'd-there', name: 'Ann', phone: '2', license_number: 'THERE-1', created_at: '2030-01-01T00:00:00.000Z' }] } }, 'before');
+            await first.stop();
+
+            // The commerce rows went in first, inside the transaction that rolled back when logistics found its driver.
+            const server = await testServer({ ...options, seed: file });
+            const { commerce, logistics } = await server.app.localgate.data.exportRecords() as { commerce: { businesses: unknown[] }; logistics: { drivers: { id: string }[] } };
+            expect([commerce.businesses, logistics.drivers.map(({ id }) => id)]).to.equal([[], ['d-there']]);
+            await server.stop();
+            await database?.drop();
         });
 
         it('exports no pay, and refuses pay records, while pay is not provisioned', async () => {

@@ -4,7 +4,7 @@ import Lab from '@hapi/lab';
 import { createTestKit, type TestInstance, type TestKit } from '../lib/testing';
 import { expectError } from './helpers/errors';
 import { adminBearer, bearer, body } from './helpers/server';
-import { bakery, readWorld, worldFixture, writeWorld, type World } from './helpers/world';
+import { bakery, frozenMovesExport, readWorld, worldFixture, writeWorld, type World } from './helpers/world';
 
 
 export const lab = Lab.script();
@@ -170,6 +170,33 @@ describe('export and load back', () => {
         expect(body(await kit.server.inject({ url: `/_instances/${wallets.id}`, headers: admin }))).to.include({ seed: 'demo', pay: true });
         expect(body<{ total: number }>(await wallets.inject({ url: '/v1/commerce/businesses' })).total).to.equal(10);
         await Promise.all([original.close(), wallets.close()]);
+    });
+
+    it('loads back the moves of a frozen clock, deposit then withdrawal at one instant, whatever their random ids', async () => {
+
+        // Ids in no order decide nothing: 30 copies, each of a file with new random ids, all load (a coin toss would fail one).
+        for (let i = 0; i < 30; ++i) {
+            const file = await frozenMovesExport(kit, 'ana');
+            const copy = await kit.instance({ fixture: file });
+            expect(await copy.export(), `copy ${i}`).to.equal(file);
+            expect(body<{ balances: unknown[] }>(await copy.inject({ url: '/v1/pay/wallet', headers: copy.auth('ana') })).balances, `copy ${i}`).to.equal([{ asset: 'USD', amount: 50 }]);
+            await copy.close();
+        }
+    });
+
+    it('loads a fixture of moves without ids or times, as listed, each time it is made into an instance', async () => {
+
+        const fixture = { pay: { wallets: [{ id: 'w-ana', owner_id: 'ana' }], transactions: [100, -50].map((amount) => ({ wallet_id: 'w-ana', type: amount > 0 ? 'deposit' : 'withdrawal', asset: 'USD', amount: Math.abs(amount), provider_id: 'sandbox' })) } };
+        const admin = adminBearer(kit.server);
+        for (let i = 0; i < 30; ++i) {
+            // Every record takes the frozen instant and a random id.
+            const made = await kit.server.inject({ method: 'POST', url: '/_instances', headers: admin, payload: { seed: 'none', clock: '2030-01-01T00:00:00.000Z', fixture } });
+            expect(made.statusCode, made.payload).to.equal(201);
+            const copy = body<{ id: string }>(made).id;
+            const wallet = await kit.server.inject({ url: `/i/${copy}/v1/pay/wallet`, headers: bearer(kit.server, 'ana') });
+            expect(body<{ balances: unknown[] }>(wallet).balances, `instance ${i}`).to.equal([{ asset: 'USD', amount: 50 }]);
+            await kit.server.inject({ method: 'DELETE', url: `/_instances/${copy}`, headers: admin });
+        }
     });
 
     const wallet = { id: 'w-ana', owner_id: 'ana', created_at: '2030-01-01T00:00:00.000Z' };

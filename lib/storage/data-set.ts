@@ -5,7 +5,7 @@ import type { CommerceStore } from '../namespaces/commerce/store';
 import type { LogisticsStore } from '../namespaces/logistics/store';
 import type { PayAccess } from '../namespaces/pay/store';
 import { fixtureSpecs } from './demo';
-import { payHealth, type DataSet, type ImmediateRecords, type NamespaceDatabase, type NamespaceHealth, type PayDatabase, type RecordsDatabase, type WaitingRecords } from './engine';
+import { payHealth, type DataSet, type ImmediateRecords, type NamespaceDatabase, type NamespaceHealth, type PayDatabase, type RecordsDatabase, type SeedCheck, type WaitingRecords } from './engine';
 import { appliedMigrationNames, shippedMigrationNames } from './migrations';
 
 
@@ -23,6 +23,40 @@ interface FixtureLoads {
     counts: Record<string, number>;
     waiting: Load<WaitingRecords>[];
     immediate: Load<ImmediateRecords>[];
+    /** A seed file's load: each database stores its rows only while the tables they fill hold none. */
+    seed?: boolean;
+}
+
+
+// Thrown through the nested transactions of a seed when one of them finds rows stored: every one rolls back.
+class SeedSkipped extends Error {
+
+    constructor() {
+
+        super('the seed finds records stored');
+    }
+}
+
+
+// What a database reports it stored: a seed that found rows stored unwinds the whole load.
+function stored(count: number | null): number {
+
+    if (count === null) {
+        throw new SeedSkipped();
+    }
+
+    return count;
+}
+
+
+// The check of a seed's load at a position among its nested transactions: the outermost shuts other processes out.
+function seedCheck(loads: FixtureLoads, position: number): SeedCheck | undefined {
+
+    if (!loads.seed) {
+        return undefined;
+    }
+
+    return position === 0 ? 'first' : 'nested';
 }
 
 
@@ -70,37 +104,30 @@ export class NamespacesDataSet implements DataSet {
     async loadFixture(fixture: unknown, origin: string): Promise<Record<string, number>> {
 
         const loads = this.fixtureLoads(fixture, origin, await this.payDatabase.records());
-        const store = async (index: number): Promise<void> => {
-
-            const load = loads.waiting[index];
-            if (!load) {
-                this.storeImmediate(loads, 0);
-                return;
-            }
-
-            loads.counts[load.namespace] = await load.database.storeFixture(load.rows, () => store(index + 1));
-        };
-
-        await store(0);
+        await this.storeLoads(loads);
         return loads.counts;
     }
 
     /**
      * Loads a seed file as the demo is seeded: only when none of the namespaces it fills holds a record yet, so that a
-     * start over databases it filled before adds nothing. Returns the records added per namespace, or null when skipped.
+     * start over databases it filled before adds nothing. Each database looks inside the load's own transaction, and
+     * the first of them shuts out other processes seeding the same databases until the load ends: two starting at once
+     * load it once. Returns the records added per namespace, or null when skipped.
      */
     async loadSeed(fixture: unknown, origin: string): Promise<Record<string, number> | null> {
 
-        const { records } = fixtureBody(fixture, origin, shippedMigrationNames());
-        const pay = await this.payDatabase.records();
-        for (const [namespace] of fixtureNamespaces(records, origin, fixtureSpecs)) {
-            const database = namespace === 'pay' ? pay : this.databases[namespace as PlacedNamespace];
-            if (database && !await database.tablesEmpty(Object.keys(fixtureSpecs[namespace]!))) {
+        try {
+            const loads = { ...this.fixtureLoads(fixture, origin, await this.payDatabase.records()), seed: true };
+            await this.storeLoads(loads);
+            return loads.counts;
+        }
+        catch (err) {
+            if (err instanceof SeedSkipped) {
                 return null;
             }
-        }
 
-        return await this.loadFixture(fixture, origin);
+            throw err;
+        }
     }
 
     async exportRecords(): Promise<Record<string, unknown>> {
@@ -163,8 +190,25 @@ export class NamespacesDataSet implements DataSet {
 
         const load = loads.immediate[index];
         if (load) {
-            loads.counts[load.namespace] = load.database.storeFixture(load.rows, () => this.storeImmediate(loads, index + 1));
+            loads.counts[load.namespace] = stored(load.database.storeFixture(load.rows, () => this.storeImmediate(loads, index + 1), seedCheck(loads, loads.waiting.length + index)));
         }
+    }
+
+    /** Stores every load: the waiting ones first, each transaction nested in the one before, the immediate ones inside the last. */
+    private async storeLoads(loads: FixtureLoads): Promise<void> {
+
+        const store = async (index: number): Promise<void> => {
+
+            const load = loads.waiting[index];
+            if (!load) {
+                this.storeImmediate(loads, 0);
+                return;
+            }
+
+            loads.counts[load.namespace] = stored(await load.database.storeFixture(load.rows, () => store(index + 1), seedCheck(loads, index)));
+        };
+
+        await store(0);
     }
 
     // Stores hold the databases they were made over: replaced databases need new ones.

@@ -36,25 +36,33 @@ interface NamespaceDatabaseBase {
 /** Rows as a database holds them, per table, each table in list order (created_at, id). */
 export type StoredRows = Record<string, Record<string, unknown>[]>;
 
+/**
+ * A seed file's load stores rows only into tables that hold none yet, checked inside each of its transactions before
+ * any row is stored. The first of them (the others are nested in it) also shuts out other processes seeding the same
+ * databases until it ends: on PostgreSQL it takes the migration lock; SQLite's immediate transaction holds the write
+ * lock already.
+ */
+export type SeedCheck = 'first' | 'nested';
+
 interface RecordsBase {
 
     /** Every row of each table, in list order, all read in one snapshot (for an export). */
     exportRows(tables: string[]): Promise<StoredRows>;
-
-    /** True when none of the tables holds a row yet: what a seed file is loaded into. */
-    tablesEmpty(tables: string[]): Promise<boolean>;
 }
 
-/** Records whose transactions can wait: `within` runs inside the fixture's transaction, last, and a throw there rolls it back. */
+/**
+ * Records whose transactions can wait: `within` runs inside the fixture's transaction, last, and a throw there rolls
+ * it back. Answers the rows added, or null (nothing stored, `within` not run) for a seed that finds rows stored.
+ */
 export interface WaitingRecords extends RecordsBase {
     readonly transactions: 'waiting';
-    storeFixture(rows: FixtureRows, within: () => Promise<void>): Promise<number>;
+    storeFixture(rows: FixtureRows, within: () => Promise<void>, seed?: SeedCheck): Promise<number | null>;
 }
 
 /** Records whose transactions cannot wait (nothing awaits inside one): `within` is synchronous. */
 export interface ImmediateRecords extends RecordsBase {
     readonly transactions: 'immediate';
-    storeFixture(rows: FixtureRows, within: () => void): number;
+    storeFixture(rows: FixtureRows, within: () => void, seed?: SeedCheck): number | null;
 }
 
 /** Where a fixture's rows are stored and an export's are read: a namespace's database, or pay's. */

@@ -47,7 +47,7 @@ export function ledgerPosting(placeholder: Placeholder): [sql: string, ids: numb
 }
 
 
-/** The pay transactions a load stored, in the order the API would have made them: by (created_at, id). */
+/** The pay transactions a load stored, in the order the fixture's check walked them (byTimeOrder). */
 export function transactionsInTimeOrder(added: { collection: string; record: FixtureRow }[]): FixtureRow[] {
 
     return added.filter(({ collection }) => collection === 'transactions').map(({ record }) => record).sort((a, b) => byTimeOrder(a.row, b.row));

@@ -1,6 +1,7 @@
 import Code from '@hapi/code';
 import type { ServerInjectOptions, ServerInjectResponse } from '@hapi/hapi';
 
+import type { TestKit } from '../../lib/testing';
 import { body, type List } from './server';
 
 
@@ -133,3 +134,21 @@ export async function readWorld(inject: Inject, auth: (subject: string) => { aut
 }
 
 
+
+
+/**
+ * The export of a new instance whose clock stands still and whose ids are random, in which the owner deposited 100 USD
+ * and then withdrew 50: two moves at one instant, their ids in no order.
+ */
+export async function frozenMovesExport(kit: TestKit, owner: string): Promise<Record<string, unknown>> {
+
+    const t = await kit.instance({ seed: 'none', pay: true, clock: '2030-01-01T00:00:00.000Z', ids: 'random' });
+    for (const [kind, amount] of [['deposit', 100], ['withdraw', 50]] as const) {
+        const res = await t.inject({ method: 'POST', url: `/v1/pay/gateway/${kind}`, headers: { ...t.auth(owner), 'idempotency-key': kind }, payload: { provider_id: 'sandbox', asset: 'USD', amount } });
+        expect(res.statusCode, res.payload).to.equal(201);
+    }
+
+    const file = await t.export();
+    await t.close();
+    return file;
+}

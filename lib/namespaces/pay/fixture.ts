@@ -45,11 +45,16 @@ export const payProviders: Record<string, FixtureProvider> = {
 };
 
 
-/** Orders transactions as the API made them: by created_at, then id, in code point order (as the engines sort). */
+/**
+ * Orders transactions as the API could have made them: by created_at, and at one instant deposits before withdrawals,
+ * else in the order given (sorts are stable). Ids say nothing of the order (they may be random), and a frozen clock
+ * gives every move one instant: deposits first within it never lowers a running balance below what the order they
+ * were made in had.
+ */
 export function byTimeOrder(a: Record<string, unknown>, b: Record<string, unknown>): number {
 
     const order = (x: string, y: string) => Number(x > y) - Number(x < y);
-    return order(String(a.created_at), String(b.created_at)) || order(String(a.id), String(b.id));
+    return order(String(a.created_at), String(b.created_at)) || Number(a.type === 'withdrawal') - Number(b.type === 'withdrawal');
 }
 
 // Every transaction of the fixture, with its index, in time order.

@@ -1,8 +1,9 @@
 import { FixtureError, refuseChanged, refuseOverlap, sameRow, storedRefusal, type FixtureRow, type FixtureRows } from '../../fixtures';
 import { ledgerPosting, overlapQuery, storedRowQuery, transactionsInTimeOrder, type Placeholder } from '../fixture-sql';
-import type { StoredRows } from '../engine';
+import type { SeedCheck, StoredRows } from '../engine';
 import type { PgDatabase, Runner } from './database';
 import { engineError, sqlState } from './errors';
+import { lockMigrations } from './migrate';
 
 
 /**
@@ -69,8 +70,15 @@ async function fixtureWrite<T>(tx: Runner, record: FixtureRow, collection: strin
 }
 
 
-/** Stores pay's fixture rows, then posts each transaction added to the ledger as the API did, in time order, then runs `within`. */
-export async function insertPayFixtureRows(tx: Runner, fixture: FixtureRows, within: () => Promise<void>): Promise<number> {
+/**
+ * Stores pay's fixture rows, then posts each transaction added to the ledger as the API did, in time order, then runs
+ * `within`; for a seed, only when it may load (null when not).
+ */
+export async function insertPayFixtureRows(tx: Runner, fixture: FixtureRows, within: () => Promise<void>, seed?: SeedCheck): Promise<number | null> {
+
+    if (seed && !await seedMayLoad(tx, fixture, seed)) {
+        return null;
+    }
 
     const added = await insertFixtureRows(tx, fixture);
     for (const record of transactionsInTimeOrder(added)) {
@@ -97,6 +105,22 @@ export function exportRows(db: PgDatabase, tables: string[]): Promise<StoredRows
 
         return rows;
     });
+}
+
+
+/**
+ * True when a seed's rows may load in this transaction: none of the tables they fill holds a row yet. The first
+ * transaction of a seed takes the migration lock before it looks, so that a process seeding the database at the same
+ * time waits until this seed is committed, then finds its rows. The nested ones do not: on other connections of this
+ * process, they would wait for the first one's lock forever.
+ */
+export async function seedMayLoad(tx: Runner, fixture: FixtureRows, seed: SeedCheck): Promise<boolean> {
+
+    if (seed === 'first') {
+        await lockMigrations(tx);
+    }
+
+    return collectionsEmpty(tx, fixture.map(({ collection }) => collection));
 }
 
 

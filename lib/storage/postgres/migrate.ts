@@ -42,7 +42,7 @@ export async function migrate(db: PgDatabase, migrations: Migration[] = namespac
     const where = `schema ${db.schema} of ${describeUrl(db.url)}`;
     await db.transaction(async (tx) => {
 
-        await tx.exec(migrationLock);
+        await lockMigrations(tx);
         await tx.exec(`CREATE SCHEMA IF NOT EXISTS ${db.schema}`);
         await tx.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
             version integer PRIMARY KEY,
@@ -58,7 +58,7 @@ export async function migrate(db: PgDatabase, migrations: Migration[] = namespac
         try {
             const done = await db.transaction(async (tx) => {
 
-                await tx.exec(migrationLock);
+                await lockMigrations(tx);
                 // Checked under the lock: another process starting on the same database may have applied it meanwhile.
                 if ((await appliedMigrations(tx)).some((row) => row.version === migration.version)) {
                     return false;
@@ -89,9 +89,16 @@ export function underMigrationLock<T>(db: PgDatabase, work: (tx: Runner) => Prom
 
     return db.transaction(async (tx) => {
 
-        await tx.exec(migrationLock);
+        await lockMigrations(tx);
         return await work(tx);
     });
+}
+
+
+/** Takes the migration lock in a transaction, until it ends: what several processes must do once waits for it. */
+export async function lockMigrations(tx: Runner): Promise<void> {
+
+    await tx.exec(migrationLock);
 }
 
 

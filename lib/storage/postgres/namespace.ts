@@ -4,10 +4,10 @@ import type { FixtureRows } from '../../fixtures';
 import type { CommerceStore } from '../../namespaces/commerce/store';
 import type { LogisticsStore } from '../../namespaces/logistics/store';
 import { demoData } from '../demo';
-import type { NamespaceHealth, StoredRows, WaitingDatabase } from '../engine';
+import type { NamespaceHealth, SeedCheck, StoredRows, WaitingDatabase } from '../engine';
 import { PgCommerceStore } from './commerce';
 import { PgDatabase } from './database';
-import { collectionsEmpty, exportRows, insertFixtureRows } from './fixtures';
+import { collectionsEmpty, exportRows, insertFixtureRows, seedMayLoad } from './fixtures';
 import { PgLogisticsStore } from './logistics';
 import { describeUrl, migrate, schemaVersion, underMigrationLock } from './migrate';
 
@@ -53,9 +53,13 @@ export class PgNamespace implements WaitingDatabase {
         }
     }
 
-    storeFixture(rows: FixtureRows, within: () => Promise<void>): Promise<number> {
+    storeFixture(rows: FixtureRows, within: () => Promise<void>, seed?: SeedCheck): Promise<number | null> {
 
         return this.db.transaction(async (tx) => {
+
+            if (seed && !await seedMayLoad(tx, rows, seed)) {
+                return null;
+            }
 
             const added = await insertFixtureRows(tx, rows);
             await within();
@@ -66,11 +70,6 @@ export class PgNamespace implements WaitingDatabase {
     exportRows(tables: string[]): Promise<StoredRows> {
 
         return exportRows(this.db, tables);
-    }
-
-    tablesEmpty(tables: string[]): Promise<boolean> {
-
-        return this.db.transaction((tx) => collectionsEmpty(tx, tables));
     }
 
     commerceStore(context: RecordContext): CommerceStore {

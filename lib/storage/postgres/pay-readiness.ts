@@ -6,7 +6,7 @@ import type { PayKeys } from '../pay-keys';
 import { payStatus, type PayContents } from '../pay-status';
 import type { WaitingRecords } from '../engine';
 import { PgDatabase } from './database';
-import { collectionsEmpty, exportRows, insertPayFixtureRows } from './fixtures';
+import { exportRows, insertPayFixtureRows } from './fixtures';
 import { appliedMigrations, migrate, schemaVersion } from './migrate';
 import { PgPayStore } from './pay';
 import { payRecord, recordedKeys, schemaOccupied, type PayRecord } from './pay-credentials';
@@ -88,9 +88,8 @@ export class PgPayReadiness implements PayAccess {
         const db = this.db!;
         return {
             transactions: 'waiting',
-            storeFixture: (rows, within) => db.transaction((tx) => insertPayFixtureRows(tx, rows, within)),
-            exportRows: (tables) => exportRows(db, tables),
-            tablesEmpty: (tables) => db.transaction((tx) => collectionsEmpty(tx, tables))
+            storeFixture: (rows, within, seed) => db.transaction((tx) => insertPayFixtureRows(tx, rows, within, seed)),
+            exportRows: (tables) => exportRows(db, tables)
         };
     }
 

@@ -3,7 +3,7 @@ import type Sqlite from 'better-sqlite3';
 import { FixtureError, refuseChanged, refuseOverlap, sameRow, storedRefusal, type FixtureRow, type FixtureRows } from '../../fixtures';
 import { ledgerPosting, overlapQuery, storedRowQuery, transactionsInTimeOrder, type Placeholder } from '../fixture-sql';
 import { demoData } from '../demo';
-import type { StoredRows } from '../engine';
+import type { SeedCheck, StoredRows } from '../engine';
 import { engineError } from './errors';
 import type { Database } from './open';
 
@@ -13,9 +13,10 @@ import type { Database } from './open';
  * earlier or already there); a row whose id exists already is left as it is (in a collection
  * that must match what is stored, only when it holds the same); any other failure
  * rolls the whole load back and names the record. `post` runs next with the rows added, then `within`, last: a throw
- * there rolls this load back too. Returns the number of rows added.
+ * there rolls this load back too. Returns the number of rows added; for a seed, null when a table it fills holds a row
+ * (checked in the transaction, which holds the write lock: another process seeding waits, then finds the rows).
  */
-export function storeFixtureRows(db: Database, fixture: FixtureRows, within: () => void = () => undefined, post: (added: StoredFixtureRow[]) => void = () => undefined): number {
+export function storeFixtureRows(db: Database, fixture: FixtureRows, { within = () => undefined, post = () => undefined, seed }: FixtureStore = {}): number | null {
 
     const statements = new Map<string, Sqlite.Statement>();
     const prepared = (sql: string) => {
@@ -30,6 +31,10 @@ export function storeFixtureRows(db: Database, fixture: FixtureRows, within: () 
     };
 
     return db.transaction(() => {
+
+        if (seed && !collectionsEmpty(db, fixture.map(({ collection }) => collection))) {
+            return null;
+        }
 
         const added: StoredFixtureRow[] = [];
         for (const { collection, exclusion, matchStored, rows } of fixture) {
@@ -64,6 +69,14 @@ export function storeFixtureRows(db: Database, fixture: FixtureRows, within: () 
 }
 
 
+/** What runs in a fixture's transaction beside the rows: `post` with the rows added, then `within`; and a seed's check. */
+export interface FixtureStore {
+    within?: () => void;
+    post?: (added: StoredFixtureRow[]) => void;
+    seed?: SeedCheck;
+}
+
+
 /** A row a fixture load added, with its collection. */
 export interface StoredFixtureRow {
     collection: string;
@@ -95,17 +108,19 @@ function fixtureWrite<T>(record: FixtureRow, collection: string, write: () => T)
 
 
 /** Stores pay's fixture rows, then posts each transaction added to the ledger as the API did, in time order. */
-export function storePayFixtureRows(db: Database, fixture: FixtureRows, within: () => void): number {
+export function storePayFixtureRows(db: Database, fixture: FixtureRows, within: () => void, seed?: SeedCheck): number | null {
 
     const posting = ledgerPosting(parameter).map(([sql, ids]) => [db.prepare(sql), ids] as const);
-    return storeFixtureRows(db, fixture, within, (added) => {
+    const post = (added: StoredFixtureRow[]) => {
 
         for (const record of transactionsInTimeOrder(added)) {
             for (const [statement, ids] of posting) {
                 fixtureWrite(record, 'transactions', () => statement.run(...Array<unknown>(ids).fill(record.row.id)));
             }
         }
-    });
+    };
+
+    return storeFixtureRows(db, fixture, { within, post, seed });
 }
 
 
@@ -131,5 +146,5 @@ export function seedDemo(db: Database, namespace: string): number {
         return 0;
     }
 
-    return storeFixtureRows(db, demo.rows());
+    return storeFixtureRows(db, demo.rows())!;
 }

@@ -3,10 +3,10 @@ import type { Settings } from '../../config';
 import type { FixtureRows } from '../../fixtures';
 import type { CommerceStore } from '../../namespaces/commerce/store';
 import type { LogisticsStore } from '../../namespaces/logistics/store';
-import type { ImmediateDatabase, NamespaceHealth, StoredRows } from '../engine';
+import type { ImmediateDatabase, NamespaceHealth, SeedCheck, StoredRows } from '../engine';
 import { SqliteCommerceStore } from './commerce';
 import { namespaceFile, openNamespace, prepareDataDir } from './files';
-import { collectionsEmpty, exportRows, seedDemo, storeFixtureRows } from './fixtures';
+import { exportRows, seedDemo, storeFixtureRows } from './fixtures';
 import { namespaceImage } from './images';
 import { SqliteLogisticsStore } from './logistics';
 import { schemaVersion } from './migrate';
@@ -53,19 +53,14 @@ export class SqliteNamespace implements ImmediateDatabase {
         }
     }
 
-    storeFixture(rows: FixtureRows, within: () => void): number {
+    storeFixture(rows: FixtureRows, within: () => void, seed?: SeedCheck): number | null {
 
-        return storeFixtureRows(this.db, rows, within);
+        return storeFixtureRows(this.db, rows, { within, seed });
     }
 
     exportRows(tables: string[]): Promise<StoredRows> {
 
         return Promise.resolve(exportRows(this.db, tables));
-    }
-
-    tablesEmpty(tables: string[]): Promise<boolean> {
-
-        return Promise.resolve(collectionsEmpty(this.db, tables));
     }
 
     commerceStore(context: RecordContext): CommerceStore {

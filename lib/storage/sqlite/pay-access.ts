@@ -2,8 +2,8 @@ import type { RecordContext } from '../../clock';
 import type { Settings } from '../../config';
 import { sections, type PayAccess, type PayStatus, type PayStore } from '../../namespaces/pay/store';
 import type { FixtureRows } from '../../fixtures';
-import type { ImmediateRecords, PayDatabase, RecordsDatabase, StoredRows } from '../engine';
-import { collectionsEmpty, exportRows, storePayFixtureRows } from './fixtures';
+import type { ImmediateRecords, PayDatabase, RecordsDatabase, SeedCheck, StoredRows } from '../engine';
+import { exportRows, storePayFixtureRows } from './fixtures';
 import { namespaceImage } from './images';
 import { schemaVersion } from './migrate';
 import { changesSinceOpen, closeDatabase, openCopy, type Database } from './open';
@@ -53,19 +53,14 @@ export class MemoryPay implements PayAccess, PayDatabase, ImmediateRecords {
         return Promise.resolve(this);
     }
 
-    storeFixture(rows: FixtureRows, within: () => void): number {
+    storeFixture(rows: FixtureRows, within: () => void, seed?: SeedCheck): number | null {
 
-        return storePayFixtureRows(this.db, rows, within);
+        return storePayFixtureRows(this.db, rows, within, seed);
     }
 
     exportRows(tables: string[]): Promise<StoredRows> {
 
         return Promise.resolve(exportRows(this.db, tables));
-    }
-
-    tablesEmpty(tables: string[]): Promise<boolean> {
-
-        return Promise.resolve(collectionsEmpty(this.db, tables));
     }
 
     /** The pay database as bytes; unchanged, the image it was copied from. */
@@ -178,8 +173,7 @@ export function payRecords(db: Database | null): ImmediateRecords | null {
 
     return db && {
         transactions: 'immediate',
-        storeFixture: (rows, within) => storePayFixtureRows(db, rows, within),
-        exportRows: (tables) => Promise.resolve(exportRows(db, tables)),
-        tablesEmpty: (tables) => Promise.resolve(collectionsEmpty(db, tables))
+        storeFixture: (rows, within, seed) => storePayFixtureRows(db, rows, within, seed),
+        exportRows: (tables) => Promise.resolve(exportRows(db, tables))
     };
 }
