@@ -503,6 +503,9 @@ describe('the command line', () => {
         // A namespace placed nowhere else, or pay's file named inside it, would live in the data directory.
         expect(await run(['export'], { ...placed, WEATHER_DB_URL: undefined })).to.equal(refusal);
         expect(await run(['export'], { ...placed, PAY_DB_URL: Path.join(missing, 'pay.db') })).to.equal(refusal);
+
+        // A namespace on a PostgreSQL server lives outside it too: the export goes on to that server, here one that never answers.
+        expect(await run(['export'], { ...placed, COMMERCE_DB_URL: 'postgres://127.0.0.1:1/none', AUTH_JWT_SECRET: 'a secret of at least thirty-two bytes' })).to.equal({ code: 1, stdout: '', stderr: 'localgate: Cannot open the commerce schema on PostgreSQL at 127.0.0.1:1/none: The database cannot be reached, try again later' });
         expect(Fs.existsSync(missing)).to.be.false();
     });
 
