@@ -4,7 +4,23 @@ import Joi from 'joi';
 import { adminMessage } from '../auth';
 import { defaultCode, errorBody, failure, unsupportedMediaMessage } from '../errors';
 import { limitReached } from '../instances/registry';
-import type { RouteFacts } from './route-facts';
+
+
+// What a route may declare about errors its rules produce that its config cannot show (409, 422, 501 ...):
+// `plugins: { localgate: { errors: { 409: 'booking_overlap: ...' } } }`, a plain list of statuses, or for a status
+// the Boom error itself (`{ 501: notProvisioned() }`), whose body is then the example.
+export type DeclaredErrors = number[] | Record<number, string | Boom.Boom>;
+
+// Facts about a route, read from its own config: what the error rules of this file decide on.
+export interface RouteFacts {
+    auth: 'none' | 'required' | 'optional';
+    validates: boolean;
+    hasParams: boolean;
+    admin: boolean;
+    maxBytes: number | undefined;
+    referencesIds: boolean;
+    declared: Map<number, string | Boom.Boom>;
+}
 
 
 /** The body of every error response: hapi's Boom shape plus a stable code. */

@@ -3,15 +3,11 @@ import type { AuthSettings, RequestRoute, Server } from '@hapi/hapi';
 import Joi from 'joi';
 
 import { requireAdmin } from '../auth';
-import { errorStatuses } from './error-responses';
+import { errorStatuses, type DeclaredErrors, type RouteFacts } from './error-responses';
 import { shapeOf } from './joi-shape';
 
 
-// What a route may declare about errors its rules produce that its config cannot show (409, 422, 501 ...):
-// `plugins: { localgate: { errors: { 409: 'booking_overlap: ...' } } }`, a plain list of statuses, or for a status
-// the Boom error itself (`{ 501: notProvisioned() }`), whose body is then the example.
-export type DeclaredErrors = number[] | Record<number, string | Boom.Boom>;
-
+// A route declares the errors its rules produce that its config cannot show in plugins.localgate.errors.
 declare module '@hapi/hapi' {
     interface PluginSpecificConfiguration {
         localgate?: {
@@ -20,17 +16,6 @@ declare module '@hapi/hapi' {
     }
 }
 
-
-// Facts about a route, read from its own config: what the error rules below decide on.
-export interface RouteFacts {
-    auth: 'none' | 'required' | 'optional';
-    validates: boolean;
-    hasParams: boolean;
-    admin: boolean;
-    maxBytes: number | undefined;
-    referencesIds: boolean;
-    declared: Map<number, string | Boom.Boom>;
-}
 
 const errorStatus = Joi.number().valid(...errorStatuses);
 

@@ -3,9 +3,9 @@ import Http from 'node:http';
 import type { RequestRoute, Server } from '@hapi/hapi';
 
 import { requestIdHeaders } from '../request-id';
-import { errorResponses, errorSchemaWith } from './error-responses';
+import { errorResponses, errorSchemaWith, type RouteFacts } from './error-responses';
 import { shapeOf } from './joi-shape';
-import { routeFacts, type RouteFacts } from './route-facts';
+import { routeFacts } from './route-facts';
 
 
 /** The name of the bearer token's security scheme in the document. */
