@@ -471,9 +471,9 @@ describe('instance limits', () => {
         }
         finally {
             Date.now = realNow;
+            await server.stop();
         }
 
-        await server.stop();
         expect(instances.list()).to.equal([]);
     });
 
