@@ -22,6 +22,9 @@ const views = [
 
 const personas = ['alice', 'bob'];
 
+// What the page is, in one line under its title.
+const tagline = 'localgate answers the commerce, logistics, pay and weather API here, offline: act as anyone, try its rules, and watch every request it answers.';
+
 function PersonaPicker({ persona, onChange }) {
 
     const [other, setOther] = useState('');
@@ -48,7 +51,7 @@ function PersonaPicker({ persona, onChange }) {
             <input id="persona-other" name="persona-other" value=${other} maxlength="100" placeholder="any name" onInput=${(event) => setOther(event.target.value)} />
             <button type="submit" disabled=${state.busy}>Act as</button>
         </form>
-        <p class="who" role="status">${persona ? html`Acting as <strong>${persona.name}</strong>` : 'Anonymous: pick a persona'}</p>
+        <p class="who" role="status" title=${persona ? `Acting as ${persona.name}` : null}>${persona ? html`Acting as <strong>${persona.name}</strong>` : 'Anonymous for now'}</p>
         <${ErrorNote} error=${state.error} hint=${state.error?.status === 404 ? notMountedHint : null} />
     </section>`;
 }
@@ -85,6 +88,7 @@ function App() {
             <h1>localgate console</h1>
             <${InstancePicker} instances=${instances} />
             <${PersonaPicker} persona=${persona} onChange=${setPersona} />
+            <p class="tagline">${tagline}</p>
         </header>
         <div class="layout">
             <main>

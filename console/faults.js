@@ -68,7 +68,7 @@ export function useFaults(instances) {
 
         const mine = ++round.current;
         try {
-            const { data } = await instances.adminCall(path);
+            const { data } = await instances.adminCall(path, { housekeeping: true });
             if (mine === round.current) {
                 setState({ path, seed: data.seed, rules: data.rules, error: null });
             }

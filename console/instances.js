@@ -39,6 +39,10 @@ export function useInstances() {
     const [selected, setSelected] = useState(() => new URLSearchParams(location.search).get('instance'));
     const [revision, setRevision] = useState(0);
     const [snapshots, setSnapshots] = useState({});
+    // The new instance form's choices outlive the view, which leaves the page whenever another view opens.
+    const [choices, setChoices] = useState({ seed: 'demo', pay: true });
+    // The instance the pay view made: asked again, the page uses it rather than make another.
+    const [payInstance, setPayInstance] = useState(null);
     // Only the newest list applies: an older one that answers late would drop an instance made since.
     const round = useRef(0);
 
@@ -67,7 +71,7 @@ export function useInstances() {
             let offset = 0;
             let total = 0;
             do {
-                const { data } = await call(`/_instances?limit=${pageSize}&offset=${offset}`);
+                const { data } = await call(`/_instances?limit=${pageSize}&offset=${offset}`, { housekeeping: true });
                 data.data.forEach((instance) => found.set(instance.id, instance));
                 offset += data.data.length;
                 total = data.total;
@@ -94,6 +98,16 @@ export function useInstances() {
         }
     }, [admin.data]);
 
+    const create = async (options) => {
+
+        const { data } = await call('/_instances', { method: 'POST', body: options });
+        ++round.current;
+        setLive((previous) => ({ list: [...previous.list, data], error: null }));
+        setSelected(data.id);
+        refresh();
+        return data;
+    };
+
     const putBack = () => {
 
         setRevision((n) => n + 1);
@@ -110,18 +124,26 @@ export function useInstances() {
         revision,
         snapshots: snapshots[selected] ?? [],
         switchTo: setSelected,
+        choices,
+        choose: (change) => setChoices((previous) => ({ ...previous, ...change })),
+        // The live instance the pay view made, if it is still live.
+        payInstance: live.list.find((instance) => instance.id === payInstance) ?? null,
+        async usePay() {
+
+            const made = live.list.find((instance) => instance.id === payInstance);
+            if (made) {
+                setSelected(made.id);
+                return made;
+            }
+
+            const data = await create({ seed: 'demo', pay: true });
+            setPayInstance(data.id);
+            return data;
+        },
         // Calls an admin route with the page's admin token (the faults view reads and sets rules with it).
         adminCall: call,
         refresh,
-        async create(options) {
-
-            const { data } = await call('/_instances', { method: 'POST', body: options });
-            ++round.current;
-            setLive((previous) => ({ list: [...previous.list, data], error: null }));
-            setSelected(data.id);
-            refresh();
-            return data;
-        },
+        create,
         async reset(id) {
 
             await callOn(id, '/reset', { method: 'POST' });
@@ -170,8 +192,7 @@ export function InstancePicker({ instances }) {
 function NewInstance({ instances }) {
 
     const [state, run] = useAction();
-    const [seed, setSeed] = useState('demo');
-    const [pay, setPay] = useState(true);
+    const { seed, pay } = instances.choices;
     return html`<form class="card" aria-labelledby="new-instance-heading" onSubmit=${(event) => {
 
         event.preventDefault();
@@ -180,12 +201,12 @@ function NewInstance({ instances }) {
         <h3 id="new-instance-heading">New instance</h3>
         <div class="fields">
             <label>Seed data
-                <select name="seed" value=${seed} onChange=${(event) => setSeed(event.target.value)}>
+                <select name="seed" value=${seed} onChange=${(event) => instances.choose({ seed: event.target.value })}>
                     <option value="demo">the demo data set</option>
                     <option value="none">empty</option>
                 </select>
             </label>
-            <label class="check"><input type="checkbox" name="pay" checked=${pay} onChange=${(event) => setPay(event.target.checked)} /> Provision pay</label>
+            <label class="check"><input type="checkbox" name="pay" checked=${pay} onChange=${(event) => instances.choose({ pay: event.target.checked })} /> Provision pay</label>
         </div>
         <button type="submit" disabled=${state.busy || !instances.ready}>New instance</button>
         <${Outcome} state=${state} />
@@ -237,7 +258,7 @@ function Selected({ instances, onDeleted }) {
     const restore = (event) => {
 
         event.preventDefault();
-        run(() => instances.restore(id, pick), () => `Restored snapshot ${shortId(pick)} of ${name}.`);
+        run(() => instances.restore(id, pick), () => `Restored snapshot ${shortId(pick)} of ${name}: its data, clock and ids are as they were when the snapshot was taken.`);
     };
 
     const askToDelete = () => {
@@ -252,6 +273,7 @@ function Selected({ instances, onDeleted }) {
         run(() => instances.remove(id), () => onDeleted(`Deleted ${name}: the page uses the default data set again.`));
     };
 
+    // What an action did is said under the restore row, before the delete row: near the button that was clicked.
     return html`<section class="card" aria-labelledby="selected-heading">
         <h3 id="selected-heading">Instance ${shortId(id)}</h3>
         <p class="meta">Base URL for a test suite: <code>${location.origin}${basePathOf(id)}</code></p>
@@ -270,6 +292,7 @@ function Selected({ instances, onDeleted }) {
             </select>
             <button type="submit" disabled=${busy || !snapshots.length}>Restore</button>
         </form>
+        <div aria-live="polite"><${Outcome} state=${state} /></div>
         ${confirming ?
         html`<div key="confirm" class="confirm row" role="group" aria-label=${`Delete ${name}?`}>
             <span>Delete ${name} and all its data?</span>
@@ -277,7 +300,6 @@ function Selected({ instances, onDeleted }) {
             <button type="button" ref=${keep} onClick=${() => setConfirming(false)}>Keep it</button>
         </div>` :
         html`<div key="ask" class="row"><button type="button" class="danger" disabled=${busy} onClick=${askToDelete}>Delete instance</button></div>`}
-        <div aria-live="polite"><${Outcome} state=${state} /></div>
     </section>`;
 }
 

@@ -1,7 +1,8 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 
 import { shortId } from './instances.js';
-import { html } from './ui.js';
+import { vehicleLabel } from './logistics.js';
+import { apiClient, html, useLoad } from './ui.js';
 
 
 const eventsPath = '/console/api/events';
@@ -72,6 +73,42 @@ function dataSetOf(entry) {
 }
 
 
+// The vehicles a request's path or body names by id (vehicle_id in a record or in a refusal's message), in order, once each.
+function vehicleIdsOf(entry) {
+
+    const named = /vehicle(?:s\/|_id"?:?\s*"?)([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})/g;
+    return [...new Set([...`${entry.path} ${entry.body ?? ''}`.matchAll(named)].map((match) => match[1]))];
+}
+
+
+// Vehicle names already read, by data set and id: a record's make, model and year never change.
+const vehicleNames = new Map();
+
+
+// The vehicles an entry names, as the booking form names them, read from the data set the request ran in.
+function VehicleNames({ entry }) {
+
+    const ids = vehicleIdsOf(entry);
+    const base = entry.instance ?? '';
+    const names = useLoad(() => Promise.all(ids.map(async (id) => {
+
+        const key = `${base} ${id}`;
+        if (!vehicleNames.has(key)) {
+            const { data } = await apiClient(base, null)(`/v1/logistics/vehicles/${id}`, { housekeeping: true });
+            vehicleNames.set(key, vehicleLabel(data));
+        }
+
+        return [id, vehicleNames.get(key)];
+    })), [entry.id]);
+
+    if (!ids.length || !names.data) {
+        return null;
+    }
+
+    return html`<ul class="names" aria-label="Vehicles named">${names.data.map(([id, name]) => html`<li key=${id}>Vehicle <code title=${id}>${shortId(id)}</code>: <strong>${name}</strong></li>`)}</ul>`;
+}
+
+
 // 501 is this service's documented answer of a namespace not provisioned yet (weather, pay before provisioning): no failure.
 function statusClass(status) {
 
@@ -92,6 +129,7 @@ export function LiveLog({ onEntry }) {
     hear.current = onEntry;
     const [state, setState] = useState('connecting');
     const [filter, setFilter] = useState('');
+    const [own, setOwn] = useState(false);
     const [selected, setSelected] = useState(null);
     useEffect(() => {
 
@@ -107,7 +145,9 @@ export function LiveLog({ onEntry }) {
         return () => source.close();
     }, []);
 
-    const shown = entries.filter((entry) => matches(entry, filter));
+    // The page's own housekeeping (its reads of instances, rules and names) stays out unless asked for.
+    const hidden = own ? 0 : entries.filter((entry) => entry.housekeeping).length;
+    const shown = entries.filter((entry) => (own || !entry.housekeeping) && matches(entry, filter));
     const chosen = entries.find((entry) => entry.id === selected);
     return html`<aside class="log" aria-labelledby="log-heading">
         <h2 id="log-heading">Live requests <span class=${`state ${state}`}>${state}</span></h2>
@@ -121,9 +161,11 @@ export function LiveLog({ onEntry }) {
         setSelected(null);
     }}>Clear</button>
         </div>
+        <label class="check"><input type="checkbox" checked=${own} onChange=${(event) => setOwn(event.target.checked)} /> Show the page's own calls${own ? '' : ` (${hidden} hidden)`}</label>
         ${chosen ? html`<div class="detail" aria-live="polite">
             <h3>${chosen.method} ${chosen.path}${chosen.query}</h3>
             <p>${chosen.dropped ? droppedOf(chosen) : chosen.status} · ${chosen.ms} ms · ${callerOf(chosen)} · ${chosen.instance ? html`instance <code title=${chosen.instance}>${shortId(chosen.instance.slice('/i/'.length))}</code>` : 'default data set'} · <code>${chosen.id}</code></p>
+            <${VehicleNames} key=${chosen.id} entry=${chosen} />
             ${chosen.fault ? html`<div class="fault-note"><p><strong>Injected fault:</strong> <code>${chosen.fault_rule}</code> (rule <code title=${chosen.fault}>${shortId(chosen.fault)}</code>)</p><p>${faultStory(chosen)}</p></div>` : null}
             ${chosen.dropped ? null : chosen.body ? html`<pre tabindex="0" aria-label="Response body">${chosen.body}${chosen.truncated ? '\n…(cut)' : ''}</pre>` :
         html`<p class="hint">No body shown: success bodies of pay and of the documentation are never streamed.</p>`}

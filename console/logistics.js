@@ -37,6 +37,13 @@ function vehicleName(vehicle) {
 }
 
 
+/** A vehicle as the booking form lists it, with its year: the live log names vehicles so too. */
+export function vehicleLabel(vehicle) {
+
+    return `${vehicleName(vehicle)} (${vehicle.year})`;
+}
+
+
 function Timeline({ bookings, vehicles, anchor, setAnchor }) {
 
     const [mode, setMode] = useState('week');
@@ -68,8 +75,12 @@ function Timeline({ bookings, vehicles, anchor, setAnchor }) {
 
         const start = Math.max(Date.parse(booking.pickup_at), from);
         const end = Math.min(Date.parse(booking.return_at), to);
-        const style = `left:${((start - from) / span) * 100}%;width:${Math.max(((end - start) / span) * 100, 1)}%`;
-        return html`<span class="bar" style=${style} title=${`${when(booking.pickup_at)} to ${when(booking.return_at)}`}>${when(booking.pickup_at)} → ${when(booking.return_at)}</span>`;
+        const left = ((start - from) / span) * 100;
+        const width = Math.max(((end - start) / span) * 100, 1);
+        const times = `${when(booking.pickup_at)} → ${when(booking.return_at)}`;
+        // The times go under the bar, whole, from its start, or towards its end where it starts late in the range.
+        const place = left < 50 ? `left:${left}%` : `right:${100 - left - width}%`;
+        return html`<span class="bar" style=${`left:${left}%;width:${width}%`} title=${times}></span><span class="bar-times" style=${place}>${times}</span>`;
     })}
             </div>
         </div>`)}
@@ -131,7 +142,7 @@ function BookingForm({ persona, vehicles, locations, onBooked }) {
         <div class="fields">
             <label>Vehicle
                 <select name="vehicle_id" required>
-                    ${vehicles.map((vehicle) => html`<option value=${vehicle.id}>${vehicleName(vehicle)} (${vehicle.year})${vehicle.is_available ? '' : ', unavailable'}</option>`)}
+                    ${vehicles.map((vehicle) => html`<option value=${vehicle.id}>${vehicleLabel(vehicle)}${vehicle.is_available ? '' : ', unavailable'}</option>`)}
                 </select>
             </label>
             <label>Pickup at

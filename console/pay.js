@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 
-import { notMountedHint } from './instances.js';
+import { notMountedHint, shortId } from './instances.js';
 import { ApiError, assetDigits, ErrorNote, html, minorMoney, Outcome, randomKey, StateNote, toMinor, useAction, useApi, useLoad, when } from './ui.js';
 
 
@@ -10,12 +10,13 @@ const operations = { deposit: 'deposit', withdraw: 'withdrawal' };
 function Unprovisioned({ status, instances }) {
 
     const [state, run] = useAction();
+    const made = instances.payInstance;
     const title = status.configured ? 'Not provisioned yet: pay\'s database has no tables' : 'Not set up: this data set has no pay database';
     return html`<${StateNote} title=${title}>
         <p>This is one of pay's documented states, not a failure: its status answers, and its wallet, tokens and gateway answer 501 (not implemented) until pay is provisioned.</p>
         <p class="row">
-            <button type="button" disabled=${state.busy || !instances.ready} onClick=${() => run(() => instances.create({ seed: 'demo', pay: true }), () => null)}>Make an instance with pay and use it</button>
-            <span class="hint">An instance is a copy of the demo data in memory, with pay provisioned; the default data set stays as it is.</span>
+            <button type="button" disabled=${state.busy || !instances.ready} onClick=${() => run(() => instances.usePay(), () => null)}>${made ? `Use instance ${shortId(made.id)}, with pay` : 'Make an instance with pay and use it'}</button>
+            <span class="hint">${made ? 'The instance this button made, still live: the page uses it again.' : 'An instance is a copy of the demo data in memory, with pay provisioned; the default data set stays as it is.'}</span>
         </p>
         ${instances.error ? html`<p class="hint">${notMountedHint}</p>` : null}
         <${Outcome} state=${state} />

@@ -29,7 +29,7 @@ export class ApiError extends Error {
  */
 export function apiClient(basePath, token) {
 
-    return (path, { method = 'GET', body, headers = {} } = {}) => request(basePath + path, { method, token, body, headers });
+    return (path, { method = 'GET', body, headers = {}, housekeeping } = {}) => request(basePath + path, { method, token, body, headers, housekeeping });
 }
 
 
@@ -54,9 +54,13 @@ export function adminApi(path, token, options = {}) {
 }
 
 
-async function request(url, { method = 'GET', token, body, headers = {} }) {
+// The mark of a read the page makes for itself (lists, rules, names): the live log leaves it out unless asked.
+const housekeepingHeaders = { 'x-localgate-console': 'housekeeping' };
 
-    const init = { method, headers: { accept: 'application/json', ...headers } };
+
+async function request(url, { method = 'GET', token, body, headers = {}, housekeeping = false }) {
+
+    const init = { method, headers: { accept: 'application/json', ...(housekeeping ? housekeepingHeaders : {}), ...headers } };
     if (token) {
         init.headers.authorization = `Bearer ${token}`;
     }

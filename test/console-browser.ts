@@ -51,7 +51,7 @@ describe('the console in a browser', () => {
         expect(Fs.existsSync(chromiumPath), `CI=true needs Debian's chromium at ${chromiumPath}: .ci/run installs it`).to.be.true();
         Fs.mkdirSync(screenshots, { recursive: true });
 
-        const vehicles = body<List<{ id: string; make: string; model: string }>>(await server.inject('/v1/logistics/vehicles?available=true&limit=1')).data;
+        const vehicles = body<List<{ id: string; make: string; model: string; year: number }>>(await server.inject('/v1/logistics/vehicles?available=true&limit=1')).data;
         const vehicle = vehicles[0]!;
 
         const browser = await launchBrowser({ laptop: true });
@@ -97,9 +97,22 @@ describe('the console in a browser', () => {
             const box = (await firstBusiness.boundingBox())!;
             expect(box.y + box.height).to.be.below(800);
 
-            // Alice, then that business; the page's reads carry her token from now on.
+            // One line under the title says what the page is.
+            expect(await page.locator('header.top .tagline').innerText()).to.equal('localgate answers the commerce, logistics, pay and weather API here, offline: act as anyone, try its rules, and watch every request it answers.');
+
+            // Alice, then that business; the page's reads carry her token from now on. Choosing her moves nothing in the header.
+            const headerLayout = async () => {
+
+                return await page.evaluate(`[...document.querySelectorAll('header.top, header.top > *, header.top .persona > *')].map((part) => {
+                    const box = part.getBoundingClientRect();
+                    return [part.className || part.tagName, box.x, box.y, box.width, box.height].join(' ');
+                })`);
+            };
+
+            const anonymousHeader = await headerLayout();
             await page.getByRole('button', { name: 'alice' }).click();
             await page.getByText('Acting as alice').waitFor();
+            expect(await headerLayout()).to.equal(anonymousHeader);
             await accessible('commerce');
             await shot('alice');
 
@@ -118,6 +131,17 @@ describe('the console in a browser', () => {
                 'GET /_faults'
             ].sort());
             expect(sent.filter((request) => /^GET \/console\/vendor\//.test(request)).sort()).to.equal(['GET /console/vendor/hooks.mjs', 'GET /console/vendor/htm.mjs', 'GET /console/vendor/preact.mjs']);
+
+            // The log opens on what the audience asked for: the page's own reads of instances and rules stay out until asked.
+            const openingLog = page.getByRole('complementary', { name: /Live requests/ });
+            const ownCalls = openingLog.getByRole('checkbox', { name: /Show the page's own calls/ });
+            await openingLog.getByText('Show the page\'s own calls (2 hidden)').waitFor();
+            expect(await openingLog.getByRole('button', { name: /\/_instances|\/_faults/ }).count()).to.equal(0);
+            await ownCalls.check();
+            await openingLog.getByRole('button', { name: /GET \/_faults/ }).waitFor();
+            expect(await openingLog.getByRole('button', { name: /GET \/_instances\?limit=100&offset=0/ }).innerText()).to.contain('console');
+            await ownCalls.uncheck();
+            await openingLog.getByRole('button', { name: /\/_instances|\/_faults/ }).first().waitFor({ state: 'detached' });
             expect(sent.filter((request) => /favicon\.ico/.test(request))).to.equal([]);
 
             await page.getByRole('button', { name: 'Quayside Gadget Outlet' }).click();
@@ -177,6 +201,13 @@ describe('the console in a browser', () => {
             const bookings = page.locator('section', { has: page.getByRole('heading', { name: /Bookings of alice/ }) });
             await bookings.getByRole('cell', { name: '1 Jun 2030, 10:00' }).waitFor();
             await bookings.locator('.timeline .bar').first().waitFor();
+            // The bar runs past the week's end; its times are whole and inside the timeline all the same.
+            const times = bookings.locator('.timeline .bar-times').first();
+            expect(await times.innerText()).to.equal('1 Jun 2030, 10:00 → 3 Jun 2030, 10:00');
+            const timesBox = (await times.boundingBox())!;
+            const trackBox = (await bookings.locator('.timeline .track').first().boundingBox())!;
+            expect(timesBox.x).to.be.above(trackBox.x);
+            expect(timesBox.x + timesBox.width).to.be.below(trackBox.x + trackBox.width + 0.5);
             await accessible('logistics');
             await shot('alice-booked');
 
@@ -222,7 +253,24 @@ describe('the console in a browser', () => {
             await log.getByLabel('Filter').fill('409 bob');
             await log.getByRole('button', { name: /POST \/v1\/logistics\/bookings/ }).waitFor();
             expect(await log.getByRole('list', { name: 'Requests, newest first' }).getByRole('listitem').count()).to.equal(1);
+            // The refusal names the vehicle by id; the detail names it as the booking form does.
+            await log.getByRole('button', { name: /POST \/v1\/logistics\/bookings/ }).click();
+            const named = log.getByRole('list', { name: 'Vehicles named' });
+            await named.waitFor();
+            expect(await named.innerText()).to.equal(`Vehicle ${vehicle.id.split('-')[0]}: ${vehicle.make} ${vehicle.model} (${vehicle.year})`);
+            expect(await form.getByLabel('Vehicle').locator('option:checked').innerText()).to.equal(`${vehicle.make} ${vehicle.model} (${vehicle.year})`);
+            await page.screenshot({ path: Path.join(screenshots, 'live-log-vehicle.png') });
+            // The page read the name for itself: its own call, out of the log unless asked.
+            expect(sent).to.include(`GET /v1/logistics/vehicles/${vehicle.id}`);
+            await log.getByLabel('Filter').fill(vehicle.id);
+            const nameRead = log.getByRole('button', { name: new RegExp(`GET /v1/logistics/vehicles/${vehicle.id}`) });
+            await ownCalls.check();
+            await nameRead.waitFor();
+            await ownCalls.uncheck();
+            await nameRead.waitFor({ state: 'detached' });
             await log.getByLabel('Filter').fill('');
+            await entry.click();
+            await log.getByLabel('Response body').waitFor();
             await overlap.scrollIntoViewIfNeeded();
             await shot('live-log');
 
@@ -380,7 +428,17 @@ describe('the console in a browser', () => {
             await views.getByRole('button', { name: 'Instances' }).click();
             await page.getByText('The page uses the default data set').waitFor();
             await accessible('instances, none made');
-            await instancesView.getByLabel('Provision pay').check();
+            // The form's choices stay as they were left while another view is open.
+            const payBox = instancesView.getByLabel('Provision pay');
+            expect(await payBox.isChecked()).to.be.true();
+            await payBox.uncheck();
+            await instancesView.getByLabel('Seed data').selectOption('none');
+            await views.getByRole('button', { name: 'Commerce' }).click();
+            await views.getByRole('button', { name: 'Instances' }).click();
+            expect(await payBox.isChecked()).to.be.false();
+            expect(await instancesView.getByLabel('Seed data').inputValue()).to.equal('none');
+            await instancesView.getByLabel('Seed data').selectOption('demo');
+            await payBox.check();
             await instancesView.getByRole('button', { name: 'New instance' }).click();
             const made = instancesView.getByRole('status').getByText(/^Made instance [0-9a-f]{8}, with pay: the page now uses it\.$/);
             await made.waitFor();
@@ -415,7 +473,12 @@ describe('the console in a browser', () => {
             await views.getByRole('button', { name: 'Instances' }).click();
             expect(await selectedCard.getByLabel('Snapshot to restore').locator('option:checked').innerText()).to.contain(snapshot);
             await selectedCard.getByRole('button', { name: 'Restore' }).click();
-            await selectedCard.getByRole('status').getByText(`Restored snapshot ${snapshot} of instance ${short}.`).waitFor();
+            const restored = selectedCard.getByRole('status').getByText(`Restored snapshot ${snapshot} of instance ${short}: its data, clock and ids are as they were when the snapshot was taken.`);
+            await restored.waitFor();
+            // Said right under the button that asked, above the delete row.
+            const restoredBox = (await restored.boundingBox())!;
+            expect(restoredBox.y).to.be.above((await selectedCard.getByRole('button', { name: 'Restore' }).boundingBox())!.y);
+            expect(restoredBox.y).to.be.below((await selectedCard.getByRole('button', { name: 'Delete instance' }).boundingBox())!.y);
             await accessible('instances, a snapshot restored');
             await shot('restored');
 
@@ -541,6 +604,14 @@ describe('the console in a browser', () => {
             const [instance] = bare.app.localgate.instances.list();
             expect(instance!.describe(0).pay).to.be.true();
             expect(await accessibilityViolations(page)).to.equal([]);
+
+            // Back on the default data set, the button uses the instance it made rather than make another.
+            const short = instance!.id.split('-')[0]!;
+            await page.getByLabel('Data set', { exact: true }).selectOption({ label: 'Default data set' });
+            await note.getByRole('button', { name: `Use instance ${short}, with pay` }).click();
+            await page.getByText(`Data set: instance ${short}, with pay`).waitFor();
+            await page.getByText('Wallet, tokens and gateway answer in this data set.').waitFor();
+            expect(bare.app.localgate.instances.list().map((live) => live.id)).to.equal([instance!.id]);
 
             expect(refused).to.equal([]);
             expect(elsewhere).to.equal([]);

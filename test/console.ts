@@ -6,7 +6,7 @@ import Lab from '@hapi/lab';
 
 import type { ConsoleApiMode } from '../lib/config';
 import { consoleApiMounted, eventsPath, isLoopback, tokenPath } from '../lib/console';
-import { maxBodyChars, maxBufferedBytes, scrub, type RequestEvent, type RequestFeed } from '../lib/console/feed';
+import { housekeepingHeader, housekeepingValue, maxBodyChars, maxBufferedBytes, scrub, type RequestEvent, type RequestFeed } from '../lib/console/feed';
 import { adminBearer, bearer, body, testServer } from './helpers/server';
 
 
@@ -510,6 +510,31 @@ describe('the live request log', () => {
         const everything = JSON.stringify(listener.events);
         expect(everything).to.not.contain(admin.authorization.slice('Bearer '.length));
         expect(everything).to.not.contain('eyJ');
+        listener.close();
+    });
+
+    it('marks a request the console page sends as its own housekeeping, which the journal keeps all the same', async () => {
+
+        const listener = new Listener(server);
+        await listener.opened;
+        const admin = adminBearer(server);
+        const marks = [['housekeeping', '?limit=3&offset=7'], ['HOUSEKEEPING', '?limit=3&offset=8'], ['yes', '?limit=3&offset=9'], [null, '?limit=3&offset=10']] as const;
+        for (const [mark, query] of marks) {
+            const headers: Record<string, string> = mark === null ? {} : { [housekeepingHeader]: mark };
+            await (await fetch(`${server.info.uri}/v1/commerce/products${query}`, { headers })).arrayBuffer();
+        }
+
+        await (await fetch(`${server.info.uri}/_faults`, { headers: { ...admin, [housekeepingHeader]: housekeepingValue } })).arrayBuffer();
+        const events = await Promise.all([
+            ...marks.map(([, query]) => listener.next((event) => event.path === '/v1/commerce/products' && event.query === query)),
+            listener.next((event) => event.path === '/_faults')
+        ]);
+        expect(events.map((event) => event.housekeeping)).to.equal([true, undefined, undefined, undefined, true]);
+
+        // Only the log view reads the mark: the data set's journal has the marked request like any other.
+        const counted = await server.inject({ method: 'POST', url: '/_requests/count', headers: admin, payload: { method: 'GET', url: '/v1/commerce/products?limit=3&offset=7' } });
+        expect(counted.statusCode).to.equal(200);
+        expect(body<{ count: number }>(counted).count).to.equal(1);
         listener.close();
     });
 

@@ -1,5 +1,7 @@
 import ChildProcess from 'node:child_process';
 import Crypto from 'node:crypto';
+import Fs from 'node:fs';
+import Os from 'node:os';
 import Path from 'node:path';
 
 import Code from '@hapi/code';
@@ -30,23 +32,28 @@ if (skip) {
 }
 
 
+// Installing the package as a user does needs a venv with pytest from the system and flit_core, the package's build
+// backend, installed offline: Debian's python3-venv, python3-pytest and flit.
+const installer = interpreters.find((candidate) => ChildProcess.spawnSync(candidate, ['-c', 'import ensurepip, flit_core, pytest, venv; ensurepip.version()'], { stdio: 'ignore' }).status === 0);
+const skipInstall = installer === undefined && !ci;
+
+if (skipInstall) {
+    console.log('Skipping the installed pytest plugin test: no python3 with venv, pytest and flit_core (apt-get install python3-venv python3-pytest flit).');
+}
+
+
 interface Run {
     code: number | null;
     output: string;
 }
 
 
-/** Runs the package's pytest suite with the environment given; resolves to its exit code and output. */
-function runPytest(env: NodeJS.ProcessEnv, tests = 'tests'): Promise<Run> {
+/** Runs a command to its end; resolves to its exit code and its output, stdout and stderr together. */
+function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<Run> {
 
-    expect(python, 'CI=true needs python3 with pytest: .ci/run installs python3-pytest').to.exist();
     return new Promise((resolve) => {
 
-        const child = ChildProcess.spawn(python!, ['-m', 'pytest', '-p', 'no:cacheprovider', '-v', tests], {
-            cwd: packageDir,
-            env: { PATH: process.env.PATH, HOME: process.env.HOME, PYTHONPATH: packageDir, PYTHONDONTWRITEBYTECODE: '1', ...env },
-            stdio: ['ignore', 'pipe', 'pipe']
-        });
+        const child = ChildProcess.spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
         let output = '';
         const collect = (chunk: Buffer) => {
 
@@ -58,6 +65,42 @@ function runPytest(env: NodeJS.ProcessEnv, tests = 'tests'): Promise<Run> {
         child.once('close', (code) => resolve({ code, output }));
     });
 }
+
+
+/** Runs the package's pytest suite with the environment given; resolves to its exit code and output. */
+function runPytest(env: NodeJS.ProcessEnv, tests = 'tests'): Promise<Run> {
+
+    expect(python, 'CI=true needs python3 with pytest: .ci/run installs python3-pytest').to.exist();
+    return run(python!, ['-m', 'pytest', '-p', 'no:cacheprovider', '-v', tests], packageDir, {
+        PATH: process.env.PATH, HOME: process.env.HOME, PYTHONPATH: packageDir, PYTHONDONTWRITEBYTECODE: '1', ...env
+    });
+}
+
+
+/** Every file and folder under a folder, as paths relative to it, sorted. */
+function entriesUnder(dir: string): string[] {
+
+    return Fs.readdirSync(dir, { recursive: true, encoding: 'utf8' }).sort();
+}
+
+
+// A user's project: the conftest.py line the testing guide shows, and two tests of its own.
+const userProject = {
+    'conftest.py': 'pytest_plugins = ["localgate_testing.pytest_plugin"]\n',
+    'test_shop.py': [
+        'import pytest',
+        '',
+        '',
+        'def test_the_demo_catalogue_answers(localgate_instance):',
+        '    assert localgate_instance.get("/v1/commerce/products?limit=1").status == 200',
+        '',
+        '',
+        '@pytest.mark.localgate(seed="none")',
+        'def test_an_empty_world_has_no_products(localgate_instance):',
+        '    assert localgate_instance.get("/v1/commerce/products").body["total"] == 0',
+        ''
+    ].join('\n')
+};
 
 
 const passingTests = [
@@ -139,6 +182,87 @@ describe('the pytest plugin of clients/python', { skip }, () => {
         const { code, output } = await runPytest({ LOCALGATE_COMMAND: `${process.execPath} ${binPath} --no-such-flag` });
         expect(code).to.equal(1);
         expect(output).to.contain('RuntimeError: localgate exited with 2 before listening');
+        // The command was the user's own: no advice about npx.
+        expect(output).to.not.contain('LOCALGATE_COMMAND is not set');
     });
 });
 
+
+
+describe('the pytest plugin installed into a virtual environment', { skip: skipInstall }, () => {
+
+    const secret = Crypto.randomBytes(32).toString('hex');
+    let server: SpawnedServer;
+    let scratch: string;
+    let venvPython: string;
+    let project: string;
+
+    // Python as a user's project runs it: only the venv's interpreter, nothing of this repository on its path.
+    const projectEnv = (env: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv => ({ PATH: process.env.PATH, HOME: process.env.HOME, PYTHONDONTWRITEBYTECODE: '1', ...env });
+
+    before(async () => {
+
+        server = await spawnServer({ AUTH_JWT_SECRET: secret }, ['--memory']);
+        scratch = Fs.mkdtempSync(Path.join(Os.tmpdir(), 'localgate-venv-'));
+        venvPython = Path.join(scratch, 'venv', 'bin', 'python');
+        project = Path.join(scratch, 'project');
+        Fs.mkdirSync(project);
+        for (const [name, text] of Object.entries(userProject)) {
+            Fs.writeFileSync(Path.join(project, name), text);
+        }
+    });
+
+    after(async () => {
+
+        await server.stop();
+        Fs.rmSync(scratch, { recursive: true, force: true });
+    });
+
+    it('installs offline with pip, leaving the package folder as it was', { timeout: 180_000 }, async () => {
+
+        expect(installer, 'CI=true needs python3 with venv, pytest and flit_core: .ci/run installs python3-venv, python3-pytest and flit').to.exist();
+        const made = await run(installer!, ['-m', 'venv', '--system-site-packages', Path.join(scratch, 'venv')], scratch, projectEnv());
+        expect(made.code, made.output).to.equal(0);
+
+        const listed = entriesUnder(packageDir);
+        // The machine's own pip settings (indexes, caches) stay out: the install is from the folder alone.
+        const installed = await run(venvPython, ['-m', 'pip', 'install', '--no-index', '--no-build-isolation', packageDir], scratch, projectEnv({ PIP_CONFIG_FILE: Os.devNull, PIP_DISABLE_PIP_VERSION_CHECK: '1' }));
+        expect(installed.code, installed.output).to.equal(0);
+        expect(installed.output).to.contain('Successfully installed localgate-testing-0.1.0');
+        expect(entriesUnder(packageDir)).to.equal(listed);
+    });
+
+    it('runs a project\'s suite with the documented conftest.py, the plugin loaded once', { timeout: 180_000 }, async () => {
+
+        const { code, output } = await run(venvPython, ['-m', 'pytest', '-p', 'no:cacheprovider', '-v'], project, projectEnv({ LOCALGATE_URL: server.url, AUTH_JWT_SECRET: secret }));
+        expect(code, output).to.equal(0);
+        expect(output).to.contain('test_shop.py::test_the_demo_catalogue_answers PASSED');
+        expect(output).to.contain('test_shop.py::test_an_empty_world_has_no_products PASSED');
+        expect(output).to.match(/^=+ 2 passed in /m);
+    });
+
+    it('loads the plugin once however it is named: entry point, conftest.py and -p together', { timeout: 180_000 }, async () => {
+
+        const { code, output } = await run(venvPython, ['-m', 'pytest', '-p', 'no:cacheprovider', '-p', 'localgate_testing.pytest_plugin', '-v'], project, projectEnv({ LOCALGATE_URL: server.url, AUTH_JWT_SECRET: secret }));
+        expect(code, output).to.equal(0);
+        expect(output).to.match(/^=+ 2 passed in /m);
+    });
+
+    it('loads the plugin from conftest.py alone where entry points are turned off', { timeout: 180_000 }, async () => {
+
+        const { code, output } = await run(venvPython, ['-m', 'pytest', '-p', 'no:cacheprovider', '-v'], project, projectEnv({ LOCALGATE_URL: server.url, AUTH_JWT_SECRET: secret, PYTEST_DISABLE_PLUGIN_AUTOLOAD: '1' }));
+        expect(code, output).to.equal(0);
+        expect(output).to.match(/^=+ 2 passed in /m);
+    });
+
+    it('says what to set where the project has no localgate to start', { timeout: 180_000 }, async () => {
+
+        // npm offline: the lookup fails at once, as a registry 404 does, without the network.
+        const { code, output } = await run(venvPython, ['-m', 'pytest', '-p', 'no:cacheprovider'], project, projectEnv({ npm_config_offline: 'true' }));
+        expect(code).to.equal(1);
+        expect(output).to.contain('RuntimeError: localgate exited with 1 before listening (npx --no-install localgate start --memory --port 0)');
+        expect(output).to.contain(`LOCALGATE_COMMAND is not set, so the plugin ran \`npx --no-install localgate\` in ${project}, and npm found no localgate to start there.`);
+        expect(output).to.contain('set LOCALGATE_URL and AUTH_JWT_SECRET to use a server that is running.');
+        expect(output).to.match(/^=+ 2 errors in /m);
+    });
+});

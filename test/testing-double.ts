@@ -106,6 +106,7 @@ describe('the live log', () => {
             info: { id: 'req-9', received: 0, completed: 5 },
             orig: {},
             query: {},
+            headers: {},
             auth: { isAuthenticated: false },
             route: { settings: { auth: { strategies: ['bearer'] } } }
         } as unknown as Request;

@@ -21,6 +21,9 @@ export interface RequestEvent {
     caller: string | null;
     // True when the route reads no credentials (a public one), so no caller is known whatever the client sent.
     public: boolean;
+    // Present when the client marked the request as the console page's own housekeeping: the log view hides it
+    // unless asked. A mark of the view only: the journal keeps such a request as it keeps any other.
+    housekeeping?: true;
     body?: string;
     truncated?: boolean;
     // The fault rule that acted on the request (its id, its words and its hits with this request), and the reply it
@@ -36,6 +39,10 @@ export interface RequestEvent {
 }
 
 export const maxBodyChars = 4096;
+
+// The header, and its one value, with which the console page marks the reads it makes for itself.
+export const housekeepingHeader = 'x-localgate-console';
+export const housekeepingValue = 'housekeeping';
 
 // A listener that stops reading (a stalled tab) misses events rather than growing the server's memory.
 export const maxBufferedBytes = 1024 * 1024;
@@ -141,6 +148,10 @@ export function summarize(request: Request, secrets: string[]): RequestEvent {
         caller: request.auth.isAuthenticated ? String(request.auth.credentials.sub) : null,
         public: isPublic(request)
     };
+
+    if (request.headers[housekeepingHeader] === housekeepingValue) {
+        event.housekeeping = true;
+    }
 
     const fault = request.app.fault;
     if (fault) {

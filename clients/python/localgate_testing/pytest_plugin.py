@@ -1,7 +1,8 @@
 """pytest fixtures for localgate: a server per session (or worker), a fresh instance per test.
 
-Enable it with ``-p localgate_testing.pytest_plugin``, ``pytest_plugins = ["localgate_testing.pytest_plugin"]``
-in a conftest.py, or by installing this folder (its entry point loads it).
+Installing this folder (``pip install``) loads it through its entry point, named as the module, so a conftest's
+``pytest_plugins = ["localgate_testing.pytest_plugin"]`` or ``-p localgate_testing.pytest_plugin`` beside it finds it
+loaded and it loads once.
 
 - ``localgate`` (session): a ``Localgate`` client. With ``LOCALGATE_URL`` and ``AUTH_JWT_SECRET`` set, it uses
   that server; otherwise it starts ``npx --no-install localgate start --memory --port 0`` in the rootdir (or
@@ -28,6 +29,9 @@ from .client import Localgate
 
 _listening = re.compile(r"localgate listening on (http://\S+)")
 _start_timeout_s = float(os.environ.get("LOCALGATE_START_TIMEOUT", "120"))
+_default_command = "npx --no-install localgate"
+# npm's own failure (no localgate installed where pytest runs: a registry 404, or no network), not localgate's.
+_npm_failed = re.compile(r"^npm (?:error|ERR!)", re.MULTILINE)
 
 
 def pytest_configure(config):
@@ -38,7 +42,9 @@ class _Server:
     """A localgate started for the session: its URL once it listens, stopped with its process group."""
 
     def __init__(self, root):
-        command = shlex.split(os.environ.get("LOCALGATE_COMMAND", "npx --no-install localgate")) + ["start", "--memory", "--port", "0"]
+        self.root = root
+        self.default = "LOCALGATE_COMMAND" not in os.environ
+        command = shlex.split(os.environ.get("LOCALGATE_COMMAND", _default_command)) + ["start", "--memory", "--port", "0"]
         self.secret = secrets.token_hex(32)
         env = dict(os.environ, AUTH_JWT_SECRET=self.secret, LOG_LEVEL=os.environ.get("LOCALGATE_LOG_LEVEL", "warn"))
         env.pop("PORT", None)
@@ -67,11 +73,24 @@ class _Server:
                 raise RuntimeError("localgate did not start within %gs (%s):\n%s" % (_start_timeout_s, " ".join(command), "".join(self.output)))
             if line is None:
                 self.process.wait()
-                raise RuntimeError("localgate exited with %s before listening (%s):\n%s" % (self.process.returncode, " ".join(command), "".join(self.output)))
+                output = "".join(self.output)
+                raise RuntimeError("localgate exited with %s before listening (%s):\n%s%s" % (self.process.returncode, " ".join(command), output, self._hint(output)))
             self.output.append(line)
             found = _listening.search(line)
             if found:
                 return found.group(1)
+
+    def _hint(self, output):
+        """What to set where npm, run as the default command, found no localgate to start; nothing otherwise."""
+
+        if not (self.default and _npm_failed.search(output)):
+            return ""
+        return (
+            "\nLOCALGATE_COMMAND is not set, so the plugin ran `%s` in %s, and npm found no localgate to start there. "
+            "Install it there (npm install --save-dev localgate), set LOCALGATE_COMMAND to a command that runs it "
+            "(for example LOCALGATE_COMMAND=\"node path/to/localgate/bin/localgate.js\"), "
+            "or set LOCALGATE_URL and AUTH_JWT_SECRET to use a server that is running." % (_default_command, self.root)
+        )
 
     def stop(self):
         if self.process.poll() is None:
