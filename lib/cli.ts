@@ -69,7 +69,7 @@ const commands: Record<string, Command> = {
     start: {
         synopsis: 'localgate start [--port N] [--host H] [--data-dir D | --memory [--memory-pay]] [--seed demo|none|F.json | --no-seed] [--log-level L]',
         flags: ['port', 'host', 'data-dir', 'memory', 'memory-pay', 'seed', 'no-seed', 'log-level'],
-        explain: 'Starts the service; PORT=0 (or --port 0) picks a free port. --seed (or SEED) names what empty databases get on start: demo (the default), none, or a fixture file such as an export, loaded only while none of the namespaces it fills holds a record (so a restart adds nothing). --memory keeps the databases in memory (the token secret stays in DATA_DIR, so `localgate token` works from another shell); --memory-pay gives it a provisioned pay namespace in memory.'
+        explain: 'Starts the service; PORT=0 (or --port 0) picks a free port. --seed (or SEED) names what empty databases get on start: demo (the default), none, or a fixture file such as an export, loaded only while none of the namespaces it fills holds a record (so a restart adds nothing). --memory keeps the databases in memory (the token secret stays in DATA_DIR, so `npx localgate token` works from another shell); --memory-pay gives it a provisioned pay namespace in memory.'
     },
     migrate: {
         synopsis: 'localgate migrate [--data-dir D]',
@@ -99,7 +99,7 @@ const commands: Record<string, Command> = {
     export: {
         synopsis: 'localgate export [--file F.json] [--data-dir D]',
         flags: ['file', 'data-dir'],
-        explain: 'Writes every record of the configured databases (each namespace where its settings place it, and pay once provisioned) as one fixture file, opened by {"localgate": {"format": 1, "migrations": {...}}}: to F.json, else to standard output; GET /_export on a running server gives the same file. A data directory that does not exist is refused; one without databases gets new, empty ones. `localgate seed --file`, SEED=F.json and POST /_instances load it back.'
+        explain: 'Writes every record of the configured databases (each namespace where its settings place it, and pay once provisioned) as one fixture file, opened by {"localgate": {"format": 1, "migrations": {...}}}: to F.json, else to standard output; GET /_export on a running server gives the same file. A data directory that does not exist is refused; one without databases gets new, empty ones. `npx localgate seed --file`, SEED=F.json and POST /_instances load it back.'
     }
 };
 
@@ -235,7 +235,7 @@ async function migrateAll(settings: Settings, io: Io): Promise<number> {
     const data = await createEngine({ ...settings, seed: false, seedFile: undefined }).openDefault(wallContext());
     try {
         for (const [namespace, health] of Object.entries(await data.health())) {
-            io.out(health.state === 'ready' ? `${namespace}: schema version ${health.schema_version}` : `${namespace}: not provisioned (run \`localgate provision pay\`)`);
+            io.out(health.state === 'ready' ? `${namespace}: schema version ${health.schema_version}` : `${namespace}: not provisioned (run \`npx localgate provision pay\`)`);
         }
     }
     finally {
@@ -308,7 +308,7 @@ async function exportFile(settings: Settings, file: string | undefined, io: Io):
     // without databases gets new, empty (migrated) ones; one that does not exist is refused rather than made, when a
     // database would live there.
     if (settings.storage === 'file' && inDataDir(settings) && !Fs.existsSync(settings.dataDir)) {
-        throw new Error(`there is no data directory ${Path.resolve(settings.dataDir)} to export: name one a server or \`localgate seed\` wrote (--data-dir or DATA_DIR)`);
+        throw new Error(`there is no data directory ${Path.resolve(settings.dataDir)} to export: name one a server or \`npx localgate seed\` wrote (--data-dir or DATA_DIR)`);
     }
 
     const data = await createEngine({ ...settings, seed: false, seedFile: undefined }).openDefault(wallContext());

@@ -59,7 +59,7 @@ describe('the command line', () => {
     it('names the --memory-pay flag when it is given without --memory', async () => {
 
         const res = await run(['start', '--memory-pay']);
-        expect(res).to.equal({ code: 1, stdout: '', stderr: 'localgate: --memory-pay needs storage in memory (--memory or DATA_DIR=:memory:); for files run `localgate provision pay`' });
+        expect(res).to.equal({ code: 1, stdout: '', stderr: 'localgate: --memory-pay needs storage in memory (--memory or DATA_DIR=:memory:); for files run `npx localgate provision pay`' });
     });
 
     it('exits 2 with the usage on an unknown command or flag', async () => {
@@ -298,14 +298,17 @@ describe('the command line', () => {
         await server.stop();
     });
 
-    it('refuses keys that are half set or not shaped like minted ones, naming the setting and printing no key', async () => {
+    it('refuses keys that are half set, empty, too short, too long or not printable, naming the setting and printing no key', async () => {
 
         const dir = tempDir();
         const pair = mintPayKeys();
         const refusals: [NodeJS.ProcessEnv, string][] = [
             [{ PAY_DB_SECRET_KEY: pair.secretKey }, 'localgate: PAY_DB_PUBLISHABLE_KEY must be set together with PAY_DB_SECRET_KEY: set both to record that pair, or neither for a fresh one'],
-            [{ PAY_DB_PUBLISHABLE_KEY: pair.publishableKey, PAY_DB_SECRET_KEY: 'sk_test_123' }, 'localgate: PAY_DB_SECRET_KEY must look like a key localgate mints: sk_local_ and 48 lowercase hex digits'],
-            [{ PAY_DB_PUBLISHABLE_KEY: 'pk_local_x', PAY_DB_SECRET_KEY: pair.secretKey }, 'localgate: PAY_DB_PUBLISHABLE_KEY must look like a key localgate mints: pk_local_ and 32 lowercase hex digits']
+            [{ PAY_DB_PUBLISHABLE_KEY: '', PAY_DB_SECRET_KEY: pair.secretKey }, 'localgate: PAY_DB_PUBLISHABLE_KEY is empty: set it to the key to record, or unset both keys for a fresh pair'],
+            [{ PAY_DB_PUBLISHABLE_KEY: pair.publishableKey, PAY_DB_SECRET_KEY: ' \t ' }, 'localgate: PAY_DB_SECRET_KEY is empty: set it to the key to record, or unset both keys for a fresh pair'],
+            [{ PAY_DB_PUBLISHABLE_KEY: 'pk_1234', PAY_DB_SECRET_KEY: pair.secretKey }, 'localgate: PAY_DB_PUBLISHABLE_KEY is 7 characters long: a key to record has 8 to 1024'],
+            [{ PAY_DB_PUBLISHABLE_KEY: pair.publishableKey, PAY_DB_SECRET_KEY: `sk_${'x'.repeat(1022)}` }, 'localgate: PAY_DB_SECRET_KEY is 1025 characters long: a key to record has 8 to 1024'],
+            [{ PAY_DB_PUBLISHABLE_KEY: 'pk_live_first\nsecond', PAY_DB_SECRET_KEY: pair.secretKey }, 'localgate: PAY_DB_PUBLISHABLE_KEY holds a control character (a line break, a tab): a key must be printable text']
         ];
 
         for (const [env, stderr] of refusals) {
@@ -313,6 +316,36 @@ describe('the command line', () => {
         }
 
         expect(Fs.readdirSync(dir)).to.equal([]);
+    });
+
+    it('records keys as a hosted project has them, and a server with other keys answers configured false and a 501 that says they do not match', async () => {
+
+        const file = Path.join(tempDir(), 'pay.db');
+        const hosted = { publishableKey: 'sb_publishable_5kPq0-xZ_r9Ln3', secretKey: 'eyJhbGciOiJIUzI1NiJ9.eyJyb2xlIjoic2VydmljZV9yb2xlIn0.k3y$it works' };
+        const env = { PAY_DB_URL: file, PAY_DB_PUBLISHABLE_KEY: hosted.publishableKey, PAY_DB_SECRET_KEY: hosted.secretKey };
+        expect(await run(['provision', 'pay'], env)).to.equal({
+            code: 0,
+            stdout: `PAY_DB_URL=${file}\nPAY_DB_PUBLISHABLE_KEY=${hosted.publishableKey}\nPAY_DB_SECRET_KEY='eyJhbGciOiJIUzI1NiJ9.eyJyb2xlIjoic2VydmljZV9yb2xlIn0.k3y$it works'`,
+            stderr: ''
+        });
+
+        const ready = await testServer({ pay: { url: file, ...hosted } });
+        expect(body(await ready.inject('/v1/pay/status'))).to.equal({ configured: true, schema_ready: true, sections: ['wallet', 'tokens', 'gateway'] });
+        await ready.stop();
+
+        const other = await testServer({ pay: { url: file, ...mintPayKeys() } });
+        expect(body(await other.inject('/v1/pay/status'))).to.equal({ configured: false, schema_ready: false, sections: ['wallet', 'tokens', 'gateway'] });
+        const res = await other.inject('/v1/pay/tokens');
+        expect(res.statusCode).to.equal(501);
+        expect(body(res)).to.equal({
+            statusCode: 501,
+            error: 'Not Implemented',
+            message: 'Pay is not configured: PAY_DB_PUBLISHABLE_KEY and PAY_DB_SECRET_KEY do not match the keys recorded in the pay database; set the pair it was provisioned with, or record these with `npx localgate provision pay`',
+            code: 'pay_not_provisioned',
+            configured: false,
+            schema_ready: false
+        });
+        await other.stop();
     });
 
     it('refuses to provision pay into a database that holds other tables, naming it in one line', async () => {
@@ -368,7 +401,7 @@ describe('the command line', () => {
 
         const missing = await run(['rotate-keys', 'pay', '--data-dir', tempDir()]);
         expect(missing.code).to.equal(1);
-        expect(missing.stderr).to.match(/^localgate: There is no pay database at .*pay\.db: run `localgate provision pay` first$/);
+        expect(missing.stderr).to.match(/^localgate: There is no pay database at .*pay\.db: run `npx localgate provision pay` first$/);
     });
 
     it('leaves the pay.env the README writes out of git', () => {
@@ -482,7 +515,7 @@ describe('the command line', () => {
     it('exports no data directory that does not exist, and makes none', async () => {
 
         const missing = Path.join(tempDir(), 'typo');
-        expect(await run(['export', '--data-dir', missing])).to.equal({ code: 1, stdout: '', stderr: `localgate: there is no data directory ${missing} to export: name one a server or \`localgate seed\` wrote (--data-dir or DATA_DIR)` });
+        expect(await run(['export', '--data-dir', missing])).to.equal({ code: 1, stdout: '', stderr: `localgate: there is no data directory ${missing} to export: name one a server or \`npx localgate seed\` wrote (--data-dir or DATA_DIR)` });
         expect(Fs.existsSync(missing)).to.be.false();
 
         const memory = await run(['export'], { DATA_DIR: ':memory:' });
@@ -493,7 +526,7 @@ describe('the command line', () => {
     it('exports databases placed outside a data directory that does not exist, and makes none', async () => {
 
         const missing = Path.join(tempDir(), 'typo');
-        const refusal = { code: 1, stdout: '', stderr: `localgate: there is no data directory ${missing} to export: name one a server or \`localgate seed\` wrote (--data-dir or DATA_DIR)` };
+        const refusal = { code: 1, stdout: '', stderr: `localgate: there is no data directory ${missing} to export: name one a server or \`npx localgate seed\` wrote (--data-dir or DATA_DIR)` };
         const files = tempDir();
         const placed = { DATA_DIR: missing, COMMERCE_DB_URL: Path.join(files, 'commerce.db'), LOGISTICS_DB_URL: Path.join(files, 'logistics.db'), WEATHER_DB_URL: Path.join(files, 'weather.db') };
         const exported = await run(['export'], placed);

@@ -29,7 +29,7 @@ export function createEngine(settings: Settings): Engine {
 
 /**
  * Creates (or upgrades) the pay database or schema, records a key pair (retiring any earlier one) and returns the
- * three settings: the pair given, which must look like a minted one, or a fresh one when none is given. Refuses a
+ * three settings: the pair given (printable, 8 to 1024 characters each), or a fresh one when none is given. Refuses a
  * database that holds tables but no pay migrations.
  */
 export async function provisionPay(url: string, database: DatabaseSettings = defaultDatabase, keys: Partial<PayKeys> = {}): Promise<PayCredentials> {
