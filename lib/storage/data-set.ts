@@ -162,7 +162,7 @@ export class NamespacesDataSet implements DataSet {
     }
 
     /** A fixture checked and made into rows, per namespace, by the kind of transaction that stores them; pay's go to its records. */
-    protected fixtureLoads(fixture: unknown, origin: string, pay: RecordsDatabase | null, context = this.context): FixtureLoads {
+    protected fixtureLoads(fixture: unknown, origin: string, pay: RecordsDatabase | null): FixtureLoads {
 
         const loads: FixtureLoads = { counts: {}, waiting: [], immediate: [] };
         const { records } = fixtureBody(fixture, origin, shippedMigrationNames());
@@ -172,7 +172,7 @@ export class NamespacesDataSet implements DataSet {
                 throw new FixtureError(`${origin}: pay: this data set has no pay namespace ready to load wallets into (make the instance with "pay": true, or provision pay)`, 'pay');
             }
 
-            const rows = fixtureRows(namespace, collections, fixtureSpecs[namespace]!, origin, context);
+            const rows = fixtureRows(namespace, collections, fixtureSpecs[namespace]!, origin, this.context);
             loads.counts[namespace] = 0;
             if (database.transactions === 'waiting') {
                 loads.waiting.push({ namespace, database, rows });
