@@ -8,7 +8,8 @@ import { durationSeconds, settingsFromEnvironment, type DatabaseSettings, type F
 import { readFixtureFile } from './fixtures';
 import { createServer } from './index';
 import { packageRoot } from './paths';
-import { createEngine, provisionPay, rotatePayKeys, type PayCredentials } from './storage';
+import { createEngine, provisionPay, rotatePayKeys, seedDefaultDataSet, type PayCredentials } from './storage';
+import { NoPayForFixture } from './storage/data-set';
 
 
 export interface Io {
@@ -27,7 +28,7 @@ Commands:
   rotate-keys pay         record a new pay key pair (the old one stops working) and print the settings
   token [--admin] <subject>  print a bearer token for <subject> (--ttl 1h, 30m, 2d or seconds; at most 365d);
                           --admin adds the role claim the /_instances routes need (subject default: admin)
-  seed --file F.json      load a fixture file {"<namespace>": {"<collection>": [records]}}
+  seed --file F.json      load a fixture file {"<namespace>": {"<collection>": [records]}} (--without-pay: leave its pay records out)
   export [--file F.json]  write every record of the databases as a fixture file (to standard output without --file)
   help [command]          print this, or what a command takes
 
@@ -52,6 +53,7 @@ const options = {
     'log-level': { type: 'string' },
     ttl: { type: 'string' },
     file: { type: 'string' },
+    'without-pay': { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
     version: { type: 'boolean', short: 'v' }
 } as const;
@@ -92,9 +94,9 @@ const commands: Record<string, Command> = {
         explain: 'Prints a bearer token for <subject>, alone on one line, signed with AUTH_JWT_SECRET or the secret a server started on DATA_DIR keeps there (it never makes one). --ttl: seconds, or 30m, 2h, 7d; from 1 second to 365 days; default 1h. --admin adds the claim role: "admin" that the /_instances routes need; its subject defaults to admin.'
     },
     seed: {
-        synopsis: 'localgate seed --file F.json [--data-dir D]',
-        flags: ['file', 'data-dir', 'no-seed'],
-        explain: 'Loads a fixture file of records in the API\'s shape, {"<namespace>": {"<collection>": [records]}}, checked with the API\'s rules; records whose id exists are skipped (a wallet or transaction only when it holds what is stored), any other problem loads nothing and names the record and field. An export loads as it is; one of a newer format or schema is refused.'
+        synopsis: 'localgate seed --file F.json [--without-pay] [--data-dir D]',
+        flags: ['file', 'without-pay', 'data-dir', 'no-seed'],
+        explain: 'Loads a fixture file of records in the API\'s shape, {"<namespace>": {"<collection>": [records]}}, checked with the API\'s rules; records whose id exists are skipped (a wallet or transaction only when it holds what is stored), any other problem loads nothing (and leaves no new database file behind) and names the record and field. An export loads as it is; one of a newer format or schema is refused. Pay records need a provisioned pay database (`npx localgate provision pay`); --without-pay loads the rest and leaves them out.'
     },
     export: {
         synopsis: 'localgate export [--file F.json] [--data-dir D]',
@@ -146,7 +148,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: Io): Prom
             case 'rotate-keys': return await provision(settings, args, io, rotatePayKeys);
             case 'token': return token(settings, args, { ttl: values.ttl, admin }, io);
             case 'export': return await exportFile(settings, values.file, io);
-            default: return await seed(settings, values.file, io);
+            default: return await seed(settings, { file: values.file, withoutPay: values['without-pay'] }, io);
         }
     }
     catch (err) {
@@ -278,8 +280,9 @@ function token(settings: Settings, args: string[], flags: { ttl?: string; admin?
 }
 
 
-async function seed(settings: Settings, file: string | undefined, io: Io): Promise<number> {
+async function seed(settings: Settings, flags: { file?: string; withoutPay?: boolean }, io: Io): Promise<number> {
 
+    const { file, withoutPay } = flags;
     if (!file) {
         throw new UsageError('seed needs --file F.json');
     }
@@ -288,17 +291,39 @@ async function seed(settings: Settings, file: string | undefined, io: Io): Promi
         throw new Error('seed loads into the databases in DATA_DIR: in memory they would vanish when this command exits (give a running server a fixture with POST /_instances)');
     }
 
-    const data = await createEngine({ ...settings, seed: false, seedFile: undefined }).openDefault(wallContext());
+    const path = Path.resolve(file);
+    const fixture = readFixtureFile(path);
+    const load = withoutPay ? leavePayOut(fixture) : fixture;
     try {
-        const path = Path.resolve(file);
-        const counts = await data.loadFixture(readFixtureFile(path), path);
+        const counts = await seedDefaultDataSet(settings, load, path);
         io.out(Object.entries(counts).map(([namespace, count]) => `${namespace}: ${count} records added`).join('\n'));
     }
-    finally {
-        await data.close();
+    catch (err) {
+        if (err instanceof NoPayForFixture) {
+            throw new Error(`${path}: pay: this data set has no pay database ready to load wallets into: run \`npx localgate provision pay\` first and set the PAY_DB_URL, PAY_DB_PUBLISHABLE_KEY and PAY_DB_SECRET_KEY it prints, or load the rest without pay: \`npx localgate seed --file ${shellQuote(file)} --without-pay\``);
+        }
+
+        throw err;
+    }
+
+    if (load !== fixture) {
+        io.out('pay: skipped (--without-pay)');
     }
 
     return 0;
+}
+
+
+// --without-pay leaves a fixture's pay records out; whatever else the file holds is the load's to check.
+function leavePayOut(fixture: unknown): unknown {
+
+    if (typeof fixture !== 'object' || fixture === null || !('pay' in fixture)) {
+        return fixture;
+    }
+
+    const rest: Record<string, unknown> = { ...fixture };
+    delete rest.pay;
+    return rest;
 }
 
 

@@ -11,6 +11,7 @@ import { logFormat, main, ttlSeconds, type Io } from '../lib/cli';
 import { wallContext } from '../lib/clock';
 import { settingsFromEnvironment } from '../lib/config';
 import { mintPayKeys } from '../lib/storage/pay-keys';
+import { absentDatabaseFiles, removeDatabaseFiles } from '../lib/storage/sqlite/files';
 import { PayReadiness } from '../lib/storage/sqlite/pay-readiness';
 import { freshDatabase, skipWithoutPostgres } from './helpers/postgres';
 import { runCli, spawnServer } from './helpers/processes';
@@ -445,6 +446,66 @@ describe('the command line', () => {
         const missing = await run(['seed', '--file', Path.join(dir, 'none.json'), '--data-dir', dir]);
         expect(missing.code).to.equal(1);
         expect(missing.stderr).to.contain('Cannot read fixture');
+    });
+
+    it('refuses pay records without pay by saying to provision it or to pass --without-pay, leaving no new database file behind', async () => {
+
+        const dir = tempDir();
+        const file = Path.join(dir, 'with pay.json');
+        const business = { id: 'b-pier', name: 'Pier Kiosk', category: 'Kiosk', city: 'Harbourside', phone: '+1 207 555 0199' };
+        Fs.writeFileSync(file, JSON.stringify({ commerce: { businesses: [business] }, pay: { wallets: [{ owner_id: 'alice' }] } }));
+        const data = Path.join(dir, 'data');
+        const refused = await run(['seed', '--file', file, '--data-dir', data]);
+        expect(refused).to.equal({
+            code: 1,
+            stdout: '',
+            stderr: `localgate: ${file}: pay: this data set has no pay database ready to load wallets into: run \`npx localgate provision pay\` first and set the PAY_DB_URL, PAY_DB_PUBLISHABLE_KEY and PAY_DB_SECRET_KEY it prints, or load the rest without pay: \`npx localgate seed --file '${file}' --without-pay\``
+        });
+        expect(Fs.existsSync(data)).to.be.false();
+
+        // A data directory that was there keeps what it held; only the databases the refused seed made go.
+        Fs.mkdirSync(data);
+        Fs.writeFileSync(Path.join(data, 'notes.txt'), 'kept');
+        expect((await run(['seed', '--file', file, '--data-dir', data])).code).to.equal(1);
+        expect(Fs.readdirSync(data)).to.equal(['notes.txt']);
+
+        const loaded = await run(['seed', '--file', file, '--data-dir', data, '--without-pay']);
+        expect(loaded).to.equal({ code: 0, stdout: 'commerce: 1 records added\npay: skipped (--without-pay)', stderr: '' });
+        expect(Fs.readdirSync(data).sort()).to.equal(['commerce.db', 'logistics.db', 'notes.txt', 'weather.db']);
+
+        // Without pay records the flag changes nothing; a file that is not an object is the load's to refuse.
+        Fs.writeFileSync(file, JSON.stringify({ commerce: { businesses: [{ ...business, id: 'b-two' }] } }));
+        expect(await run(['seed', '--file', file, '--data-dir', data, '--without-pay'])).to.equal({ code: 0, stdout: 'commerce: 1 records added', stderr: '' });
+        for (const text of ['null', '"pay"', '[]']) {
+            Fs.writeFileSync(file, text);
+            const res = await run(['seed', '--file', file, '--data-dir', data, '--without-pay']);
+            expect(res.code, text).to.equal(1);
+            expect(res.stderr, text).to.startWith(`localgate: ${file}: `);
+        }
+    });
+
+    it('removes only the database files a refused seed made, and a data directory it made only once empty', () => {
+
+        const dir = tempDir();
+        const data = Path.join(dir, 'data');
+        const elsewhere = Path.join(dir, 'elsewhere.db');
+        const settings = settingsFromEnvironment({ DATA_DIR: data, COMMERCE_DB_URL: elsewhere });
+        const absent = absentDatabaseFiles(settings);
+        expect(absent).to.equal([elsewhere, Path.join(data, 'logistics.db'), Path.join(data, 'weather.db'), data]);
+
+        // Another program wrote into the directory meanwhile: it stays, and so does what it wrote.
+        Fs.mkdirSync(data);
+        Fs.writeFileSync(Path.join(data, 'weather.db-wal'), '');
+        Fs.writeFileSync(Path.join(data, 'other.txt'), '');
+        Fs.writeFileSync(elsewhere, '');
+        removeDatabaseFiles(absent);
+        expect(Fs.readdirSync(data)).to.equal(['other.txt']);
+        expect(Fs.existsSync(elsewhere)).to.be.false();
+
+        // A directory never made is nothing to remove.
+        Fs.rmSync(data, { recursive: true });
+        removeDatabaseFiles(absent);
+        expect(Fs.readdirSync(dir)).to.equal([]);
     });
 
     it('exports the databases as a fixture file that seed, SEED and --seed load back', async () => {

@@ -3,7 +3,9 @@ import { openDefaultDataSet } from './default';
 import type { Engine } from './engine';
 import { FixtureImages } from './fixture-images';
 import { chosenPayKeys, type PayCredentials, type PayKeys } from './pay-keys';
+import { wallContext } from '../clock';
 import { createSqliteInstance } from './sqlite/engine';
+import { absentDatabaseFiles, removeDatabaseFiles } from './sqlite/files';
 import { provisionPay as provisionSqlitePay, rotatePayKeys as rotateSqlitePayKeys } from './sqlite/provision';
 
 
@@ -24,6 +26,30 @@ export function createEngine(settings: Settings): Engine {
         openDefault: (context) => openDefaultDataSet(settings, context),
         createInstance: (options) => createSqliteInstance(options, fixtureImages)
     };
+}
+
+
+/**
+ * Loads a fixture into the default data set, as `localgate seed` does, and returns the records added per namespace.
+ * A load refused (or databases that do not open) removes the SQLite files and data directory the attempt created, so
+ * nothing new is left behind.
+ */
+export async function seedDefaultDataSet(settings: Settings, fixture: unknown, origin: string): Promise<Record<string, number>> {
+
+    const absent = absentDatabaseFiles(settings);
+    try {
+        const data = await createEngine({ ...settings, seed: false, seedFile: undefined }).openDefault(wallContext());
+        try {
+            return await data.loadFixture(fixture, origin);
+        }
+        finally {
+            await data.close();
+        }
+    }
+    catch (err) {
+        removeDatabaseFiles(absent);
+        throw err;
+    }
 }
 
 

@@ -21,6 +21,11 @@ export class SqliteInstanceData extends NamespacesDataSet implements InstanceDat
         super(sqlite, memoryPay, context);
     }
 
+    protected override get payAdvice(): string {
+
+        return 'make the instance with "pay": true';
+    }
+
     /** Loads a fixture, all or nothing, before the call returns: every database of an instance is immediate. */
     loadFixtureNow(fixture: unknown, origin: string): void {
 
