@@ -50,7 +50,7 @@ export async function createServer(options: Options = {}): Promise<Server> {
 
     const settings = resolveSettings(options);
     const engine = createEngine(settings);
-    const secret = resolveSecret(settings.jwtSecret, settings.dataDir, settings.keepSecret);
+    const secret = resolveSecret(settings.jwtSecret, settings.dataDir, settings.keepSecret, settings.storage === 'memory');
     const instances = new InstanceRegistry(engine, settings.instanceIdleTtlMs, settings.maxInstances, settings.maxSnapshotMib * 2 ** 20);
 
     // The default data set opens as the server initializes and closes as it stops, so that a server that fails to

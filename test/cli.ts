@@ -260,6 +260,22 @@ describe('the command line', () => {
         expect(res.stderr).to.contain('NULL value in t.a');
     });
 
+    it('names the file of a database that is not one, and the token secret\'s folder that cannot be written in memory', async () => {
+
+        const dir = tempDir();
+        Fs.writeFileSync(Path.join(dir, 'commerce.db'), 'not a database'.repeat(600));
+        expect(await run(['start', '--data-dir', dir, '--port', '0'])).to.equal({ code: 1, stdout: '', stderr: `localgate: ${Path.join(dir, 'commerce.db')}: file is not a database` });
+
+        const file = Path.join(tempDir(), 'plain-file');
+        Fs.writeFileSync(file, '');
+        const memory = await run(['start', '--memory', '--data-dir', Path.join(file, 'data'), '--port', '0']);
+        expect(memory).to.equal({
+            code: 1,
+            stdout: '',
+            stderr: `localgate: the token secret's folder ${file}/data cannot be created or written (ENOTDIR): --memory keeps the databases in memory and the generated token secret there, so that \`npx localgate token\` in another shell works; run where ./data can be written, name a writable folder with --data-dir, or set AUTH_JWT_SECRET`
+        });
+    });
+
     it('refuses a PAY_DB_URL that names no file, for start and provision, creating nothing', async () => {
 
         const dir = tempDir();
@@ -478,9 +494,7 @@ describe('the command line', () => {
         expect(await run(['seed', '--file', file, '--data-dir', data, '--without-pay'])).to.equal({ code: 0, stdout: 'commerce: 1 records added', stderr: '' });
         for (const text of ['null', '"pay"', '[]']) {
             Fs.writeFileSync(file, text);
-            const res = await run(['seed', '--file', file, '--data-dir', data, '--without-pay']);
-            expect(res.code, text).to.equal(1);
-            expect(res.stderr, text).to.startWith(`localgate: ${file}: `);
+            expect(await run(['seed', '--file', file, '--data-dir', data, '--without-pay']), text).to.equal({ code: 1, stdout: '', stderr: `localgate: ${file} must hold an object keyed by namespace` });
         }
     });
 
