@@ -8,7 +8,7 @@ import { durationSeconds, settingsFromEnvironment, type DatabaseSettings, type F
 import { readFixtureFile } from './fixtures';
 import { createServer } from './index';
 import { packageRoot } from './paths';
-import { createEngine, provisionPay, rotatePayKeys, seedDefaultDataSet, type PayCredentials } from './storage';
+import { createEngine, databasesWhere, provisionPay, rotatePayKeys, seedDefaultDataSet, type PayCredentials } from './storage';
 import { NoPayForFixture } from './storage/data-set';
 
 
@@ -210,9 +210,8 @@ async function start(settings: Settings, io: Io): Promise<number> {
         throw err;
     }
 
-    const storage = settings.storage === 'memory' ? 'in memory' : `in ${Path.resolve(settings.dataDir)}`;
-    io.out(`localgate listening on ${server.info.uri} with databases ${storage}`);
-    io.out('Mint a token: npx localgate token <subject>   (or: npm run --silent token -- <subject>)');
+    io.out(`localgate listening on ${server.info.uri} with databases ${await databasesWhere(settings)}`);
+    io.out(`Mint a token: ${tokenCommand(process.cwd())} <subject>`);
     io.out(`Console: ${server.info.uri}/console`);
 
     return await new Promise<number>((resolve) => {
@@ -363,6 +362,17 @@ function inDataDir(settings: Settings): boolean {
     const inside = (file: string) => !/^\.\.(?:[\\/]|$)/.test(Path.relative(dir, Path.resolve(file)));
     const locations = [...Object.values(settings.placements), ...(settings.payLocation ? [settings.payLocation] : [])];
     return locations.some((location) => location.engine === 'sqlite' && (location.file === undefined || inside(location.file)));
+}
+
+
+/**
+ * The token command that runs as typed where the server was started: in localgate's own clone, its script with node
+ * (npx there installs the clone into npm's cache and reads its whole dependency tree first: seconds, not half of one);
+ * anywhere else, npx, which finds the installed package's bin at once.
+ */
+export function tokenCommand(cwd: string): string {
+
+    return Path.resolve(cwd) === packageRoot ? 'node bin/localgate.js token' : 'npx localgate token';
 }
 
 

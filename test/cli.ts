@@ -7,9 +7,11 @@ import Jwt from '@hapi/jwt';
 import Lab from '@hapi/lab';
 
 import { resolveSecret } from '../lib/auth';
-import { logFormat, main, ttlSeconds, type Io } from '../lib/cli';
+import { logFormat, main, tokenCommand, ttlSeconds, type Io } from '../lib/cli';
 import { wallContext } from '../lib/clock';
 import { settingsFromEnvironment } from '../lib/config';
+import { packageRoot } from '../lib/paths';
+import { databasesWhere } from '../lib/storage';
 import { mintPayKeys } from '../lib/storage/pay-keys';
 import { absentDatabaseFiles, removeDatabaseFiles } from '../lib/storage/sqlite/files';
 import { PayReadiness } from '../lib/storage/sqlite/pay-readiness';
@@ -91,7 +93,7 @@ describe('the command line', () => {
         }
 
         expect(io.stdout[0]).to.match(/^localgate listening on http:\/\/127\.0\.0\.1:\d+ with databases in memory$/);
-        expect(io.stdout[1]).to.equal('Mint a token: npx localgate token <subject>   (or: npm run --silent token -- <subject>)');
+        expect(io.stdout[1]).to.equal('Mint a token: node bin/localgate.js token <subject>');
         expect(io.stdout[2]).to.equal(`Console: ${/listening on (\S+)/.exec(io.stdout[0]!)![1]}/console`);
         const url = /listening on (\S+)/.exec(io.stdout[0]!)![1]!;
         expect((await fetch(`${url}/health`)).status).to.equal(200);
@@ -136,7 +138,7 @@ describe('the command line', () => {
             await new Promise((resolve) => setTimeout(resolve, 10));
         }
 
-        expect(io.stdout[1]).to.equal('Mint a token: npx localgate token <subject>   (or: npm run --silent token -- <subject>)');
+        expect(io.stdout[1]).to.equal('Mint a token: node bin/localgate.js token <subject>');
         expect(io.stdout[2]).to.equal(`Console: ${/listening on (\S+)/.exec(io.stdout[0]!)![1]}/console`);
         process.emit('SIGINT', 'SIGINT');
         expect(await stopped).to.equal(0);
@@ -626,6 +628,41 @@ describe('the command line', () => {
         expect(exported.code, exported.stderr).to.equal(0);
         expect(JSON.parse(exported.stdout).logistics.vehicles).to.equal([]);
         expect(Fs.existsSync(missing)).to.be.false();
+    });
+
+    it('names in its banner the PostgreSQL database it serves, and says a database that does not exist does not', { skip: skipWithoutPostgres('the banner of a start on PostgreSQL') }, async () => {
+
+        const database = await freshDatabase();
+        const io = capture();
+        const env = { LOG_LEVEL: 'silent', DATABASE_URL: database.url.replace('postgres://', 'postgres://postgres:hidden@'), AUTH_JWT_SECRET: 'a secret of at least thirty-two bytes' };
+        const stopped = main(['start', '--port', '0', '--no-seed'], env, io);
+        while (io.stdout.length < 3) {
+            await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+
+        process.emit('SIGTERM', 'SIGTERM');
+        expect(await stopped).to.equal(0);
+        await database.drop();
+        expect(io.stdout[0]).to.match(new RegExp(`^localgate listening on http://127\\.0\\.0\\.1:\\d+ with databases on PostgreSQL at 127\\.0\\.0\\.1:5432/${database.name}$`));
+
+        const gone = await run(['start', '--port', '0'], env);
+        expect(gone).to.equal({
+            code: 1,
+            stdout: '',
+            stderr: `localgate: Cannot open the commerce schema on PostgreSQL at 127.0.0.1:5432/${database.name}: The database does not exist on that server: create it (createdb), or name one that does in the URL`
+        });
+    });
+
+    it('says where each namespace keeps its database when they are apart, and which token command runs as typed where it starts', async () => {
+
+        const dir = tempDir();
+        const where = (env: NodeJS.ProcessEnv, flags = {}) => databasesWhere(settingsFromEnvironment({ DATA_DIR: dir, AUTH_JWT_SECRET: 'a secret of at least thirty-two bytes', ...env }, flags));
+        expect(await where({})).to.equal(`in ${dir}`);
+        expect(await where({}, { memory: true })).to.equal('in memory');
+        expect(await where({ COMMERCE_DB_URL: Path.join(dir, 'shop.db'), WEATHER_DB_URL: 'postgres://me:hidden@db.example:5433/forecasts' })).to.equal(`commerce in ${Path.join(dir, 'shop.db')}, logistics in ${dir}, weather on PostgreSQL at db.example:5433/forecasts`);
+
+        expect(tokenCommand(packageRoot)).to.equal('node bin/localgate.js token');
+        expect(tokenCommand(dir)).to.equal('npx localgate token');
     });
 
     it('refuses a SEED that is neither demo, none nor a file, under the name it was given by', async () => {

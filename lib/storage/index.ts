@@ -1,4 +1,6 @@
-import { payLocation, type DatabaseSettings, type Settings } from '../config';
+import Path from 'node:path';
+
+import { payLocation, placedNamespaces, type DatabaseSettings, type Settings } from '../config';
 import { openDefaultDataSet } from './default';
 import type { Engine } from './engine';
 import { FixtureImages } from './fixture-images';
@@ -26,6 +28,27 @@ export function createEngine(settings: Settings): Engine {
         openDefault: (context) => openDefaultDataSet(settings, context),
         createInstance: (options) => createSqliteInstance(options, fixtureImages)
     };
+}
+
+
+/**
+ * Where the settings keep the namespaces' databases, in words for the start banner: in memory, in a directory or file,
+ * or on a PostgreSQL database (host, port and name, never a password); one place for all, else each namespace's.
+ */
+export async function databasesWhere(settings: Settings): Promise<string> {
+
+    const places: string[] = [];
+    for (const namespace of placedNamespaces) {
+        const location = settings.placements[namespace];
+        if (location.engine === 'postgres') {
+            places.push(`on PostgreSQL at ${(await import('./postgres/migrate')).describeUrl(location.url)}`);
+        }
+        else {
+            places.push(location.file ? `in ${Path.resolve(location.file)}` : (settings.storage === 'memory' ? 'in memory' : `in ${Path.resolve(settings.dataDir)}`));
+        }
+    }
+
+    return new Set(places).size === 1 ? places[0]! : placedNamespaces.map((namespace, index) => `${namespace} ${places[index]}`).join(', ');
 }
 
 
