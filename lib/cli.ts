@@ -145,7 +145,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: Io): Prom
             case 'migrate': return await migrateAll(settings, io);
             // The pair set for a server is the pair recorded, so that the server needs no restart to be ready.
             case 'provision': return await provision(settings, args, io, (url, database) => provisionPay(url, database, settings.pay));
-            case 'rotate-keys': return await provision(settings, args, io, rotatePayKeys);
+            case 'rotate-keys': return await provision(settings, args, io, rotatePayKeys, true);
             case 'token': return token(settings, args, { ttl: values.ttl, admin }, io);
             case 'export': return await exportFile(settings, values.file, io);
             default: return await seed(settings, { file: values.file, withoutPay: values['without-pay'] }, io);
@@ -247,7 +247,7 @@ async function migrateAll(settings: Settings, io: Io): Promise<number> {
 }
 
 
-async function provision(settings: Settings, args: string[], io: Io, record: (url: string, database: DatabaseSettings) => Promise<PayCredentials>): Promise<number> {
+async function provision(settings: Settings, args: string[], io: Io, record: (url: string, database: DatabaseSettings) => Promise<PayCredentials>, rotated = false): Promise<number> {
 
     if (args.length !== 1 || args[0] !== 'pay') {
         throw new UsageError('provision and rotate-keys take one namespace: pay');
@@ -262,7 +262,23 @@ async function provision(settings: Settings, args: string[], io: Io, record: (ur
         io.out(`${name}=${shellQuote(value)}`);
     }
 
+    io.err(`localgate: ${nextStep(settings, rotated)}`);
     return 0;
+}
+
+
+// What a user does with the printed settings, on standard error so that the three lines alone go to a file.
+function nextStep(settings: Settings, rotated: boolean): string {
+
+    const { url, publishableKey, secretKey } = settings.pay;
+    if (!rotated && url && publishableKey && secretKey) {
+        return 'recorded the keys of this environment: a server running with these three settings serves pay from its next request, without a restart';
+    }
+
+    const restart = 'save the three lines (`> pay.env`), then start the server with them: `set -a; . ./pay.env; set +a; npm start`';
+    return rotated ?
+        `the old keys stopped working: a running server needs the new ones; ${restart}` :
+        `a server serves pay once it has these three settings; a running one needs a restart with them: ${restart}`;
 }
 
 

@@ -298,6 +298,7 @@ describe('the command line', () => {
         expect(lines).to.have.length(3);
         expect(lines[0]).to.equal(`PAY_DB_URL=${Path.join(dir, 'pay.db')}`);
         expect(lines[1]).to.match(/^PAY_DB_PUBLISHABLE_KEY=pk_local_[0-9a-f]{32}$/);
+        expect(res.stderr).to.equal('localgate: a server serves pay once it has these three settings; a running one needs a restart with them: save the three lines (`> pay.env`), then start the server with them: `set -a; . ./pay.env; set +a; npm start`');
         expect(lines[2]).to.match(/^PAY_DB_SECRET_KEY=sk_local_[0-9a-f]{48}$/);
     });
 
@@ -311,7 +312,7 @@ describe('the command line', () => {
 
         const env = { PAY_DB_URL: file, PAY_DB_PUBLISHABLE_KEY: pair.publishableKey, PAY_DB_SECRET_KEY: pair.secretKey };
         const res = await run(['provision', 'pay'], env);
-        expect(res).to.equal({ code: 0, stdout: `PAY_DB_URL=${file}\nPAY_DB_PUBLISHABLE_KEY=${pair.publishableKey}\nPAY_DB_SECRET_KEY=${pair.secretKey}`, stderr: '' });
+        expect(res).to.equal({ code: 0, stdout: `PAY_DB_URL=${file}\nPAY_DB_PUBLISHABLE_KEY=${pair.publishableKey}\nPAY_DB_SECRET_KEY=${pair.secretKey}`, stderr: 'localgate: recorded the keys of this environment: a server running with these three settings serves pay from its next request, without a restart' });
         expect(body(await server.inject('/v1/pay/status'))).to.equal({ configured: true, schema_ready: true, sections: ['wallet', 'tokens', 'gateway'] });
         expect((await server.inject({ url: '/v1/pay/tokens/MIT', headers: bearer(server, 'alice') })).statusCode).to.equal(200);
         await server.stop();
@@ -345,7 +346,7 @@ describe('the command line', () => {
         expect(await run(['provision', 'pay'], env)).to.equal({
             code: 0,
             stdout: `PAY_DB_URL=${file}\nPAY_DB_PUBLISHABLE_KEY=${hosted.publishableKey}\nPAY_DB_SECRET_KEY='eyJhbGciOiJIUzI1NiJ9.eyJyb2xlIjoic2VydmljZV9yb2xlIn0.k3y$it works'`,
-            stderr: ''
+            stderr: 'localgate: recorded the keys of this environment: a server running with these three settings serves pay from its next request, without a restart'
         });
 
         const ready = await testServer({ pay: { url: file, ...hosted } });
@@ -407,6 +408,7 @@ describe('the command line', () => {
         const first = settings(await run(['provision', 'pay', '--data-dir', dir]));
         const rotated = await run(['rotate-keys', 'pay', '--data-dir', dir]);
         expect(rotated.code).to.equal(0);
+        expect(rotated.stderr).to.equal('localgate: the old keys stopped working: a running server needs the new ones; save the three lines (`> pay.env`), then start the server with them: `set -a; . ./pay.env; set +a; npm start`');
         const second = settings(rotated);
         expect(second.PAY_DB_URL).to.equal(first.PAY_DB_URL);
         expect(second.PAY_DB_SECRET_KEY).to.match(/^sk_local_[0-9a-f]{48}$/);
