@@ -32,7 +32,7 @@ Commands:
   export [--file F.json]  write every record of the databases as a fixture file (to standard output without --file)
   help [command]          print this, or what a command takes
 
-Options: --version, --help (also after a command: localgate token --help)
+Options: --version, --help (also after a command: npx localgate token --help)
 Settings are read from the environment too:
   service     PORT, HOST, DATA_DIR, AUTH_JWT_SECRET, SEED (demo, none or a fixture file), CORS_ORIGINS, DRAIN_TIMEOUT_MS, CONSOLE_API,
               VALIDATE_RESPONSES, LOG_LEVEL, LOG_FORMAT (auto: pretty lines on a terminal, else json; json; pretty)
@@ -286,7 +286,7 @@ function token(settings: Settings, args: string[], flags: { ttl?: string; admin?
 
     const subject = args.length === 1 ? args[0]!.trim() : (flags.admin && !args.length ? 'admin' : '');
     if (!subject) {
-        throw new UsageError('token takes exactly one subject, for example: localgate token alice');
+        throw new UsageError('token takes exactly one subject, for example: npx localgate token alice');
     }
 
     const secret = existingSecret(settings.jwtSecret, settings.dataDir);

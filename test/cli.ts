@@ -188,7 +188,9 @@ describe('the command line', () => {
 
     it('refuses a token command without exactly one subject or with a bad ttl', async () => {
 
-        expect((await run(['token'])).code).to.equal(2);
+        const none = await run(['token']);
+        expect(none.code).to.equal(2);
+        expect(none.stderr.split('\n')[0]).to.equal('localgate: token takes exactly one subject, for example: npx localgate token alice');
         expect((await run(['token', 'a', 'b'])).code).to.equal(2);
         expect((await run(['token', ' '])).code).to.equal(2);
         const ttl = await run(['token', 'alice', '--ttl', 'forever', '--memory'], { AUTH_JWT_SECRET: 'q'.repeat(40) });
