@@ -270,8 +270,9 @@ async function provision(settings: Settings, args: string[], io: Io, record: (ur
 // What a user does with the printed settings, on standard error so that the three lines alone go to a file.
 function nextStep(settings: Settings, rotated: boolean): string {
 
-    const { url, publishableKey, secretKey } = settings.pay;
-    if (!rotated && url && publishableKey && secretKey) {
+    // The keys were both recorded from the environment, or neither: provisioning refuses half a pair.
+    const { url, publishableKey } = settings.pay;
+    if (!rotated && url && publishableKey) {
         return 'recorded the keys of this environment: a server running with these three settings serves pay from its next request, without a restart';
     }
 

@@ -509,13 +509,14 @@ describe('the command line', () => {
         const dir = tempDir();
         const data = Path.join(dir, 'data');
         const elsewhere = Path.join(dir, 'elsewhere.db');
-        const settings = settingsFromEnvironment({ DATA_DIR: data, COMMERCE_DB_URL: elsewhere });
+        // A namespace on PostgreSQL makes no file.
+        const settings = settingsFromEnvironment({ DATA_DIR: data, COMMERCE_DB_URL: elsewhere, WEATHER_DB_URL: 'postgres://127.0.0.1:1/none', AUTH_JWT_SECRET: 'a secret of at least thirty-two bytes' });
         const absent = absentDatabaseFiles(settings);
-        expect(absent).to.equal([elsewhere, Path.join(data, 'logistics.db'), Path.join(data, 'weather.db'), data]);
+        expect(absent).to.equal([elsewhere, Path.join(data, 'logistics.db'), data]);
 
         // Another program wrote into the directory meanwhile: it stays, and so does what it wrote.
         Fs.mkdirSync(data);
-        Fs.writeFileSync(Path.join(data, 'weather.db-wal'), '');
+        Fs.writeFileSync(Path.join(data, 'logistics.db-wal'), '');
         Fs.writeFileSync(Path.join(data, 'other.txt'), '');
         Fs.writeFileSync(elsewhere, '');
         removeDatabaseFiles(absent);

@@ -65,7 +65,7 @@ const requireSchema: Lifecycle.Method = async (request, h) => {
     const pay = dataOf(request).pay;
     const store = await pay.store();
     if (!store) {
-        const gap = (await pay.status()).configured ? 'no_schema' : (await pay.keysDiffer() ? 'keys_differ' : 'unconfigured');
+        const gap = (await pay.status()).configured ? 'no_schema' : (await pay.keysDiffer?.() ? 'keys_differ' : 'unconfigured');
         throw notProvisioned(gap);
     }
 

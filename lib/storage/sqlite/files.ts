@@ -3,7 +3,7 @@ import Path from 'node:path';
 
 import { placedNamespaces, SettingError, type Settings } from '../../config';
 import { migrate, namespaceMigrations } from './migrate';
-import { closeDatabase, memory, openDatabase, quickCheck, type Database, type OpenOptions } from './open';
+import { closeDatabase, openDatabase, quickCheck, type Database, type OpenOptions } from './open';
 
 
 /** Where a namespace's database file lives in a data directory. */
@@ -56,7 +56,7 @@ export function absentDatabaseFiles(settings: Pick<Settings, 'placements' | 'dat
     const files = placedNamespaces.flatMap((namespace) => {
 
         const location = settings.placements[namespace];
-        return location.engine === 'sqlite' && location.file !== memory ? [location.file ?? namespaceFile(settings.dataDir, namespace)] : [];
+        return location.engine === 'sqlite' ? [location.file ?? namespaceFile(settings.dataDir, namespace)] : [];
     });
 
     return [...files, Path.resolve(settings.dataDir)].filter((path) => !Fs.existsSync(path));

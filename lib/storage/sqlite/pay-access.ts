@@ -37,11 +37,6 @@ export class MemoryPay implements PayAccess, PayDatabase, ImmediateRecords {
         return Promise.resolve({ configured: true, schema_ready: true, sections });
     }
 
-    keysDiffer(): Promise<boolean> {
-
-        return Promise.resolve(false);
-    }
-
     schemaVersion(): Promise<number> {
 
         return Promise.resolve(schemaVersion(this.db));
@@ -112,11 +107,6 @@ export class NoPay implements PayAccess, PayDatabase {
     status(): Promise<PayStatus> {
 
         return Promise.resolve(emptyPay);
-    }
-
-    keysDiffer(): Promise<boolean> {
-
-        return Promise.resolve(false);
     }
 
     schemaVersion(): Promise<null> {
