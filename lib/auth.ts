@@ -19,7 +19,7 @@ const clockSkewSec = 30;
 
 
 /** The HS256 secret: the configured one, else one generated once and kept in the data directory (or, when not kept, in memory). */
-export function resolveSecret(configured: string | undefined, dataDir: string, keep: boolean): string {
+export function resolveSecret(configured: string | undefined, dataDir: string, keep: boolean, inMemory = false): string {
 
     if (configured) {
         return configured;
@@ -34,7 +34,7 @@ export function resolveSecret(configured: string | undefined, dataDir: string, k
         Fs.mkdirSync(dataDir, { recursive: true });
     }
     catch (err) {
-        throw new SettingError('DATA_DIR', `is not a readable and writable directory: ${dataDir} (${(err as NodeJS.ErrnoException).code})`);
+        throw unwritableSecretDir(dataDir, err, inMemory);
     }
 
     const file = Path.join(dataDir, secretFile);
@@ -43,11 +43,23 @@ export function resolveSecret(configured: string | undefined, dataDir: string, k
     }
     catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') {
-            throw err;
+            throw unwritableSecretDir(dataDir, err, inMemory);
         }
     }
 
     return keptSecret(file, Fs.readFileSync(file, 'utf8'));
+}
+
+
+// One line naming the folder the secret cannot be kept in: DATA_DIR's, or in memory the folder kept for the secret alone.
+function unwritableSecretDir(dataDir: string, err: unknown, inMemory: boolean): Error {
+
+    const code = (err as NodeJS.ErrnoException).code;
+    if (!inMemory) {
+        return new SettingError('DATA_DIR', `is not a readable and writable directory: ${dataDir} (${code})`);
+    }
+
+    return new Error(`the token secret's folder ${Path.resolve(dataDir)} cannot be created or written (${code}): --memory keeps the databases in memory and the generated token secret there, so that \`npx localgate token\` in another shell works; run where ./data can be written, name a writable folder with --data-dir, or set AUTH_JWT_SECRET`);
 }
 
 

@@ -8,7 +8,8 @@ import { durationSeconds, settingsFromEnvironment, type DatabaseSettings, type F
 import { readFixtureFile } from './fixtures';
 import { createServer } from './index';
 import { packageRoot } from './paths';
-import { createEngine, provisionPay, rotatePayKeys, type PayCredentials } from './storage';
+import { createEngine, databasesWhere, provisionPay, rotatePayKeys, seedDefaultDataSet, type PayCredentials } from './storage';
+import { NoPayForFixture } from './storage/data-set';
 
 
 export interface Io {
@@ -27,11 +28,11 @@ Commands:
   rotate-keys pay         record a new pay key pair (the old one stops working) and print the settings
   token [--admin] <subject>  print a bearer token for <subject> (--ttl 1h, 30m, 2d or seconds; at most 365d);
                           --admin adds the role claim the /_instances routes need (subject default: admin)
-  seed --file F.json      load a fixture file {"<namespace>": {"<collection>": [records]}}
+  seed --file F.json      load a fixture file {"<namespace>": {"<collection>": [records]}} (--without-pay: leave its pay records out)
   export [--file F.json]  write every record of the databases as a fixture file (to standard output without --file)
   help [command]          print this, or what a command takes
 
-Options: --version, --help (also after a command: localgate token --help)
+Options: --version, --help (also after a command: npx localgate token --help)
 Settings are read from the environment too:
   service     PORT, HOST, DATA_DIR, AUTH_JWT_SECRET, SEED (demo, none or a fixture file), CORS_ORIGINS, DRAIN_TIMEOUT_MS, CONSOLE_API,
               VALIDATE_RESPONSES, LOG_LEVEL, LOG_FORMAT (auto: pretty lines on a terminal, else json; json; pretty)
@@ -52,6 +53,7 @@ const options = {
     'log-level': { type: 'string' },
     ttl: { type: 'string' },
     file: { type: 'string' },
+    'without-pay': { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
     version: { type: 'boolean', short: 'v' }
 } as const;
@@ -69,7 +71,7 @@ const commands: Record<string, Command> = {
     start: {
         synopsis: 'localgate start [--port N] [--host H] [--data-dir D | --memory [--memory-pay]] [--seed demo|none|F.json | --no-seed] [--log-level L]',
         flags: ['port', 'host', 'data-dir', 'memory', 'memory-pay', 'seed', 'no-seed', 'log-level'],
-        explain: 'Starts the service; PORT=0 (or --port 0) picks a free port. --seed (or SEED) names what empty databases get on start: demo (the default), none, or a fixture file such as an export, loaded only while none of the namespaces it fills holds a record (so a restart adds nothing). --memory keeps the databases in memory (the token secret stays in DATA_DIR, so `localgate token` works from another shell); --memory-pay gives it a provisioned pay namespace in memory.'
+        explain: 'Starts the service; PORT=0 (or --port 0) picks a free port. --seed (or SEED) names what empty databases get on start: demo (the default), none, or a fixture file such as an export, loaded only while none of the namespaces it fills holds a record (so a restart adds nothing). --memory keeps the databases in memory (the token secret stays in DATA_DIR, so `npx localgate token` works from another shell); --memory-pay gives it a provisioned pay namespace in memory.'
     },
     migrate: {
         synopsis: 'localgate migrate [--data-dir D]',
@@ -92,14 +94,14 @@ const commands: Record<string, Command> = {
         explain: 'Prints a bearer token for <subject>, alone on one line, signed with AUTH_JWT_SECRET or the secret a server started on DATA_DIR keeps there (it never makes one). --ttl: seconds, or 30m, 2h, 7d; from 1 second to 365 days; default 1h. --admin adds the claim role: "admin" that the /_instances routes need; its subject defaults to admin.'
     },
     seed: {
-        synopsis: 'localgate seed --file F.json [--data-dir D]',
-        flags: ['file', 'data-dir', 'no-seed'],
-        explain: 'Loads a fixture file of records in the API\'s shape, {"<namespace>": {"<collection>": [records]}}, checked with the API\'s rules; records whose id exists are skipped (a wallet or transaction only when it holds what is stored), any other problem loads nothing and names the record and field. An export loads as it is; one of a newer format or schema is refused.'
+        synopsis: 'localgate seed --file F.json [--without-pay] [--data-dir D]',
+        flags: ['file', 'without-pay', 'data-dir', 'no-seed'],
+        explain: 'Loads a fixture file of records in the API\'s shape, {"<namespace>": {"<collection>": [records]}}, checked with the API\'s rules; records whose id exists are skipped (a wallet or transaction only when it holds what is stored), any other problem loads nothing (and leaves no new database file behind) and names the record and field. An export loads as it is; one of a newer format or schema is refused. Pay records need a provisioned pay database (`npx localgate provision pay`); --without-pay loads the rest and leaves them out.'
     },
     export: {
         synopsis: 'localgate export [--file F.json] [--data-dir D]',
         flags: ['file', 'data-dir'],
-        explain: 'Writes every record of the configured databases (each namespace where its settings place it, and pay once provisioned) as one fixture file, opened by {"localgate": {"format": 1, "migrations": {...}}}: to F.json, else to standard output; GET /_export on a running server gives the same file. A data directory that does not exist is refused; one without databases gets new, empty ones. `localgate seed --file`, SEED=F.json and POST /_instances load it back.'
+        explain: 'Writes every record of the configured databases (each namespace where its settings place it, and pay once provisioned) as one fixture file, opened by {"localgate": {"format": 1, "migrations": {...}}}: to F.json, else to standard output; GET /_export on a running server gives the same file. A data directory that does not exist is refused; one without databases gets new, empty ones. `npx localgate seed --file`, SEED=F.json and POST /_instances load it back.'
     }
 };
 
@@ -143,10 +145,10 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: Io): Prom
             case 'migrate': return await migrateAll(settings, io);
             // The pair set for a server is the pair recorded, so that the server needs no restart to be ready.
             case 'provision': return await provision(settings, args, io, (url, database) => provisionPay(url, database, settings.pay));
-            case 'rotate-keys': return await provision(settings, args, io, rotatePayKeys);
+            case 'rotate-keys': return await provision(settings, args, io, rotatePayKeys, true);
             case 'token': return token(settings, args, { ttl: values.ttl, admin }, io);
             case 'export': return await exportFile(settings, values.file, io);
-            default: return await seed(settings, values.file, io);
+            default: return await seed(settings, { file: values.file, withoutPay: values['without-pay'] }, io);
         }
     }
     catch (err) {
@@ -208,9 +210,8 @@ async function start(settings: Settings, io: Io): Promise<number> {
         throw err;
     }
 
-    const storage = settings.storage === 'memory' ? 'in memory' : `in ${Path.resolve(settings.dataDir)}`;
-    io.out(`localgate listening on ${server.info.uri} with databases ${storage}`);
-    io.out('Mint a token: npx localgate token <subject>   (or: npm run --silent token -- <subject>)');
+    io.out(`localgate listening on ${server.info.uri} with databases ${await databasesWhere(settings)}`);
+    io.out(`Mint a token: ${tokenCommand(process.cwd())} <subject>`);
     io.out(`Console: ${server.info.uri}/console`);
 
     return await new Promise<number>((resolve) => {
@@ -235,7 +236,7 @@ async function migrateAll(settings: Settings, io: Io): Promise<number> {
     const data = await createEngine({ ...settings, seed: false, seedFile: undefined }).openDefault(wallContext());
     try {
         for (const [namespace, health] of Object.entries(await data.health())) {
-            io.out(health.state === 'ready' ? `${namespace}: schema version ${health.schema_version}` : `${namespace}: not provisioned (run \`localgate provision pay\`)`);
+            io.out(health.state === 'ready' ? `${namespace}: schema version ${health.schema_version}` : `${namespace}: not provisioned (run \`npx localgate provision pay\`)`);
         }
     }
     finally {
@@ -246,7 +247,7 @@ async function migrateAll(settings: Settings, io: Io): Promise<number> {
 }
 
 
-async function provision(settings: Settings, args: string[], io: Io, record: (url: string, database: DatabaseSettings) => Promise<PayCredentials>): Promise<number> {
+async function provision(settings: Settings, args: string[], io: Io, record: (url: string, database: DatabaseSettings) => Promise<PayCredentials>, rotated = false): Promise<number> {
 
     if (args.length !== 1 || args[0] !== 'pay') {
         throw new UsageError('provision and rotate-keys take one namespace: pay');
@@ -261,7 +262,24 @@ async function provision(settings: Settings, args: string[], io: Io, record: (ur
         io.out(`${name}=${shellQuote(value)}`);
     }
 
+    io.err(`localgate: ${nextStep(settings, rotated)}`);
     return 0;
+}
+
+
+// What a user does with the printed settings, on standard error so that the three lines alone go to a file.
+function nextStep(settings: Settings, rotated: boolean): string {
+
+    // The keys were both recorded from the environment, or neither: provisioning refuses half a pair.
+    const { url, publishableKey } = settings.pay;
+    if (!rotated && url && publishableKey) {
+        return 'recorded the keys of this environment: a server running with these three settings serves pay from its next request, without a restart';
+    }
+
+    const restart = 'save the three lines (`> pay.env`), then start the server with them: `set -a; . ./pay.env; set +a; npm start`';
+    return rotated ?
+        `the old keys stopped working: a running server needs the new ones; ${restart}` :
+        `a server serves pay once it has these three settings; a running one needs a restart with them: ${restart}`;
 }
 
 
@@ -269,7 +287,7 @@ function token(settings: Settings, args: string[], flags: { ttl?: string; admin?
 
     const subject = args.length === 1 ? args[0]!.trim() : (flags.admin && !args.length ? 'admin' : '');
     if (!subject) {
-        throw new UsageError('token takes exactly one subject, for example: localgate token alice');
+        throw new UsageError('token takes exactly one subject, for example: npx localgate token alice');
     }
 
     const secret = existingSecret(settings.jwtSecret, settings.dataDir);
@@ -278,8 +296,9 @@ function token(settings: Settings, args: string[], flags: { ttl?: string; admin?
 }
 
 
-async function seed(settings: Settings, file: string | undefined, io: Io): Promise<number> {
+async function seed(settings: Settings, flags: { file?: string; withoutPay?: boolean }, io: Io): Promise<number> {
 
+    const { file, withoutPay } = flags;
     if (!file) {
         throw new UsageError('seed needs --file F.json');
     }
@@ -288,17 +307,39 @@ async function seed(settings: Settings, file: string | undefined, io: Io): Promi
         throw new Error('seed loads into the databases in DATA_DIR: in memory they would vanish when this command exits (give a running server a fixture with POST /_instances)');
     }
 
-    const data = await createEngine({ ...settings, seed: false, seedFile: undefined }).openDefault(wallContext());
+    const path = Path.resolve(file);
+    const fixture = readFixtureFile(path);
+    const load = withoutPay ? leavePayOut(fixture) : fixture;
     try {
-        const path = Path.resolve(file);
-        const counts = await data.loadFixture(readFixtureFile(path), path);
+        const counts = await seedDefaultDataSet(settings, load, path);
         io.out(Object.entries(counts).map(([namespace, count]) => `${namespace}: ${count} records added`).join('\n'));
     }
-    finally {
-        await data.close();
+    catch (err) {
+        if (err instanceof NoPayForFixture) {
+            throw new Error(`${path}: pay: this data set has no pay database ready to load wallets into: run \`npx localgate provision pay\` first and set the PAY_DB_URL, PAY_DB_PUBLISHABLE_KEY and PAY_DB_SECRET_KEY it prints, or load the rest without pay: \`npx localgate seed --file ${shellQuote(file)} --without-pay\``);
+        }
+
+        throw err;
+    }
+
+    if (load !== fixture) {
+        io.out('pay: skipped (--without-pay)');
     }
 
     return 0;
+}
+
+
+// --without-pay leaves a fixture's pay records out; whatever else the file holds is the load's to check.
+function leavePayOut(fixture: unknown): unknown {
+
+    if (typeof fixture !== 'object' || fixture === null || !('pay' in fixture)) {
+        return fixture;
+    }
+
+    const rest: Record<string, unknown> = { ...fixture };
+    delete rest.pay;
+    return rest;
 }
 
 
@@ -308,7 +349,7 @@ async function exportFile(settings: Settings, file: string | undefined, io: Io):
     // without databases gets new, empty (migrated) ones; one that does not exist is refused rather than made, when a
     // database would live there.
     if (settings.storage === 'file' && inDataDir(settings) && !Fs.existsSync(settings.dataDir)) {
-        throw new Error(`there is no data directory ${Path.resolve(settings.dataDir)} to export: name one a server or \`localgate seed\` wrote (--data-dir or DATA_DIR)`);
+        throw new Error(`there is no data directory ${Path.resolve(settings.dataDir)} to export: name one a server or \`npx localgate seed\` wrote (--data-dir or DATA_DIR)`);
     }
 
     const data = await createEngine({ ...settings, seed: false, seedFile: undefined }).openDefault(wallContext());
@@ -338,6 +379,17 @@ function inDataDir(settings: Settings): boolean {
     const inside = (file: string) => !/^\.\.(?:[\\/]|$)/.test(Path.relative(dir, Path.resolve(file)));
     const locations = [...Object.values(settings.placements), ...(settings.payLocation ? [settings.payLocation] : [])];
     return locations.some((location) => location.engine === 'sqlite' && (location.file === undefined || inside(location.file)));
+}
+
+
+/**
+ * The token command that runs as typed where the server was started: in localgate's own clone, its script with node
+ * (npx there installs the clone into npm's cache and reads its whole dependency tree first: seconds, not half of one);
+ * anywhere else, npx, which finds the installed package's bin at once.
+ */
+export function tokenCommand(cwd: string): string {
+
+    return Path.resolve(cwd) === packageRoot ? 'node bin/localgate.js token' : 'npx localgate token';
 }
 
 

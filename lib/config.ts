@@ -145,8 +145,9 @@ export const settingsSchema = Joi.object<Settings>({
                 return helpers.error('url.file');
             }
         }).messages({ 'url.file': '{{#label}} must be a postgres:// URL, a path, a file: URL on this machine, or :memory:' }).label('PAY_DB_URL'),
-        publishableKey: optionalText.label('PAY_DB_PUBLISHABLE_KEY'),
-        secretKey: optionalText.label('PAY_DB_SECRET_KEY')
+        // An empty key stays empty, not unset: pay stays unconfigured, and `provision pay` refuses it by name.
+        publishableKey: Joi.string().trim().allow('').label('PAY_DB_PUBLISHABLE_KEY'),
+        secretKey: Joi.string().trim().allow('').label('PAY_DB_SECRET_KEY')
     }).default({}),
     databaseUrl: optionalText.custom((value: string, helpers) => {
 
@@ -178,7 +179,7 @@ export const settingsSchema = Joi.object<Settings>({
     fixtureCacheMib: Joi.number().integer().min(0).default(64).label('FIXTURE_CACHE_MIB'),
     memoryPay: Joi.boolean().default(false).when('storage', {
         is: 'file',
-        then: Joi.valid(false).messages({ 'any.only': '{{#label}} needs storage in memory (--memory or DATA_DIR=:memory:); for files run `localgate provision pay`' })
+        then: Joi.valid(false).messages({ 'any.only': '{{#label}} needs storage in memory (--memory or DATA_DIR=:memory:); for files run `npx localgate provision pay`' })
     }).label('MEMORY_PAY'),
     consoleApi: Joi.string().valid(...consoleApiModes).default('auto').label('CONSOLE_API'),
     // The request journal of each data set: entries kept (0 turns it off), the body bytes an entry keeps, and the

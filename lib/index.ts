@@ -50,7 +50,7 @@ export async function createServer(options: Options = {}): Promise<Server> {
 
     const settings = resolveSettings(options);
     const engine = createEngine(settings);
-    const secret = resolveSecret(settings.jwtSecret, settings.dataDir, settings.keepSecret);
+    const secret = resolveSecret(settings.jwtSecret, settings.dataDir, settings.keepSecret, settings.storage === 'memory');
     const instances = new InstanceRegistry(engine, settings.instanceIdleTtlMs, settings.maxInstances, settings.maxSnapshotMib * 2 ** 20);
 
     // The default data set opens as the server initializes and closes as it stops, so that a server that fails to
@@ -125,7 +125,8 @@ export async function createServer(options: Options = {}): Promise<Server> {
     await server.register({ plugin: instancesPlugin, options: { registry: instances, defaultScope, maxFixtureBytes: settings.maxFixtureMib * 2 ** 20 } });
     await server.register({ plugin: authPlugin, options: { secret } });
     // The test double: the journal numbers requests as they arrive, before a fault can hold one back.
-    const secrets = [secret, settings.pay.publishableKey, settings.pay.secretKey].filter((value) => value !== undefined);
+    // An empty key hides nothing: it is not a secret to look for.
+    const secrets = [secret, settings.pay.publishableKey, settings.pay.secretKey].filter((value): value is string => Boolean(value));
     const journal = { size: settings.journalSize, bodyBytes: settings.journalBodyBytes, budgetBytes: settings.journalBudgetMib * 2 ** 20 };
     await server.register({ plugin: journalPlugin, options: { registry: instances, secrets, ...journal } });
     await server.register({ plugin: faultsPlugin, options: { registry: instances } });

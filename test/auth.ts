@@ -230,7 +230,16 @@ describe('resolveSecret()', () => {
         expect(() => resolveSecret(undefined, file, true)).to.throw(SettingError, `DATA_DIR is not a readable and writable directory: ${file} (EEXIST)`);
         expect(() => resolveSecret(undefined, Path.join(file, 'data'), true)).to.throw(SettingError, /^DATA_DIR .* \(ENOTDIR\)$/);
         // A directory that exists but takes no new file: Linux's /proc.
-        expect(() => resolveSecret(undefined, '/proc', true)).to.throw(/ENOENT|EACCES/);
+        expect(() => resolveSecret(undefined, '/proc', true)).to.throw(SettingError, 'DATA_DIR is not a readable and writable directory: /proc (ENOENT)');
+    });
+
+    it('blames the token secret\'s folder, not DATA_DIR, when the databases are in memory', () => {
+
+        const file = Path.join(tempDir(), 'plain-file');
+        Fs.writeFileSync(file, '');
+        const advice = '--memory keeps the databases in memory and the generated token secret there, so that `npx localgate token` in another shell works; run where ./data can be written, name a writable folder with --data-dir, or set AUTH_JWT_SECRET';
+        expect(() => resolveSecret(undefined, Path.join(file, 'data'), true, true)).to.throw(`the token secret's folder ${file}/data cannot be created or written (ENOTDIR): ${advice}`);
+        expect(() => resolveSecret(undefined, '/proc', true, true)).to.throw(`the token secret's folder /proc cannot be created or written (ENOENT): ${advice}`);
     });
 });
 

@@ -7,10 +7,13 @@ import Jwt from '@hapi/jwt';
 import Lab from '@hapi/lab';
 
 import { resolveSecret } from '../lib/auth';
-import { logFormat, main, ttlSeconds, type Io } from '../lib/cli';
+import { logFormat, main, tokenCommand, ttlSeconds, type Io } from '../lib/cli';
 import { wallContext } from '../lib/clock';
 import { settingsFromEnvironment } from '../lib/config';
+import { packageRoot } from '../lib/paths';
+import { databasesWhere } from '../lib/storage';
 import { mintPayKeys } from '../lib/storage/pay-keys';
+import { absentDatabaseFiles, removeDatabaseFiles } from '../lib/storage/sqlite/files';
 import { PayReadiness } from '../lib/storage/sqlite/pay-readiness';
 import { freshDatabase, skipWithoutPostgres } from './helpers/postgres';
 import { runCli, spawnServer } from './helpers/processes';
@@ -59,7 +62,7 @@ describe('the command line', () => {
     it('names the --memory-pay flag when it is given without --memory', async () => {
 
         const res = await run(['start', '--memory-pay']);
-        expect(res).to.equal({ code: 1, stdout: '', stderr: 'localgate: --memory-pay needs storage in memory (--memory or DATA_DIR=:memory:); for files run `localgate provision pay`' });
+        expect(res).to.equal({ code: 1, stdout: '', stderr: 'localgate: --memory-pay needs storage in memory (--memory or DATA_DIR=:memory:); for files run `npx localgate provision pay`' });
     });
 
     it('exits 2 with the usage on an unknown command or flag', async () => {
@@ -90,7 +93,7 @@ describe('the command line', () => {
         }
 
         expect(io.stdout[0]).to.match(/^localgate listening on http:\/\/127\.0\.0\.1:\d+ with databases in memory$/);
-        expect(io.stdout[1]).to.equal('Mint a token: npx localgate token <subject>   (or: npm run --silent token -- <subject>)');
+        expect(io.stdout[1]).to.equal('Mint a token: node bin/localgate.js token <subject>');
         expect(io.stdout[2]).to.equal(`Console: ${/listening on (\S+)/.exec(io.stdout[0]!)![1]}/console`);
         const url = /listening on (\S+)/.exec(io.stdout[0]!)![1]!;
         expect((await fetch(`${url}/health`)).status).to.equal(200);
@@ -135,7 +138,7 @@ describe('the command line', () => {
             await new Promise((resolve) => setTimeout(resolve, 10));
         }
 
-        expect(io.stdout[1]).to.equal('Mint a token: npx localgate token <subject>   (or: npm run --silent token -- <subject>)');
+        expect(io.stdout[1]).to.equal('Mint a token: node bin/localgate.js token <subject>');
         expect(io.stdout[2]).to.equal(`Console: ${/listening on (\S+)/.exec(io.stdout[0]!)![1]}/console`);
         process.emit('SIGINT', 'SIGINT');
         expect(await stopped).to.equal(0);
@@ -185,7 +188,9 @@ describe('the command line', () => {
 
     it('refuses a token command without exactly one subject or with a bad ttl', async () => {
 
-        expect((await run(['token'])).code).to.equal(2);
+        const none = await run(['token']);
+        expect(none.code).to.equal(2);
+        expect(none.stderr.split('\n')[0]).to.equal('localgate: token takes exactly one subject, for example: npx localgate token alice');
         expect((await run(['token', 'a', 'b'])).code).to.equal(2);
         expect((await run(['token', ' '])).code).to.equal(2);
         const ttl = await run(['token', 'alice', '--ttl', 'forever', '--memory'], { AUTH_JWT_SECRET: 'q'.repeat(40) });
@@ -259,6 +264,22 @@ describe('the command line', () => {
         expect(res.stderr).to.contain('NULL value in t.a');
     });
 
+    it('names the file of a database that is not one, and the token secret\'s folder that cannot be written in memory', async () => {
+
+        const dir = tempDir();
+        Fs.writeFileSync(Path.join(dir, 'commerce.db'), 'not a database'.repeat(600));
+        expect(await run(['start', '--data-dir', dir, '--port', '0'])).to.equal({ code: 1, stdout: '', stderr: `localgate: ${Path.join(dir, 'commerce.db')}: file is not a database` });
+
+        const file = Path.join(tempDir(), 'plain-file');
+        Fs.writeFileSync(file, '');
+        const memory = await run(['start', '--memory', '--data-dir', Path.join(file, 'data'), '--port', '0']);
+        expect(memory).to.equal({
+            code: 1,
+            stdout: '',
+            stderr: `localgate: the token secret's folder ${file}/data cannot be created or written (ENOTDIR): --memory keeps the databases in memory and the generated token secret there, so that \`npx localgate token\` in another shell works; run where ./data can be written, name a writable folder with --data-dir, or set AUTH_JWT_SECRET`
+        });
+    });
+
     it('refuses a PAY_DB_URL that names no file, for start and provision, creating nothing', async () => {
 
         const dir = tempDir();
@@ -279,6 +300,7 @@ describe('the command line', () => {
         expect(lines).to.have.length(3);
         expect(lines[0]).to.equal(`PAY_DB_URL=${Path.join(dir, 'pay.db')}`);
         expect(lines[1]).to.match(/^PAY_DB_PUBLISHABLE_KEY=pk_local_[0-9a-f]{32}$/);
+        expect(res.stderr).to.equal('localgate: a server serves pay once it has these three settings; a running one needs a restart with them: save the three lines (`> pay.env`), then start the server with them: `set -a; . ./pay.env; set +a; npm start`');
         expect(lines[2]).to.match(/^PAY_DB_SECRET_KEY=sk_local_[0-9a-f]{48}$/);
     });
 
@@ -292,20 +314,23 @@ describe('the command line', () => {
 
         const env = { PAY_DB_URL: file, PAY_DB_PUBLISHABLE_KEY: pair.publishableKey, PAY_DB_SECRET_KEY: pair.secretKey };
         const res = await run(['provision', 'pay'], env);
-        expect(res).to.equal({ code: 0, stdout: `PAY_DB_URL=${file}\nPAY_DB_PUBLISHABLE_KEY=${pair.publishableKey}\nPAY_DB_SECRET_KEY=${pair.secretKey}`, stderr: '' });
+        expect(res).to.equal({ code: 0, stdout: `PAY_DB_URL=${file}\nPAY_DB_PUBLISHABLE_KEY=${pair.publishableKey}\nPAY_DB_SECRET_KEY=${pair.secretKey}`, stderr: 'localgate: recorded the keys of this environment: a server running with these three settings serves pay from its next request, without a restart' });
         expect(body(await server.inject('/v1/pay/status'))).to.equal({ configured: true, schema_ready: true, sections: ['wallet', 'tokens', 'gateway'] });
         expect((await server.inject({ url: '/v1/pay/tokens/MIT', headers: bearer(server, 'alice') })).statusCode).to.equal(200);
         await server.stop();
     });
 
-    it('refuses keys that are half set or not shaped like minted ones, naming the setting and printing no key', async () => {
+    it('refuses keys that are half set, empty, too short, too long or not printable, naming the setting and printing no key', async () => {
 
         const dir = tempDir();
         const pair = mintPayKeys();
         const refusals: [NodeJS.ProcessEnv, string][] = [
             [{ PAY_DB_SECRET_KEY: pair.secretKey }, 'localgate: PAY_DB_PUBLISHABLE_KEY must be set together with PAY_DB_SECRET_KEY: set both to record that pair, or neither for a fresh one'],
-            [{ PAY_DB_PUBLISHABLE_KEY: pair.publishableKey, PAY_DB_SECRET_KEY: 'sk_test_123' }, 'localgate: PAY_DB_SECRET_KEY must look like a key localgate mints: sk_local_ and 48 lowercase hex digits'],
-            [{ PAY_DB_PUBLISHABLE_KEY: 'pk_local_x', PAY_DB_SECRET_KEY: pair.secretKey }, 'localgate: PAY_DB_PUBLISHABLE_KEY must look like a key localgate mints: pk_local_ and 32 lowercase hex digits']
+            [{ PAY_DB_PUBLISHABLE_KEY: '', PAY_DB_SECRET_KEY: pair.secretKey }, 'localgate: PAY_DB_PUBLISHABLE_KEY is empty: set it to the key to record, or unset both keys for a fresh pair'],
+            [{ PAY_DB_PUBLISHABLE_KEY: pair.publishableKey, PAY_DB_SECRET_KEY: ' \t ' }, 'localgate: PAY_DB_SECRET_KEY is empty: set it to the key to record, or unset both keys for a fresh pair'],
+            [{ PAY_DB_PUBLISHABLE_KEY: 'pk_1234', PAY_DB_SECRET_KEY: pair.secretKey }, 'localgate: PAY_DB_PUBLISHABLE_KEY is 7 characters long: a key to record has 8 to 1024'],
+            [{ PAY_DB_PUBLISHABLE_KEY: pair.publishableKey, PAY_DB_SECRET_KEY: `sk_${'x'.repeat(1022)}` }, 'localgate: PAY_DB_SECRET_KEY is 1025 characters long: a key to record has 8 to 1024'],
+            [{ PAY_DB_PUBLISHABLE_KEY: 'pk_live_first\nsecond', PAY_DB_SECRET_KEY: pair.secretKey }, 'localgate: PAY_DB_PUBLISHABLE_KEY holds a control character (a line break, a tab): a key must be printable text']
         ];
 
         for (const [env, stderr] of refusals) {
@@ -313,6 +338,36 @@ describe('the command line', () => {
         }
 
         expect(Fs.readdirSync(dir)).to.equal([]);
+    });
+
+    it('records keys as a hosted project has them, and a server with other keys answers configured false and a 501 that says they do not match', async () => {
+
+        const file = Path.join(tempDir(), 'pay.db');
+        const hosted = { publishableKey: 'sb_publishable_5kPq0-xZ_r9Ln3', secretKey: 'eyJhbGciOiJIUzI1NiJ9.eyJyb2xlIjoic2VydmljZV9yb2xlIn0.k3y$it works' };
+        const env = { PAY_DB_URL: file, PAY_DB_PUBLISHABLE_KEY: hosted.publishableKey, PAY_DB_SECRET_KEY: hosted.secretKey };
+        expect(await run(['provision', 'pay'], env)).to.equal({
+            code: 0,
+            stdout: `PAY_DB_URL=${file}\nPAY_DB_PUBLISHABLE_KEY=${hosted.publishableKey}\nPAY_DB_SECRET_KEY='eyJhbGciOiJIUzI1NiJ9.eyJyb2xlIjoic2VydmljZV9yb2xlIn0.k3y$it works'`,
+            stderr: 'localgate: recorded the keys of this environment: a server running with these three settings serves pay from its next request, without a restart'
+        });
+
+        const ready = await testServer({ pay: { url: file, ...hosted } });
+        expect(body(await ready.inject('/v1/pay/status'))).to.equal({ configured: true, schema_ready: true, sections: ['wallet', 'tokens', 'gateway'] });
+        await ready.stop();
+
+        const other = await testServer({ pay: { url: file, ...mintPayKeys() } });
+        expect(body(await other.inject('/v1/pay/status'))).to.equal({ configured: false, schema_ready: false, sections: ['wallet', 'tokens', 'gateway'] });
+        const res = await other.inject('/v1/pay/tokens');
+        expect(res.statusCode).to.equal(501);
+        expect(body(res)).to.equal({
+            statusCode: 501,
+            error: 'Not Implemented',
+            message: 'Pay is not configured: PAY_DB_PUBLISHABLE_KEY and PAY_DB_SECRET_KEY do not match the keys recorded in the pay database; set the pair it was provisioned with, or record these with `npx localgate provision pay`',
+            code: 'pay_not_provisioned',
+            configured: false,
+            schema_ready: false
+        });
+        await other.stop();
     });
 
     it('refuses to provision pay into a database that holds other tables, naming it in one line', async () => {
@@ -355,6 +410,7 @@ describe('the command line', () => {
         const first = settings(await run(['provision', 'pay', '--data-dir', dir]));
         const rotated = await run(['rotate-keys', 'pay', '--data-dir', dir]);
         expect(rotated.code).to.equal(0);
+        expect(rotated.stderr).to.equal('localgate: the old keys stopped working: a running server needs the new ones; save the three lines (`> pay.env`), then start the server with them: `set -a; . ./pay.env; set +a; npm start`');
         const second = settings(rotated);
         expect(second.PAY_DB_URL).to.equal(first.PAY_DB_URL);
         expect(second.PAY_DB_SECRET_KEY).to.match(/^sk_local_[0-9a-f]{48}$/);
@@ -368,7 +424,7 @@ describe('the command line', () => {
 
         const missing = await run(['rotate-keys', 'pay', '--data-dir', tempDir()]);
         expect(missing.code).to.equal(1);
-        expect(missing.stderr).to.match(/^localgate: There is no pay database at .*pay\.db: run `localgate provision pay` first$/);
+        expect(missing.stderr).to.match(/^localgate: There is no pay database at .*pay\.db: run `npx localgate provision pay` first$/);
     });
 
     it('leaves the pay.env the README writes out of git', () => {
@@ -412,6 +468,65 @@ describe('the command line', () => {
         const missing = await run(['seed', '--file', Path.join(dir, 'none.json'), '--data-dir', dir]);
         expect(missing.code).to.equal(1);
         expect(missing.stderr).to.contain('Cannot read fixture');
+    });
+
+    it('refuses pay records without pay by saying to provision it or to pass --without-pay, leaving no new database file behind', async () => {
+
+        const dir = tempDir();
+        const file = Path.join(dir, 'with pay.json');
+        const business = { id: 'b-pier', name: 'Pier Kiosk', category: 'Kiosk', city: 'Harbourside', phone: '+1 207 555 0199' };
+        Fs.writeFileSync(file, JSON.stringify({ commerce: { businesses: [business] }, pay: { wallets: [{ owner_id: 'alice' }] } }));
+        const data = Path.join(dir, 'data');
+        const refused = await run(['seed', '--file', file, '--data-dir', data]);
+        expect(refused).to.equal({
+            code: 1,
+            stdout: '',
+            stderr: `localgate: ${file}: pay: this data set has no pay database ready to load wallets into: run \`npx localgate provision pay\` first and set the PAY_DB_URL, PAY_DB_PUBLISHABLE_KEY and PAY_DB_SECRET_KEY it prints, or load the rest without pay: \`npx localgate seed --file '${file}' --without-pay\``
+        });
+        expect(Fs.existsSync(data)).to.be.false();
+
+        // A data directory that was there keeps what it held; only the databases the refused seed made go.
+        Fs.mkdirSync(data);
+        Fs.writeFileSync(Path.join(data, 'notes.txt'), 'kept');
+        expect((await run(['seed', '--file', file, '--data-dir', data])).code).to.equal(1);
+        expect(Fs.readdirSync(data)).to.equal(['notes.txt']);
+
+        const loaded = await run(['seed', '--file', file, '--data-dir', data, '--without-pay']);
+        expect(loaded).to.equal({ code: 0, stdout: 'commerce: 1 records added\npay: skipped (--without-pay)', stderr: '' });
+        expect(Fs.readdirSync(data).sort()).to.equal(['commerce.db', 'logistics.db', 'notes.txt', 'weather.db']);
+
+        // Without pay records the flag changes nothing; a file that is not an object is the load's to refuse.
+        Fs.writeFileSync(file, JSON.stringify({ commerce: { businesses: [{ ...business, id: 'b-two' }] } }));
+        expect(await run(['seed', '--file', file, '--data-dir', data, '--without-pay'])).to.equal({ code: 0, stdout: 'commerce: 1 records added', stderr: '' });
+        for (const text of ['null', '"pay"', '[]']) {
+            Fs.writeFileSync(file, text);
+            expect(await run(['seed', '--file', file, '--data-dir', data, '--without-pay']), text).to.equal({ code: 1, stdout: '', stderr: `localgate: ${file} must hold an object keyed by namespace` });
+        }
+    });
+
+    it('removes only the database files a refused seed made, and a data directory it made only once empty', () => {
+
+        const dir = tempDir();
+        const data = Path.join(dir, 'data');
+        const elsewhere = Path.join(dir, 'elsewhere.db');
+        // A namespace on PostgreSQL makes no file.
+        const settings = settingsFromEnvironment({ DATA_DIR: data, COMMERCE_DB_URL: elsewhere, WEATHER_DB_URL: 'postgres://127.0.0.1:1/none', AUTH_JWT_SECRET: 'a secret of at least thirty-two bytes' });
+        const absent = absentDatabaseFiles(settings);
+        expect(absent).to.equal([elsewhere, Path.join(data, 'logistics.db'), data]);
+
+        // Another program wrote into the directory meanwhile: it stays, and so does what it wrote.
+        Fs.mkdirSync(data);
+        Fs.writeFileSync(Path.join(data, 'logistics.db-wal'), '');
+        Fs.writeFileSync(Path.join(data, 'other.txt'), '');
+        Fs.writeFileSync(elsewhere, '');
+        removeDatabaseFiles(absent);
+        expect(Fs.readdirSync(data)).to.equal(['other.txt']);
+        expect(Fs.existsSync(elsewhere)).to.be.false();
+
+        // A directory never made is nothing to remove.
+        Fs.rmSync(data, { recursive: true });
+        removeDatabaseFiles(absent);
+        expect(Fs.readdirSync(dir)).to.equal([]);
     });
 
     it('exports the databases as a fixture file that seed, SEED and --seed load back', async () => {
@@ -482,7 +597,7 @@ describe('the command line', () => {
     it('exports no data directory that does not exist, and makes none', async () => {
 
         const missing = Path.join(tempDir(), 'typo');
-        expect(await run(['export', '--data-dir', missing])).to.equal({ code: 1, stdout: '', stderr: `localgate: there is no data directory ${missing} to export: name one a server or \`localgate seed\` wrote (--data-dir or DATA_DIR)` });
+        expect(await run(['export', '--data-dir', missing])).to.equal({ code: 1, stdout: '', stderr: `localgate: there is no data directory ${missing} to export: name one a server or \`npx localgate seed\` wrote (--data-dir or DATA_DIR)` });
         expect(Fs.existsSync(missing)).to.be.false();
 
         const memory = await run(['export'], { DATA_DIR: ':memory:' });
@@ -493,7 +608,7 @@ describe('the command line', () => {
     it('exports databases placed outside a data directory that does not exist, and makes none', async () => {
 
         const missing = Path.join(tempDir(), 'typo');
-        const refusal = { code: 1, stdout: '', stderr: `localgate: there is no data directory ${missing} to export: name one a server or \`localgate seed\` wrote (--data-dir or DATA_DIR)` };
+        const refusal = { code: 1, stdout: '', stderr: `localgate: there is no data directory ${missing} to export: name one a server or \`npx localgate seed\` wrote (--data-dir or DATA_DIR)` };
         const files = tempDir();
         const placed = { DATA_DIR: missing, COMMERCE_DB_URL: Path.join(files, 'commerce.db'), LOGISTICS_DB_URL: Path.join(files, 'logistics.db'), WEATHER_DB_URL: Path.join(files, 'weather.db') };
         const exported = await run(['export'], placed);
@@ -518,6 +633,41 @@ describe('the command line', () => {
         expect(exported.code, exported.stderr).to.equal(0);
         expect(JSON.parse(exported.stdout).logistics.vehicles).to.equal([]);
         expect(Fs.existsSync(missing)).to.be.false();
+    });
+
+    it('names in its banner the PostgreSQL database it serves, and says a database that does not exist does not', { skip: skipWithoutPostgres('the banner of a start on PostgreSQL') }, async () => {
+
+        const database = await freshDatabase();
+        const io = capture();
+        const env = { LOG_LEVEL: 'silent', DATABASE_URL: database.url.replace('postgres://', 'postgres://postgres:hidden@'), AUTH_JWT_SECRET: 'a secret of at least thirty-two bytes' };
+        const stopped = main(['start', '--port', '0', '--no-seed'], env, io);
+        while (io.stdout.length < 3) {
+            await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+
+        process.emit('SIGTERM', 'SIGTERM');
+        expect(await stopped).to.equal(0);
+        await database.drop();
+        expect(io.stdout[0]).to.match(new RegExp(`^localgate listening on http://127\\.0\\.0\\.1:\\d+ with databases on PostgreSQL at 127\\.0\\.0\\.1:5432/${database.name}$`));
+
+        const gone = await run(['start', '--port', '0'], env);
+        expect(gone).to.equal({
+            code: 1,
+            stdout: '',
+            stderr: `localgate: Cannot open the commerce schema on PostgreSQL at 127.0.0.1:5432/${database.name}: The database does not exist on that server: create it (createdb), or name one that does in the URL`
+        });
+    });
+
+    it('says where each namespace keeps its database when they are apart, and which token command runs as typed where it starts', async () => {
+
+        const dir = tempDir();
+        const where = (env: NodeJS.ProcessEnv, flags = {}) => databasesWhere(settingsFromEnvironment({ DATA_DIR: dir, AUTH_JWT_SECRET: 'a secret of at least thirty-two bytes', ...env }, flags));
+        expect(await where({})).to.equal(`in ${dir}`);
+        expect(await where({}, { memory: true })).to.equal('in memory');
+        expect(await where({ COMMERCE_DB_URL: Path.join(dir, 'shop.db'), WEATHER_DB_URL: 'postgres://me:hidden@db.example:5433/forecasts' })).to.equal(`commerce in ${Path.join(dir, 'shop.db')}, logistics in ${dir}, weather on PostgreSQL at db.example:5433/forecasts`);
+
+        expect(tokenCommand(packageRoot)).to.equal('node bin/localgate.js token');
+        expect(tokenCommand(dir)).to.equal('npx localgate token');
     });
 
     it('refuses a SEED that is neither demo, none nor a file, under the name it was given by', async () => {

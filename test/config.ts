@@ -151,8 +151,8 @@ describe('settings', () => {
         expect(settingsFromEnvironment({ MEMORY_PAY: 'true' }, { memory: true })).to.include({ memoryPay: true });
         expect(settingsFromEnvironment({}, { memory: true, 'memory-pay': true })).to.include({ memoryPay: true });
         expect(() => settingsFromEnvironment({ MEMORY_PAY: 'yes please' }, { memory: true })).to.throw(SettingError, 'MEMORY_PAY must be a boolean');
-        expect(() => settingsFromEnvironment({}, { 'memory-pay': true })).to.throw(SettingError, '--memory-pay needs storage in memory (--memory or DATA_DIR=:memory:); for files run `localgate provision pay`');
-        expect(() => settingsFromEnvironment({ MEMORY_PAY: 'true' })).to.throw(SettingError, 'MEMORY_PAY needs storage in memory (--memory or DATA_DIR=:memory:); for files run `localgate provision pay`');
+        expect(() => settingsFromEnvironment({}, { 'memory-pay': true })).to.throw(SettingError, '--memory-pay needs storage in memory (--memory or DATA_DIR=:memory:); for files run `npx localgate provision pay`');
+        expect(() => settingsFromEnvironment({ MEMORY_PAY: 'true' })).to.throw(SettingError, 'MEMORY_PAY needs storage in memory (--memory or DATA_DIR=:memory:); for files run `npx localgate provision pay`');
     });
 
     it('takes json, pretty or auto as LOG_FORMAT', () => {

@@ -75,7 +75,7 @@ describe('openDatabase()', () => {
 
         const file = Path.join(tempDir(), 'notes.db');
         Fs.writeFileSync(file, 'these are not the pages you are looking for'.repeat(100));
-        expect(() => openDatabase(file)).to.throw(/file is not a database/);
+        expect(() => openDatabase(file)).to.throw(`${file}: file is not a database`);
     });
 
     it('refuses a missing file when it must exist', () => {

@@ -105,19 +105,43 @@ describe('fixture images', () => {
         expect((await readings(cached, again)).next).to.equal(expected.next);
     });
 
-    it('keeps no image of a load that took a random id or the wall clock\'s time, and keeps one that took neither', async () => {
+    it('makes a fixture without ids or times into an image too: its records take them once, when the image is made', async () => {
 
-        const unshared = async (payload: object) => {
+        const shared = async (payload: object) => {
 
             const [one, two] = [await create(cached, payload), await create(cached, payload)];
-            return images(cached, one).commerce !== images(cached, two).commerce;
+            return images(cached, one).commerce === images(cached, two).commerce;
         };
 
-        expect(await unshared({ seed: 'none', fixture: world(3) })).to.be.true();
-        expect(await unshared({ seed: 'none', ids: 'sequential', fixture: world(3) })).to.be.true();
-        expect(await unshared({ seed: 'none', clock: '2030-01-01T00:00:00.000Z', fixture: world(3) })).to.be.true();
-        expect(await unshared({ seed: 'none', fixture: world(3, true) })).to.be.false();
-        expect(await unshared({ seed: 'demo', ids: 'sequential', clock: '2030-01-01T00:00:00.000Z', fixture: world(3) })).to.be.false();
+        expect(await shared({ seed: 'none', ids: 'sequential', fixture: world(3) })).to.be.true();
+        expect(await shared({ seed: 'none', clock: '2030-01-01T00:00:00.000Z', fixture: world(3) })).to.be.true();
+        expect(await shared({ seed: 'none', fixture: world(3, true) })).to.be.true();
+        expect(await shared({ seed: 'demo', ids: 'sequential', clock: '2030-01-01T00:00:00.000Z', fixture: world(3) })).to.be.true();
+
+        // Random ids and the wall clock: the first instance draws them, every later one from the image has the same.
+        const payload = { seed: 'none', fixture: world(4) };
+        const startedAt = new Date().toISOString();
+        const first = await create(cached, payload);
+        const madeAt = new Date().toISOString();
+        const later = await create(cached, payload);
+        const products = async (id: string) => body<{ data: { id: string; created_at: string }[] }>(await cached.inject({ url: `/i/${id}/v1/commerce/products`, headers: adminBearer(cached) })).data;
+        const made = await products(first);
+        expect(made.length).to.equal(4);
+        expect(await products(later)).to.equal(made);
+        for (const product of made) {
+            expect(product.id).to.match(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+            expect(product.created_at >= startedAt && product.created_at <= madeAt, product.created_at).to.be.true();
+        }
+
+        expect(new Set(made.map((product) => product.id)).size).to.equal(4);
+
+        // What an instance makes after it is its own: a fresh random id, a time after the image's records.
+        const next = async (id: string) => body<{ id: string; created_at: string }>(await cached.inject({ method: 'POST', url: `/i/${id}/v1/commerce/products`, headers: adminBearer(cached), payload: { name: 'Next', price: 2, currency: 'USD', business_id: 'b-pier' } }));
+        const [one, two] = [await next(first), await next(later)];
+        expect(one.id).to.not.equal(two.id);
+        expect(made.map((product) => product.id)).to.not.include(one.id);
+        expect(made.map((product) => product.id)).to.not.include(two.id);
+        expect(one.created_at > made.at(-1)!.created_at, one.created_at).to.be.true();
     });
 
     it('answers a refused fixture with the same 400 each time', async () => {

@@ -120,7 +120,7 @@ describe('pay data endpoints', () => {
         const unprovisioned = await testServer({ pay: { url: file, publishableKey: 'pk_local_test', secretKey: 'sk_local_test' } });
         for (const url of ['/v1/pay/wallet/', `/v1/pay/wallet/transactions/${Crypto.randomUUID()}`]) {
             const error = expectError(await unprovisioned.inject(url), 501, 'pay_not_provisioned');
-            expect(error).to.include({ configured: true, schema_ready: false, message: 'The pay database has no schema yet: run `localgate provision pay`' });
+            expect(error).to.include({ configured: true, schema_ready: false, message: 'The pay database has no schema yet: run `npx localgate provision pay`' });
         }
 
         await unprovisioned.stop();

@@ -99,7 +99,7 @@ describe('pay on PostgreSQL', { skip }, () => {
             const unprovisioned = await pgPayServer({ url: db.url, ...keys });
             expect(body(await unprovisioned.inject('/v1/pay/status'))).to.equal({ configured: true, schema_ready: false, sections });
             expect((await unprovisioned.inject({ url: '/v1/pay/tokens', headers: bearer(unprovisioned, 'alice') })).statusCode).to.equal(501);
-            await expect(rotatePayKeys(db.url, database)).to.reject(/^The pay database at 127\.0\.0\.1:5432\/localgate_test_\w+ is not provisioned: run `localgate provision pay` first$/);
+            await expect(rotatePayKeys(db.url, database)).to.reject(/^The pay database at 127\.0\.0\.1:5432\/localgate_test_\w+ is not provisioned: run `npx localgate provision pay` first$/);
 
             // Provisioned with a fresh pair while a server runs with other keys: a server with the printed pair is ready.
             const first = await provisionPay(db.url, database);
@@ -132,16 +132,16 @@ describe('pay on PostgreSQL', { skip }, () => {
             await db.drop();
         });
 
-        it('is configured without schema on a database without the pay schema, and ready once provision pay records its keys, without a restart', async () => {
+        it('is configured without schema on a database without the pay schema, and ready once provision pay records its keys as a hosted project has them, without a restart', async () => {
 
             const db = await freshDatabase();
-            const pair = mintPayKeys();
+            const pair = { publishableKey: 'sb_publishable_5kPq0-xZ_r9Ln3', secretKey: 'sb_secret_Qm7-vT2pLw9xK4' };
             const server = await pgPayServer({ url: db.url, ...pair });
             server.ext('onPostStop', () => db.drop());
             expect(body(await server.inject('/v1/pay/status'))).to.equal({ configured: true, schema_ready: false, sections });
             const refused = await server.inject({ url: '/v1/pay/wallet', headers: bearer(server, 'alice') });
             expect(refused.statusCode).to.equal(501);
-            expect(body(refused)).to.equal({ statusCode: 501, error: 'Not Implemented', message: 'The pay database has no schema yet: run `localgate provision pay`', code: 'pay_not_provisioned', configured: true, schema_ready: false });
+            expect(body(refused)).to.equal({ statusCode: 501, error: 'Not Implemented', message: 'The pay database has no schema yet: run `npx localgate provision pay`', code: 'pay_not_provisioned', configured: true, schema_ready: false });
             expect(body<Health>(await server.inject('/health')).namespaces.pay).to.equal({ state: 'configured', engine: 'postgres', schema_version: 0, storage: 'server' });
 
             expect(await provisionPay(db.url, database, pair)).to.equal({ PAY_DB_URL: db.url, PAY_DB_PUBLISHABLE_KEY: pair.publishableKey, PAY_DB_SECRET_KEY: pair.secretKey });
@@ -153,6 +153,16 @@ describe('pay on PostgreSQL', { skip }, () => {
             // The keys keep guarding the provisioned schema: other keys are not configured.
             const other = await pgPayServer({ url: db.url, ...mintPayKeys() });
             expect(body(await other.inject('/v1/pay/status'))).to.equal({ configured: false, schema_ready: false, sections });
+            const differ = await other.inject({ url: '/v1/pay/wallet', headers: bearer(other, 'alice') });
+            expect(differ.statusCode).to.equal(501);
+            expect(body(differ)).to.equal({
+                statusCode: 501,
+                error: 'Not Implemented',
+                message: 'Pay is not configured: PAY_DB_PUBLISHABLE_KEY and PAY_DB_SECRET_KEY do not match the keys recorded in the pay database; set the pair it was provisioned with, or record these with `npx localgate provision pay`',
+                code: 'pay_not_provisioned',
+                configured: false,
+                schema_ready: false
+            });
             await other.stop();
             await server.stop();
         });
@@ -188,7 +198,7 @@ describe('pay on PostgreSQL', { skip }, () => {
             expect(res.statusCode).to.equal(501);
             expect(body(res)).to.include({ code: 'pay_not_provisioned', configured: true, schema_ready: false });
             expect(body<Health>(await server.inject('/health')).namespaces.pay).to.include({ state: 'configured', engine: 'postgres' });
-            await expect(rotatePayKeys(db.url, database)).to.reject(/^The pay database at 127\.0\.0\.1:5432\/localgate_test_\w+ is not provisioned: run `localgate provision pay` first$/);
+            await expect(rotatePayKeys(db.url, database)).to.reject(/^The pay database at 127\.0\.0\.1:5432\/localgate_test_\w+ is not provisioned: run `npx localgate provision pay` first$/);
             await server.stop();
         });
 

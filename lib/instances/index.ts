@@ -124,8 +124,8 @@ function defaultExportRoute(server: Server, defaultScope: Scope): void {
         options: {
             description: 'Export the default data set as a fixture file',
             notes: [
-                'Admin token required. Every record of every collection of the default data set, as `localgate export` writes it, opened by',
-                '{"localgate": {"format": 1, "migrations": {...}}}. SEED=<file>, `localgate seed --file` and POST /_instances {"fixture": <file>} load it.'
+                'Admin token required. Every record of every collection of the default data set, as `npx localgate export` writes it, opened by',
+                '{"localgate": {"format": 1, "migrations": {...}}}. SEED=<file>, `npx localgate seed --file` and POST /_instances {"fixture": <file>} load it.'
             ].join(' '),
             tags,
             ext: { onPostAuth: { method: requireAdmin } },
@@ -192,7 +192,7 @@ function instanceRoutes(server: Server, registry: InstanceRegistry, maxFixtureBy
             notes: [
                 'Admin token required. Every record of every collection the API shows, with ids and created_at, in the API\'s shape, opened by',
                 '{"localgate": {"format": 1, "migrations": {...}, "instance": {"clock", "ids", "id_counter"}}}.',
-                'POST /_instances {"seed": "none", "fixture": <file>} and `localgate seed --file` load it back.'
+                'POST /_instances {"seed": "none", "fixture": <file>} and `npx localgate seed --file` load it back.'
             ].join(' '),
             tags,
             ...admin,

@@ -60,6 +60,16 @@ function seedCheck(loads: FixtureLoads, position: number): SeedCheck | undefined
 }
 
 
+/** A fixture holds pay records and the data set has no pay ready for them. */
+export class NoPayForFixture extends FixtureError {
+
+    constructor(message: string) {
+
+        super(message, 'pay');
+    }
+}
+
+
 /** A data set made of one database per namespace and pay: the default one, and (on SQLite in memory) each instance's. */
 export class NamespacesDataSet implements DataSet {
 
@@ -67,6 +77,12 @@ export class NamespacesDataSet implements DataSet {
     private logisticsStore: LogisticsStore | null = null;
 
     constructor(protected databases: NamespaceDatabases, protected readonly payDatabase: PayDatabase, protected readonly context: RecordContext) { }
+
+    /** What makes pay ready to load records into, in the words of whoever made the data set. */
+    protected get payAdvice(): string {
+
+        return 'run `npx localgate provision pay` first';
+    }
 
     get commerce(): CommerceStore {
 
@@ -162,17 +178,17 @@ export class NamespacesDataSet implements DataSet {
     }
 
     /** A fixture checked and made into rows, per namespace, by the kind of transaction that stores them; pay's go to its records. */
-    protected fixtureLoads(fixture: unknown, origin: string, pay: RecordsDatabase | null, context = this.context): FixtureLoads {
+    protected fixtureLoads(fixture: unknown, origin: string, pay: RecordsDatabase | null): FixtureLoads {
 
         const loads: FixtureLoads = { counts: {}, waiting: [], immediate: [] };
         const { records } = fixtureBody(fixture, origin, shippedMigrationNames());
         for (const [namespace, collections] of fixtureNamespaces(records, origin, fixtureSpecs)) {
             const database = namespace === 'pay' ? pay : this.databases[namespace as PlacedNamespace];
             if (!database) {
-                throw new FixtureError(`${origin}: pay: this data set has no pay namespace ready to load wallets into (make the instance with "pay": true, or provision pay)`, 'pay');
+                throw new NoPayForFixture(`${origin}: pay: this data set has no pay namespace ready to load wallets into (${this.payAdvice})`);
             }
 
-            const rows = fixtureRows(namespace, collections, fixtureSpecs[namespace]!, origin, context);
+            const rows = fixtureRows(namespace, collections, fixtureSpecs[namespace]!, origin, this.context);
             loads.counts[namespace] = 0;
             if (database.transactions === 'waiting') {
                 loads.waiting.push({ namespace, database, rows });

@@ -1,9 +1,13 @@
-import { payLocation, type DatabaseSettings, type Settings } from '../config';
+import Path from 'node:path';
+
+import { payLocation, placedNamespaces, type DatabaseSettings, type Settings } from '../config';
 import { openDefaultDataSet } from './default';
 import type { Engine } from './engine';
 import { FixtureImages } from './fixture-images';
 import { chosenPayKeys, type PayCredentials, type PayKeys } from './pay-keys';
+import { wallContext } from '../clock';
 import { createSqliteInstance } from './sqlite/engine';
+import { absentDatabaseFiles, removeDatabaseFiles } from './sqlite/files';
 import { provisionPay as provisionSqlitePay, rotatePayKeys as rotateSqlitePayKeys } from './sqlite/provision';
 
 
@@ -28,8 +32,53 @@ export function createEngine(settings: Settings): Engine {
 
 
 /**
+ * Where the settings keep the namespaces' databases, in words for the start banner: in memory, in a directory or file,
+ * or on a PostgreSQL database (host, port and name, never a password); one place for all, else each namespace's.
+ */
+export async function databasesWhere(settings: Settings): Promise<string> {
+
+    const places: string[] = [];
+    for (const namespace of placedNamespaces) {
+        const location = settings.placements[namespace];
+        if (location.engine === 'postgres') {
+            places.push(`on PostgreSQL at ${(await import('./postgres/migrate')).describeUrl(location.url)}`);
+        }
+        else {
+            places.push(location.file ? `in ${Path.resolve(location.file)}` : (settings.storage === 'memory' ? 'in memory' : `in ${Path.resolve(settings.dataDir)}`));
+        }
+    }
+
+    return new Set(places).size === 1 ? places[0]! : placedNamespaces.map((namespace, index) => `${namespace} ${places[index]}`).join(', ');
+}
+
+
+/**
+ * Loads a fixture into the default data set, as `localgate seed` does, and returns the records added per namespace.
+ * A load refused (or databases that do not open) removes the SQLite files and data directory the attempt created, so
+ * nothing new is left behind.
+ */
+export async function seedDefaultDataSet(settings: Settings, fixture: unknown, origin: string): Promise<Record<string, number>> {
+
+    const absent = absentDatabaseFiles(settings);
+    try {
+        const data = await createEngine({ ...settings, seed: false, seedFile: undefined }).openDefault(wallContext());
+        try {
+            return await data.loadFixture(fixture, origin);
+        }
+        finally {
+            await data.close();
+        }
+    }
+    catch (err) {
+        removeDatabaseFiles(absent);
+        throw err;
+    }
+}
+
+
+/**
  * Creates (or upgrades) the pay database or schema, records a key pair (retiring any earlier one) and returns the
- * three settings: the pair given, which must look like a minted one, or a fresh one when none is given. Refuses a
+ * three settings: the pair given (printable, 8 to 1024 characters each), or a fresh one when none is given. Refuses a
  * database that holds tables but no pay migrations.
  */
 export async function provisionPay(url: string, database: DatabaseSettings = defaultDatabase, keys: Partial<PayKeys> = {}): Promise<PayCredentials> {

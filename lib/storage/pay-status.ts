@@ -37,3 +37,10 @@ export function payStatus(contents: PayContents | null, keys: PayKeys): PayStatu
     const configured = contents.recorded !== null && payKeysMatch(contents.recorded, keys);
     return { configured, schema_ready: configured && contents.complete, sections };
 }
+
+
+/** True when a database records a pair and these settings' keys are not that pair: why a provisioned pay is not configured. */
+export function payKeysDiffer(contents: PayContents | null, keys: PayKeys): boolean {
+
+    return contents?.recorded ? !payKeysMatch(contents.recorded, keys) : false;
+}

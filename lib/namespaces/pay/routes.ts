@@ -32,12 +32,20 @@ interface GatewayPayload {
 const tags = ['api', 'pay'];
 
 
-function notProvisioned(configured: boolean): Boom.Boom {
+// Why pay data is not there, as the 501 says it: no usable settings or database, keys other than the recorded pair, or
+// no schema yet.
+type PayGap = 'unconfigured' | 'keys_differ' | 'no_schema';
 
-    const message = configured ?
-        'The pay database has no schema yet: run `localgate provision pay`' :
-        'Pay is not configured: run `localgate provision pay` and export the PAY_DB_URL, PAY_DB_PUBLISHABLE_KEY and PAY_DB_SECRET_KEY it prints';
-    return failure(501, 'pay_not_provisioned', message, { configured, schema_ready: false });
+const gapMessages: Record<PayGap, string> = {
+    unconfigured: 'Pay is not configured: run `npx localgate provision pay` and export the PAY_DB_URL, PAY_DB_PUBLISHABLE_KEY and PAY_DB_SECRET_KEY it prints',
+    keys_differ: 'Pay is not configured: PAY_DB_PUBLISHABLE_KEY and PAY_DB_SECRET_KEY do not match the keys recorded in the pay database; set the pair it was provisioned with, or record these with `npx localgate provision pay`',
+    no_schema: 'The pay database has no schema yet: run `npx localgate provision pay`'
+};
+
+
+function notProvisioned(gap: PayGap): Boom.Boom {
+
+    return failure(501, 'pay_not_provisioned', gapMessages[gap], { configured: gap === 'no_schema', schema_ready: false });
 }
 
 
@@ -57,7 +65,8 @@ const requireSchema: Lifecycle.Method = async (request, h) => {
     const pay = dataOf(request).pay;
     const store = await pay.store();
     if (!store) {
-        throw notProvisioned((await pay.status()).configured);
+        const gap = (await pay.status()).configured ? 'no_schema' : (await pay.keysDiffer?.() ? 'keys_differ' : 'unconfigured');
+        throw notProvisioned(gap);
     }
 
     request.app.payStore = store;
@@ -77,7 +86,7 @@ export function payRoutes(server: Server): void {
 
     // A data route runs behind the gate; its document shows the 501 with the body an unconfigured pay answers.
     const ext = { onPreAuth: { method: requireSchema } };
-    const unprovisioned = notProvisioned(false);
+    const unprovisioned = notProvisioned('unconfigured');
     const gated = (errors: Record<number, string> = {}) => ({ ext, plugins: { localgate: { errors: { ...errors, 501: unprovisioned } } } });
 
     const gatewayRoute = (path: string, description: string, conflicts: string, move: (store: PayStore, ownerId: string, request: GatewayRequest) => Promise<GatewayOutcome>): ServerRoute<{ Payload: GatewayPayload; Headers: { 'idempotency-key': string } }> => ({

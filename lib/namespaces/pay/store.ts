@@ -94,6 +94,9 @@ export interface PayAccess {
     /** The readiness record of /v1/pay/status. */
     status(): Promise<PayStatus>;
 
+    /** True when the pay database records a key pair other than the settings' keys: why it is not configured. Absent where no keys are recorded. */
+    keysDiffer?(): Promise<boolean>;
+
     /** The schema version of a configured pay database, null when there is none or it cannot be read. */
     schemaVersion(): Promise<number | null>;
 

@@ -20,7 +20,8 @@ const byState: Record<string, DomainError> = {
     '57P01': unavailable,
     '57P02': unavailable,
     '57P03': unavailable,
-    '3D000': unavailable,
+    // A database named in the URL that the server does not hold: waiting will not make it.
+    '3D000': new DomainError('unavailable', 'database_unavailable', 'The database does not exist on that server: create it (createdb), or name one that does in the URL'),
     '28000': unavailable,
     '28P01': unavailable
 };

@@ -3,7 +3,7 @@ import type { DatabaseSettings, PaySettings } from '../../config';
 import { everyMigrationApplied, namespaceMigrations } from '../migrations';
 import type { PayAccess, PayStatus, PayStore } from '../../namespaces/pay/store';
 import type { PayKeys } from '../pay-keys';
-import { payStatus, type PayContents } from '../pay-status';
+import { payKeysDiffer, payStatus, type PayContents } from '../pay-status';
 import type { WaitingRecords } from '../engine';
 import { PgDatabase } from './database';
 import { exportRows, insertPayFixtureRows } from './fixtures';
@@ -55,6 +55,11 @@ export class PgPayReadiness implements PayAccess {
     async status(): Promise<PayStatus> {
 
         return payStatus(await this.contents(), this.keys);
+    }
+
+    async keysDiffer(): Promise<boolean> {
+
+        return payKeysDiffer(await this.contents(), this.keys);
     }
 
     /** The schema version of the pay schema, null when the database does not answer or holds none of ours. */

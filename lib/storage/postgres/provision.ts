@@ -54,7 +54,7 @@ export async function rotatePostgresPayKeys(url: string, database: DatabaseSetti
         });
 
         if (!keys) {
-            throw new Error(`The pay database at ${describeUrl(url)} is not provisioned: run \`localgate provision pay\` first`);
+            throw new Error(`The pay database at ${describeUrl(url)} is not provisioned: run \`npx localgate provision pay\` first`);
         }
 
         return payCredentials(url, keys);

@@ -19,7 +19,8 @@ export function sqliteDatabase(data: DataSet, namespace: PlacedNamespace): Datab
 /**
  * A new, migrated, optionally seeded instance data set: SQLite databases in memory, copied from shared images. A
  * fixture loaded before from the same start comes from the image that load made, kept in `fixtureImages`, with the id
- * counter it left; a load that took a random id or the wall clock's time is not kept, as loading again differs.
+ * counter it left. As with a template database, what the load drew (the wall clock's time and the random id of a
+ * record that names neither) was drawn once, when the image was made, and every instance from it has the same.
  */
 export function createSqliteInstance(options: InstanceDataOptions, fixtureImages: FixtureImages): InstanceData {
 
@@ -32,9 +33,8 @@ export function createSqliteInstance(options: InstanceDataOptions, fixtureImages
 
     const data = openInstance(options);
     if (options.fixture) {
-        let repeatable: boolean;
         try {
-            repeatable = data.loadFixtureNow(options.fixture.records, options.fixture.origin);
+            data.loadFixtureNow(options.fixture.records, options.fixture.origin);
         }
         catch (err) {
             void data.close();
@@ -42,7 +42,7 @@ export function createSqliteInstance(options: InstanceDataOptions, fixtureImages
         }
 
         const creation = data.settle();
-        if (repeatable && key !== null) {
+        if (key !== null) {
             fixtureImages.keep(key, { data: creation, counter: options.context.ids.counter });
         }
     }

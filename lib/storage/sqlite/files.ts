@@ -1,7 +1,7 @@
 import Fs from 'node:fs';
 import Path from 'node:path';
 
-import { SettingError } from '../../config';
+import { placedNamespaces, SettingError, type Settings } from '../../config';
 import { migrate, namespaceMigrations } from './migrate';
 import { closeDatabase, openDatabase, quickCheck, type Database, type OpenOptions } from './open';
 
@@ -43,5 +43,40 @@ export function prepareDataDir(dataDir: string): void {
     }
     catch (err) {
         throw new SettingError('DATA_DIR', `is not a readable and writable directory: ${dataDir} (${(err as NodeJS.ErrnoException).code})`);
+    }
+}
+
+
+/**
+ * The SQLite database files the settings place (each namespace's, in DATA_DIR or where it is named) that do not exist
+ * yet, then DATA_DIR itself when it does not: what opening the default data set would create.
+ */
+export function absentDatabaseFiles(settings: Pick<Settings, 'placements' | 'dataDir'>): string[] {
+
+    const files = placedNamespaces.flatMap((namespace) => {
+
+        const location = settings.placements[namespace];
+        return location.engine === 'sqlite' ? [location.file ?? namespaceFile(settings.dataDir, namespace)] : [];
+    });
+
+    return [...files, Path.resolve(settings.dataDir)].filter((path) => !Fs.existsSync(path));
+}
+
+
+/** Removes what `absentDatabaseFiles` listed: each database with its -wal and -shm, then a directory, if left empty. */
+export function removeDatabaseFiles(paths: string[]): void {
+
+    for (const path of paths) {
+        if (Fs.statSync(path, { throwIfNoEntry: false })?.isDirectory()) {
+            if (!Fs.readdirSync(path).length) {
+                Fs.rmdirSync(path);
+            }
+
+            continue;
+        }
+
+        for (const suffix of ['', '-wal', '-shm']) {
+            Fs.rmSync(`${path}${suffix}`, { force: true });
+        }
     }
 }

@@ -1,4 +1,4 @@
-import { watchedContext, type RecordContext } from '../../clock';
+import type { RecordContext } from '../../clock';
 import { placedNamespaces, type PlacedNamespace } from '../../config';
 import { NamespacesDataSet } from '../data-set';
 import type { DataSnapshot, InstanceData } from '../engine';
@@ -21,16 +21,15 @@ export class SqliteInstanceData extends NamespacesDataSet implements InstanceDat
         super(sqlite, memoryPay, context);
     }
 
-    /**
-     * Loads a fixture, all or nothing, before the call returns: every database of an instance is immediate. True when
-     * loading it again from the same start gives the same data and id counter: no record took a random id or the time
-     * of a clock that follows the wall clock.
-     */
-    loadFixtureNow(fixture: unknown, origin: string): boolean {
+    protected override get payAdvice(): string {
 
-        const watched = watchedContext(this.context);
-        this.storeImmediate(this.fixtureLoads(fixture, origin, this.memoryPay instanceof MemoryPay ? this.memoryPay : null, watched.context), 0);
-        return watched.repeatable();
+        return 'make the instance with "pay": true';
+    }
+
+    /** Loads a fixture, all or nothing, before the call returns: every database of an instance is immediate. */
+    loadFixtureNow(fixture: unknown, origin: string): void {
+
+        this.storeImmediate(this.fixtureLoads(fixture, origin, this.memoryPay instanceof MemoryPay ? this.memoryPay : null), 0);
     }
 
     /**

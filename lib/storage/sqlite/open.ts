@@ -19,16 +19,23 @@ const synchronousLevels = { NORMAL: 1, FULL: 2 };
 /** Opens one namespace database (a file, or memory) with the pragmas every connection needs, asserting each took effect. */
 export function openDatabase(file: string, options: OpenOptions = {}): Database {
 
-    const db = new Sqlite(file, { fileMustExist: Boolean(options.fileMustExist) });
     try {
-        applyPragmas(db, db.memory, options);
+        const db = new Sqlite(file, { fileMustExist: Boolean(options.fileMustExist) });
+        try {
+            applyPragmas(db, db.memory, options);
+        }
+        catch (err) {
+            db.close();
+            throw err;
+        }
+
+        return db;
     }
     catch (err) {
-        db.close();
+        // What SQLite says of a file that does not open (not a database, read-only, missing) names the file; its code stays.
+        (err as Error).message = `${file}: ${(err as Error).message}`;
         throw err;
     }
-
-    return db;
 }
 
 

@@ -3,7 +3,7 @@ import Fs from 'node:fs';
 import type { RecordContext } from '../../clock';
 import type { PayAccess, PayStatus, PayStore } from '../../namespaces/pay/store';
 import type { PayKeys } from '../pay-keys';
-import { payStatus } from '../pay-status';
+import { payKeysDiffer, payStatus } from '../pay-status';
 import { appliedMigrations, migrate, namespaceMigrations, schemaVersion } from './migrate';
 import { closeDatabase, memory, quickCheck, type Database } from './open';
 import { SqlitePayStore } from './pay';
@@ -65,6 +65,12 @@ export class PayReadiness implements PayAccess {
     status(): Promise<PayStatus> {
 
         return Promise.resolve(this.statusNow());
+    }
+
+    keysDiffer(): Promise<boolean> {
+
+        const db = this.connect();
+        return Promise.resolve(payKeysDiffer(db && readable(() => payContents(db, this.ready), null), this.keys));
     }
 
     private statusNow(): PayStatus {

@@ -40,13 +40,13 @@ export function provisionPay(file: string, keys: PayKeys): PayCredentials {
 export function rotatePayKeys(file: string): PayCredentials {
 
     if (!Fs.existsSync(file)) {
-        throw new Error(`There is no pay database at ${file}: run \`localgate provision pay\` first`);
+        throw new Error(`There is no pay database at ${file}: run \`npx localgate provision pay\` first`);
     }
 
     const db = openPayDatabase(file, true);
     try {
         if (!payMigrationsApplied(db)) {
-            throw new Error(`The pay database at ${file} is not provisioned: run \`localgate provision pay\` first`);
+            throw new Error(`The pay database at ${file} is not provisioned: run \`npx localgate provision pay\` first`);
         }
 
         const keys = mintPayKeys();
