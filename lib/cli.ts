@@ -288,10 +288,12 @@ async function seed(settings: Settings, file: string | undefined, io: Io): Promi
         throw new Error('seed loads into the databases in DATA_DIR: in memory they would vanish when this command exits (give a running server a fixture with POST /_instances)');
     }
 
+    // The file is read and bounded before any database is opened: a file refused here leaves nothing written.
+    const path = Path.resolve(file);
+    const fixture = readFixtureFile(path);
     const data = await createEngine({ ...settings, seed: false, seedFile: undefined }).openDefault(wallContext());
     try {
-        const path = Path.resolve(file);
-        const counts = await data.loadFixture(readFixtureFile(path), path);
+        const counts = await data.loadFixture(fixture, path);
         io.out(Object.entries(counts).map(([namespace, count]) => `${namespace}: ${count} records added`).join('\n'));
     }
     finally {

@@ -13,6 +13,7 @@ import { faultsPlugin } from './faults';
 import { healthPlugin } from './health';
 import { instanceHeaderName, InstanceRegistry, instancesPlugin } from './instances';
 import { journalPlugin } from './journal';
+import { nestingPlugin } from './nesting';
 import { commercePlugin } from './namespaces/commerce';
 import { logisticsPlugin } from './namespaces/logistics';
 import { payPlugin } from './namespaces/pay';
@@ -122,6 +123,7 @@ export async function createServer(options: Options = {}): Promise<Server> {
     await server.register(requestIdPlugin);
     await server.register({ plugin: HapiPino, options: logging });
     await server.register(errorsPlugin);
+    await server.register(nestingPlugin);
     await server.register({ plugin: instancesPlugin, options: { registry: instances, defaultScope, maxFixtureBytes: settings.maxFixtureMib * 2 ** 20 } });
     await server.register({ plugin: authPlugin, options: { secret } });
     // The test double: the journal numbers requests as they arrive, before a fault can hold one back.
