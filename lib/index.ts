@@ -52,7 +52,6 @@ export async function createServer(options: Options = {}): Promise<Server> {
     const settings = resolveSettings(options);
     const engine = createEngine(settings);
     const secret = resolveSecret(settings.jwtSecret, settings.dataDir, settings.keepSecret);
-    const instances = new InstanceRegistry(engine, settings.instanceIdleTtlMs, settings.maxInstances, settings.maxSnapshotMib * 2 ** 20);
 
     // The default data set opens as the server initializes and closes as it stops, so that a server that fails to
     // build holds nothing open: the server's state and the default scope read it once it is open.
@@ -63,10 +62,6 @@ export async function createServer(options: Options = {}): Promise<Server> {
         return opened;
     };
 
-    const localgate: Localgate = { settings, secret, instances, get data() {
-
-        return defaultData();
-    } };
     const defaultScope: Scope = { basePath: '', get data() {
 
         return defaultData();
@@ -93,6 +88,12 @@ export async function createServer(options: Options = {}): Promise<Server> {
         }
     });
 
+    // The idle sweeper's failures go to the server's log.
+    const instances = new InstanceRegistry(engine, settings.instanceIdleTtlMs, settings.maxInstances, settings.maxSnapshotMib * 2 ** 20, (tags, data) => server.log(tags, data));
+    const localgate: Localgate = { settings, secret, instances, get data() {
+
+        return defaultData();
+    } };
     server.app.localgate = localgate;
     server.ext('onPreStart', async () => {
 
