@@ -2,7 +2,7 @@ import Fs from 'node:fs';
 
 import Joi from 'joi';
 
-import type { IdMode, RecordContext } from './clock';
+import { maxIdCounter, type IdMode, type RecordContext } from './clock';
 import { utcTimestamp } from './fields';
 import { maxJsonDepth, nestsDeeperThan } from './nesting';
 
@@ -281,7 +281,7 @@ const headerSchema = Joi.object({
     instance: Joi.object({
         clock: utcTimestamp().allow(null).required(),
         ids: Joi.string().valid('random', 'sequential').required(),
-        id_counter: Joi.number().integer().min(0).required(),
+        id_counter: Joi.number().integer().min(0).max(maxIdCounter).required(),
         pay: Joi.boolean()
     })
 });
