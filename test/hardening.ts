@@ -260,9 +260,9 @@ describe('the id counter a fixture carries', () => {
     it('is refused past the last id, naming the field', async () => {
 
         const res = await kit.server.inject({ method: 'POST', url: '/_instances', headers: adminBearer(kit.server), payload: { fixture: { localgate: header(maxIdCounter + 1) } } });
-        expect(expectError(res, 400, undefined, 'fixture.localgate.instance.id_counter').message).to.equal(`request body fixture: localgate.instance.id_counter: instance.id_counter must be less than or equal to ${maxIdCounter} (an export opens with {"localgate": {"format": 1, "migrations": {...}}})`);
+        expect(expectError(res, 400, 'invalid_fixture', 'fixture.localgate.instance.id_counter').message).to.equal(`request body fixture: localgate.instance.id_counter: instance.id_counter must be less than or equal to ${maxIdCounter} (an export opens with {"localgate": {"format": 1, "migrations": {...}}})`);
         const near = await kit.server.inject({ method: 'POST', url: '/_instances', headers: adminBearer(kit.server), payload: { fixture: { localgate: header(2 ** 53 - 1) } } });
-        expectError(near, 400, undefined, 'fixture.localgate.instance.id_counter');
+        expectError(near, 400, 'invalid_fixture', 'fixture.localgate.instance.id_counter');
     });
 });
 
@@ -271,8 +271,8 @@ describe('a listener that fails', () => {
 
     it('logs a failure thrown or rejected under its task, never its message, and returns', async () => {
 
-        const logged: object[] = [];
-        const log = (tags: string[], data: object) => logged.push({ tags, ...data });
+        const logged: { tags: string[]; task: string; type: string; at: string[] }[] = [];
+        const log = (tags: string[], data: object) => logged.push({ tags, ...data as { task: string; type: string; at: string[] } });
         safely('thrown', log, () => {
 
             throw new SyntaxError('Unexpected token in "secret-value"');
@@ -288,7 +288,7 @@ describe('a listener that fails', () => {
         await new Promise((resolve) => setImmediate(resolve));
 
         expect(JSON.stringify(logged)).to.not.contain('secret-value');
-        expect(logged.map((line) => ({ ...line, at: (line as { at: string[] }).at.length }))).to.equal([
+        expect(logged.map((line) => ({ ...line, at: line.at.length }))).to.equal([
             { tags: ['error', 'listener'], task: 'thrown', type: 'SyntaxError', at: 5 },
             { tags: ['error', 'listener'], task: 'not an error', type: 'string', at: 0 },
             { tags: ['error', 'listener'], task: 'rejected', type: 'Error', at: 0 }
@@ -313,7 +313,7 @@ describe('a listener that fails', () => {
             const [line] = failures(lines);
             expect(line).to.include({ level: 50, tags: ['error', 'listener'] });
             expect(line!.data).to.include({ task: 'journal', type: 'Error' });
-            expect((line!.req as { id: string }).id).to.equal(res.headers['x-request-id']);
+            expect((line!.req as { id: string }).id).to.equal(res.headers['x-request-id'] as string);
             expect(JSON.stringify(lines)).to.not.contain(headers.authorization.slice(7));
             expect(JSON.stringify(lines)).to.not.contain('journal broke');
         }
@@ -339,7 +339,7 @@ describe('a listener that fails', () => {
             const res = await server.inject('/v1/weather/status');
             expect(res.statusCode).to.equal(200);
             const logged = failures(lines);
-            expect(logged.map((line) => [(line.data as { task: string }).task, (line.req as { id: string }).id])).to.equal([['live log', res.headers['x-request-id']]]);
+            expect(logged.map((line) => [(line.data as { task: string }).task, (line.req as { id: string }).id])).to.equal([['live log', res.headers['x-request-id'] as string]]);
             expect(JSON.stringify(lines)).to.not.contain('feed broke');
             expect((await server.inject('/health')).statusCode).to.equal(200);
         }
