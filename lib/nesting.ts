@@ -14,27 +14,55 @@ export const tooDeepMessage = `The body nests arrays and objects deeper than ${m
 /** True when a parsed JSON value nests arrays and objects deeper than limit; walks it once, without recursion, and stops at the first too deep. */
 export function nestsDeeperThan(value: unknown, limit: number): boolean {
 
-    // Containers still to open, each with the depth it sits at: an explicit stack, so that depth costs no call stack.
-    const pending: unknown[] = [value];
-    const depths: number[] = [1];
-    while (pending.length) {
-        const item = pending.pop();
-        const depth = depths.pop()!;
-        if (item === null || typeof item !== 'object') {
+    if (!isContainer(value)) {
+        return false;
+    }
+
+    // The containers open on the way down, each with the index of its next child: an explicit stack whose height is
+    // the depth, so that depth costs no call stack and memory stays within the limit however wide the body.
+    const open: unknown[][] = [childrenOf(value)];
+    const next: number[] = [0];
+    if (limit < 1) {
+        return true;
+    }
+
+    while (open.length) {
+        const top = open.length - 1;
+        const children = open[top]!;
+        // Past the scalars to the next container among the children, if any.
+        let index = next[top]!;
+        while (index < children.length && !isContainer(children[index])) {
+            ++index;
+        }
+
+        if (index === children.length) {
+            open.pop();
+            next.pop();
             continue;
         }
 
-        if (depth > limit) {
+        if (open.length === limit) {
             return true;
         }
 
-        for (const child of Array.isArray(item) ? item : Object.values(item)) {
-            pending.push(child);
-            depths.push(depth + 1);
-        }
+        next[top] = index + 1;
+        open.push(childrenOf(children[index] as object));
+        next.push(0);
     }
 
     return false;
+}
+
+
+function isContainer(value: unknown): value is object {
+
+    return typeof value === 'object' && value !== null;
+}
+
+
+function childrenOf(container: object): unknown[] {
+
+    return Array.isArray(container) ? container : Object.values(container);
 }
 
 
