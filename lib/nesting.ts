@@ -8,7 +8,7 @@ import { failure } from './errors';
 // levels; code that walks JSON by recursion (JSON.stringify, joi, pattern matching) needs thousands to overflow.
 export const maxJsonDepth = 64;
 
-export const tooDeepMessage = `The body nests arrays and objects deeper than ${maxJsonDepth} levels, the most the server accepts`;
+const tooDeepMessage = `The body nests arrays and objects deeper than ${maxJsonDepth} levels, the most the server accepts`;
 
 
 /** True when a parsed JSON value nests arrays and objects deeper than limit; walks it once, without recursion, and stops at the first too deep. */
@@ -18,13 +18,14 @@ export function nestsDeeperThan(value: unknown, limit: number): boolean {
         return false;
     }
 
+    if (limit < 1) {
+        return true;
+    }
+
     // The containers open on the way down, each with the index of its next child: an explicit stack whose height is
     // the depth, so that depth costs no call stack and memory stays within the limit however wide the body.
     const open: unknown[][] = [childrenOf(value)];
     const next: number[] = [0];
-    if (limit < 1) {
-        return true;
-    }
 
     while (open.length) {
         const top = open.length - 1;
