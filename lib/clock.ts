@@ -1,5 +1,7 @@
 import Crypto from 'node:crypto';
 
+import { DomainError } from './errors';
+
 
 /** Where an instance's time comes from: the wall clock, or an instant that stands still until moved. */
 export class Clock {
@@ -33,6 +35,9 @@ export class Clock {
 
 export type IdMode = 'random' | 'sequential';
 
+// A sequential id spells its counter in the last 12 hex digits of a UUID: ffffffffffff is the last one there is.
+export const maxIdCounter = 0xffffffffffff;
+
 
 /** Where new record ids come from: random UUIDs, or UUID-shaped ids derived from a counter so that runs repeat. */
 export class IdSource {
@@ -46,6 +51,11 @@ export class IdSource {
 
         if (this.mode === 'random') {
             return Crypto.randomUUID();
+        }
+
+        // Past the last id the next would no longer be a UUID: refused, never made twice.
+        if (this.counter >= maxIdCounter) {
+            throw new DomainError('conflict', 'ids_exhausted', `The sequential ids of this data set are used up: its id counter is at ${maxIdCounter}, the last id a UUID's final 12 hex digits hold`);
         }
 
         this.counter += 1;

@@ -6,6 +6,7 @@ import type { Plugin, Request, ResponseObject, ResponseToolkit, Server } from '@
 import type { ValidationError } from 'joi';
 
 import { requestId, requestIdOnWire, withRequestId } from './request-id';
+import { safely } from './safe-listener';
 
 
 // What a store may report: domain outcomes only, never HTTP or an engine's own errors. This module turns them into Boom errors.
@@ -165,22 +166,25 @@ export function answerClientError(server: Server, err: NodeJS.ErrnoException, so
 
     // The error's code and fixed text only: its rawPacket holds the request's bytes, credentials included.
     server.log(['client', 'warn'], { code: err.code, message: err.message });
-    if (socket.writable && socket.bytesWritten === 0) {
-        const statusCode = clientErrorStatus[String(err.code)] ?? 400;
-        const payload = JSON.stringify(errorBody(failure(statusCode, defaultCode(statusCode), clientErrorMessages[statusCode]!)));
-        socket.write([
-            `HTTP/1.1 ${statusCode} ${Http.STATUS_CODES[statusCode]}`,
-            'Content-Type: application/json; charset=utf-8',
-            `Content-Length: ${Buffer.byteLength(payload)}`,
-            `${requestIdOnWire}: ${requestId(undefined)}`,
-            'Connection: close',
-            '',
-            payload
-        ].join('\r\n'));
+    try {
+        if (socket.writable && socket.bytesWritten === 0) {
+            const statusCode = clientErrorStatus[String(err.code)] ?? 400;
+            const payload = JSON.stringify(errorBody(failure(statusCode, defaultCode(statusCode), clientErrorMessages[statusCode]!)));
+            socket.write([
+                `HTTP/1.1 ${statusCode} ${Http.STATUS_CODES[statusCode]}`,
+                'Content-Type: application/json; charset=utf-8',
+                `Content-Length: ${Buffer.byteLength(payload)}`,
+                `${requestIdOnWire}: ${requestId(undefined)}`,
+                'Connection: close',
+                '',
+                payload
+            ].join('\r\n'));
+        }
     }
-
-    // As Node does when nobody listens for client errors.
-    socket.destroy();
+    finally {
+        // As Node does when nobody listens for client errors; an answer that failed still frees the socket.
+        socket.destroy();
+    }
 }
 
 
@@ -190,7 +194,8 @@ export const errorsPlugin: Plugin<void> = {
 
         // hapi answers what the parser refused with an empty 400, and logs the error whole, raw request bytes included.
         server.listener.removeAllListeners('clientError');
-        server.listener.on('clientError', (err: NodeJS.ErrnoException, socket) => answerClientError(server, err, socket as Net.Socket));
+        // A failure here is logged: thrown into Node's HTTP server, it would end the process.
+        server.listener.on('clientError', safely('clientError', (tags, data) => server.log(tags, data), (err: NodeJS.ErrnoException, socket: Net.Socket) => answerClientError(server, err, socket)));
 
         server.ext('onPreResponse', (request, h) => {
 

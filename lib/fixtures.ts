@@ -2,8 +2,9 @@ import Fs from 'node:fs';
 
 import Joi from 'joi';
 
-import type { IdMode, RecordContext } from './clock';
+import { maxIdCounter, type IdMode, type RecordContext } from './clock';
 import { utcTimestamp } from './fields';
+import { maxJsonDepth, nestsDeeperThan } from './nesting';
 
 
 // Fixtures hold records in the API's own shape, {"<namespace>": {"<collection>": [records]}}, checked with the
@@ -74,15 +75,23 @@ export class FixtureError extends Error {
 }
 
 
-/** Reads a JSON fixture file, naming the file when it cannot be read or is not valid JSON. */
+/** Reads a JSON fixture file, naming the file when it cannot be read, is not valid JSON or nests too deep. */
 export function readFixtureFile(file: string): unknown {
 
+    let fixture: unknown;
     try {
-        return JSON.parse(Fs.readFileSync(file, 'utf8'));
+        fixture = JSON.parse(Fs.readFileSync(file, 'utf8'));
     }
     catch (err) {
         throw new FixtureError(`Cannot read fixture ${file}: ${(err as Error).message}`);
     }
+
+    // Before any check walks it: the same bound a request body meets.
+    if (nestsDeeperThan(fixture, maxJsonDepth)) {
+        throw new FixtureError(`Cannot read fixture ${file}: it nests arrays and objects deeper than ${maxJsonDepth} levels, the most the server accepts`);
+    }
+
+    return fixture;
 }
 
 
@@ -272,7 +281,7 @@ const headerSchema = Joi.object({
     instance: Joi.object({
         clock: utcTimestamp().allow(null).required(),
         ids: Joi.string().valid('random', 'sequential').required(),
-        id_counter: Joi.number().integer().min(0).required(),
+        id_counter: Joi.number().integer().min(0).max(maxIdCounter).required(),
         pay: Joi.boolean()
     })
 });

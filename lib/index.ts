@@ -13,6 +13,7 @@ import { faultsPlugin } from './faults';
 import { healthPlugin } from './health';
 import { instanceHeaderName, InstanceRegistry, instancesPlugin } from './instances';
 import { journalPlugin } from './journal';
+import { nestingPlugin } from './nesting';
 import { commercePlugin } from './namespaces/commerce';
 import { logisticsPlugin } from './namespaces/logistics';
 import { payPlugin } from './namespaces/pay';
@@ -51,7 +52,6 @@ export async function createServer(options: Options = {}): Promise<Server> {
     const settings = resolveSettings(options);
     const engine = createEngine(settings);
     const secret = resolveSecret(settings.jwtSecret, settings.dataDir, settings.keepSecret, settings.storage === 'memory');
-    const instances = new InstanceRegistry(engine, settings.instanceIdleTtlMs, settings.maxInstances, settings.maxSnapshotMib * 2 ** 20);
 
     // The default data set opens as the server initializes and closes as it stops, so that a server that fails to
     // build holds nothing open: the server's state and the default scope read it once it is open.
@@ -62,10 +62,6 @@ export async function createServer(options: Options = {}): Promise<Server> {
         return opened;
     };
 
-    const localgate: Localgate = { settings, secret, instances, get data() {
-
-        return defaultData();
-    } };
     const defaultScope: Scope = { basePath: '', get data() {
 
         return defaultData();
@@ -92,6 +88,12 @@ export async function createServer(options: Options = {}): Promise<Server> {
         }
     });
 
+    // The idle sweeper's failures go to the server's log.
+    const instances = new InstanceRegistry(engine, settings.instanceIdleTtlMs, settings.maxInstances, settings.maxSnapshotMib * 2 ** 20, (tags, data) => server.log(tags, data));
+    const localgate: Localgate = { settings, secret, instances, get data() {
+
+        return defaultData();
+    } };
     server.app.localgate = localgate;
     server.ext('onPreStart', async () => {
 
@@ -122,6 +124,7 @@ export async function createServer(options: Options = {}): Promise<Server> {
     await server.register(requestIdPlugin);
     await server.register({ plugin: HapiPino, options: logging });
     await server.register(errorsPlugin);
+    await server.register(nestingPlugin);
     await server.register({ plugin: instancesPlugin, options: { registry: instances, defaultScope, maxFixtureBytes: settings.maxFixtureMib * 2 ** 20 } });
     await server.register({ plugin: authPlugin, options: { secret } });
     // The test double: the journal numbers requests as they arrive, before a fault can hold one back.

@@ -3,6 +3,7 @@ import { PassThrough } from 'node:stream';
 import type { Request, ResponseObject, Server } from '@hapi/hapi';
 
 import { instancePath } from '../instances';
+import { safelyPerRequest } from '../safe-listener';
 
 
 /** One answered request as the live log shows it: never a header, a token or a secret. */
@@ -63,7 +64,8 @@ const hidden = '[hidden]';
 export class RequestFeed {
 
     private readonly streams = new Set<PassThrough>();
-    private readonly listener = (request: Request) => this.publish(request);
+    // A failure here is logged with the request's id: thrown into hapi's response event, it would end the process.
+    private readonly listener = safelyPerRequest('live log', (request: Request) => this.publish(request));
 
     constructor(private readonly server: Server, private readonly secrets: string[], private readonly ownPlugin: string) {}
 

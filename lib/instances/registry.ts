@@ -4,6 +4,7 @@ import { Clock, IdSource, type IdMode, type RecordContext } from '../clock';
 import { DomainError } from '../errors';
 import { fixtureBody, isRecord } from '../fixtures';
 import { referenced } from '../records';
+import { safely, type FailureLog } from '../safe-listener';
 import type { Scope } from '../scope';
 import type { DataSnapshot, Engine, InstanceData } from '../storage/engine';
 import { shippedMigrationNames } from '../storage/migrations';
@@ -236,7 +237,7 @@ export class InstanceRegistry {
     private readonly deleteListeners: ((instance: Instance) => void)[] = [];
     private sweeper: NodeJS.Timeout | null = null;
 
-    constructor(private readonly engine: Engine, readonly idleTtlMs: number, readonly maxInstances: number, maxSnapshotBytes: number) {
+    constructor(private readonly engine: Engine, readonly idleTtlMs: number, readonly maxInstances: number, maxSnapshotBytes: number, private readonly log: FailureLog) {
 
         this.budget = { used: 0, max: maxSnapshotBytes };
     }
@@ -279,7 +280,8 @@ export class InstanceRegistry {
 
         const instance = new Instance(Crypto.randomUUID(), data, context, options, this.budget);
         this.instances.set(instance.id, instance);
-        this.sweeper ??= setInterval(() => this.sweep(), Math.min(this.idleTtlMs, 60_000)).unref();
+        // A failed sweep is logged and the next one runs: thrown from a timer, it would end the process.
+        this.sweeper ??= setInterval(safely('idle sweep', this.log, () => this.sweep()), Math.min(this.idleTtlMs, 60_000)).unref();
         return instance;
     }
 

@@ -1,5 +1,6 @@
 import Joi from 'joi';
 
+import { maxIdCounter } from '../clock';
 import { recordId, requestBody, timestamp, utcTimestamp, wording } from '../fields';
 import { listSchema, pageQuery } from '../lists';
 
@@ -62,7 +63,7 @@ export const exportSchema = Joi.object({
         instance: Joi.object({
             clock: timestamp.allow(null).required(),
             ids: Joi.string().valid('random', 'sequential').required(),
-            id_counter: Joi.number().integer().min(0).required(),
+            id_counter: Joi.number().integer().min(0).max(maxIdCounter).required(),
             pay: Joi.boolean().required().description('Whether the instance had pay: an instance made from the file has it too, unless asked otherwise')
         }).description('The instance\'s clock, id counter and pay, which an instance made from the file continues').label('ExportInstance')
     }).required().label('ExportHeader')

@@ -5,6 +5,7 @@ import { namedInstance } from '../faults';
 import type { InstanceRegistry } from '../instances/registry';
 import { instanceParams } from '../instances/schemas';
 import { listResponse, type Page } from '../lists';
+import { safelyPerRequest } from '../safe-listener';
 import type { Scope } from '../scope';
 import { recordOf, type JournalEntry } from './entry';
 import { Journal, JournalBudget } from './journal';
@@ -117,7 +118,8 @@ function recordRequests(server: Server, settings: JournalOptions, journalFor: (s
         return h.continue;
     }, { after: ['localgate-instances'] });
 
-    server.events.on('response', (request: Request) => {
+    // A failure here is logged with the request's id: thrown into hapi's response event, it would end the process.
+    server.events.on('response', safelyPerRequest('journal', (request: Request) => {
 
         const journal = request.app.journal;
         if (!journal) {
@@ -135,7 +137,7 @@ function recordRequests(server: Server, settings: JournalOptions, journalFor: (s
         }
 
         journal.add(recordOf(request, settings, route, near));
-    });
+    }));
 }
 
 

@@ -2,6 +2,7 @@ import Joi from 'joi';
 import { JSONPath } from 'jsonpath-plus';
 
 import { requestBody, wording } from '../fields';
+import { maxJsonDepth, nestsDeeperThan } from '../nesting';
 import type { Recorded } from './entry';
 
 
@@ -83,14 +84,20 @@ const expectedJson = wording(Joi.any().custom((value: unknown, helpers) => {
         return value;
     }
 
+    let parsed: unknown;
     try {
-        JSON.parse(value);
-        return value;
+        parsed = JSON.parse(value);
     }
     catch {
         return helpers.error('json.invalid');
     }
-}), { 'json.invalid': '{{#label}} must be JSON, or a string holding JSON' });
+
+    // Its text is parsed here, not with the body: it meets the bound a body meets.
+    return nestsDeeperThan(parsed, maxJsonDepth) ? helpers.error('json.deep') : value;
+}), {
+    'json.invalid': '{{#label}} must be JSON, or a string holding JSON',
+    'json.deep': `{{#label}} nests arrays and objects deeper than ${maxJsonDepth} levels, the most the server accepts`
+});
 
 const bodyPattern = wording(Joi.object({
     equalToJson: expectedJson,

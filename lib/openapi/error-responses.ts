@@ -4,6 +4,7 @@ import Joi from 'joi';
 import { adminMessage } from '../auth';
 import { defaultCode, errorBody, failure, unsupportedMediaMessage } from '../errors';
 import { limitReached } from '../instances/registry';
+import { maxJsonDepth } from '../nesting';
 
 
 // What a route may declare about errors its rules produce that its config cannot show (409, 422, 501 ...):
@@ -83,7 +84,7 @@ export function errorSchemaWith(example: object): Joi.ObjectSchema {
 const errorRules: Record<number, ErrorRule> = {
     400: {
         applies: (route) => route.validates || route.maxBytes !== undefined,
-        description: () => 'Invalid parameters or body (code validation_failed, with details naming each field), or a body that is not JSON',
+        description: (route) => `Invalid parameters or body (code validation_failed, with details naming each field)${route.maxBytes === undefined ? '' : `, a body that is not JSON, or one nested deeper than ${maxJsonDepth} levels (code body_too_deep)`}`,
         example: () => errorExample(400, 'validation_failed', 'Invalid query: limit must be less than or equal to 100', { details: [{ field: 'limit', message: 'limit must be less than or equal to 100' }] })
     },
     401: {

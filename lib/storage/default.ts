@@ -13,6 +13,8 @@ import { openSqlitePay } from './sqlite/pay-access';
 /** Opens every namespace where the settings place it, then pay; a failure closes what was opened and names the namespace. */
 export async function openDefaultDataSet(settings: Settings, context: RecordContext): Promise<DataSet> {
 
+    // The seed file is read and bounded before any database is opened: a file refused here leaves nothing written.
+    const seed = settings.seedFile ? readFixtureFile(settings.seedFile) : undefined;
     const opened: Partial<NamespaceDatabases> = {};
     let data: NamespacesDataSet;
     try {
@@ -28,7 +30,7 @@ export async function openDefaultDataSet(settings: Settings, context: RecordCont
     }
 
     if (settings.seedFile) {
-        await loadSeedFile(data, settings.seedFile);
+        await loadSeedFile(data, seed, settings.seedFile);
     }
 
     return data;
@@ -37,10 +39,10 @@ export async function openDefaultDataSet(settings: Settings, context: RecordCont
 
 // A seed file is loaded as the demo is: into databases that hold none of its namespaces' records yet. A file that does
 // not load stops the start; the data set closes.
-async function loadSeedFile(data: NamespacesDataSet, file: string): Promise<void> {
+async function loadSeedFile(data: NamespacesDataSet, seed: unknown, file: string): Promise<void> {
 
     try {
-        await data.loadSeed(readFixtureFile(file), file);
+        await data.loadSeed(seed, file);
     }
     catch (err) {
         await data.close();

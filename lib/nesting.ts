@@ -1,0 +1,90 @@
+import type { Plugin } from '@hapi/hapi';
+
+import { failure } from './errors';
+
+
+// Every JSON the server parses from outside (request bodies, fixtures and seed files, equalToJson text) nests at most
+// this many arrays and objects. The deepest shape the API takes is a fixture record inside POST /_instances, about six
+// levels; code that walks JSON by recursion (JSON.stringify, joi, pattern matching) needs thousands to overflow.
+export const maxJsonDepth = 64;
+
+const tooDeepMessage = `The body nests arrays and objects deeper than ${maxJsonDepth} levels, the most the server accepts`;
+
+
+/** True when a parsed JSON value nests arrays and objects deeper than limit; walks it once, without recursion, and stops at the first too deep. */
+export function nestsDeeperThan(value: unknown, limit: number): boolean {
+
+    if (!isContainer(value)) {
+        return false;
+    }
+
+    if (limit < 1) {
+        return true;
+    }
+
+    // The containers open on the way down, each with the index of its next child: an explicit stack whose height is
+    // the depth, so that depth costs no call stack and memory stays within the limit however wide the body.
+    const open: unknown[][] = [childrenOf(value)];
+    const next: number[] = [0];
+
+    while (open.length) {
+        const top = open.length - 1;
+        const children = open[top]!;
+        // Past the scalars to the next container among the children, if any.
+        let index = next[top]!;
+        while (index < children.length && !isContainer(children[index])) {
+            ++index;
+        }
+
+        if (index === children.length) {
+            open.pop();
+            next.pop();
+            continue;
+        }
+
+        if (open.length === limit) {
+            return true;
+        }
+
+        next[top] = index + 1;
+        open.push(childrenOf(children[index] as object));
+        next.push(0);
+    }
+
+    return false;
+}
+
+
+function isContainer(value: unknown): value is object {
+
+    return typeof value === 'object' && value !== null;
+}
+
+
+function childrenOf(container: object): unknown[] {
+
+    return Array.isArray(container) ? container : Object.values(container);
+}
+
+
+/**
+ * Refuses a body nested deeper than maxJsonDepth. hapi parses a body (iteratively, so the parse itself is safe) between
+ * authentication and onPostAuth, and nothing of ours reads it before then: onPostAuth is the first step every route
+ * runs with the body parsed, before joi, the handler or a response listener (the journal, the live log) walks it.
+ */
+export const nestingPlugin: Plugin<void> = {
+    name: 'localgate-nesting',
+    register(server) {
+
+        server.ext('onPostAuth', (request, h) => {
+
+            if (!nestsDeeperThan(request.payload, maxJsonDepth)) {
+                return h.continue;
+            }
+
+            // The journal records what the request carries: the refused body is dropped here, never walked again.
+            (request as { payload: unknown }).payload = null;
+            throw failure(400, 'body_too_deep', tooDeepMessage);
+        });
+    }
+};
