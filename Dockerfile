@@ -52,7 +52,7 @@ USER localgate
 VOLUME /data
 EXPOSE 3000
 # node itself asks /health: the image carries no curl or wget.
-HEALTHCHECK --interval=10s --timeout=3s --start-period=10s --retries=3 \
+HEALTHCHECK --interval=5s --timeout=3s --start-period=5s --retries=3 \
     CMD ["node", "-e", "require('node:http').get({ host: '127.0.0.1', port: process.env.PORT, path: '/health', timeout: 2500 }, (res) => process.exit(res.statusCode === 200 ? 0 : 1)).on('error', () => process.exit(1)).on('timeout', () => process.exit(1))"]
 # node is PID 1 and handles SIGTERM itself: it stops listening, finishes requests and closes the databases.
 STOPSIGNAL SIGTERM
