@@ -1,12 +1,14 @@
 import ChildProcess from 'node:child_process';
 import Crypto from 'node:crypto';
 import Fs from 'node:fs';
+import Os from 'node:os';
 import Path from 'node:path';
 
 import Code from '@hapi/code';
 import Lab from '@hapi/lab';
 
 import { mintToken } from '../../lib/auth';
+import { passingTests, python, runPytest } from '../../test/helpers/pytest';
 
 
 export const lab = Lab.script();
@@ -25,8 +27,14 @@ const probe = ChildProcess.spawnSync('podman', ['info', '--format', '{{.Host.OCI
 const missing = probe.error !== undefined || probe.status !== 0;
 const skip = missing && !ci;
 
+// The Python suite needs python3 with pytest, which .ci/run installs under CI=true.
+const skipPython = python === undefined && !ci;
+
 if (skip) {
     console.log('Container lane skipped: podman does not run here. To run it: apt-get install podman buildah debootstrap runc, then npm run test:container (CI=true requires it).');
+}
+else if (skipPython) {
+    console.log('Container lane: skipping the Python suite against the image, no python3 with pytest (apt-get install python3-pytest).');
 }
 
 // The made base is kept between runs, one per Node version; everything else the lane makes carries this run's mark.
@@ -343,5 +351,62 @@ describe('the image built from the Containerfile', { skip }, () => {
         const logs = await run('podman', ['logs', server.name]);
         expect(logs.stderr).to.contain('localgate: SIGTERM received');
         expect(await filesOf(data)).to.equal(['.jwt-secret', 'commerce.db', 'logistics.db', 'weather.db']);
+    });
+
+    it('passes the Python package\'s pytest suite with LOCALGATE_URL and AUTH_JWT_SECRET naming it, as a CI service', { skip: skipPython }, async () => {
+
+        expectPodman();
+        const server = await start('python', ['-e', `AUTH_JWT_SECRET=${secret}`, '-e', 'DATA_DIR=:memory:']);
+        const { code, output } = await runPytest({ LOCALGATE_URL: server.url, AUTH_JWT_SECRET: secret });
+        expect(code, output).to.equal(0);
+        for (const line of passingTests) {
+            expect(output).to.contain(line);
+        }
+
+        expect(output).to.match(/^=+ 14 passed in /m);
+    });
+
+    it('runs the Testcontainers recipe of docs/container.md through podman\'s Docker-compatible socket', async () => {
+
+        expectPodman();
+        const socket = Path.join(Os.tmpdir(), `${mark}.sock`);
+        const service = ChildProcess.spawn('podman', ['system', 'service', '--time=0', `unix://${socket}`], { stdio: 'ignore' });
+        try {
+            for (let i = 0; i < 1000 && !Fs.existsSync(socket); ++i) {
+                await new Promise((resolve) => setTimeout(resolve, 10));
+            }
+
+            // Testcontainers reads both when it first looks for a container runtime; the reaper's image cannot be pulled.
+            process.env.DOCKER_HOST = `unix://${socket}`;
+            process.env.TESTCONTAINERS_RYUK_DISABLED = 'true';
+            const volumesBefore = await podman('volume', 'ls', '--quiet');
+
+            // The recipe, as the docs give it.
+            const { GenericContainer, Wait } = await import('testcontainers');
+            const container = await new GenericContainer(image)
+                .withEnvironment({ AUTH_JWT_SECRET: secret, DATA_DIR: ':memory:' })
+                .withExposedPorts(3000)
+                .withWaitStrategy(Wait.forHttp('/health', 3000).forStatusCode(200))
+                .start();
+            const url = `http://${container.getHost()}:${container.getMappedPort(3000)}`;
+
+            const made = await fetch(`${url}/_instances`, {
+                method: 'POST',
+                headers: { authorization: `Bearer ${mintToken(secret, 'suite', 3600, { admin: true })}`, 'content-type': 'application/json' },
+                body: JSON.stringify({ clock: '2030-01-01T09:00:00Z', ids: 'sequential' })
+            });
+            expect(made.status).to.equal(201);
+            const { base_path: basePath } = await made.json() as { base_path: string };
+            const bookings = await fetch(`${url}${basePath}/v1/logistics/bookings`, { headers: { authorization: `Bearer ${mintToken(secret, 'alice')}` } });
+            expect(bookings.status).to.equal(200);
+            expect(await bookings.json()).to.equal({ data: [], count: 0, total: 0 });
+
+            await container.stop();
+            expect((await run('podman', ['container', 'exists', container.getId()])).code).to.equal(1);
+            expect(await podman('volume', 'ls', '--quiet')).to.equal(volumesBefore);
+        }
+        finally {
+            service.kill('SIGTERM');
+        }
     });
 });
