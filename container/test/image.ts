@@ -388,6 +388,8 @@ describe('the image built from the Containerfile', { skip }, () => {
                 .withExposedPorts(3000)
                 .withWaitStrategy(Wait.forHttp('/health', 3000).forStatusCode(200))
                 .start();
+            // With no reaper, the lane's own cleanup removes it should a check below fail.
+            containers.push(container.getId());
             const url = `http://${container.getHost()}:${container.getMappedPort(3000)}`;
 
             const made = await fetch(`${url}/_instances`, {
