@@ -9,19 +9,13 @@ import Lab from '@hapi/lab';
 
 import { mintToken } from '../lib';
 import { binPath, spawnServer, type SpawnedServer } from './helpers/processes';
+import { interpreters, packageDir, passingTests, python, run, runPytest } from './helpers/pytest';
 
 
 export const lab = Lab.script();
 const { describe, it, before, after } = lab;
 const { expect } = Code;
 
-
-// The Python package users import: clients/python/localgate_testing, its pytest plugin and its own tests.
-const packageDir = Path.join(__dirname, '..', 'clients', 'python');
-
-// Debian's python3-pytest serves /usr/bin/python3; a python3 earlier on PATH may have pytest of its own.
-const interpreters = ['python3', '/usr/bin/python3'];
-const python = interpreters.find((candidate) => ChildProcess.spawnSync(candidate, ['-c', 'import pytest'], { stdio: 'ignore' }).status === 0);
 
 // Under CI=true .ci/run installs python3-pytest, so a missing one fails the test instead of skipping it.
 const ci = process.env.CI === 'true';
@@ -39,41 +33,6 @@ const skipInstall = installer === undefined && !ci;
 
 if (skipInstall) {
     console.log('Skipping the installed pytest plugin test: no python3 with venv, pytest and flit_core (apt-get install python3-venv python3-pytest flit).');
-}
-
-
-interface Run {
-    code: number | null;
-    output: string;
-}
-
-
-/** Runs a command to its end; resolves to its exit code and its output, stdout and stderr together. */
-function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<Run> {
-
-    return new Promise((resolve) => {
-
-        const child = ChildProcess.spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-        let output = '';
-        const collect = (chunk: Buffer) => {
-
-            output += chunk.toString();
-        };
-
-        child.stdout.on('data', collect);
-        child.stderr.on('data', collect);
-        child.once('close', (code) => resolve({ code, output }));
-    });
-}
-
-
-/** Runs the package's pytest suite with the environment given; resolves to its exit code and output. */
-function runPytest(env: NodeJS.ProcessEnv, tests = 'tests'): Promise<Run> {
-
-    expect(python, 'CI=true needs python3 with pytest: .ci/run installs python3-pytest').to.exist();
-    return run(python!, ['-m', 'pytest', '-p', 'no:cacheprovider', '-v', tests], packageDir, {
-        PATH: process.env.PATH, HOME: process.env.HOME, PYTHONPATH: packageDir, PYTHONDONTWRITEBYTECODE: '1', ...env
-    });
 }
 
 
@@ -101,24 +60,6 @@ const userProject = {
         ''
     ].join('\n')
 };
-
-
-const passingTests = [
-    'tests/test_client.py::test_the_instance_url_answers_plain_http_clients PASSED',
-    'tests/test_client.py::test_snapshot_restore_and_reset PASSED',
-    'tests/test_client.py::test_the_clock_freezes_and_moves PASSED',
-    'tests/test_client.py::test_a_refused_admin_call_raises_with_the_error_code PASSED',
-    'tests/test_client.py::test_tokens_need_a_future_expiry PASSED',
-    'tests/test_client.py::test_a_fork_copies_the_instance_as_it_is_now PASSED',
-    'tests/test_client.py::test_the_default_data_set_exports_as_a_fixture_an_instance_loads PASSED',
-    'tests/test_client.py::test_an_export_loads_back_into_a_new_instance PASSED',
-    'tests/test_example.py::test_a_booking_is_private_to_its_customer PASSED',
-    'tests/test_example.py::test_each_test_starts_from_the_demo_data_again PASSED',
-    'tests/test_example.py::test_an_empty_world_with_a_frozen_clock PASSED',
-    'tests/test_faults_journal.py::test_an_instance_fault_fires_as_set_counts_its_hits_and_clears PASSED',
-    'tests/test_faults_journal.py::test_an_instance_journal_lists_counts_finds_and_clears PASSED',
-    'tests/test_faults_journal.py::test_the_default_data_set_has_its_own_faults_and_journal PASSED'
-];
 
 
 describe('the pytest plugin of clients/python', { skip }, () => {
