@@ -90,7 +90,7 @@ const jsonPath = wording(Joi.string().max(1000).custom((value: string, helpers) 
     }
 
     for (const step of steps.filter((part) => /^\??\(/.test(part))) {
-        if (call.test(step.replace(quoted, "''"))) {
+        if (call.test(step.replace(quoted, '""'))) {
             return helpers.error('jsonpath.call');
         }
 
@@ -159,7 +159,7 @@ const bodyPattern = wording(Joi.object({
     equalToJson: expectedJson,
     ignoreExtraElements: Joi.boolean(),
     ignoreArrayOrder: Joi.boolean(),
-    matchesJsonPath: Joi.alternatives(jsonPath, jsonPathMatcher),
+    matchesJsonPath: Joi.alternatives().conditional(Joi.string(), { then: jsonPath, otherwise: jsonPathMatcher }),
     contains: Joi.string()
 }).xor('equalToJson', 'matchesJsonPath', 'contains').with('ignoreExtraElements', 'equalToJson').with('ignoreArrayOrder', 'equalToJson'), {
     'object.missing': '{{#label}} must hold one of equalToJson, matchesJsonPath or contains',
