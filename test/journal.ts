@@ -342,11 +342,18 @@ describe('the request journal', () => {
                 { things: [{ name: 'RequiredThing' }, { name: 'Wiremock' }] },
                 { name: 'Scone', price: 1 },
                 { todoItem: 'wash the car', notes: { todoItem: 'buy milk' } },
-                [{ price: 5 }]
+                [{ price: 5 }],
+                { name: null, tags: [], extra: {} },
+                5
             ];
             for (const payload of sent) {
-                await server.inject({ method: 'POST', url: `${created.base_path}/v1/commerce/products`, headers: bearer(server, 'ann'), payload });
+                const headers = { ...bearer(server, 'ann'), 'content-type': 'application/json' };
+                await server.inject({ method: 'POST', url: `${created.base_path}/v1/commerce/products`, headers, payload: JSON.stringify(payload) });
             }
+
+            // A request without a body, and one whose body was cut: no JSON pattern matches either.
+            await server.inject(`${created.base_path}/v1/weather/status`);
+            await server.inject({ method: 'POST', url: `${created.base_path}/v1/commerce/products`, headers: bearer(server, 'ann'), payload: { name: 'Flapjack', price: 3, description: 'x'.repeat(20_000) } });
         });
 
         const cases: [string, object, number][] = [
@@ -362,10 +369,13 @@ describe('the request journal', () => {
             ['an expression with equalTo on a number', { matchesJsonPath: { expression: '$.price', equalTo: '3' } }, 1],
             ['an expression with matches', { matchesJsonPath: { expression: '$.name', matches: 'F.*k' } }, 1],
             ['an expression with contains on an object, as its JSON text', { matchesJsonPath: { expression: '$.notes', contains: 'milk' } }, 1],
-            ['an expression with absent', { matchesJsonPath: { expression: '$.name', absent: true } }, 3],
+            ['an expression with absent', { matchesJsonPath: { expression: '$.name', absent: true } }, 4],
             ['an expression with equalToJson', { matchesJsonPath: { expression: '$.things', equalToJson: [{ name: 'RequiredThing' }, { name: 'Wiremock' }] } }, 1],
             ['an expression with equalToJson, ignoring order and extra items', { matchesJsonPath: { expression: '$.things', equalToJson: '[{"name": "Wiremock"}]', ignoreArrayOrder: true, ignoreExtraElements: true } }, 1],
-            ['an expression that finds nothing', { matchesJsonPath: { expression: '$.colour', equalTo: 'red' } }, 0]
+            ['an expression that finds nothing', { matchesJsonPath: { expression: '$.colour', equalTo: 'red' } }, 0],
+            ['a member that is null, an empty array or an empty object, which WireMock counts as not found', { matchesJsonPath: '$.tags' }, 0],
+            ['a member that is an empty object', { matchesJsonPath: '$.extra' }, 0],
+            ['a member that is null, as text', { matchesJsonPath: { expression: '$.name', equalTo: 'null' } }, 1]
         ];
 
         const count = async (pattern: object) => {
@@ -532,6 +542,28 @@ describe('the request journal', () => {
 
                 const list = body<List<Entry>>(await small.inject({ url: '/_requests', headers: adminBearer(small) }));
                 expect(list.data.map((entry) => [entry.body, entry.body_truncated])).to.equal(sent.map((payload) => [JSON.stringify(payload).slice(0, 40), true]));
+            }
+            finally {
+                await small.stop();
+            }
+        });
+
+        it('counts a body past U+00FF at two bytes a character, as JavaScript stores it', async () => {
+
+            // A 1 MiB budget and bodies cut at 16,384 characters: at two bytes a character (and some 600 bytes of
+            // headers and URL each) the last 31 fit beside a short one, where counting a byte a character kept all 41.
+            const small = await testServer({ journalBudgetMib: 1 });
+            try {
+                const headers = bearer(small, 'ann');
+                for (let i = 0; i < 40; ++i) {
+                    await small.inject({ method: 'POST', url: '/v1/commerce/products', headers, payload: { name: `${i}${'ж'.repeat(20_000)}` } });
+                }
+
+                await small.inject({ method: 'POST', url: '/v1/commerce/products', headers, payload: { name: 'жито' } });
+                const list = body<List<Entry>>(await small.inject({ url: '/_requests?limit=100', headers: adminBearer(small) }));
+                expect(list.total).to.equal(32);
+                expect(list.data.at(-2)!.body).to.equal(JSON.stringify({ name: `39${'ж'.repeat(20_000)}` }).slice(0, 16_384));
+                expect(list.data.at(-1)!.body).to.equal({ name: 'жито' });
             }
             finally {
                 await small.stop();

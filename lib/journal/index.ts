@@ -142,7 +142,7 @@ function recordRequests(server: Server, settings: JournalOptions, journalFor: (s
 function journalRoutes(server: Server, registry: InstanceRegistry, api: JournalApi): void {
 
     const admin = { ext: { onPostAuth: { method: requireAdmin } } };
-    const patternNotes = 'The body is a request pattern in WireMock\'s JSON: method (or ANY); url, urlPath, urlPathPattern or urlPattern; headers and queryParameters with equalTo, contains, matches or absent; bodyPatterns with equalToJson (ignoreExtraElements, ignoreArrayOrder), matchesJsonPath or contains. An empty body matches every request.';
+    const patternNotes = 'The body is a request pattern in WireMock\'s JSON: method (or ANY); url, urlPath, urlPathPattern or urlPattern; headers and queryParameters with equalTo, contains, matches or absent; bodyPatterns with equalToJson (ignoreExtraElements, ignoreArrayOrder), matchesJsonPath (an expression, or {expression} with a sub-matcher) or contains. An empty body matches every request. Regular expressions run on RE2 (no backreferences or lookaround, at most 200 compiled instructions); a JSONPath holds one recursive descent at most, unions of at most 16 branches together, and no function calls.';
 
     const targets = [
         { path: '/_requests', scope: (request: Pick<Request, 'app' | 'params'>) => request.app.scope, params: undefined, what: 'the default data set' },

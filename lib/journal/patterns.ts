@@ -357,7 +357,8 @@ function isFound(value: unknown): boolean {
 // nothing there, as it would in WireMock.
 function jsonPathFinds(path: string, json: unknown): unknown[] {
 
-    const rootFilter = /^\$\[\s*\?/.test(path) && json !== null && typeof json === 'object' && !Array.isArray(json);
+    // A body is never null here: a request without one has none to match.
+    const rootFilter = /^\$\[\s*\?/.test(path) && typeof json === 'object' && !Array.isArray(json);
     try {
         return JSONPath({ path, json: (rootFilter ? [json] : json) as object, eval: 'safe', wrap: true }) as unknown[];
     }
