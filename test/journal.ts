@@ -527,6 +527,20 @@ describe('the request journal', () => {
             }
         });
 
+        it('hides a secret across the point where a long body is cut, leaving no part of it', async () => {
+
+            const small = await testServer({ journalBodyBytes: 40, pay: { publishableKey: 'pk_visible_never', secretKey: 'sk_visible_never' } });
+            try {
+                await small.inject({ method: 'POST', url: '/v1/commerce/products', headers: bearer(small, 'ann'), payload: { name: `${'x'.repeat(25)}sk_visible_never` } });
+                const [entry] = body<List<Entry>>(await small.inject({ url: '/_requests', headers: adminBearer(small) })).data;
+                expect(entry!.body).to.equal(`{"name":"${'x'.repeat(25)}[hidden]"}`.slice(0, 40));
+                expect(entry!.body_truncated).to.be.true();
+            }
+            finally {
+                await small.stop();
+            }
+        });
+
         it('counts only the cut of a long body against the journals\' memory', async () => {
 
             // Twenty bodies of 60 KiB each are 1.2 MiB as sent, but 40 bytes each as kept: a 1 MiB budget keeps all.

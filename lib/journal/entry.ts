@@ -36,7 +36,7 @@ interface Source {
     headers: Request['headers'];
     query: Record<string, string | string[]>;
     rawUrl: string;
-    // The body's JSON text, cut at bodyBytes; null when the request had none.
+    // The body's JSON text, cut at bodyBytes (and then already scrubbed); null when the request had none.
     text: string | null;
     truncated: boolean;
     secrets: string[];
@@ -128,7 +128,8 @@ export function recordOf(request: Request, options: RecordOptions, route: string
     const parsed = request.orig.payload ?? request.payload;
     const whole = parsed === undefined || parsed === null ? null : JSON.stringify(parsed);
     const truncated = whole !== null && whole.length > options.bodyBytes;
-    const text = truncated ? copyOf(whole.slice(0, options.bodyBytes)) : whole;
+    // A body to cut is scrubbed first, so that no part of a secret across the cut survives it.
+    const text = truncated ? copyOf(scrubJsonText(whole, options.secrets).slice(0, options.bodyBytes)) : whole;
     // A string holds a byte a character while every character fits in one, two bytes a character otherwise.
     bytes += text === null ? 0 : text.length * (beyondLatin1.test(text) ? 2 : 1);
 
@@ -209,6 +210,6 @@ function buildEntry({ request, headers: sentHeaders, query: sent, rawUrl, text, 
             near_miss: request.near_miss
         },
         url: request.path + search,
-        bodyText: text === null ? null : scrubJsonText(text, secrets)
+        bodyText: text === null || truncated ? text : scrubJsonText(text, secrets)
     };
 }
