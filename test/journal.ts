@@ -1,10 +1,11 @@
 import Code from '@hapi/code';
 import type { Server, ServerInjectOptions } from '@hapi/hapi';
 import Lab from '@hapi/lab';
+import { JSONPath } from 'jsonpath-plus';
 
 import { Journal, JournalBudget } from '../lib/journal/journal';
 import { editDistance } from '../lib/journal/near-miss';
-import { jsonEqual } from '../lib/journal/patterns';
+import { jsonEqual, maxCachedJsonPaths } from '../lib/journal/patterns';
 import type { Recorded } from '../lib/journal/entry';
 import { liveHeapBytes } from './helpers/gc';
 import { adminBearer, bearer, body, type List, testServer } from './helpers/server';
@@ -475,6 +476,19 @@ describe('the request journal', () => {
             finally {
                 await small.stop();
             }
+        });
+
+        it('keeps jsonpath-plus\'s cache of parsed expressions bounded, however many a client sends', async () => {
+
+            const { id } = await create();
+            for (let i = 0; i <= maxCachedJsonPaths; ++i) {
+                JSONPath.toPathArray(`$.field${i}`);
+            }
+
+            expect(Object.keys(JSONPath.cache as object).length).to.be.above(maxCachedJsonPaths);
+            const res = await admin('POST', `/_instances/${id}/requests/count`, { bodyPatterns: [{ matchesJsonPath: '$.fresh' }] });
+            expect(body(res)).to.equal({ count: 0 });
+            expect(Object.keys(JSONPath.cache as object)).to.equal(['$.fresh']);
         });
 
         it('keeps /health answering within 100 ms after every attack at once', async () => {

@@ -75,9 +75,17 @@ const quoted = /'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"/g;
 
 const call = /[\w$\].)]\s*\(|`/;
 
+// jsonpath-plus keeps every expression and script it parses in its JSONPath.cache, for ever: a client sending new
+// expressions would grow it without end. It is emptied when it holds more than this many.
+export const maxCachedJsonPaths = 1000;
+
 // jsonpath-plus parses a filter or script step only as it evaluates it: each runs once here, on an empty item. An
 // error it reports as its own ("jsonPath: ...") comes from evaluating a well-formed expression, not from its syntax.
 const jsonPath = wording(Joi.string().max(1000).custom((value: string, helpers) => {
+
+    if (Object.keys(JSONPath.cache as object).length > maxCachedJsonPaths) {
+        JSONPath.cache = {};
+    }
 
     const steps = JSONPath.toPathArray(value);
     if (steps.filter((step) => step === '..').length > 1) {
