@@ -158,6 +158,7 @@ const jsonPathMatcher = wording(Joi.object({
     ignoreExtraElements: Joi.boolean(),
     ignoreArrayOrder: Joi.boolean()
 }).xor('equalTo', 'contains', 'matches', 'absent', 'equalToJson').with('ignoreExtraElements', 'equalToJson').with('ignoreArrayOrder', 'equalToJson'), {
+    'object.base': '{{#label}} must be a JSONPath expression, or an object with an expression and a sub-matcher',
     'object.missing': '{{#label}} must hold one of equalTo, contains, matches, absent or equalToJson beside its expression',
     'object.xor': '{{#label}} must hold only one of equalTo, contains, matches, absent or equalToJson',
     'object.with': '{{#label}} sets {{#main}}, which goes with equalToJson only'
@@ -167,7 +168,9 @@ const bodyPattern = wording(Joi.object({
     equalToJson: expectedJson,
     ignoreExtraElements: Joi.boolean(),
     ignoreArrayOrder: Joi.boolean(),
-    matchesJsonPath: Joi.alternatives().conditional(Joi.string(), { then: jsonPath, otherwise: jsonPathMatcher }),
+    // hapi-swagger cannot describe an object among alternatives: the document says the type of the first form, and the
+    // description gives both.
+    matchesJsonPath: Joi.any().when(Joi.string(), { then: jsonPath, otherwise: jsonPathMatcher }).description('A JSONPath expression that must find something, or {expression} with one sub-matcher: equalTo, contains, matches, absent or equalToJson'),
     contains: Joi.string()
 }).xor('equalToJson', 'matchesJsonPath', 'contains').with('ignoreExtraElements', 'equalToJson').with('ignoreArrayOrder', 'equalToJson'), {
     'object.missing': '{{#label}} must hold one of equalToJson, matchesJsonPath or contains',
