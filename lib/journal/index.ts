@@ -81,12 +81,13 @@ export const journalPlugin: Plugin<JournalOptions> = {
             }
         });
 
+        const records = (scope: Scope): readonly Recorded[] => journals.get(scope)?.list() ?? [];
         const api: JournalApi = {
-            list: (scope) => (journals.get(scope)?.list() ?? []).map(({ entry }) => entry),
+            list: (scope) => records(scope).map(({ entry }) => entry),
             find(scope, pattern) {
 
                 const matches = compilePattern(pattern);
-                return (journals.get(scope)?.list() ?? []).filter(matches).map(({ entry }) => entry);
+                return records(scope).filter(matches).map(({ entry }) => entry);
             },
             clear: (scope) => journals.get(scope)?.clear()
         };
@@ -97,7 +98,7 @@ export const journalPlugin: Plugin<JournalOptions> = {
         }
 
         // The routes read the records, so that a page builds the entries it shows and parses no other body.
-        journalRoutes(server, settings.registry, api, (scope) => journals.get(scope)?.list() ?? []);
+        journalRoutes(server, settings.registry, api, records);
     }
 };
 
