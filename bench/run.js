@@ -14,7 +14,8 @@
 // section of results.md), BENCH_ONLY=sqlite everything but it; BENCH_QUICK=1 makes every round 1 s, one round, 0.5 s of
 // warm-up unless those are set. BENCH_PG_SCENARIOS picks some of the PostgreSQL scenarios; BENCH_PROFILE=<dir> runs
 // localgate-pg and floor-pg with --cpu-prof, writing their profiles there. BENCH_ONLY=journal measures faults and the
-// request journal alone (bench/journal.js).
+// request journal alone (bench/journal.js), BENCH_ONLY=hardening what the requests that once stalled the server cost
+// now (bench/hardening.js).
 
 const ChildProcess = require('node:child_process');
 const { randomBytes } = require('node:crypto');
@@ -98,8 +99,13 @@ internals.main = async function () {
         return require('./journal').main();
     }
 
+    // What the requests that once stalled the server cost now (bench/hardening.js).
+    if (only === 'hardening') {
+        return require('./hardening').main();
+    }
+
     if (only !== undefined && only !== 'postgres' && only !== 'sqlite' && only !== 'suite') {
-        throw new Error(`BENCH_ONLY must be postgres, sqlite, suite or journal, not ${only}`);
+        throw new Error(`BENCH_ONLY must be postgres, sqlite, suite, journal or hardening, not ${only}`);
     }
 
     if (only === 'suite') {

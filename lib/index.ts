@@ -24,6 +24,7 @@ import type { Scope } from './scope';
 import { createEngine } from './storage';
 import type { DataSet } from './storage/engine';
 import { requestIdPlugin } from './request-id';
+import { scrubText } from './secrets';
 
 
 export { mintToken } from './auth';
@@ -101,6 +102,9 @@ export async function createServer(options: Options = {}): Promise<Server> {
     });
     server.ext('onPostStop', () => defaultData().close());
 
+    // Values that never reach a journal entry, the live log or a log line: the token secret and the pay keys.
+    // An empty key hides nothing: it is not a secret to look for.
+    const secrets = [secret, settings.pay.publishableKey, settings.pay.secretKey].filter((value): value is string => Boolean(value));
     const logging: HapiPino.Options = {
         level: settings.logLevel,
         stream: logStream(settings) as NodeJS.WriteStream | undefined,
@@ -109,15 +113,16 @@ export async function createServer(options: Options = {}): Promise<Server> {
         wrapSerializers: false,
         // The message names the path as the client sent it too: under an instance, after its base path (no scope yet
         // when the instance was unknown, and the path is still the one sent).
-        customRequestCompleteMessage: (request: Request, responseTime: number) => `[response] ${request.method} ${request.app.scope?.basePath ?? ''}${request.path} ${request.raw.res.statusCode} (${responseTime}ms)`,
+        // Paths and error messages can carry what a client sent: tokens and secrets are hidden as the journal hides them.
+        customRequestCompleteMessage: (request: Request, responseTime: number) => `[response] ${request.method} ${scrubText(`${request.app.scope?.basePath ?? ''}${request.path}`, secrets)} ${request.raw.res.statusCode} (${responseTime}ms)`,
         serializers: {
             // hapi-pino serializes the request in its onRequest step, before an instance path is rewritten: the
             // logged path is the one the client sent, base path included.
-            req: (request: Request) => ({ id: request.info.id, method: request.method, url: request.path }),
+            req: (request: Request) => ({ id: request.info.id, method: request.method, url: scrubText(request.path, secrets) }),
             res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
             // An error's name, message and stack only: its other fields (a Boom's data, a parser error's raw
             // bytes) can carry what a client sent.
-            err: (err: Error) => ({ type: err.name, message: err.message, stack: err.stack })
+            err: (err: Error) => ({ type: err.name, message: scrubText(err.message, secrets), stack: scrubText(String(err.stack), secrets) })
         }
     };
     // First: the id a request is logged under is settled before the logger sees the request.
@@ -128,8 +133,6 @@ export async function createServer(options: Options = {}): Promise<Server> {
     await server.register({ plugin: instancesPlugin, options: { registry: instances, defaultScope, maxFixtureBytes: settings.maxFixtureMib * 2 ** 20 } });
     await server.register({ plugin: authPlugin, options: { secret } });
     // The test double: the journal numbers requests as they arrive, before a fault can hold one back.
-    // An empty key hides nothing: it is not a secret to look for.
-    const secrets = [secret, settings.pay.publishableKey, settings.pay.secretKey].filter((value): value is string => Boolean(value));
     const journal = { size: settings.journalSize, bodyBytes: settings.journalBodyBytes, budgetBytes: settings.journalBudgetMib * 2 ** 20 };
     await server.register({ plugin: journalPlugin, options: { registry: instances, secrets, ...journal } });
     await server.register({ plugin: faultsPlugin, options: { registry: instances } });

@@ -6,7 +6,7 @@ import Lab from '@hapi/lab';
 
 import type { ConsoleApiMode } from '../lib/config';
 import { consoleApiMounted, eventsPath, isLoopback, tokenPath } from '../lib/console';
-import { housekeepingHeader, housekeepingValue, maxBodyChars, maxBufferedBytes, scrub, type RequestEvent, type RequestFeed } from '../lib/console/feed';
+import { housekeepingHeader, housekeepingValue, maxBodyChars, maxBufferedBytes, type RequestEvent, type RequestFeed } from '../lib/console/feed';
 import { adminBearer, bearer, body, testServer } from './helpers/server';
 
 
@@ -439,7 +439,7 @@ describe('the live request log', () => {
         const secret = server.app.localgate.secret;
         const [business] = body<{ data: { id: string }[] }>(await server.inject('/v1/commerce/businesses?limit=1')).data;
 
-        await fetch(`${server.info.uri}/v1/commerce/products?limit=1&api_key=${token}&access_token=abc&Password=x`);
+        await fetch(`${server.info.uri}/v1/commerce/products?limit=1&api_key=${token}&access_token=abc&Password=x&session=s1&signature=g1&credential=c1&passwd=p1&note=Bearer%20opaque&plain=yes`);
         await fetch(`${server.info.uri}/v1/commerce/products`, {
             method: 'POST',
             headers: { authorization, 'content-type': 'application/json' },
@@ -453,7 +453,7 @@ describe('the live request log', () => {
         expect(created).to.include({ status: 201, caller: 'alice' });
         expect(JSON.parse(created.body!).description).to.equal('pasted [hidden] and [hidden]');
         const query = await listener.next((event) => event.method === 'GET' && event.path === '/v1/commerce/products');
-        expect(query.query).to.equal('?limit=1&api_key=[hidden]&access_token=[hidden]&Password=[hidden]');
+        expect(query.query).to.equal('?limit=1&api_key=[hidden]&access_token=[hidden]&Password=[hidden]&session=[hidden]&signature=[hidden]&credential=[hidden]&passwd=[hidden]&note=[hidden]&plain=yes');
 
         // A secret across the point where a long body is cut: no part of it is left on the near side.
         await fetch(`${server.info.uri}/v1/commerce/products`, {
@@ -724,12 +724,6 @@ describe('the live request log', () => {
             listener.close();
             await own.stop({ timeout: 60_000 });
         }
-    });
-
-    it('hides JWT-shaped text and every given secret wherever they appear', () => {
-
-        expect(scrub('a eyJhbGciOi.eyJzdWIi.c2ln-_x b', [])).to.equal('a [hidden] b');
-        expect(scrub('key sk_1 twice sk_1, pk_2', ['sk_1', 'pk_2'])).to.equal('key [hidden] twice [hidden], [hidden]');
     });
 });
 

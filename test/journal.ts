@@ -1,11 +1,13 @@
 import Code from '@hapi/code';
 import type { Server, ServerInjectOptions } from '@hapi/hapi';
 import Lab from '@hapi/lab';
+import { JSONPath } from 'jsonpath-plus';
 
 import { Journal, JournalBudget } from '../lib/journal/journal';
 import { editDistance } from '../lib/journal/near-miss';
-import { jsonEqual } from '../lib/journal/patterns';
+import { jsonEqual, maxCachedJsonPaths } from '../lib/journal/patterns';
 import type { Recorded } from '../lib/journal/entry';
+import { liveHeapBytes } from './helpers/gc';
 import { adminBearer, bearer, body, type List, testServer } from './helpers/server';
 
 
@@ -300,7 +302,14 @@ describe('the request journal', () => {
         const refusals: [string, object, string, string][] = [
             ['an unknown key', { verb: 'GET' }, 'verb', 'verb is not allowed'],
             ['two url keys', { url: '/v1/a', urlPath: '/v1/a' }, 'url, urlPath, urlPathPattern, urlPattern', 'The request pattern may hold only one of url, urlPath, urlPathPattern and urlPattern'],
-            ['a regular expression that does not compile', { urlPathPattern: '(' }, 'urlPathPattern', 'urlPathPattern must be a valid regular expression'],
+            ['a regular expression that does not compile', { urlPathPattern: '(' }, 'urlPathPattern', 'urlPathPattern must be a regular expression RE2 accepts: no backreferences or lookaround'],
+            ['a backreference, which RE2 has not', { headers: { 'x-t': { matches: '(a)\\1' } } }, 'headers.x-t.matches', 'headers.x-t.matches must be a regular expression RE2 accepts: no backreferences or lookaround'],
+            ['a regular expression past the compiled size', { urlPattern: '(?:a?){100}a{100}' }, 'urlPattern', 'urlPattern compiles to more than 200 instructions: use a shorter pattern or fewer repetitions'],
+            ['a second recursive descent', { bodyPatterns: [{ matchesJsonPath: '$..*..*..*..*' }] }, 'bodyPatterns.0.matchesJsonPath', 'bodyPatterns[0].matchesJsonPath may hold one recursive descent (..) at most'],
+            ['unions that fan out too far', { bodyPatterns: [{ matchesJsonPath: '$[*,*][*,*][*,*][*,*][*,*]' }] }, 'bodyPatterns.0.matchesJsonPath', 'bodyPatterns[0].matchesJsonPath selects too many branches: the sizes of its unions ([a,b]) multiply to more than 16'],
+            ['a function call in a filter', { bodyPatterns: [{ matchesJsonPath: '$[?(@.name.match(/(a+)+b/))]' }] }, 'bodyPatterns.0.matchesJsonPath', 'bodyPatterns[0].matchesJsonPath calls a function in a filter or script: only comparisons and property reads are allowed'],
+            ['a JSONPath that is neither text nor an object', { bodyPatterns: [{ matchesJsonPath: 5 }] }, 'bodyPatterns.0.matchesJsonPath', 'bodyPatterns[0].matchesJsonPath must be a JSONPath expression, or an object with an expression and a sub-matcher'],
+            ['an expression without a sub-matcher', { bodyPatterns: [{ matchesJsonPath: { expression: '$.name' } }] }, 'bodyPatterns.0.matchesJsonPath', 'bodyPatterns[0].matchesJsonPath must hold one of equalTo, contains, matches, absent or equalToJson beside its expression'],
             ['a matcher with no operator', { headers: { a: {} } }, 'headers.a', 'headers.a must hold one of equalTo, contains, matches or absent'],
             ['a matcher with two operators', { queryParameters: { a: { equalTo: 'x', contains: 'y' } } }, 'queryParameters.a', 'queryParameters.a must hold only one of equalTo, contains, matches or absent'],
             ['a body pattern with no operator', { bodyPatterns: [{}] }, 'bodyPatterns.0', 'bodyPatterns[0] must hold one of equalToJson, matchesJsonPath or contains'],
@@ -320,6 +329,190 @@ describe('the request journal', () => {
                 expect(body<{ details: object[] }>(res).details).to.equal([{ field, message }]);
             });
         }
+    });
+
+    describe('patterns as WireMock\'s request matching documents them', () => {
+
+        let id: string;
+
+        before(async () => {
+
+            const created = await create();
+            id = created.id;
+            const sent = [
+                { name: 'Flapjack', price: 3 },
+                { things: [{ name: 'RequiredThing' }, { name: 'Wiremock' }] },
+                { name: 'Scone', price: 1 },
+                { todoItem: 'wash the car', notes: { todoItem: 'buy milk' } },
+                [{ price: 5 }],
+                { name: null, tags: [], extra: {} },
+                5
+            ];
+            for (const payload of sent) {
+                const headers = { ...bearer(server, 'ann'), 'content-type': 'application/json' };
+                await server.inject({ method: 'POST', url: `${created.base_path}/v1/commerce/products`, headers, payload: JSON.stringify(payload) });
+            }
+
+            // A request without a body, and one whose body was cut: no JSON pattern matches either.
+            await server.inject(`${created.base_path}/v1/weather/status`);
+            await server.inject({ method: 'POST', url: `${created.base_path}/v1/commerce/products`, headers: bearer(server, 'ann'), payload: { name: 'Flapjack', price: 3, description: 'x'.repeat(20_000) } });
+        });
+
+        const cases: [string, object, number][] = [
+            ['a root filter on an object body tests the object itself, and one on an array its items', { matchesJsonPath: '$[?(@.price > 2)]' }, 2],
+            ['a root filter by name', { matchesJsonPath: '$[?(@.name == \'Flapjack\')]' }, 1],
+            ['a root filter on an array body tests its items', { matchesJsonPath: '$[?(@.price == 5)]' }, 1],
+            ['a root filter followed by a member', { matchesJsonPath: '$[?(@.price < 2)].name' }, 1],
+            ['a member that is there', { matchesJsonPath: '$.name' }, 2],
+            ['a filter on an array member', { matchesJsonPath: '$.things[?(@.name == \'RequiredThing\')]' }, 1],
+            ['a recursive descent with contains', { matchesJsonPath: { expression: '$..todoItem', contains: 'wash' } }, 1],
+            ['an expression with equalTo', { matchesJsonPath: { expression: '$.name', equalTo: 'Scone' } }, 1],
+            ['an expression with equalTo caseInsensitive', { matchesJsonPath: { expression: '$.name', equalTo: 'scone', caseInsensitive: true } }, 1],
+            ['an expression with equalTo on a number', { matchesJsonPath: { expression: '$.price', equalTo: '3' } }, 1],
+            ['an expression with matches', { matchesJsonPath: { expression: '$.name', matches: 'F.*k' } }, 1],
+            ['an expression with contains on an object, as its JSON text', { matchesJsonPath: { expression: '$.notes', contains: 'milk' } }, 1],
+            ['an expression with absent', { matchesJsonPath: { expression: '$.name', absent: true } }, 4],
+            ['an expression with equalToJson', { matchesJsonPath: { expression: '$.things', equalToJson: [{ name: 'RequiredThing' }, { name: 'Wiremock' }] } }, 1],
+            ['an expression with equalToJson, ignoring order and extra items', { matchesJsonPath: { expression: '$.things', equalToJson: '[{"name": "Wiremock"}]', ignoreArrayOrder: true, ignoreExtraElements: true } }, 1],
+            ['an expression that finds nothing', { matchesJsonPath: { expression: '$.colour', equalTo: 'red' } }, 0],
+            ['a member that is null, an empty array or an empty object, which WireMock counts as not found', { matchesJsonPath: '$.tags' }, 0],
+            ['a member that is an empty object', { matchesJsonPath: '$.extra' }, 0],
+            ['a member that is null, as text', { matchesJsonPath: { expression: '$.name', equalTo: 'null' } }, 1]
+        ];
+
+        const count = async (pattern: object) => {
+
+            const res = await admin('POST', `/_instances/${id}/requests/count`, { bodyPatterns: [pattern] });
+            expect(res.statusCode, res.payload).to.equal(200);
+            return body<{ count: number }>(res).count;
+        };
+
+        for (const [name, pattern, expected] of cases) {
+            it(`counts by ${name}`, async () => {
+
+                expect(await count(pattern)).to.equal(expected);
+            });
+        }
+    });
+
+    describe('hardening: what one request may cost', () => {
+
+        // A request and /health after it, in milliseconds: the work a request leaves behind is counted with it.
+        const elapsed = async (send: () => Promise<unknown>) => {
+
+            const start = performance.now();
+            await send();
+            expect((await server.inject('/health')).statusCode).to.equal(200);
+            return performance.now() - start;
+        };
+
+        it('names the near miss of a very long unmatched path at once', async () => {
+
+            const { id, base_path: base } = await create();
+            const ms = await elapsed(() => server.inject(`${base}/v1/commerce/products/${'p'.repeat(8192)}/x`));
+            expect(ms).to.be.below(1000);
+            expect((await entries(id)).data[0]!.near_miss).to.equal({ method: 'GET', path: '/v1/commerce/products/{product_id}' });
+        });
+
+        it('matches a regular expression in time linear in the text', async () => {
+
+            const { id, base_path: base } = await create();
+            await server.inject({ url: `${base}/v1/weather/status`, headers: { 'x-t': `${'a'.repeat(30)}!` } });
+            const ms = await elapsed(async () => {
+
+                const res = await admin('POST', `/_instances/${id}/requests/count`, { headers: { 'x-t': { matches: '(a+)+' } } });
+                expect(body(res)).to.equal({ count: 0 });
+            });
+            expect(ms).to.be.below(1000);
+        });
+
+        it('scrubs three 64 KB bodies of "eyJeyJ…" at once', async () => {
+
+            const { id, base_path: base } = await create();
+            const ms = await elapsed(async () => {
+
+                for (let i = 0; i < 3; ++i) {
+                    await server.inject({ method: 'POST', url: `${base}/v1/commerce/products`, headers: bearer(server, 'ann'), payload: { name: 'eyJ'.repeat(21_800) } });
+                }
+
+                expect((await entries(id)).total).to.equal(3);
+            });
+            expect(ms).to.be.below(1000);
+        });
+
+        it('hides credentials in bodies and headers by name and by shape', async () => {
+
+            const { id, base_path: base } = await create();
+            await server.inject({
+                method: 'POST', url: `${base}/v1/logistics/bookings?session=s1&signature=g1&credential=c1&passwd=p1`,
+                headers: { ...bearer(server, 'ann'), 'x-auth': 'a1', 'x-pass': 'p2', 'x-private-key': 'k1', 'idempotency-key': 'order-1' },
+                payload: { password: 'p3', api_key: 'k2', refresh_token: 'r1', meta: { header: 'Basic eDp5' }, note: 'Basic bread loaf' }
+            });
+
+            const [entry] = (await entries(id)).data;
+            expect(entry!.headers).to.include({ 'x-auth': '[hidden]', 'x-pass': '[hidden]', 'x-private-key': '[hidden]', 'idempotency-key': 'order-1' });
+            expect(entry!.query).to.equal({ session: '[hidden]', signature: '[hidden]', credential: '[hidden]', passwd: '[hidden]' });
+            expect(entry!.body).to.equal({ password: '[hidden]', api_key: '[hidden]', refresh_token: '[hidden]', meta: { header: '[hidden]' }, note: 'Basic bread loaf' });
+        });
+
+        it('counts a body as the text it keeps: a journal full of "[{},{},…]" holds about its budget', async () => {
+
+            const small = await testServer({ journalBudgetMib: 2 });
+            try {
+                const headers = bearer(small, 'ann');
+                const payload = `[${'{},'.repeat(5_400)}{}]`;
+                const start = liveHeapBytes();
+                for (let i = 0; i < 300; ++i) {
+                    const res = await small.inject({ method: 'POST', url: '/v1/commerce/products', headers: { ...headers, 'content-type': 'application/json' }, payload });
+                    expect(res.statusCode).to.equal(400);
+                }
+
+                const grown = liveHeapBytes() - start;
+                // 2 MiB of text kept, and room for the entries' other parts; kept parsed, the same bodies take 40 MiB.
+                expect(grown).to.be.below(6 * 2 ** 20);
+                const list = body<List<Entry>>(await small.inject({ url: '/_requests?limit=1', headers: adminBearer(small) }));
+                expect(list.data[0]!.body).to.equal(JSON.parse(payload));
+                expect(liveHeapBytes() - start).to.be.below(6 * 2 ** 20);
+            }
+            finally {
+                await small.stop();
+            }
+        });
+
+        it('keeps jsonpath-plus\'s cache of parsed expressions bounded, however many a client sends', async () => {
+
+            const { id } = await create();
+            for (let i = 0; i <= maxCachedJsonPaths; ++i) {
+                JSONPath.toPathArray(`$.field${i}`);
+            }
+
+            expect(Object.keys(JSONPath.cache as object).length).to.be.above(maxCachedJsonPaths);
+            const res = await admin('POST', `/_instances/${id}/requests/count`, { bodyPatterns: [{ matchesJsonPath: '$.fresh' }] });
+            expect(body(res)).to.equal({ count: 0 });
+            expect(Object.keys(JSONPath.cache as object)).to.equal(['$.fresh']);
+        });
+
+        it('keeps /health answering within 100 ms after every attack at once', async () => {
+
+            const { id, base_path: base } = await create();
+            const user = bearer(server, 'ann');
+            await Promise.all([
+                server.inject(`${base}/v1/commerce/products/${'p'.repeat(8192)}/x`),
+                server.inject({ url: `${base}/v1/weather/status`, headers: { 'x-t': `${'a'.repeat(30)}!` } }),
+                ...[0, 1, 2].map(() => server.inject({ method: 'POST', url: `${base}/v1/commerce/products`, headers: user, payload: { name: 'eyJ'.repeat(21_800) } })),
+                server.inject({ method: 'POST', url: `${base}/v1/commerce/products`, headers: user, payload: JSON.parse(`[${'{},'.repeat(5_400)}{}]`) as object })
+            ]);
+            const patterns = [{ headers: { 'x-t': { matches: '(a+)+' } } }, { bodyPatterns: [{ matchesJsonPath: '$..*..*..*..*' }] }, { bodyPatterns: [{ matchesJsonPath: '$..*' }] }];
+            const answers = await Promise.all(patterns.map((pattern) => admin('POST', `/_instances/${id}/requests/count`, pattern)));
+            expect(answers.map((res) => res.statusCode)).to.equal([200, 400, 200]);
+            expect((await entries(id)).total).to.equal(6);
+
+            const start = performance.now();
+            const health = await server.inject('/health');
+            const ms = performance.now() - start;
+            expect(health.statusCode).to.equal(200);
+            expect(ms).to.be.below(100);
+        });
     });
 
     describe('memory', () => {
@@ -349,6 +542,20 @@ describe('the request journal', () => {
             }
         });
 
+        it('hides a secret across the point where a long body is cut, leaving no part of it', async () => {
+
+            const small = await testServer({ journalBodyBytes: 40, pay: { publishableKey: 'pk_visible_never', secretKey: 'sk_visible_never' } });
+            try {
+                await small.inject({ method: 'POST', url: '/v1/commerce/products', headers: bearer(small, 'ann'), payload: { name: `${'x'.repeat(25)}sk_visible_never` } });
+                const [entry] = body<List<Entry>>(await small.inject({ url: '/_requests', headers: adminBearer(small) })).data;
+                expect(entry!.body).to.equal(`{"name":"${'x'.repeat(25)}[hidden]"}`.slice(0, 40));
+                expect(entry!.body_truncated).to.be.true();
+            }
+            finally {
+                await small.stop();
+            }
+        });
+
         it('counts only the cut of a long body against the journals\' memory', async () => {
 
             // Twenty bodies of 60 KiB each are 1.2 MiB as sent, but 40 bytes each as kept: a 1 MiB budget keeps all.
@@ -364,6 +571,28 @@ describe('the request journal', () => {
 
                 const list = body<List<Entry>>(await small.inject({ url: '/_requests', headers: adminBearer(small) }));
                 expect(list.data.map((entry) => [entry.body, entry.body_truncated])).to.equal(sent.map((payload) => [JSON.stringify(payload).slice(0, 40), true]));
+            }
+            finally {
+                await small.stop();
+            }
+        });
+
+        it('counts a body past U+00FF at two bytes a character, as JavaScript stores it', async () => {
+
+            // A 1 MiB budget and bodies cut at 16,384 characters: at two bytes a character (and some 600 bytes of
+            // headers and URL each) the last 31 fit beside a short one, where counting a byte a character kept all 41.
+            const small = await testServer({ journalBudgetMib: 1 });
+            try {
+                const headers = bearer(small, 'ann');
+                for (let i = 0; i < 40; ++i) {
+                    await small.inject({ method: 'POST', url: '/v1/commerce/products', headers, payload: { name: `${i}${'ж'.repeat(20_000)}` } });
+                }
+
+                await small.inject({ method: 'POST', url: '/v1/commerce/products', headers, payload: { name: 'жито' } });
+                const list = body<List<Entry>>(await small.inject({ url: '/_requests?limit=100', headers: adminBearer(small) }));
+                expect(list.total).to.equal(32);
+                expect(list.data.at(-2)!.body).to.equal(JSON.stringify({ name: `39${'ж'.repeat(20_000)}` }).slice(0, 16_384));
+                expect(list.data.at(-1)!.body).to.equal({ name: 'жито' });
             }
             finally {
                 await small.stop();

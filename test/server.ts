@@ -206,6 +206,16 @@ describe('the server', () => {
         expect(logs.lines[0]!.req).to.equal({ id: 'suite-7:case.12', method: 'get', url: '/v2/nothing' });
     });
 
+    it('logs a path with a token or the server\'s secret in it hidden', async () => {
+
+        logs.lines = [];
+        const token = bearer(server, 'alice').authorization.slice('Bearer '.length);
+        await server.inject(`/v1/commerce/products/${token}`);
+        await server.inject(`/v1/commerce/products/${server.app.localgate.secret}`);
+        expect(logs.lines.map((line) => (line.req as { url: string }).url)).to.equal(['/v1/commerce/products/[hidden]', '/v1/commerce/products/[hidden]']);
+        expect(logs.lines.map((line) => line.msg)).to.equal([400, 404].map((status, i) => `[response] get /v1/commerce/products/[hidden] ${status} (${logs.lines[i]!.responseTime}ms)`));
+    });
+
     it('logs an error by its name, message and stack only', async () => {
 
         logs.lines = [];

@@ -3,6 +3,7 @@ import { PassThrough } from 'node:stream';
 import type { Request, ResponseObject, Server } from '@hapi/hapi';
 
 import { instancePath } from '../instances';
+import { hidden, isCredentialName, isCredentialValue, scrubJsonText, scrubText } from '../secrets';
 import { safelyPerRequest } from '../safe-listener';
 
 
@@ -52,12 +53,6 @@ export const maxBufferedBytes = 1024 * 1024;
 // Success bodies are shown for these paths only: pay's wallets and ledger stay off a shared screen, and the
 // documentation's own answers are large and say nothing about what a client did.
 const bodyPaths = /^\/(?:v1\/(?:commerce|logistics|weather)\/|health$)/;
-
-const sensitiveName = /token|key|secret|password|auth/i;
-
-const tokenShaped = /eyJ[\w-]*\.[\w-]*\.[\w-]*/g;
-
-const hidden = '[hidden]';
 
 
 /** The open event streams of the live log; listens to the server's responses only while a stream is open. */
@@ -110,7 +105,7 @@ export class RequestFeed {
             return;
         }
 
-        const line = `event: request\ndata: ${scrub(JSON.stringify(summarize(request, this.secrets)), this.secrets)}\n\n`;
+        const line = `event: request\ndata: ${scrubText(JSON.stringify(summarize(request, this.secrets)), this.secrets)}\n\n`;
         for (const stream of this.streams) {
             if (stream.writableLength < maxBufferedBytes) {
                 stream.write(line);
@@ -144,7 +139,7 @@ export function summarize(request: Request, secrets: string[]): RequestEvent {
         method: request.method.toUpperCase(),
         path,
         instance: named ? `/i/${named.id}` : null,
-        query: queryOf((request.orig.query ?? request.query) as Record<string, unknown>),
+        query: queryOf((request.orig.query ?? request.query) as Record<string, unknown>, secrets),
         status,
         ms: Math.max(0, request.info.completed - request.info.received),
         caller: request.auth.isAuthenticated ? String(request.auth.credentials.sub) : null,
@@ -174,7 +169,7 @@ export function summarize(request: Request, secrets: string[]): RequestEvent {
     const shown = status !== null && (status >= 400 || bodyPaths.test(request.path));
     const body = response?.source;
     if (shown && body && typeof body === 'object') {
-        const text = scrub(JSON.stringify(body, null, 2), secrets);
+        const text = scrubJsonText(JSON.stringify(body, null, 2), secrets);
         event.body = text.slice(0, maxBodyChars);
         event.truncated = text.length > maxBodyChars;
     }
@@ -183,21 +178,13 @@ export function summarize(request: Request, secrets: string[]): RequestEvent {
 }
 
 
-/** The query string as the caller sent it, with the value of every parameter whose name suggests a credential hidden. */
-function queryOf(query: Record<string, unknown>): string {
+/** The query string as the caller sent it, with the value of every parameter that is a credential, by name or by value, hidden. */
+function queryOf(query: Record<string, unknown>, secrets: string[]): string {
 
-    const pairs = Object.entries(query).map(([name, value]) => `${name}=${sensitiveName.test(name) ? hidden : String(value)}`);
+    const pairs = Object.entries(query).map(([name, value]) => {
+
+        const text = String(value);
+        return `${name}=${isCredentialName(name) || isCredentialValue(text, secrets) ? hidden : text}`;
+    });
     return pairs.length ? `?${pairs.join('&')}` : '';
-}
-
-
-/** Hides anything shaped like a JWT, and the server's own secrets, wherever they appear. */
-export function scrub(text: string, secrets: string[]): string {
-
-    let clean = text.replace(tokenShaped, hidden);
-    for (const secret of secrets) {
-        clean = clean.split(secret).join(hidden);
-    }
-
-    return clean;
 }

@@ -1,6 +1,6 @@
 import type { Request, ResponseObject } from '@hapi/hapi';
 
-import { scrub } from '../console/feed';
+import { hidden, isCredentialName, isCredentialValue, scrubJsonText } from '../secrets';
 import type { NearMiss } from './near-miss';
 
 
@@ -23,23 +23,23 @@ export interface JournalEntry {
     near_miss: NearMiss | null;
 }
 
-/** What matching needs beside an entry: the URL as sent and the body's text. */
+/** An entry without its body, and what matching needs beside it: the URL as sent and the body's scrubbed text. */
 interface Built {
-    entry: JournalEntry;
+    head: Omit<JournalEntry, 'body'>;
     url: string;
     bodyText: string | null;
 }
 
-/** What an answered request leaves to build its entry from: the request's own objects, not copies of them. */
+/** What an answered request leaves to build its entry from: the request's own objects, and its body as JSON text. */
 interface Source {
     request: Pick<JournalEntry, 'id' | 'path' | 'caller' | 'status' | 'code' | 'route' | 'fault' | 'near_miss'> & { method: string; received: number; completed: number };
     headers: Request['headers'];
     query: Record<string, string | string[]>;
     rawUrl: string;
-    payload: unknown;
-    // The body's JSON text, known when it was measured; null when the request had none.
+    // The body's JSON text, cut at bodyBytes (and then already scrubbed); null when the request had none.
     text: string | null;
-    options: RecordOptions;
+    truncated: boolean;
+    secrets: string[];
 }
 
 interface RecordOptions {
@@ -47,51 +47,56 @@ interface RecordOptions {
     bodyBytes: number;
 }
 
-export const hidden = '[hidden]';
-
-// Headers that carry credentials by their name; Idempotency-Key is a key of another kind, and stays.
-const credentialHeader = /^(?:authorization|proxy-authorization|cookie|set-cookie)$|api[-_]?key|token|secret|passw|session|credential|signature/i;
-
-// Values that are credentials whatever the header or parameter: an auth scheme's prefix, or a JWT.
-const credentialValue = /^\s*(?:bearer|basic|digest|negotiate|hoba|mutual|aws4-hmac-sha256)\s|eyJ[\w-]*\.[\w-]*\.[\w-]*/i;
-
-const credentialParameter = /token|key|secret|passw|auth|session|signature|credential/i;
-
 // Room an entry takes beyond its variable parts: keys, numbers, ids and timestamps.
 const entryOverhead = 400;
 
+const beyondLatin1 = /[^\u0000-\u00ff]/;
+
 
 /**
- * An answered request as the journal keeps it. Recording only measures it and keeps the request's own parts; its
- * entry (credentials hidden, the body scrubbed) is built when it is first read, so that a journal nobody reads costs
- * a request little. A body over bodyBytes is cut as it is recorded, so that a large one is never kept.
+ * An answered request as the journal keeps it. Recording only measures it and keeps the request's headers and query
+ * and its body as JSON text, never parsed: text is what the journal's memory counts, and a parsed body can take twenty
+ * times its text. Its entry (credentials hidden) is built when it is first read, so that a journal nobody reads costs a
+ * request little; the body is parsed again each time an entry or a pattern needs it.
  */
 export class Recorded {
 
     private source: Source | null;
     private built: Built | null = null;
 
-    constructor(source: Source, readonly arrival: number, readonly bytes: number, buildNow: boolean) {
+    constructor(source: Source, readonly arrival: number, readonly bytes: number) {
 
         this.source = source;
-        if (buildNow) {
-            this.build();
-        }
     }
 
+    /** The entry as the routes show it. */
     get entry(): JournalEntry {
 
-        return this.build().entry;
+        const { head, bodyText } = this.build();
+        return { ...head, body: this.bodyOf(bodyText, head.body_truncated) };
     }
 
+    /** The entry without its body, which costs a parse to read. */
+    get head(): Omit<JournalEntry, 'body'> {
+
+        return this.build().head;
+    }
+
+    /** The path and query as sent, credentials hidden. */
     get url(): string {
 
         return this.build().url;
     }
 
+    /** The body's JSON text, credentials hidden; cut when body_truncated. */
     get bodyText(): string | null {
 
         return this.build().bodyText;
+    }
+
+    private bodyOf(text: string | null, truncated: boolean): unknown {
+
+        return text === null || truncated ? text : JSON.parse(text) as unknown;
     }
 
     private build(): Built {
@@ -107,12 +112,6 @@ export class Recorded {
 }
 
 
-function isCredential(value: string, secrets: string[]): boolean {
-
-    return credentialValue.test(value) || secrets.some((secret) => value.includes(secret));
-}
-
-
 /** Records an answered request: its size is measured now, its entry built when first read. */
 export function recordOf(request: Request, options: RecordOptions, route: string | null, nearMiss: NearMiss | null): Recorded {
 
@@ -125,13 +124,14 @@ export function recordOf(request: Request, options: RecordOptions, route: string
     const rawUrl = request.raw.req.url!;
     bytes += rawUrl.length;
 
-    // The body as sent: a route's validation may have added defaults to request.payload. A body over the limit is
-    // cut now; a smaller one is kept as parsed (the route never changes it) and scrubbed when read.
+    // The body as sent: a route's validation may have added defaults to request.payload.
     const parsed = request.orig.payload ?? request.payload;
-    const text = parsed === undefined || parsed === null ? null : JSON.stringify(parsed);
-    const cut = text !== null && text.length > options.bodyBytes;
-    // Only what is kept of the body counts against the journals' memory.
-    bytes += Math.min(text?.length ?? 0, options.bodyBytes);
+    const whole = parsed === undefined || parsed === null ? null : JSON.stringify(parsed);
+    const truncated = whole !== null && whole.length > options.bodyBytes;
+    // A body to cut is scrubbed first, so that no part of a secret across the cut survives it.
+    const text = truncated ? copyOf(scrubJsonText(whole, options.secrets).slice(0, options.bodyBytes)) : whole;
+    // A string holds a byte a character while every character fits in one, two bytes a character otherwise.
+    bytes += text === null ? 0 : text.length * (beyondLatin1.test(text) ? 2 : 1);
 
     // A dropped request's answer is a symbol: the fault kept the status it would have had.
     const fault = request.app.fault;
@@ -157,43 +157,49 @@ export function recordOf(request: Request, options: RecordOptions, route: string
         // The query as sent: a route's validation may have converted request.query.
         query: (request.orig.query ?? request.query) as Record<string, string | string[]>,
         rawUrl,
-        payload: parsed,
         text,
-        options
+        truncated,
+        secrets: options.secrets
     };
 
-    return new Recorded(source, request.app.arrival!, bytes, cut);
+    return new Recorded(source, request.app.arrival!, bytes);
 }
 
 
-function buildEntry({ request, headers: sentHeaders, query: sent, rawUrl, payload, text, options: { secrets, bodyBytes } }: Source): Built {
+// A cut of a long string is a view that keeps all of it alive: the copy holds the cut alone.
+function copyOf(cut: string): string {
+
+    const encoding = beyondLatin1.test(cut) ? 'utf16le' : 'latin1';
+    return Buffer.from(cut, encoding).toString(encoding);
+}
+
+
+function buildEntry({ request, headers: sentHeaders, query: sent, rawUrl, text, truncated, secrets }: Source): Built {
 
     const headers: Record<string, string> = {};
     for (const [name, raw] of Object.entries(sentHeaders)) {
         const value = String(raw);
-        headers[name] = credentialHeader.test(name) || isCredential(value, secrets) ? hidden : value;
+        headers[name] = isCredentialName(name) || isCredentialValue(value, secrets) ? hidden : value;
     }
 
     const query: Record<string, string | string[]> = {};
     let hiding = false;
     for (const [name, value] of Object.entries(sent)) {
-        const secret = credentialParameter.test(name) || [value].flat().some((item) => isCredential(item, secrets));
+        const secret = isCredentialName(name) || [value].flat().some((item) => isCredentialValue(item, secrets));
         hiding ||= secret;
         query[name] = secret ? hidden : value;
     }
 
     const mark = rawUrl.indexOf('?');
     const search = hiding ? `?${new URLSearchParams(Object.entries(query).flatMap(([name, value]) => [value].flat().map((item): [string, string] => [name, item]))).toString()}` : (mark === -1 ? '' : rawUrl.slice(mark));
-    const { body, bodyText, truncated } = bodyOf(payload, text, secrets, bodyBytes);
     return {
-        entry: {
+        head: {
             id: request.id,
             at: new Date(request.received).toISOString(),
             method: request.method.toUpperCase(),
             path: request.path,
             query,
             headers,
-            body,
             body_truncated: truncated,
             caller: request.caller,
             status: request.status,
@@ -204,44 +210,6 @@ function buildEntry({ request, headers: sentHeaders, query: sent, rawUrl, payloa
             near_miss: request.near_miss
         },
         url: request.path + search,
-        bodyText
+        bodyText: text === null || truncated ? text : scrubJsonText(text, secrets)
     };
-}
-
-
-// The parsed JSON body (payload, whose JSON text is text), scrubbed of tokens and secrets; over bodyBytes, its text
-// cut there instead.
-function bodyOf(payload: unknown, text: string | null, secrets: string[], bodyBytes: number): { body: unknown; bodyText: string | null; truncated: boolean } {
-
-    // Unparsed (a GET, a request answered before its body was read) or empty.
-    if (text === null) {
-        return { body: null, bodyText: null, truncated: false };
-    }
-
-    const clean = scrub(text, secrets);
-    if (clean.length > bodyBytes) {
-        const cut = clean.slice(0, bodyBytes);
-        return { body: cut, bodyText: cut, truncated: true };
-    }
-
-    return { body: clean === text ? payload : scrubbed(payload, secrets), bodyText: clean, truncated: false };
-}
-
-
-// A copy of a JSON value with every string scrubbed: walked only when its text showed something to hide.
-function scrubbed(value: unknown, secrets: string[]): unknown {
-
-    if (typeof value === 'string') {
-        return scrub(value, secrets);
-    }
-
-    if (Array.isArray(value)) {
-        return value.map((item) => scrubbed(item, secrets));
-    }
-
-    if (value !== null && typeof value === 'object') {
-        return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, scrubbed(item, secrets)]));
-    }
-
-    return value;
 }

@@ -7,7 +7,7 @@ import { instanceParams } from '../instances/schemas';
 import { listResponse, type Page } from '../lists';
 import { safelyPerRequest } from '../safe-listener';
 import type { Scope } from '../scope';
-import { recordOf, type JournalEntry } from './entry';
+import { recordOf, type JournalEntry, type Recorded } from './entry';
 import { Journal, JournalBudget } from './journal';
 import { nearMissFinder, type NearMiss } from './near-miss';
 import { compilePattern, requestPatternSchema, type RequestPattern } from './patterns';
@@ -82,12 +82,13 @@ export const journalPlugin: Plugin<JournalOptions> = {
             }
         });
 
+        const records = (scope: Scope): readonly Recorded[] => journals.get(scope)?.list() ?? [];
         const api: JournalApi = {
-            list: (scope) => (journals.get(scope)?.list() ?? []).map(({ entry }) => entry),
+            list: (scope) => records(scope).map(({ entry }) => entry),
             find(scope, pattern) {
 
                 const matches = compilePattern(pattern);
-                return (journals.get(scope)?.list() ?? []).filter(matches).map(({ entry }) => entry);
+                return records(scope).filter(matches).map(({ entry }) => entry);
             },
             clear: (scope) => journals.get(scope)?.clear()
         };
@@ -97,7 +98,8 @@ export const journalPlugin: Plugin<JournalOptions> = {
             recordRequests(server, settings, journalFor);
         }
 
-        journalRoutes(server, settings.registry, api);
+        // The routes read the records, so that a page builds the entries it shows and parses no other body.
+        journalRoutes(server, settings.registry, api, records);
     }
 };
 
@@ -141,10 +143,10 @@ function recordRequests(server: Server, settings: JournalOptions, journalFor: (s
 }
 
 
-function journalRoutes(server: Server, registry: InstanceRegistry, api: JournalApi): void {
+function journalRoutes(server: Server, registry: InstanceRegistry, api: JournalApi, records: (scope: Scope) => readonly Recorded[]): void {
 
     const admin = { ext: { onPostAuth: { method: requireAdmin } } };
-    const patternNotes = 'The body is a request pattern in WireMock\'s JSON: method (or ANY); url, urlPath, urlPathPattern or urlPattern; headers and queryParameters with equalTo, contains, matches or absent; bodyPatterns with equalToJson (ignoreExtraElements, ignoreArrayOrder), matchesJsonPath or contains. An empty body matches every request.';
+    const patternNotes = 'The body is a request pattern in WireMock\'s JSON: method (or ANY); url, urlPath, urlPathPattern or urlPattern; headers and queryParameters with equalTo, contains, matches or absent; bodyPatterns with equalToJson (ignoreExtraElements, ignoreArrayOrder), matchesJsonPath (an expression, or {expression} with a sub-matcher) or contains. An empty body matches every request. Regular expressions run on RE2 (no backreferences or lookaround, at most 200 compiled instructions); a JSONPath holds one recursive descent at most, unions of at most 16 branches together, and no function calls.';
 
     const targets = [
         { path: '/_requests', scope: (request: Pick<Request, 'app' | 'params'>) => request.app.scope, params: undefined, what: 'the default data set' },
@@ -165,8 +167,8 @@ function journalRoutes(server: Server, registry: InstanceRegistry, api: JournalA
                 handler(request, h) {
 
                     const { limit, offset, unmatched } = request.query;
-                    const entries = api.list(scope(request)).filter((entry) => !unmatched || entry.near_miss !== null);
-                    return listResponse(h, { data: entries.slice(offset, offset + limit), total: entries.length });
+                    const kept = records(scope(request)).filter(({ head }) => !unmatched || head.near_miss !== null);
+                    return listResponse(h, { data: kept.slice(offset, offset + limit).map(({ entry }) => entry), total: kept.length });
                 }
             }
         });

@@ -1,5 +1,6 @@
 import Joi from 'joi';
 import { JSONPath } from 'jsonpath-plus';
+import { RE2JS } from 're2js';
 
 import { requestBody, wording } from '../fields';
 import { maxJsonDepth, nestsDeeperThan } from '../nesting';
@@ -16,11 +17,19 @@ interface ValueMatcher {
     caseInsensitive?: boolean;
 }
 
-interface BodyPattern {
+interface JsonMatcher {
     equalToJson?: unknown;
     ignoreExtraElements?: boolean;
     ignoreArrayOrder?: boolean;
-    matchesJsonPath?: string;
+}
+
+// WireMock's matchesJsonPath with a sub-matcher: the values the expression finds, each matched on its own.
+interface JsonPathMatcher extends ValueMatcher, JsonMatcher {
+    expression: string;
+}
+
+interface BodyPattern extends JsonMatcher {
+    matchesJsonPath?: string | JsonPathMatcher;
     contains?: string;
 }
 
@@ -37,22 +46,63 @@ export interface RequestPattern {
 }
 
 
+// The compiled size RE2 gives a pattern, in instructions: matching costs at most this many steps a character.
+export const maxRegexProgram = 200;
+
+// Regular expressions run on RE2's engine, which never backtracks: matching is linear in the text. It has no
+// backreferences or lookaround, and refuses a pattern it cannot compile.
 const regex = wording(Joi.string().max(1000).custom((value: string, helpers) => {
 
+    let compiled: RE2JS;
     try {
-        new RegExp(value);
-        return value;
+        compiled = RE2JS.compile(value);
     }
     catch {
         return helpers.error('regex.invalid');
     }
-}), { 'regex.invalid': '{{#label}} must be a valid regular expression' });
+
+    return compiled.programSize() > maxRegexProgram ? helpers.error('regex.large', { limit: maxRegexProgram }) : value;
+}), {
+    'regex.invalid': '{{#label}} must be a regular expression RE2 accepts: no backreferences or lookaround',
+    'regex.large': '{{#label}} compiles to more than {{#limit}} instructions: use a shorter pattern or fewer repetitions'
+});
+
+// Limits that keep evaluating an expression linear in the body: one recursive descent (a second multiplies the work
+// by the body's size), unions whose sizes multiply to a bounded fan-out, and no function calls in a filter or script
+// (a string's match() would run a backtracking regex, its repeat() fill the memory).
+export const maxUnionFanOut = 16;
+
+const quoted = /'(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*"/g;
+
+const call = /[\w$\].)]\s*\(|`/;
+
+// jsonpath-plus keeps every expression and script it parses in its JSONPath.cache, for ever: a client sending new
+// expressions would grow it without end. It is emptied when it holds more than this many.
+export const maxCachedJsonPaths = 1000;
 
 // jsonpath-plus parses a filter or script step only as it evaluates it: each runs once here, on an empty item. An
 // error it reports as its own ("jsonPath: ...") comes from evaluating a well-formed expression, not from its syntax.
 const jsonPath = wording(Joi.string().max(1000).custom((value: string, helpers) => {
 
-    for (const step of JSONPath.toPathArray(value).filter((part) => /^\??\(/.test(part))) {
+    if (Object.keys(JSONPath.cache as object).length > maxCachedJsonPaths) {
+        JSONPath.cache = {};
+    }
+
+    const steps = JSONPath.toPathArray(value);
+    if (steps.filter((step) => step === '..').length > 1) {
+        return helpers.error('jsonpath.descent');
+    }
+
+    const fanOut = steps.reduce((product, step) => product * (/^\??\(/.test(step) ? 1 : step.split(',').length), 1);
+    if (fanOut > maxUnionFanOut) {
+        return helpers.error('jsonpath.union', { limit: maxUnionFanOut });
+    }
+
+    for (const step of steps.filter((part) => /^\??\(/.test(part))) {
+        if (call.test(step.replace(quoted, '""'))) {
+            return helpers.error('jsonpath.call');
+        }
+
         try {
             JSONPath({ path: `$[${step}]`, json: [{}], eval: 'safe' });
         }
@@ -64,7 +114,12 @@ const jsonPath = wording(Joi.string().max(1000).custom((value: string, helpers) 
     }
 
     return value;
-}), { 'jsonpath.invalid': '{{#label}} must be a valid JSONPath expression such as $.amount or $.items[?(@.price > 1)]' });
+}), {
+    'jsonpath.invalid': '{{#label}} must be a valid JSONPath expression such as $.amount or $.items[?(@.price > 1)]',
+    'jsonpath.descent': '{{#label}} may hold one recursive descent (..) at most',
+    'jsonpath.union': '{{#label}} selects too many branches: the sizes of its unions ([a,b]) multiply to more than {{#limit}}',
+    'jsonpath.call': '{{#label}} calls a function in a filter or script: only comparisons and property reads are allowed'
+});
 
 const valueMatcher = wording(Joi.object({
     equalTo: Joi.string().allow(''),
@@ -99,11 +154,30 @@ const expectedJson = wording(Joi.any().custom((value: unknown, helpers) => {
     'json.deep': `{{#label}} nests arrays and objects deeper than ${maxJsonDepth} levels, the most the server accepts`
 });
 
+const jsonPathMatcher = wording(Joi.object({
+    expression: jsonPath.required(),
+    equalTo: Joi.string().allow(''),
+    contains: Joi.string().allow(''),
+    matches: regex,
+    absent: Joi.boolean(),
+    caseInsensitive: Joi.boolean(),
+    equalToJson: expectedJson,
+    ignoreExtraElements: Joi.boolean(),
+    ignoreArrayOrder: Joi.boolean()
+}).xor('equalTo', 'contains', 'matches', 'absent', 'equalToJson').with('ignoreExtraElements', 'equalToJson').with('ignoreArrayOrder', 'equalToJson'), {
+    'object.base': '{{#label}} must be a JSONPath expression, or an object with an expression and a sub-matcher',
+    'object.missing': '{{#label}} must hold one of equalTo, contains, matches, absent or equalToJson beside its expression',
+    'object.xor': '{{#label}} must hold only one of equalTo, contains, matches, absent or equalToJson',
+    'object.with': '{{#label}} sets {{#main}}, which goes with equalToJson only'
+});
+
 const bodyPattern = wording(Joi.object({
     equalToJson: expectedJson,
     ignoreExtraElements: Joi.boolean(),
     ignoreArrayOrder: Joi.boolean(),
-    matchesJsonPath: jsonPath,
+    // hapi-swagger cannot describe an object among alternatives: the document says the type of the first form, and the
+    // description gives both.
+    matchesJsonPath: Joi.any().when(Joi.string(), { then: jsonPath, otherwise: jsonPathMatcher }).description('A JSONPath expression that must find something, or {expression} with one sub-matcher: equalTo, contains, matches, absent or equalToJson'),
     contains: Joi.string()
 }).xor('equalToJson', 'matchesJsonPath', 'contains').with('ignoreExtraElements', 'equalToJson').with('ignoreArrayOrder', 'equalToJson'), {
     'object.missing': '{{#label}} must hold one of equalToJson, matchesJsonPath or contains',
@@ -125,42 +199,52 @@ export const requestPatternSchema = wording(requestBody({
 }).empty(null).default({});
 
 
+// What a test reads of one recorded request; the body is parsed once, when a body pattern first asks for it.
+interface Candidate {
+    head: Recorded['head'];
+    url: string;
+    bodyText: string | null;
+    // The parsed body; undefined when the body was cut, so that no JSON pattern matches a part of one.
+    json(): unknown;
+}
+
+
 /** Compiles a pattern the schema accepted into a test of journal records. */
 export function compilePattern(pattern: RequestPattern): (recorded: Recorded) => boolean {
 
-    const tests: ((recorded: Recorded) => boolean)[] = [];
+    const tests: ((candidate: Candidate) => boolean)[] = [];
     const method = pattern.method?.toUpperCase();
     if (method !== undefined && method !== 'ANY') {
-        tests.push(({ entry }) => entry.method === method);
+        tests.push(({ head }) => head.method === method);
     }
 
     const { url, urlPath, urlPathPattern, urlPattern } = pattern;
     if (url !== undefined) {
-        tests.push((recorded) => recorded.url === url);
+        tests.push((candidate) => candidate.url === url);
     }
     else if (urlPath !== undefined) {
-        tests.push(({ entry }) => entry.path === urlPath);
+        tests.push(({ head }) => head.path === urlPath);
     }
     else if (urlPathPattern !== undefined) {
-        const whole = wholeMatch(urlPathPattern);
-        tests.push(({ entry }) => whole.test(entry.path));
+        const whole = wholeMatch(urlPathPattern, false);
+        tests.push(({ head }) => whole(head.path));
     }
     else if (urlPattern !== undefined) {
-        const whole = wholeMatch(urlPattern);
-        tests.push((recorded) => whole.test(recorded.url));
+        const whole = wholeMatch(urlPattern, false);
+        tests.push((candidate) => whole(candidate.url));
     }
 
     for (const [name, matcher] of Object.entries(pattern.headers ?? {})) {
         const key = name.toLowerCase();
         const test = valueTest(matcher);
-        tests.push(({ entry }) => test(entry.headers[key]));
+        tests.push(({ head }) => test(head.headers[key]));
     }
 
     for (const [name, matcher] of Object.entries(pattern.queryParameters ?? {})) {
         const test = valueTest(matcher);
-        tests.push(({ entry }) => {
+        tests.push(({ head }) => {
 
-            const value = entry.query[name];
+            const value = head.query[name];
             return Array.isArray(value) ? value.some(test) : test(value);
         });
     }
@@ -169,14 +253,30 @@ export function compilePattern(pattern: RequestPattern): (recorded: Recorded) =>
         tests.push(bodyTest(body));
     }
 
-    return (recorded) => tests.every((test) => test(recorded));
+    return (recorded) => {
+
+        let parsed: { value: unknown } | null = null;
+        const candidate: Candidate = {
+            head: recorded.head,
+            url: recorded.url,
+            bodyText: recorded.bodyText,
+            json() {
+
+                parsed ??= { value: candidate.head.body_truncated || candidate.bodyText === null ? undefined : JSON.parse(candidate.bodyText) as unknown };
+                return parsed.value;
+            }
+        };
+
+        return tests.every((test) => test(candidate));
+    };
 }
 
 
-// WireMock's patterns match the whole value, as Java's String.matches does.
-function wholeMatch(source: string, flags = ''): RegExp {
+// WireMock's patterns match the whole value, as Java's String.matches does; RE2's matches() does the same.
+function wholeMatch(source: string, caseInsensitive: boolean): (text: string) => boolean {
 
-    return new RegExp(`^(?:${source})$`, flags);
+    const compiled = RE2JS.compile(source, caseInsensitive ? RE2JS.CASE_INSENSITIVE : 0);
+    return (text) => compiled.matches(text);
 }
 
 
@@ -197,37 +297,91 @@ function valueTest(matcher: ValueMatcher): (value: string | undefined) => boolea
         return (value) => value !== undefined && fold(value).includes(expected);
     }
 
-    const whole = wholeMatch(matcher.matches!, matcher.caseInsensitive ? 'i' : '');
-    return (value) => value !== undefined && whole.test(value);
+    const whole = wholeMatch(matcher.matches!, Boolean(matcher.caseInsensitive));
+    return (value) => value !== undefined && whole(value);
 }
 
 
-function bodyTest(pattern: BodyPattern): (recorded: Recorded) => boolean {
+function jsonTest(pattern: JsonMatcher): (actual: unknown) => boolean {
+
+    const expected = typeof pattern.equalToJson === 'string' ? JSON.parse(pattern.equalToJson) as unknown : pattern.equalToJson;
+    const options = { extra: Boolean(pattern.ignoreExtraElements), anyOrder: Boolean(pattern.ignoreArrayOrder) };
+    return (actual) => jsonEqual(expected, actual, options);
+}
+
+
+function bodyTest(pattern: BodyPattern): (candidate: Candidate) => boolean {
 
     if (pattern.contains !== undefined) {
         const expected = pattern.contains;
         return ({ bodyText }) => bodyText !== null && bodyText.includes(expected);
     }
 
-    if (pattern.matchesJsonPath !== undefined) {
-        const path = pattern.matchesJsonPath;
-        return ({ entry }) => !entry.body_truncated && entry.body !== null && jsonPathFinds(path, entry.body as object);
+    const path = pattern.matchesJsonPath;
+    if (typeof path === 'string') {
+        return (candidate) => {
+
+            const json = candidate.json();
+            return json !== undefined && jsonPathFinds(path, json).some(isFound);
+        };
     }
 
-    const expected = typeof pattern.equalToJson === 'string' ? JSON.parse(pattern.equalToJson) as unknown : pattern.equalToJson;
-    const options = { extra: Boolean(pattern.ignoreExtraElements), anyOrder: Boolean(pattern.ignoreArrayOrder) };
-    return ({ entry }) => !entry.body_truncated && jsonEqual(expected, entry.body, options);
+    if (path !== undefined) {
+        return jsonPathTest(path);
+    }
+
+    const test = jsonTest(pattern);
+    return (candidate) => candidate.head.body_truncated === false && test(candidate.json() ?? null);
 }
 
 
-// A filter that fails on a body (a property of a missing object) finds nothing there, as it would in WireMock.
-function jsonPathFinds(path: string, json: object): boolean {
+// WireMock's matchesJsonPath with a sub-matcher: it matches when one of the values found does; a value that is an
+// object or an array is matched as its JSON text, except by equalToJson, which compares it as JSON.
+function jsonPathTest(matcher: JsonPathMatcher): (candidate: Candidate) => boolean {
 
+    const { expression } = matcher;
+    if (matcher.equalToJson !== undefined) {
+        const test = jsonTest(matcher);
+        return (candidate) => {
+
+            const json = candidate.json();
+            return json !== undefined && jsonPathFinds(expression, json).some(test);
+        };
+    }
+
+    const test = valueTest(matcher);
+    return (candidate) => {
+
+        const json = candidate.json();
+        if (json === undefined) {
+            return false;
+        }
+
+        const found = jsonPathFinds(expression, json);
+        return found.length === 0 ? test(undefined) : found.some((value) => test(typeof value === 'string' ? value : JSON.stringify(value)));
+    };
+}
+
+
+// As WireMock counts a result: a value other than null, an empty object or an empty array.
+function isFound(value: unknown): boolean {
+
+    return value !== null && (typeof value !== 'object' || Object.keys(value).length > 0);
+}
+
+
+// A filter on the root of an object body ($[?(@.price > 2)]) tests the object itself, as WireMock's JSONPath does;
+// jsonpath-plus would test the object's values. A filter that fails on a body (a property of a missing object) finds
+// nothing there, as it would in WireMock.
+function jsonPathFinds(path: string, json: unknown): unknown[] {
+
+    // A body is never null here: a request without one has none to match.
+    const rootFilter = /^\$\[\s*\?/.test(path) && typeof json === 'object' && !Array.isArray(json);
     try {
-        return JSONPath({ path, json, eval: 'safe', wrap: true }).length > 0;
+        return JSONPath({ path, json: (rootFilter ? [json] : json) as object, eval: 'safe', wrap: true }) as unknown[];
     }
     catch {
-        return false;
+        return [];
     }
 }
 

@@ -1,0 +1,128 @@
+// What counts as a credential, in one place: the request journal, the console's live log and the log lines all hide
+// what this module names. Every test here scans its input once: nothing a client sends can make it backtrack.
+
+export const hidden = '[hidden]';
+
+// Parts that make any name a credential's, wherever they stand in it.
+const credentialPart = /passw|secret|credential|session|cookie|signature|apikey|privatekey|accesstoken|authtoken|bearer/i;
+
+// Words that make a name a credential's when they end it: refresh_token and X-Auth, but not token_symbol or author.
+const credentialLastWord = new Set(['auth', 'authorization', 'authentication', 'token', 'pass', 'pwd', 'passphrase', 'sig', 'otp']);
+
+// A name ending in "key" is a credential's after one of these words (api_key, X-Private-Key), or alone (?key=);
+// Idempotency-Key is a key of another kind, and stays.
+const keyQualifier = new Set(['api', 'private', 'secret', 'access', 'signing', 'client', 'master', 'encryption', 'auth']);
+
+// A value that is a credential whole: Basic or Bearer and one token, or a scheme whose parameters follow its name.
+const schemeValue = /^\s*(?:(?:basic|bearer)\s+[\w.~+/-]+=*\s*$|(?:digest|negotiate|hoba|mutual|aws4-hmac-sha256)\s)/i;
+
+// A run of the characters a JWT is made of, from its "eyJ": the run is taken whole, so the scan never restarts in it.
+const tokenRun = /eyJ[\w.-]*/g;
+
+// The JSON text of a body, in tokens: a string (its closing quote missing when the text was cut inside it), or what
+// lies between two strings. Every token consumes what it matched, so the text is read once.
+const jsonToken = /"((?:[^"\\]|\\.)*)("?)|[^"]+/g;
+
+const keySeparator = /^\s*:\s*/;
+
+const scalarValue = /^(\s*:\s*)(?!null\b)([\w.+-]+)/;
+
+const wordBreak = /[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])/;
+
+
+/** Whether a header, query parameter or body field of this name carries a credential. */
+export function isCredentialName(name: string): boolean {
+
+    if (credentialPart.test(name)) {
+        return true;
+    }
+
+    const words = name.split(wordBreak).filter(Boolean).map((word) => word.toLowerCase());
+    const last = words.at(-1);
+    if (last === undefined) {
+        return false;
+    }
+
+    if (last === 'key') {
+        return words.length === 1 || keyQualifier.has(words.at(-2)!);
+    }
+
+    return credentialLastWord.has(last);
+}
+
+
+/** Whether a value is a credential whatever its name: an auth scheme and its token, a JWT, or one of the server's secrets. */
+export function isCredentialValue(value: string, secrets: readonly string[]): boolean {
+
+    return schemeValue.test(value) || hidesSomething(value, secrets);
+}
+
+
+function hidesSomething(value: string, secrets: readonly string[]): boolean {
+
+    return scrubText(value, secrets) !== value;
+}
+
+
+/** Hides anything shaped like a JWT, and the server's own secrets, wherever they appear in a text. */
+export function scrubText(text: string, secrets: readonly string[]): string {
+
+    let clean = text.replace(tokenRun, (run) => (dotsIn(run) >= 2 ? hidden : run));
+    for (const secret of secrets) {
+        clean = clean.split(secret).join(hidden);
+    }
+
+    return clean;
+}
+
+
+function dotsIn(run: string): number {
+
+    const first = run.indexOf('.');
+    return first === -1 ? 0 : (run.indexOf('.', first + 1) === -1 ? 1 : 2);
+}
+
+
+/**
+ * Hides the credentials in a JSON text, which may have been cut anywhere: the value of a field named as a credential
+ * (a string, number or boolean), a string that is an auth scheme and its token, and tokens and secrets anywhere.
+ * What stays is JSON still when the text was.
+ */
+export function scrubJsonText(text: string, secrets: readonly string[]): string {
+
+    // Secrets as they appear inside a JSON string.
+    const escaped = secrets.map((secret) => JSON.stringify(secret).slice(1, -1));
+    const tokens = [...text.matchAll(jsonToken)];
+    const out: string[] = [];
+    let hideNext = false;
+    for (let i = 0; i < tokens.length; ++i) {
+        const [token, content, closing] = tokens[i]!;
+        if (content === undefined) {
+            out.push(token);
+            continue;
+        }
+
+        if (hideNext) {
+            out.push(`"${hidden}"`);
+            hideNext = false;
+            continue;
+        }
+
+        const after = tokens[i + 1]?.[0];
+        if (after !== undefined && keySeparator.test(after) && isCredentialName(content)) {
+            // A key: its value is the next string, or the scalar that follows the colon.
+            out.push(token);
+            hideNext = after.replace(keySeparator, '') === '';
+            if (!hideNext) {
+                out.push(after.replace(scalarValue, `$1"${hidden}"`));
+                ++i;
+            }
+
+            continue;
+        }
+
+        out.push(`"${schemeValue.test(content) ? hidden : scrubText(content, escaped)}${closing}`);
+    }
+
+    return out.join('');
+}
