@@ -1,6 +1,7 @@
 import type { Plugin, Server } from '@hapi/hapi';
 
 import { requireAdmin } from '../auth';
+import { noContent } from '../fields';
 import { failure } from '../errors';
 import { FixtureError } from '../fixtures';
 import { listResponse, type Page } from '../lists';
@@ -247,6 +248,7 @@ function instanceRoutes(server: Server, registry: InstanceRegistry, maxFixtureBy
             tags,
             ...admin,
             validate: { params: instanceParams },
+            response: { status: { 204: noContent } },
             handler(request, h) {
 
                 registry.delete(live(request).id);

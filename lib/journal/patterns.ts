@@ -1,7 +1,7 @@
 import Joi from 'joi';
 import { JSONPath } from 'jsonpath-plus';
 
-import { requestBody, wording } from '../fields';
+import { optionalBody, requestBody, wording } from '../fields';
 import type { Recorded } from './entry';
 
 
@@ -104,7 +104,7 @@ const bodyPattern = wording(Joi.object({
     'object.with': '{{#label}} sets {{#main}}, which goes with equalToJson only'
 });
 
-export const requestPatternSchema = wording(requestBody({
+export const requestPatternSchema = optionalBody(wording(requestBody({
     method: Joi.string().pattern(/^[A-Za-z]+$/).max(16).description('An HTTP method, or ANY'),
     url: Joi.string().max(4000).description('The path and query exactly as sent, without an instance\'s base path'),
     urlPath: Joi.string().max(4000).description('The path exactly'),
@@ -115,7 +115,7 @@ export const requestPatternSchema = wording(requestBody({
     bodyPatterns: Joi.array().items(bodyPattern).max(20).description('Every pattern must match the JSON body')
 }, 'RequestPattern').oxor('url', 'urlPath', 'urlPathPattern', 'urlPattern'), {
     'object.oxor': 'The request pattern may hold only one of url, urlPath, urlPathPattern and urlPattern'
-}).empty(null).default({});
+}));
 
 
 /** Compiles a pattern the schema accepted into a test of journal records. */
