@@ -11,7 +11,7 @@ export type JsonSchema = Record<string, unknown>;
 // What joi's describe() gives for a schema: the parts read here.
 interface Description {
     type: string;
-    flags?: { label?: string; description?: string; presence?: string; default?: unknown; only?: boolean; unknown?: boolean; unsafe?: boolean; empty?: Description; match?: string };
+    flags?: { label?: string; description?: string; presence?: string; default?: unknown; only?: boolean; unknown?: boolean; unsafe?: boolean };
     allow?: unknown[];
     rules?: { name: string; args?: Record<string, unknown> }[];
     keys?: Record<string, Description>;
@@ -20,7 +20,7 @@ interface Description {
     whens?: When[];
     items?: Description[];
     ordered?: Description[];
-    matches?: { schema?: Description; then?: Description; otherwise?: Description }[];
+    matches?: { schema?: Description }[];
 }
 
 interface When {
@@ -31,10 +31,8 @@ interface When {
 }
 
 
-const formats: Record<string, string> = { guid: 'uuid', email: 'email', uri: 'uri', isoDate: 'date-time' };
-
-// A joi pattern as describe() prints it: /source/flags.
-const regexText = /^\/(.*)\/([a-z]*)$/s;
+// A joi pattern as describe() prints it: /source/flags (the schemas here use no flags).
+const regexText = /^\/(.*)\/[a-z]*$/s;
 
 
 function required(...keys: string[]): JsonSchema {
@@ -43,21 +41,12 @@ function required(...keys: string[]): JsonSchema {
 }
 
 
-function none(...keys: string[]): JsonSchema {
-
-    return keys.length === 1 ? { not: required(keys[0]!) } : { not: { anyOf: keys.map((key) => required(key)) } };
-}
-
-
 // The rule between keys of an object that each of joi's dependencies says, in JSON Schema.
 const dependencyRules: Record<string, (key: string, peers: string[]) => JsonSchema> = {
     xor: (key, peers) => ({ oneOf: peers.map((peer) => required(peer)) }),
     or: (key, peers) => ({ anyOf: peers.map((peer) => required(peer)) }),
     oxor: (key, peers) => ({ not: { anyOf: peers.flatMap((peer, index) => peers.slice(index + 1).map((other) => required(peer, other))) } }),
-    nand: (key, peers) => ({ not: required(...peers) }),
-    and: (key, peers) => ({ anyOf: [required(...peers), none(...peers)] }),
-    with: (key, peers) => ({ anyOf: [none(key), required(key, ...peers)] }),
-    without: (key, peers) => ({ anyOf: [none(key), none(...peers)] })
+    with: (key, peers) => ({ anyOf: [{ not: required(key) }, required(key, ...peers)] })
 };
 
 
@@ -146,7 +135,7 @@ export class SchemaConverter {
     private inline(description: Description): JsonSchema {
 
         const { flags = {} } = description;
-        const allowed = [...description.allow ?? [], ...flags.empty?.allow ?? []];
+        const allowed = description.allow ?? [];
         const schema: JsonSchema = { ...this.typed(description, allowed) };
         if (flags.only) {
             schema.enum = allowed.filter((value) => value !== null);
@@ -239,7 +228,9 @@ export class SchemaConverter {
     private arraySchema(description: Description): JsonSchema {
 
         const schema: JsonSchema = { type: 'array' };
-        const items = [...description.ordered ?? [], ...description.items ?? []].map((item) => this.convert(item));
+        // The same schema at several places of a tuple is said once.
+        const converted = [...description.ordered ?? [], ...description.items ?? []].map((item) => this.convert(item));
+        const items = [...new Map(converted.map((item) => [JSON.stringify(item), item])).values()];
         schema.items = items.length === 1 ? items[0] : items.length ? { anyOf: items } : {};
         if (description.ordered && !description.items) {
             schema.minItems = description.ordered.length;
@@ -247,16 +238,8 @@ export class SchemaConverter {
         }
 
         for (const { name, args } of description.rules ?? []) {
-            if (name === 'min' || name === 'length') {
-                schema.minItems = args!.limit;
-            }
-
-            if (name === 'max' || name === 'length') {
+            if (name === 'max') {
                 schema.maxItems = args!.limit;
-            }
-
-            if (name === 'unique') {
-                schema.uniqueItems = true;
             }
         }
 
@@ -265,9 +248,8 @@ export class SchemaConverter {
 
     private alternativesSchema(description: Description): JsonSchema {
 
-        const options = (description.matches ?? []).flatMap((match) => [match.schema, match.then, match.otherwise]).filter((option) => option !== undefined);
-        const keyword = description.flags?.match === 'one' ? 'oneOf' : description.flags?.match === 'all' ? 'allOf' : 'anyOf';
-        return { [keyword]: options.map((option) => this.convert(option)) };
+        // joi takes the first alternative that matches: any of them.
+        return { anyOf: description.matches!.map((match) => this.convert(match.schema!)) };
     }
 }
 
@@ -287,17 +269,14 @@ function stringSchema(description: Description, allowed: unknown[]): JsonSchema 
             schema.maxLength = args!.limit;
         }
 
-        if (name in formats) {
-            schema.format = formats[name];
+        if (name === 'guid') {
+            schema.format = 'uuid';
         }
 
-        if (name === 'pattern' && !(args!.options as { invert?: boolean } | undefined)?.invert) {
-            const [, source, flags] = regexText.exec(args!.regex as string)!;
-            // A flag (i, u ...) changes what a pattern means in a way the document's patterns cannot say: the description does.
-            if (!flags) {
-                patterns.push(source!);
-            }
-
+        if (name === 'pattern') {
+            const [, source] = regexText.exec(args!.regex as string)!;
+            patterns.push(source!);
+            // A timestamp of fields.ts: a date-time, in the one form the pattern says.
             if (source === utcTimestampPattern.source) {
                 schema.format = 'date-time';
             }
@@ -334,15 +313,6 @@ function numberSchema(description: Description): JsonSchema {
                 break;
             case 'max':
                 schema.maximum = limit;
-                break;
-            case 'greater':
-                Object.assign(schema, { minimum: limit, exclusiveMinimum: true });
-                break;
-            case 'less':
-                Object.assign(schema, { maximum: limit, exclusiveMaximum: true });
-                break;
-            case 'multiple':
-                schema.multipleOf = args!.base;
                 break;
         }
     }
