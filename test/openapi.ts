@@ -14,6 +14,7 @@ import { pagePaths } from '../lib/console';
 import { failure } from '../lib/errors';
 import { docsAssetsPath, docsPath, documentPath, openapiPlugin } from '../lib/openapi';
 import { errorSchema } from '../lib/openapi/error-responses';
+import { SchemaConverter } from '../lib/openapi/joi-schema';
 import { shapeOf } from '../lib/openapi/joi-shape';
 import { securityScheme } from '../lib/openapi/route-responses';
 import { requestIdHeaders } from '../lib/request-id';
@@ -545,5 +546,70 @@ describe('the route descriptions', () => {
 
         const route: ServerRoute = { method: 'GET', path: '/teapot', options: { handler: () => 'ok', plugins: { localgate: { errors: [418] } } } };
         await expect(bareServer([route])).to.reject(/Invalid plugins\.localgate\.errors of GET \/teapot/);
+    });
+});
+
+
+describe('the joi schema converter', () => {
+
+    it('says a sibling\'s presence rules, and leaves the rules of other references to the description', () => {
+
+        const converter = new SchemaConverter();
+        const schema = Joi.object({
+            a: Joi.string(),
+            b: Joi.string().when('a', { is: Joi.exist(), then: Joi.forbidden() }),
+            c: Joi.string().when('a', { is: Joi.exist(), otherwise: Joi.required() }),
+            d: Joi.string().when('a', { is: Joi.exist(), then: Joi.forbidden(), otherwise: Joi.required() }),
+            e: Joi.string().when('$headers', { is: Joi.exist(), then: Joi.forbidden() }),
+            f: Joi.string().when('a', { is: 'x', then: Joi.forbidden() }),
+            g: Joi.string().when('a', { is: Joi.exist(), then: Joi.string().max(1) }),
+            h: Joi.string().when('a.length', { is: Joi.exist(), then: Joi.forbidden() }),
+            i: Joi.string().when(Joi.ref('a', { ancestor: 2 }), { is: Joi.exist(), then: Joi.forbidden() }),
+            j: Joi.string().when(Joi.string(), { then: Joi.forbidden() }),
+            k: Joi.string().when('a', { is: Joi.string(), then: Joi.forbidden() })
+        });
+
+        expect(converter.schemaOf(schema)).to.equal({
+            type: 'object',
+            properties: Object.fromEntries(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k'].map((key) => [key, { type: 'string', minLength: 1 }])),
+            additionalProperties: false,
+            allOf: [
+                { not: { required: ['b', 'a'] } },
+                { anyOf: [{ required: ['c'] }, { required: ['a'] }] },
+                { oneOf: [{ required: ['d'] }, { required: ['a'] }] }
+            ]
+        });
+    });
+
+    it('makes a component of a label once, and keeps inline a second shape under the same label', () => {
+
+        const converter = new SchemaConverter();
+        const first = Joi.object({ a: Joi.number().unsafe() }).label('Thing');
+        expect(converter.schemaOf(Joi.object({ one: first, two: first.description('The same thing'), three: Joi.object({ b: Joi.boolean() }).label('Thing') }))).to.equal({
+            type: 'object',
+            properties: {
+                one: { $ref: '#/components/schemas/Thing' },
+                two: { $ref: '#/components/schemas/Thing' },
+                three: { type: 'object', properties: { b: { type: 'boolean' } }, additionalProperties: false }
+            },
+            additionalProperties: false
+        });
+        expect(converter.components).to.equal({ Thing: { type: 'object', properties: { a: { type: 'number' } }, additionalProperties: false } });
+    });
+
+    it('says arrays, patterns and values of any type as joi checks them', () => {
+
+        const converter = new SchemaConverter();
+        expect(converter.schemaOf(Joi.array().min(1))).to.equal({ type: 'array', items: {} });
+        expect(converter.schemaOf(Joi.array().items(Joi.string(), Joi.number().integer().min(0)))).to.equal({
+            type: 'array',
+            items: { anyOf: [{ type: 'string', minLength: 1 }, { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER }] }
+        });
+        expect(converter.schemaOf(Joi.array().ordered(Joi.string()).items(Joi.boolean()))).to.equal({ type: 'array', items: { anyOf: [{ type: 'string', minLength: 1 }, { type: 'boolean' }] } });
+        expect(converter.schemaOf(Joi.string().pattern(/^a/).pattern(/b$/))).to.equal({ type: 'string', minLength: 1, pattern: '^a', allOf: [{ pattern: 'b$' }] });
+        expect(converter.schemaOf(Joi.any().allow(null).description('Anything'))).to.equal({ description: 'Anything' });
+        expect(converter.parametersOf(Joi.object({ q: Joi.number(), id: Joi.forbidden() }), 'query')).to.equal([
+            { name: 'q', in: 'query', required: false, schema: { type: 'number', minimum: Number.MIN_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER } }
+        ]);
     });
 });

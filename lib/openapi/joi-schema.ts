@@ -56,7 +56,12 @@ function whenRules(key: string, whens: When[]): JsonSchema[] {
     const rules: JsonSchema[] = [];
     for (const { ref, is, then, otherwise } of whens) {
         // Only a sibling's presence: describe() leaves out a sibling reference's type and ancestor (value, 1).
-        if (ref?.type || ref?.ancestor !== undefined || ref?.path.length !== 1 || is?.flags?.presence !== 'required') {
+        if (ref === undefined || ref.type !== undefined || ref.ancestor !== undefined || ref.path.length !== 1) {
+            continue;
+        }
+
+        // Joi.exist(): required, with no value of its own.
+        if (is!.flags?.presence !== 'required' || is!.allow) {
             continue;
         }
 
