@@ -499,3 +499,109 @@ describe('the OpenAPI document, walked with requests generated from its schemas'
         expect(operations.length - operations.filter(walked).length).to.equal(1);
     });
 });
+
+
+describe('the rules the document gives in words', () => {
+
+    let server: Server;
+    let document: Document;
+    let instance: string;
+
+    before(async () => {
+
+        server = await testServer();
+        const served = body<Document>(await server.inject(documentPath));
+        document = { ...served, paths: dereference(served.paths, served.components.schemas) as Document['paths'] };
+        instance = body<{ id: string }>(await server.inject({ method: 'POST', url: '/_instances', headers: adminBearer(server) })).id;
+    });
+
+    after(async () => {
+
+        await server.stop();
+    });
+
+    const product = { name: 'Kettle', price: 12, currency: 'USD', business_id: 'd851fadb-03ca-5a24-ba16-c15cce19933b' };
+    const booking = { vehicle_id: 'v', pickup_location_id: 'l', dropoff_location_id: 'l', pickup_at: '2030-06-02T10:00:00Z', return_at: '2030-06-01T10:00:00Z' };
+
+    // The field whose description says the rule, a request the document calls valid that breaks it, and the words.
+    const rules: { field: string; path: string; property: string[]; payload: object; role: Role; words: string }[] = [
+        { field: 'currency', path: '/v1/commerce/products', property: ['currency'], payload: { ...product, currency: 'ABC' }, role: 'user', words: 'the platform knows' },
+        { field: 'price', path: '/v1/commerce/products', property: ['price'], payload: { ...product, price: 1.234 }, role: 'user', words: 'no more decimals than the currency has' },
+        { field: 'return_at', path: '/v1/logistics/bookings', property: ['return_at'], payload: booking, role: 'user', words: 'after pickup_at' },
+        { field: 'rules.0.latency_ms', path: '/_faults', property: ['rules', 'items', 'latency_ms'], payload: { rules: [{ path: '/v1/*', latency_ms: [50, 10] }] }, role: 'admin', words: 'min at most max' },
+        { field: 'urlPathPattern', path: '/_requests/count', property: ['urlPathPattern'], payload: { urlPathPattern: '(' }, role: 'admin', words: 'regular expression' },
+        { field: 'headers.x-a.matches', path: '/_requests/count', property: ['headers', 'additionalProperties', 'matches'], payload: { headers: { 'x-a': { matches: '(' } } }, role: 'admin', words: 'must compile' },
+        { field: 'bodyPatterns.0.matchesJsonPath', path: '/_requests/find', property: ['bodyPatterns', 'items', 'matchesJsonPath'], payload: { bodyPatterns: [{ matchesJsonPath: '$[?(@.a ==' }] }, role: 'admin', words: 'must parse' },
+        { field: 'bodyPatterns.0.equalToJson', path: '/_requests/find', property: ['bodyPatterns', 'items', 'equalToJson'], payload: { bodyPatterns: [{ equalToJson: '{"a":' }] }, role: 'admin', words: 'a string holding JSON' },
+        { field: 'fixture', path: '/_instances', property: ['fixture'], payload: { fixture: { nowhere: {} } }, role: 'admin', words: 'invalid_fixture' }
+    ];
+
+    const refuses = async ({ field, path, property, payload, role, words }: typeof rules[number]) => {
+
+        const operation = (path.startsWith('/_') ? document.paths[path]!.put ?? document.paths[path]!.post : document.paths[path]!.post)!;
+        const schema = operation.requestBody!.content['application/json'].schema;
+        expect(validBody(schema, payload)).to.be.true();
+        const described = property.reduce<Schema>((node, key) => (key === 'items' || key === 'additionalProperties' ? node[key] : node.properties![key]) as Schema, schema);
+        expect(described.description, field).to.contain(words);
+
+        const headers = role === 'admin' ? adminBearer(server) : bearer(server, 'alice');
+        const url = path.startsWith('/v1/') ? `/i/${instance}${path}` : path;
+        const res = await server.inject({ method: url === '/_faults' ? 'PUT' : 'POST', url, payload, headers });
+        expect(res.statusCode, res.payload).to.equal(400);
+        const error = body<{ code: string; details: { field: string }[] }>(res);
+        expect(error.details.map((detail) => detail.field)).to.equal([field]);
+    };
+
+    for (const rule of rules) {
+        it(`refuses with 400 a ${rule.field} the document allows by its schema and refuses in words`, () => refuses(rule));
+    }
+});
+
+
+describe('the body rule', () => {
+
+    let server: Server;
+
+    before(async () => {
+
+        server = await testServer();
+    });
+
+    after(async () => {
+
+        await server.stop();
+    });
+
+    it('takes a body left out as the defaults, and refuses a body of null, wherever a body may be left out', async () => {
+
+        const { id } = body<{ id: string }>(await server.inject({ method: 'POST', url: '/_instances', headers: adminBearer(server) }));
+        const routes = [['/_instances', 201], ['/_requests/count', 200], ['/_requests/find', 200], [`/_instances/${id}/requests/count`, 200], [`/_instances/${id}/requests/find`, 200]] as const;
+        for (const [url, status] of routes) {
+            const left = await server.inject({ method: 'POST', url, headers: adminBearer(server) });
+            expect(left.statusCode, url).to.equal(status);
+            const empty = await server.inject({ method: 'POST', url, payload: '', headers: { ...adminBearer(server), 'content-type': 'application/json' } });
+            expect(empty.statusCode, url).to.equal(status);
+
+            const refused = await server.inject({ method: 'POST', url, payload: 'null', headers: { ...adminBearer(server), 'content-type': 'application/json' } });
+            expect(refused.statusCode, url).to.equal(400);
+            expect(body(refused)).to.equal({
+                statusCode: 400,
+                error: 'Bad Request',
+                message: 'Invalid payload: The request body must be a JSON object',
+                code: 'validation_failed',
+                details: [{ field: 'payload', message: 'The request body must be a JSON object' }]
+            });
+        }
+
+        expect(body<{ seed: string; ids: string; pay: boolean }>(await server.inject({ method: 'POST', url: '/_instances', headers: adminBearer(server) }))).to.include({ seed: 'demo', ids: 'random', pay: false });
+    });
+
+    it('refuses a body of null where a body is required, as a body left out', async () => {
+
+        for (const payload of ['null', undefined]) {
+            const res = await server.inject({ method: 'PUT', url: '/_faults', payload, headers: { ...adminBearer(server), 'content-type': 'application/json' } });
+            expect(res.statusCode).to.equal(400);
+            expect(body<{ message: string }>(res).message).to.equal('Invalid payload: The request body must be a JSON object');
+        }
+    });
+});

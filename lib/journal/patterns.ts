@@ -45,7 +45,7 @@ const regex = wording(Joi.string().max(1000).custom((value: string, helpers) => 
     catch {
         return helpers.error('regex.invalid');
     }
-}), { 'regex.invalid': '{{#label}} must be a valid regular expression' });
+}), { 'regex.invalid': '{{#label}} must be a valid regular expression' }).description('A JavaScript regular expression, which must compile');
 
 // jsonpath-plus parses a filter or script step only as it evaluates it: each runs once here, on an empty item. An
 // error it reports as its own ("jsonPath: ...") comes from evaluating a well-formed expression, not from its syntax.
@@ -63,7 +63,7 @@ const jsonPath = wording(Joi.string().max(1000).custom((value: string, helpers) 
     }
 
     return value;
-}), { 'jsonpath.invalid': '{{#label}} must be a valid JSONPath expression such as $.amount or $.items[?(@.price > 1)]' });
+}), { 'jsonpath.invalid': '{{#label}} must be a valid JSONPath expression such as $.amount or $.items[?(@.price > 1)]' }).description('A JSONPath expression that must parse, such as $.amount or $.items[?(@.price > 1)]');
 
 const valueMatcher = wording(Joi.object({
     equalTo: Joi.string().allow(''),
@@ -90,7 +90,7 @@ const expectedJson = wording(Joi.any().custom((value: unknown, helpers) => {
     catch {
         return helpers.error('json.invalid');
     }
-}), { 'json.invalid': '{{#label}} must be JSON, or a string holding JSON' });
+}), { 'json.invalid': '{{#label}} must be JSON, or a string holding JSON' }).description('Any JSON value, or a string holding JSON (a string that is not JSON is refused)');
 
 const bodyPattern = wording(Joi.object({
     equalToJson: expectedJson,
