@@ -437,6 +437,9 @@ describe('the OpenAPI document', () => {
             expect(`${operation.summary} ${operation.description}`, path).to.contain('Console only').and.to.contain('CONSOLE_API=on');
         }
 
+        // The live log never ends: tools read it as a stream rather than wait for its end.
+        expect(document.paths['/console/api/events']!.get!.responses['200']!.content).to.equal({ 'text/event-stream': { schema: { type: 'string' } } } as unknown as Response['content']);
+
         const token = document.paths['/console/api/token']!.post! as Operation & { description?: string };
         expect(token.description).to.contain('admin: true');
         expect(document.components.schemas.ConsoleTokenRequest!.properties.admin).to.include({ type: 'boolean', default: false });
