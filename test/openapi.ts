@@ -610,6 +610,7 @@ describe('the joi schema converter', () => {
         });
         expect(converter.schemaOf(Joi.array().ordered(Joi.string()).items(Joi.boolean()))).to.equal({ type: 'array', items: { anyOf: [{ type: 'string', minLength: 1 }, { type: 'boolean' }] } });
         expect(converter.schemaOf(Joi.string().pattern(/^a/).pattern(/b$/))).to.equal({ type: 'string', minLength: 1, pattern: '^a', allOf: [{ pattern: 'b$' }] });
+        expect(converter.schemaOf(Joi.string().pattern(/^a$/i))).to.equal({ type: 'string', minLength: 1 });
         expect(converter.schemaOf(Joi.any().allow(null).description('Anything'))).to.equal({ description: 'Anything' });
         expect(converter.parametersOf(Joi.object({ q: Joi.number(), id: Joi.forbidden() }), 'query')).to.equal([
             { name: 'q', in: 'query', required: false, schema: { type: 'number', minimum: Number.MIN_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER } }

@@ -31,8 +31,8 @@ interface When {
 }
 
 
-// A joi pattern as describe() prints it: /source/flags (the schemas here use no flags).
-const regexText = /^\/(.*)\/[a-z]*$/s;
+// A joi pattern as describe() prints it: /source/flags.
+const regexText = /^\/(.*)\/([a-z]*)$/s;
 
 
 function required(...keys: string[]): JsonSchema {
@@ -278,9 +278,10 @@ function stringSchema(description: Description, allowed: unknown[]): JsonSchema 
             schema.format = 'uuid';
         }
 
-        if (name === 'pattern') {
-            const [, source] = regexText.exec(args!.regex as string)!;
-            patterns.push(source!);
+        const [, source, flags] = name === 'pattern' ? regexText.exec(args!.regex as string)! : [];
+        // A flag (i, u ...) changes what a pattern means in a way the document's patterns cannot say: the description does.
+        if (source !== undefined && !flags) {
+            patterns.push(source);
             // A timestamp of fields.ts: a date-time, in the one form the pattern says.
             if (source === utcTimestampPattern.source) {
                 schema.format = 'date-time';
