@@ -81,6 +81,20 @@ export function setByService(source: string): Joi.AnySchema {
 }
 
 
+// hapi parses a body of no bytes and the body `null` alike, into null: the headers tell them apart.
+const noBodySent = Joi.object({ 'content-length': Joi.valid('0'), 'transfer-encoding': Joi.forbidden() }).unknown(true).required();
+
+
+/**
+ * A request body that may be left out, which stands for its defaults; a body of `null` is refused as every body that
+ * is not a JSON object is. Outside a request (no headers in joi's context) null is refused too.
+ */
+export function optionalBody(schema: Joi.ObjectSchema): Joi.ObjectSchema {
+
+    return schema.when('$headers', { is: noBodySent, then: Joi.any().empty(null) }).default();
+}
+
+
 /** A request body: a JSON object taken as sent, without type conversion, so that "12" is not a number. */
 export function requestBody(keys: Joi.PartialSchemaMap, label: string): Joi.ObjectSchema {
 
@@ -99,16 +113,23 @@ export function isCurrencyCode(code: string): boolean {
 
 
 /** An ISO 4217 currency code, upper case, as commerce and logistics records carry it. */
-export const currency = wording(Joi.string().custom((value: string, helpers) => {
+// The shape of a code, which the document can say; which codes exist, it cannot.
+const currencyPattern = /^[A-Z]{3}$/;
 
-    return isCurrencyCode(value) ? value : helpers.error('currency.code');
+const currencyMessage = '{{#label}} must be an ISO 4217 currency code in upper case, such as USD, EUR, JPY or KWD';
+
+export const currency = wording(Joi.string().pattern(currencyPattern).custom((value: string, helpers) => {
+
+    // joi runs every rule: one that failed the pattern is already reported.
+    return !currencyPattern.test(value) || isCurrencyCode(value) ? value : helpers.error('currency.code');
 }), {
-    'currency.code': '{{#label}} must be an ISO 4217 currency code in upper case, such as USD, EUR, JPY or KWD'
-}).description('ISO 4217 currency code, upper case');
+    'string.pattern.base': currencyMessage,
+    'currency.code': currencyMessage
+}).description('ISO 4217 currency code, upper case: three letters the platform knows as a current currency (USD, EUR, JPY, KWD)');
 
 
 // The stored form is always toISOString()'s; clients may omit the milliseconds but must say UTC with Z.
-const utcTimestampPattern = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,3})?Z$/;
+export const utcTimestampPattern = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,3})?Z$/;
 
 export const timestampExample = '2030-06-01T10:00:00Z';
 
@@ -139,3 +160,7 @@ export function utcTimestamp(rule: TimestampRule = (normalized) => normalized): 
         'timestamp.real': '{{#label}} is not a real calendar date and time'
     });
 }
+
+
+/** The response schema of a route that answers 204: no body at all. */
+export const noContent = Joi.valid(null);

@@ -11,7 +11,7 @@ export const requestIdOnWire = requestIdHeader.toLowerCase();
 
 /** How the document describes the header every response carries. */
 export const requestIdHeaders = {
-    [requestIdHeader]: { description: 'The id of the request, as its log line carries it: the X-Request-Id the client sent when it is 1 to 128 characters of A-Z a-z 0-9 . _ : -, else a new one', schema: { type: 'string' } }
+    [requestIdHeader]: { description: 'The id of the request, as its log line carries it: the X-Request-Id the client sent when it is 1 to 128 characters of A-Z a-z 0-9 . _ : -, else a new one', required: true, schema: { type: 'string' } }
 };
 
 // What a client may choose as the id of its request: short, and safe to echo in a header and a log line.

@@ -14,8 +14,10 @@ import { pagePaths } from '../lib/console';
 import { failure } from '../lib/errors';
 import { docsAssetsPath, docsPath, documentPath, openapiPlugin } from '../lib/openapi';
 import { errorSchema } from '../lib/openapi/error-responses';
+import { SchemaConverter } from '../lib/openapi/joi-schema';
 import { shapeOf } from '../lib/openapi/joi-shape';
 import { securityScheme } from '../lib/openapi/route-responses';
+import { requestIdHeaders } from '../lib/request-id';
 import { bearer, body, testServer } from './helpers/server';
 
 
@@ -190,11 +192,22 @@ describe('the OpenAPI document', () => {
 
         for (const route of documentedRoutes(server)) {
             const responses = operationOf(document, route).responses;
+            // A route that never succeeds here (the weather forecast) declares its 501 instead.
+            const successes = Object.keys(responses).filter((status) => status.startsWith('2'));
+            expect(successes.length > 0 || Object.keys(responses).includes('501'), `${route.method} ${route.path}`).to.be.true();
             for (const [status, schema] of Object.entries(route.settings.response!.status ?? {})) {
+                if (status === '204') {
+                    expect(responses[status], `${route.path} 204`).to.equal({ description: 'No Content', headers: requestIdHeaders });
+                    continue;
+                }
+
                 const name = ((schema as Joi.Schema).describe().flags as { label: string }).label;
                 expect(responses[status]!.content!['application/json'].schema.$ref, `${route.path} ${status}`).to.equal(`#/components/schemas/${name}`);
                 if (status === '201') {
-                    expect(responses[status]!.headers, route.path).to.include('Location');
+                    // A created record has a path; a snapshot, which has no id, has none.
+                    const located = Object.keys((schema as Joi.Schema).describe().keys).includes('id');
+                    expect(Object.keys(responses[status]!.headers!).includes('Location'), route.path).to.equal(located);
+                    expect(located, route.path).to.equal(route.path !== '/_instances/{instance_id}/snapshots');
                 }
 
                 if (name.endsWith('List')) {
@@ -277,12 +290,13 @@ describe('the OpenAPI document', () => {
         expect(document.paths['/v1/pay/gateway/withdraw']!.post!.responses).to.include(['409', '422']);
     });
 
-    it('requires the body of every operation that takes one, with the required fields of its schema and none set by the service', () => {
+    it('requires the body of every operation that takes one but those standing for their defaults, with the required fields of its schema and none set by the service', () => {
 
         for (const route of documentedRoutes(server).filter((candidate) => candidate.settings.validate!.payload)) {
             const requestBody = operationOf(document, route).requestBody!;
-            expect(requestBody.required, route.path).to.be.true();
             const name = requestBody.content['application/json'].schema.$ref.replace('#/components/schemas/', '');
+            // A body that may be left out stands for its defaults.
+            expect(requestBody.required, route.path).to.equal(!['NewInstance', 'RequestPattern'].includes(name));
             const schema = document.components.schemas[name]!;
             // A new instance takes defaults for everything; a clock change takes one of two fields; an empty request
             // pattern matches every request.
@@ -423,6 +437,9 @@ describe('the OpenAPI document', () => {
             expect(`${operation.summary} ${operation.description}`, path).to.contain('Console only').and.to.contain('CONSOLE_API=on');
         }
 
+        // The live log never ends: tools read it as a stream rather than wait for its end.
+        expect(document.paths['/console/api/events']!.get!.responses['200']!.content).to.equal({ 'text/event-stream': { schema: { type: 'string' } } } as unknown as Response['content']);
+
         const token = document.paths['/console/api/token']!.post! as Operation & { description?: string };
         expect(token.description).to.contain('admin: true');
         expect(document.components.schemas.ConsoleTokenRequest!.properties.admin).to.include({ type: 'boolean', default: false });
@@ -532,5 +549,71 @@ describe('the route descriptions', () => {
 
         const route: ServerRoute = { method: 'GET', path: '/teapot', options: { handler: () => 'ok', plugins: { localgate: { errors: [418] } } } };
         await expect(bareServer([route])).to.reject(/Invalid plugins\.localgate\.errors of GET \/teapot/);
+    });
+});
+
+
+describe('the joi schema converter', () => {
+
+    it('says a sibling\'s presence rules, and leaves the rules of other references to the description', () => {
+
+        const converter = new SchemaConverter();
+        const schema = Joi.object({
+            a: Joi.string(),
+            b: Joi.string().when('a', { is: Joi.exist(), then: Joi.forbidden() }),
+            c: Joi.string().when('a', { is: Joi.exist(), otherwise: Joi.required() }),
+            d: Joi.string().when('a', { is: Joi.exist(), then: Joi.forbidden(), otherwise: Joi.required() }),
+            e: Joi.string().when('$headers', { is: Joi.exist(), then: Joi.forbidden() }),
+            f: Joi.string().when('a', { is: 'x', then: Joi.forbidden() }),
+            g: Joi.string().when('a', { is: Joi.exist(), then: Joi.string().max(1) }),
+            h: Joi.string().when('a.length', { is: Joi.exist(), then: Joi.forbidden() }),
+            i: Joi.string().when(Joi.ref('a', { ancestor: 2 }), { is: Joi.exist(), then: Joi.forbidden() }),
+            j: Joi.string().when(Joi.string(), { then: Joi.forbidden() }),
+            k: Joi.string().when('a', { is: Joi.string(), then: Joi.forbidden() })
+        });
+
+        expect(converter.schemaOf(schema)).to.equal({
+            type: 'object',
+            properties: Object.fromEntries(['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k'].map((key) => [key, { type: 'string', minLength: 1 }])),
+            additionalProperties: false,
+            allOf: [
+                { not: { required: ['b', 'a'] } },
+                { anyOf: [{ required: ['c'] }, { required: ['a'] }] },
+                { oneOf: [{ required: ['d'] }, { required: ['a'] }] }
+            ]
+        });
+    });
+
+    it('makes a component of a label once, and keeps inline a second shape under the same label', () => {
+
+        const converter = new SchemaConverter();
+        const first = Joi.object({ a: Joi.number().unsafe() }).label('Thing');
+        expect(converter.schemaOf(Joi.object({ one: first, two: first.description('The same thing'), three: Joi.object({ b: Joi.boolean() }).label('Thing') }))).to.equal({
+            type: 'object',
+            properties: {
+                one: { $ref: '#/components/schemas/Thing' },
+                two: { $ref: '#/components/schemas/Thing' },
+                three: { type: 'object', properties: { b: { type: 'boolean' } }, additionalProperties: false }
+            },
+            additionalProperties: false
+        });
+        expect(converter.components).to.equal({ Thing: { type: 'object', properties: { a: { type: 'number' } }, additionalProperties: false } });
+    });
+
+    it('says arrays, patterns and values of any type as joi checks them', () => {
+
+        const converter = new SchemaConverter();
+        expect(converter.schemaOf(Joi.array().min(1))).to.equal({ type: 'array', items: {} });
+        expect(converter.schemaOf(Joi.array().items(Joi.string(), Joi.number().integer().min(0)))).to.equal({
+            type: 'array',
+            items: { anyOf: [{ type: 'string', minLength: 1 }, { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER }] }
+        });
+        expect(converter.schemaOf(Joi.array().ordered(Joi.string()).items(Joi.boolean()))).to.equal({ type: 'array', items: { anyOf: [{ type: 'string', minLength: 1 }, { type: 'boolean' }] } });
+        expect(converter.schemaOf(Joi.string().pattern(/^a/).pattern(/b$/))).to.equal({ type: 'string', minLength: 1, pattern: '^a', allOf: [{ pattern: 'b$' }] });
+        expect(converter.schemaOf(Joi.string().pattern(/^a$/i))).to.equal({ type: 'string', minLength: 1 });
+        expect(converter.schemaOf(Joi.any().allow(null).description('Anything'))).to.equal({ description: 'Anything' });
+        expect(converter.parametersOf(Joi.object({ q: Joi.number(), id: Joi.forbidden() }), 'query')).to.equal([
+            { name: 'q', in: 'query', required: false, schema: { type: 'number', minimum: Number.MIN_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER } }
+        ]);
     });
 });

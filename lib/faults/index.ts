@@ -5,6 +5,7 @@ import type { Plugin, Request, ResponseToolkit, Server } from '@hapi/hapi';
 
 import { requireAdmin } from '../auth';
 import { defaultCode, errorBody, failure, toBoom } from '../errors';
+import { noContent } from '../fields';
 import { instanceGone, type InstanceRegistry } from '../instances/registry';
 import { instanceParams } from '../instances/schemas';
 import type { Scope } from '../scope';
@@ -213,6 +214,7 @@ function faultRoutes(server: Server, registry: InstanceRegistry, api: FaultsApi)
                 tags,
                 ...admin,
                 validate: { params },
+                response: { status: { 204: noContent } },
                 handler(request, h) {
 
                     api.clear(scope(request));

@@ -1,6 +1,7 @@
 import type { Plugin, Server } from '@hapi/hapi';
 
 import { requireAdmin } from '../auth';
+import { noContent } from '../fields';
 import { failure } from '../errors';
 import { FixtureError } from '../fixtures';
 import { listResponse, type Page } from '../lists';
@@ -247,6 +248,7 @@ function instanceRoutes(server: Server, registry: InstanceRegistry, maxFixtureBy
             tags,
             ...admin,
             validate: { params: instanceParams },
+            response: { status: { 204: noContent } },
             handler(request, h) {
 
                 registry.delete(live(request).id);
@@ -320,6 +322,7 @@ function instanceRoutes(server: Server, registry: InstanceRegistry, maxFixtureBy
             notes: '{"now": "2030-01-01T00:00:00Z"} freezes it at an instant; {"advance": "2h"} moves it forward. Either way it then stands still until moved again.',
             tags,
             ...admin,
+            plugins: { localgate: { errors: { 422: 'clock_out_of_range: the clock would stand outside 1970-01-01 to 9999-12-31, which records cannot hold' } } },
             validate: { params: instanceParams, payload: clockSchema },
             response: { status: { 200: instanceSchema } },
             handler(request) {

@@ -1,7 +1,7 @@
 import Joi from 'joi';
 
 import { maxIdCounter } from '../clock';
-import { recordId, requestBody, timestamp, utcTimestamp, wording } from '../fields';
+import { optionalBody, recordId, requestBody, timestamp, utcTimestamp, wording } from '../fields';
 import { listSchema, pageQuery } from '../lists';
 
 
@@ -19,15 +19,15 @@ function notWithFrom<T extends Joi.Schema>(schema: T): T {
     }) as T;
 }
 
-export const newInstanceSchema = requestBody({
+export const newInstanceSchema = optionalBody(requestBody({
     from: recordId.description('Fork: the id of a live instance to copy as it is now (data, clock, id counter; not its faults, journal or snapshots)'),
     seed: notWithFrom(Joi.string().valid('demo', 'none').description('demo: the demo data set; none: empty; unset, demo (none under an exported fixture, which holds the whole world)')),
     fixture: notWithFrom(wording(Joi.object().unknown(true), { 'object.base': '{{#label}} must be an object keyed by namespace' })
-        .description('Records to load, in the API\'s shape: {"<namespace>": {"<collection>": [records]}}')),
+        .description('Records to load, in the API\'s shape: {"<namespace>": {"<collection>": [records]}}, the namespaces commerce, logistics and pay (weather holds no records) and localgate, the header of an exported file; every record follows the API\'s rules, and one that breaks them is a 400 invalid_fixture naming it')),
     clock: notWithFrom(utcTimestamp().description('An ISO 8601 UTC instant at which the instance\'s clock stands still until moved; unset, it follows the wall clock (or stands where an exported fixture carries it)')),
     ids: notWithFrom(Joi.string().valid('random', 'sequential').description('sequential: every new id comes from a counter of the instance; unset, random (or as an exported fixture carries it)')),
     pay: notWithFrom(Joi.boolean().description('true gives the instance a provisioned pay namespace; unset, false (or as an exported fixture carries it, or true when the fixture holds pay records)'))
-}, 'NewInstance').empty(null).default();
+}, 'NewInstance'));
 
 export const clockSchema = wording(requestBody({
     now: utcTimestamp().description('Freeze the clock at this instant'),

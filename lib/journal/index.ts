@@ -1,6 +1,7 @@
 import type { Plugin, Request, Server } from '@hapi/hapi';
 
 import { requireAdmin } from '../auth';
+import { noContent } from '../fields';
 import { namedInstance } from '../faults';
 import type { InstanceRegistry } from '../instances/registry';
 import { instanceParams } from '../instances/schemas';
@@ -209,6 +210,7 @@ function journalRoutes(server: Server, registry: InstanceRegistry, api: JournalA
                 tags,
                 ...admin,
                 validate: { params },
+                response: { status: { 204: noContent } },
                 handler(request, h) {
 
                     api.clear(scope(request));

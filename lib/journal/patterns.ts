@@ -2,7 +2,7 @@ import Joi from 'joi';
 import { JSONPath } from 'jsonpath-plus';
 import { RE2JS } from 're2js';
 
-import { requestBody, wording } from '../fields';
+import { optionalBody, requestBody, wording } from '../fields';
 import { maxJsonDepth, nestsDeeperThan } from '../nesting';
 import type { Recorded } from './entry';
 
@@ -65,7 +65,7 @@ const regex = wording(Joi.string().max(1000).custom((value: string, helpers) => 
 }), {
     'regex.invalid': '{{#label}} must be a regular expression RE2 accepts: no backreferences or lookaround',
     'regex.large': '{{#label}} compiles to more than {{#limit}} instructions: use a shorter pattern or fewer repetitions'
-});
+}).description(`A regular expression in RE2's syntax (no backreferences or lookaround) that compiles to at most ${maxRegexProgram} instructions`);
 
 // Limits that keep evaluating an expression linear in the body: one recursive descent (a second multiplies the work
 // by the body's size), unions whose sizes multiply to a bounded fan-out, and no function calls in a filter or script
@@ -119,7 +119,7 @@ const jsonPath = wording(Joi.string().max(1000).custom((value: string, helpers) 
     'jsonpath.descent': '{{#label}} may hold one recursive descent (..) at most',
     'jsonpath.union': '{{#label}} selects too many branches: the sizes of its unions ([a,b]) multiply to more than {{#limit}}',
     'jsonpath.call': '{{#label}} calls a function in a filter or script: only comparisons and property reads are allowed'
-});
+}).description(`A JSONPath expression that must parse, such as $.amount or $.items[?(@.price > 1)], with one recursive descent (..) at most, unions whose sizes multiply to ${maxUnionFanOut} at most, and no function calls`);
 
 const valueMatcher = wording(Joi.object({
     equalTo: Joi.string().allow(''),
@@ -152,7 +152,7 @@ const expectedJson = wording(Joi.any().custom((value: unknown, helpers) => {
 }), {
     'json.invalid': '{{#label}} must be JSON, or a string holding JSON',
     'json.deep': `{{#label}} nests arrays and objects deeper than ${maxJsonDepth} levels, the most the server accepts`
-});
+}).description(`Any JSON value, or a string holding JSON (a string that is not JSON is refused), nested ${maxJsonDepth} levels at most`);
 
 const jsonPathMatcher = wording(Joi.object({
     expression: jsonPath.required(),
@@ -185,7 +185,7 @@ const bodyPattern = wording(Joi.object({
     'object.with': '{{#label}} sets {{#main}}, which goes with equalToJson only'
 });
 
-export const requestPatternSchema = wording(requestBody({
+export const requestPatternSchema = optionalBody(wording(requestBody({
     method: Joi.string().pattern(/^[A-Za-z]+$/).max(16).description('An HTTP method, or ANY'),
     url: Joi.string().max(4000).description('The path and query exactly as sent, without an instance\'s base path'),
     urlPath: Joi.string().max(4000).description('The path exactly'),
@@ -196,7 +196,7 @@ export const requestPatternSchema = wording(requestBody({
     bodyPatterns: Joi.array().items(bodyPattern).max(20).description('Every pattern must match the JSON body')
 }, 'RequestPattern').oxor('url', 'urlPath', 'urlPathPattern', 'urlPattern'), {
     'object.oxor': 'The request pattern may hold only one of url, urlPath, urlPathPattern and urlPattern'
-}).empty(null).default({});
+}));
 
 
 // What a test reads of one recorded request; the body is parsed once, when a body pattern first asks for it.

@@ -16,7 +16,7 @@ export const journalEntrySchema = Joi.object({
     path: Joi.string().required().description('The API path, without an instance\'s base path'),
     query: Joi.object().unknown(true).required().description('Each parameter as sent: a string, or an array of the strings of a repeated one'),
     headers: Joi.object().unknown(true).required().description('Header names in lower case, values as sent; credentials read [hidden]'),
-    body: Joi.any().required().description('The parsed JSON body, null without one; its text cut at JOURNAL_BODY_BYTES when longer'),
+    body: Joi.any().required().description('Any JSON value: the body as the request sent it, parsed (an object, an array, a string, a number, a boolean or null); null without a body; when body_truncated, a string: the body\'s text cut at JOURNAL_BODY_BYTES'),
     body_truncated: Joi.boolean().required(),
     caller: Joi.string().allow(null).required().description('The token\'s sub, null without a token'),
     status: Joi.number().integer().allow(null).required().description('The status answered, or that a dropped reply would have had; null when dropped before'),

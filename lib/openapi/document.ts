@@ -1,60 +1,83 @@
-interface SchemaObject {
-    $ref?: string;
-    additionalProperties?: boolean;
-    [keyword: string]: unknown;
+import type { RequestRoute } from '@hapi/hapi';
+import Joi from 'joi';
+
+import { SchemaConverter, type JsonSchema } from './joi-schema';
+
+
+interface Response {
+    description: string;
+    content?: Record<string, { schema?: JsonSchema; example?: unknown }>;
+}
+
+interface Operation {
+    parameters?: JsonSchema[];
+    requestBody?: { required: boolean; content: Record<string, { schema: JsonSchema }> };
+    responses: Record<string, Response>;
 }
 
 export interface OpenApiDocument {
-    paths: Record<string, Record<string, { requestBody?: { required?: boolean; content: Record<string, { schema: SchemaObject }> } }>>;
-    components: { schemas: Record<string, SchemaObject> };
+    paths: Record<string, Record<string, Operation>>;
+    components: { schemas: Record<string, JsonSchema> };
 }
 
-const componentRef = '#/components/schemas/';
 
-// hapi-swagger names a component after the key it first met it under (status, type, string, Model1) unless it has a
-// label; a label would rename the field in the joi errors of a request body, so such components are inlined instead.
-const unnamedComponent = /^(?:[a-z].*|Model\d*)$/;
+// The document spells a path without its trailing slash (/v1/pay/wallet/ is /v1/pay/wallet).
+function documentPath(path: string): string {
+
+    return path.length > 1 ? path.replace(/\/$/, '') : path;
+}
 
 
-/** A copy of a schema where every reference to an unnamed component is replaced by that component. */
-function inlineUnnamed(node: unknown, schemas: Record<string, SchemaObject>): unknown {
+/** Whether a route's body may be left out: its schema has a default, which stands for no body. */
+export function bodyIsOptional(payload: Joi.Schema): boolean {
 
-    if (Array.isArray(node)) {
-        return node.map((item) => inlineUnnamed(item, schemas));
+    return payload.$_getFlag('default') !== undefined;
+}
+
+
+/** Gives an operation the schemas of its route's joi schemas: parameters, body and the body of each response. */
+function describeOperation(operation: Operation, route: RequestRoute, converter: SchemaConverter): void {
+
+    const { validate } = route.settings;
+    const sources = [[validate!.params, 'path'], [validate!.query, 'query'], [validate!.headers, 'header']] as const;
+    const parameters = sources.flatMap(([schema, location]) => (Joi.isSchema(schema) ? converter.parametersOf(schema, location) : []));
+    if (parameters.length) {
+        operation.parameters = parameters;
     }
 
-    if (!(node instanceof Object)) {
-        return node;
+    const payload = validate!.payload;
+    if (Joi.isSchema(payload)) {
+        operation.requestBody = { required: !bodyIsOptional(payload), content: { 'application/json': { schema: converter.schemaOf(payload) } } };
     }
 
-    const { $ref } = node as SchemaObject;
-    const name = $ref?.slice(componentRef.length);
-    if (name && unnamedComponent.test(name)) {
-        return inlineUnnamed(schemas[name], schemas);
+    const statuses = route.settings.response?.status ?? {};
+    const declared = route.settings.plugins?.['hapi-swagger']?.responses as Record<string, { schema?: unknown }> | undefined;
+    for (const [code, response] of Object.entries(operation.responses)) {
+        const schema = statuses[code] ?? declared?.[code]?.schema;
+        if (code === '204') {
+            // An answer without a body.
+            delete response.content;
+        }
+        else if (Joi.isSchema(schema)) {
+            response.content!['application/json']!.schema = converter.schemaOf(schema);
+        }
     }
-
-    return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, inlineUnnamed(value, schemas)]));
 }
 
 
 /**
- * Completes what hapi-swagger leaves out: the body of an operation that takes one is required (hapi refuses a missing
- * one) and has no properties beyond its own (joi refuses them), and no component is named after a field.
+ * Replaces the schemas hapi-swagger wrote with those of the joi schemas the routes validate with, converted once by
+ * joi-schema.ts: what the server accepts and answers, and each labelled schema as a component of that name.
  */
-export function completeDocument(document: OpenApiDocument): void {
+export function completeDocument(document: OpenApiDocument, routes: RequestRoute[]): void {
 
-    const { schemas } = document.components;
-    for (const item of Object.values(document.paths)) {
-        for (const operation of Object.values(item)) {
-            if (operation.requestBody) {
-                operation.requestBody.required = true;
-                const { $ref } = operation.requestBody.content['application/json']!.schema;
-                schemas[$ref!.slice(componentRef.length)]!.additionalProperties = false;
-            }
+    const byOperation = new Map(routes.map((route) => [`${route.method} ${documentPath(route.path)}`, route]));
+    const converter = new SchemaConverter();
+    for (const [path, item] of Object.entries(document.paths)) {
+        for (const [method, operation] of Object.entries(item)) {
+            describeOperation(operation, byOperation.get(`${method} ${path}`)!, converter);
         }
     }
 
-    document.paths = inlineUnnamed(document.paths, schemas) as OpenApiDocument['paths'];
-    const named = Object.entries(schemas).filter(([name]) => !unnamedComponent.test(name));
-    document.components.schemas = inlineUnnamed(Object.fromEntries(named), schemas) as Record<string, SchemaObject>;
+    document.components.schemas = converter.components;
 }

@@ -89,7 +89,7 @@ export const openapiPlugin: Plugin<void> = {
                     async handler(request) {
 
                         const document = await (await loaded()).document(request);
-                        completeDocument(document);
+                        completeDocument(document, server.table());
                         return document;
                     }
                 }

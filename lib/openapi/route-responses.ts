@@ -12,15 +12,15 @@ import { routeFacts } from './route-facts';
 export const securityScheme = 'bearer';
 
 const locationHeader = {
-    Location: { description: 'Path of the new record', schema: { type: 'string' } }
+    Location: { description: 'Path of the new record', required: true, schema: { type: 'string' } }
 };
 
 const totalCountHeader = {
-    'X-Total-Count': { description: 'Number of records matching the filters (total in the body)', schema: { type: 'integer' } }
+    'X-Total-Count': { description: 'Number of records matching the filters (total in the body)', required: true, schema: { type: 'integer', minimum: 0 } }
 };
 
 const authenticateHeader = {
-    'WWW-Authenticate': { description: 'Bearer, with the reason when a token was refused', schema: { type: 'string' } }
+    'WWW-Authenticate': { description: 'Bearer, with the reason when a token was refused', required: true, schema: { type: 'string' } }
 };
 
 const replayedHeader = {
@@ -40,7 +40,8 @@ function extraResponses(route: RequestRoute, facts: RouteFacts): Record<number, 
         responses[code] = { description: code === 200 ? 'Successful' : Http.STATUS_CODES[code], headers: { ...requestIdHeaders, ...replayed } };
     }
 
-    if (status[201]) {
+    // A created record (one with an id) has a path; a snapshot has none.
+    if (shapeOf(status[201]).keys.includes('id')) {
         responses[201] = { description: 'Created', headers: { ...requestIdHeaders, ...locationHeader, ...replayed } };
     }
 
