@@ -10,6 +10,7 @@ import { createServer } from './index';
 import { packageRoot } from './paths';
 import { createEngine, databasesWhere, provisionPay, rotatePayKeys, seedDefaultDataSet, type PayCredentials } from './storage';
 import { NoPayForFixture } from './storage/data-set';
+import { engineOf, type Location } from './storage/engines';
 
 
 export interface Io {
@@ -377,8 +378,8 @@ function inDataDir(settings: Settings): boolean {
 
     const dir = Path.resolve(settings.dataDir);
     const inside = (file: string) => !/^\.\.(?:[\\/]|$)/.test(Path.relative(dir, Path.resolve(file)));
-    const locations = [...Object.values(settings.placements), ...(settings.payLocation ? [settings.payLocation] : [])];
-    return locations.some((location) => location.engine === 'sqlite' && (location.file === undefined || inside(location.file)));
+    const locations: [string, Location][] = [...Object.entries(settings.placements), ...(settings.payLocation ? [['pay', settings.payLocation] satisfies [string, Location]] : [])];
+    return locations.some(([namespace, location]) => engineOf(location).files(location, namespace, dir).some(inside));
 }
 
 

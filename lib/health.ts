@@ -3,10 +3,11 @@ import Joi from 'joi';
 
 import { placedNamespaces } from './config';
 import { dataOf } from './scope';
+import { engineNames } from './storage/engines';
 
 const namespaceHealth = Joi.object({
     state: Joi.string().valid('ready', 'unavailable', 'unconfigured', 'configured').required().label('NamespaceState'),
-    engine: Joi.string().valid('sqlite', 'postgres').required().label('NamespaceEngine'),
+    engine: Joi.string().valid(...engineNames).required().label('NamespaceEngine'),
     schema_version: Joi.number().integer().min(0).allow(null).required(),
     storage: Joi.string().valid('file', 'memory', 'server').required().label('NamespaceStorage')
 }).label('NamespaceHealth');

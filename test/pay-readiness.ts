@@ -9,7 +9,7 @@ import Sqlite from 'better-sqlite3';
 
 import { provisionPay } from '../lib';
 import { wallContext } from '../lib/clock';
-import { payDatabaseFile } from '../lib/config';
+import { payLocation } from '../lib/config';
 import { migrate, namespaceMigrations } from '../lib/storage/sqlite/migrate';
 import { closeDatabase, openDatabase } from '../lib/storage/sqlite/open';
 import type { PayCredentials } from '../lib/storage';
@@ -375,14 +375,14 @@ describe('rotatePayKeys()', () => {
 });
 
 
-describe('payDatabaseFile()', () => {
+describe('payLocation()', () => {
 
     it('understands paths and file: URLs', () => {
 
-        expect(payDatabaseFile('/srv/pay.db')).to.equal('/srv/pay.db');
-        expect(payDatabaseFile('pay.db')).to.equal(Path.resolve('pay.db'));
-        expect(payDatabaseFile(Url.pathToFileURL('/srv/my pay.db').href)).to.equal('/srv/my pay.db');
-        expect(payDatabaseFile('file:data/my%20pay.db?mode=rwc')).to.equal(Path.resolve('data/my pay.db'));
-        expect(payDatabaseFile(':memory:')).to.equal(':memory:');
+        expect(payLocation('/srv/pay.db')).to.equal({ engine: 'sqlite', file: '/srv/pay.db' });
+        expect(payLocation('pay.db')).to.equal({ engine: 'sqlite', file: Path.resolve('pay.db') });
+        expect(payLocation(Url.pathToFileURL('/srv/my pay.db').href)).to.equal({ engine: 'sqlite', file: '/srv/my pay.db' });
+        expect(payLocation('file:data/my%20pay.db?mode=rwc')).to.equal({ engine: 'sqlite', file: Path.resolve('data/my pay.db') });
+        expect(payLocation(':memory:')).to.equal({ engine: 'sqlite', file: ':memory:' });
     });
 });

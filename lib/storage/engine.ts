@@ -3,13 +3,14 @@ import type { FixtureRows } from '../fixtures';
 import type { CommerceStore } from '../namespaces/commerce/store';
 import type { LogisticsStore } from '../namespaces/logistics/store';
 import type { PayAccess } from '../namespaces/pay/store';
+import type { EngineName } from './engines';
 
 
 // The seam between the HTTP layer and an engine: routes and instances see only these interfaces.
 
 export type NamespaceState = 'ready' | 'unavailable' | 'unconfigured' | 'configured';
 
-export type EngineName = 'sqlite' | 'postgres';
+export type { EngineName } from './engines';
 
 export interface NamespaceHealth {
     state: NamespaceState;

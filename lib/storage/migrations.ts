@@ -4,6 +4,7 @@ import Path from 'node:path';
 
 import { placedNamespaces } from '../config';
 import { migrationsRoot } from '../paths';
+import type { EngineName } from './engines';
 
 
 // Migration files, whatever engine applies them: migrations/<engine>/<namespace>/NNN_name.sql, with the same numbers
@@ -63,7 +64,7 @@ export function readMigrations(dir: string): Migration[] {
 
 
 /** The migrations shipped for a namespace on an engine, read once per process (they do not change while it runs). */
-export function namespaceMigrations(engine: 'sqlite' | 'postgres', namespace: string): Migration[] {
+export function namespaceMigrations(engine: EngineName, namespace: string): Migration[] {
 
     const key = `${engine}/${namespace}`;
     let migrations = shipped.get(key);
@@ -126,7 +127,7 @@ export function shippedMigrationNames(): Record<string, string[]> {
 
 
 /** The names of a namespace's migrations on an engine up to a schema version: those a database at that version has applied. */
-export function appliedMigrationNames(engine: 'sqlite' | 'postgres', namespace: string, version: number): string[] {
+export function appliedMigrationNames(engine: EngineName, namespace: string, version: number): string[] {
 
     return namespaceMigrations(engine, namespace).filter((migration) => migration.version <= version).map((migration) => migration.name.replace(/\.sql$/, ''));
 }

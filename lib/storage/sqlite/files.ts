@@ -2,6 +2,7 @@ import Fs from 'node:fs';
 import Path from 'node:path';
 
 import { placedNamespaces, SettingError, type Settings } from '../../config';
+import { engineOf } from '../engines';
 import { migrate, namespaceMigrations } from './migrate';
 import { closeDatabase, openDatabase, quickCheck, type Database, type OpenOptions } from './open';
 
@@ -56,7 +57,7 @@ export function absentDatabaseFiles(settings: Pick<Settings, 'placements' | 'dat
     const files = placedNamespaces.flatMap((namespace) => {
 
         const location = settings.placements[namespace];
-        return location.engine === 'sqlite' ? [location.file ?? namespaceFile(settings.dataDir, namespace)] : [];
+        return engineOf(location).files(location, namespace, settings.dataDir);
     });
 
     return [...files, Path.resolve(settings.dataDir)].filter((path) => !Fs.existsSync(path));
