@@ -1,8 +1,10 @@
+import Assert from 'node:assert';
 import Fs from 'node:fs';
 import Path from 'node:path';
 
 import Joi from 'joi';
 
+import { builtInNamespaces, type Namespace } from './namespaces';
 import { engines, locate, type Location } from './storage/engines';
 
 
@@ -28,12 +30,13 @@ export interface PaySettings {
 export type Storage = 'file' | 'memory';
 
 /**
- * The namespaces every data set has a database for, placed by the settings: the one list every place that goes
- * through them reads. Pay is apart, as its database is provisioned on its own (PAY_DB_URL and its keys).
+ * The namespaces every data set has a database for, placed by the settings (<NAME>_DB_URL, DATABASE_URL, DATA_DIR).
+ * Pay is apart, as its database is provisioned on its own (PAY_DB_URL and its keys).
  */
-export const placedNamespaces = ['commerce', 'logistics', 'weather'] as const;
+export function placedNamespaces(namespaces: readonly Namespace[]): Namespace[] {
 
-export type PlacedNamespace = typeof placedNamespaces[number];
+    return namespaces.filter((namespace) => namespace.readiness === 'migrated');
+}
 
 /** How the service talks to a PostgreSQL server: per pool, per process. */
 export interface DatabaseSettings {
@@ -57,7 +60,7 @@ export interface Settings {
     jwtSecret?: string;
     pay: PaySettings;
     databaseUrl?: string;
-    namespaceUrls: Partial<Record<PlacedNamespace, string>>;
+    namespaceUrls: Record<string, string>;
     database: DatabaseSettings;
     logLevel: LogLevel;
     logFormat: LogFormat;
@@ -79,13 +82,17 @@ export interface Settings {
     journalBodyBytes: number;
     journalBudgetMib: number;
     logStream?: NodeJS.WritableStream;
-    /** Decided from the settings above: where each namespace's database is. */
-    placements: Record<PlacedNamespace, NamespaceLocation>;
+    /** The server's namespaces, each one registered unit: the one list every place that goes through them reads. */
+    namespaces: readonly Namespace[];
+    /** Decided from the settings above: where each placed namespace's database is, by name. */
+    placements: Record<string, NamespaceLocation>;
     /** Decided from PAY_DB_URL: where pay's database is, when it is set. */
     payLocation?: PayLocation;
 }
 
 export type Options = Partial<Omit<Settings, 'pay' | 'database' | 'placements' | 'payLocation' | 'seed' | 'seedFile'>> & { pay?: PaySettings; database?: Partial<DatabaseSettings>; seed?: boolean | string };
+
+const namespaceName = /^[a-z][a-z0-9]*$/;
 
 /** The data directory setting that asks for storage in memory (DATA_DIR=:memory:, or dataDir in code). */
 export const memoryDataDir = ':memory:';
@@ -151,11 +158,8 @@ export const settingsSchema = Joi.object<Settings>({
 
         return engines.postgres.names(value) ? value : helpers.error('url.postgres');
     }).messages({ 'url.postgres': '{{#label}} must be a postgres:// or postgresql:// URL' }).label('DATABASE_URL'),
-    namespaceUrls: Joi.object({
-        commerce: databaseLocation.label('COMMERCE_DB_URL'),
-        logistics: databaseLocation.label('LOGISTICS_DB_URL'),
-        weather: databaseLocation.label('WEATHER_DB_URL')
-    }).default({}),
+    // Each placed namespace's location, keyed by its name: settingsFor() names each by its variable.
+    namespaceUrls: Joi.object().default({}),
     database: Joi.object({
         poolMax: Joi.number().integer().min(1).max(1000).default(10).label('DB_POOL_MAX'),
         connectTimeoutMs: Joi.number().integer().min(1).default(5000).label('DB_CONNECT_TIMEOUT_MS'),
@@ -187,7 +191,9 @@ export const settingsSchema = Joi.object<Settings>({
     journalBudgetMib: Joi.number().integer().min(1).default(64).label('JOURNAL_BUDGET_MIB'),
     // Programmatic only: where log lines go instead of stdout.
     logStream: Joi.object().label('logStream'),
-    // Decisions are made again from the settings they came from, whatever a caller passes back.
+    // The namespaces are programmer input, checked on their own; decisions are made again from the settings they came
+    // from, whatever a caller passes back.
+    namespaces: Joi.any().strip(),
     placements: Joi.any().strip(),
     payLocation: Joi.any().strip()
 }).prefs({ errors: { wrap: { label: false } } });
@@ -201,11 +207,30 @@ function existingFile(value: string, helpers: Joi.CustomHelpers): string | Joi.E
 }
 
 
+// The settings schema of a list of namespaces: each placed one's location under its own variable, <NAME>_DB_URL.
+const schemas = new WeakMap<readonly Namespace[], Joi.ObjectSchema<Settings>>();
+
+function settingsFor(namespaces: readonly Namespace[]): Joi.ObjectSchema<Settings> {
+
+    let schema = schemas.get(namespaces);
+    if (!schema) {
+        const urls = placedNamespaces(namespaces).map(({ name }) => [name, databaseLocation.label(`${name.toUpperCase()}_DB_URL`)]);
+        schema = settingsSchema.keys({ namespaceUrls: Joi.object(Object.fromEntries(urls)).default({}) });
+        schemas.set(namespaces, schema);
+    }
+
+    return schema;
+}
+
+
 /** Validates programmatic options once; the first problem becomes a SettingError naming the setting. */
 export function resolveSettings(options: Options = {}): Settings {
 
+    const namespaces = options.namespaces ?? builtInNamespaces;
+    const names = namespaces.map((namespace) => namespace.name);
+    Assert.ok(names.every((name) => namespaceName.test(name)) && new Set(names).size === names.length, `Namespace names must be distinct, lower case letters and digits: ${names.join(', ')}`);
     const input = options.dataDir === memoryDataDir ? { ...options, dataDir: undefined, storage: 'memory' } : options;
-    const { error, value } = settingsSchema.validate(input, { abortEarly: true, convert: true });
+    const { error, value } = settingsFor(namespaces).validate(input, { abortEarly: true, convert: true });
     if (error) {
         const detail = error.details[0]!;
         const label = String(detail.context!.label);
@@ -215,7 +240,8 @@ export function resolveSettings(options: Options = {}): Settings {
     const settings: Settings = {
         ...value,
         ...(typeof value.seed === 'string' ? { seed: false, seedFile: value.seed } : {}),
-        placements: Object.fromEntries(placedNamespaces.map((namespace) => [namespace, namespaceLocation(value, namespace)])) as Settings['placements'],
+        namespaces,
+        placements: Object.fromEntries(placedNamespaces(namespaces).map(({ name }) => [name, namespaceLocation(value, name)])),
         ...(value.pay.url === undefined ? {} : { payLocation: payLocation(value.pay.url) })
     };
 
@@ -237,7 +263,7 @@ export function payLocation(url: string): PayLocation {
 
 
 // Where the settings put a namespace's database: its own URL, else DATABASE_URL, else SQLite in DATA_DIR (or memory).
-function namespaceLocation(settings: Pick<Settings, 'databaseUrl' | 'namespaceUrls'>, namespace: PlacedNamespace): NamespaceLocation {
+function namespaceLocation(settings: Pick<Settings, 'databaseUrl' | 'namespaceUrls'>, namespace: string): NamespaceLocation {
 
     const url = settings.namespaceUrls[namespace];
     if (url !== undefined) {
@@ -294,11 +320,7 @@ export function settingsFromEnvironment(env: NodeJS.ProcessEnv = process.env, fl
             secretKey: env.PAY_DB_SECRET_KEY
         }),
         databaseUrl: pick(undefined, env.DATABASE_URL),
-        namespaceUrls: defined({
-            commerce: pick(undefined, env.COMMERCE_DB_URL),
-            logistics: pick(undefined, env.LOGISTICS_DB_URL),
-            weather: pick(undefined, env.WEATHER_DB_URL)
-        }),
+        namespaceUrls: defined(Object.fromEntries(placedNamespaces(builtInNamespaces).map(({ name }) => [name, pick(undefined, env[`${name.toUpperCase()}_DB_URL`])]))),
         database: defined({
             poolMax: env.DB_POOL_MAX,
             connectTimeoutMs: env.DB_CONNECT_TIMEOUT_MS,

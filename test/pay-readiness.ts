@@ -17,6 +17,7 @@ import { mintPayKeys } from '../lib/storage/pay-keys';
 import { PayReadiness } from '../lib/storage/sqlite/pay-readiness';
 import { rotatePayKeys } from '../lib/storage/sqlite/provision';
 import { bearer, body, breakIntegrity, tempDir, testServer } from './helpers/server';
+import { paySchema } from '../lib/storage/migrations';
 
 
 export const lab = Lab.script();
@@ -188,7 +189,7 @@ describe('pay readiness', () => {
         const gated = await server.inject('/v1/pay/tokens/');
         expect(gated.statusCode).to.equal(401);
         const health = body<{ namespaces: Record<string, unknown> }>(await server.inject('/health'));
-        expect(health.namespaces.pay).to.equal({ state: 'ready', engine: 'sqlite', schema_version: namespaceMigrations('pay').length, storage: 'file' });
+        expect(health.namespaces.pay).to.equal({ state: 'ready', engine: 'sqlite', schema_version: namespaceMigrations(paySchema).length, storage: 'file' });
 
         for (const suffix of ['', '-wal', '-shm']) {
             Fs.rmSync(file + suffix, { force: true });
@@ -237,11 +238,11 @@ describe('pay readiness', () => {
 
         const file = Path.join(tempDir(), 'pay.db');
         const db = openDatabase(file);
-        migrate(db, namespaceMigrations('pay').slice(0, 1));
+        migrate(db, namespaceMigrations(paySchema).slice(0, 1));
         closeDatabase(db);
 
         const server = await testServer({ pay: { url: file, ...keys } });
-        expect(body<{ namespaces: Record<string, unknown> }>(await server.inject('/health')).namespaces.pay).to.equal({ state: 'unconfigured', engine: 'sqlite', schema_version: namespaceMigrations('pay').length, storage: 'file' });
+        expect(body<{ namespaces: Record<string, unknown> }>(await server.inject('/health')).namespaces.pay).to.equal({ state: 'unconfigured', engine: 'sqlite', schema_version: namespaceMigrations(paySchema).length, storage: 'file' });
         await server.stop();
 
         // A database provisioned before keys were recorded gets its pair from rotate-keys.

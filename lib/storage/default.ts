@@ -1,5 +1,6 @@
 import type { RecordContext } from '../clock';
 import { placedNamespaces, type Settings } from '../config';
+import type { Namespace } from '../namespaces/namespace';
 import { readFixtureFile } from '../fixtures';
 import { NamespacesDataSet, type NamespaceDatabases } from './data-set';
 import type { DataSet, NamespaceDatabase, PayDatabase } from './engine';
@@ -14,14 +15,14 @@ export async function openDefaultDataSet(settings: Settings, context: RecordCont
 
     // The seed file is read and bounded before any database is opened: a file refused here leaves nothing written.
     const seed = settings.seedFile ? readFixtureFile(settings.seedFile) : undefined;
-    const opened: Partial<NamespaceDatabases> = {};
+    const opened: NamespaceDatabases = {};
     let data: NamespacesDataSet;
     try {
-        for (const namespace of placedNamespaces) {
-            opened[namespace] = await openNamespace(settings, namespace);
+        for (const namespace of placedNamespaces(settings.namespaces)) {
+            opened[namespace.name] = await openNamespace(settings, namespace);
         }
 
-        data = new NamespacesDataSet(opened as NamespaceDatabases, await openPay(settings, context), context);
+        data = new NamespacesDataSet(settings.namespaces, opened, await openPay(settings, context), context);
     }
     catch (err) {
         await Promise.all(Object.values(opened).map((database) => database.close()));
@@ -50,9 +51,9 @@ async function loadSeedFile(data: NamespacesDataSet, seed: unknown, file: string
 }
 
 
-function openNamespace(settings: Settings, namespace: typeof placedNamespaces[number]): Promise<NamespaceDatabase> {
+function openNamespace(settings: Settings, namespace: Namespace): Promise<NamespaceDatabase> {
 
-    const location = settings.placements[namespace];
+    const location = settings.placements[namespace.name]!;
     return engineOf(location).openNamespace(namespace, location, settings);
 }
 

@@ -3,8 +3,11 @@ import Url from 'node:url';
 
 import type { RecordContext } from '../clock';
 import { SettingError, type DatabaseSettings, type Settings } from '../config';
+import type { Namespace } from '../namespaces/namespace';
 import type { NamespaceDatabase, PayDatabase } from './engine';
 import type { PayCredentials, PayKeys } from './pay-keys';
+import type { PgDatabase } from './postgres/database';
+import type { Database as SqliteDatabase } from './sqlite/open';
 
 
 // The one table of storage engines: how a setting's URL names each, how each opens a namespace's database and pay's,
@@ -24,6 +27,24 @@ export type EngineName = keyof EngineLocations;
 /** Where a database is: its engine and what the engine needs to find it. */
 export type Location<Engine extends EngineName = EngineName> = { [Name in Engine]: { engine: Name } & EngineLocations[Name] }[Engine];
 
+/**
+ * How a namespace's store is made over each engine's database. PostgreSQL's factory is loaded as a namespace is
+ * placed there, so that a start on SQLite never requires `pg`.
+ */
+export interface StoreFactories<Store> {
+    sqlite(db: SqliteDatabase, context: RecordContext): Store;
+    postgres(): Promise<(db: PgDatabase, context: RecordContext) => Store>;
+}
+
+// Asking a namespace that keeps no records (weather) for its store is a programmer mistake.
+const keepsNoRecords = (): never => {
+
+    throw new Error('This namespace keeps no records: it has no store');
+};
+
+/** The factories of a namespace without a store. */
+export const noStores: StoreFactories<never> = { sqlite: keepsNoRecords, postgres: () => Promise.resolve(keepsNoRecords) };
+
 /** What a settings block hands an engine to open a namespace's database. */
 export type OpenSettings = Pick<Settings, 'storage' | 'dataDir' | 'seed' | 'database'>;
 
@@ -38,9 +59,6 @@ interface EngineEntry<Engine extends EngineName> {
     /** True when the databases live on a server several processes serve at once, so they must share a token secret. */
     readonly shared: boolean;
 
-    /** Whether the engine keeps instances, the data sets made and dropped by the hundred. */
-    readonly instances: boolean;
-
     /** Where a namespace's database is, in words for the start banner (never a password). */
     describe(location: Location<Engine>, settings: Pick<Settings, 'storage' | 'dataDir'>): Promise<string>;
 
@@ -48,7 +66,7 @@ interface EngineEntry<Engine extends EngineName> {
     files(location: Location<Engine>, namespace: string, dataDir: string): string[];
 
     /** Opens a namespace's database here: migrated, and seeded with its demo data when the settings ask. */
-    openNamespace(namespace: string, location: Location<Engine>, settings: OpenSettings): Promise<NamespaceDatabase>;
+    openNamespace(namespace: Namespace, location: Location<Engine>, settings: OpenSettings): Promise<NamespaceDatabase>;
 
     /** Opens pay's database as the settings place it here. */
     openPay(settings: Settings, context: RecordContext): Promise<PayDatabase>;
@@ -67,7 +85,6 @@ export const engines: { readonly [Name in EngineName]: EngineEntry<Name> } = {
         names: () => true,
         locate: (url, setting) => ({ engine: 'sqlite', file: databaseFile(url, setting) }),
         shared: false,
-        instances: true,
         describe: (location, settings) => Promise.resolve(location.file ? `in ${Path.resolve(location.file)}` : (settings.storage === 'memory' ? 'in memory' : `in ${Path.resolve(settings.dataDir)}`)),
         files: (location, namespace, dataDir) => [location.file ?? Path.resolve(dataDir, `${namespace}.db`)],
         openNamespace: async (namespace, location, settings) => (await import('./sqlite/namespace')).openSqliteNamespace(namespace, location.file, settings),
@@ -79,7 +96,6 @@ export const engines: { readonly [Name in EngineName]: EngineEntry<Name> } = {
         names: (url) => /^postgres(?:ql)?:\/\//i.test(url),
         locate: (url) => ({ engine: 'postgres', url }),
         shared: true,
-        instances: false,
         describe: async (location) => `on PostgreSQL at ${(await import('./postgres/migrate')).describeUrl(location.url)}`,
         files: () => [],
         openNamespace: async (namespace, location, settings) => (await import('./postgres/namespace')).PgNamespace.open(namespace, location.url, settings.database, settings.seed),

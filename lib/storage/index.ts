@@ -1,4 +1,4 @@
-import { payLocation, placedNamespaces, type DatabaseSettings, type Settings } from '../config';
+import { payLocation, type DatabaseSettings, type Settings } from '../config';
 import { openDefaultDataSet } from './default';
 import type { Engine } from './engine';
 import { engineOf } from './engines';
@@ -23,8 +23,9 @@ export function createEngine(settings: Settings): Engine {
 
     const fixtureImages = new FixtureImages(settings.fixtureCacheMib * 2 ** 20);
     return {
+        namespaces: settings.namespaces,
         openDefault: (context) => openDefaultDataSet(settings, context),
-        createInstance: (options) => createSqliteInstance(options, fixtureImages)
+        createInstance: (options) => createSqliteInstance(settings.namespaces, options, fixtureImages)
     };
 }
 
@@ -35,13 +36,13 @@ export function createEngine(settings: Settings): Engine {
  */
 export async function databasesWhere(settings: Settings): Promise<string> {
 
+    const placements = Object.entries(settings.placements);
     const places: string[] = [];
-    for (const namespace of placedNamespaces) {
-        const location = settings.placements[namespace];
+    for (const [, location] of placements) {
         places.push(await engineOf(location).describe(location, settings));
     }
 
-    return new Set(places).size === 1 ? places[0]! : placedNamespaces.map((namespace, index) => `${namespace} ${places[index]}`).join(', ');
+    return new Set(places).size === 1 ? places[0]! : placements.map(([namespace], index) => `${namespace} ${places[index]}`).join(', ');
 }
 
 
