@@ -38,6 +38,12 @@ export function placedNamespaces(namespaces: readonly Namespace[]): Namespace[] 
     return namespaces.filter((namespace) => namespace.readiness === 'migrated');
 }
 
+/** The setting that places a namespace's database on its own: <NAME>_DB_URL. */
+export function locationSetting(namespace: string): string {
+
+    return `${namespace.toUpperCase()}_DB_URL`;
+}
+
 /** How the service talks to a PostgreSQL server: per pool, per process. */
 export interface DatabaseSettings {
     poolMax: number;
@@ -214,7 +220,7 @@ function settingsFor(namespaces: readonly Namespace[]): Joi.ObjectSchema<Setting
 
     let schema = schemas.get(namespaces);
     if (!schema) {
-        const urls = placedNamespaces(namespaces).map(({ name }) => [name, databaseLocation.label(`${name.toUpperCase()}_DB_URL`)]);
+        const urls = placedNamespaces(namespaces).map(({ name }) => [name, databaseLocation.label(locationSetting(name))]);
         schema = settingsSchema.keys({ namespaceUrls: Joi.object(Object.fromEntries(urls)).default({}) });
         schemas.set(namespaces, schema);
     }
@@ -276,7 +282,7 @@ function namespaceLocation(settings: Pick<Settings, 'databaseUrl' | 'namespaceUr
 
 function locationOf(url: string, namespace: string): NamespaceLocation {
 
-    return locate(url, `${namespace.toUpperCase()}_DB_URL`);
+    return locate(url, locationSetting(namespace));
 }
 
 
@@ -320,7 +326,7 @@ export function settingsFromEnvironment(env: NodeJS.ProcessEnv = process.env, fl
             secretKey: env.PAY_DB_SECRET_KEY
         }),
         databaseUrl: pick(undefined, env.DATABASE_URL),
-        namespaceUrls: defined(Object.fromEntries(placedNamespaces(builtInNamespaces).map(({ name }) => [name, pick(undefined, env[`${name.toUpperCase()}_DB_URL`])]))),
+        namespaceUrls: defined(Object.fromEntries(placedNamespaces(builtInNamespaces).map(({ name }) => [name, pick(undefined, env[locationSetting(name)])]))),
         database: defined({
             poolMax: env.DB_POOL_MAX,
             connectTimeoutMs: env.DB_CONNECT_TIMEOUT_MS,

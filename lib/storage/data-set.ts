@@ -89,7 +89,7 @@ export class NamespacesDataSet implements DataSet {
 
         let store = this.stores.get(namespace.name);
         if (store === undefined) {
-            store = this.databases[namespace.name]!.store(this.context);
+            store = this.databases[namespace.name].store(this.context);
             this.stores.set(namespace.name, store);
         }
 
@@ -106,7 +106,7 @@ export class NamespacesDataSet implements DataSet {
 
         const health: Record<string, NamespaceHealth> = {};
         for (const { name, readiness } of this.namespaces) {
-            health[name] = readiness === 'provisioned' ? await payHealth(this.pay, this.payDatabase.engine, this.payDatabase.storage) : await this.databases[name]!.health();
+            health[name] = readiness === 'provisioned' ? await payHealth(this.pay, this.payDatabase.engine, this.payDatabase.storage) : await this.databases[name].health();
         }
 
         return health;
@@ -176,7 +176,7 @@ export class NamespacesDataSet implements DataSet {
     /** The database of a namespace, for the engine's own tests and tools. */
     database(namespace: string): NamespaceDatabase {
 
-        return this.databases[namespace]!;
+        return this.databases[namespace];
     }
 
     /** A fixture checked and made into rows, per namespace, by the kind of transaction that stores them; pay's go to its records. */

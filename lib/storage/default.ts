@@ -53,7 +53,7 @@ async function loadSeedFile(data: NamespacesDataSet, seed: unknown, file: string
 
 function openNamespace(settings: Settings, namespace: Namespace): Promise<NamespaceDatabase> {
 
-    const location = settings.placements[namespace.name]!;
+    const location = settings.placements[namespace.name];
     return engineOf(location).openNamespace(namespace, location, settings);
 }
 
