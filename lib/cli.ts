@@ -4,12 +4,14 @@ import Util from 'node:util';
 
 import { existingSecret, mintToken } from './auth';
 import { wallContext } from './clock';
-import { durationSeconds, settingsFromEnvironment, type DatabaseSettings, type Flags, type LogFormat, type Settings } from './config';
+import { durationSeconds, locationSetting, placedNamespaces, settingsFromEnvironment, type DatabaseSettings, type Flags, type LogFormat, type Settings } from './config';
 import { readFixtureFile } from './fixtures';
 import { createServer } from './index';
+import { builtInNamespaces } from './namespaces';
 import { packageRoot } from './paths';
 import { createEngine, databasesWhere, provisionPay, rotatePayKeys, seedDefaultDataSet, type PayCredentials } from './storage';
 import { NoPayForFixture } from './storage/data-set';
+import { engineOf, type Location } from './storage/engines';
 
 
 export interface Io {
@@ -37,7 +39,7 @@ Settings are read from the environment too:
   service     PORT, HOST, DATA_DIR, AUTH_JWT_SECRET, SEED (demo, none or a fixture file), CORS_ORIGINS, DRAIN_TIMEOUT_MS, CONSOLE_API,
               VALIDATE_RESPONSES, LOG_LEVEL, LOG_FORMAT (auto: pretty lines on a terminal, else json; json; pretty)
   pay         PAY_DB_URL, PAY_DB_PUBLISHABLE_KEY, PAY_DB_SECRET_KEY, MEMORY_PAY
-  PostgreSQL  DATABASE_URL, COMMERCE_DB_URL, LOGISTICS_DB_URL, WEATHER_DB_URL (a postgres:// URL or an SQLite file),
+  PostgreSQL  DATABASE_URL, ${placedNamespaces(builtInNamespaces).map(({ name }) => locationSetting(name)).join(', ')} (a postgres:// URL or an SQLite file),
               DB_POOL_MAX, DB_CONNECT_TIMEOUT_MS, DB_STATEMENT_TIMEOUT_MS
   instances   INSTANCE_IDLE_TTL, MAX_INSTANCES, MAX_SNAPSHOT_MIB (the memory all snapshots may hold)`;
 
@@ -377,8 +379,8 @@ function inDataDir(settings: Settings): boolean {
 
     const dir = Path.resolve(settings.dataDir);
     const inside = (file: string) => !/^\.\.(?:[\\/]|$)/.test(Path.relative(dir, Path.resolve(file)));
-    const locations = [...Object.values(settings.placements), ...(settings.payLocation ? [settings.payLocation] : [])];
-    return locations.some((location) => location.engine === 'sqlite' && (location.file === undefined || inside(location.file)));
+    const locations: [string, Location][] = [...Object.entries(settings.placements), ...(settings.payLocation ? [['pay', settings.payLocation] satisfies [string, Location]] : [])];
+    return locations.some(([namespace, location]) => engineOf(location).files(location, namespace, dir).some(inside));
 }
 
 

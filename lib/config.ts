@@ -1,8 +1,11 @@
+import Assert from 'node:assert';
 import Fs from 'node:fs';
 import Path from 'node:path';
-import Url from 'node:url';
 
 import Joi from 'joi';
+
+import { builtInNamespaces, type Namespace } from './namespaces';
+import { engines, locate, type Location } from './storage/engines';
 
 
 export const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -27,12 +30,19 @@ export interface PaySettings {
 export type Storage = 'file' | 'memory';
 
 /**
- * The namespaces every data set has a database for, placed by the settings: the one list every place that goes
- * through them reads. Pay is apart, as its database is provisioned on its own (PAY_DB_URL and its keys).
+ * The namespaces every data set has a database for, placed by the settings (<NAME>_DB_URL, DATABASE_URL, DATA_DIR).
+ * Pay is apart, as its database is provisioned on its own (PAY_DB_URL and its keys).
  */
-export const placedNamespaces = ['commerce', 'logistics', 'weather'] as const;
+export function placedNamespaces(namespaces: readonly Namespace[]): Namespace[] {
 
-export type PlacedNamespace = typeof placedNamespaces[number];
+    return namespaces.filter((namespace) => namespace.readiness === 'migrated');
+}
+
+/** The setting that places a namespace's database on its own: <NAME>_DB_URL. */
+export function locationSetting(namespace: string): string {
+
+    return `${namespace.toUpperCase()}_DB_URL`;
+}
 
 /** How the service talks to a PostgreSQL server: per pool, per process. */
 export interface DatabaseSettings {
@@ -41,11 +51,11 @@ export interface DatabaseSettings {
     statementTimeoutMs: number;
 }
 
-/** Where a namespace's database is: a PostgreSQL URL, an SQLite file, or (neither) the data directory or memory. */
-export type NamespaceLocation = { engine: 'postgres'; url: string } | { engine: 'sqlite'; file?: string };
+/** Where a namespace's database is: on an engine of the table (storage/engines.ts), where that engine finds it. */
+export type NamespaceLocation = Location;
 
-/** Where PAY_DB_URL puts pay's database: a PostgreSQL URL, or an SQLite file (or `:memory:`). */
-export type PayLocation = { engine: 'postgres'; url: string } | { engine: 'sqlite'; file: string };
+/** Where PAY_DB_URL puts pay's database: always named, so never the data directory's file. */
+export type PayLocation = Required<Location>;
 
 export interface Settings {
     port: number;
@@ -56,7 +66,7 @@ export interface Settings {
     jwtSecret?: string;
     pay: PaySettings;
     databaseUrl?: string;
-    namespaceUrls: Partial<Record<PlacedNamespace, string>>;
+    namespaceUrls: Record<string, string>;
     database: DatabaseSettings;
     logLevel: LogLevel;
     logFormat: LogFormat;
@@ -78,13 +88,17 @@ export interface Settings {
     journalBodyBytes: number;
     journalBudgetMib: number;
     logStream?: NodeJS.WritableStream;
-    /** Decided from the settings above: where each namespace's database is. */
-    placements: Record<PlacedNamespace, NamespaceLocation>;
+    /** The server's namespaces, each one registered unit: the one list every place that goes through them reads. */
+    namespaces: readonly Namespace[];
+    /** Decided from the settings above: where each placed namespace's database is, by name. */
+    placements: Record<string, NamespaceLocation>;
     /** Decided from PAY_DB_URL: where pay's database is, when it is set. */
     payLocation?: PayLocation;
 }
 
 export type Options = Partial<Omit<Settings, 'pay' | 'database' | 'placements' | 'payLocation' | 'seed' | 'seedFile'>> & { pay?: PaySettings; database?: Partial<DatabaseSettings>; seed?: boolean | string };
+
+const namespaceName = /^[a-z][a-z0-9]*$/;
 
 /** The data directory setting that asks for storage in memory (DATA_DIR=:memory:, or dataDir in code). */
 export const memoryDataDir = ':memory:';
@@ -135,10 +149,7 @@ export const settingsSchema = Joi.object<Settings>({
         url: optionalText.custom((value: string, helpers) => {
 
             try {
-                if (!isPostgresUrl(value)) {
-                    payDatabaseFile(value);
-                }
-
+                payLocation(value);
                 return value;
             }
             catch {
@@ -151,13 +162,10 @@ export const settingsSchema = Joi.object<Settings>({
     }).default({}),
     databaseUrl: optionalText.custom((value: string, helpers) => {
 
-        return isPostgresUrl(value) ? value : helpers.error('url.postgres');
+        return engines.postgres.names(value) ? value : helpers.error('url.postgres');
     }).messages({ 'url.postgres': '{{#label}} must be a postgres:// or postgresql:// URL' }).label('DATABASE_URL'),
-    namespaceUrls: Joi.object({
-        commerce: databaseLocation.label('COMMERCE_DB_URL'),
-        logistics: databaseLocation.label('LOGISTICS_DB_URL'),
-        weather: databaseLocation.label('WEATHER_DB_URL')
-    }).default({}),
+    // Each placed namespace's location, keyed by its name: settingsFor() names each by its variable.
+    namespaceUrls: Joi.object().default({}),
     database: Joi.object({
         poolMax: Joi.number().integer().min(1).max(1000).default(10).label('DB_POOL_MAX'),
         connectTimeoutMs: Joi.number().integer().min(1).default(5000).label('DB_CONNECT_TIMEOUT_MS'),
@@ -189,7 +197,9 @@ export const settingsSchema = Joi.object<Settings>({
     journalBudgetMib: Joi.number().integer().min(1).default(64).label('JOURNAL_BUDGET_MIB'),
     // Programmatic only: where log lines go instead of stdout.
     logStream: Joi.object().label('logStream'),
-    // Decisions are made again from the settings they came from, whatever a caller passes back.
+    // The namespaces are programmer input, checked on their own; decisions are made again from the settings they came
+    // from, whatever a caller passes back.
+    namespaces: Joi.any().strip(),
     placements: Joi.any().strip(),
     payLocation: Joi.any().strip()
 }).prefs({ errors: { wrap: { label: false } } });
@@ -203,11 +213,30 @@ function existingFile(value: string, helpers: Joi.CustomHelpers): string | Joi.E
 }
 
 
+// The settings schema of a list of namespaces: each placed one's location under its own variable, <NAME>_DB_URL.
+const schemas = new WeakMap<readonly Namespace[], Joi.ObjectSchema<Settings>>();
+
+function settingsFor(namespaces: readonly Namespace[]): Joi.ObjectSchema<Settings> {
+
+    let schema = schemas.get(namespaces);
+    if (!schema) {
+        const urls = placedNamespaces(namespaces).map(({ name }) => [name, databaseLocation.label(locationSetting(name))]);
+        schema = settingsSchema.keys({ namespaceUrls: Joi.object(Object.fromEntries(urls)).default({}) });
+        schemas.set(namespaces, schema);
+    }
+
+    return schema;
+}
+
+
 /** Validates programmatic options once; the first problem becomes a SettingError naming the setting. */
 export function resolveSettings(options: Options = {}): Settings {
 
+    const namespaces = options.namespaces ?? builtInNamespaces;
+    const names = namespaces.map((namespace) => namespace.name);
+    Assert.ok(names.every((name) => namespaceName.test(name)) && new Set(names).size === names.length, `Namespace names must be distinct, lower case letters and digits: ${names.join(', ')}`);
     const input = options.dataDir === memoryDataDir ? { ...options, dataDir: undefined, storage: 'memory' } : options;
-    const { error, value } = settingsSchema.validate(input, { abortEarly: true, convert: true });
+    const { error, value } = settingsFor(namespaces).validate(input, { abortEarly: true, convert: true });
     if (error) {
         const detail = error.details[0]!;
         const label = String(detail.context!.label);
@@ -217,13 +246,14 @@ export function resolveSettings(options: Options = {}): Settings {
     const settings: Settings = {
         ...value,
         ...(typeof value.seed === 'string' ? { seed: false, seedFile: value.seed } : {}),
-        placements: Object.fromEntries(placedNamespaces.map((namespace) => [namespace, namespaceLocation(value, namespace)])) as Settings['placements'],
+        namespaces,
+        placements: Object.fromEntries(placedNamespaces(namespaces).map(({ name }) => [name, namespaceLocation(value, name)])),
         ...(value.pay.url === undefined ? {} : { payLocation: payLocation(value.pay.url) })
     };
 
     // Several processes on one database must check each other's tokens: a secret generated by each would not.
-    const postgres = Object.values(settings.placements).some((location) => location.engine === 'postgres') || settings.payLocation?.engine === 'postgres';
-    if (!settings.jwtSecret && postgres) {
+    const shared = [...Object.values(settings.placements), ...(settings.payLocation ? [settings.payLocation] : [])].some((location) => engines[location.engine].shared);
+    if (!settings.jwtSecret && shared) {
         throw new SettingError('AUTH_JWT_SECRET', 'must be set when a namespace is on PostgreSQL: every process serving it must sign and check tokens with one secret');
     }
 
@@ -231,15 +261,15 @@ export function resolveSettings(options: Options = {}): Settings {
 }
 
 
-/** Where a PAY_DB_URL puts pay's database: on PostgreSQL for a postgres:// URL, else the SQLite file it names. */
+/** Where a PAY_DB_URL puts pay's database: on the engine its URL names (SQLite also takes `:memory:`). */
 export function payLocation(url: string): PayLocation {
 
-    return isPostgresUrl(url) ? { engine: 'postgres', url } : { engine: 'sqlite', file: payDatabaseFile(url) };
+    return url === memoryDataDir ? { engine: 'sqlite', file: url } : locate(url, 'PAY_DB_URL');
 }
 
 
 // Where the settings put a namespace's database: its own URL, else DATABASE_URL, else SQLite in DATA_DIR (or memory).
-function namespaceLocation(settings: Pick<Settings, 'databaseUrl' | 'namespaceUrls'>, namespace: PlacedNamespace): NamespaceLocation {
+function namespaceLocation(settings: Pick<Settings, 'databaseUrl' | 'namespaceUrls'>, namespace: string): NamespaceLocation {
 
     const url = settings.namespaceUrls[namespace];
     if (url !== undefined) {
@@ -250,20 +280,9 @@ function namespaceLocation(settings: Pick<Settings, 'databaseUrl' | 'namespaceUr
 }
 
 
-/** True for a postgres:// or postgresql:// URL. */
-export function isPostgresUrl(url: string): boolean {
-
-    return /^postgres(?:ql)?:\/\//i.test(url);
-}
-
-
 function locationOf(url: string, namespace: string): NamespaceLocation {
 
-    if (isPostgresUrl(url)) {
-        return { engine: 'postgres', url };
-    }
-
-    return { engine: 'sqlite', file: databaseFile(url, `${namespace.toUpperCase()}_DB_URL`) };
+    return locate(url, locationSetting(namespace));
 }
 
 
@@ -307,11 +326,7 @@ export function settingsFromEnvironment(env: NodeJS.ProcessEnv = process.env, fl
             secretKey: env.PAY_DB_SECRET_KEY
         }),
         databaseUrl: pick(undefined, env.DATABASE_URL),
-        namespaceUrls: defined({
-            commerce: pick(undefined, env.COMMERCE_DB_URL),
-            logistics: pick(undefined, env.LOGISTICS_DB_URL),
-            weather: pick(undefined, env.WEATHER_DB_URL)
-        }),
+        namespaceUrls: defined(Object.fromEntries(placedNamespaces(builtInNamespaces).map(({ name }) => [name, pick(undefined, env[locationSetting(name)])]))),
         database: defined({
             poolMax: env.DB_POOL_MAX,
             connectTimeoutMs: env.DB_CONNECT_TIMEOUT_MS,
@@ -380,29 +395,4 @@ function pick(flag: string | undefined, env: string | undefined): string | undef
 function defined(values: Record<string, unknown>): Record<string, unknown> {
 
     return Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined));
-}
-
-
-/** The file a PAY_DB_URL names: a plain path, a file: URL, or memory; throws on a URL that names no local file. */
-export function payDatabaseFile(url: string): string {
-
-    return url === ':memory:' ? url : databaseFile(url, 'PAY_DB_URL');
-}
-
-
-// The SQLite file a setting names; throws naming the setting on a URL of another scheme.
-function databaseFile(url: string, setting: string): string {
-
-    // A scheme of two letters or more (a single one is a Windows drive) other than file: is no file SQLite opens.
-    const scheme = /^([a-z][a-z0-9+.-]+):/i.exec(url)?.[1];
-    if (scheme && scheme !== 'file') {
-        throw new SettingError(setting, `must be a postgres:// URL, a path or a file: URL on this machine, not a ${scheme}: URL`);
-    }
-
-    if (url.startsWith('file://')) {
-        return Url.fileURLToPath(url);
-    }
-
-    const path = url.startsWith('file:') ? decodeURIComponent(url.slice('file:'.length).split('?')[0]!) : url;
-    return Path.resolve(path);
 }

@@ -14,10 +14,6 @@ import { healthPlugin } from './health';
 import { instanceHeaderName, InstanceRegistry, instancesPlugin } from './instances';
 import { journalPlugin } from './journal';
 import { nestingPlugin } from './nesting';
-import { commercePlugin } from './namespaces/commerce';
-import { logisticsPlugin } from './namespaces/logistics';
-import { payPlugin } from './namespaces/pay';
-import { weatherPlugin } from './namespaces/weather';
 import { openapiPlugin } from './openapi';
 import { prettyLogStream } from './pretty-log';
 import type { Scope } from './scope';
@@ -137,11 +133,11 @@ export async function createServer(options: Options = {}): Promise<Server> {
     await server.register({ plugin: journalPlugin, options: { registry: instances, secrets, ...journal } });
     await server.register({ plugin: faultsPlugin, options: { registry: instances } });
     await server.register(healthPlugin);
-    await server.register(commercePlugin, { routes: { prefix: '/v1/commerce' } });
-    await server.register(logisticsPlugin, { routes: { prefix: '/v1/logistics' } });
-    await server.register(payPlugin, { routes: { prefix: '/v1/pay' } });
-    await server.register(weatherPlugin, { routes: { prefix: '/v1/weather' } });
-    await server.register(openapiPlugin);
+    for (const namespace of settings.namespaces) {
+        await server.register(namespace.plugin, { routes: { prefix: `/v1/${namespace.name}` } });
+    }
+
+    await server.register({ plugin: openapiPlugin, options: { namespaces: settings.namespaces } });
     await server.register({ plugin: consolePlugin, options: { mode: settings.consoleApi, host: settings.host, secret, secrets } });
 
     await server.initialize();

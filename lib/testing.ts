@@ -153,7 +153,7 @@ export async function createTestKit(options: Options = {}): Promise<TestKit> {
                     throw new Error(`Invalid instance options: ${error.message}`);
                 }
 
-                resolve(testInstance(server, instances.create(optionsOf(value as NewInstance, 'fixture')), token, failOnUnexpected, kit));
+                resolve(testInstance(server, instances.create(optionsOf(value as NewInstance, 'fixture', instances.namespaces)), token, failOnUnexpected, kit));
             });
         },
         async listen() {

@@ -5,6 +5,7 @@ import Lab from '@hapi/lab';
 
 import { SettingError, settingsFromEnvironment } from '../lib';
 import { resolveSettings } from '../lib/config';
+import { builtInNamespaces } from '../lib/namespaces';
 
 
 export const lab = Lab.script();
@@ -42,6 +43,7 @@ describe('settings', () => {
             journalBudgetMib: 64,
             namespaceUrls: {},
             database: { poolMax: 10, connectTimeoutMs: 5000, statementTimeoutMs: 10000 },
+            namespaces: builtInNamespaces,
             placements: { commerce: { engine: 'sqlite' }, logistics: { engine: 'sqlite' }, weather: { engine: 'sqlite' } }
         });
     });
@@ -107,6 +109,7 @@ describe('settings', () => {
             databaseUrl: 'postgres://db.example/app',
             namespaceUrls: { commerce: './commerce.db', logistics: 'postgresql://other.example/logistics' },
             database: { poolMax: 4, connectTimeoutMs: 1000, statementTimeoutMs: 2000 },
+            namespaces: builtInNamespaces,
             placements: {
                 commerce: { engine: 'sqlite', file: Path.resolve('./commerce.db') },
                 logistics: { engine: 'postgres', url: 'postgresql://other.example/logistics' },

@@ -7,6 +7,10 @@ import { NamespacesDataSet } from '../lib/storage/data-set';
 import type { SeedCheck, WaitingDatabase } from '../lib/storage/engine';
 import { openSqliteNamespace, type SqliteNamespace } from '../lib/storage/sqlite/namespace';
 import { NoPay } from '../lib/storage/sqlite/pay-access';
+import { builtInNamespaces } from '../lib/namespaces';
+import { weatherNamespace } from '../lib/namespaces/weather';
+import { logisticsNamespace } from '../lib/namespaces/logistics';
+import { commerceNamespace } from '../lib/namespaces/commerce';
 
 
 export const lab = Lab.script();
@@ -27,8 +31,7 @@ function waitingOver(inner: SqliteNamespace, events: string[], failAfter = false
     return {
         transactions: 'waiting',
         health: () => inner.health(),
-        commerceStore: (context) => inner.commerceStore(context),
-        logisticsStore: (context) => inner.logisticsStore(context),
+        store: (context) => inner.store(context),
         close: () => inner.close(),
         exportRows: (tables) => inner.exportRows(tables),
         async storeFixture(rows: FixtureRows, within: () => Promise<void>, seed?: SeedCheck): Promise<number | null> {
@@ -52,10 +55,10 @@ describe('a data set over databases of both kinds', () => {
     it('loads a fixture with the waiting databases first and the immediate ones inside the last of them', async () => {
 
         const events: string[] = [];
-        const commerce = openSqliteNamespace('commerce', undefined, memory);
-        const logistics = openSqliteNamespace('logistics', undefined, memory);
-        const weather = openSqliteNamespace('weather', undefined, memory);
-        const data = new NamespacesDataSet({ commerce: waitingOver(commerce, events), logistics, weather }, new NoPay(), wallContext());
+        const commerce = openSqliteNamespace(commerceNamespace, undefined, memory);
+        const logistics = openSqliteNamespace(logisticsNamespace, undefined, memory);
+        const weather = openSqliteNamespace(weatherNamespace, undefined, memory);
+        const data = new NamespacesDataSet(builtInNamespaces, { commerce: waitingOver(commerce, events), logistics, weather }, new NoPay(), wallContext());
 
         const counts = await data.loadFixture({ commerce: { businesses: [business] }, logistics: { vehicles: [vehicle] } }, 'fixture');
         expect(counts).to.equal({ commerce: 1, logistics: 1 });
@@ -68,11 +71,11 @@ describe('a data set over databases of both kinds', () => {
     it('passes a failure of a waiting database on, after the immediate ones ran inside it', async () => {
 
         const events: string[] = [];
-        const commerce = openSqliteNamespace('commerce', undefined, memory);
-        const data = new NamespacesDataSet({
+        const commerce = openSqliteNamespace(commerceNamespace, undefined, memory);
+        const data = new NamespacesDataSet(builtInNamespaces, {
             commerce: waitingOver(commerce, events, true),
-            logistics: openSqliteNamespace('logistics', undefined, memory),
-            weather: openSqliteNamespace('weather', undefined, memory)
+            logistics: openSqliteNamespace(logisticsNamespace, undefined, memory),
+            weather: openSqliteNamespace(weatherNamespace, undefined, memory)
         }, new NoPay(), wallContext());
 
         await expect(data.loadFixture({ commerce: { businesses: [business] } }, 'fixture')).to.reject('commit failed');

@@ -15,6 +15,8 @@ import { appliedMigrations, migrate, schemaVersion } from '../lib/storage/sqlite
 import { closeDatabase, openCopy, openDatabase, quickCheck } from '../lib/storage/sqlite/open';
 import { settled } from '../lib/storage/sqlite/statements';
 import { breakIntegrity, tempDir } from './helpers/server';
+import { weatherNamespace } from '../lib/namespaces/weather';
+import { commerceNamespace } from '../lib/namespaces/commerce';
 
 
 export const lab = Lab.script();
@@ -60,8 +62,8 @@ describe('openDatabase()', () => {
 
     it('opens private copies of an image with foreign keys on and untrusted schemas, each apart from the others', () => {
 
-        const first = openCopy(namespaceImage('commerce', false));
-        const second = openCopy(namespaceImage('commerce', false));
+        const first = openCopy(namespaceImage(commerceNamespace, false));
+        const second = openCopy(namespaceImage(commerceNamespace, false));
         expect(first.pragma('foreign_keys', { simple: true })).to.equal(1);
         expect(first.pragma('trusted_schema', { simple: true })).to.equal(0);
         first.exec(`INSERT INTO businesses (id, name, category, city, phone, created_at) VALUES ('b', 'B', 'C', 'D', 'E', '2025-01-01T00:00:00.000Z')`);
@@ -90,10 +92,10 @@ describe('openNamespace()', () => {
     it('creates, migrates and reopens a namespace database', () => {
 
         const file = Path.join(tempDir(), 'weather.db');
-        let db = openNamespace(file, 'weather');
+        let db = openNamespace(file, weatherNamespace);
         expect(schemaVersion(db)).to.equal(1);
         closeDatabase(db);
-        db = openNamespace(file, 'weather');
+        db = openNamespace(file, weatherNamespace);
         expect(appliedMigrations(db)).to.have.length(1);
         closeDatabase(db);
     });
@@ -103,7 +105,7 @@ describe('openNamespace()', () => {
         const file = Path.join(tempDir(), 'weather.db');
         breakIntegrity(file);
 
-        expect(() => openNamespace(file, 'weather')).to.throw(`Database ${file} failed its integrity check: NULL value in t.a`);
+        expect(() => openNamespace(file, weatherNamespace)).to.throw(`Database ${file} failed its integrity check: NULL value in t.a`);
         const db = new Sqlite(file);
         expect(quickCheck(db)).to.equal(['NULL value in t.a']);
         db.close();
@@ -189,7 +191,7 @@ describe('openSqliteNamespace()', () => {
     it('opens a namespace in memory when storage is memory, touching no disk', async () => {
 
         const dataDir = Path.join(tempDir(), 'data');
-        const namespace = openSqliteNamespace('commerce', undefined, { storage: 'memory', dataDir, seed: true });
+        const namespace = openSqliteNamespace(commerceNamespace, undefined, { storage: 'memory', dataDir, seed: true });
         expect(namespace.db.memory).to.be.true();
         expect(await namespace.health()).to.equal({ state: 'ready', engine: 'sqlite', schema_version: schemaVersion(namespace.db), storage: 'memory' });
         await namespace.close();

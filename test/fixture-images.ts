@@ -10,6 +10,7 @@ import type { SqliteSnapshot } from '../lib/storage/sqlite/instance';
 import { createTestKit } from '../lib/testing';
 import { expectError } from './helpers/errors';
 import { adminBearer, body, testServer } from './helpers/server';
+import { builtInNamespaces } from '../lib/namespaces';
 
 
 export const lab = Lab.script();
@@ -222,7 +223,7 @@ describe('FixtureImages', () => {
         const kept = new FixtureImages(2 ** 30);
         const clock = () => ({ clock: new Clock(new Date('2030-01-01T00:00:00.000Z')), ids: new IdSource('sequential') });
         const options: InstanceDataOptions = { seed: true, pay: true, fixture: { records: { commerce: { businesses: [{ name: 'Kiosk', category: 'K', city: 'X', phone: '1' }] } }, origin: 'fixture' }, context: clock() };
-        const data = createSqliteInstance(options, kept);
+        const data = createSqliteInstance(builtInNamespaces, options, kept);
         const image = kept.find(fixtureImageKey({ ...options, context: clock() })!)!;
         const { images } = image.data as SqliteSnapshot;
         expect(kept.bytes).to.equal(images.commerce!.length);

@@ -10,6 +10,7 @@ import { seedDemo } from '../lib/storage/sqlite/fixtures';
 import { namespaceImage } from '../lib/storage/sqlite/images';
 import { closeDatabase, openCopy } from '../lib/storage/sqlite/open';
 import { body, type List, tempDir, testServer } from './helpers/server';
+import { weatherNamespace } from '../lib/namespaces/weather';
 
 
 export const lab = Lab.script();
@@ -103,8 +104,8 @@ describe('fixtures', () => {
 
     it('seeds only namespaces that ship demo data', () => {
 
-        const db = openCopy(namespaceImage('weather', false));
-        expect(seedDemo(db, 'weather')).to.equal(0);
+        const db = openCopy(namespaceImage(weatherNamespace, false));
+        expect(seedDemo(db, weatherNamespace)).to.equal(0);
         closeDatabase(db);
     });
 });

@@ -7,6 +7,7 @@ import Lab from '@hapi/lab';
 import { mintToken } from '../lib';
 import { expectError } from './helpers/errors';
 import { adminBearer, bearer, body, type List, testServer } from './helpers/server';
+import { commerceNamespace } from '../lib/namespaces/commerce';
 
 
 export const lab = Lab.script();
@@ -406,7 +407,7 @@ describe('instance limits', () => {
         const instance = instances.find(id)!;
 
         // As a request whose body was still arriving when the instance was deleted: its scope is the instance.
-        server.route({ method: 'GET', path: '/test/stale', options: { auth: false, handler: () => instance.data.commerce.listBusinesses({ limit: 1, offset: 0 }) } });
+        server.route({ method: 'GET', path: '/test/stale', options: { auth: false, handler: () => instance.data.store(commerceNamespace).listBusinesses({ limit: 1, offset: 0 }) } });
         expect((await server.inject('/test/stale')).statusCode).to.equal(200);
         instances.delete(id);
         const gone = expectError(await server.inject('/test/stale'), 404, 'instance_not_found');
@@ -461,11 +462,11 @@ describe('instance limits', () => {
             const swept = new Promise<string>((resolve) => instances.onDelete((instance) => resolve(instance.id)));
             const held = instances.find(forgotten.id)!;
             const data = held.data;
-            expect((await data.commerce.listBusinesses({ limit: 1, offset: 0 })).total).to.equal(0);
+            expect((await data.store(commerceNamespace).listBusinesses({ limit: 1, offset: 0 })).total).to.equal(0);
             held.lastUsed -= 1000;
             expect(await swept).to.equal(forgotten.id);
             expect(() => held.data).to.throw(`There is no instance "${forgotten.id}": it was deleted, it expired, or it never existed (POST /_instances makes one)`);
-            await expect(data.commerce.listBusinesses({ limit: 1, offset: 0 })).to.reject('The database connection is not open');
+            await expect(data.store(commerceNamespace).listBusinesses({ limit: 1, offset: 0 })).to.reject('The database connection is not open');
 
             expect(body<List<InstanceBody>>(await server.inject({ url: '/_instances', headers: adminBearer(server) })).data.map((instance) => instance.id)).to.equal([used.id]);
         }

@@ -9,7 +9,7 @@ import Sqlite from 'better-sqlite3';
 
 import { provisionPay } from '../lib';
 import { wallContext } from '../lib/clock';
-import { payDatabaseFile } from '../lib/config';
+import { payLocation } from '../lib/config';
 import { migrate, namespaceMigrations } from '../lib/storage/sqlite/migrate';
 import { closeDatabase, openDatabase } from '../lib/storage/sqlite/open';
 import type { PayCredentials } from '../lib/storage';
@@ -17,6 +17,7 @@ import { mintPayKeys } from '../lib/storage/pay-keys';
 import { PayReadiness } from '../lib/storage/sqlite/pay-readiness';
 import { rotatePayKeys } from '../lib/storage/sqlite/provision';
 import { bearer, body, breakIntegrity, tempDir, testServer } from './helpers/server';
+import { paySchema } from '../lib/storage/migrations';
 
 
 export const lab = Lab.script();
@@ -188,7 +189,7 @@ describe('pay readiness', () => {
         const gated = await server.inject('/v1/pay/tokens/');
         expect(gated.statusCode).to.equal(401);
         const health = body<{ namespaces: Record<string, unknown> }>(await server.inject('/health'));
-        expect(health.namespaces.pay).to.equal({ state: 'ready', engine: 'sqlite', schema_version: namespaceMigrations('pay').length, storage: 'file' });
+        expect(health.namespaces.pay).to.equal({ state: 'ready', engine: 'sqlite', schema_version: namespaceMigrations(paySchema).length, storage: 'file' });
 
         for (const suffix of ['', '-wal', '-shm']) {
             Fs.rmSync(file + suffix, { force: true });
@@ -237,11 +238,11 @@ describe('pay readiness', () => {
 
         const file = Path.join(tempDir(), 'pay.db');
         const db = openDatabase(file);
-        migrate(db, namespaceMigrations('pay').slice(0, 1));
+        migrate(db, namespaceMigrations(paySchema).slice(0, 1));
         closeDatabase(db);
 
         const server = await testServer({ pay: { url: file, ...keys } });
-        expect(body<{ namespaces: Record<string, unknown> }>(await server.inject('/health')).namespaces.pay).to.equal({ state: 'unconfigured', engine: 'sqlite', schema_version: namespaceMigrations('pay').length, storage: 'file' });
+        expect(body<{ namespaces: Record<string, unknown> }>(await server.inject('/health')).namespaces.pay).to.equal({ state: 'unconfigured', engine: 'sqlite', schema_version: namespaceMigrations(paySchema).length, storage: 'file' });
         await server.stop();
 
         // A database provisioned before keys were recorded gets its pair from rotate-keys.
@@ -375,14 +376,14 @@ describe('rotatePayKeys()', () => {
 });
 
 
-describe('payDatabaseFile()', () => {
+describe('payLocation()', () => {
 
     it('understands paths and file: URLs', () => {
 
-        expect(payDatabaseFile('/srv/pay.db')).to.equal('/srv/pay.db');
-        expect(payDatabaseFile('pay.db')).to.equal(Path.resolve('pay.db'));
-        expect(payDatabaseFile(Url.pathToFileURL('/srv/my pay.db').href)).to.equal('/srv/my pay.db');
-        expect(payDatabaseFile('file:data/my%20pay.db?mode=rwc')).to.equal(Path.resolve('data/my pay.db'));
-        expect(payDatabaseFile(':memory:')).to.equal(':memory:');
+        expect(payLocation('/srv/pay.db')).to.equal({ engine: 'sqlite', file: '/srv/pay.db' });
+        expect(payLocation('pay.db')).to.equal({ engine: 'sqlite', file: Path.resolve('pay.db') });
+        expect(payLocation(Url.pathToFileURL('/srv/my pay.db').href)).to.equal({ engine: 'sqlite', file: '/srv/my pay.db' });
+        expect(payLocation('file:data/my%20pay.db?mode=rwc')).to.equal({ engine: 'sqlite', file: Path.resolve('data/my pay.db') });
+        expect(payLocation(':memory:')).to.equal({ engine: 'sqlite', file: ':memory:' });
     });
 });

@@ -18,6 +18,8 @@ import { PgPayStore } from '../lib/storage/postgres/pay';
 import { recordedKeys } from '../lib/storage/postgres/pay-credentials';
 import { PgPayReadiness } from '../lib/storage/postgres/pay-readiness';
 import { adminQuery, freshDatabase, skipWithoutPostgres } from './helpers/postgres';
+import { logisticsNamespace } from '../lib/namespaces/logistics';
+import { commerceNamespace } from '../lib/namespaces/commerce';
 
 
 export const lab = Lab.script();
@@ -260,11 +262,11 @@ describe('PgNamespace', { skip: skipWithoutPostgres('the PostgreSQL namespaces')
 
         const database = await freshDatabase();
         try {
-            const first = await PgNamespace.open('commerce', database.url, dbSettings, true);
+            const first = await PgNamespace.open(commerceNamespace, database.url, dbSettings, true);
             const count = async () => (await first.db.rows<[], { n: string }>({ name: '', text: 'SELECT count(*) AS n FROM products' }))[0]!.n;
             const before = await count();
             expect(Number(before)).to.be.above(0);
-            const second = await PgNamespace.open('commerce', database.url, dbSettings, true);
+            const second = await PgNamespace.open(commerceNamespace, database.url, dbSettings, true);
             await second.close();
             expect(await count()).to.equal(before);
             await first.close();
@@ -278,7 +280,7 @@ describe('PgNamespace', { skip: skipWithoutPostgres('the PostgreSQL namespaces')
 
         const database = await freshDatabase();
         try {
-            const logistics = await PgNamespace.open('logistics', database.url, dbSettings, true);
+            const logistics = await PgNamespace.open(logisticsNamespace, database.url, dbSettings, true);
             const drivers = await logistics.db.rows<[], { id: string; vehicle_id: string | null; is_active: boolean }>({ name: '', text: 'SELECT id, vehicle_id, is_active FROM drivers ORDER BY created_at, id' });
             await logistics.close();
             expect(drivers).to.equal(demoDrivers.map(({ id, vehicle_id, is_active }) => ({ id, vehicle_id, is_active })));
@@ -290,7 +292,7 @@ describe('PgNamespace', { skip: skipWithoutPostgres('the PostgreSQL namespaces')
 
     it('names the namespace and the database it cannot open', async () => {
 
-        const err: Error = await expect(PgNamespace.open('commerce', 'postgres://postgres:secret@127.0.0.1:1/nowhere', { ...dbSettings, connectTimeoutMs: 2000 }, false)).to.reject();
+        const err: Error = await expect(PgNamespace.open(commerceNamespace, 'postgres://postgres:secret@127.0.0.1:1/nowhere', { ...dbSettings, connectTimeoutMs: 2000 }, false)).to.reject();
         expect(err.message).to.startWith('Cannot open the commerce schema on PostgreSQL at 127.0.0.1:1/nowhere: ');
         expect(err.message).to.not.contain('secret');
     });
@@ -299,10 +301,10 @@ describe('PgNamespace', { skip: skipWithoutPostgres('the PostgreSQL namespaces')
 
         const database = await freshDatabase();
         try {
-            const first = await PgNamespace.open('commerce', database.url, dbSettings, false);
+            const first = await PgNamespace.open(commerceNamespace, database.url, dbSettings, false);
             await first.db.exec(`INSERT INTO schema_migrations VALUES (999, 'future', 'x', '2020-01-01')`);
             await first.close();
-            const err = await expect(PgNamespace.open('commerce', database.url, dbSettings, false)).to.reject(MigrationError);
+            const err = await expect(PgNamespace.open(commerceNamespace, database.url, dbSettings, false)).to.reject(MigrationError);
             expect(err.message).to.contain('is at schema version 999 (future), newer than this localgate knows');
         }
         finally {
@@ -313,7 +315,7 @@ describe('PgNamespace', { skip: skipWithoutPostgres('the PostgreSQL namespaces')
     it('reads as unavailable when the database is gone', async () => {
 
         const database = await freshDatabase();
-        const namespace = await PgNamespace.open('logistics', database.url, dbSettings, false);
+        const namespace = await PgNamespace.open(logisticsNamespace, database.url, dbSettings, false);
         try {
             expect((await namespace.health()).state).to.equal('ready');
             await database.drop();

@@ -7,7 +7,7 @@ import type { Server, ServerInjectResponse } from '@hapi/hapi';
 
 import { provisionPay, rotatePayKeys, type PayCredentials } from '../lib/storage';
 import type { PaySettings } from '../lib/config';
-import { namespaceMigrations } from '../lib/storage/migrations';
+import { namespaceMigrations, paySchema } from '../lib/storage/migrations';
 import { mintPayKeys } from '../lib/storage/pay-keys';
 import { PgDatabase } from '../lib/storage/postgres/database';
 import { migrate } from '../lib/storage/postgres/migrate';
@@ -108,7 +108,7 @@ describe('pay on PostgreSQL', { skip }, () => {
             expect(first.PAY_DB_SECRET_KEY).to.match(/^sk_local_[0-9a-f]{48}$/);
             const server = await pgPayServer(settings(first));
             expect(body(await server.inject('/v1/pay/status'))).to.equal({ configured: true, schema_ready: true, sections });
-            expect(body<Health>(await server.inject('/health')).namespaces.pay).to.equal({ state: 'ready', engine: 'postgres', schema_version: namespaceMigrations('postgres', 'pay').length, storage: 'server' });
+            expect(body<Health>(await server.inject('/health')).namespaces.pay).to.equal({ state: 'ready', engine: 'postgres', schema_version: namespaceMigrations('postgres', paySchema).length, storage: 'server' });
             expect((await server.inject({ url: '/v1/pay/tokens/mit', headers: bearer(server, 'alice') })).statusCode).to.equal(200);
             expect(body(await unprovisioned.inject('/v1/pay/status'))).to.include({ configured: false });
 
@@ -212,11 +212,11 @@ describe('pay on PostgreSQL', { skip }, () => {
             expect((await adminQuery(`SELECT 1 FROM information_schema.schemata WHERE schema_name = 'pay'`, db.url)).rowCount).to.equal(0);
 
             const pg = new PgDatabase(db.url, 'pay', database);
-            await migrate(pg, namespaceMigrations('postgres', 'pay').slice(0, 1));
+            await migrate(pg, namespaceMigrations('postgres', paySchema).slice(0, 1));
             await pg.close();
 
             const server = await pgPayServer({ url: db.url, ...keys });
-            expect(body<Health>(await server.inject('/health')).namespaces.pay).to.equal({ state: 'unconfigured', engine: 'postgres', schema_version: namespaceMigrations('postgres', 'pay').length, storage: 'server' });
+            expect(body<Health>(await server.inject('/health')).namespaces.pay).to.equal({ state: 'unconfigured', engine: 'postgres', schema_version: namespaceMigrations('postgres', paySchema).length, storage: 'server' });
             await server.stop();
 
             // A schema provisioned before keys were recorded gets its pair from rotate-keys.

@@ -18,6 +18,8 @@ import { openSqliteNamespace, type SqliteNamespace } from '../lib/storage/sqlite
 import { SqliteLogisticsStore } from '../lib/storage/sqlite/logistics';
 import { engineServer, freshDatabase, insertRecords, skipWithoutPostgres } from './helpers/postgres';
 import { bearer } from './helpers/server';
+import { commerceNamespace } from '../lib/namespaces/commerce';
+import { logisticsNamespace } from '../lib/namespaces/logistics';
 
 
 export const lab = Lab.script();
@@ -258,11 +260,13 @@ describe('PostgreSQL stores on a frozen clock', { skip }, () => {
         return database.url;
     }
 
+    const units = { commerce: commerceNamespace, logistics: logisticsNamespace };
+
     async function open(namespace: 'commerce' | 'logistics', url: string): Promise<[PgNamespace, SqliteNamespace]> {
 
         const pair: [PgNamespace, SqliteNamespace] = [
-            await PgNamespace.open(namespace, url, dbSettings, true),
-            openSqliteNamespace(namespace, undefined, { storage: 'memory', dataDir: ':memory:', seed: true })
+            await PgNamespace.open(units[namespace], url, dbSettings, true),
+            openSqliteNamespace(units[namespace], undefined, { storage: 'memory', dataDir: ':memory:', seed: true })
         ];
 
         namespaces.push(...pair);

@@ -6,6 +6,7 @@ import { namespaceImage } from '../lib/storage/sqlite/images';
 import { SqliteNamespace } from '../lib/storage/sqlite/namespace';
 import { openCopy } from '../lib/storage/sqlite/open';
 import { openMemoryPay } from '../lib/storage/sqlite/pay-access';
+import { commerceNamespace } from '../lib/namespaces/commerce';
 
 
 export const lab = Lab.script();
@@ -17,8 +18,8 @@ describe('an SQLite copy in memory', () => {
 
     it('serializes to the image it was copied from until it changes, then to its new bytes', () => {
 
-        const image = namespaceImage('commerce', false);
-        const namespace = new SqliteNamespace(openCopy(image), 'memory', image);
+        const image = namespaceImage(commerceNamespace, false);
+        const namespace = new SqliteNamespace(commerceNamespace, openCopy(image), 'memory', image);
         expect(namespace.serialize()).to.shallow.equal(image);
 
         namespace.db.prepare(`INSERT INTO businesses (id, name, description, category, city, phone, created_at) VALUES ('b-1', 'Kiosk', '', 'Kiosk', 'Harbourside', '1', '2030-01-01T00:00:00.000Z')`).run();
@@ -34,15 +35,15 @@ describe('an SQLite copy in memory', () => {
 
     it('opens a copy given as its image only when it is first used, and refuses use after close either way', async () => {
 
-        const image = namespaceImage('commerce', true);
-        const unused = new SqliteNamespace(null, 'memory', image);
+        const image = namespaceImage(commerceNamespace, true);
+        const unused = new SqliteNamespace(commerceNamespace, null, 'memory', image);
         expect(unused.serialize()).to.shallow.equal(image);
-        unused.replace(namespaceImage('commerce', false));
-        expect(unused.serialize()).to.shallow.equal(namespaceImage('commerce', false));
+        unused.replace(namespaceImage(commerceNamespace, false));
+        expect(unused.serialize()).to.shallow.equal(namespaceImage(commerceNamespace, false));
         await unused.close();
         expect(() => unused.db.prepare('SELECT 1')).to.throw(TypeError, 'The database connection is not open');
 
-        const used = new SqliteNamespace(null, 'memory', image);
+        const used = new SqliteNamespace(commerceNamespace, null, 'memory', image);
         expect(used.db.prepare('SELECT count(*) FROM businesses').pluck().get()).to.equal(10);
         expect(used.db).to.shallow.equal(used.db);
         await used.close();

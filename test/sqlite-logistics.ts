@@ -13,6 +13,7 @@ import { openDatabase } from '../lib/storage/sqlite/open';
 import { expectError } from './helpers/errors';
 import { bearer, body, testServer } from './helpers/server';
 import { insertRows } from './helpers/sqlite';
+import { logisticsNamespace } from '../lib/namespaces/logistics';
 
 
 export const lab = Lab.script();
@@ -29,7 +30,7 @@ describe('logistics on SQLite', () => {
 
     it('loads the demo drivers, with the vehicles they drive, on first start', async () => {
 
-        const namespace = openSqliteNamespace('logistics', undefined, { storage: 'memory', dataDir: ':memory:', seed: true });
+        const namespace = openSqliteNamespace(logisticsNamespace, undefined, { storage: 'memory', dataDir: ':memory:', seed: true });
         const drivers = namespace.db.prepare('SELECT id, vehicle_id, is_active FROM drivers ORDER BY created_at, id').all();
         await namespace.close();
         expect(drivers).to.equal(demo.drivers!.map((driver) => ({ id: driver.id, vehicle_id: driver.vehicle_id, is_active: Number(driver.is_active) })));
@@ -152,7 +153,7 @@ describe('logistics booking counts on SQLite', () => {
     it('counts the bookings made before the counter existed, then keeps each customer\'s count through every write', () => {
 
         const db = openDatabase(':memory:');
-        const migrations = namespaceMigrations('logistics');
+        const migrations = namespaceMigrations(logisticsNamespace);
         migrate(db, migrations.slice(0, 1));
         insertRows(db, 'vehicles', [{ id: 'van', make: 'Make', model: 'Model', year: 2020, seats: 3, daily_rate: 60, currency: 'GBP', is_available: true, created_at: '2025-01-01T00:00:00.000Z' }]);
         insertRows(db, 'locations', [{ id: 'depot', name: 'Depot', address: '1 Road', city: 'Harbourside', latitude: 50, longitude: -3, created_at: '2025-01-01T00:00:00.000Z' }]);

@@ -2,8 +2,10 @@ import Code from '@hapi/code';
 import type { Request } from '@hapi/hapi';
 import Lab from '@hapi/lab';
 
-import { summarize } from '../lib/console/feed';
+import { liveBodyPaths, summarize } from '../lib/console/feed';
+import { builtInNamespaces } from '../lib/namespaces';
 import { createTestKit, type TestKit } from '../lib/testing';
+import { commerceNamespace } from '../lib/namespaces/commerce';
 
 
 export const lab = Lab.script();
@@ -73,7 +75,7 @@ describe('the test kit\'s faults and request journal', () => {
 
         const t = await kit.instance({ failOnUnexpected: true });
         // A store failure stands in for a bug: the 500 is the service's own.
-        const store = kit.server.app.localgate.instances.find(t.id)!.data.commerce;
+        const store = kit.server.app.localgate.instances.find(t.id)!.data.store(commerceNamespace);
         const listProducts = store.listProducts;
         store.listProducts = () => Promise.reject(new Error('broken'));
         const res = await t.inject('/v1/commerce/products');
@@ -111,7 +113,7 @@ describe('the live log', () => {
             route: { settings: { auth: { strategies: ['bearer'] } } }
         } as unknown as Request;
 
-        expect(summarize(request, [])).to.equal({
+        expect(summarize(request, [], liveBodyPaths(builtInNamespaces))).to.equal({
             id: 'req-9', time: '1970-01-01T00:00:00.000Z', method: 'POST', path: '/v1/pay/gateway/deposit', instance: null,
             query: '', status: null, ms: 5, caller: null, public: false, fault: 'rule-1', fault_rule: 'POST /v1/*: reply dropped after it runs', fault_hits: 2, dropped: 'after',
             written: true, unsent: { status: 201, code: null }

@@ -3,8 +3,9 @@ import { PassThrough } from 'node:stream';
 import type { Request, ResponseObject, Server } from '@hapi/hapi';
 
 import { instancePath } from '../instances';
-import { hidden, isCredentialName, isCredentialValue, scrubJsonText, scrubText } from '../secrets';
+import type { Namespace } from '../namespaces/namespace';
 import { safelyPerRequest } from '../safe-listener';
+import { hidden, isCredentialName, isCredentialValue, scrubJsonText, scrubText } from '../secrets';
 
 
 /** One answered request as the live log shows it: never a header, a token or a secret. */
@@ -50,9 +51,15 @@ export const housekeepingValue = 'housekeeping';
 export const maxBufferedBytes = 1024 * 1024;
 
 // Error bodies are always shown: the server writes them, and they carry a message and a code, never a credential.
-// Success bodies are shown for these paths only: pay's wallets and ledger stay off a shared screen, and the
-// documentation's own answers are large and say nothing about what a client did.
-const bodyPaths = /^\/(?:v1\/(?:commerce|logistics|weather)\/|health$)/;
+// Success bodies are shown only for /health and the namespaces that say so (pay's wallets and ledger stay off a shared
+// screen); the documentation's own answers are large and say nothing about what a client did. Namespace names are
+// lower case letters and digits, so they go into the pattern as they are.
+/** The paths whose success bodies the live log shows. */
+export function liveBodyPaths(namespaces: readonly Namespace[]): RegExp {
+
+    const shown = namespaces.filter((namespace) => namespace.liveBodies).map((namespace) => namespace.name);
+    return new RegExp(`^/(?:v1/(?:${shown.join('|')})/|health$)`);
+}
 
 
 /** The open event streams of the live log; listens to the server's responses only while a stream is open. */
@@ -62,7 +69,12 @@ export class RequestFeed {
     // A failure here is logged with the request's id: thrown into hapi's response event, it would end the process.
     private readonly listener = safelyPerRequest('live log', (request: Request) => this.publish(request));
 
-    constructor(private readonly server: Server, private readonly secrets: string[], private readonly ownPlugin: string) {}
+    private readonly bodyPaths: RegExp;
+
+    constructor(private readonly server: Server, private readonly secrets: string[], private readonly ownPlugin: string) {
+
+        this.bodyPaths = liveBodyPaths(server.app.localgate.settings.namespaces);
+    }
 
     /** A new event stream; it leaves the feed when it closes. */
     open(): PassThrough {
@@ -105,7 +117,7 @@ export class RequestFeed {
             return;
         }
 
-        const line = `event: request\ndata: ${scrubText(JSON.stringify(summarize(request, this.secrets)), this.secrets)}\n\n`;
+        const line = `event: request\ndata: ${scrubText(JSON.stringify(summarize(request, this.secrets, this.bodyPaths)), this.secrets)}\n\n`;
         for (const stream of this.streams) {
             if (stream.writableLength < maxBufferedBytes) {
                 stream.write(line);
@@ -124,7 +136,7 @@ function isPublic(request: Request): boolean {
 
 
 /** What the live log shows of an answered request; a body is scrubbed of the secrets before it is cut, so no part of one survives the cut. */
-export function summarize(request: Request, secrets: string[]): RequestEvent {
+export function summarize(request: Request, secrets: string[], bodyPaths: RegExp): RequestEvent {
 
     // By the time a response is sent, hapi has turned an error into a response whose source is the error's body.
     // A reply a fault dropped leaves no response object: the fault's own fields say what happened below.

@@ -346,7 +346,7 @@ function instanceRoutes(server: Server, registry: InstanceRegistry, maxFixtureBy
 function createInstance(registry: InstanceRegistry, payload: NewInstance): Instance {
 
     try {
-        return registry.create(instanceOptions(payload, 'request body fixture'));
+        return registry.create(instanceOptions(payload, 'request body fixture', registry.namespaces));
     }
     catch (err) {
         if (err instanceof FixtureError) {

@@ -7,6 +7,7 @@ import { referenced } from '../records';
 import { safely, type FailureLog } from '../safe-listener';
 import type { Scope } from '../scope';
 import type { DataSnapshot, Engine, InstanceData } from '../storage/engine';
+import type { NamespaceSchema } from '../namespaces/namespace';
 import { shippedMigrationNames } from '../storage/migrations';
 
 
@@ -55,9 +56,9 @@ interface Checkpoint {
  * export holds the whole world, so the demo goes beneath it only when asked for; a fixture with pay records and pay
  * unset gets pay.
  */
-export function instanceOptions(asked: NewInstance, origin: string): InstanceOptions {
+export function instanceOptions(asked: NewInstance, origin: string, namespaces: readonly NamespaceSchema[]): InstanceOptions {
 
-    const body = asked.fixture === undefined ? undefined : fixtureBody(asked.fixture, origin, shippedMigrationNames());
+    const body = asked.fixture === undefined ? undefined : fixtureBody(asked.fixture, origin, shippedMigrationNames(namespaces));
     const carried = body?.header?.instance;
     return {
         from: asked.from,
@@ -236,6 +237,12 @@ export class InstanceRegistry {
     private readonly budget: SnapshotBudget;
     private readonly deleteListeners: ((instance: Instance) => void)[] = [];
     private sweeper: NodeJS.Timeout | null = null;
+
+    /** The namespaces of every instance. */
+    get namespaces(): readonly NamespaceSchema[] {
+
+        return this.engine.namespaces;
+    }
 
     constructor(private readonly engine: Engine, readonly idleTtlMs: number, readonly maxInstances: number, maxSnapshotBytes: number, private readonly log: FailureLog) {
 

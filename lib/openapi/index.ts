@@ -3,6 +3,7 @@ import Path from 'node:path';
 import Hapi, { type Plugin, type Request, type Server } from '@hapi/hapi';
 import Inert from '@hapi/inert';
 
+import { builtInNamespaces, type Namespace } from '../namespaces';
 import { swaggerUiFolder } from '../swagger-ui';
 import { completeDocument, type OpenApiDocument } from './document';
 import { routeFacts } from './route-facts';
@@ -36,13 +37,13 @@ interface Documentation {
 
 
 /** Loads hapi-swagger and its page renderer, on a server of their own; the routes are described once, here. */
-async function loadDocumentation(service: Server): Promise<Documentation> {
+async function loadDocumentation(service: Server, namespaces: readonly Namespace[]): Promise<Documentation> {
 
     // The stand-in for swagger-ui-dist goes first (see lib/swagger-ui.ts).
     await import('../swagger-ui');
     const [{ default: HapiSwagger }, { default: Vision }] = await Promise.all([import('hapi-swagger'), import('@hapi/vision')]);
     const server = Hapi.server();
-    await server.register([Inert, Vision, { plugin: HapiSwagger, options: swaggerOptions({ documentPath, docsPath, docsAssetsPath }) }]);
+    await server.register([Inert, Vision, { plugin: HapiSwagger, options: swaggerOptions({ documentPath, docsPath, docsAssetsPath }, namespaces) }]);
     await server.initialize();
     describeRoutes(service, pluginName);
     // hapi-swagger's exposed builder: the one its own document route calls, given the service's request.
@@ -53,16 +54,21 @@ async function loadDocumentation(service: Server): Promise<Documentation> {
 
 const pluginName = 'localgate-openapi';
 
-export const openapiPlugin: Plugin<void> = {
+/** The namespaces whose tags the document lists: a bare server registered without options lists the built-in ones. */
+export interface OpenapiOptions {
+    namespaces?: readonly Namespace[];
+}
+
+export const openapiPlugin: Plugin<OpenapiOptions> = {
     name: pluginName,
-    async register(server) {
+    async register(server, options) {
 
         // hapi-swagger, vision and handlebars take a fifth of a start: they load with the first request for the
         // document or the docs page, which are the only ones that need them.
         let documentation: Promise<Documentation> | undefined;
         const loaded = () => {
 
-            documentation ??= loadDocumentation(server);
+            documentation ??= loadDocumentation(server, options.namespaces ?? builtInNamespaces);
             return documentation;
         };
 

@@ -3,6 +3,7 @@ import Path from 'node:path';
 
 import type HapiSwagger from 'hapi-swagger';
 
+import type { Namespace } from '../namespaces/namespace';
 import { packageRoot } from '../paths';
 import { securityScheme } from './route-responses';
 
@@ -14,7 +15,7 @@ function readPackage(): { name: string; version: string; description: string } {
 
 
 /** hapi-swagger's options for this service. */
-export function swaggerOptions(paths: { documentPath: string; docsPath: string; docsAssetsPath: string }): Omit<HapiSwagger.RegisterOptions, 'validatorUrl'> & { validatorUrl: null } {
+export function swaggerOptions(paths: { documentPath: string; docsPath: string; docsAssetsPath: string }, namespaces: readonly Namespace[]): Omit<HapiSwagger.RegisterOptions, 'validatorUrl'> & { validatorUrl: null } {
 
     const pack = readPackage();
     return {
@@ -37,10 +38,7 @@ export function swaggerOptions(paths: { documentPath: string; docsPath: string; 
         // Only standard keywords: no x-format, x-constraint or x-meta beside them.
         xProperties: false,
         tags: [
-            { name: 'commerce', description: 'Local businesses, products, offers, inquiries and scam reports' },
-            { name: 'logistics', description: 'Vehicles, bookings and pickup and drop-off locations' },
-            { name: 'pay', description: 'Wallets, token types and the fiat gateway: data endpoints answer 501 until pay is provisioned' },
-            { name: 'weather', description: 'Reserved: forecasts answer 501 until a weather backend is provisioned' },
+            ...namespaces.map(({ name, description }) => ({ name, description })),
             { name: 'health', description: 'The state of each namespace database' },
             { name: 'instances', description: 'Isolated, disposable data sets for test suites (admin token): every endpoint above also answers under an instance\'s base path /i/<id>' },
             { name: 'console', description: 'Console only: persona and admin tokens and the live request log, mounted on a loopback address or with CONSOLE_API=on' }

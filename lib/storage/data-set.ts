@@ -1,16 +1,14 @@
 import type { RecordContext } from '../clock';
-import { placedNamespaces, type PlacedNamespace } from '../config';
 import { FixtureError, fixtureBody, fixtureFormat, fixtureNamespaces, fixtureRows, type FixtureRows } from '../fixtures';
-import type { CommerceStore } from '../namespaces/commerce/store';
-import type { LogisticsStore } from '../namespaces/logistics/store';
+import type { Namespace } from '../namespaces/namespace';
 import type { PayAccess } from '../namespaces/pay/store';
 import { fixtureSpecs } from './demo';
 import { payHealth, type DataSet, type ImmediateRecords, type NamespaceDatabase, type NamespaceHealth, type PayDatabase, type RecordsDatabase, type SeedCheck, type WaitingRecords } from './engine';
 import { appliedMigrationNames, shippedMigrationNames } from './migrations';
 
 
-/** The databases of one data set, each on its own engine, and the stores over them. */
-export type NamespaceDatabases = Record<PlacedNamespace, NamespaceDatabase>;
+/** The databases of one data set by namespace, one per namespace the settings place, each on its own engine. */
+export type NamespaceDatabases = Record<string, NamespaceDatabase>;
 
 
 interface Load<Database> {
@@ -73,10 +71,13 @@ export class NoPayForFixture extends FixtureError {
 /** A data set made of one database per namespace and pay: the default one, and (on SQLite in memory) each instance's. */
 export class NamespacesDataSet implements DataSet {
 
-    private commerceStore: CommerceStore | null = null;
-    private logisticsStore: LogisticsStore | null = null;
+    private readonly stores = new Map<string, unknown>();
+    private readonly specs: ReturnType<typeof fixtureSpecs>;
 
-    constructor(protected databases: NamespaceDatabases, protected readonly payDatabase: PayDatabase, protected readonly context: RecordContext) { }
+    constructor(protected readonly namespaces: readonly Namespace[], protected databases: NamespaceDatabases, protected readonly payDatabase: PayDatabase, protected readonly context: RecordContext) {
+
+        this.specs = fixtureSpecs(namespaces);
+    }
 
     /** What makes pay ready to load records into, in the words of whoever made the data set. */
     protected get payAdvice(): string {
@@ -84,16 +85,16 @@ export class NamespacesDataSet implements DataSet {
         return 'run `npx localgate provision pay` first';
     }
 
-    get commerce(): CommerceStore {
+    store<Store>(namespace: Namespace<Store>): Store {
 
-        this.commerceStore ??= this.databases.commerce.commerceStore(this.context);
-        return this.commerceStore;
-    }
+        let store = this.stores.get(namespace.name);
+        if (store === undefined) {
+            store = this.databases[namespace.name].store(this.context);
+            this.stores.set(namespace.name, store);
+        }
 
-    get logistics(): LogisticsStore {
-
-        this.logisticsStore ??= this.databases.logistics.logisticsStore(this.context);
-        return this.logisticsStore;
+        // The database made it with the factory of this very namespace.
+        return store as Store;
     }
 
     get pay(): PayAccess {
@@ -104,11 +105,10 @@ export class NamespacesDataSet implements DataSet {
     async health(): Promise<Record<string, NamespaceHealth>> {
 
         const health: Record<string, NamespaceHealth> = {};
-        for (const namespace of placedNamespaces) {
-            health[namespace] = await this.databases[namespace].health();
+        for (const { name, readiness } of this.namespaces) {
+            health[name] = readiness === 'provisioned' ? await payHealth(this.pay, this.payDatabase.engine, this.payDatabase.storage) : await this.databases[name].health();
         }
 
-        health.pay = await payHealth(this.pay, this.payDatabase.engine, this.payDatabase.storage);
         return health;
     }
 
@@ -151,16 +151,18 @@ export class NamespacesDataSet implements DataSet {
         const health = await this.health();
         const migrations: Record<string, string[]> = {};
         const records: Record<string, Record<string, unknown>> = {};
-        for (const [namespace, spec] of Object.entries(fixtureSpecs)) {
-            const database = namespace === 'pay' ? await this.payDatabase.records() : this.databases[namespace as PlacedNamespace];
-            if (!database) {
+        const pay = await this.payDatabase.records();
+        for (const namespace of this.namespaces) {
+            const database = this.databases[namespace.name] ?? pay;
+            if (!namespace.fixture || !database) {
                 continue;
             }
 
-            const collections = Object.entries(spec);
+            const { name } = namespace;
+            const collections = Object.entries(namespace.fixture.collections);
             const tables = await database.exportRows([...new Set(collections.flatMap(([collection, definition]) => [collection, ...definition.reads ?? []]))]);
-            migrations[namespace] = appliedMigrationNames(health[namespace]!.engine, namespace, health[namespace]!.schema_version!);
-            records[namespace] = Object.fromEntries(collections.map(([collection, definition]) => [collection, tables[collection]!.map((row) => definition.fromRow(row, tables))]));
+            migrations[name] = appliedMigrationNames(health[name]!.engine, namespace, health[name]!.schema_version!);
+            records[name] = Object.fromEntries(collections.map(([collection, definition]) => [collection, tables[collection]!.map((row) => definition.fromRow(row, tables))]));
         }
 
         return { localgate: { format: fixtureFormat, migrations }, ...records };
@@ -172,7 +174,7 @@ export class NamespacesDataSet implements DataSet {
     }
 
     /** The database of a namespace, for the engine's own tests and tools. */
-    database(namespace: PlacedNamespace): NamespaceDatabase {
+    database(namespace: string): NamespaceDatabase {
 
         return this.databases[namespace];
     }
@@ -181,14 +183,15 @@ export class NamespacesDataSet implements DataSet {
     protected fixtureLoads(fixture: unknown, origin: string, pay: RecordsDatabase | null): FixtureLoads {
 
         const loads: FixtureLoads = { counts: {}, waiting: [], immediate: [] };
-        const { records } = fixtureBody(fixture, origin, shippedMigrationNames());
-        for (const [namespace, collections] of fixtureNamespaces(records, origin, fixtureSpecs)) {
-            const database = namespace === 'pay' ? pay : this.databases[namespace as PlacedNamespace];
+        const { records } = fixtureBody(fixture, origin, shippedMigrationNames(this.namespaces));
+        for (const [namespace, collections] of fixtureNamespaces(records, origin, this.specs)) {
+            // A namespace with fixture collections and no database the settings place is pay.
+            const database = this.databases[namespace] ?? pay;
             if (!database) {
                 throw new NoPayForFixture(`${origin}: pay: this data set has no pay namespace ready to load wallets into (${this.payAdvice})`);
             }
 
-            const rows = fixtureRows(namespace, collections, fixtureSpecs[namespace]!, origin, this.context);
+            const rows = fixtureRows(namespace, collections, this.specs[namespace]!, origin, this.context);
             loads.counts[namespace] = 0;
             if (database.transactions === 'waiting') {
                 loads.waiting.push({ namespace, database, rows });
@@ -230,7 +233,6 @@ export class NamespacesDataSet implements DataSet {
     // Stores hold the databases they were made over: replaced databases need new ones.
     protected forgetStores(): void {
 
-        this.commerceStore = null;
-        this.logisticsStore = null;
+        this.stores.clear();
     }
 }

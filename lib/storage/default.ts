@@ -1,10 +1,10 @@
 import type { RecordContext } from '../clock';
 import { placedNamespaces, type Settings } from '../config';
+import type { Namespace } from '../namespaces/namespace';
 import { readFixtureFile } from '../fixtures';
 import { NamespacesDataSet, type NamespaceDatabases } from './data-set';
 import type { DataSet, NamespaceDatabase, PayDatabase } from './engine';
-import { openSqliteNamespace } from './sqlite/namespace';
-import { openSqlitePay } from './sqlite/pay-access';
+import { engineOf, engines } from './engines';
 
 
 // The default data set: each namespace opened where the settings place it. The PostgreSQL code (with `pg`) loads only
@@ -15,14 +15,14 @@ export async function openDefaultDataSet(settings: Settings, context: RecordCont
 
     // The seed file is read and bounded before any database is opened: a file refused here leaves nothing written.
     const seed = settings.seedFile ? readFixtureFile(settings.seedFile) : undefined;
-    const opened: Partial<NamespaceDatabases> = {};
+    const opened: NamespaceDatabases = {};
     let data: NamespacesDataSet;
     try {
-        for (const namespace of placedNamespaces) {
-            opened[namespace] = await openNamespace(settings, namespace);
+        for (const namespace of placedNamespaces(settings.namespaces)) {
+            opened[namespace.name] = await openNamespace(settings, namespace);
         }
 
-        data = new NamespacesDataSet(opened as NamespaceDatabases, await openPay(settings, context), context);
+        data = new NamespacesDataSet(settings.namespaces, opened, await openPay(settings, context), context);
     }
     catch (err) {
         await Promise.all(Object.values(opened).map((database) => database.close()));
@@ -51,25 +51,15 @@ async function loadSeedFile(data: NamespacesDataSet, seed: unknown, file: string
 }
 
 
-async function openNamespace(settings: Settings, namespace: typeof placedNamespaces[number]): Promise<NamespaceDatabase> {
+function openNamespace(settings: Settings, namespace: Namespace): Promise<NamespaceDatabase> {
 
-    const location = settings.placements[namespace];
-    if (location.engine === 'postgres') {
-        const { PgNamespace } = await import('./postgres/namespace');
-        return await PgNamespace.open(namespace, location.url, settings.database, settings.seed);
-    }
-
-    return openSqliteNamespace(namespace, location.file, settings);
+    const location = settings.placements[namespace.name];
+    return engineOf(location).openNamespace(namespace, location, settings);
 }
 
 
-async function openPay(settings: Settings, context: RecordContext): Promise<PayDatabase> {
+// Pay without a PAY_DB_URL is SQLite's: in memory when asked, else not configured.
+function openPay(settings: Settings, context: RecordContext): Promise<PayDatabase> {
 
-    if (settings.payLocation?.engine === 'postgres') {
-        const { PgPayReadiness } = await import('./postgres/pay-readiness');
-        const readiness = await PgPayReadiness.open(settings.pay, settings.database, context);
-        return { access: readiness, engine: 'postgres', storage: 'server', records: () => readiness.records(), close: () => readiness.close() };
-    }
-
-    return openSqlitePay(settings, context);
+    return engines[settings.payLocation?.engine ?? 'sqlite'].openPay(settings, context);
 }

@@ -1,16 +1,7 @@
-import Fs from 'node:fs';
-import Path from 'node:path';
-
 import { wallContext } from '../clock';
 import { fixtureRows, readFixtureFile, type FixtureRows, type FixtureSpec } from '../fixtures';
-import { commerceFixture } from '../namespaces/commerce/fixture';
-import { logisticsFixture } from '../namespaces/logistics/fixture';
-import { payFixture } from '../namespaces/pay/fixture';
-import { demoDataRoot } from '../paths';
+import type { Namespace, NamespaceSchema } from '../namespaces/namespace';
 
-
-/** The collections a fixture can fill, per namespace. */
-export const fixtureSpecs: Record<string, FixtureSpec> = { commerce: commerceFixture, logistics: logisticsFixture, pay: payFixture };
 
 /** A namespace's shipped demo data: its collections as in the file, and the rows to store, stamped when asked for. */
 export interface DemoData {
@@ -19,21 +10,32 @@ export interface DemoData {
 }
 
 
-// Shipped demo data does not change while the process runs: read once.
-const shipped = new Map<string, DemoData | null>();
+// Demo data does not change while the process runs: read once per file.
+const shipped = new Map<string, DemoData>();
 
 
-/** The demo data shipped for a namespace, or null when it has none (weather, pay). */
-export function demoData(namespace: string): DemoData | null {
+/** The demo data of a namespace, or null when it has none (weather, pay). */
+export function demoData(namespace: NamespaceSchema): DemoData | null {
 
-    if (!shipped.has(namespace)) {
-        const file = Path.join(demoDataRoot, `${namespace}.json`);
-        const collections = Fs.existsSync(file) ? readFixtureFile(file) as Record<string, unknown> : null;
-        shipped.set(namespace, collections && {
-            collections,
-            rows: () => fixtureRows(namespace, collections, fixtureSpecs[namespace]!, file, wallContext())
-        });
+    const { fixture } = namespace;
+    if (!fixture?.demo) {
+        return null;
     }
 
-    return shipped.get(namespace)!;
+    const file = fixture.demo;
+    let demo = shipped.get(file);
+    if (!demo) {
+        const collections = readFixtureFile(file) as Record<string, unknown>;
+        demo = { collections, rows: () => fixtureRows(namespace.name, collections, fixture.collections, file, wallContext()) };
+        shipped.set(file, demo);
+    }
+
+    return demo;
+}
+
+
+/** The collections a fixture can fill, per namespace that has any. */
+export function fixtureSpecs(namespaces: readonly Namespace[]): Record<string, FixtureSpec> {
+
+    return Object.fromEntries(namespaces.flatMap((namespace) => (namespace.fixture ? [[namespace.name, namespace.fixture.collections]] : [])));
 }

@@ -1,15 +1,15 @@
 import type { RecordContext } from '../clock';
 import type { FixtureRows } from '../fixtures';
-import type { CommerceStore } from '../namespaces/commerce/store';
-import type { LogisticsStore } from '../namespaces/logistics/store';
+import type { Namespace } from '../namespaces/namespace';
 import type { PayAccess } from '../namespaces/pay/store';
+import type { EngineName } from './engines';
 
 
 // The seam between the HTTP layer and an engine: routes and instances see only these interfaces.
 
 export type NamespaceState = 'ready' | 'unavailable' | 'unconfigured' | 'configured';
 
-export type EngineName = 'sqlite' | 'postgres';
+export type { EngineName } from './engines';
 
 export interface NamespaceHealth {
     state: NamespaceState;
@@ -23,11 +23,8 @@ interface NamespaceDatabaseBase {
     /** The namespace's state, engine, schema version and storage, as /health shows them. */
     health(): Promise<NamespaceHealth>;
 
-    /** The commerce store over this database (one that holds the commerce schema). */
-    commerceStore(context: RecordContext): CommerceStore;
-
-    /** The logistics store over this database (one that holds the logistics schema). */
-    logisticsStore(context: RecordContext): LogisticsStore;
+    /** The store of this database's own namespace, made by the namespace's factory for this engine. */
+    store(context: RecordContext): unknown;
 
     /** Closes the database (or its pool). */
     close(): Promise<void>;
@@ -91,9 +88,10 @@ export interface PayDatabase {
 
 /** The databases of one data set (the default one, or an instance's) behind the stores of its namespaces. */
 export interface DataSet {
-    readonly commerce: CommerceStore;
-    readonly logistics: LogisticsStore;
     readonly pay: PayAccess;
+
+    /** The store of one of the data set's namespaces, made once over its database. */
+    store<Store>(namespace: Namespace<Store>): Store;
 
     /** Each namespace's state, engine, schema version and storage, as /health shows them. */
     health(): Promise<Record<string, NamespaceHealth>>;
@@ -137,6 +135,9 @@ export interface InstanceDataOptions {
 
 /** An engine keeps data sets: the default one, where settings put it, and instances in memory. */
 export interface Engine {
+
+    /** The namespaces of every data set the engine keeps. */
+    readonly namespaces: readonly Namespace[];
 
     /** Opens (and migrates, and seeds unless told not to) the default data set. */
     openDefault(context: RecordContext): Promise<DataSet>;

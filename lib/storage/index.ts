@@ -1,14 +1,12 @@
-import Path from 'node:path';
-
-import { payLocation, placedNamespaces, type DatabaseSettings, type Settings } from '../config';
+import { payLocation, type DatabaseSettings, type Settings } from '../config';
 import { openDefaultDataSet } from './default';
 import type { Engine } from './engine';
+import { engineOf } from './engines';
 import { FixtureImages } from './fixture-images';
 import { chosenPayKeys, type PayCredentials, type PayKeys } from './pay-keys';
 import { wallContext } from '../clock';
 import { createSqliteInstance } from './sqlite/engine';
 import { absentDatabaseFiles, removeDatabaseFiles } from './sqlite/files';
-import { provisionPay as provisionSqlitePay, rotatePayKeys as rotateSqlitePayKeys } from './sqlite/provision';
 
 
 export type { PayCredentials, PayKeys } from './pay-keys';
@@ -25,8 +23,9 @@ export function createEngine(settings: Settings): Engine {
 
     const fixtureImages = new FixtureImages(settings.fixtureCacheMib * 2 ** 20);
     return {
+        namespaces: settings.namespaces,
         openDefault: (context) => openDefaultDataSet(settings, context),
-        createInstance: (options) => createSqliteInstance(options, fixtureImages)
+        createInstance: (options) => createSqliteInstance(settings.namespaces, options, fixtureImages)
     };
 }
 
@@ -37,18 +36,13 @@ export function createEngine(settings: Settings): Engine {
  */
 export async function databasesWhere(settings: Settings): Promise<string> {
 
+    const placements = Object.entries(settings.placements);
     const places: string[] = [];
-    for (const namespace of placedNamespaces) {
-        const location = settings.placements[namespace];
-        if (location.engine === 'postgres') {
-            places.push(`on PostgreSQL at ${(await import('./postgres/migrate')).describeUrl(location.url)}`);
-        }
-        else {
-            places.push(location.file ? `in ${Path.resolve(location.file)}` : (settings.storage === 'memory' ? 'in memory' : `in ${Path.resolve(settings.dataDir)}`));
-        }
+    for (const [, location] of placements) {
+        places.push(await engineOf(location).describe(location, settings));
     }
 
-    return new Set(places).size === 1 ? places[0]! : placedNamespaces.map((namespace, index) => `${namespace} ${places[index]}`).join(', ');
+    return new Set(places).size === 1 ? places[0]! : placements.map(([namespace], index) => `${namespace} ${places[index]}`).join(', ');
 }
 
 
@@ -86,11 +80,7 @@ export async function provisionPay(url: string, database: DatabaseSettings = def
     const pair = chosenPayKeys(keys);
     // A URL that names no place is a rejection, as every other failure of the command.
     const location = payLocation(url);
-    if (location.engine === 'postgres') {
-        return (await import('./postgres/provision')).provisionPostgresPay(location.url, database, pair);
-    }
-
-    return provisionSqlitePay(location.file, pair);
+    return await engineOf(location).provisionPay(location, database, pair);
 }
 
 
@@ -98,9 +88,5 @@ export async function provisionPay(url: string, database: DatabaseSettings = def
 export async function rotatePayKeys(url: string, database: DatabaseSettings = defaultDatabase): Promise<PayCredentials> {
 
     const location = payLocation(url);
-    if (location.engine === 'postgres') {
-        return (await import('./postgres/provision')).rotatePostgresPayKeys(location.url, database);
-    }
-
-    return rotateSqlitePayKeys(location.file);
+    return await engineOf(location).rotatePayKeys(location, database);
 }

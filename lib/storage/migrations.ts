@@ -2,8 +2,9 @@ import Crypto from 'node:crypto';
 import Fs from 'node:fs';
 import Path from 'node:path';
 
-import { placedNamespaces } from '../config';
+import type { NamespaceSchema } from '../namespaces/namespace';
 import { migrationsRoot } from '../paths';
+import type { EngineName } from './engines';
 
 
 // Migration files, whatever engine applies them: migrations/<engine>/<namespace>/NNN_name.sql, with the same numbers
@@ -62,13 +63,17 @@ export function readMigrations(dir: string): Migration[] {
 }
 
 
-/** The migrations shipped for a namespace on an engine, read once per process (they do not change while it runs). */
-export function namespaceMigrations(engine: 'sqlite' | 'postgres', namespace: string): Migration[] {
+/** Pay's migrations, which its readiness applies as pay is provisioned. */
+export const paySchema: NamespaceSchema = { name: 'pay', migrations: migrationsRoot };
 
-    const key = `${engine}/${namespace}`;
+
+/** The migrations of a namespace on an engine, read once per process (they do not change while it runs). */
+export function namespaceMigrations(engine: EngineName, namespace: NamespaceSchema): Migration[] {
+
+    const key = Path.join(namespace.migrations, engine, namespace.name);
     let migrations = shipped.get(key);
     if (!migrations) {
-        migrations = readMigrations(Path.join(migrationsRoot, engine, namespace));
+        migrations = readMigrations(key);
         shipped.set(key, migrations);
     }
 
@@ -118,15 +123,15 @@ function checksum(sql: string): string {
 }
 
 
-/** The names of the migrations shipped per namespace (001_name), as an export file lists them; both engines ship the same names. */
-export function shippedMigrationNames(): Record<string, string[]> {
+/** The names of the migrations shipped per namespace (001_name), as an export file lists them; every engine ships the same names. */
+export function shippedMigrationNames(namespaces: readonly NamespaceSchema[]): Record<string, string[]> {
 
-    return Object.fromEntries([...placedNamespaces, 'pay'].map((namespace) => [namespace, appliedMigrationNames('sqlite', namespace, Infinity)]));
+    return Object.fromEntries(namespaces.map((namespace) => [namespace.name, appliedMigrationNames('sqlite', namespace, Infinity)]));
 }
 
 
 /** The names of a namespace's migrations on an engine up to a schema version: those a database at that version has applied. */
-export function appliedMigrationNames(engine: 'sqlite' | 'postgres', namespace: string, version: number): string[] {
+export function appliedMigrationNames(engine: EngineName, namespace: NamespaceSchema, version: number): string[] {
 
     return namespaceMigrations(engine, namespace).filter((migration) => migration.version <= version).map((migration) => migration.name.replace(/\.sql$/, ''));
 }

@@ -1,6 +1,13 @@
+import Path from 'node:path';
+
 import type { Plugin } from '@hapi/hapi';
 
+import { demoDataRoot, migrationsRoot } from '../../paths';
+import { SqliteCommerceStore } from '../../storage/sqlite/commerce';
+import type { Namespace } from '../namespace';
+import { commerceFixture } from './fixture';
 import { commerceRoutes } from './routes';
+import type { CommerceStore } from './store';
 
 
 export const commercePlugin: Plugin<void> = {
@@ -9,4 +16,22 @@ export const commercePlugin: Plugin<void> = {
 
         commerceRoutes(server);
     }
+};
+
+export const commerceNamespace: Namespace<CommerceStore> = {
+    name: 'commerce',
+    description: 'Local businesses, products, offers, inquiries and scam reports',
+    plugin: commercePlugin,
+    readiness: 'migrated',
+    migrations: migrationsRoot,
+    fixture: { collections: commerceFixture, demo: Path.join(demoDataRoot, 'commerce.json') },
+    stores: {
+        sqlite: (db, context) => new SqliteCommerceStore(db, context),
+        postgres: async () => {
+
+            const { PgCommerceStore } = await import('../../storage/postgres/commerce');
+            return (db, context) => new PgCommerceStore(db, context);
+        }
+    },
+    liveBodies: true
 };

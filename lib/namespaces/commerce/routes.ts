@@ -1,7 +1,8 @@
-import type { Server, ServerRoute } from '@hapi/hapi';
+import type { Request, Server, ServerRoute } from '@hapi/hapi';
 
 import { callerId } from '../../auth';
 import { dataOf } from '../../scope';
+import { commerceNamespace } from './index';
 import { createdResponse, listResponse, type Page } from '../../lists';
 import {
     businessListQuery,
@@ -22,7 +23,7 @@ import {
     scamReportParams,
     scamReportSchema
 } from './schemas';
-import type { NewInquiry, NewProduct, NewScamReport } from './store';
+import type { CommerceStore, NewInquiry, NewProduct, NewScamReport } from './store';
 
 
 // What joi leaves in request.query once it has validated and converted it.
@@ -39,6 +40,13 @@ const listOrder = 'Oldest first (created_at, then id), so that paging with limit
 
 
 /** The commerce endpoints, served from the store of each request's data set. */
+// The commerce store of the request's data set.
+function commerceOf(request: Pick<Request, 'app'>): CommerceStore {
+
+    return dataOf(request).store(commerceNamespace);
+}
+
+
 export function commerceRoutes(server: Server): void {
 
     const listProducts: ServerRoute<{ Query: ProductQuery }> = {
@@ -54,7 +62,7 @@ export function commerceRoutes(server: Server): void {
             async handler(request, h) {
 
                 const { business_id: businessId, limit, offset } = request.query;
-                return listResponse(h, await dataOf(request).commerce.listProducts({ business_id: businessId }, { limit, offset }));
+                return listResponse(h, await commerceOf(request).listProducts({ business_id: businessId }, { limit, offset }));
             }
         }
     };
@@ -68,7 +76,7 @@ export function commerceRoutes(server: Server): void {
             tags,
             validate: { params: productParams },
             response: { status: { 200: productSchema } },
-            handler: (request) => dataOf(request).commerce.getProduct(request.params.product_id)
+            handler: (request) => commerceOf(request).getProduct(request.params.product_id)
         }
     };
 
@@ -84,7 +92,7 @@ export function commerceRoutes(server: Server): void {
             plugins: { localgate: { errors: { 422: 'business_not_found: business_id names no business' } } },
             async handler(request, h) {
 
-                const product = await dataOf(request).commerce.createProduct(request.payload, callerId(request));
+                const product = await commerceOf(request).createProduct(request.payload, callerId(request));
                 return createdResponse(h, request, product);
             }
         }
@@ -100,7 +108,7 @@ export function commerceRoutes(server: Server): void {
             tags,
             validate: { query: businessListQuery },
             response: { status: { 200: businessListSchema } },
-            handler: async (request, h) => listResponse(h, await dataOf(request).commerce.listBusinesses(request.query))
+            handler: async (request, h) => listResponse(h, await commerceOf(request).listBusinesses(request.query))
         }
     };
 
@@ -113,7 +121,7 @@ export function commerceRoutes(server: Server): void {
             tags,
             validate: { params: businessParams },
             response: { status: { 200: businessSchema } },
-            handler: (request) => dataOf(request).commerce.getBusiness(request.params.business_id)
+            handler: (request) => commerceOf(request).getBusiness(request.params.business_id)
         }
     };
 
@@ -130,7 +138,7 @@ export function commerceRoutes(server: Server): void {
             async handler(request, h) {
 
                 const { product_id: productId, limit, offset } = request.query;
-                return listResponse(h, await dataOf(request).commerce.listOffers({ product_id: productId }, { limit, offset }));
+                return listResponse(h, await commerceOf(request).listOffers({ product_id: productId }, { limit, offset }));
             }
         }
     };
@@ -147,7 +155,7 @@ export function commerceRoutes(server: Server): void {
             plugins: { localgate: { errors: { 422: 'product_not_found or business_not_found: the product_id or business_id names no record' } } },
             async handler(request, h) {
 
-                const inquiry = await dataOf(request).commerce.createInquiry(request.payload, callerId(request));
+                const inquiry = await commerceOf(request).createInquiry(request.payload, callerId(request));
                 return createdResponse(h, request, inquiry);
             }
         }
@@ -162,7 +170,7 @@ export function commerceRoutes(server: Server): void {
             tags,
             validate: { params: inquiryParams },
             response: { status: { 200: inquirySchema } },
-            handler: (request) => dataOf(request).commerce.getInquiry(request.params.inquiry_id, callerId(request))
+            handler: (request) => commerceOf(request).getInquiry(request.params.inquiry_id, callerId(request))
         }
     };
 
@@ -185,7 +193,7 @@ export function commerceRoutes(server: Server): void {
             },
             async handler(request, h) {
 
-                const report = await dataOf(request).commerce.createScamReport(request.payload, callerId(request));
+                const report = await commerceOf(request).createScamReport(request.payload, callerId(request));
                 return createdResponse(h, request, report);
             }
         }
@@ -200,7 +208,7 @@ export function commerceRoutes(server: Server): void {
             tags,
             validate: { params: scamReportParams },
             response: { status: { 200: scamReportSchema } },
-            handler: (request) => dataOf(request).commerce.getScamReport(request.params.report_id, callerId(request))
+            handler: (request) => commerceOf(request).getScamReport(request.params.report_id, callerId(request))
         }
     };
 

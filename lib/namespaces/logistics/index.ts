@@ -1,6 +1,13 @@
+import Path from 'node:path';
+
 import type { Plugin } from '@hapi/hapi';
 
+import { demoDataRoot, migrationsRoot } from '../../paths';
+import { SqliteLogisticsStore } from '../../storage/sqlite/logistics';
+import type { Namespace } from '../namespace';
+import { logisticsFixture } from './fixture';
 import { logisticsRoutes } from './routes';
+import type { LogisticsStore } from './store';
 
 
 export const logisticsPlugin: Plugin<void> = {
@@ -9,4 +16,22 @@ export const logisticsPlugin: Plugin<void> = {
 
         logisticsRoutes(server);
     }
+};
+
+export const logisticsNamespace: Namespace<LogisticsStore> = {
+    name: 'logistics',
+    description: 'Vehicles, bookings and pickup and drop-off locations',
+    plugin: logisticsPlugin,
+    readiness: 'migrated',
+    migrations: migrationsRoot,
+    fixture: { collections: logisticsFixture, demo: Path.join(demoDataRoot, 'logistics.json') },
+    stores: {
+        sqlite: (db, context) => new SqliteLogisticsStore(db, context),
+        postgres: async () => {
+
+            const { PgLogisticsStore } = await import('../../storage/postgres/logistics');
+            return (db, context) => new PgLogisticsStore(db, context);
+        }
+    },
+    liveBodies: true
 };

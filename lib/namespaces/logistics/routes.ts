@@ -1,7 +1,8 @@
-import type { Server, ServerRoute } from '@hapi/hapi';
+import type { Request, Server, ServerRoute } from '@hapi/hapi';
 
 import { callerId } from '../../auth';
 import { dataOf } from '../../scope';
+import { logisticsNamespace } from './index';
 import { createdResponse, listResponse, type Page } from '../../lists';
 import {
     bookingListSchema,
@@ -15,13 +16,20 @@ import {
     vehicleQuery,
     vehicleSchema
 } from './schemas';
-import type { NewBooking, VehicleFilter } from './store';
+import type { LogisticsStore, NewBooking, VehicleFilter } from './store';
 
 
 const tags = ['api', 'logistics'];
 
 
 /** The logistics endpoints, served from the store of each request's data set. */
+// The logistics store of the request's data set.
+function logisticsOf(request: Pick<Request, 'app'>): LogisticsStore {
+
+    return dataOf(request).store(logisticsNamespace);
+}
+
+
 export function logisticsRoutes(server: Server): void {
 
     const listVehicles: ServerRoute<{ Query: VehicleFilter }> = {
@@ -34,7 +42,7 @@ export function logisticsRoutes(server: Server): void {
             tags,
             validate: { query: vehicleQuery },
             response: { status: { 200: vehicleListSchema } },
-            handler: async (request, h) => listResponse(h, await dataOf(request).logistics.listVehicles(request.query))
+            handler: async (request, h) => listResponse(h, await logisticsOf(request).listVehicles(request.query))
         }
     };
 
@@ -47,7 +55,7 @@ export function logisticsRoutes(server: Server): void {
             tags,
             validate: { params: vehicleParams },
             response: { status: { 200: vehicleSchema } },
-            handler: (request) => dataOf(request).logistics.getVehicle(request.params.vehicle_id)
+            handler: (request) => logisticsOf(request).getVehicle(request.params.vehicle_id)
         }
     };
 
@@ -61,7 +69,7 @@ export function logisticsRoutes(server: Server): void {
             tags,
             validate: { query: pageOnlyQuery },
             response: { status: { 200: locationListSchema } },
-            handler: async (request, h) => listResponse(h, await dataOf(request).logistics.listLocations(request.query))
+            handler: async (request, h) => listResponse(h, await logisticsOf(request).listLocations(request.query))
         }
     };
 
@@ -88,7 +96,7 @@ export function logisticsRoutes(server: Server): void {
             response: { status: { 201: bookingSchema } },
             handler: async (request, h) => {
 
-                const booking = await dataOf(request).logistics.createBooking(callerId(request), request.payload);
+                const booking = await logisticsOf(request).createBooking(callerId(request), request.payload);
                 return createdResponse(h, request, booking);
             }
         }
@@ -103,7 +111,7 @@ export function logisticsRoutes(server: Server): void {
             tags,
             validate: { query: pageOnlyQuery },
             response: { status: { 200: bookingListSchema } },
-            handler: async (request, h) => listResponse(h, await dataOf(request).logistics.listBookings(callerId(request), request.query))
+            handler: async (request, h) => listResponse(h, await logisticsOf(request).listBookings(callerId(request), request.query))
         }
     };
 
@@ -116,7 +124,7 @@ export function logisticsRoutes(server: Server): void {
             tags,
             validate: { params: bookingParams },
             response: { status: { 200: bookingSchema } },
-            handler: (request) => dataOf(request).logistics.getBooking(callerId(request), request.params.booking_id)
+            handler: (request) => logisticsOf(request).getBooking(callerId(request), request.params.booking_id)
         }
     };
 

@@ -1,5 +1,7 @@
 import type { Plugin } from '@hapi/hapi';
 
+import { migrationsRoot } from '../../paths';
+import type { Namespace } from '../namespace';
 import { routes } from './routes';
 
 
@@ -9,4 +11,14 @@ export const weatherPlugin: Plugin<void> = {
 
         server.route(routes);
     }
+};
+
+// Weather keeps no records yet: its database holds only its migrations' record.
+export const weatherNamespace: Namespace = {
+    name: 'weather',
+    description: 'Reserved: forecasts answer 501 until a weather backend is provisioned',
+    plugin: weatherPlugin,
+    readiness: 'migrated',
+    migrations: migrationsRoot,
+    liveBodies: true
 };

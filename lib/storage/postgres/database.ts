@@ -42,6 +42,13 @@ const maxAttempts = 5;
 
 
 /** The pool of one namespace's schema on a PostgreSQL database: every connection's search_path is that schema. */
+declare module '../engines' {
+    interface EngineHandles {
+        postgres: PgDatabase;
+    }
+}
+
+
 export class PgDatabase implements Runner {
 
     readonly pool: Pg.Pool;

@@ -1,4 +1,4 @@
-import { MigrationError, namespaceMigrations, verifyApplied, type AppliedMigration, type Migration } from '../migrations';
+import { MigrationError, verifyApplied, type AppliedMigration, type Migration } from '../migrations';
 import type { PgDatabase, Runner } from './database';
 import { sqlState } from './errors';
 
@@ -37,7 +37,7 @@ export async function schemaVersion(db: Runner): Promise<number> {
  * Creates the namespace's schema and applies its pending migrations, one transaction each under the migration lock;
  * refuses edited migrations and schemas newer than the code. Returns the versions applied.
  */
-export async function migrate(db: PgDatabase, migrations: Migration[] = namespaceMigrations('postgres', db.schema)): Promise<number[]> {
+export async function migrate(db: PgDatabase, migrations: Migration[]): Promise<number[]> {
 
     const where = `schema ${db.schema} of ${describeUrl(db.url)}`;
     await db.transaction(async (tx) => {

@@ -1,14 +1,13 @@
 import type { RecordContext } from '../../clock';
 import type { DatabaseSettings } from '../../config';
 import type { FixtureRows } from '../../fixtures';
-import type { CommerceStore } from '../../namespaces/commerce/store';
-import type { LogisticsStore } from '../../namespaces/logistics/store';
+import type { Namespace } from '../../namespaces/namespace';
 import { demoData } from '../demo';
 import type { NamespaceHealth, SeedCheck, StoredRows, WaitingDatabase } from '../engine';
-import { PgCommerceStore } from './commerce';
+import { noStores } from '../engines';
+import { namespaceMigrations } from '../migrations';
 import { PgDatabase } from './database';
 import { collectionsEmpty, exportRows, insertFixtureRows, seedMayLoad } from './fixtures';
-import { PgLogisticsStore } from './logistics';
 import { describeUrl, migrate, schemaVersion, underMigrationLock } from './migrate';
 
 
@@ -17,14 +16,16 @@ export class PgNamespace implements WaitingDatabase {
 
     readonly transactions = 'waiting';
 
-    private constructor(readonly db: PgDatabase) { }
+    private constructor(readonly db: PgDatabase, private readonly makeStore: (db: PgDatabase, context: RecordContext) => unknown) { }
 
     /** Opens the pool of a namespace's schema, migrates it, and loads the demo data once when asked and it has none. */
-    static async open(namespace: string, url: string, settings: DatabaseSettings, seed: boolean): Promise<PgNamespace> {
+    static async open(namespace: Namespace, url: string, settings: DatabaseSettings, seed: boolean): Promise<PgNamespace> {
 
-        const db = new PgDatabase(url, namespace, settings);
+        const db = new PgDatabase(url, namespace.name, settings);
+        let makeStore;
         try {
-            await migrate(db);
+            makeStore = await (namespace.stores ?? noStores).postgres();
+            await migrate(db, namespaceMigrations('postgres', namespace));
             const demo = seed ? demoData(namespace) : null;
             if (demo) {
                 await underMigrationLock(db, async (tx) => {
@@ -37,10 +38,10 @@ export class PgNamespace implements WaitingDatabase {
         }
         catch (err) {
             await db.close();
-            throw startError(err, namespace, url);
+            throw startError(err, namespace.name, url);
         }
 
-        return new PgNamespace(db);
+        return new PgNamespace(db, makeStore);
     }
 
     async health(): Promise<NamespaceHealth> {
@@ -72,14 +73,9 @@ export class PgNamespace implements WaitingDatabase {
         return exportRows(this.db, tables);
     }
 
-    commerceStore(context: RecordContext): CommerceStore {
+    store(context: RecordContext): unknown {
 
-        return new PgCommerceStore(this.db, context);
-    }
-
-    logisticsStore(context: RecordContext): LogisticsStore {
-
-        return new PgLogisticsStore(this.db, context);
+        return this.makeStore(this.db, context);
     }
 
     close(): Promise<void> {

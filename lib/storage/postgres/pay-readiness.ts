@@ -1,6 +1,6 @@
 import type { RecordContext } from '../../clock';
 import type { DatabaseSettings, PaySettings } from '../../config';
-import { everyMigrationApplied, namespaceMigrations } from '../migrations';
+import { everyMigrationApplied, namespaceMigrations, paySchema } from '../migrations';
 import type { PayAccess, PayStatus, PayStore } from '../../namespaces/pay/store';
 import type { PayKeys } from '../pay-keys';
 import { payKeysDiffer, payStatus, type PayContents } from '../pay-status';
@@ -40,7 +40,7 @@ export class PgPayReadiness implements PayAccess {
             // Unreachable, or not ours: nothing to upgrade, and pay reads as unconfigured until it answers.
             const provisioned = await appliedMigrations(db).then((rows) => rows.length > 0, () => false);
             if (provisioned) {
-                await migrate(db, namespaceMigrations('postgres', 'pay'));
+                await migrate(db, namespaceMigrations('postgres', paySchema));
             }
         }
         catch (err) {
@@ -125,5 +125,5 @@ export class PgPayReadiness implements PayAccess {
 /** True when every shipped pay migration is recorded with an unchanged checksum. */
 export function migrationsApplied(record: PayRecord): boolean {
 
-    return everyMigrationApplied(record.applied, namespaceMigrations('postgres', 'pay'));
+    return everyMigrationApplied(record.applied, namespaceMigrations('postgres', paySchema));
 }

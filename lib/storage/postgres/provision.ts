@@ -1,5 +1,6 @@
 import type { DatabaseSettings } from '../../config';
 import { DomainError } from '../../errors';
+import { namespaceMigrations, paySchema } from '../migrations';
 import { mintPayKeys, payCredentials, type PayCredentials, type PayKeys } from '../pay-keys';
 import { PgDatabase } from './database';
 import { appliedMigrations, describeUrl, migrate } from './migrate';
@@ -19,7 +20,7 @@ export async function provisionPostgresPay(url: string, database: DatabaseSettin
             throw new Error(`The schema pay of the database at ${describeUrl(url)} holds tables but no pay migrations: it belongs to something else, so pay is not provisioned there; point PAY_DB_URL at another database`);
         }
 
-        await migrate(db);
+        await migrate(db, namespaceMigrations('postgres', paySchema));
         await recordPayKeys(db, keys);
         return payCredentials(url, keys);
     }

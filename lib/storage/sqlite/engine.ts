@@ -1,7 +1,9 @@
-import { placedNamespaces, type PlacedNamespace } from '../../config';
+import { placedNamespaces } from '../../config';
+import type { Namespace } from '../../namespaces/namespace';
 import type { NamespacesDataSet } from '../data-set';
 import type { DataSet, InstanceData, InstanceDataOptions } from '../engine';
 import { fixtureImageKey, type FixtureImages } from '../fixture-images';
+import { paySchema } from '../migrations';
 import { namespaceImage } from './images';
 import { SqliteInstanceData, type SqliteSnapshot } from './instance';
 import { SqliteNamespace } from './namespace';
@@ -10,7 +12,7 @@ import { MemoryPay, NoPay } from './pay-access';
 
 
 /** The SQLite database of a namespace of a data set this engine opened (its tests look inside). */
-export function sqliteDatabase(data: DataSet, namespace: PlacedNamespace): Database {
+export function sqliteDatabase(data: DataSet, namespace: string): Database {
 
     return ((data as NamespacesDataSet).database(namespace) as SqliteNamespace).db;
 }
@@ -22,16 +24,16 @@ export function sqliteDatabase(data: DataSet, namespace: PlacedNamespace): Datab
  * counter it left. As with a template database, what the load drew (the wall clock's time and the random id of a
  * record that names neither) was drawn once, when the image was made, and every instance from it has the same.
  */
-export function createSqliteInstance(options: InstanceDataOptions, fixtureImages: FixtureImages): InstanceData {
+export function createSqliteInstance(namespaces: readonly Namespace[], options: InstanceDataOptions, fixtureImages: FixtureImages): InstanceData {
 
     const key = options.fixture && fixtureImages.maxBytes ? fixtureImageKey(options) : null;
     const image = key === null ? undefined : fixtureImages.find(key);
     if (image) {
         options.context.ids.counter = image.counter;
-        return openInstance({ ...options, fixture: undefined, from: image.data });
+        return openInstance(namespaces, { ...options, fixture: undefined, from: image.data });
     }
 
-    const data = openInstance(options);
+    const data = openInstance(namespaces, options);
     if (options.fixture) {
         try {
             data.loadFixtureNow(options.fixture.records, options.fixture.origin);
@@ -52,16 +54,17 @@ export function createSqliteInstance(options: InstanceDataOptions, fixtureImages
 
 
 // A fork, or an instance from a fixture's image, starts from that copy, which is also what it resets to.
-function openInstance(options: InstanceDataOptions): SqliteInstanceData {
+function openInstance(namespaces: readonly Namespace[], options: InstanceDataOptions): SqliteInstanceData {
 
     const from = (options.from as SqliteSnapshot | undefined)?.images;
-    const images = { pay: from ? from.pay : (options.pay ? namespaceImage('pay', false) : undefined) } as SqliteSnapshot['images'];
-    const databases = {} as Record<PlacedNamespace, SqliteNamespace>;
-    for (const namespace of placedNamespaces) {
-        images[namespace] = from ? from[namespace]! : namespaceImage(namespace, options.seed);
-        databases[namespace] = new SqliteNamespace(null, 'memory', images[namespace]);
+    const images: SqliteSnapshot['images'] = { pay: from ? from.pay : (options.pay ? namespaceImage(paySchema, false) : undefined) };
+    const databases: Record<string, SqliteNamespace> = {};
+    for (const namespace of placedNamespaces(namespaces)) {
+        const image = from ? from[namespace.name]! : namespaceImage(namespace, options.seed);
+        images[namespace.name] = image;
+        databases[namespace.name] = new SqliteNamespace(namespace, null, 'memory', image);
     }
 
     const pay = images.pay ? new MemoryPay(openCopy(images.pay), options.context, images.pay) : new NoPay();
-    return new SqliteInstanceData(databases, pay, options.context, { images, bytes: 0 });
+    return new SqliteInstanceData(namespaces, databases, pay, options.context, { images, bytes: 0 });
 }

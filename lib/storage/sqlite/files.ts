@@ -1,7 +1,9 @@
 import Fs from 'node:fs';
 import Path from 'node:path';
 
-import { placedNamespaces, SettingError, type Settings } from '../../config';
+import { SettingError, type Settings } from '../../config';
+import type { NamespaceSchema } from '../../namespaces/namespace';
+import { engineOf } from '../engines';
 import { migrate, namespaceMigrations } from './migrate';
 import { closeDatabase, openDatabase, quickCheck, type Database, type OpenOptions } from './open';
 
@@ -14,7 +16,7 @@ export function namespaceFile(dataDir: string, namespace: string): string {
 
 
 /** Opens a namespace database, checks it, and brings its schema up to date. */
-export function openNamespace(file: string, namespace: string, options: OpenOptions = {}): Database {
+export function openNamespace(file: string, namespace: NamespaceSchema, options: OpenOptions = {}): Database {
 
     const db = openDatabase(file, options);
     try {
@@ -53,11 +55,7 @@ export function prepareDataDir(dataDir: string): void {
  */
 export function absentDatabaseFiles(settings: Pick<Settings, 'placements' | 'dataDir'>): string[] {
 
-    const files = placedNamespaces.flatMap((namespace) => {
-
-        const location = settings.placements[namespace];
-        return location.engine === 'sqlite' ? [location.file ?? namespaceFile(settings.dataDir, namespace)] : [];
-    });
+    const files = Object.entries(settings.placements).flatMap(([namespace, location]) => engineOf(location).files(location, namespace, settings.dataDir));
 
     return [...files, Path.resolve(settings.dataDir)].filter((path) => !Fs.existsSync(path));
 }

@@ -2,6 +2,7 @@ import type Sqlite from 'better-sqlite3';
 
 import { FixtureError, refuseChanged, refuseOverlap, sameRow, storedRefusal, type FixtureRow, type FixtureRows } from '../../fixtures';
 import { ledgerPosting, overlapQuery, storedRowQuery, transactionsInTimeOrder, type Placeholder } from '../fixture-sql';
+import type { NamespaceSchema } from '../../namespaces/namespace';
 import { demoData } from '../demo';
 import type { SeedCheck, StoredRows } from '../engine';
 import { engineError } from './errors';
@@ -139,7 +140,7 @@ export function collectionsEmpty(db: Database, collections: string[]): boolean {
 
 
 /** Loads the shipped demo data of a namespace into a database that has none of it yet; returns the rows added. */
-export function seedDemo(db: Database, namespace: string): number {
+export function seedDemo(db: Database, namespace: NamespaceSchema): number {
 
     const demo = demoData(namespace);
     if (!demo || !collectionsEmpty(db, Object.keys(demo.collections))) {

@@ -1,5 +1,5 @@
 import type { RecordContext } from '../../clock';
-import { placedNamespaces, type PlacedNamespace } from '../../config';
+import type { Namespace } from '../../namespaces/namespace';
 import { NamespacesDataSet } from '../data-set';
 import type { DataSnapshot, InstanceData } from '../engine';
 import type { SqliteNamespace } from './namespace';
@@ -8,7 +8,7 @@ import { MemoryPay, type NoPay } from './pay-access';
 
 /** What a snapshot holds: each database serialized, pay's too when the instance has one. */
 export interface SqliteSnapshot extends DataSnapshot {
-    images: Record<PlacedNamespace | 'pay', Buffer | undefined>;
+    images: Record<string, Buffer | undefined>;
 }
 
 
@@ -16,9 +16,9 @@ export interface SqliteSnapshot extends DataSnapshot {
 export class SqliteInstanceData extends NamespacesDataSet implements InstanceData {
 
     // Until a fixture is loaded, the state at creation is the shared images themselves: no copy per instance.
-    constructor(private readonly sqlite: Record<PlacedNamespace, SqliteNamespace>, private readonly memoryPay: MemoryPay | NoPay, context: RecordContext, private creation: SqliteSnapshot) {
+    constructor(namespaces: readonly Namespace[], private readonly sqlite: Record<string, SqliteNamespace>, private readonly memoryPay: MemoryPay | NoPay, context: RecordContext, private creation: SqliteSnapshot) {
 
-        super(sqlite, memoryPay, context);
+        super(namespaces, sqlite, memoryPay, context);
     }
 
     protected override get payAdvice(): string {
@@ -52,9 +52,9 @@ export class SqliteInstanceData extends NamespacesDataSet implements InstanceDat
 
     snapshot(): SqliteSnapshot {
 
-        const images = { pay: this.memoryPay instanceof MemoryPay ? this.memoryPay.serialize() : undefined } as SqliteSnapshot['images'];
-        for (const namespace of placedNamespaces) {
-            images[namespace] = this.sqlite[namespace].serialize();
+        const images: SqliteSnapshot['images'] = { pay: this.memoryPay instanceof MemoryPay ? this.memoryPay.serialize() : undefined };
+        for (const [namespace, database] of Object.entries(this.sqlite)) {
+            images[namespace] = database.serialize();
         }
 
         const bytes = Object.values(images).reduce((sum, image) => sum + (image?.length ?? 0), 0);
@@ -64,8 +64,8 @@ export class SqliteInstanceData extends NamespacesDataSet implements InstanceDat
     restore(snapshot: DataSnapshot): void {
 
         const { images } = snapshot as SqliteSnapshot;
-        for (const namespace of placedNamespaces) {
-            this.sqlite[namespace].replace(images[namespace]!);
+        for (const [namespace, database] of Object.entries(this.sqlite)) {
+            database.replace(images[namespace]!);
         }
 
         if (this.memoryPay instanceof MemoryPay) {

@@ -1,9 +1,10 @@
+import type { NamespaceSchema } from '../../namespaces/namespace';
 import { MigrationError, namespaceMigrations as shippedMigrations, verifyApplied, type AppliedMigration, type Migration } from '../migrations';
 import type { Database } from './open';
 
 
-/** The SQLite migrations shipped for a namespace. */
-export function namespaceMigrations(namespace: string): Migration[] {
+/** The SQLite migrations of a namespace. */
+export function namespaceMigrations(namespace: NamespaceSchema): Migration[] {
 
     return shippedMigrations('sqlite', namespace);
 }

@@ -1,14 +1,12 @@
 import type { RecordContext } from '../../clock';
 import type { Settings } from '../../config';
 import type { FixtureRows } from '../../fixtures';
-import type { CommerceStore } from '../../namespaces/commerce/store';
-import type { LogisticsStore } from '../../namespaces/logistics/store';
+import type { Namespace } from '../../namespaces/namespace';
 import type { ImmediateDatabase, NamespaceHealth, SeedCheck, StoredRows } from '../engine';
-import { SqliteCommerceStore } from './commerce';
+import { noStores } from '../engines';
 import { namespaceFile, openNamespace, prepareDataDir } from './files';
 import { exportRows, seedDemo, storeFixtureRows } from './fixtures';
 import { namespaceImage } from './images';
-import { SqliteLogisticsStore } from './logistics';
 import { schemaVersion } from './migrate';
 import { changesSinceOpen, closeDatabase, memory, openCopy, openDatabase, type Database } from './open';
 
@@ -30,7 +28,7 @@ export class SqliteNamespace implements ImmediateDatabase {
     private changesAtImage: number;
     private connection: Database | null;
 
-    constructor(db: Database | null, private readonly storage: 'file' | 'memory', private image?: Buffer) {
+    constructor(private readonly namespace: Namespace, db: Database | null, private readonly storage: 'file' | 'memory', private image?: Buffer) {
 
         this.connection = db;
         this.changesAtImage = image ? 0 : -1;
@@ -63,14 +61,9 @@ export class SqliteNamespace implements ImmediateDatabase {
         return Promise.resolve(exportRows(this.db, tables));
     }
 
-    commerceStore(context: RecordContext): CommerceStore {
+    store(context: RecordContext): unknown {
 
-        return new SqliteCommerceStore(this.db, context);
-    }
-
-    logisticsStore(context: RecordContext): LogisticsStore {
-
-        return new SqliteLogisticsStore(this.db, context);
+        return (this.namespace.stores ?? noStores).sqlite(this.db, context);
     }
 
     /** The database as bytes; an unchanged database gives the image it was copied from, with no copy made. */
@@ -117,22 +110,22 @@ export class SqliteNamespace implements ImmediateDatabase {
 
 
 /** Opens a namespace on SQLite: the file a setting names, else its file in DATA_DIR, else memory; seeded when asked. */
-export function openSqliteNamespace(namespace: string, file: string | undefined, settings: Pick<Settings, 'storage' | 'dataDir' | 'seed'>): SqliteNamespace {
+export function openSqliteNamespace(namespace: Namespace, file: string | undefined, settings: Pick<Settings, 'storage' | 'dataDir' | 'seed'>): SqliteNamespace {
 
     if (!file && settings.storage === 'memory') {
-        return new SqliteNamespace(openCopy(namespaceImage(namespace, settings.seed)), 'memory');
+        return new SqliteNamespace(namespace, openCopy(namespaceImage(namespace, settings.seed)), 'memory');
     }
 
     if (!file) {
         prepareDataDir(settings.dataDir);
     }
 
-    const db = openNamespace(file ?? namespaceFile(settings.dataDir, namespace), namespace);
+    const db = openNamespace(file ?? namespaceFile(settings.dataDir, namespace.name), namespace);
     if (settings.seed) {
         seedDemo(db, namespace);
     }
 
-    return new SqliteNamespace(db, 'file');
+    return new SqliteNamespace(namespace, db, 'file');
 }
 
 

@@ -5,6 +5,12 @@ import Sqlite from 'better-sqlite3';
 
 export type Database = Sqlite.Database;
 
+declare module '../engines' {
+    interface EngineHandles {
+        sqlite: Database;
+    }
+}
+
 /** The file name that opens a database in memory. */
 export const memory = ':memory:';
 

@@ -3,6 +3,7 @@ import type { Settings } from '../../config';
 import { sections, type PayAccess, type PayStatus, type PayStore } from '../../namespaces/pay/store';
 import type { FixtureRows } from '../../fixtures';
 import type { ImmediateRecords, PayDatabase, RecordsDatabase, SeedCheck, StoredRows } from '../engine';
+import { paySchema } from '../migrations';
 import { exportRows, storePayFixtureRows } from './fixtures';
 import { namespaceImage } from './images';
 import { schemaVersion } from './migrate';
@@ -134,7 +135,7 @@ export class NoPay implements PayAccess, PayDatabase {
 /** A fresh copy in memory of the migrated pay database. */
 export function openMemoryPay(context: RecordContext): MemoryPay {
 
-    const image = namespaceImage('pay', false);
+    const image = namespaceImage(paySchema, false);
     return new MemoryPay(openCopy(image), context, image);
 }
 

@@ -1,5 +1,5 @@
-import { everyMigrationApplied } from '../migrations';
 import type { PayContents } from '../pay-status';
+import { everyMigrationApplied, paySchema } from '../migrations';
 import { appliedMigrations, namespaceMigrations } from './migrate';
 import { openDatabase, type Database } from './open';
 import { recordedPayKeys } from './pay-credentials';
@@ -15,7 +15,7 @@ export function openPayDatabase(file: string, fileMustExist: boolean): Database 
 /** True when every shipped pay migration is recorded in the database with an unchanged checksum. */
 export function payMigrationsApplied(db: Database): boolean {
 
-    return everyMigrationApplied(appliedMigrations(db).map((row) => [row.version, row.checksum] as const), namespaceMigrations('pay'));
+    return everyMigrationApplied(appliedMigrations(db).map((row) => [row.version, row.checksum] as const), namespaceMigrations(paySchema));
 }
 
 

@@ -4,6 +4,7 @@ import type { RecordContext } from '../../clock';
 import type { PayAccess, PayStatus, PayStore } from '../../namespaces/pay/store';
 import type { PayKeys } from '../pay-keys';
 import { payKeysDiffer, payStatus } from '../pay-status';
+import { paySchema } from '../migrations';
 import { appliedMigrations, migrate, namespaceMigrations, schemaVersion } from './migrate';
 import { closeDatabase, memory, quickCheck, type Database } from './open';
 import { SqlitePayStore } from './pay';
@@ -57,7 +58,7 @@ export class PayReadiness implements PayAccess {
         }
 
         if (readable(() => appliedMigrations(db).length, 0)) {
-            migrate(db, namespaceMigrations('pay'));
+            migrate(db, namespaceMigrations(paySchema));
         }
     }
 

@@ -2,6 +2,7 @@ import Fs from 'node:fs';
 import Path from 'node:path';
 
 import { mintPayKeys, payCredentials, type PayCredentials, type PayKeys } from '../pay-keys';
+import { paySchema } from '../migrations';
 import { migrate, namespaceMigrations } from './migrate';
 import { closeDatabase, memory } from './open';
 import { recordPayKeys } from './pay-credentials';
@@ -25,7 +26,7 @@ export function provisionPay(file: string, keys: PayKeys): PayCredentials {
             throw new Error(`The database at ${file} holds tables but no pay migrations: it belongs to something else, so pay is not provisioned there; point PAY_DB_URL at a new or empty database`);
         }
 
-        migrate(db, namespaceMigrations('pay'));
+        migrate(db, namespaceMigrations(paySchema));
         recordPayKeys(db, keys);
     }
     finally {

@@ -1,0 +1,155 @@
+import Path from 'node:path';
+import Url from 'node:url';
+
+import type { RecordContext } from '../clock';
+import { SettingError, type DatabaseSettings, type Settings } from '../config';
+import type { Namespace } from '../namespaces/namespace';
+import type { NamespaceDatabase, PayDatabase } from './engine';
+import type { PayCredentials, PayKeys } from './pay-keys';
+
+
+// The one table of storage engines: how a setting's URL names each, how each opens a namespace's database and pay's,
+// and what each can do. Nothing else in lib/ asks which engine a database is on. An engine's code loads when a
+// database is placed there: a start on the SQLite default never requires `pg`.
+
+/** Where a database of each engine is, as the settings name it. */
+export interface EngineLocations {
+    /** A file; none: the data directory's file, or memory. */
+    sqlite: { file?: string };
+    postgres: { url: string };
+}
+
+/** The engines, by name: the keys of the table. */
+export type EngineName = keyof EngineLocations;
+
+/** Where a database is: its engine and what the engine needs to find it. */
+export type Location<Engine extends EngineName = EngineName> = { [Name in Engine]: { engine: Name } & EngineLocations[Name] }[Engine];
+
+/**
+ * Each engine's handle on a namespace's database, added by its own folder (storage/sqlite/open.ts,
+ * storage/postgres/database.ts), so that these declarations, and the package's public types, name no driver's types.
+ */
+export interface EngineHandles {
+    readonly [engine: string]: unknown;
+}
+
+/** An engine's handle: unknown where its folder is not part of the program. */
+export type EngineHandle<Engine extends EngineName> = EngineHandles[Engine];
+
+/**
+ * How a namespace's store is made over each engine's database. PostgreSQL's factory is loaded as a namespace is
+ * placed there, so that a start on SQLite never requires `pg`.
+ */
+export interface StoreFactories<Store> {
+    sqlite(db: EngineHandle<'sqlite'>, context: RecordContext): Store;
+    postgres(): Promise<(db: EngineHandle<'postgres'>, context: RecordContext) => Store>;
+}
+
+// Asking a namespace that keeps no records (weather) for its store is a programmer mistake.
+const keepsNoRecords = (): never => {
+
+    throw new Error('This namespace keeps no records: it has no store');
+};
+
+/** The factories of a namespace without a store. */
+export const noStores: StoreFactories<never> = { sqlite: keepsNoRecords, postgres: () => Promise.resolve(keepsNoRecords) };
+
+/** What a settings block hands an engine to open a namespace's database. */
+export type OpenSettings = Pick<Settings, 'storage' | 'dataDir' | 'seed' | 'database'>;
+
+interface EngineEntry<Engine extends EngineName> {
+
+    /** True when a setting's URL names a database of this engine. */
+    names(url: string): boolean;
+
+    /** Where a URL of this engine puts a database; a URL it cannot use throws a SettingError naming `setting`. */
+    locate(url: string, setting: string): Required<Location<Engine>>;
+
+    /** True when the databases live on a server several processes serve at once, so they must share a token secret. */
+    readonly shared: boolean;
+
+    /** Where a namespace's database is, in words for the start banner (never a password). */
+    describe(location: Location<Engine>, settings: Pick<Settings, 'storage' | 'dataDir'>): Promise<string>;
+
+    /** The database files a namespace placed here keeps on this machine. */
+    files(location: Location<Engine>, namespace: string, dataDir: string): string[];
+
+    /** Opens a namespace's database here: migrated, and seeded with its demo data when the settings ask. */
+    openNamespace(namespace: Namespace, location: Location<Engine>, settings: OpenSettings): Promise<NamespaceDatabase>;
+
+    /** Opens pay's database as the settings place it here. */
+    openPay(settings: Settings, context: RecordContext): Promise<PayDatabase>;
+
+    /** Creates (or upgrades) pay's database here and records a key pair in it. */
+    provisionPay(location: Required<Location<Engine>>, database: DatabaseSettings, keys: PayKeys): Promise<PayCredentials>;
+
+    /** Records a new key pair in a provisioned pay database here. */
+    rotatePayKeys(location: Required<Location<Engine>>, database: DatabaseSettings): Promise<PayCredentials>;
+}
+
+
+export const engines: { readonly [Name in EngineName]: EngineEntry<Name> } = {
+    sqlite: {
+        // Every URL that names no other engine: a path, a file: URL, or a scheme `locate` refuses by name.
+        names: () => true,
+        locate: (url, setting) => ({ engine: 'sqlite', file: databaseFile(url, setting) }),
+        shared: false,
+        describe: (location, settings) => Promise.resolve(location.file ? `in ${Path.resolve(location.file)}` : (settings.storage === 'memory' ? 'in memory' : `in ${Path.resolve(settings.dataDir)}`)),
+        files: (location, namespace, dataDir) => [location.file ?? Path.resolve(dataDir, `${namespace}.db`)],
+        openNamespace: async (namespace, location, settings) => (await import('./sqlite/namespace')).openSqliteNamespace(namespace, location.file, settings),
+        openPay: async (settings, context) => (await import('./sqlite/pay-access')).openSqlitePay(settings, context),
+        provisionPay: async (location, database, keys) => (await import('./sqlite/provision')).provisionPay(location.file, keys),
+        rotatePayKeys: async (location) => (await import('./sqlite/provision')).rotatePayKeys(location.file)
+    },
+    postgres: {
+        names: (url) => /^postgres(?:ql)?:\/\//i.test(url),
+        locate: (url) => ({ engine: 'postgres', url }),
+        shared: true,
+        describe: async (location) => `on PostgreSQL at ${(await import('./postgres/migrate')).describeUrl(location.url)}`,
+        files: () => [],
+        openNamespace: async (namespace, location, settings) => (await import('./postgres/namespace')).PgNamespace.open(namespace, location.url, settings.database, settings.seed),
+        openPay: async (settings, context) => {
+
+            const { PgPayReadiness } = await import('./postgres/pay-readiness');
+            const readiness = await PgPayReadiness.open(settings.pay, settings.database, context);
+            return { access: readiness, engine: 'postgres', storage: 'server', records: () => readiness.records(), close: () => readiness.close() };
+        },
+        provisionPay: async (location, database, keys) => (await import('./postgres/provision')).provisionPostgresPay(location.url, database, keys),
+        rotatePayKeys: async (location, database) => (await import('./postgres/provision')).rotatePostgresPayKeys(location.url, database)
+    }
+};
+
+/** The engines' names, in the order a URL is offered to them: the catch-all SQLite last. */
+export const engineNames = ['postgres', 'sqlite'] as const satisfies readonly EngineName[];
+
+
+/** The entry of a location's engine, typed for that location. */
+export function engineOf<Engine extends EngineName>(location: Location<Engine>): EngineEntry<Engine> {
+
+    return engines[location.engine] as EngineEntry<Engine>;
+}
+
+
+/** Where a setting's URL puts a database: the first engine that names it locates it. */
+export function locate(url: string, setting: string): Required<Location> {
+
+    return engines[engineNames.find((name) => engines[name].names(url))!].locate(url, setting);
+}
+
+
+// The SQLite file a setting names; throws naming the setting on a URL of another scheme.
+function databaseFile(url: string, setting: string): string {
+
+    // A scheme of two letters or more (a single one is a Windows drive) other than file: is no file SQLite opens.
+    const scheme = /^([a-z][a-z0-9+.-]+):/i.exec(url)?.[1];
+    if (scheme && scheme !== 'file') {
+        throw new SettingError(setting, `must be a postgres:// URL, a path or a file: URL on this machine, not a ${scheme}: URL`);
+    }
+
+    if (url.startsWith('file://')) {
+        return Url.fileURLToPath(url);
+    }
+
+    const path = url.startsWith('file:') ? decodeURIComponent(url.slice('file:'.length).split('?')[0]!) : url;
+    return Path.resolve(path);
+}
