@@ -6,7 +6,7 @@ import Path from 'node:path';
 import Code from '@hapi/code';
 import Lab from '@hapi/lab';
 
-import { spawnListening } from './helpers/processes';
+import { type Finished, runProcess, spawnListening } from './helpers/processes';
 import { tempDir } from './helpers/server';
 
 
@@ -95,15 +95,9 @@ function cached(cache: string, integrity: string): boolean {
 
 
 /** Runs a command to completion in the consumer project. */
-function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = npmEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = npmEnv): Promise<Finished> {
 
-    return new Promise((resolve) => {
-
-        ChildProcess.execFile(command, args, { cwd, env, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
-
-            resolve({ code: err ? (err as unknown as { code: number }).code : 0, stdout, stderr });
-        });
-    });
+    return runProcess(command, args, { cwd, env });
 }
 
 

@@ -8,7 +8,7 @@ import Code from '@hapi/code';
 import Lab from '@hapi/lab';
 
 import { mintToken } from '../lib';
-import { binPath, spawnServer, type SpawnedServer } from './helpers/processes';
+import { binPath, type Finished, runProcess, spawnServer, type SpawnedServer } from './helpers/processes';
 
 
 export const lab = Lab.script();
@@ -42,33 +42,15 @@ if (skipInstall) {
 }
 
 
-interface Run {
-    code: number | null;
-    output: string;
-}
+/** Runs a command to its end in a folder. */
+function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<Finished> {
 
-
-/** Runs a command to its end; resolves to its exit code and its output, stdout and stderr together. */
-function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<Run> {
-
-    return new Promise((resolve) => {
-
-        const child = ChildProcess.spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-        let output = '';
-        const collect = (chunk: Buffer) => {
-
-            output += chunk.toString();
-        };
-
-        child.stdout.on('data', collect);
-        child.stderr.on('data', collect);
-        child.once('close', (code) => resolve({ code, output }));
-    });
+    return runProcess(command, args, { cwd, env });
 }
 
 
 /** Runs the package's pytest suite with the environment given; resolves to its exit code and output. */
-function runPytest(env: NodeJS.ProcessEnv, tests = 'tests'): Promise<Run> {
+function runPytest(env: NodeJS.ProcessEnv, tests = 'tests'): Promise<Finished> {
 
     expect(python, 'CI=true needs python3 with pytest: .ci/run installs python3-pytest').to.exist();
     return run(python!, ['-m', 'pytest', '-p', 'no:cacheprovider', '-v', tests], packageDir, {
