@@ -85,7 +85,7 @@ describe('a data set of SQLite namespaces placed one by one', () => {
 });
 
 
-describe('a data set across SQLite and PostgreSQL', { skip: skipWithoutPostgres('the data set across engines') }, () => {
+describe('a data set across SQLite and PostgreSQL', { skip: skipWithoutPostgres('the data set across engines'), timeout: 20_000 }, () => {
 
     it('loads a fixture into a SQLite namespace and a PostgreSQL one together', async () => {
 

@@ -5,10 +5,10 @@ import Code from '@hapi/code';
 import Lab from '@hapi/lab';
 import Pg from 'pg';
 
-import { mintToken } from '../lib';
-import { freshDatabase, skipWithoutPostgres } from './helpers/postgres';
-import { runCli, type SpawnedServer, spawnServer, statusCounts } from './helpers/processes';
-import { bearer, tempDir, testServer } from './helpers/server';
+import { mintToken } from '../../lib';
+import { freshDatabase, skipWithoutPostgres } from '../helpers/postgres';
+import { runCli, type SpawnedServer, spawnServer, statusCounts } from '../helpers/processes';
+import { bearer, tempDir, testServer } from '../helpers/server';
 
 
 export const lab = Lab.script();
@@ -20,7 +20,7 @@ const { expect } = Code;
 // the same wallet and the same idempotency key through real HTTP; one of them is killed with SIGKILL in the middle of
 // a load. Each test makes a database of its own and drops it. LOCALGATE_TEST_MEASURE=1 prints what each race took.
 
-const skip = skipWithoutPostgres('test/postgres-processes.ts');
+const skip = skipWithoutPostgres('test/processes/postgres.ts');
 const processCount = 4;
 
 type Database = Awaited<ReturnType<typeof freshDatabase>>;

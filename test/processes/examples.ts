@@ -4,8 +4,8 @@ import Path from 'node:path';
 import Code from '@hapi/code';
 import Lab from '@hapi/lab';
 
-import { type Finished, runProcess } from './helpers/processes';
-import { tempDir } from './helpers/server';
+import { type Finished, runProcess } from '../helpers/processes';
+import { tempDir } from '../helpers/server';
 
 
 export const lab = Lab.script();
@@ -16,7 +16,7 @@ const { expect } = Code;
 // Runs examples/ as a user does: each copied into a project of its own, where node_modules/localgate is this package
 // as `npm test` has just built it, and run with the test script of its own package.json.
 
-const root = Path.join(__dirname, '..');
+const root = Path.join(__dirname, '..', '..');
 
 // What each example installs beside localgate, taken from this repo's node_modules.
 const installs: Record<string, { packages: string[]; bins: Record<string, string> }> = {

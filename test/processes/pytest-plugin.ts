@@ -7,8 +7,8 @@ import Path from 'node:path';
 import Code from '@hapi/code';
 import Lab from '@hapi/lab';
 
-import { mintToken } from '../lib';
-import { binPath, type Finished, runProcess, spawnServer, type SpawnedServer } from './helpers/processes';
+import { mintToken } from '../../lib';
+import { binPath, type Finished, runProcess, spawnServer, type SpawnedServer } from '../helpers/processes';
 
 
 export const lab = Lab.script();
@@ -17,7 +17,7 @@ const { expect } = Code;
 
 
 // The Python package users import: clients/python/localgate_testing, its pytest plugin and its own tests.
-const packageDir = Path.join(__dirname, '..', 'clients', 'python');
+const packageDir = Path.join(__dirname, '..', '..', 'clients', 'python');
 
 // Debian's python3-pytest serves /usr/bin/python3; a python3 earlier on PATH may have pytest of its own.
 const interpreters = ['python3', '/usr/bin/python3'];

@@ -5,7 +5,7 @@ import Path from 'node:path';
 import Code from '@hapi/code';
 import Lab from '@hapi/lab';
 
-import { runProcess, spawnServer, type SpawnedServer } from './helpers/processes';
+import { runProcess, spawnServer, type SpawnedServer } from '../helpers/processes';
 
 
 export const lab = Lab.script();
@@ -14,7 +14,7 @@ const { expect } = Code;
 
 
 // The Python suite a user could copy: standard library only, against a server started as a user starts it.
-const suiteDir = Path.join(__dirname, 'python');
+const suiteDir = Path.join(__dirname, '..', 'python');
 
 // Under CI=true .ci/run installs python3, so a missing one fails the test instead of skipping it.
 const ci = process.env.CI === 'true';
@@ -44,7 +44,7 @@ async function runSuite(url: string, secret: string, module = 'test_instances'):
 }
 
 
-describe('the Python suite of test/python', { skip }, () => {
+describe('the Python suite of test/python', { skip, timeout: 30_000 }, () => {
 
     const secret = Crypto.randomBytes(32).toString('hex');
     let server: SpawnedServer;

@@ -6,8 +6,8 @@ import Path from 'node:path';
 import Code from '@hapi/code';
 import Lab from '@hapi/lab';
 
-import { type Finished, runProcess, spawnListening } from './helpers/processes';
-import { tempDir } from './helpers/server';
+import { type Finished, runProcess, spawnListening } from '../helpers/processes';
+import { tempDir } from '../helpers/server';
 
 
 export const lab = Lab.script();
@@ -18,7 +18,7 @@ const { expect } = Code;
 // Slow lane, about 30 s: packs this package, installs the tarball into an empty project with no network, and uses it
 // there the way a user does (npx localgate, import from localgate/testing).
 
-const root = Path.join(__dirname, '..');
+const root = Path.join(__dirname, '..', '..');
 
 interface LockEntry {
     version: string;
@@ -246,9 +246,9 @@ describe('the repository', () => {
 
     it('allows no install script of @scarf/scarf, and ignores the tarballs npm pack leaves', () => {
 
-        const own = JSON.parse(Fs.readFileSync(Path.join(__dirname, '..', 'package.json'), 'utf8')) as { allowScripts: Record<string, boolean> };
+        const own = JSON.parse(Fs.readFileSync(Path.join(__dirname, '..', '..', 'package.json'), 'utf8')) as { allowScripts: Record<string, boolean> };
         expect(own.allowScripts).to.equal({ 'better-sqlite3': true, '@scarf/scarf': false });
-        expect(Fs.existsSync(Path.join(__dirname, '..', '.npmrc'))).to.be.false();
-        expect(Fs.readFileSync(Path.join(__dirname, '..', '.gitignore'), 'utf8').split('\n')).to.include('*.tgz');
+        expect(Fs.existsSync(Path.join(__dirname, '..', '..', '.npmrc'))).to.be.false();
+        expect(Fs.readFileSync(Path.join(__dirname, '..', '..', '.gitignore'), 'utf8').split('\n')).to.include('*.tgz');
     });
 });
