@@ -312,7 +312,7 @@ describe('PostgreSQL shared by four localgate processes (slow)', { skip, timeout
         }
 
         await reference.stop();
-        expect(expected['/v1/logistics/vehicles']).to.be.above(0);
+        expect(expected['/v1/logistics/vehicles']).to.equal(12);
 
         await withDatabase(async (database, env, secret) => {
 
