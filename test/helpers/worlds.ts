@@ -103,7 +103,12 @@ export function ledgerWorlds(engine: 'sqlite' | 'postgres'): { open(): Promise<L
                     const db = new Sqlite(file);
                     try {
                         const statement = db.prepare(text);
-                        return Promise.resolve(statement.reader ? statement.all(...params) as Record<string, unknown>[] : (statement.run(...params), []));
+                        if (statement.reader) {
+                            return Promise.resolve(statement.all(...params) as Record<string, unknown>[]);
+                        }
+
+                        statement.run(...params);
+                        return Promise.resolve([]);
                     }
                     finally {
                         db.close();
