@@ -96,8 +96,10 @@ async function withDatabase(run: (database: Database, env: NodeJS.ProcessEnv, se
     const dataDir = tempDir();
     const secret = Crypto.randomBytes(32).toString('hex');
     try {
-        // Small pools: the in-process lane uses the same PostgreSQL server at the same time, within its 100 connections.
-        await run(database, { DATABASE_URL: database.url, DB_POOL_MAX: '3', AUTH_JWT_SECRET: secret, DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'silent' }, secret);
+        // Small pools whose requests wait for a connection rather than answer 503: the in-process lane uses the same
+        // PostgreSQL server at the same time, within its 100 connections.
+        const pools = { DB_POOL_MAX: '4', DB_CONNECT_TIMEOUT_MS: '30000' };
+        await run(database, { DATABASE_URL: database.url, ...pools, AUTH_JWT_SECRET: secret, DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'silent' }, secret);
     }
     finally {
         await database.drop();
