@@ -16,7 +16,6 @@ import { mintPayKeys } from '../lib/storage/pay-keys';
 import { absentDatabaseFiles, removeDatabaseFiles } from '../lib/storage/sqlite/files';
 import { PayReadiness } from '../lib/storage/sqlite/pay-readiness';
 import { freshDatabase, skipWithoutPostgres } from './helpers/postgres';
-import { runCli, spawnServer } from './helpers/processes';
 import { bearer, body, breakIntegrity, tempDir, testServer } from './helpers/server';
 
 
@@ -529,7 +528,7 @@ describe('the command line', () => {
         expect(Fs.readdirSync(dir)).to.equal([]);
     });
 
-    it('exports the databases as a fixture file that seed, SEED and --seed load back', async () => {
+    it('exports the databases as a fixture file that seed, SEED and --seed load back', { timeout: 20_000 }, async () => {
 
         const dir = tempDir();
         const fixture = Path.join(dir, 'fixture.json');
@@ -567,7 +566,7 @@ describe('the command line', () => {
         expect(refused.stderr).to.contain('localgate.format 2 is newer');
     });
 
-    it('loads a SEED file only into databases that hold none of its namespaces\' records, as the demo is', async () => {
+    it('loads a SEED file only into databases that hold none of its namespaces\' records, as the demo is', { timeout: 20_000 }, async () => {
 
         const dir = tempDir();
         const file = Path.join(dir, 'seed.json');
@@ -624,7 +623,7 @@ describe('the command line', () => {
         expect(Fs.existsSync(missing)).to.be.false();
     });
 
-    it('exports every namespace placed on PostgreSQL whatever the data directory', { skip: skipWithoutPostgres('the export of PostgreSQL databases') }, async () => {
+    it('exports every namespace placed on PostgreSQL whatever the data directory', { skip: skipWithoutPostgres('the export of PostgreSQL databases'), timeout: 20_000 }, async () => {
 
         const database = await freshDatabase();
         const missing = Path.join(tempDir(), 'typo');
@@ -635,7 +634,7 @@ describe('the command line', () => {
         expect(Fs.existsSync(missing)).to.be.false();
     });
 
-    it('names in its banner the PostgreSQL database it serves, and says a database that does not exist does not', { skip: skipWithoutPostgres('the banner of a start on PostgreSQL') }, async () => {
+    it('names in its banner the PostgreSQL database it serves, and says a database that does not exist does not', { skip: skipWithoutPostgres('the banner of a start on PostgreSQL'), timeout: 20_000 }, async () => {
 
         const database = await freshDatabase();
         const io = capture();
@@ -676,77 +675,5 @@ describe('the command line', () => {
         expect((await run(['start', '--seed', 'no-such-fixture.json'])).stderr).to.equal(`localgate: --seed must be demo, none or the path of a fixture file: there is no file ${missing}`);
         expect((await run(['start'], { SEED: 'no-such-fixture.json' })).stderr).to.equal(`localgate: SEED must be demo, none or the path of a fixture file: there is no file ${missing}`);
         expect(() => settingsFromEnvironment({}, { seed: '' })).to.throw('--seed must be demo, none or the path of a fixture file');
-    });
-});
-
-
-describe('the localgate process', () => {
-
-    it('serves tokens minted by `localgate token` and stops cleanly on SIGINT', async () => {
-
-        const dir = tempDir();
-        const server = await spawnServer({ DATA_DIR: dir });
-        const minted = await runCli(['token', 'alice'], { DATA_DIR: dir });
-        expect(minted.code).to.equal(0);
-        expect(minted.stdout.trim().split('\n')).to.have.length(1);
-
-        const res = await fetch(`${server.url}/v1/pay/status`, { headers: { authorization: `Bearer ${minted.stdout.trim()}` } });
-        expect(res.status).to.equal(200);
-        const unauthorized = await fetch(`${server.url}/health`, { headers: { authorization: 'Bearer nope' } });
-        expect(unauthorized.status).to.equal(200);
-
-        expect(await server.stop('SIGINT')).to.equal(0);
-        expect(server.output()).to.contain('SIGINT received');
-        expect(Fs.existsSync(Path.join(dir, 'commerce.db'))).to.be.true();
-        expect(Fs.existsSync(Path.join(dir, 'commerce.db-wal'))).to.be.false();
-    });
-
-    it('refuses a port in use with its one line only, no log line of a server that never served', async () => {
-
-        const blocker = Net.createServer();
-        await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
-        const { port } = blocker.address() as Net.AddressInfo;
-        const res = await runCli(['start', '--memory', '--port', String(port)], { LOG_LEVEL: 'info', LOG_FORMAT: 'json', DATA_DIR: tempDir() });
-        blocker.close();
-        expect(res).to.equal({ code: 1, stdout: '', stderr: `localgate: port ${port} on 127.0.0.1 is in use by another program: stop it, or set PORT=0 (or --port 0) to take a free port\n` });
-    });
-
-    it('logs one pretty line per request with LOG_FORMAT=pretty', async () => {
-
-        const server = await spawnServer({ DATA_DIR: tempDir(), LOG_LEVEL: 'info', LOG_FORMAT: 'pretty' }, ['--memory']);
-        await fetch(`${server.url}/health`, { headers: { 'x-request-id': 'demo-1' } });
-        expect(await server.stop('SIGINT')).to.equal(0);
-        expect(server.output()).to.match(/^\d\d:\d\d:\d\d get \/health 200 \(\d+ms\)  demo-1$/m);
-        expect(server.output()).to.not.contain('{"level"');
-    });
-
-    it('lets several processes start on one fresh data directory at once', async () => {
-
-        const dir = tempDir();
-        const runs = await Promise.all([1, 2, 3, 4].map(() => runCli(['migrate'], { DATA_DIR: dir })));
-        expect(runs.map((result) => result.code)).to.equal([0, 0, 0, 0]);
-        for (const result of runs) {
-            expect(result.stdout).to.contain('weather: schema version 1');
-        }
-    });
-
-    it('exits non-zero with one line for an invalid setting', async () => {
-
-        const res = await runCli(['start'], { PORT: 'abc', DATA_DIR: tempDir() });
-        expect(res.code).to.equal(1);
-        expect(res.stderr).to.equal('localgate: PORT must be a number\n');
-    });
-
-    it('exits non-zero naming the file when a migration was edited after it was applied', async () => {
-
-        const dir = tempDir();
-        expect((await runCli(['migrate'], { DATA_DIR: dir })).code).to.equal(0);
-        const Sqlite = (await import('better-sqlite3')).default;
-        const db = new Sqlite(Path.join(dir, 'weather.db'));
-        db.prepare(`UPDATE schema_migrations SET checksum = 'x' WHERE version = 1`).run();
-        db.close();
-        const res = await runCli(['start'], { DATA_DIR: dir });
-        expect(res.code).to.equal(1);
-        expect(res.stderr).to.match(/^localgate: Migration .*migrations\/sqlite\/weather\/001_forecasts\.sql was edited after it was applied to .*weather\.db/);
     });
 });

@@ -176,7 +176,7 @@ for (const engine of engines) {
             }
         });
 
-        it('answers every method of every documented path with the common shape when it fails', async () => {
+        it('answers every method of every documented path with the common shape when it fails', { timeout: 20_000 }, async () => {
 
             const document = body<Document>(await server.inject('/openapi.json'));
             const stranger = { authorization: 'Bearer not.a.token' };

@@ -43,7 +43,7 @@ async function provisionedServer(engine: 'sqlite' | 'postgres', seed: boolean): 
 
 for (const engine of engines) {
 
-    describe(`the default data set on ${engine}, exported and loaded back`, () => {
+    describe(`the default data set on ${engine}, exported and loaded back`, { timeout: 60_000 }, () => {
 
         let kit: TestKit;
 

@@ -85,7 +85,7 @@ describe('nesting depth', () => {
         expect(nestsDeeperThan(JSON.parse(deepBody), 64)).to.be.true();
     });
 
-    it('walks a wide body whatever its width, and a deep one without running out of stack', () => {
+    it('walks a wide body whatever its width, and a deep one without running out of stack', { timeout: 20_000 }, () => {
 
         const wide = Array.from({ length: 20_000 }, (_, i) => ({ i, tags: [String(i)] }));
         expect(nestsDeeperThan(wide, 3)).to.be.false();
@@ -375,7 +375,7 @@ describe('a listener that fails', () => {
         }
     });
 
-    it('in the idle sweeper is logged, and the sweeps and the server go on', async () => {
+    it('in the idle sweeper is logged, and the sweeps and the server go on', { timeout: 20_000 }, async () => {
 
         const { server, lines } = await loggedServer({ instanceIdleTtlMs: 1000 });
         const { instances } = server.app.localgate;

@@ -11,11 +11,13 @@ import { provisionPay } from '../lib';
 import { idempotencyRetentionMs, maxAmount, maxBalance } from '../lib/namespaces/pay/rules';
 import { queries } from '../lib/storage/sqlite/pay';
 import { expectError } from './helpers/errors';
+import { engines } from './helpers/postgres';
 import { bearer, body, tempDir, testServer } from './helpers/server';
+import { engineWorlds, ledgerWorlds, serverWorld, type World } from './helpers/worlds';
 
 
 export const lab = Lab.script();
-const { describe, it, before, after } = lab;
+const { describe, it, before, after, beforeEach, afterEach } = lab;
 const { expect } = Code;
 
 
@@ -38,6 +40,8 @@ interface Wallet {
 
 type Direction = 'deposit' | 'withdraw';
 
+type Engine = 'sqlite' | 'postgres';
+
 
 /** A server on a freshly provisioned pay database, and that database's file. */
 async function payServer(): Promise<{ server: Server; file: string }> {
@@ -51,15 +55,43 @@ async function payServer(): Promise<{ server: Server; file: string }> {
 }
 
 
-/** POSTs a deposit or withdrawal; a string payload is sent as raw JSON text, a null key sends no Idempotency-Key. */
-function move(server: Server, subject: string, direction: Direction, payload: object | string, key: string | null = Crypto.randomUUID()): Promise<ServerInjectResponse> {
+/**
+ * Gives each test of the describe around it a world of its own, so that its counts are exact whatever other tests
+ * wrote; with `shared`, one world for all its tests. Returns a getter of the current world. The worlds are closed by
+ * whoever made them.
+ */
+function useWorld<T extends World>(worlds: { open(): Promise<T>; close(): Promise<void> }, options: { shared?: boolean } = {}): () => T {
 
-    const headers: Record<string, string> = { ...bearer(server, subject), 'content-type': 'application/json' };
+    let current: T | null = null;
+    if (options.shared) {
+        before(async () => {
+
+            current = await worlds.open();
+        });
+
+        after(() => current?.close());
+        return () => current!;
+    }
+
+    beforeEach(async () => {
+
+        current = await worlds.open();
+    });
+
+    afterEach(() => current?.close());
+    return () => current!;
+}
+
+
+/** POSTs a deposit or withdrawal; a string payload is sent as raw JSON text, a null key sends no Idempotency-Key. */
+function move(world: World, subject: string, direction: Direction, payload: object | string, key: string | null = Crypto.randomUUID()): Promise<ServerInjectResponse> {
+
+    const headers: Record<string, string> = { ...bearer(world.server, subject), 'content-type': 'application/json' };
     if (key !== null) {
         headers['idempotency-key'] = key;
     }
 
-    return server.inject({ method: 'POST', url: `/v1/pay/gateway/${direction}`, headers, payload });
+    return world.inject({ method: 'POST', url: `/v1/pay/gateway/${direction}`, headers, payload });
 }
 
 
@@ -76,44 +108,705 @@ function withDatabase<T>(file: string, work: (db: Sqlite.Database) => T): T {
 }
 
 
-async function walletOf(server: Server, subject: string): Promise<Wallet> {
+async function walletOf(world: World, subject: string): Promise<Wallet> {
 
-    const res = await server.inject({ url: '/v1/pay/wallet/', headers: bearer(server, subject) });
+    const res = await world.inject({ url: '/v1/pay/wallet/', headers: bearer(world.server, subject) });
     expect(res.statusCode).to.equal(200);
     return body<Wallet>(res);
 }
 
 
-async function transactionsOf(server: Server, subject: string, query = ''): Promise<{ res: ServerInjectResponse; list: { data: Transaction[]; count: number; total: number } }> {
+async function transactionsOf(world: World, subject: string, query = ''): Promise<{ res: ServerInjectResponse; list: { data: Transaction[]; count: number; total: number } }> {
 
-    const res = await server.inject({ url: `/v1/pay/wallet/transactions${query}`, headers: bearer(server, subject) });
+    const res = await world.inject({ url: `/v1/pay/wallet/transactions${query}`, headers: bearer(world.server, subject) });
     expect(res.statusCode, res.payload).to.equal(200);
     return { res, list: body(res) };
 }
 
 
-describe('pay data endpoints', () => {
+// A trigger that makes every new transaction fail, and its removal, in each engine's dialect.
+const failingTransactions: Record<Engine, { create: string[]; drop: string[] }> = {
+    sqlite: {
+        create: [`CREATE TRIGGER fail_transactions BEFORE INSERT ON transactions BEGIN SELECT RAISE(ABORT, 'disk on fire'); END`],
+        drop: ['DROP TRIGGER fail_transactions']
+    },
+    postgres: {
+        create: [
+            `CREATE FUNCTION fail_transactions() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'disk on fire'; END $$`,
+            'CREATE TRIGGER fail_transactions BEFORE INSERT ON transactions FOR EACH ROW EXECUTE FUNCTION fail_transactions()'
+        ],
+        drop: ['DROP TRIGGER fail_transactions ON transactions', 'DROP FUNCTION fail_transactions()']
+    }
+};
 
-    let server: Server;
 
-    before(async () => {
+for (const engine of engines) {
 
-        ({ server } = await payServer());
-    });
+    // The worlds of every describe below: one kit or template database per engine, not one per describe.
+    const apiWorlds = engineWorlds(engine, {}, { pay: true });
+    const sqlWorlds = ledgerWorlds(engine);
 
     after(async () => {
 
-        await server.stop();
+        await apiWorlds.close();
+        await sqlWorlds.close();
     });
 
-    it('are live once the pay database is provisioned', async () => {
+    describe(`pay data endpoints (${engine})`, () => {
 
-        const status = await server.inject('/v1/pay/status');
-        expect(body(status)).to.equal({ configured: true, schema_ready: true, sections: ['wallet', 'tokens', 'gateway'] });
-        expect((await server.inject({ url: '/v1/pay/tokens', headers: bearer(server, 'alice') })).statusCode).to.equal(200);
+        const world = useWorld(apiWorlds, { shared: true });
+
+        it('are live once the pay database is provisioned', async () => {
+
+            const status = await world().inject('/v1/pay/status');
+            expect(body(status)).to.equal({ configured: true, schema_ready: true, sections: ['wallet', 'tokens', 'gateway'] });
+            expect((await world().inject({ url: '/v1/pay/tokens', headers: bearer(world().server, 'alice') })).statusCode).to.equal(200);
+        });
+
+        const dataRoutes: [string, string][] = [
+            ['GET', '/v1/pay/wallet/'],
+            ['GET', '/v1/pay/wallet/transactions'],
+            ['GET', `/v1/pay/wallet/transactions/${Crypto.randomUUID()}`],
+            ['GET', '/v1/pay/tokens/'],
+            ['GET', '/v1/pay/tokens/MIT'],
+            ['GET', '/v1/pay/gateway/providers'],
+            ['POST', '/v1/pay/gateway/deposit'],
+            ['POST', '/v1/pay/gateway/withdraw']
+        ];
+
+        dataRoutes.forEach(([method, url]) => {
+
+            it(`answers 401 with a Bearer challenge to ${method} ${url} without a token`, async () => {
+
+                const res = await world().inject({ method, url, payload: method === 'POST' ? {} : undefined });
+                expectError(res, 401, 'unauthorized');
+                expect(res.headers['www-authenticate']).to.equal('Bearer');
+            });
+        });
+
+        ['/v1/pay/wallet/', '/v1/pay/wallet/transactions', '/v1/pay/tokens/', '/v1/pay/tokens/MIT', '/v1/pay/gateway/providers'].forEach((url) => {
+
+            it(`answers 400 naming an unknown query parameter on GET ${url}`, async () => {
+
+                const res = await world().inject({ url: `${url}?colour=blue`, headers: bearer(world().server, 'alice') });
+                const error = expectError(res, 400, 'validation_failed', 'colour');
+                expect(error.message).to.equal('Invalid query: colour is not allowed');
+            });
+        });
     });
 
-    it('stay behind the 501 gate, before authentication, while the database has no schema', async () => {
+
+    describe(`GET /v1/pay/wallet/ (${engine})`, () => {
+
+        const world = useWorld(apiWorlds);
+
+        it('opens the caller\'s wallet on first use, empty, and returns the same wallet afterwards', async () => {
+
+            const first = await walletOf(world(), 'alice');
+            expect(first).to.equal({ id: first.id, owner_id: 'alice', balances: [], created_at: first.created_at });
+            expect(first.id).to.match(/^[0-9a-f-]{36}$/);
+            expect(first.created_at).to.match(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+            expect(await walletOf(world(), 'alice')).to.equal(first);
+        });
+
+        it('gives every caller a wallet of their own', async () => {
+
+            const alice = await walletOf(world(), 'alice');
+            const bob = await walletOf(world(), 'bob');
+            expect(bob.id).to.not.equal(alice.id);
+            expect(bob.owner_id).to.equal('bob');
+        });
+
+        it('opens one wallet when first requests race', async () => {
+
+            const wallets = await Promise.all(Array.from({ length: 10 }, () => walletOf(world(), 'racer')));
+            expect(new Set(wallets.map((wallet) => wallet.id)).size).to.equal(1);
+        });
+
+        it('reports a balance per asset held, in minor units, ordered by asset', async () => {
+
+            expect((await move(world(), 'carol', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 1250 })).statusCode).to.equal(201);
+            expect((await move(world(), 'carol', 'deposit', { provider_id: 'sandbox', asset: 'MIT', amount: 300 })).statusCode).to.equal(201);
+            expect((await move(world(), 'carol', 'deposit', { provider_id: 'sandbox', asset: 'JPY', amount: 500 })).statusCode).to.equal(201);
+            expect((await move(world(), 'carol', 'withdraw', { provider_id: 'sandbox', asset: 'USD', amount: 250 })).statusCode).to.equal(201);
+            expect((await move(world(), 'carol', 'withdraw', { provider_id: 'sandbox', asset: 'JPY', amount: 500 })).statusCode).to.equal(201);
+
+            expect((await walletOf(world(), 'carol')).balances).to.equal([
+                { asset: 'JPY', amount: 0 },
+                { asset: 'MIT', amount: 300 },
+                { asset: 'USD', amount: 1000 }
+            ]);
+
+            expect((await walletOf(world(), 'bob')).balances).to.equal([]);
+        });
+    });
+
+
+    describe(`GET /v1/pay/tokens (${engine})`, () => {
+
+        const world = useWorld(apiWorlds, { shared: true });
+
+        const tokens = [
+            { symbol: 'MIT', name: 'Market Token', decimals: 2, stage: 'live', description: 'Spent and accepted at the businesses of the commerce namespace', created_at: '2026-01-01T00:00:00.000Z' },
+            { symbol: 'MXT', name: 'Mobility Token', decimals: 2, stage: 'pilot', description: 'Pays for vehicle bookings of the logistics namespace, in pilot', created_at: '2026-01-01T00:00:00.000Z' },
+            { symbol: 'NST', name: 'Network Settlement Token', decimals: 6, stage: 'planned', description: 'Settles balances between providers; not issued yet', created_at: '2026-01-01T00:00:00.000Z' }
+        ];
+
+        it('lists the token types by symbol in a list envelope', async () => {
+
+            const res = await world().inject({ url: '/v1/pay/tokens/', headers: bearer(world().server, 'alice') });
+            expect(res.statusCode).to.equal(200);
+            expect(res.headers['x-total-count']).to.equal('3');
+            expect(body(res)).to.equal({ data: tokens, count: 3, total: 3 });
+        });
+
+        ['MIT', 'mxt', 'Nst'].forEach((symbol) => {
+
+            it(`returns one token type for the symbol ${symbol}, matched in any case`, async () => {
+
+                const res = await world().inject({ url: `/v1/pay/tokens/${symbol}`, headers: bearer(world().server, 'alice') });
+                expect(res.statusCode).to.equal(200);
+                expect(body(res)).to.equal(tokens.find((token) => token.symbol === symbol.toUpperCase())!);
+            });
+        });
+
+        it('answers 404 for an unknown symbol', async () => {
+
+            const res = await world().inject({ url: '/v1/pay/tokens/xyz', headers: bearer(world().server, 'alice') });
+            const error = expectError(res, 404, 'token_not_found');
+            expect(error.message).to.equal('There is no token with this id');
+        });
+
+        it('answers 400 for a symbol that cannot exist', async () => {
+
+            const res = await world().inject({ url: '/v1/pay/tokens/M-T', headers: bearer(world().server, 'alice') });
+            expectError(res, 400, 'validation_failed', 'token_symbol');
+        });
+    });
+
+
+    describe(`GET /v1/pay/gateway/providers (${engine})`, () => {
+
+        const world = useWorld(apiWorlds, { shared: true });
+
+        it('lists the sandbox and a disabled provider by id in a list envelope', async () => {
+
+            const res = await world().inject({ url: '/v1/pay/gateway/providers', headers: bearer(world().server, 'alice') });
+            expect(res.statusCode).to.equal(200);
+            expect(res.headers['x-total-count']).to.equal('2');
+            expect(body(res)).to.equal({
+                data: [
+                    {
+                        id: 'legacy-bank', name: 'Legacy bank transfer (switched off)', assets: ['EUR', 'USD'],
+                        supports_deposit: true, supports_withdrawal: true, status: 'disabled', created_at: '2026-01-01T00:00:00.000Z'
+                    },
+                    {
+                        id: 'sandbox', name: 'Local sandbox (settles at once)', assets: ['EUR', 'GBP', 'JPY', 'KES', 'MIT', 'MXT', 'NST', 'USD'],
+                        supports_deposit: true, supports_withdrawal: true, status: 'active', created_at: '2026-01-01T00:00:00.000Z'
+                    }
+                ],
+                count: 2,
+                total: 2
+            });
+        });
+    });
+
+
+    describe(`POST /v1/pay/gateway/deposit and /withdraw (${engine})`, () => {
+
+        const world = useWorld(apiWorlds);
+
+        it('deposits: 201, the completed transaction as body and a Location that reads it back', async () => {
+
+            const res = await move(world(), 'alice', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 5000 });
+            expect(res.statusCode).to.equal(201);
+            const transaction = body<Transaction>(res);
+            expect(transaction).to.equal({
+                id: transaction.id, type: 'deposit', asset: 'USD', amount: 5000, provider_id: 'sandbox', status: 'completed', created_at: transaction.created_at
+            });
+            expect(res.headers.location).to.equal(`${world().basePath}/v1/pay/wallet/transactions/${transaction.id}`);
+            expect(res.headers['idempotent-replayed']).to.not.exist();
+
+            // A Location header already carries the world's path.
+            const read = await world().server.inject({ url: res.headers.location as string, headers: bearer(world().server, 'alice') });
+            expect(read.statusCode).to.equal(200);
+            expect(body<Transaction>(read)).to.equal(transaction);
+        });
+
+        it('withdraws: 201 with a withdrawal the balance reflects', async () => {
+
+            expect((await move(world(), 'dora', 'deposit', { provider_id: 'sandbox', asset: 'EUR', amount: 1000 })).statusCode).to.equal(201);
+            const res = await move(world(), 'dora', 'withdraw', { provider_id: 'sandbox', asset: 'EUR', amount: 999 });
+            expect(res.statusCode).to.equal(201);
+            const transaction = body<Transaction>(res);
+            expect(transaction).to.equal({
+                id: transaction.id, type: 'withdrawal', asset: 'EUR', amount: 999, provider_id: 'sandbox', status: 'completed', created_at: transaction.created_at
+            });
+            expect(res.headers.location).to.equal(`${world().basePath}/v1/pay/wallet/transactions/${transaction.id}`);
+            expect((await walletOf(world(), 'dora')).balances).to.equal([{ asset: 'EUR', amount: 1 }]);
+        });
+
+        it('moves the largest amount allowed and tokens in pilot or live', async () => {
+
+            expect((await move(world(), 'erin', 'deposit', { provider_id: 'sandbox', asset: 'GBP', amount: maxAmount })).statusCode).to.equal(201);
+            expect((await move(world(), 'erin', 'withdraw', { provider_id: 'sandbox', asset: 'GBP', amount: maxAmount })).statusCode).to.equal(201);
+            expect((await move(world(), 'erin', 'deposit', { provider_id: 'sandbox', asset: 'MIT', amount: 10 })).statusCode).to.equal(201);
+            expect((await move(world(), 'erin', 'deposit', { provider_id: 'sandbox', asset: 'MXT', amount: 10 })).statusCode).to.equal(201);
+            expect((await move(world(), 'erin', 'withdraw', { provider_id: 'sandbox', asset: 'MIT', amount: 10 })).statusCode).to.equal(201);
+            expect((await move(world(), 'erin', 'withdraw', { provider_id: 'sandbox', asset: 'MXT', amount: 4 })).statusCode).to.equal(201);
+            expect((await walletOf(world(), 'erin')).balances).to.equal([{ asset: 'GBP', amount: 0 }, { asset: 'MIT', amount: 0 }, { asset: 'MXT', amount: 6 }]);
+        });
+
+        it('accepts a JSON number written with an exponent when it is an integer', async () => {
+
+            const res = await move(world(), 'erin', 'deposit', '{"provider_id":"sandbox","asset":"USD","amount":1e2}');
+            expect(res.statusCode).to.equal(201);
+            expect(body(res).amount).to.equal(100);
+        });
+
+        it('accepts an Idempotency-Key of 255 printable characters', async () => {
+
+            const res = await move(world(), 'mallory', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 1 }, `${'k'.repeat(250)} ~!{}`);
+            expect(res.statusCode).to.equal(201);
+        });
+
+        it('answers 415 to a body that is not JSON', async () => {
+
+            const res = await world().inject({
+                method: 'POST', url: '/v1/pay/gateway/deposit', payload: 'amount=1',
+                headers: { ...bearer(world().server, 'alice'), 'idempotency-key': 'form', 'content-type': 'application/x-www-form-urlencoded' }
+            });
+            expectError(res, 415, 'unsupported_media_type');
+            expect((await transactionsOf(world(), 'alice')).list.total).to.equal(0);
+        });
+    });
+
+
+    describe(`POST /v1/pay/gateway/deposit and /withdraw, refused before they move anything (${engine})`, () => {
+
+        const world = useWorld(apiWorlds, { shared: true });
+
+        const amountMessage = `amount must be a JSON integer of minor units from 1 to ${maxAmount}`;
+        const invalid: [string, object | string, string, string?][] = [
+            ['an amount sent as a string', { provider_id: 'sandbox', asset: 'USD', amount: '12' }, 'amount', amountMessage],
+            ['a fractional amount', { provider_id: 'sandbox', asset: 'USD', amount: 12.5 }, 'amount', amountMessage],
+            ['an amount of 1e400 (Infinity once parsed)', '{"provider_id":"sandbox","asset":"USD","amount":1e400}', 'amount', amountMessage],
+            ['an amount of -1e400', '{"provider_id":"sandbox","asset":"USD","amount":-1e400}', 'amount', amountMessage],
+            ['an amount beyond the safe integers', '{"provider_id":"sandbox","asset":"USD","amount":9007199254740993}', 'amount', amountMessage],
+            ['an amount over the maximum', { provider_id: 'sandbox', asset: 'USD', amount: maxAmount + 1 }, 'amount', amountMessage],
+            ['an amount of zero', { provider_id: 'sandbox', asset: 'USD', amount: 0 }, 'amount', amountMessage],
+            ['a negative amount', { provider_id: 'sandbox', asset: 'USD', amount: -5 }, 'amount', amountMessage],
+            ['a null amount', { provider_id: 'sandbox', asset: 'USD', amount: null }, 'amount', amountMessage],
+            ['a boolean amount', { provider_id: 'sandbox', asset: 'USD', amount: true }, 'amount', amountMessage],
+            ['no amount', { provider_id: 'sandbox', asset: 'USD' }, 'amount', 'amount is required'],
+            ['a lower-case asset', { provider_id: 'sandbox', asset: 'usd', amount: 1 }, 'asset', 'asset must be an upper-case currency code or token symbol such as USD or MIT'],
+            ['an asset code too short', { provider_id: 'sandbox', asset: 'US', amount: 1 }, 'asset'],
+            ['a numeric asset', { provider_id: 'sandbox', asset: 840, amount: 1 }, 'asset', 'asset must be a string'],
+            ['no asset', { provider_id: 'sandbox', amount: 1 }, 'asset', 'asset is required'],
+            ['no provider', { asset: 'USD', amount: 1 }, 'provider_id', 'provider_id is required'],
+            ['an empty provider', { provider_id: '', asset: 'USD', amount: 1 }, 'provider_id'],
+            ['a provider id over 64 characters', { provider_id: 'p'.repeat(65), asset: 'USD', amount: 1 }, 'provider_id'],
+            ['an owner_id', { provider_id: 'sandbox', asset: 'USD', amount: 1, owner_id: 'mallory' }, 'owner_id', 'owner_id is set by the service (the caller\'s identity) and cannot be sent'],
+            ['a wallet_id', { provider_id: 'sandbox', asset: 'USD', amount: 1, wallet_id: 'w' }, 'wallet_id', 'wallet_id is set by the service (the caller\'s own wallet) and cannot be sent'],
+            ['an id', { provider_id: 'sandbox', asset: 'USD', amount: 1, id: 'x' }, 'id', 'id is set by the service (generated) and cannot be sent'],
+            ['a created_at', { provider_id: 'sandbox', asset: 'USD', amount: 1, created_at: 'x' }, 'created_at', 'created_at is set by the service (the time of creation) and cannot be sent'],
+            ['a status', { provider_id: 'sandbox', asset: 'USD', amount: 1, status: 'completed' }, 'status', 'status is set by the service (the outcome of the transfer) and cannot be sent'],
+            ['a type', { provider_id: 'sandbox', asset: 'USD', amount: 1, type: 'deposit' }, 'type', 'type is set by the service (the endpoint: deposit or withdraw) and cannot be sent'],
+            ['an unknown field', { provider_id: 'sandbox', asset: 'USD', amount: 1, memo: 'rent' }, 'memo', 'memo is not allowed'],
+            ['an array body', [{ provider_id: 'sandbox', asset: 'USD', amount: 1 }], 'payload', 'The request body must be a JSON object'],
+            ['no body', '', 'payload', 'The request body must be a JSON object']
+        ];
+
+        (['deposit', 'withdraw'] as const).forEach((direction) => {
+
+            invalid.forEach(([what, payload, field, message]) => {
+
+                it(`answers 400 to a ${direction} with ${what}`, async () => {
+
+                    const res = await move(world(), 'mallory', direction, payload);
+                    const error = expectError(res, 400, 'validation_failed');
+                    expect(error.details!.map((detail) => detail.field), res.payload).to.include(field);
+                    if (message) {
+                        expect(error.details!.map((detail) => detail.message)).to.include(message);
+                    }
+                });
+            });
+        });
+
+        const headerCases: [string, string | null, string][] = [
+            ['no Idempotency-Key', null, 'Idempotency-Key header is required: send a unique key (1 to 255 characters) per deposit or withdrawal'],
+            ['an empty Idempotency-Key', '', 'Idempotency-Key header must be 1 to 255 characters'],
+            ['an Idempotency-Key over 255 characters', 'k'.repeat(256), 'Idempotency-Key header must be 1 to 255 characters'],
+            ['a non-ASCII Idempotency-Key', 'clé', 'Idempotency-Key header must be printable ASCII']
+        ];
+
+        (['deposit', 'withdraw'] as const).forEach((direction) => {
+
+            headerCases.forEach(([what, key, message]) => {
+
+                it(`answers 400 naming the header to a ${direction} with ${what}`, async () => {
+
+                    const res = await move(world(), 'mallory', direction, { provider_id: 'sandbox', asset: 'USD', amount: 1 }, key);
+                    const error = expectError(res, 400, 'validation_failed', 'idempotency-key');
+                    expect(error.message).to.equal(`Invalid headers: ${message}`);
+                });
+            });
+        });
+    });
+
+
+    describe(`POST /v1/pay/gateway/deposit and /withdraw through providers of each kind (${engine})`, () => {
+
+        // One world for all: each test moves money for a caller of its own, so that its counts are exact.
+        const world = useWorld(sqlWorlds, { shared: true });
+
+        before(async () => {
+
+            await world().sql(`INSERT INTO providers (id, name, supports_deposit, supports_withdrawal, status, created_at) VALUES
+                ('payout-only', 'Payouts only', FALSE, TRUE, 'active', '2026-01-01T00:00:00.000Z'),
+                ('collect-only', 'Collections only', TRUE, FALSE, 'active', '2026-01-01T00:00:00.000Z')`);
+            await world().sql(`INSERT INTO provider_assets (provider_id, currency) VALUES ('payout-only', 'USD'), ('collect-only', 'USD')`);
+        });
+
+        const refusals: [string, Direction, object, number, string, string, string][] = [
+            ['an unknown provider', 'deposit', { provider_id: 'nowhere', asset: 'USD', amount: 1 }, 422, 'provider_not_found', 'provider_id', 'provider_id refers to no existing provider'],
+            ['an unknown provider', 'withdraw', { provider_id: 'nowhere', asset: 'USD', amount: 1 }, 422, 'provider_not_found', 'provider_id', 'provider_id refers to no existing provider'],
+            ['a disabled provider', 'deposit', { provider_id: 'legacy-bank', asset: 'USD', amount: 1 }, 409, 'provider_unavailable', 'provider_id', 'Provider legacy-bank is disabled and moves no money: use an active provider'],
+            ['a disabled provider', 'withdraw', { provider_id: 'legacy-bank', asset: 'USD', amount: 1 }, 409, 'provider_unavailable', 'provider_id', 'Provider legacy-bank is disabled and moves no money: use an active provider'],
+            ['a provider that takes no deposits', 'deposit', { provider_id: 'payout-only', asset: 'USD', amount: 1 }, 422, 'operation_not_supported', 'provider_id', 'Provider payout-only does not support deposits'],
+            ['a provider that makes no withdrawals', 'withdraw', { provider_id: 'collect-only', asset: 'USD', amount: 1 }, 422, 'operation_not_supported', 'provider_id', 'Provider collect-only does not support withdrawals'],
+            ['a currency the provider does not move', 'deposit', { provider_id: 'sandbox', asset: 'CHF', amount: 1 }, 422, 'asset_not_supported', 'asset', 'Provider sandbox does not support CHF: GET /v1/pay/gateway/providers lists the assets of each provider'],
+            ['an asset nobody knows', 'withdraw', { provider_id: 'sandbox', asset: 'ZZZZ', amount: 1 }, 422, 'asset_not_supported', 'asset', 'Provider sandbox does not support ZZZZ: GET /v1/pay/gateway/providers lists the assets of each provider'],
+            ['a token in stage planned', 'deposit', { provider_id: 'sandbox', asset: 'NST', amount: 1 }, 409, 'token_stage_not_allowed', 'asset', 'Token NST is in stage planned: a deposit needs stage pilot or live'],
+            ['a token in stage planned', 'withdraw', { provider_id: 'sandbox', asset: 'NST', amount: 1 }, 409, 'token_stage_not_allowed', 'asset', 'Token NST is in stage planned: a withdrawal needs stage pilot, live or retired'],
+            ['no balance in the asset', 'withdraw', { provider_id: 'sandbox', asset: 'KES', amount: 1 }, 409, 'insufficient_funds', 'amount', 'Your KES balance is 0, less than the 1 to withdraw'],
+            ['more than the balance', 'withdraw', { provider_id: 'payout-only', asset: 'USD', amount: 30001 }, 409, 'insufficient_funds', 'amount', 'Your USD balance is 30000, less than the 30001 to withdraw']
+        ];
+
+        refusals.forEach(([what, direction, payload, statusCode, code, field, message]) => {
+
+            it(`answers ${statusCode} ${code} to a ${direction} through ${what}, and moves nothing`, async () => {
+
+                const subject = `refused-${Crypto.randomUUID()}`;
+                expect((await move(world(), subject, 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 30000 })).statusCode).to.equal(201);
+                const earlier = await transactionsOf(world(), subject);
+                expect(earlier.list.total).to.equal(1);
+
+                const res = await move(world(), subject, direction, payload);
+                const error = expectError(res, statusCode, code, field);
+                expect(error.message).to.equal(message);
+                expect(error.details).to.equal([{ field, message }]);
+                expect((await transactionsOf(world(), subject)).list).to.equal(earlier.list);
+                expect((await walletOf(world(), subject)).balances).to.equal([{ asset: 'USD', amount: 30000 }]);
+            });
+        });
+
+        it('withdraws through a provider other than the one that deposited', async () => {
+
+            expect((await move(world(), 'frank', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 70 })).statusCode).to.equal(201);
+            const res = await move(world(), 'frank', 'withdraw', { provider_id: 'payout-only', asset: 'USD', amount: 70 });
+            expect(res.statusCode).to.equal(201);
+            expect(body(res)).to.include({ type: 'withdrawal', provider_id: 'payout-only', amount: 70 });
+            expect((await walletOf(world(), 'frank')).balances).to.equal([{ asset: 'USD', amount: 0 }]);
+        });
+    });
+
+
+    describe(`token lifecycle rules (${engine})`, () => {
+
+        const world = useWorld(sqlWorlds);
+
+        it('lets a retired token be withdrawn but no longer deposited', async () => {
+
+            expect((await move(world(), 'gina', 'deposit', { provider_id: 'sandbox', asset: 'MXT', amount: 50 })).statusCode).to.equal(201);
+            await world().sql(`UPDATE token_types SET stage = 'retired' WHERE symbol = 'MXT'`);
+
+            const deposit = await move(world(), 'gina', 'deposit', { provider_id: 'sandbox', asset: 'MXT', amount: 1 });
+            expect(expectError(deposit, 409, 'token_stage_not_allowed', 'asset').message).to.equal('Token MXT is in stage retired: a deposit needs stage pilot or live');
+            expect((await move(world(), 'gina', 'withdraw', { provider_id: 'sandbox', asset: 'MXT', amount: 50 })).statusCode).to.equal(201);
+            expect((await walletOf(world(), 'gina')).balances).to.equal([{ asset: 'MXT', amount: 0 }]);
+        });
+    });
+
+
+    describe(`balance limits (${engine})`, () => {
+
+        const world = useWorld(sqlWorlds);
+
+        it('refuses a deposit that would take a balance beyond the largest safe integer', async () => {
+
+            expect((await move(world(), 'hank', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 10 })).statusCode).to.equal(201);
+
+            // Reaching the limit honestly takes 90 thousand maximal deposits: start the accounts near it instead.
+            await world().sql('UPDATE accounts SET balance = ? WHERE wallet_id IS NOT NULL', maxBalance - 5);
+            const over = await move(world(), 'hank', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 6 });
+            expect(expectError(over, 409, 'balance_limit_exceeded', 'amount').message).to.equal(`This deposit would take a USD balance beyond ${maxBalance} minor units`);
+            expect((await move(world(), 'hank', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 5 })).statusCode).to.equal(201);
+            expect((await walletOf(world(), 'hank')).balances).to.equal([{ asset: 'USD', amount: maxBalance }]);
+
+            // The provider's clearing account mirrors every wallet: it has the same limit on the negative side.
+            await world().sql('UPDATE accounts SET balance = ? WHERE provider_id IS NOT NULL', -(maxBalance - 5));
+            expectError(await move(world(), 'ivy', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 6 }), 409, 'balance_limit_exceeded', 'amount');
+            expect((await move(world(), 'ivy', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 5 })).statusCode).to.equal(201);
+        });
+    });
+
+
+    describe(`GET /v1/pay/wallet/transactions (${engine})`, () => {
+
+        // One world for all, which its tests only read.
+        const world = useWorld(apiWorlds, { shared: true });
+        const created: Transaction[] = [];
+
+        before(async () => {
+
+            for (let i = 1; i <= 7; ++i) {
+                const direction = i % 3 === 0 ? 'withdraw' : 'deposit';
+                const res = await move(world(), 'jane', direction, { provider_id: 'sandbox', asset: 'USD', amount: i });
+                expect(res.statusCode).to.equal(201);
+                created.push(body<Transaction>(res));
+            }
+
+            expect((await move(world(), 'kurt', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 1 })).statusCode).to.equal(201);
+        });
+
+        const newestFirst = (transactions: Transaction[]) => [...transactions].sort((a, b) => (b.created_at.localeCompare(a.created_at) || b.id.localeCompare(a.id)));
+
+        it('lists the caller\'s transactions newest first, ties by id, in a list envelope', async () => {
+
+            const { res, list } = await transactionsOf(world(), 'jane');
+            expect(res.headers['x-total-count']).to.equal('7');
+            expect(list).to.equal({ data: newestFirst(created), count: 7, total: 7 });
+            expect(list.data.map((transaction) => transaction.type)).to.equal(newestFirst(created).map((transaction) => transaction.type));
+            expect(created.map((transaction) => transaction.type)).to.equal(['deposit', 'deposit', 'withdrawal', 'deposit', 'deposit', 'withdrawal', 'deposit']);
+        });
+
+        it('pages with limit and offset without repeating or skipping', async () => {
+
+            const pages: Transaction[] = [];
+            for (let i = 0; i < 7; i += 3) {
+                const { res, list } = await transactionsOf(world(), 'jane', `?limit=3&offset=${i}`);
+                expect(res.headers['x-total-count']).to.equal('7');
+                expect(list.count).to.equal(Math.min(3, 7 - i));
+                pages.push(...list.data);
+            }
+
+            expect(pages).to.equal(newestFirst(created));
+            const { list } = await transactionsOf(world(), 'jane', '?offset=50');
+            expect(list).to.equal({ data: [], count: 0, total: 7 });
+        });
+
+        it('is empty for a caller who never opened a wallet', async () => {
+
+            const { res, list } = await transactionsOf(world(), 'nobody');
+            expect(res.headers['x-total-count']).to.equal('0');
+            expect(list).to.equal({ data: [], count: 0, total: 0 });
+        });
+
+        [['limit=0', 'limit'], ['limit=101', 'limit'], ['limit=ten', 'limit'], ['offset=-1', 'offset']].forEach(([query, field]) => {
+
+            it(`answers 400 naming the parameter for ${query}`, async () => {
+
+                const res = await world().inject({ url: `/v1/pay/wallet/transactions?${query}`, headers: bearer(world().server, 'jane') });
+                expectError(res, 400, 'validation_failed', field);
+            });
+        });
+
+        it('returns one of the caller\'s transactions by id', async () => {
+
+            const res = await world().inject({ url: `/v1/pay/wallet/transactions/${created[2]!.id}`, headers: bearer(world().server, 'jane') });
+            expect(res.statusCode).to.equal(200);
+            expect(body<Transaction>(res)).to.equal(created[2]!);
+        });
+
+        it('answers 404 for another caller\'s transaction, as for an unknown one', async () => {
+
+            const id = created[0]!.id;
+            const foreign = await world().inject({ url: `/v1/pay/wallet/transactions/${id}`, headers: bearer(world().server, 'kurt') });
+            expect(expectError(foreign, 404, 'transaction_not_found').message).to.equal('There is no transaction with this id');
+
+            const unknown = await world().inject({ url: `/v1/pay/wallet/transactions/${Crypto.randomUUID()}`, headers: bearer(world().server, 'jane') });
+            expect(expectError(unknown, 404, 'transaction_not_found').message).to.equal('There is no transaction with this id');
+        });
+
+        it('answers 400 for a transaction id that is not a UUID', async () => {
+
+            const res = await world().inject({ url: '/v1/pay/wallet/transactions/42', headers: bearer(world().server, 'jane') });
+            expectError(res, 400, 'validation_failed', 'transaction_id');
+        });
+    });
+
+
+    describe(`GET /v1/pay/wallet/transactions, order at one instant (${engine})`, () => {
+
+        const world = useWorld(sqlWorlds);
+
+        it('breaks ties in created_at by id, descending', async () => {
+
+            const createdAt = '2030-01-01T00:00:00.000Z';
+            const ids = ['00000000-0000-4000-8000-00000000000a', '00000000-0000-4000-8000-00000000000c', '00000000-0000-4000-8000-00000000000b'];
+            expect((await move(world(), 'kurt', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 1 })).statusCode).to.equal(201);
+            const [wallet] = await world().sql(`SELECT id FROM wallets WHERE owner_id = 'kurt'`);
+            for (const id of ids) {
+                await world().sql(`INSERT INTO transactions (id, wallet_id, type, asset, amount, provider_id, status, created_at)
+                    VALUES (?, ?, 'deposit', 'USD', 1, 'sandbox', 'completed', ?)`, id, wallet!.id, createdAt);
+            }
+
+            const { list } = await transactionsOf(world(), 'kurt', '?limit=3');
+            expect(list.data.map((transaction) => transaction.id)).to.equal([ids[1], ids[2], ids[0]]);
+        });
+    });
+
+
+    describe(`Idempotency-Key (${engine})`, () => {
+
+        const world = useWorld(sqlWorlds);
+        const payload = { provider_id: 'sandbox', asset: 'USD', amount: 700 };
+
+        it('replays the first response byte for byte for the same key and body, and moves money once', async () => {
+
+            const first = await move(world(), 'lena', 'deposit', payload, 'order-1');
+            expect(first.statusCode).to.equal(201);
+            expect(first.headers['idempotent-replayed']).to.not.exist();
+
+            for (const reordered of [payload, { amount: 700, asset: 'USD', provider_id: 'sandbox' }]) {
+                const again = await move(world(), 'lena', 'deposit', reordered, 'order-1');
+                expect(again.statusCode).to.equal(201);
+                expect(again.payload).to.equal(first.payload);
+                expect(again.headers.location).to.equal(first.headers.location);
+                expect(again.headers['idempotent-replayed']).to.equal('true');
+            }
+
+            expect((await transactionsOf(world(), 'lena')).list.total).to.equal(1);
+            expect((await walletOf(world(), 'lena')).balances).to.equal([{ asset: 'USD', amount: 700 }]);
+        });
+
+        it('replays the first response after the balance has moved on', async () => {
+
+            expect((await move(world(), 'lena', 'deposit', payload, 'order-1')).statusCode).to.equal(201);
+            const payout = { provider_id: 'sandbox', asset: 'USD', amount: 100 };
+            const first = await move(world(), 'lena', 'withdraw', payout, 'payout-1');
+            expect(first.statusCode).to.equal(201);
+            expect((await move(world(), 'lena', 'withdraw', payout)).statusCode).to.equal(201);
+            const again = await move(world(), 'lena', 'withdraw', payout, 'payout-1');
+            expect(again.payload).to.equal(first.payload);
+            expect((await walletOf(world(), 'lena')).balances).to.equal([{ asset: 'USD', amount: 500 }]);
+        });
+
+        const reuses: [string, Direction, object][] = [
+            ['another amount', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 701 }],
+            ['another asset', 'deposit', { provider_id: 'sandbox', asset: 'EUR', amount: 700 }],
+            ['another provider', 'deposit', { provider_id: 'legacy-bank', asset: 'USD', amount: 700 }],
+            ['the same body on the other endpoint', 'withdraw', { provider_id: 'sandbox', asset: 'USD', amount: 700 }]
+        ];
+
+        reuses.forEach(([what, direction, reused]) => {
+
+            it(`answers 422 idempotency_key_reused for the same key with ${what}`, async () => {
+
+                expect((await move(world(), 'lena', 'deposit', payload, 'order-1')).statusCode).to.equal(201);
+                const res = await move(world(), 'lena', direction, reused, 'order-1');
+                const error = expectError(res, 422, 'idempotency_key_reused');
+                expect(error.message).to.equal('This Idempotency-Key was already used for a different request: send a new key for a new deposit or withdrawal');
+                expect(res.headers['idempotent-replayed']).to.not.exist();
+                expect((await walletOf(world(), 'lena')).balances).to.equal([{ asset: 'USD', amount: 700 }]);
+            });
+        });
+
+        it('scopes keys to the caller', async () => {
+
+            expect((await move(world(), 'lena', 'deposit', payload, 'order-1')).statusCode).to.equal(201);
+            const res = await move(world(), 'milo', 'deposit', payload, 'order-1');
+            expect(res.statusCode).to.equal(201);
+            expect(res.headers['idempotent-replayed']).to.not.exist();
+            expect((await walletOf(world(), 'milo')).balances).to.equal([{ asset: 'USD', amount: 700 }]);
+        });
+
+        it('replays a refusal too: the same key keeps its answer, a new key tries again', async () => {
+
+            const refund = { provider_id: 'sandbox', asset: 'GBP', amount: 40 };
+            const refused = await move(world(), 'nina', 'withdraw', refund, 'refund-1');
+            expectError(refused, 409, 'insufficient_funds');
+            expect(refused.headers['idempotent-replayed']).to.not.exist();
+
+            expect((await move(world(), 'nina', 'deposit', { provider_id: 'sandbox', asset: 'GBP', amount: 40 })).statusCode).to.equal(201);
+            const replayed = await move(world(), 'nina', 'withdraw', refund, 'refund-1');
+            expect(replayed.statusCode).to.equal(409);
+            expect(replayed.payload).to.equal(refused.payload);
+            expect(replayed.headers['idempotent-replayed']).to.equal('true');
+
+            expect((await move(world(), 'nina', 'withdraw', refund, 'refund-2')).statusCode).to.equal(201);
+        });
+
+        it('keeps no key for a request that failed validation', async () => {
+
+            expectError(await move(world(), 'omar', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: '5' }, 'first-try'), 400, 'validation_failed');
+            const res = await move(world(), 'omar', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 5 }, 'first-try');
+            expect(res.statusCode).to.equal(201);
+            expect(res.headers['idempotent-replayed']).to.not.exist();
+        });
+
+        it('moves money once when duplicates arrive together', async () => {
+
+            const burst = { provider_id: 'sandbox', asset: 'EUR', amount: 25 };
+            const responses = await Promise.all(Array.from({ length: 20 }, () => move(world(), 'pia', 'deposit', burst, 'burst')));
+            expect(responses.map((res) => res.statusCode)).to.equal(Array.from({ length: 20 }, () => 201));
+            expect(new Set(responses.map((res) => res.payload)).size).to.equal(1);
+            expect(responses.filter((res) => res.headers['idempotent-replayed'] === 'true')).to.have.length(19);
+            expect((await walletOf(world(), 'pia')).balances).to.equal([{ asset: 'EUR', amount: 25 }]);
+        });
+
+        it('keeps keys for 24 hours and forgets older ones on the next deposit or withdrawal', async () => {
+
+            const small = { provider_id: 'sandbox', asset: 'USD', amount: 9 };
+            const first = await move(world(), 'quinn', 'deposit', small, 'aging');
+            const recent = new Date(Date.now() - idempotencyRetentionMs + 60_000).toISOString();
+            await world().sql(`UPDATE idempotency_keys SET created_at = ? WHERE owner_id = 'quinn'`, recent);
+
+            const kept = await move(world(), 'quinn', 'deposit', small, 'aging');
+            expect(kept.payload).to.equal(first.payload);
+            expect(kept.headers['idempotent-replayed']).to.equal('true');
+
+            const expired = new Date(Date.now() - idempotencyRetentionMs - 1).toISOString();
+            await world().sql(`UPDATE idempotency_keys SET created_at = ? WHERE owner_id = 'quinn'`, expired);
+            expect((await move(world(), 'someone-else', 'deposit', small)).statusCode).to.equal(201);
+            expect(await world().sql(`SELECT CAST(count(*) AS integer) AS n FROM idempotency_keys WHERE owner_id = 'quinn'`)).to.equal([{ n: 0 }]);
+
+            const fresh = await move(world(), 'quinn', 'deposit', small, 'aging');
+            expect(fresh.statusCode).to.equal(201);
+            expect(fresh.headers['idempotent-replayed']).to.not.exist();
+            expect(body(fresh).id).to.not.equal(body(first).id);
+            expect((await walletOf(world(), 'quinn')).balances).to.equal([{ asset: 'USD', amount: 18 }]);
+        });
+
+        it('keeps no key when the transaction fails, so a retry with the same key does the work', async () => {
+
+            for (const statement of failingTransactions[engine].create) {
+                await world().sql(statement);
+            }
+
+            const small = { provider_id: 'sandbox', asset: 'USD', amount: 3 };
+            const failed = await move(world(), 'rosa', 'deposit', small, 'retry-me');
+            expect(failed.statusCode).to.equal(500);
+            expect(body(failed).message).to.equal('An internal server error occurred');
+            expect(failed.payload).to.not.contain('disk on fire');
+
+            for (const statement of failingTransactions[engine].drop) {
+                await world().sql(statement);
+            }
+
+            const retried = await move(world(), 'rosa', 'deposit', small, 'retry-me');
+            expect(retried.statusCode).to.equal(201);
+            expect(retried.headers['idempotent-replayed']).to.not.exist();
+            expect((await walletOf(world(), 'rosa')).balances).to.equal([{ asset: 'USD', amount: 3 }]);
+        });
+    });
+}
+
+
+describe('pay on a SQLite file', () => {
+
+    it('stays behind the 501 gate, before authentication, while the database has no schema', async () => {
 
         const file = Path.join(tempDir(), 'pay.db');
         new Sqlite(file).close();
@@ -124,657 +817,6 @@ describe('pay data endpoints', () => {
         }
 
         await unprovisioned.stop();
-    });
-
-    const dataRoutes: [string, string][] = [
-        ['GET', '/v1/pay/wallet/'],
-        ['GET', '/v1/pay/wallet/transactions'],
-        ['GET', `/v1/pay/wallet/transactions/${Crypto.randomUUID()}`],
-        ['GET', '/v1/pay/tokens/'],
-        ['GET', '/v1/pay/tokens/MIT'],
-        ['GET', '/v1/pay/gateway/providers'],
-        ['POST', '/v1/pay/gateway/deposit'],
-        ['POST', '/v1/pay/gateway/withdraw']
-    ];
-
-    dataRoutes.forEach(([method, url]) => {
-
-        it(`answers 401 with a Bearer challenge to ${method} ${url} without a token`, async () => {
-
-            const res = await server.inject({ method, url, payload: method === 'POST' ? {} : undefined });
-            expectError(res, 401, 'unauthorized');
-            expect(res.headers['www-authenticate']).to.contain('Bearer');
-        });
-    });
-
-    ['/v1/pay/wallet/', '/v1/pay/wallet/transactions', '/v1/pay/tokens/', '/v1/pay/tokens/MIT', '/v1/pay/gateway/providers'].forEach((url) => {
-
-        it(`answers 400 naming an unknown query parameter on GET ${url}`, async () => {
-
-            const res = await server.inject({ url: `${url}?colour=blue`, headers: bearer(server, 'alice') });
-            const error = expectError(res, 400, 'validation_failed', 'colour');
-            expect(error.message).to.contain('colour is not allowed');
-        });
-    });
-});
-
-
-describe('GET /v1/pay/wallet/', () => {
-
-    let server: Server;
-
-    before(async () => {
-
-        ({ server } = await payServer());
-    });
-
-    after(async () => {
-
-        await server.stop();
-    });
-
-    it('opens the caller\'s wallet on first use, empty, and returns the same wallet afterwards', async () => {
-
-        const first = await walletOf(server, 'alice');
-        expect(first).to.equal({ id: first.id, owner_id: 'alice', balances: [], created_at: first.created_at });
-        expect(first.id).to.match(/^[0-9a-f-]{36}$/);
-        expect(first.created_at).to.match(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
-        expect(await walletOf(server, 'alice')).to.equal(first);
-    });
-
-    it('gives every caller a wallet of their own', async () => {
-
-        const alice = await walletOf(server, 'alice');
-        const bob = await walletOf(server, 'bob');
-        expect(bob.id).to.not.equal(alice.id);
-        expect(bob.owner_id).to.equal('bob');
-    });
-
-    it('opens one wallet when first requests race', async () => {
-
-        const wallets = await Promise.all(Array.from({ length: 10 }, () => walletOf(server, 'racer')));
-        expect(new Set(wallets.map((wallet) => wallet.id)).size).to.equal(1);
-    });
-
-    it('reports a balance per asset held, in minor units, ordered by asset', async () => {
-
-        expect((await move(server, 'carol', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 1250 })).statusCode).to.equal(201);
-        expect((await move(server, 'carol', 'deposit', { provider_id: 'sandbox', asset: 'MIT', amount: 300 })).statusCode).to.equal(201);
-        expect((await move(server, 'carol', 'deposit', { provider_id: 'sandbox', asset: 'JPY', amount: 500 })).statusCode).to.equal(201);
-        expect((await move(server, 'carol', 'withdraw', { provider_id: 'sandbox', asset: 'USD', amount: 250 })).statusCode).to.equal(201);
-        expect((await move(server, 'carol', 'withdraw', { provider_id: 'sandbox', asset: 'JPY', amount: 500 })).statusCode).to.equal(201);
-
-        expect((await walletOf(server, 'carol')).balances).to.equal([
-            { asset: 'JPY', amount: 0 },
-            { asset: 'MIT', amount: 300 },
-            { asset: 'USD', amount: 1000 }
-        ]);
-
-        expect((await walletOf(server, 'bob')).balances).to.equal([]);
-    });
-});
-
-
-describe('GET /v1/pay/tokens', () => {
-
-    let server: Server;
-
-    before(async () => {
-
-        ({ server } = await payServer());
-    });
-
-    after(async () => {
-
-        await server.stop();
-    });
-
-    const tokens = [
-        { symbol: 'MIT', name: 'Market Token', decimals: 2, stage: 'live', description: 'Spent and accepted at the businesses of the commerce namespace', created_at: '2026-01-01T00:00:00.000Z' },
-        { symbol: 'MXT', name: 'Mobility Token', decimals: 2, stage: 'pilot', description: 'Pays for vehicle bookings of the logistics namespace, in pilot', created_at: '2026-01-01T00:00:00.000Z' },
-        { symbol: 'NST', name: 'Network Settlement Token', decimals: 6, stage: 'planned', description: 'Settles balances between providers; not issued yet', created_at: '2026-01-01T00:00:00.000Z' }
-    ];
-
-    it('lists the token types by symbol in a list envelope', async () => {
-
-        const res = await server.inject({ url: '/v1/pay/tokens/', headers: bearer(server, 'alice') });
-        expect(res.statusCode).to.equal(200);
-        expect(res.headers['x-total-count']).to.equal('3');
-        expect(body(res)).to.equal({ data: tokens, count: 3, total: 3 });
-    });
-
-    ['MIT', 'mxt', 'Nst'].forEach((symbol) => {
-
-        it(`returns one token type for the symbol ${symbol}, matched in any case`, async () => {
-
-            const res = await server.inject({ url: `/v1/pay/tokens/${symbol}`, headers: bearer(server, 'alice') });
-            expect(res.statusCode).to.equal(200);
-            expect(body(res)).to.equal(tokens.find((token) => token.symbol === symbol.toUpperCase())!);
-        });
-    });
-
-    it('answers 404 for an unknown symbol', async () => {
-
-        const res = await server.inject({ url: '/v1/pay/tokens/xyz', headers: bearer(server, 'alice') });
-        const error = expectError(res, 404, 'token_not_found');
-        expect(error.message).to.equal('There is no token with this id');
-    });
-
-    it('answers 400 for a symbol that cannot exist', async () => {
-
-        const res = await server.inject({ url: '/v1/pay/tokens/M-T', headers: bearer(server, 'alice') });
-        expectError(res, 400, 'validation_failed', 'token_symbol');
-    });
-});
-
-
-describe('GET /v1/pay/gateway/providers', () => {
-
-    it('lists the sandbox and a disabled provider by id in a list envelope', async () => {
-
-        const { server } = await payServer();
-        const res = await server.inject({ url: '/v1/pay/gateway/providers', headers: bearer(server, 'alice') });
-        expect(res.statusCode).to.equal(200);
-        expect(res.headers['x-total-count']).to.equal('2');
-        expect(body(res)).to.equal({
-            data: [
-                {
-                    id: 'legacy-bank', name: 'Legacy bank transfer (switched off)', assets: ['EUR', 'USD'],
-                    supports_deposit: true, supports_withdrawal: true, status: 'disabled', created_at: '2026-01-01T00:00:00.000Z'
-                },
-                {
-                    id: 'sandbox', name: 'Local sandbox (settles at once)', assets: ['EUR', 'GBP', 'JPY', 'KES', 'MIT', 'MXT', 'NST', 'USD'],
-                    supports_deposit: true, supports_withdrawal: true, status: 'active', created_at: '2026-01-01T00:00:00.000Z'
-                }
-            ],
-            count: 2,
-            total: 2
-        });
-        await server.stop();
-    });
-});
-
-
-describe('POST /v1/pay/gateway/deposit and /withdraw', () => {
-
-    let server: Server;
-    let file: string;
-
-    before(async () => {
-
-        ({ server, file } = await payServer());
-        withDatabase(file, (db) => {
-
-            db.exec(`INSERT INTO providers (id, name, supports_deposit, supports_withdrawal, status, created_at) VALUES
-                ('payout-only', 'Payouts only', 0, 1, 'active', '2026-01-01T00:00:00.000Z'),
-                ('collect-only', 'Collections only', 1, 0, 'active', '2026-01-01T00:00:00.000Z');
-                INSERT INTO provider_assets (provider_id, currency) VALUES ('payout-only', 'USD'), ('collect-only', 'USD');`);
-        });
-    });
-
-    after(async () => {
-
-        await server.stop();
-    });
-
-    it('deposits: 201, the completed transaction as body and a Location that reads it back', async () => {
-
-        const res = await move(server, 'alice', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 5000 });
-        expect(res.statusCode).to.equal(201);
-        const transaction = body<Transaction>(res);
-        expect(transaction).to.equal({
-            id: transaction.id, type: 'deposit', asset: 'USD', amount: 5000, provider_id: 'sandbox', status: 'completed', created_at: transaction.created_at
-        });
-        expect(res.headers.location).to.equal(`/v1/pay/wallet/transactions/${transaction.id}`);
-        expect(res.headers['idempotent-replayed']).to.not.exist();
-
-        const read = await server.inject({ url: res.headers.location as string, headers: bearer(server, 'alice') });
-        expect(read.statusCode).to.equal(200);
-        expect(body<Transaction>(read)).to.equal(transaction);
-    });
-
-    it('withdraws: 201 with a withdrawal the balance reflects', async () => {
-
-        await move(server, 'dora', 'deposit', { provider_id: 'sandbox', asset: 'EUR', amount: 1000 });
-        const res = await move(server, 'dora', 'withdraw', { provider_id: 'sandbox', asset: 'EUR', amount: 999 });
-        expect(res.statusCode).to.equal(201);
-        expect(body(res)).to.include({ type: 'withdrawal', asset: 'EUR', amount: 999, provider_id: 'sandbox', status: 'completed' });
-        expect(res.headers.location).to.equal(`/v1/pay/wallet/transactions/${body(res).id}`);
-        expect((await walletOf(server, 'dora')).balances).to.equal([{ asset: 'EUR', amount: 1 }]);
-    });
-
-    it('moves the largest amount allowed and tokens in pilot or live', async () => {
-
-        expect((await move(server, 'erin', 'deposit', { provider_id: 'sandbox', asset: 'GBP', amount: maxAmount })).statusCode).to.equal(201);
-        expect((await move(server, 'erin', 'withdraw', { provider_id: 'sandbox', asset: 'GBP', amount: maxAmount })).statusCode).to.equal(201);
-        expect((await move(server, 'erin', 'deposit', { provider_id: 'sandbox', asset: 'MIT', amount: 10 })).statusCode).to.equal(201);
-        expect((await move(server, 'erin', 'deposit', { provider_id: 'sandbox', asset: 'MXT', amount: 10 })).statusCode).to.equal(201);
-        expect((await move(server, 'erin', 'withdraw', { provider_id: 'sandbox', asset: 'MIT', amount: 10 })).statusCode).to.equal(201);
-        expect((await move(server, 'erin', 'withdraw', { provider_id: 'sandbox', asset: 'MXT', amount: 4 })).statusCode).to.equal(201);
-        expect((await walletOf(server, 'erin')).balances).to.equal([{ asset: 'GBP', amount: 0 }, { asset: 'MIT', amount: 0 }, { asset: 'MXT', amount: 6 }]);
-    });
-
-    it('accepts a JSON number written with an exponent when it is an integer', async () => {
-
-        const res = await move(server, 'erin', 'deposit', '{"provider_id":"sandbox","asset":"USD","amount":1e2}');
-        expect(res.statusCode).to.equal(201);
-        expect(body(res).amount).to.equal(100);
-    });
-
-    const amountMessage = `amount must be a JSON integer of minor units from 1 to ${maxAmount}`;
-    const invalid: [string, object | string, string, string?][] = [
-        ['an amount sent as a string', { provider_id: 'sandbox', asset: 'USD', amount: '12' }, 'amount', amountMessage],
-        ['a fractional amount', { provider_id: 'sandbox', asset: 'USD', amount: 12.5 }, 'amount', amountMessage],
-        ['an amount of 1e400 (Infinity once parsed)', '{"provider_id":"sandbox","asset":"USD","amount":1e400}', 'amount', amountMessage],
-        ['an amount of -1e400', '{"provider_id":"sandbox","asset":"USD","amount":-1e400}', 'amount', amountMessage],
-        ['an amount beyond the safe integers', '{"provider_id":"sandbox","asset":"USD","amount":9007199254740993}', 'amount', amountMessage],
-        ['an amount over the maximum', { provider_id: 'sandbox', asset: 'USD', amount: maxAmount + 1 }, 'amount', amountMessage],
-        ['an amount of zero', { provider_id: 'sandbox', asset: 'USD', amount: 0 }, 'amount', amountMessage],
-        ['a negative amount', { provider_id: 'sandbox', asset: 'USD', amount: -5 }, 'amount', amountMessage],
-        ['a null amount', { provider_id: 'sandbox', asset: 'USD', amount: null }, 'amount', amountMessage],
-        ['a boolean amount', { provider_id: 'sandbox', asset: 'USD', amount: true }, 'amount', amountMessage],
-        ['no amount', { provider_id: 'sandbox', asset: 'USD' }, 'amount', 'amount is required'],
-        ['a lower-case asset', { provider_id: 'sandbox', asset: 'usd', amount: 1 }, 'asset', 'asset must be an upper-case currency code or token symbol such as USD or MIT'],
-        ['an asset code too short', { provider_id: 'sandbox', asset: 'US', amount: 1 }, 'asset'],
-        ['a numeric asset', { provider_id: 'sandbox', asset: 840, amount: 1 }, 'asset', 'asset must be a string'],
-        ['no asset', { provider_id: 'sandbox', amount: 1 }, 'asset', 'asset is required'],
-        ['no provider', { asset: 'USD', amount: 1 }, 'provider_id', 'provider_id is required'],
-        ['an empty provider', { provider_id: '', asset: 'USD', amount: 1 }, 'provider_id'],
-        ['a provider id over 64 characters', { provider_id: 'p'.repeat(65), asset: 'USD', amount: 1 }, 'provider_id'],
-        ['an owner_id', { provider_id: 'sandbox', asset: 'USD', amount: 1, owner_id: 'mallory' }, 'owner_id', 'owner_id is set by the service (the caller\'s identity) and cannot be sent'],
-        ['a wallet_id', { provider_id: 'sandbox', asset: 'USD', amount: 1, wallet_id: 'w' }, 'wallet_id', 'wallet_id is set by the service (the caller\'s own wallet) and cannot be sent'],
-        ['an id', { provider_id: 'sandbox', asset: 'USD', amount: 1, id: 'x' }, 'id', 'id is set by the service (generated) and cannot be sent'],
-        ['a created_at', { provider_id: 'sandbox', asset: 'USD', amount: 1, created_at: 'x' }, 'created_at', 'created_at is set by the service (the time of creation) and cannot be sent'],
-        ['a status', { provider_id: 'sandbox', asset: 'USD', amount: 1, status: 'completed' }, 'status', 'status is set by the service (the outcome of the transfer) and cannot be sent'],
-        ['a type', { provider_id: 'sandbox', asset: 'USD', amount: 1, type: 'deposit' }, 'type', 'type is set by the service (the endpoint: deposit or withdraw) and cannot be sent'],
-        ['an unknown field', { provider_id: 'sandbox', asset: 'USD', amount: 1, memo: 'rent' }, 'memo', 'memo is not allowed'],
-        ['an array body', [{ provider_id: 'sandbox', asset: 'USD', amount: 1 }], 'payload', 'The request body must be a JSON object'],
-        ['no body', '', 'payload', 'The request body must be a JSON object']
-    ];
-
-    (['deposit', 'withdraw'] as const).forEach((direction) => {
-
-        invalid.forEach(([what, payload, field, message]) => {
-
-            it(`answers 400 to a ${direction} with ${what}`, async () => {
-
-                const res = await move(server, 'mallory', direction, payload);
-                const error = expectError(res, 400, 'validation_failed');
-                expect(error.details!.map((detail) => detail.field), res.payload).to.include(field);
-                if (message) {
-                    expect(error.details!.map((detail) => detail.message)).to.include(message);
-                }
-            });
-        });
-    });
-
-    const headerCases: [string, string | null, string][] = [
-        ['no Idempotency-Key', null, 'Idempotency-Key header is required: send a unique key (1 to 255 characters) per deposit or withdrawal'],
-        ['an empty Idempotency-Key', '', 'Idempotency-Key header must be 1 to 255 characters'],
-        ['an Idempotency-Key over 255 characters', 'k'.repeat(256), 'Idempotency-Key header must be 1 to 255 characters'],
-        ['a non-ASCII Idempotency-Key', 'clé', 'Idempotency-Key header must be printable ASCII']
-    ];
-
-    (['deposit', 'withdraw'] as const).forEach((direction) => {
-
-        headerCases.forEach(([what, key, message]) => {
-
-            it(`answers 400 naming the header to a ${direction} with ${what}`, async () => {
-
-                const res = await move(server, 'mallory', direction, { provider_id: 'sandbox', asset: 'USD', amount: 1 }, key);
-                const error = expectError(res, 400, 'validation_failed', 'idempotency-key');
-                expect(error.message).to.equal(`Invalid headers: ${message}`);
-            });
-        });
-    });
-
-    it('accepts an Idempotency-Key of 255 printable characters', async () => {
-
-        const res = await move(server, 'mallory', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 1 }, `${'k'.repeat(250)} ~!{}`);
-        expect(res.statusCode).to.equal(201);
-    });
-
-    const refusals: [string, Direction, object, number, string, string, string][] = [
-        ['an unknown provider', 'deposit', { provider_id: 'nowhere', asset: 'USD', amount: 1 }, 422, 'provider_not_found', 'provider_id', 'provider_id refers to no existing provider'],
-        ['an unknown provider', 'withdraw', { provider_id: 'nowhere', asset: 'USD', amount: 1 }, 422, 'provider_not_found', 'provider_id', 'provider_id refers to no existing provider'],
-        ['a disabled provider', 'deposit', { provider_id: 'legacy-bank', asset: 'USD', amount: 1 }, 409, 'provider_unavailable', 'provider_id', 'Provider legacy-bank is disabled and moves no money: use an active provider'],
-        ['a disabled provider', 'withdraw', { provider_id: 'legacy-bank', asset: 'USD', amount: 1 }, 409, 'provider_unavailable', 'provider_id', 'Provider legacy-bank is disabled and moves no money: use an active provider'],
-        ['a provider that takes no deposits', 'deposit', { provider_id: 'payout-only', asset: 'USD', amount: 1 }, 422, 'operation_not_supported', 'provider_id', 'Provider payout-only does not support deposits'],
-        ['a provider that makes no withdrawals', 'withdraw', { provider_id: 'collect-only', asset: 'USD', amount: 1 }, 422, 'operation_not_supported', 'provider_id', 'Provider collect-only does not support withdrawals'],
-        ['a currency the provider does not move', 'deposit', { provider_id: 'sandbox', asset: 'CHF', amount: 1 }, 422, 'asset_not_supported', 'asset', 'Provider sandbox does not support CHF: GET /v1/pay/gateway/providers lists the assets of each provider'],
-        ['an asset nobody knows', 'withdraw', { provider_id: 'sandbox', asset: 'ZZZZ', amount: 1 }, 422, 'asset_not_supported', 'asset', 'Provider sandbox does not support ZZZZ: GET /v1/pay/gateway/providers lists the assets of each provider'],
-        ['a token in stage planned', 'deposit', { provider_id: 'sandbox', asset: 'NST', amount: 1 }, 409, 'token_stage_not_allowed', 'asset', 'Token NST is in stage planned: a deposit needs stage pilot or live'],
-        ['a token in stage planned', 'withdraw', { provider_id: 'sandbox', asset: 'NST', amount: 1 }, 409, 'token_stage_not_allowed', 'asset', 'Token NST is in stage planned: a withdrawal needs stage pilot, live or retired'],
-        ['no balance in the asset', 'withdraw', { provider_id: 'sandbox', asset: 'KES', amount: 1 }, 409, 'insufficient_funds', 'amount', 'Your KES balance is 0, less than the 1 to withdraw'],
-        ['more than the balance', 'withdraw', { provider_id: 'payout-only', asset: 'USD', amount: 30001 }, 409, 'insufficient_funds', 'amount', 'Your USD balance is 30000, less than the 30001 to withdraw']
-    ];
-
-    refusals.forEach(([what, direction, payload, statusCode, code, field, message]) => {
-
-        it(`answers ${statusCode} ${code} to a ${direction} through ${what}, and moves nothing`, async () => {
-
-            const subject = `refused-${Crypto.randomUUID()}`;
-            await move(server, subject, 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 30000 });
-            const earlier = await transactionsOf(server, subject);
-
-            const res = await move(server, subject, direction, payload);
-            const error = expectError(res, statusCode, code, field);
-            expect(error.message).to.equal(message);
-            expect(error.details).to.equal([{ field, message }]);
-            expect((await transactionsOf(server, subject)).list).to.equal(earlier.list);
-            expect((await walletOf(server, subject)).balances).to.equal([{ asset: 'USD', amount: 30000 }]);
-        });
-    });
-
-    it('withdraws through a provider other than the one that deposited', async () => {
-
-        await move(server, 'frank', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 70 });
-        const res = await move(server, 'frank', 'withdraw', { provider_id: 'payout-only', asset: 'USD', amount: 70 });
-        expect(res.statusCode).to.equal(201);
-        expect(body(res)).to.include({ provider_id: 'payout-only', amount: 70 });
-    });
-
-    it('answers 415 to a body that is not JSON', async () => {
-
-        const res = await server.inject({
-            method: 'POST', url: '/v1/pay/gateway/deposit', payload: 'amount=1',
-            headers: { ...bearer(server, 'alice'), 'idempotency-key': 'form', 'content-type': 'application/x-www-form-urlencoded' }
-        });
-        expectError(res, 415, 'unsupported_media_type');
-    });
-});
-
-
-describe('token lifecycle rules', () => {
-
-    it('lets a retired token be withdrawn but no longer deposited', async () => {
-
-        const { server, file } = await payServer();
-        expect((await move(server, 'gina', 'deposit', { provider_id: 'sandbox', asset: 'MXT', amount: 50 })).statusCode).to.equal(201);
-        withDatabase(file, (db) => db.prepare(`UPDATE token_types SET stage = 'retired' WHERE symbol = 'MXT'`).run());
-
-        const deposit = await move(server, 'gina', 'deposit', { provider_id: 'sandbox', asset: 'MXT', amount: 1 });
-        expect(expectError(deposit, 409, 'token_stage_not_allowed', 'asset').message).to.equal('Token MXT is in stage retired: a deposit needs stage pilot or live');
-        expect((await move(server, 'gina', 'withdraw', { provider_id: 'sandbox', asset: 'MXT', amount: 50 })).statusCode).to.equal(201);
-        expect((await walletOf(server, 'gina')).balances).to.equal([{ asset: 'MXT', amount: 0 }]);
-        await server.stop();
-    });
-});
-
-
-describe('balance limits', () => {
-
-    it('refuses a deposit that would take a balance beyond the largest safe integer', async () => {
-
-        const { server, file } = await payServer();
-        expect((await move(server, 'hank', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 10 })).statusCode).to.equal(201);
-
-        // Reaching the limit honestly takes 90 thousand maximal deposits: start the accounts near it instead.
-        withDatabase(file, (db) => db.prepare('UPDATE accounts SET balance = ? WHERE wallet_id IS NOT NULL').run(maxBalance - 5));
-        const over = await move(server, 'hank', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 6 });
-        expect(expectError(over, 409, 'balance_limit_exceeded', 'amount').message).to.equal(`This deposit would take a USD balance beyond ${maxBalance} minor units`);
-        expect((await move(server, 'hank', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 5 })).statusCode).to.equal(201);
-        expect((await walletOf(server, 'hank')).balances).to.equal([{ asset: 'USD', amount: maxBalance }]);
-
-        // The provider's clearing account mirrors every wallet: it has the same limit on the negative side.
-        withDatabase(file, (db) => db.prepare('UPDATE accounts SET balance = ? WHERE provider_id IS NOT NULL').run(-(maxBalance - 5)));
-        expectError(await move(server, 'ivy', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 6 }), 409, 'balance_limit_exceeded', 'amount');
-        expect((await move(server, 'ivy', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 5 })).statusCode).to.equal(201);
-        await server.stop();
-    });
-});
-
-
-describe('GET /v1/pay/wallet/transactions', () => {
-
-    let server: Server;
-    let file: string;
-    const created: Transaction[] = [];
-
-    before(async () => {
-
-        ({ server, file } = await payServer());
-        for (let i = 1; i <= 7; ++i) {
-            const direction = i % 3 === 0 ? 'withdraw' : 'deposit';
-            const res = await move(server, 'jane', direction, { provider_id: 'sandbox', asset: 'USD', amount: i });
-            expect(res.statusCode).to.equal(201);
-            created.push(body<Transaction>(res));
-        }
-
-        await move(server, 'kurt', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 1 });
-    });
-
-    after(async () => {
-
-        await server.stop();
-    });
-
-    const newestFirst = (transactions: Transaction[]) => [...transactions].sort((a, b) => (b.created_at.localeCompare(a.created_at) || b.id.localeCompare(a.id)));
-
-    it('lists the caller\'s transactions newest first, ties by id, in a list envelope', async () => {
-
-        const { res, list } = await transactionsOf(server, 'jane');
-        expect(res.headers['x-total-count']).to.equal('7');
-        expect(list).to.equal({ data: newestFirst(created), count: 7, total: 7 });
-        expect(list.data.map((transaction) => transaction.type)).to.only.include(['deposit', 'withdrawal']);
-    });
-
-    it('pages with limit and offset without repeating or skipping', async () => {
-
-        const pages: Transaction[] = [];
-        for (let i = 0; i < 7; i += 3) {
-            const { res, list } = await transactionsOf(server, 'jane', `?limit=3&offset=${i}`);
-            expect(res.headers['x-total-count']).to.equal('7');
-            expect(list.count).to.equal(Math.min(3, 7 - i));
-            pages.push(...list.data);
-        }
-
-        expect(pages).to.equal(newestFirst(created));
-        const { list } = await transactionsOf(server, 'jane', '?offset=50');
-        expect(list).to.equal({ data: [], count: 0, total: 7 });
-    });
-
-    it('breaks ties in created_at by id, descending', async () => {
-
-        const createdAt = '2030-01-01T00:00:00.000Z';
-        const ids = ['00000000-0000-4000-8000-00000000000a', '00000000-0000-4000-8000-00000000000c', '00000000-0000-4000-8000-00000000000b'];
-        withDatabase(file, (db) => {
-
-            const wallet = db.prepare(`SELECT id FROM wallets WHERE owner_id = 'kurt'`).get() as { id: string };
-            for (const id of ids) {
-                db.prepare(`INSERT INTO transactions (id, wallet_id, type, asset, amount, provider_id, status, created_at)
-                    VALUES (?, ?, 'deposit', 'USD', 1, 'sandbox', 'completed', ?)`).run(id, wallet.id, createdAt);
-            }
-        });
-
-        const { list } = await transactionsOf(server, 'kurt', '?limit=3');
-        expect(list.data.map((transaction) => transaction.id)).to.equal([ids[1], ids[2], ids[0]]);
-    });
-
-    it('is empty for a caller who never opened a wallet', async () => {
-
-        const { res, list } = await transactionsOf(server, 'nobody');
-        expect(res.headers['x-total-count']).to.equal('0');
-        expect(list).to.equal({ data: [], count: 0, total: 0 });
-    });
-
-    [['limit=0', 'limit'], ['limit=101', 'limit'], ['limit=ten', 'limit'], ['offset=-1', 'offset']].forEach(([query, field]) => {
-
-        it(`answers 400 naming the parameter for ${query}`, async () => {
-
-            const res = await server.inject({ url: `/v1/pay/wallet/transactions?${query}`, headers: bearer(server, 'jane') });
-            expectError(res, 400, 'validation_failed', field);
-        });
-    });
-
-    it('returns one of the caller\'s transactions by id', async () => {
-
-        const res = await server.inject({ url: `/v1/pay/wallet/transactions/${created[2]!.id}`, headers: bearer(server, 'jane') });
-        expect(res.statusCode).to.equal(200);
-        expect(body<Transaction>(res)).to.equal(created[2]!);
-    });
-
-    it('answers 404 for another caller\'s transaction, as for an unknown one', async () => {
-
-        const id = created[0]!.id;
-        const foreign = await server.inject({ url: `/v1/pay/wallet/transactions/${id}`, headers: bearer(server, 'kurt') });
-        expect(expectError(foreign, 404, 'transaction_not_found').message).to.equal('There is no transaction with this id');
-
-        const unknown = await server.inject({ url: `/v1/pay/wallet/transactions/${Crypto.randomUUID()}`, headers: bearer(server, 'jane') });
-        expectError(unknown, 404, 'transaction_not_found');
-    });
-
-    it('answers 400 for a transaction id that is not a UUID', async () => {
-
-        const res = await server.inject({ url: '/v1/pay/wallet/transactions/42', headers: bearer(server, 'jane') });
-        expectError(res, 400, 'validation_failed', 'transaction_id');
-    });
-});
-
-
-describe('Idempotency-Key', () => {
-
-    let server: Server;
-    let file: string;
-
-    before(async () => {
-
-        ({ server, file } = await payServer());
-    });
-
-    after(async () => {
-
-        await server.stop();
-    });
-
-    it('replays the first response byte for byte for the same key and body, and moves money once', async () => {
-
-        const payload = { provider_id: 'sandbox', asset: 'USD', amount: 700 };
-        const first = await move(server, 'lena', 'deposit', payload, 'order-1');
-        expect(first.statusCode).to.equal(201);
-        expect(first.headers['idempotent-replayed']).to.not.exist();
-
-        for (const reordered of [payload, { amount: 700, asset: 'USD', provider_id: 'sandbox' }]) {
-            const again = await move(server, 'lena', 'deposit', reordered, 'order-1');
-            expect(again.statusCode).to.equal(201);
-            expect(again.payload).to.equal(first.payload);
-            expect(again.headers.location).to.equal(first.headers.location);
-            expect(again.headers['idempotent-replayed']).to.equal('true');
-        }
-
-        expect((await transactionsOf(server, 'lena')).list.total).to.equal(1);
-        expect((await walletOf(server, 'lena')).balances).to.equal([{ asset: 'USD', amount: 700 }]);
-    });
-
-    it('replays the first response after the balance has moved on', async () => {
-
-        const payload = { provider_id: 'sandbox', asset: 'USD', amount: 100 };
-        const first = await move(server, 'lena', 'withdraw', payload, 'payout-1');
-        await move(server, 'lena', 'withdraw', payload);
-        const again = await move(server, 'lena', 'withdraw', payload, 'payout-1');
-        expect(again.payload).to.equal(first.payload);
-        expect((await walletOf(server, 'lena')).balances).to.equal([{ asset: 'USD', amount: 500 }]);
-    });
-
-    const reuses: [string, Direction, object][] = [
-        ['another amount', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 701 }],
-        ['another asset', 'deposit', { provider_id: 'sandbox', asset: 'EUR', amount: 700 }],
-        ['another provider', 'deposit', { provider_id: 'legacy-bank', asset: 'USD', amount: 700 }],
-        ['the same body on the other endpoint', 'withdraw', { provider_id: 'sandbox', asset: 'USD', amount: 700 }]
-    ];
-
-    reuses.forEach(([what, direction, payload]) => {
-
-        it(`answers 422 idempotency_key_reused for the same key with ${what}`, async () => {
-
-            const res = await move(server, 'lena', direction, payload, 'order-1');
-            const error = expectError(res, 422, 'idempotency_key_reused');
-            expect(error.message).to.equal('This Idempotency-Key was already used for a different request: send a new key for a new deposit or withdrawal');
-            expect(res.headers['idempotent-replayed']).to.not.exist();
-            expect((await walletOf(server, 'lena')).balances).to.equal([{ asset: 'USD', amount: 500 }]);
-        });
-    });
-
-    it('scopes keys to the caller', async () => {
-
-        const payload = { provider_id: 'sandbox', asset: 'USD', amount: 700 };
-        const res = await move(server, 'milo', 'deposit', payload, 'order-1');
-        expect(res.statusCode).to.equal(201);
-        expect(res.headers['idempotent-replayed']).to.not.exist();
-        expect((await walletOf(server, 'milo')).balances).to.equal([{ asset: 'USD', amount: 700 }]);
-    });
-
-    it('replays a refusal too: the same key keeps its answer, a new key tries again', async () => {
-
-        const payload = { provider_id: 'sandbox', asset: 'GBP', amount: 40 };
-        const refused = await move(server, 'nina', 'withdraw', payload, 'refund-1');
-        expectError(refused, 409, 'insufficient_funds');
-        expect(refused.headers['idempotent-replayed']).to.not.exist();
-
-        await move(server, 'nina', 'deposit', { provider_id: 'sandbox', asset: 'GBP', amount: 40 });
-        const replayed = await move(server, 'nina', 'withdraw', payload, 'refund-1');
-        expect(replayed.statusCode).to.equal(409);
-        expect(replayed.payload).to.equal(refused.payload);
-        expect(replayed.headers['idempotent-replayed']).to.equal('true');
-
-        expect((await move(server, 'nina', 'withdraw', payload, 'refund-2')).statusCode).to.equal(201);
-    });
-
-    it('keeps no key for a request that failed validation', async () => {
-
-        expectError(await move(server, 'omar', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: '5' }, 'first-try'), 400, 'validation_failed');
-        const res = await move(server, 'omar', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 5 }, 'first-try');
-        expect(res.statusCode).to.equal(201);
-        expect(res.headers['idempotent-replayed']).to.not.exist();
-    });
-
-    it('moves money once when duplicates arrive together', async () => {
-
-        const payload = { provider_id: 'sandbox', asset: 'EUR', amount: 25 };
-        const responses = await Promise.all(Array.from({ length: 20 }, () => move(server, 'pia', 'deposit', payload, 'burst')));
-        expect(responses.map((res) => res.statusCode)).to.only.include(201);
-        expect(new Set(responses.map((res) => res.payload)).size).to.equal(1);
-        expect(responses.filter((res) => res.headers['idempotent-replayed'] === 'true')).to.have.length(19);
-        expect((await walletOf(server, 'pia')).balances).to.equal([{ asset: 'EUR', amount: 25 }]);
-    });
-
-    it('keeps keys for 24 hours and forgets older ones on the next deposit or withdrawal', async () => {
-
-        const payload = { provider_id: 'sandbox', asset: 'USD', amount: 9 };
-        const first = await move(server, 'quinn', 'deposit', payload, 'aging');
-        const recent = new Date(Date.now() - idempotencyRetentionMs + 60_000).toISOString();
-        withDatabase(file, (db) => db.prepare(`UPDATE idempotency_keys SET created_at = ? WHERE owner_id = 'quinn'`).run(recent));
-
-        const kept = await move(server, 'quinn', 'deposit', payload, 'aging');
-        expect(kept.payload).to.equal(first.payload);
-        expect(kept.headers['idempotent-replayed']).to.equal('true');
-
-        const expired = new Date(Date.now() - idempotencyRetentionMs - 1).toISOString();
-        withDatabase(file, (db) => db.prepare(`UPDATE idempotency_keys SET created_at = ? WHERE owner_id = 'quinn'`).run(expired));
-        await move(server, 'someone-else', 'deposit', payload);
-        expect(withDatabase(file, (db) => db.prepare(`SELECT count(*) AS n FROM idempotency_keys WHERE owner_id = 'quinn'`).get())).to.equal({ n: 0 });
-
-        const fresh = await move(server, 'quinn', 'deposit', payload, 'aging');
-        expect(fresh.statusCode).to.equal(201);
-        expect(fresh.headers['idempotent-replayed']).to.not.exist();
-        expect(body(fresh).id).to.not.equal(body(first).id);
-        expect((await walletOf(server, 'quinn')).balances).to.equal([{ asset: 'USD', amount: 18 }]);
-    });
-
-    it('keeps no key when the transaction fails, so a retry with the same key does the work', async () => {
-
-        withDatabase(file, (db) => db.exec(`CREATE TRIGGER fail_transactions BEFORE INSERT ON transactions BEGIN SELECT RAISE(ABORT, 'disk on fire'); END`));
-        const payload = { provider_id: 'sandbox', asset: 'USD', amount: 3 };
-        const failed = await move(server, 'rosa', 'deposit', payload, 'retry-me');
-        expect(failed.statusCode).to.equal(500);
-        expect(body(failed).message).to.equal('An internal server error occurred');
-        expect(failed.payload).to.not.contain('disk on fire');
-
-        withDatabase(file, (db) => db.exec('DROP TRIGGER fail_transactions'));
-        const retried = await move(server, 'rosa', 'deposit', payload, 'retry-me');
-        expect(retried.statusCode).to.equal(201);
-        expect(retried.headers['idempotent-replayed']).to.not.exist();
-        expect((await walletOf(server, 'rosa')).balances).to.equal([{ asset: 'USD', amount: 3 }]);
     });
 });
 
@@ -787,8 +829,8 @@ describe('pay ledger schema', () => {
     before(async () => {
 
         ({ server, file } = await payServer());
-        await move(server, 'sam', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 80 });
-        await move(server, 'sam', 'withdraw', { provider_id: 'sandbox', asset: 'USD', amount: 30 });
+        await move(serverWorld(server), 'sam', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 80 });
+        await move(serverWorld(server), 'sam', 'withdraw', { provider_id: 'sandbox', asset: 'USD', amount: 30 });
     });
 
     after(async () => {
@@ -866,8 +908,9 @@ describe('pay store per connection', () => {
         const credentials = await provisionPay(file);
         Fs.copyFileSync(file, spare);
         const server = await testServer({ pay: { url: file, publishableKey: credentials.PAY_DB_PUBLISHABLE_KEY, secretKey: credentials.PAY_DB_SECRET_KEY } });
-        await move(server, 'tess', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 5 });
-        expect((await walletOf(server, 'tess')).balances).to.equal([{ asset: 'USD', amount: 5 }]);
+        const world = serverWorld(server);
+        await move(world, 'tess', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 5 });
+        expect((await walletOf(world, 'tess')).balances).to.equal([{ asset: 'USD', amount: 5 }]);
 
         for (const suffix of ['', '-wal', '-shm']) {
             Fs.rmSync(file + suffix, { force: true });
@@ -876,9 +919,9 @@ describe('pay store per connection', () => {
         expectError(await server.inject({ url: '/v1/pay/wallet/', headers: bearer(server, 'tess') }), 501, 'pay_not_provisioned');
         // The same keys in a new file: a copy of the database as provisioned.
         Fs.copyFileSync(spare, file);
-        expect((await walletOf(server, 'tess')).balances).to.equal([]);
-        expect((await move(server, 'tess', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 7 })).statusCode).to.equal(201);
-        expect((await walletOf(server, 'tess')).balances).to.equal([{ asset: 'USD', amount: 7 }]);
+        expect((await walletOf(world, 'tess')).balances).to.equal([]);
+        expect((await move(world, 'tess', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 7 })).statusCode).to.equal(201);
+        expect((await walletOf(world, 'tess')).balances).to.equal([{ asset: 'USD', amount: 7 }]);
         await server.stop();
     });
 

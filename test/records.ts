@@ -101,7 +101,7 @@ describe('an instance whose clock stands still', () => {
 describe('a default data set on the wall clock', () => {
 
     for (const engine of engines) {
-        it(`never sorts a new record before the newest one on ${engine}`, async () => {
+        it(`never sorts a new record before the newest one on ${engine}`, { timeout: 20_000 }, async () => {
 
             const wall = await engineServer(engine);
             try {

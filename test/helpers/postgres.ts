@@ -3,7 +3,8 @@ import Crypto from 'node:crypto';
 import type { Server } from '@hapi/hapi';
 import Pg from 'pg';
 
-import type { Options } from '../../lib';
+import { provisionPay, type Options } from '../../lib';
+import type { PayKeys } from '../../lib/storage/pay-keys';
 import { testServer } from './server';
 
 
@@ -51,6 +52,22 @@ export async function adminQuery(text: string, url = pgUrl): Promise<Pg.QueryRes
 }
 
 
+/** Runs one statement in a schema of a database on the test server, `?` marking each parameter, and returns its rows. */
+export async function schemaQuery(url: string, schema: string, text: string, params: unknown[] = []): Promise<Record<string, unknown>[]> {
+
+    let index = 0;
+    const client = new Pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+        await client.query(`SET search_path TO ${schema}`);
+        return (await client.query(text.replace(/\?/g, () => `$${++index}`), params)).rows as Record<string, unknown>[];
+    }
+    finally {
+        await client.end();
+    }
+}
+
+
 /** A throw-away database on the test server. */
 export interface TestDatabase {
     name: string;
@@ -78,9 +95,9 @@ export async function freshDatabase(template?: string): Promise<TestDatabase> {
 
 /**
  * A test server on SQLite in memory, or on a fresh PostgreSQL database (a copy of the template, when one is named)
- * dropped when the server stops.
+ * dropped when the server stops. With pay keys, pay is served from that same database, provisioned with them.
  */
-export async function engineServer(engine: 'sqlite' | 'postgres', options: Options = {}, template?: string): Promise<Server> {
+export async function engineServer(engine: 'sqlite' | 'postgres', options: Options = {}, template?: string, pay?: PayKeys): Promise<Server> {
 
     if (engine === 'sqlite') {
         return testServer(options);
@@ -88,7 +105,7 @@ export async function engineServer(engine: 'sqlite' | 'postgres', options: Optio
 
     const database = await freshDatabase(template);
     try {
-        const server = await testServer(onDatabase(database, options));
+        const server = await testServer(onDatabase(database, pay ? { pay: { url: database.url, ...pay }, ...options } : options));
         server.ext('onPostStop', () => database.drop());
         return server;
     }
@@ -101,14 +118,19 @@ export async function engineServer(engine: 'sqlite' | 'postgres', options: Optio
 
 /**
  * A database as a server's start leaves it (migrated, and seeded unless the options say not), for engineServer to
- * copy: a copy costs a fraction of migrating and seeding again. Drop it when done.
+ * copy: a copy costs a fraction of migrating and seeding again. With pay keys, pay is provisioned in it with them.
+ * Drop it when done.
  */
-export async function templateDatabase(options: Options = {}): Promise<TestDatabase> {
+export async function templateDatabase(options: Options = {}, pay?: PayKeys): Promise<TestDatabase> {
 
     const database = await freshDatabase();
     try {
         const server = await testServer(onDatabase(database, options));
         await server.stop();
+        if (pay) {
+            await provisionPay(database.url, { poolMax: 1, connectTimeoutMs: 5000, statementTimeoutMs: 10_000 }, pay);
+        }
+
         return database;
     }
     catch (err) {

@@ -67,16 +67,48 @@ export function spawnListening(command: string, args: string[], options: { env: 
 }
 
 
-/** Runs the CLI to completion and returns its exit code and output. */
-export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+/** What a command left when it ended: its exit code (null when a signal ended it) and its output. */
+export interface Finished {
+    code: number | null;
+    stdout: string;
+    stderr: string;
+    /** stdout and stderr together, in the order they came. */
+    output: string;
+}
+
+
+/** Runs a command to its end; resolves, never rejects, with its exit code and output, however it ended. */
+export function runProcess(command: string, args: string[], options: { env: NodeJS.ProcessEnv; cwd?: string }): Promise<Finished> {
 
     return new Promise((resolve) => {
 
-        ChildProcess.execFile(process.execPath, [binPath, ...args], { env: { PATH: process.env.PATH, LOG_LEVEL: 'silent', ...env } }, (err, stdout, stderr) => {
+        const child = ChildProcess.spawn(command, args, { env: options.env, cwd: options.cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+        const finished: Finished = { code: null, stdout: '', stderr: '', output: '' };
+        child.stdout.on('data', (chunk: Buffer) => {
 
-            resolve({ code: err ? (err as unknown as { code: number }).code : 0, stdout, stderr });
+            finished.stdout += chunk.toString();
+            finished.output += chunk.toString();
         });
+        child.stderr.on('data', (chunk: Buffer) => {
+
+            finished.stderr += chunk.toString();
+            finished.output += chunk.toString();
+        });
+        // A command that cannot start (not installed) says so in its output; 'close' follows with a code.
+        child.once('error', (err) => {
+
+            finished.stderr += err.message;
+            finished.output += err.message;
+        });
+        child.once('close', (code) => resolve({ ...finished, code }));
     });
+}
+
+
+/** Runs the CLI to completion and returns its exit code and output. */
+export function runCli(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Finished> {
+
+    return runProcess(process.execPath, [binPath, ...args], { env: { PATH: process.env.PATH, LOG_LEVEL: 'silent', ...env } });
 }
 
 

@@ -3,6 +3,8 @@ import Path from 'node:path';
 
 import Code from '@hapi/code';
 
+import { type Finished, runProcess } from './processes';
+
 
 const { expect } = Code;
 
@@ -15,33 +17,15 @@ export const interpreters = ['python3', '/usr/bin/python3'];
 export const python = interpreters.find((candidate) => ChildProcess.spawnSync(candidate, ['-c', 'import pytest'], { stdio: 'ignore' }).status === 0);
 
 
-export interface Run {
-    code: number | null;
-    output: string;
-}
+/** Runs a command to its end in a folder. */
+export function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<Finished> {
 
-
-/** Runs a command to its end; resolves to its exit code and its output, stdout and stderr together. */
-export function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv): Promise<Run> {
-
-    return new Promise((resolve) => {
-
-        const child = ChildProcess.spawn(command, args, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-        let output = '';
-        const collect = (chunk: Buffer) => {
-
-            output += chunk.toString();
-        };
-
-        child.stdout.on('data', collect);
-        child.stderr.on('data', collect);
-        child.once('close', (code) => resolve({ code, output }));
-    });
+    return runProcess(command, args, { cwd, env });
 }
 
 
 /** Runs the package's pytest suite with the environment given; resolves to its exit code and output. */
-export function runPytest(env: NodeJS.ProcessEnv, tests = 'tests'): Promise<Run> {
+export function runPytest(env: NodeJS.ProcessEnv, tests = 'tests'): Promise<Finished> {
 
     expect(python, 'CI=true needs python3 with pytest: .ci/run installs python3-pytest').to.exist();
     return run(python!, ['-m', 'pytest', '-p', 'no:cacheprovider', '-v', tests], packageDir, {

@@ -36,7 +36,7 @@ export async function writeWorld(inject: Inject, auth: (subject: string) => { au
     const post = async (subject: string, url: string, payload: object, headers: Record<string, string> = {}) => {
 
         const res = await inject({ method: 'POST', url, payload, headers: { ...auth(subject), ...headers } });
-        expect(res.statusCode, `${url} ${res.payload}`).to.be.within(200, 201);
+        expect(res.statusCode, `${url} ${res.payload}`).to.equal(201);
         return body<{ id: string }>(res);
     };
 

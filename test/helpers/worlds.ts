@@ -1,8 +1,14 @@
-import type { Server, ServerInjectOptions, ServerInjectResponse } from '@hapi/hapi';
+import Fs from 'node:fs';
+import Path from 'node:path';
 
-import type { Options } from '../../lib';
+import type { Server, ServerInjectOptions, ServerInjectResponse } from '@hapi/hapi';
+import Sqlite from 'better-sqlite3';
+
+import { provisionPay, type Options } from '../../lib';
 import { createTestKit, type TestKit } from '../../lib/testing';
-import { engineServer, templateDatabase, type TestDatabase } from './postgres';
+import { mintPayKeys } from '../../lib/storage/pay-keys';
+import { engineServer, schemaQuery, templateDatabase, type TestDatabase } from './postgres';
+import { tempDir, testServer } from './server';
 
 
 /** One isolated data set that a test drives through the API, seeded with the demo data. */
@@ -27,23 +33,25 @@ export interface Worlds {
 /**
  * Worlds on an engine: on SQLite a kit instance each (the kit users get, one server for all); on PostgreSQL, where
  * instances are not made, a server of its own on a throw-away copy of one migrated and seeded template database.
+ * With pay, each world's pay is provisioned: an instance's own on SQLite, the copy's pay schema on PostgreSQL.
  */
-export function engineWorlds(engine: 'sqlite' | 'postgres', options: Options = {}): Worlds {
+export function engineWorlds(engine: 'sqlite' | 'postgres', options: Options = {}, { pay = false } = {}): Worlds {
 
     let kit: Promise<TestKit> | null = null;
     let template: Promise<TestDatabase> | null = null;
+    const keys = pay ? mintPayKeys() : undefined;
 
     return {
         async open() {
 
             if (engine === 'postgres') {
-                template ??= templateDatabase(options);
-                return serverWorld(await engineServer('postgres', options, (await template).name));
+                template ??= templateDatabase(options, keys);
+                return serverWorld(await engineServer('postgres', options, (await template).name, keys));
             }
 
             kit ??= createTestKit({ validateResponses: true, ...options });
             const shared = await kit;
-            const instance = await shared.instance();
+            const instance = await shared.instance({ pay });
             return world(shared.server, instance.basePath, () => instance.close());
         },
         async close() {
@@ -52,6 +60,67 @@ export function engineWorlds(engine: 'sqlite' | 'postgres', options: Options = {
             await (await template)?.drop();
             kit = null;
             template = null;
+        }
+    };
+}
+
+
+/** A world of its own whose pay tables a test can also write past the API, as an operator would. */
+export interface LedgerWorld extends World {
+    /** Runs one statement on the world's pay tables, `?` marking each parameter on both engines, and returns its rows. */
+    sql(text: string, ...params: unknown[]): Promise<Record<string, unknown>[]>;
+}
+
+
+/**
+ * Fresh worlds with a provisioned pay database a test can reach past the API: on SQLite a server of its own on a copy
+ * of one provisioned pay file; on PostgreSQL a server of its own on a copy of one template database with pay.
+ */
+export function ledgerWorlds(engine: 'sqlite' | 'postgres'): { open(): Promise<LedgerWorld>; close(): Promise<void> } {
+
+    const keys = mintPayKeys();
+    let template: Promise<TestDatabase> | null = null;
+    let payFile: Promise<string> | null = null;
+
+    return {
+        async open() {
+
+            if (engine === 'postgres') {
+                template ??= templateDatabase({}, keys);
+                const server = await engineServer('postgres', {}, (await template).name, keys);
+                const url = server.app.localgate.settings.pay.url!;
+                return { ...serverWorld(server), sql: (text, ...params) => schemaQuery(url, 'pay', text, params) };
+            }
+
+            payFile ??= provisionPay(Path.join(tempDir(), 'pay.db'), undefined, keys).then((credentials) => credentials.PAY_DB_URL);
+            const file = Path.join(tempDir(), 'pay.db');
+            Fs.copyFileSync(await payFile, file);
+            const server = await testServer({ pay: { url: file, ...keys } });
+            return {
+                ...serverWorld(server),
+                sql(text, ...params) {
+
+                    const db = new Sqlite(file);
+                    try {
+                        const statement = db.prepare(text);
+                        if (statement.reader) {
+                            return Promise.resolve(statement.all(...params) as Record<string, unknown>[]);
+                        }
+
+                        statement.run(...params);
+                        return Promise.resolve([]);
+                    }
+                    finally {
+                        db.close();
+                    }
+                }
+            };
+        },
+        async close() {
+
+            await (await template)?.drop();
+            template = null;
+            payFile = null;
         }
     };
 }

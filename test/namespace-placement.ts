@@ -50,7 +50,7 @@ describe('a data set of SQLite namespaces placed one by one', () => {
         });
 
         const products = body<{ total: number }>(await server.inject('/v1/commerce/products'));
-        expect(products.total).to.be.above(0);
+        expect(products.total).to.equal(35);
         expect((await server.inject({ method: 'POST', url: '/_instances', headers: adminBearer(server) })).statusCode).to.equal(201);
         await server.stop();
         expect(Fs.existsSync(file)).to.be.true();
@@ -85,7 +85,7 @@ describe('a data set of SQLite namespaces placed one by one', () => {
 });
 
 
-describe('a data set across SQLite and PostgreSQL', { skip: skipWithoutPostgres('the composed data set') }, () => {
+describe('a data set across SQLite and PostgreSQL', { skip: skipWithoutPostgres('the data set across engines'), timeout: 20_000 }, () => {
 
     it('loads a fixture into a SQLite namespace and a PostgreSQL one together', async () => {
 

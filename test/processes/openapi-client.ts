@@ -9,10 +9,10 @@ import Lab from '@hapi/lab';
 import openapiTS, { astToString } from 'openapi-typescript';
 import Ts from 'typescript';
 
-import { mintToken } from '../lib';
-import { documentPath } from '../lib/openapi';
-import { errorSchema } from '../lib/openapi/error-responses';
-import { tempDir, testServer } from './helpers/server';
+import { mintToken } from '../../lib';
+import { documentPath } from '../../lib/openapi';
+import { errorSchema } from '../../lib/openapi/error-responses';
+import { tempDir, testServer } from '../helpers/server';
 
 
 export const lab = Lab.script();
@@ -20,10 +20,10 @@ const { describe, it, before, after } = lab;
 const { expect } = Code;
 
 
-const generatedDir = Path.join(__dirname, 'generated');
+const generatedDir = Path.join(__dirname, '..', 'generated');
 // A .ts module rather than a .d.ts: lab loads every file under test/, and cannot load a declaration file.
 const generatedTypes = Path.join(generatedDir, 'localgate.ts');
-const flowsFile = Path.join(__dirname, 'client', 'flows.ts');
+const flowsFile = Path.join(__dirname, '..', 'client', 'flows.ts');
 
 // What walkFlows (test/client/flows.ts) returns, as far as these tests read it. The flows file itself is
 // not imported here: it needs the generated types, which exist only once the first test has run.
@@ -61,7 +61,7 @@ interface Observed {
 /** The project's own compiler options (strict), for a program that only type-checks. */
 function compilerOptions(): Ts.CompilerOptions {
 
-    const configFile = Path.join(__dirname, '..', 'tsconfig.json');
+    const configFile = Path.join(__dirname, '..', '..', 'tsconfig.json');
     const { config } = Ts.readConfigFile(configFile, (file) => Ts.sys.readFile(file));
     const { options } = Ts.parseJsonConfigFileContent(config, Ts.sys, Path.dirname(configFile));
     return { ...options, noEmit: true, strict: true, noUnusedLocals: true, sourceMap: false };
@@ -91,7 +91,7 @@ function typeErrors(rootNames: string[], inMemory: Record<string, string> = {}, 
 }
 
 
-describe('a client generated from the OpenAPI document', () => {
+describe('a client generated from the OpenAPI document', { timeout: 30_000 }, () => {
 
     let server: Server;
     let baseUrl: string;
@@ -130,7 +130,7 @@ describe('a client generated from the OpenAPI document', () => {
 
     it('fails to compile flows that do not fit the document', { timeout: 120_000 }, () => {
 
-        const misfit = Path.join(__dirname, 'client', 'misfit.ts');
+        const misfit = Path.join(__dirname, '..', 'client', 'misfit.ts');
         const errors = typeErrors([], {
             [misfit]: [
                 'import { localgateClient } from \'./flows\';',

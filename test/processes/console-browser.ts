@@ -5,9 +5,9 @@ import Code from '@hapi/code';
 import type { Server } from '@hapi/hapi';
 import Lab from '@hapi/lab';
 
-import { mintToken, provisionPay } from '../lib';
-import { accessibilityViolations, chromiumPath, launchBrowser, offlinePage, pageTraffic, skipWithoutChromium } from './helpers/browser';
-import { adminBearer, bearer, body, tempDir, testServer, type List } from './helpers/server';
+import { mintToken, provisionPay } from '../../lib';
+import { accessibilityViolations, chromiumPath, launchBrowser, offlinePage, pageTraffic, skipWithoutChromium } from '../helpers/browser';
+import { adminBearer, bearer, body, tempDir, testServer, type List } from '../helpers/server';
 
 
 export const lab = Lab.script();
@@ -20,7 +20,7 @@ const skip = skipWithoutChromium('the console browser test');
 // Kept after the run and ignored by git: one picture per step of the demo. The README's pictures are two of them:
 // docs/console-commerce.png is 03-product-reported.png, docs/console-live-log.png is 08-live-log.png; the faults
 // guide's docs/console-faults.png is faults-reply-lost.png.
-const screenshots = Path.join(__dirname, 'screenshots');
+const screenshots = Path.join(__dirname, '..', 'screenshots');
 
 
 describe('the console in a browser', () => {

@@ -6,8 +6,8 @@ import Path from 'node:path';
 import Code from '@hapi/code';
 import Lab from '@hapi/lab';
 
-import { spawnListening } from './helpers/processes';
-import { tempDir } from './helpers/server';
+import { type Finished, runProcess, spawnListening } from '../helpers/processes';
+import { tempDir } from '../helpers/server';
 
 
 export const lab = Lab.script();
@@ -18,7 +18,7 @@ const { expect } = Code;
 // Slow lane, about 30 s: packs this package, installs the tarball into an empty project with no network, and uses it
 // there the way a user does (npx localgate, import from localgate/testing).
 
-const root = Path.join(__dirname, '..');
+const root = Path.join(__dirname, '..', '..');
 
 interface LockEntry {
     version: string;
@@ -95,15 +95,9 @@ function cached(cache: string, integrity: string): boolean {
 
 
 /** Runs a command to completion in the consumer project. */
-function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = npmEnv): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = npmEnv): Promise<Finished> {
 
-    return new Promise((resolve) => {
-
-        ChildProcess.execFile(command, args, { cwd, env, maxBuffer: 16 * 1024 * 1024 }, (err, stdout, stderr) => {
-
-            resolve({ code: err ? (err as unknown as { code: number }).code : 0, stdout, stderr });
-        });
-    });
+    return runProcess(command, args, { cwd, env });
 }
 
 
@@ -252,10 +246,10 @@ describe('the repository', () => {
 
     it('allows no install script but better-sqlite3\'s, and ignores the tarballs npm pack leaves', () => {
 
-        const own = JSON.parse(Fs.readFileSync(Path.join(__dirname, '..', 'package.json'), 'utf8')) as { allowScripts: Record<string, boolean> };
+        const own = JSON.parse(Fs.readFileSync(Path.join(__dirname, '..', '..', 'package.json'), 'utf8')) as { allowScripts: Record<string, boolean> };
         // The refused ones: swagger-ui-dist's tracking script, and testcontainers' optional native parts for SSH and gRPC.
         expect(own.allowScripts).to.equal({ 'better-sqlite3': true, '@scarf/scarf': false, 'cpu-features': false, protobufjs: false, ssh2: false });
-        expect(Fs.existsSync(Path.join(__dirname, '..', '.npmrc'))).to.be.false();
-        expect(Fs.readFileSync(Path.join(__dirname, '..', '.gitignore'), 'utf8').split('\n')).to.include('*.tgz');
+        expect(Fs.existsSync(Path.join(__dirname, '..', '..', '.npmrc'))).to.be.false();
+        expect(Fs.readFileSync(Path.join(__dirname, '..', '..', '.gitignore'), 'utf8').split('\n')).to.include('*.tgz');
     });
 });

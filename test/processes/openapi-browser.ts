@@ -4,10 +4,10 @@ import Code from '@hapi/code';
 import type { Server } from '@hapi/hapi';
 import Lab from '@hapi/lab';
 
-import { mintToken } from '../lib';
-import { docsPath } from '../lib/openapi';
-import { chromiumPath, launchBrowser, offlinePage, skipWithoutChromium } from './helpers/browser';
-import { bearer, body, testServer } from './helpers/server';
+import { mintToken } from '../../lib';
+import { docsPath } from '../../lib/openapi';
+import { chromiumPath, launchBrowser, offlinePage, skipWithoutChromium } from '../helpers/browser';
+import { bearer, body, testServer } from '../helpers/server';
 
 
 export const lab = Lab.script();

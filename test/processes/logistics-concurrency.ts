@@ -7,9 +7,9 @@ import type { Server } from '@hapi/hapi';
 import Lab from '@hapi/lab';
 import Sqlite from 'better-sqlite3';
 
-import { mintToken } from '../lib';
-import { type SpawnedServer, spawnServer, statusCounts } from './helpers/processes';
-import { tempDir, testServer } from './helpers/server';
+import { mintToken } from '../../lib';
+import { type SpawnedServer, spawnServer, statusCounts } from '../helpers/processes';
+import { tempDir, testServer } from '../helpers/server';
 
 
 export const lab = Lab.script();
@@ -70,7 +70,7 @@ async function slot(baseUrl: string, secret: string, day: string): Promise<Slot>
 }
 
 
-describe('logistics bookings on a listening server', () => {
+describe('logistics bookings on a listening server', { timeout: 30_000 }, () => {
 
     let server: Server;
     let secret: string;
@@ -143,7 +143,7 @@ describe('logistics bookings on a listening server', () => {
 });
 
 
-describe('logistics bookings across processes', () => {
+describe('logistics bookings across processes', { timeout: 30_000 }, () => {
 
     it('confirms exactly one booking for the same slot when three processes share the database files', { timeout: 90_000 }, async () => {
 

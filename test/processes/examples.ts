@@ -1,11 +1,11 @@
-import ChildProcess from 'node:child_process';
 import Fs from 'node:fs';
 import Path from 'node:path';
 
 import Code from '@hapi/code';
 import Lab from '@hapi/lab';
 
-import { tempDir } from './helpers/server';
+import { type Finished, runProcess } from '../helpers/processes';
+import { tempDir } from '../helpers/server';
 
 
 export const lab = Lab.script();
@@ -16,7 +16,7 @@ const { expect } = Code;
 // Runs examples/ as a user does: each copied into a project of its own, where node_modules/localgate is this package
 // as `npm test` has just built it, and run with the test script of its own package.json.
 
-const root = Path.join(__dirname, '..');
+const root = Path.join(__dirname, '..', '..');
 
 // What each example installs beside localgate, taken from this repo's node_modules.
 const installs: Record<string, { packages: string[]; bins: Record<string, string> }> = {
@@ -49,18 +49,12 @@ function install(name: string, dir: string): string {
 
 
 /** Runs the project's `npm test` script the way npm runs it: in a shell, with node_modules/.bin on the PATH. */
-function runTestScript(project: string): Promise<{ code: number | null; output: string }> {
+function runTestScript(project: string): Promise<Finished> {
 
     const script = (JSON.parse(Fs.readFileSync(Path.join(project, 'package.json'), 'utf8')) as { scripts: { test: string } }).scripts.test;
     const env = { PATH: `${Path.join(project, 'node_modules', '.bin')}${Path.delimiter}${process.env.PATH}`, HOME: process.env.HOME };
 
-    return new Promise((resolve) => {
-
-        ChildProcess.execFile('sh', ['-c', script], { cwd: project, env }, (err, stdout, stderr) => {
-
-            resolve({ code: err ? (err as unknown as { code: number }).code : 0, output: stdout + stderr });
-        });
-    });
+    return runProcess('sh', ['-c', script], { cwd: project, env });
 }
 
 

@@ -5,10 +5,10 @@ import Code from '@hapi/code';
 import Lab from '@hapi/lab';
 import Pg from 'pg';
 
-import { mintToken } from '../lib';
-import { freshDatabase, skipWithoutPostgres } from './helpers/postgres';
-import { runCli, type SpawnedServer, spawnServer, statusCounts } from './helpers/processes';
-import { bearer, tempDir, testServer } from './helpers/server';
+import { mintToken } from '../../lib';
+import { freshDatabase, skipWithoutPostgres } from '../helpers/postgres';
+import { runCli, type SpawnedServer, spawnServer, statusCounts } from '../helpers/processes';
+import { bearer, tempDir, testServer } from '../helpers/server';
 
 
 export const lab = Lab.script();
@@ -20,7 +20,7 @@ const { expect } = Code;
 // the same wallet and the same idempotency key through real HTTP; one of them is killed with SIGKILL in the middle of
 // a load. Each test makes a database of its own and drops it. LOCALGATE_TEST_MEASURE=1 prints what each race took.
 
-const skip = skipWithoutPostgres('test/postgres-processes.ts');
+const skip = skipWithoutPostgres('test/processes/postgres.ts');
 const processCount = 4;
 
 type Database = Awaited<ReturnType<typeof freshDatabase>>;
@@ -96,7 +96,10 @@ async function withDatabase(run: (database: Database, env: NodeJS.ProcessEnv, se
     const dataDir = tempDir();
     const secret = Crypto.randomBytes(32).toString('hex');
     try {
-        await run(database, { DATABASE_URL: database.url, AUTH_JWT_SECRET: secret, DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'silent' }, secret);
+        // Small pools whose requests wait for a connection rather than answer 503: the in-process lane uses the same
+        // PostgreSQL server at the same time, within its 100 connections.
+        const pools = { DB_POOL_MAX: '4', DB_CONNECT_TIMEOUT_MS: '30000' };
+        await run(database, { DATABASE_URL: database.url, ...pools, AUTH_JWT_SECRET: secret, DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'silent' }, secret);
     }
     finally {
         await database.drop();
@@ -318,7 +321,7 @@ describe('PostgreSQL shared by four localgate processes (slow)', { skip, timeout
         }
 
         await reference.stop();
-        expect(expected['/v1/logistics/vehicles']).to.be.above(0);
+        expect(expected['/v1/logistics/vehicles']).to.equal(12);
 
         await withDatabase(async (database, env, secret) => {
 
@@ -412,7 +415,6 @@ describe('PostgreSQL shared by four localgate processes (slow)', { skip, timeout
 
                     const { ms } = await drainRace(database, servers, secret);
                     measured(`200 withdrawals of 10 from 1,000, ${isolation}`, { ms });
-                    expect(ms).to.be.below(20_000);
                 });
             });
         });

@@ -7,9 +7,9 @@ import Path from 'node:path';
 import Code from '@hapi/code';
 import Lab from '@hapi/lab';
 
-import { mintToken } from '../lib';
-import { binPath, spawnServer, type SpawnedServer } from './helpers/processes';
-import { interpreters, packageDir, passingTests, python, run, runPytest } from './helpers/pytest';
+import { mintToken } from '../../lib';
+import { binPath, spawnServer, type SpawnedServer } from '../helpers/processes';
+import { interpreters, packageDir, passingTests, python, run, runPytest } from '../helpers/pytest';
 
 
 export const lab = Lab.script();

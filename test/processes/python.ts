@@ -5,7 +5,7 @@ import Path from 'node:path';
 import Code from '@hapi/code';
 import Lab from '@hapi/lab';
 
-import { spawnServer, type SpawnedServer } from './helpers/processes';
+import { runProcess, spawnServer, type SpawnedServer } from '../helpers/processes';
 
 
 export const lab = Lab.script();
@@ -14,7 +14,7 @@ const { expect } = Code;
 
 
 // The Python suite a user could copy: standard library only, against a server started as a user starts it.
-const suiteDir = Path.join(__dirname, 'python');
+const suiteDir = Path.join(__dirname, '..', 'python');
 
 // Under CI=true .ci/run installs python3, so a missing one fails the test instead of skipping it.
 const ci = process.env.CI === 'true';
@@ -36,23 +36,15 @@ function expectPython(): void {
 
 
 /** Runs the Python suite against a server; resolves to its exit code and unittest's report (stderr). */
-function runSuite(url: string, secret: string, module = 'test_instances'): Promise<{ code: number | null; report: string }> {
+async function runSuite(url: string, secret: string, module = 'test_instances'): Promise<{ code: number | null; report: string }> {
 
-    return new Promise((resolve) => {
-
-        const env = { ...process.env, LOCALGATE_URL: url, AUTH_JWT_SECRET: secret, PYTHONDONTWRITEBYTECODE: '1' };
-        const child = ChildProcess.spawn('python3', ['-m', 'unittest', '-v', module], { cwd: suiteDir, env, stdio: ['ignore', 'ignore', 'pipe'] });
-        let report = '';
-        child.stderr.on('data', (chunk: Buffer) => {
-
-            report += chunk.toString();
-        });
-        child.once('close', (code) => resolve({ code, report }));
-    });
+    const env = { ...process.env, LOCALGATE_URL: url, AUTH_JWT_SECRET: secret, PYTHONDONTWRITEBYTECODE: '1' };
+    const { code, stderr } = await runProcess('python3', ['-m', 'unittest', '-v', module], { cwd: suiteDir, env });
+    return { code, report: stderr };
 }
 
 
-describe('the Python suite of test/python', { skip }, () => {
+describe('the Python suite of test/python', { skip, timeout: 30_000 }, () => {
 
     const secret = Crypto.randomBytes(32).toString('hex');
     let server: SpawnedServer;

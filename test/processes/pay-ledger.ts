@@ -7,9 +7,9 @@ import Lab from '@hapi/lab';
 import type { Server } from '@hapi/hapi';
 import Sqlite from 'better-sqlite3';
 
-import { mintToken, provisionPay } from '../lib';
-import { binPath, spawnServer, type SpawnedServer } from './helpers/processes';
-import { tempDir, testServer } from './helpers/server';
+import { mintToken, provisionPay } from '../../lib';
+import { binPath, spawnServer, type SpawnedServer } from '../helpers/processes';
+import { tempDir, testServer } from '../helpers/server';
 
 
 export const lab = Lab.script();
@@ -241,7 +241,7 @@ async function duplicateBurst(ledger: Ledger, subject: string): Promise<void> {
 }
 
 
-describe('pay ledger under concurrent HTTP requests to one server', () => {
+describe('pay ledger under concurrent HTTP requests to one server', { timeout: 30_000 }, () => {
 
     let server: Server;
     let ledger: Ledger;
