@@ -39,29 +39,23 @@ export class SqliteInstanceData extends NamespacesDataSet implements InstanceDat
     settle(): SqliteSnapshot {
 
         const shared = new Set(Object.values(this.creation.images));
-        const { images } = this.snapshot();
+        const { images } = this.copy();
         const bytes = Object.values(images).reduce((sum, image) => sum + (image && !shared.has(image) ? image.length : 0), 0);
         this.creation = { images, bytes };
         return this.creation;
     }
 
-    reset(): void {
+    reset(): Promise<void> {
 
-        this.restore(this.creation);
+        return this.restore(this.creation);
     }
 
-    snapshot(): SqliteSnapshot {
+    snapshot(): Promise<SqliteSnapshot> {
 
-        const images = { pay: this.memoryPay instanceof MemoryPay ? this.memoryPay.serialize() : undefined } as SqliteSnapshot['images'];
-        for (const namespace of placedNamespaces) {
-            images[namespace] = this.sqlite[namespace].serialize();
-        }
-
-        const bytes = Object.values(images).reduce((sum, image) => sum + (image?.length ?? 0), 0);
-        return { images, bytes };
+        return Promise.resolve(this.copy());
     }
 
-    restore(snapshot: DataSnapshot): void {
+    restore(snapshot: DataSnapshot): Promise<void> {
 
         const { images } = snapshot as SqliteSnapshot;
         for (const namespace of placedNamespaces) {
@@ -73,5 +67,46 @@ export class SqliteInstanceData extends NamespacesDataSet implements InstanceDat
         }
 
         this.forgetStores();
+        return Promise.resolve();
+    }
+
+    prepare(): Promise<number> {
+
+        // The first reads a test makes: the lists of commerce and logistics, which prepare their statements.
+        const page = { limit: 20, offset: 0 };
+        return Promise.all([this.commerce.listProducts({}, page), this.logistics.listVehicles(page)]).then(() => this.heldBytes());
+    }
+
+    recycle(): Promise<number | null> {
+
+        const databases = placedNamespaces.map((namespace) => this.sqlite[namespace]);
+        // Pay's copy is opened whole when made and holds its provider terms: an instance with pay is made anew.
+        if (this.memoryPay instanceof MemoryPay || !databases.every((database) => database.rollsBack)) {
+            return Promise.resolve(null);
+        }
+
+        for (const database of databases) {
+            database.rollBack();
+        }
+
+        return Promise.resolve(this.heldBytes());
+    }
+
+    // The bytes of the copies open in memory: each as large as the image it was copied from.
+    private heldBytes(): number {
+
+        return placedNamespaces.reduce((sum, namespace) => sum + this.sqlite[namespace].serialize().length, 0);
+    }
+
+    // A copy of every database, each serialized only if it changed since it was last.
+    private copy(): SqliteSnapshot {
+
+        const images = { pay: this.memoryPay instanceof MemoryPay ? this.memoryPay.serialize() : undefined } as SqliteSnapshot['images'];
+        for (const namespace of placedNamespaces) {
+            images[namespace] = this.sqlite[namespace].serialize();
+        }
+
+        const bytes = Object.values(images).reduce((sum, image) => sum + (image?.length ?? 0), 0);
+        return { images, bytes };
     }
 }

@@ -29,17 +29,27 @@ export class SqliteNamespace implements ImmediateDatabase {
     // The bytes the database last was, and its change count then (-1: never serialized, the image is unknown).
     private changesAtImage: number;
     private connection: Database | null;
+    // The image an instance's copy was made from, while its connection still holds nothing else outside its
+    // transaction: rolling that back puts the image back, connection and statements kept. Null once it cannot.
+    private pristine: Buffer | null;
 
     constructor(db: Database | null, private readonly storage: 'file' | 'memory', private image?: Buffer) {
 
         this.connection = db;
         this.changesAtImage = image ? 0 : -1;
+        this.pristine = image ?? null;
     }
 
-    /** The connection; a copy not opened yet is opened from its image now. */
+    /** The connection; a copy not opened yet is opened from its image now, inside a transaction it can roll back. */
     get db(): Database {
 
-        this.connection ??= openCopy(this.image!);
+        if (!this.connection) {
+            this.connection = openCopy(this.image!);
+            if (this.pristine) {
+                this.connection.exec('BEGIN');
+            }
+        }
+
         return this.connection;
     }
 
@@ -82,6 +92,12 @@ export class SqliteNamespace implements ImmediateDatabase {
 
         const changes = changesSinceOpen(this.connection);
         if (changes !== this.changesAtImage) {
+            // A copy serializes what is committed: its changes are, from now on, and it no longer rolls back to its image.
+            if (this.connection.inTransaction) {
+                this.connection.exec('COMMIT');
+            }
+
+            this.pristine = null;
             this.image = this.db.serialize();
             this.changesAtImage = changes;
         }
@@ -99,6 +115,23 @@ export class SqliteNamespace implements ImmediateDatabase {
         this.connection = null;
         this.image = image;
         this.changesAtImage = 0;
+        this.pristine = null;
+    }
+
+    /** True when rollBack() can put the copy back as it was made: its one transaction is still open (or it never opened). */
+    get rollsBack(): boolean {
+
+        return this.pristine !== null && (this.connection === null || this.connection.inTransaction);
+    }
+
+    /** Rolls a copy whose rollsBack holds back to the image it was made from, keeping its connection and statements. */
+    rollBack(): void {
+
+        if (this.connection) {
+            this.connection.exec('ROLLBACK');
+            this.connection.exec('BEGIN');
+            this.changesAtImage = changesSinceOpen(this.connection);
+        }
     }
 
     close(): Promise<void> {
