@@ -10,7 +10,6 @@ import { instanceRouting } from './routing';
 // an instance or answers 404 (lookup.ts), how a request reaches its instance (routing.ts), and the admin routes (routes.ts).
 
 export type { Instance } from './instance';
-export { liveInstance } from './lookup';
 export { InstanceRegistry } from './registry';
 export { instanceHeaderName, instancePath } from './routing';
 
