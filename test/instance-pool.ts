@@ -84,6 +84,19 @@ describe('the instance pool', () => {
         await next.close();
     });
 
+    it('does not recycle a data set whose transaction ended, nor one with pay', async () => {
+
+        const t = await kit.instance({ seed: 'none' });
+        const data = dataOf(t.id);
+        sqliteDatabase(data, 'commerce').exec('COMMIT');
+        expect(await data.recycle()).to.equal(null);
+        await t.close();
+
+        const paid = await kit.instance({ seed: 'none', pay: true });
+        expect(await dataOf(paid.id).recycle()).to.equal(null);
+        await paid.close();
+    });
+
     it('does not pool an instance with pay', async () => {
 
         const t = await kit.instance({ seed: 'none', pay: true });

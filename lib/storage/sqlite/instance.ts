@@ -92,10 +92,10 @@ export class SqliteInstanceData extends NamespacesDataSet implements InstanceDat
         return Promise.resolve(this.heldBytes());
     }
 
-    // The bytes of the copies open in memory: each as large as the image it was copied from.
+    // The memory of the copies open in memory.
     private heldBytes(): number {
 
-        return placedNamespaces.reduce((sum, namespace) => sum + this.sqlite[namespace].serialize().length, 0);
+        return placedNamespaces.reduce((sum, namespace) => sum + this.sqlite[namespace].heldBytes, 0);
     }
 
     // A copy of every database, each serialized only if it changed since it was last.

@@ -13,6 +13,10 @@ import { schemaVersion } from './migrate';
 import { changesSinceOpen, closeDatabase, memory, openCopy, openDatabase, type Database } from './open';
 
 
+// What an open copy in memory holds beyond its database's bytes (SQLite's page cache, the prepared statements), as
+// measured for the demo's databases after their first list reads (docs/operations.md, INSTANCE_POOL_MIB).
+const connectionBytes = 232 * 1024;
+
 // What a copy closed before it was ever opened gives: a connection already closed, whose use throws as the copy's
 // own would have after close().
 let closedConnection: Database | undefined;
@@ -116,6 +120,12 @@ export class SqliteNamespace implements ImmediateDatabase {
         this.image = image;
         this.changesAtImage = 0;
         this.pristine = null;
+    }
+
+    /** The memory the copy holds: none until it is opened (the image is shared), else its bytes and its connection's. */
+    get heldBytes(): number {
+
+        return this.connection ? this.serialize().length + connectionBytes : 0;
     }
 
     /** True when rollBack() can put the copy back as it was made: its one transaction is still open (or it never opened). */
