@@ -52,6 +52,26 @@ describe('the instance pool', () => {
         await second.close();
     });
 
+    it('takes an expired instance\'s data set back as a deleted one\'s', async () => {
+
+        const expiring = await createTestKit({ instanceIdleTtlMs: 1000 });
+        const instances = expiring.server.app.localgate.instances;
+        const released: unknown[] = [];
+        const release = instances.pool.release.bind(instances.pool);
+        instances.pool.release = (key, pooled) => {
+
+            released.push([key, pooled.data]);
+            return release(key, pooled);
+        };
+
+        const t = await expiring.instance({ seed: 'demo' });
+        const data = instances.find(t.id)!.data;
+        instances.find(t.id)!.lastUsed -= 1000;
+        expect((await t.inject('/v1/commerce/products')).statusCode).to.equal(404);
+        expect(released).to.equal([['seed:demo', data]]);
+        await expiring.close();
+    });
+
     it('makes instances of a kind ahead in idle time, up to its depth, with their databases open', async () => {
 
         const t = await kit.instance({ seed: 'none' });

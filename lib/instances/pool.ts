@@ -28,6 +28,9 @@ interface Held extends Pooled {
 interface KindEntry {
     kind: PoolKind;
     idle: Held[];
+    // Emptied by a hand-out: made up to its depth in idle time. A kind whose instances come back (deleted, rolled
+    // back) is not, so that a suite that closes each test's instance reuses the same few data sets.
+    wanted: boolean;
 }
 
 /** How many made-ahead data sets of one kind wait at most, and how many kinds (the most recently used) have some. */
@@ -66,7 +69,7 @@ export class InstancePool {
     /** A waiting data set of the kind, now the most recently used; undefined when none waits. Starts making more in idle time. */
     take(kind: PoolKind): Pooled | undefined {
 
-        const entry = this.kinds.get(kind.key) ?? { kind, idle: [] };
+        const entry = this.kinds.get(kind.key) ?? { kind, idle: [], wanted: false };
         this.kinds.delete(kind.key);
         this.kinds.set(kind.key, entry);
         for (const [key, old] of this.kinds) {
@@ -83,7 +86,11 @@ export class InstancePool {
             this.held -= pooled.bytes;
         }
 
-        this.fillLater();
+        if (entry.idle.length === 0) {
+            entry.wanted = true;
+            this.fillLater();
+        }
+
         return pooled;
     }
 
@@ -128,10 +135,10 @@ export class InstancePool {
         })).unref();
     }
 
-    // Makes one data set for the most recently used kind short of its depth; false when none is, or there is no room.
+    // Makes one data set for the most recently used kind wanted; false when none is, or there is no room.
     private async fillOne(): Promise<boolean> {
 
-        const entry = [...this.kinds.values()].reverse().find((candidate) => candidate.idle.length < poolDepth);
+        const entry = [...this.kinds.values()].reverse().find((candidate) => candidate.wanted);
         if (!entry) {
             return false;
         }
@@ -147,6 +154,7 @@ export class InstancePool {
             return false;
         }
 
+        entry.wanted = entry.idle.length < poolDepth;
         return true;
     }
 
