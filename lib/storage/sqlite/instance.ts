@@ -47,7 +47,8 @@ export class SqliteInstanceData extends NamespacesDataSet implements InstanceDat
 
     reset(): Promise<void> {
 
-        return this.restore(this.creation);
+        // Databases that can still roll back to the image they were made from are put back so, statements kept.
+        return this.rollBack() ? Promise.resolve() : this.restore(this.creation);
     }
 
     snapshot(): Promise<SqliteSnapshot> {
@@ -79,17 +80,23 @@ export class SqliteInstanceData extends NamespacesDataSet implements InstanceDat
 
     recycle(): Promise<number | null> {
 
+        return Promise.resolve(this.rollBack() ? this.heldBytes() : null);
+    }
+
+    // Rolls every database back to the image it was made from, which is the state at creation; false (nothing done)
+    // when one cannot. Pay's copy is opened whole when made and holds its provider terms: it is always made anew.
+    private rollBack(): boolean {
+
         const databases = placedNamespaces.map((namespace) => this.sqlite[namespace]);
-        // Pay's copy is opened whole when made and holds its provider terms: an instance with pay is made anew.
         if (this.memoryPay instanceof MemoryPay || !databases.every((database) => database.rollsBack)) {
-            return Promise.resolve(null);
+            return false;
         }
 
         for (const database of databases) {
             database.rollBack();
         }
 
-        return Promise.resolve(this.heldBytes());
+        return true;
     }
 
     // The memory of the copies open in memory.
