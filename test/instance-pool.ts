@@ -89,6 +89,26 @@ describe('the instance pool', () => {
         await empty.close();
     });
 
+    it('resets by rolling back, its connection and statements kept, and still goes back to the pool', async () => {
+
+        const t = await kit.instance({ seed: 'demo', ids: 'sequential', clock: '2030-01-01T00:00:00Z' });
+        const post = () => t.inject({ method: 'POST', url: '/v1/commerce/products', headers: t.auth('alice'), payload: product });
+        const first = await post();
+        expect(body(first)).to.include({ id: '00000000-0000-4000-8000-000000000001' });
+        const data = dataOf(t.id);
+        const connection = sqliteDatabase(data, 'commerce');
+        t.clock.advance('1h');
+        await t.reset();
+        expect(sqliteDatabase(data, 'commerce')).to.shallow.equal(connection);
+        expect(body<List<unknown>>(await t.inject('/v1/commerce/products')).total).to.equal(35);
+        expect((await post()).payload).to.equal(first.payload);
+        await t.close();
+
+        const next = await kit.instance({ seed: 'demo' });
+        expect(dataOf(next.id)).to.shallow.equal(data);
+        await next.close();
+    });
+
     it('closes a data set that cannot roll back (a snapshot committed it) rather than pool it', async () => {
 
         const t = await kit.instance({ seed: 'demo' });
@@ -242,6 +262,23 @@ describe('InstancePool', () => {
         expect(made.length).to.equal(4);
         expect(made[3]!.calls.closed).to.equal(1);
         await tight.close();
+
+        // A kind larger than the whole budget is made once, closed, and never made ahead again.
+        const small = new InstancePool(engine, 300, log);
+        small.take(kind('a'));
+        for (let i = 0; i < 3; ++i) {
+            await idle();
+        }
+
+        expect(made.length).to.equal(5);
+        expect(made[4]!.calls.closed).to.equal(1);
+        expect(small.take(kind('a'))).to.equal(undefined);
+        for (let i = 0; i < 3; ++i) {
+            await idle();
+        }
+
+        expect(made.length).to.equal(5);
+        await small.close();
     });
 
     it('gives up the least recently used kinds, for a newer kind and past the number of kinds it keeps', async () => {

@@ -31,6 +31,8 @@ interface KindEntry {
     // Emptied by a hand-out: made up to its depth in idle time. A kind whose instances come back (deleted, rolled
     // back) is not, so that a suite that closes each test's instance reuses the same few data sets.
     wanted: boolean;
+    // One made ahead was larger than the whole budget: the kind is never made ahead again.
+    unfit: boolean;
 }
 
 /** How many made-ahead data sets of one kind wait at most, and how many kinds (the most recently used) have some. */
@@ -69,7 +71,7 @@ export class InstancePool {
     /** A waiting data set of the kind, now the most recently used; undefined when none waits. Starts making more in idle time. */
     take(kind: PoolKind): Pooled | undefined {
 
-        const entry = this.kinds.get(kind.key) ?? { kind, idle: [], wanted: false };
+        const entry = this.kinds.get(kind.key) ?? { kind, idle: [], wanted: false, unfit: false };
         this.kinds.delete(kind.key);
         this.kinds.set(kind.key, entry);
         for (const [key, old] of this.kinds) {
@@ -86,7 +88,7 @@ export class InstancePool {
             this.held -= pooled.bytes;
         }
 
-        if (entry.idle.length === 0) {
+        if (entry.idle.length === 0 && !entry.unfit) {
             entry.wanted = true;
             this.fillLater();
         }
@@ -150,6 +152,8 @@ export class InstancePool {
         const data = await this.engine.createInstance({ ...kind.options, context });
         const bytes = await data.prepare();
         if (this.closed || this.kinds.get(kind.key) !== entry || !this.keep(entry, { data, context, counter: ids.counter, bytes })) {
+            entry.unfit = bytes > this.maxBytes;
+            entry.wanted = !entry.unfit;
             await data.close();
             return false;
         }
