@@ -39,14 +39,14 @@ internals.main = async function (count) {
     try {
         const registry = server.app.localgate.instances;
         // The first instance of a process builds the images every later one copies: paid before the baseline.
-        registry.delete(registry.create({ seed: 'demo', ids: 'random', pay: false }).id);
+        await registry.delete((await registry.create({ seed: 'demo', ids: 'random', pay: false })).id);
         await server.inject('/v1/commerce/products?limit=20');
         const baseline = internals.usage();
 
         const started = process.hrtime.bigint();
         const instances = [];
         for (let i = 0; i < count; ++i) {
-            instances.push(registry.create({ seed: 'demo', ids: 'random', pay: false }));
+            instances.push(await registry.create({ seed: 'demo', ids: 'random', pay: false }));
         }
 
         const createMs = Number(process.hrtime.bigint() - started) / 1e6;

@@ -15,14 +15,6 @@ const internals = {
 };
 
 
-internals.time = function (fn) {
-
-    const started = process.hrtime.bigint();
-    const result = fn();
-    return [Number(process.hrtime.bigint() - started) / 1e6, result];
-};
-
-
 internals.timeAsync = async function (fn) {
 
     const started = process.hrtime.bigint();
@@ -63,16 +55,16 @@ internals.round = async function (server, registry, token, n) {
 
     const times = {};
     let instance;
-    [times.create, instance] = internals.time(() => registry.create({ seed: 'demo', ids: 'random', pay: false }));
+    [times.create, instance] = await internals.timeAsync(() => registry.create({ seed: 'demo', ids: 'random', pay: false }));
     [times.firstRead] = await internals.timeAsync(() => internals.read(server, instance));
     [times.nextRead] = await internals.timeAsync(() => internals.read(server, instance));
     await internals.write(server, instance, token, 2 * n);
     let snapshot;
-    [times.snapshot, snapshot] = internals.time(() => instance.snapshot());
+    [times.snapshot, snapshot] = await internals.timeAsync(() => instance.snapshot());
     await internals.write(server, instance, token, 2 * n + 1);
-    [times.restore] = internals.time(() => instance.restore(snapshot));
-    [times.reset] = internals.time(() => instance.reset());
-    [times.delete] = internals.time(() => registry.delete(instance.id));
+    [times.restore] = await internals.timeAsync(() => instance.restore(snapshot));
+    [times.reset] = await internals.timeAsync(() => instance.reset());
+    [times.delete] = await internals.timeAsync(() => registry.delete(instance.id));
     return times;
 };
 

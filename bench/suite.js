@@ -366,7 +366,7 @@ internals.report = function ({ results, unavailable, versions, measured, seconds
     lines.push('');
     if (fastest) {
         const verdict = (key, target) => (byKey[key] ? `${(fastest.median / byKey[key].median).toFixed(1)}× (target ${target}×: ${fastest.median / byKey[key].median >= target ? 'PASS' : 'MISS'})` : 'not measured');
-        lines.push(`Targets, against the fastest database per test (${fastest.name}, median ${ms(fastest.median)} ms): in process ${verdict('kit', 20)}; over HTTP from Node with keep-alive ${verdict('http-node', 5)}; over HTTP from Python ${byKey['http-python'] ? `${(fastest.median / byKey['http-python'].median).toFixed(1)}×` : 'not measured'} (no target).`, '');
+        lines.push(`Targets, against the fastest database per test (${fastest.name}, median ${ms(fastest.median)} ms): in process ${verdict('kit', 15)}; over HTTP from Node with keep-alive ${verdict('http-node', 6)}; over HTTP from Python ${byKey['http-python'] ? `${(fastest.median / byKey['http-python'].median).toFixed(1)}×` : 'not measured'} (no target).`, '');
     }
 
     lines.push('Versions: ' + Object.entries(versions).filter(([, version]) => version).map(([key, version]) => `${key} ${version}`).join('; ') + '.', '');

@@ -82,6 +82,7 @@ export interface Settings {
     maxSnapshotMib: number;
     maxFixtureMib: number;
     fixtureCacheMib: number;
+    instancePoolMib: number;
     memoryPay: boolean;
     consoleApi: ConsoleApiMode;
     journalSize: number;
@@ -185,6 +186,8 @@ export const settingsSchema = Joi.object<Settings>({
     maxFixtureMib: Joi.number().integer().min(1).default(16).label('MAX_FIXTURE_MIB'),
     // The images of fixtures loaded into instances, kept to make the next instance from the same fixture (0: none).
     fixtureCacheMib: Joi.number().integer().min(0).default(64).label('FIXTURE_CACHE_MIB'),
+    // The instances made ahead of the kinds most used, ready to hand out (0: none).
+    instancePoolMib: Joi.number().integer().min(0).default(16).label('INSTANCE_POOL_MIB'),
     memoryPay: Joi.boolean().default(false).when('storage', {
         is: 'file',
         then: Joi.valid(false).messages({ 'any.only': '{{#label}} needs storage in memory (--memory or DATA_DIR=:memory:); for files run `npx localgate provision pay`' })
@@ -343,6 +346,7 @@ export function settingsFromEnvironment(env: NodeJS.ProcessEnv = process.env, fl
         maxSnapshotMib: env.MAX_SNAPSHOT_MIB,
         maxFixtureMib: env.MAX_FIXTURE_MIB,
         fixtureCacheMib: env.FIXTURE_CACHE_MIB,
+        instancePoolMib: env.INSTANCE_POOL_MIB,
         memoryPay: flags['memory-pay'] ?? pick(undefined, env.MEMORY_PAY),
         consoleApi: env.CONSOLE_API,
         journalSize: env.JOURNAL_SIZE,

@@ -85,8 +85,9 @@ export async function createServer(options: Options = {}): Promise<Server> {
         }
     });
 
-    // The idle sweeper's failures go to the server's log.
-    const instances = new InstanceRegistry(engine, settings.instanceIdleTtlMs, settings.maxInstances, settings.maxSnapshotMib * 2 ** 20, (tags, data) => server.log(tags, data));
+    // The idle sweeper's and the pool's failures go to the server's log.
+    const limits = { idleTtlMs: settings.instanceIdleTtlMs, maxInstances: settings.maxInstances, maxSnapshotBytes: settings.maxSnapshotMib * 2 ** 20, poolBytes: settings.instancePoolMib * 2 ** 20, fixtureImages: settings.fixtureCacheMib > 0 };
+    const instances = new InstanceRegistry(engine, limits, (tags, data) => server.log(tags, data));
     const localgate: Localgate = { settings, secret, instances, get data() {
 
         return defaultData();

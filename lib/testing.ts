@@ -8,7 +8,8 @@ import type { Options } from './config';
 import { faultsOf, faultRulesPayload, type FaultRuleInput, type FaultRules } from './faults';
 import { createServer } from './index';
 import type { Instance } from './instances';
-import { instanceGone, instanceOptions as optionsOf, type NewInstance } from './instances/registry';
+import { liveInstance } from './instances/lookup';
+import { instanceOptions as optionsOf, type NewInstance } from './instances/options';
 import { durationMs, newInstanceSchema } from './instances/schemas';
 import { journalOf, requestPatternSchema, type JournalEntry, type RequestPattern } from './journal';
 
@@ -81,15 +82,15 @@ export interface TestInstance {
     /** Authorization headers for a subject. */
     auth(subject: string): { authorization: string };
     /** Back to the state at creation: data, clock and ids. */
-    reset(): void;
+    reset(): Promise<void>;
     /** A new instance that is a copy of this one as it is now: data, clock and id counter. */
     fork(options?: { failOnUnexpected?: boolean }): Promise<TestInstance>;
-    /** Keeps a copy of the current state; returns its id. */
-    snapshot(): string;
+    /** Keeps a copy of the current state; resolves to its id. */
+    snapshot(): Promise<string>;
     /** The whole state as a fixture file, as GET /_instances/{id}/export answers it: kit.instance({ seed: 'none', fixture }) loads it back. */
     export(): Promise<Record<string, unknown>>;
     /** Puts back the state a snapshot holds. */
-    restore(snapshotId: string): void;
+    restore(snapshotId: string): Promise<void>;
     /** Deletes the instance; with failOnUnexpected, rejects afterwards naming each unexpected request. */
     close(): Promise<void>;
 }
@@ -142,19 +143,19 @@ export async function createTestKit(options: Options = {}): Promise<TestKit> {
         server,
         instance(instanceOptions: TestInstanceOptions = {}) {
 
+            const { failOnUnexpected = false, from, ...creation } = instanceOptions;
             // A throw (bad options, a bad fixture, the limit) becomes the rejection.
-            return new Promise((resolve) => {
+            return new Promise<Instance>((resolve) => {
 
                 // The rules of POST /_instances, and its defaults.
-                const { failOnUnexpected = false, from, ...creation } = instanceOptions;
                 const source = typeof from === 'object' ? from.id : from;
                 const { error, value } = newInstanceSchema.validate({ ...creation, from: source }, { errors: { wrap: { label: false } } });
                 if (error) {
                     throw new Error(`Invalid instance options: ${error.message}`);
                 }
 
-                resolve(testInstance(server, instances.create(optionsOf(value as NewInstance, 'fixture', instances.namespaces)), token, failOnUnexpected, kit));
-            });
+                resolve(instances.create(optionsOf(value as NewInstance, 'fixture', instances.namespaces)));
+            }).then((made) => testInstance(server, made, token, failOnUnexpected, kit));
         },
         async listen() {
 
@@ -191,19 +192,21 @@ function unexpected(entry: JournalEntry): string | null {
 }
 
 
+// A call of the instance's, whose throw (a deleted instance, say) becomes the rejection.
+function asPromise<T>(call: () => Promise<T>): Promise<T> {
+
+    return new Promise((resolve) => {
+
+        resolve(call());
+    });
+}
+
+
 function testInstance(server: Server, instance: Instance, token: TestInstance['token'], failOnUnexpected: boolean, kit: TestKit): TestInstance {
 
     const registry = server.app.localgate.instances;
     // Each call reaches the instance as a request does: a use that keeps it alive, or instance_not_found once it is gone.
-    const live = (): Instance => {
-
-        const found = registry.find(instance.id);
-        if (!found) {
-            throw instanceGone(instance.id);
-        }
-
-        return found;
-    };
+    const live = (): Instance => liveInstance(registry, instance.id);
 
     return {
         id: instance.id,
@@ -235,20 +238,22 @@ function testInstance(server: Server, instance: Instance, token: TestInstance['t
         },
         token,
         auth: (subject) => ({ authorization: `Bearer ${token(subject)}` }),
-        reset: () => live().reset(),
+        reset: () => asPromise(() => live().reset()),
         fork(options = {}) {
 
             return kit.instance({ ...options, from: instance.id });
         },
-        snapshot: () => live().snapshot(),
-        export: () => live().exportFile(),
-        restore: (snapshotId) => live().restore(snapshotId),
-        close() {
+        snapshot: () => asPromise(() => live().snapshot()),
+        export: () => asPromise(() => live().exportFile()),
+        restore: (snapshotId) => asPromise(() => live().restore(snapshotId)),
+        async close() {
 
             // Read before the instance and its journal go.
             const problems = failOnUnexpected && registry.find(instance.id) ? journalOf(server).list(instance).map(unexpected).filter((problem) => problem !== null) : [];
-            registry.delete(instance.id);
-            return problems.length ? Promise.reject(new Error(`Unexpected requests to instance ${instance.id}:\n${problems.join('\n')}`)) : Promise.resolve();
+            await registry.delete(instance.id);
+            if (problems.length) {
+                throw new Error(`Unexpected requests to instance ${instance.id}:\n${problems.join('\n')}`);
+            }
         }
     };
 }

@@ -63,7 +63,7 @@ describe('fixture images', () => {
     };
 
     const data = (server: Server, id: string): InstanceData => server.app.localgate.instances.find(id)!.data;
-    const images = (server: Server, id: string) => (data(server, id).snapshot() as SqliteSnapshot).images;
+    const images = async (server: Server, id: string) => (await data(server, id).snapshot() as SqliteSnapshot).images;
 
     // Everything a caller reads of the instance, then the record its next write makes (id and created_at).
     const readings = async (server: Server, id: string) => {
@@ -90,11 +90,11 @@ describe('fixture images', () => {
 
         // The second shares the first one's image; with the cache off, each instance loads the records itself.
         for (const namespace of ['commerce', 'logistics', 'pay'] as const) {
-            expect(images(cached, again)[namespace]).to.shallow.equal(images(cached, first)[namespace]);
-            expect(images(cached, again)[namespace]).to.equal(images(uncached, fresh)[namespace]);
+            expect((await images(cached, again))[namespace]).to.shallow.equal((await images(cached, first))[namespace]);
+            expect((await images(cached, again))[namespace]).to.equal((await images(uncached, fresh))[namespace]);
         }
 
-        expect(images(uncached, fresh).commerce).to.not.shallow.equal(images(cached, first).commerce);
+        expect((await images(uncached, fresh)).commerce).to.not.shallow.equal((await images(cached, first)).commerce);
 
         const expected = await readings(uncached, fresh);
         expect(JSON.parse(expected.next)).to.include({ id: '00000000-0000-4000-8000-000000000098', created_at: '2030-01-01T00:00:00.000Z' });
@@ -102,7 +102,7 @@ describe('fixture images', () => {
         expect(await readings(cached, first)).to.equal(expected);
 
         // Reset goes back to the fixture's world, id counter included.
-        cached.app.localgate.instances.find(again)!.reset();
+        await cached.app.localgate.instances.find(again)!.reset();
         expect((await readings(cached, again)).next).to.equal(expected.next);
     });
 
@@ -111,7 +111,7 @@ describe('fixture images', () => {
         const shared = async (payload: object) => {
 
             const [one, two] = [await create(cached, payload), await create(cached, payload)];
-            return images(cached, one).commerce === images(cached, two).commerce;
+            return (await images(cached, one)).commerce === (await images(cached, two)).commerce;
         };
 
         expect(await shared({ seed: 'none', ids: 'sequential', fixture: world(3) })).to.be.true();
@@ -158,16 +158,16 @@ describe('fixture images', () => {
 
         const kit = await createTestKit();
         const instances = kit.server.app.localgate.instances;
-        const commerceImage = (id: string) => (instances.find(id)!.data.snapshot() as SqliteSnapshot).images.commerce;
+        const commerceImage = async (id: string) => (await instances.find(id)!.data.snapshot() as SqliteSnapshot).images.commerce;
 
         const fixture = world(5, true);
         const [one, two] = [await kit.instance({ seed: 'none', fixture }), await kit.instance({ seed: 'none', fixture })];
-        expect(commerceImage(two.id)).to.shallow.equal(commerceImage(one.id));
+        expect(await commerceImage(two.id)).to.shallow.equal(await commerceImage(one.id));
 
         const unplain = { commerce: { businesses: [{ id: 'b-1', name: 'A', description: undefined, category: 'Kiosk', city: 'C', phone: '1', created_at: '2029-01-01T00:00:00.000Z' }] } };
         const [three, four] = [await kit.instance({ seed: 'none', fixture: unplain }), await kit.instance({ seed: 'none', fixture: unplain })];
-        expect(commerceImage(four.id)).to.not.shallow.equal(commerceImage(three.id));
-        expect(commerceImage(four.id)).to.equal(commerceImage(three.id));
+        expect(await commerceImage(four.id)).to.not.shallow.equal(await commerceImage(three.id));
+        expect(await commerceImage(four.id)).to.equal(await commerceImage(three.id));
         await kit.close();
     });
 });
@@ -223,7 +223,7 @@ describe('FixtureImages', () => {
         const kept = new FixtureImages(2 ** 30);
         const clock = () => ({ clock: new Clock(new Date('2030-01-01T00:00:00.000Z')), ids: new IdSource('sequential') });
         const options: InstanceDataOptions = { seed: true, pay: true, fixture: { records: { commerce: { businesses: [{ name: 'Kiosk', category: 'K', city: 'X', phone: '1' }] } }, origin: 'fixture' }, context: clock() };
-        const data = createSqliteInstance(builtInNamespaces, options, kept);
+        const data = await createSqliteInstance(builtInNamespaces, options, kept);
         const image = kept.find(fixtureImageKey({ ...options, context: clock() })!)!;
         const { images } = image.data as SqliteSnapshot;
         expect(kept.bytes).to.equal(images.commerce!.length);

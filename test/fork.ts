@@ -56,7 +56,7 @@ describe('a fork of an instance', () => {
 
         // A fork resets to the copy it was made from, and deleting the source leaves it whole.
         fork.clock.advance('1d');
-        fork.reset();
+        await fork.reset();
         expect(fork.clock.now().toISOString()).to.equal('2030-01-01T01:00:00.000Z');
         expect(await names(fork)).to.include('Before the fork').and.to.not.include('Only in the fork');
         await source.close();
@@ -67,10 +67,10 @@ describe('a fork of an instance', () => {
     it('does not copy the snapshots of its source', async () => {
 
         const source = await kit.instance({ seed: 'none' });
-        const snapshot = source.snapshot();
+        const snapshot = await source.snapshot();
         const fork = await kit.instance({ from: source });
-        expect(() => fork.restore(snapshot)).to.throw(/snapshot/);
-        source.restore(snapshot);
+        await expect(fork.restore(snapshot)).to.reject(/snapshot/);
+        await source.restore(snapshot);
         await source.close();
         await fork.close();
     });

@@ -440,7 +440,8 @@ describe('instance limits', () => {
 
     it('expires an instance idle for INSTANCE_IDLE_TTL, on its next request and in the background', async () => {
 
-        const server = await testServer({ instanceIdleTtlMs: 1000 });
+        // No pool: an expired instance's databases close rather than go back to it (test/instance-pool.ts).
+        const server = await testServer({ instanceIdleTtlMs: 1000, instancePoolMib: 0 });
         const { instances } = server.app.localgate;
         const create = async () => body<InstanceBody>(await server.inject({ method: 'POST', url: '/_instances', headers: adminBearer(server), payload: { seed: 'none' } }));
 

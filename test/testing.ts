@@ -43,7 +43,7 @@ describe('createTestKit()', () => {
         first.close();
         second.close();
         expect((await first.inject('/v1/commerce/products')).statusCode).to.equal(404);
-        expect(() => first.reset()).to.throw(/There is no instance/);
+        await expect(first.reset()).to.reject(/There is no instance/);
         expect(() => first.clock.now()).to.throw(/There is no instance/);
     });
 
@@ -88,19 +88,19 @@ describe('createTestKit()', () => {
         const first = await post('One');
         expect(body(first)).to.include({ id: '00000000-0000-4000-8000-000000000001', created_at: '2030-01-01T00:00:00.000Z' });
 
-        const snapshot = t.snapshot();
+        const snapshot = await t.snapshot();
         t.clock.advance('1h');
         t.clock.advance(1000);
         expect(t.clock.now().toISOString()).to.equal('2030-01-01T01:00:01.000Z');
         expect(body(await post('Two'))).to.include({ created_at: '2030-01-01T01:00:01.000Z' });
 
-        t.restore(snapshot);
+        await t.restore(snapshot);
         expect(t.clock.now().toISOString()).to.equal('2030-01-01T00:00:00.000Z');
         expect(body<List<unknown>>(await t.inject('/v1/commerce/products')).total).to.equal(1);
 
         t.clock.set('2031-01-01T00:00:00Z');
         expect(body(await post('Three'))).to.include({ created_at: '2031-01-01T00:00:00.000Z' });
-        t.reset();
+        await t.reset();
         expect((await post('One')).payload).to.equal(first.payload);
         expect(body(await t.inject('/v1/pay/status'))).to.include({ schema_ready: true });
 

@@ -36,7 +36,7 @@ exports.kit = function () {
                 });
             }
             finally {
-                t.close();
+                await t.close();
             }
         },
         teardown() {

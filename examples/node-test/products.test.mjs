@@ -58,7 +58,7 @@ test('lists the fixture\'s products, and then the one a caller adds', async () =
 test('restores a snapshot: data, clock and id counter as they were', async () => {
 
     const total = async () => JSON.parse((await t.inject('/v1/commerce/products')).payload).total;
-    const snapshot = t.snapshot();
+    const snapshot = await t.snapshot();
 
     t.clock.advance('2h');
     const created = await t.inject({
@@ -71,7 +71,7 @@ test('restores a snapshot: data, clock and id counter as they were', async () =>
     assert.equal(JSON.parse(created.payload).created_at, '2030-01-01T02:00:00.000Z');
     assert.equal(await total(), 2);
 
-    t.restore(snapshot);
+    await t.restore(snapshot);
     assert.equal(await total(), 1);
     assert.equal(t.clock.now().toISOString(), '2030-01-01T00:00:00.000Z');
 

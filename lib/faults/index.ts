@@ -6,7 +6,8 @@ import type { Plugin, Request, ResponseToolkit, Server } from '@hapi/hapi';
 import { requireAdmin } from '../auth';
 import { defaultCode, errorBody, failure, toBoom } from '../errors';
 import { noContent } from '../fields';
-import { instanceGone, type InstanceRegistry } from '../instances/registry';
+import { liveInstance } from '../instances/lookup';
+import type { InstanceRegistry } from '../instances/registry';
 import { instanceParams } from '../instances/schemas';
 import type { Scope } from '../scope';
 import { FaultSet, type FaultRuleInput, type FaultRules } from './rules';
@@ -54,19 +55,6 @@ const tags = ['api', 'instances'];
 export function faultsOf(server: Server): FaultsApi {
 
     return (server.plugins as unknown as Record<string, FaultsApi>)[pluginName]!;
-}
-
-
-/** The scope an /_instances/{id}/... route names; instance_not_found for one that is not live. */
-export function namedInstance(registry: InstanceRegistry, id: string): Scope {
-
-    const instance = registry.find(id);
-    if (!instance) {
-        const gone = instanceGone(id);
-        throw failure(404, gone.code, gone.message);
-    }
-
-    return instance;
 }
 
 
@@ -175,7 +163,7 @@ function faultRoutes(server: Server, registry: InstanceRegistry, api: FaultsApi)
     // The default data set's rules at /_faults, an instance's under /_instances/{instance_id}/faults.
     const targets = [
         { path: '/_faults', scope: (request: Pick<Request, 'app' | 'params'>) => request.app.scope, params: undefined, what: 'the default data set' },
-        { path: '/_instances/{instance_id}/faults', scope: (request: Pick<Request, 'app' | 'params'>) => namedInstance(registry, (request.params as { instance_id: string }).instance_id), params: instanceParams, what: 'an instance' }
+        { path: '/_instances/{instance_id}/faults', scope: (request: Pick<Request, 'app' | 'params'>) => liveInstance(registry, (request.params as { instance_id: string }).instance_id), params: instanceParams, what: 'an instance' }
     ];
 
     for (const { path, scope, params, what } of targets) {

@@ -1,75 +1,15 @@
 import Crypto from 'node:crypto';
 
-import { Clock, IdSource, type IdMode, type RecordContext } from '../clock';
+import { Clock, IdSource, type RecordContext } from '../clock';
 import { DomainError } from '../errors';
-import { fixtureBody, isRecord } from '../fixtures';
-import { referenced } from '../records';
 import { safely, type FailureLog } from '../safe-listener';
-import type { Scope } from '../scope';
-import type { DataSnapshot, Engine, InstanceData } from '../storage/engine';
 import type { NamespaceSchema } from '../namespaces/namespace';
-import { shippedMigrationNames } from '../storage/migrations';
-
-
-
-export interface InstanceOptions {
-    /** The id of a live instance to fork: the new one is a copy of it as it is now. */
-    from?: string;
-    seed: 'demo' | 'none';
-    ids: IdMode;
-    clock?: string;
-    /** Where a sequential id counter starts (an exported instance's), 0 unless given. */
-    idCounter?: number;
-    pay: boolean;
-    fixture?: { records: unknown; origin: string };
-}
-
-/** What POST /_instances (or the test kit) takes, as validated: the fixture as sent, seed, ids and pay unset unless asked for. */
-export type NewInstance = Omit<InstanceOptions, 'fixture' | 'ids' | 'seed' | 'pay'> & { fixture?: unknown; ids?: IdMode; seed?: 'demo' | 'none'; pay?: boolean };
-
-/** An instance as the /_instances routes describe it. */
-export interface InstanceRecord {
-    id: string;
-    base_path: string;
-    seed: 'demo' | 'none';
-    clock: string | null;
-    ids: IdMode;
-    pay: boolean;
-    created_at: string;
-    expires_at: string;
-}
-
-/** How many snapshots one instance keeps at most: each is a copy of its databases. */
-export const maxSnapshots = 50;
-
-// The moment an instance can be put back to: its databases, its clock and its id counter.
-interface Checkpoint {
-    data: DataSnapshot | null;
-    frozen: string | null;
-    counter: number;
-}
-
-
-/**
- * The options of a new instance from what was asked. A fixture exported from an instance carries its clock, ids and
- * pay: the new instance continues each that was not asked for, and a sequential counter goes on from the file's. An
- * export holds the whole world, so the demo goes beneath it only when asked for; a fixture with pay records and pay
- * unset gets pay.
- */
-export function instanceOptions(asked: NewInstance, origin: string, namespaces: readonly NamespaceSchema[]): InstanceOptions {
-
-    const body = asked.fixture === undefined ? undefined : fixtureBody(asked.fixture, origin, shippedMigrationNames(namespaces));
-    const carried = body?.header?.instance;
-    return {
-        from: asked.from,
-        seed: asked.seed ?? (body?.header ? 'none' : 'demo'),
-        ids: asked.ids ?? carried?.ids ?? 'random',
-        clock: asked.clock ?? carried?.clock ?? undefined,
-        idCounter: carried?.id_counter,
-        pay: asked.pay ?? carried?.pay ?? (isRecord(body?.records) && Object.hasOwn(body.records, 'pay')),
-        fixture: asked.fixture === undefined ? undefined : { records: asked.fixture, origin }
-    };
-}
+import type { Engine, InstanceData } from '../storage/engine';
+import { fixtureImageKey } from '../storage/fixture-images';
+import { Instance, type SnapshotBudget } from './instance';
+import type { InstanceFinder } from './lookup';
+import type { InstanceOptions } from './options';
+import { InstancePool, type PoolKind } from './pool';
 
 
 /** The refusal of a new instance once the given number are live, the most MAX_INSTANCES allows. */
@@ -79,164 +19,39 @@ export function limitReached(live: number): DomainError {
 }
 
 
-/** The memory every instance's snapshots share, so that snapshots cannot take the process down. */
-export interface SnapshotBudget {
-    used: number;
-    readonly max: number;
+/** The limits of a registry, from the settings. */
+export interface RegistryLimits {
+    idleTtlMs: number;
+    maxInstances: number;
+    maxSnapshotBytes: number;
+    /** The bytes the instances made ahead may hold together; 0 makes none ahead. */
+    poolBytes: number;
+    /** Whether the engine keeps the images of fixtures: only then is an instance with a fixture made ahead, from its image. */
+    fixtureImages: boolean;
+}
+
+// What the registry knows of a live instance beyond the instance itself: its pool kind and counter at creation.
+interface Live {
+    instance: Instance;
+    kind: string | null;
+    counter: number;
 }
 
 
-// The latest instant a record's created_at can hold (four-digit years).
-const latestInstant = Date.parse('9999-12-31T23:59:59.999Z');
+/** The live instances of a server: made (handed out from the pool when one waits), found, expired when idle, and capped in number. */
+export class InstanceRegistry implements InstanceFinder {
 
-
-/** The refusal of an instance that was deleted or expired, also to a request that reached it before. */
-export function instanceGone(id: string): DomainError {
-
-    return new DomainError('not_found', 'instance_not_found', `There is no instance ${JSON.stringify(id)}: it was deleted, it expired, or it never existed (POST /_instances makes one)`);
-}
-
-
-/** One isolated data set with its own clock and id source, reached under /i/<id>. */
-export class Instance implements Scope {
-
-    readonly basePath: string;
-    readonly createdAt: string;
-    lastUsed: number;
-    private closed = false;
-    private readonly snapshots = new Map<string, Checkpoint>();
-    private readonly creation: Checkpoint;
-
-    constructor(readonly id: string, private readonly instanceData: InstanceData, private readonly context: RecordContext, private readonly options: InstanceOptions, private readonly budget: SnapshotBudget) {
-
-        this.basePath = `/i/${id}`;
-        this.lastUsed = Date.now();
-        this.createdAt = new Date(this.lastUsed).toISOString();
-        this.creation = { data: null, frozen: context.clock.frozen, counter: context.ids.counter };
-    }
-
-    /** The instance's databases; a request that reached the instance before it was deleted gets instance_not_found. */
-    get data(): InstanceData {
-
-        if (this.closed) {
-            throw instanceGone(this.id);
-        }
-
-        return this.instanceData;
-    }
-
-    /** The record the admin routes answer with, its expiry counted from the last use. */
-    describe(idleTtlMs: number): InstanceRecord {
-
-        return {
-            id: this.id,
-            base_path: this.basePath,
-            seed: this.options.seed,
-            clock: this.context.clock.frozen,
-            ids: this.context.ids.mode,
-            pay: this.options.pay,
-            created_at: this.createdAt,
-            expires_at: new Date(this.lastUsed + idleTtlMs).toISOString()
-        };
-    }
-
-    /** Puts data, clock and ids back as they were when the instance was made. */
-    reset(): void {
-
-        this.data.reset();
-        this.rewind(this.creation);
-    }
-
-    /** Keeps a copy of the instance's state; returns its id. */
-    snapshot(): string {
-
-        if (this.snapshots.size >= maxSnapshots) {
-            throw new DomainError('conflict', 'snapshot_limit_reached', `This instance holds ${maxSnapshots} snapshots, the most it keeps: make a new instance, or restore and reuse one`);
-        }
-
-        const data = this.data.snapshot();
-        if (this.budget.used + data.bytes > this.budget.max) {
-            throw new DomainError('conflict', 'snapshot_limit_reached', `Snapshots of all instances would hold more than MAX_SNAPSHOT_MIB (${this.budget.max / 2 ** 20} MiB): delete instances that are done`);
-        }
-
-        this.budget.used += data.bytes;
-        const id = Crypto.randomUUID();
-        this.snapshots.set(id, { data, frozen: this.context.clock.frozen, counter: this.context.ids.counter });
-        return id;
-    }
-
-    /** Frees the instance's databases and gives its snapshots' memory back to the budget. */
-    close(): void {
-
-        for (const { data } of this.snapshots.values()) {
-            this.budget.used -= data!.bytes;
-        }
-
-        this.snapshots.clear();
-        this.closed = true;
-        this.instanceData.close();
-    }
-
-    /** Puts back the state a snapshot holds; the snapshot stays, to be restored again. */
-    restore(snapshotId: string): void {
-
-        const checkpoint = referenced(this.snapshots.get(snapshotId), 'snapshot', 'snapshot_id');
-        this.data.restore(checkpoint.data!);
-        this.rewind(checkpoint);
-    }
-
-    /** A copy of the instance's data, with its clock, id source and options: what a fork starts from. */
-    state(): { data: DataSnapshot; frozen: string | null; ids: IdSource; options: InstanceOptions } {
-
-        return { data: this.data.snapshot(), frozen: this.context.clock.frozen, ids: this.context.ids, options: this.options };
-    }
-
-    /** The instance's whole state as a fixture file, with the clock and id counter an instance made from it continues. */
-    async exportFile(): Promise<Record<string, unknown>> {
-
-        const { localgate, ...records } = await this.data.exportRecords();
-        const instance = { clock: this.context.clock.frozen, ids: this.context.ids.mode, id_counter: this.context.ids.counter, pay: this.options.pay };
-        return { localgate: { ...localgate as object, instance }, ...records };
-    }
-
-    /** The instance's current time. */
-    now(): Date {
-
-        return this.context.clock.now();
-    }
-
-    /** Freezes the clock at an instant from 1970 to the year 9999 (what a created_at can hold). */
-    setClock(instant: Date, field = 'now'): void {
-
-        const time = instant.getTime();
-        if (!(time >= 0 && time <= latestInstant)) {
-            throw new DomainError('unprocessable', 'clock_out_of_range', `${field} would take the clock outside 1970-01-01 to 9999-12-31, which records cannot hold`, field);
-        }
-
-        this.context.clock.freeze(instant);
-    }
-
-    /** Moves the clock forward, freezing it there. */
-    advanceClock(ms: number): void {
-
-        this.setClock(new Date(this.now().getTime() + ms), 'advance');
-    }
-
-    private rewind(checkpoint: Checkpoint): void {
-
-        this.context.clock.freeze(checkpoint.frozen === null ? null : new Date(checkpoint.frozen));
-        this.context.ids.counter = checkpoint.counter;
-    }
-}
-
-
-/** The live instances of a server: made, found, expired when idle, and capped in number. */
-export class InstanceRegistry {
-
-    private readonly instances = new Map<string, Instance>();
+    readonly idleTtlMs: number;
+    readonly maxInstances: number;
+    /** The instances made ahead, per kind. */
+    readonly pool: InstancePool;
+    private readonly instances = new Map<string, Live>();
     private readonly budget: SnapshotBudget;
     private readonly deleteListeners: ((instance: Instance) => void)[] = [];
     private sweeper: NodeJS.Timeout | null = null;
+    // Instances being made: they count against the cap before they are live.
+    private making = 0;
+    private readonly poolFixtures: boolean;
 
     /** The namespaces of every instance. */
     get namespaces(): readonly NamespaceSchema[] {
@@ -244,93 +59,94 @@ export class InstanceRegistry {
         return this.engine.namespaces;
     }
 
-    constructor(private readonly engine: Engine, readonly idleTtlMs: number, readonly maxInstances: number, maxSnapshotBytes: number, private readonly log: FailureLog) {
+    constructor(private readonly engine: Engine, limits: RegistryLimits, private readonly log: FailureLog) {
 
-        this.budget = { used: 0, max: maxSnapshotBytes };
+        this.idleTtlMs = limits.idleTtlMs;
+        this.maxInstances = limits.maxInstances;
+        this.budget = { used: 0, max: limits.maxSnapshotBytes };
+        this.pool = new InstancePool(engine, limits.poolBytes, log);
+        this.poolFixtures = limits.fixtureImages;
     }
 
-    /** Makes an instance: a copy of the migrated (and seeded) image, with its fixture loaded. */
-    create(options: InstanceOptions): Instance {
+    /** Makes an instance: one made ahead of its kind when one waits, else a copy of the migrated (and seeded) image, with its fixture loaded. */
+    async create(options: InstanceOptions): Promise<Instance> {
 
-        this.sweep();
-        if (this.instances.size >= this.maxInstances) {
-            throw limitReached(this.instances.size);
+        this.expire();
+        if (this.instances.size + this.making >= this.maxInstances) {
+            throw limitReached(this.instances.size + this.making);
         }
 
-        if (options.from !== undefined) {
-            return this.fork(options.from);
+        this.making += 1;
+        try {
+            if (options.from !== undefined) {
+                return await this.fork(options.from);
+            }
+
+            const context = { clock: new Clock(options.clock ? new Date(options.clock) : null), ids: new IdSource(options.ids) };
+            context.ids.counter = options.idCounter ?? 0;
+            const kind = this.kindOf(options, context);
+            const pooled = kind && this.pool.take(kind);
+            if (pooled) {
+                // The stores of the data set read its context: the clock and ids asked for take the place of its own.
+                pooled.context.clock = context.clock;
+                pooled.context.ids = context.ids;
+                context.ids.counter = pooled.counter;
+                return this.add(pooled.data, pooled.context, options, kind.key);
+            }
+
+            const data = await this.engine.createInstance({ ...kind?.options ?? { seed: options.seed === 'demo', pay: options.pay, fixture: options.fixture }, context });
+            return this.add(data, context, options, kind?.key ?? null);
         }
-
-        const context = { clock: new Clock(options.clock ? new Date(options.clock) : null), ids: new IdSource(options.ids) };
-        context.ids.counter = options.idCounter ?? 0;
-        const data = this.engine.createInstance({ seed: options.seed === 'demo', pay: options.pay, fixture: options.fixture, context });
-        return this.add(data, context, options);
-    }
-
-    // A copy of a live instance as it is now: data, clock and id counter; its faults, journal and snapshots stay its own.
-    private fork(sourceId: string): Instance {
-
-        const source = this.find(sourceId);
-        if (!source) {
-            throw new DomainError('unprocessable', 'instance_not_found', `There is no instance ${JSON.stringify(sourceId)} to fork: it was deleted, it expired, or it never existed`, 'from');
+        finally {
+            this.making -= 1;
         }
-
-        const state = source.state();
-        const ids = new IdSource(state.ids.mode);
-        ids.counter = state.ids.counter;
-        const context = { clock: new Clock(state.frozen === null ? null : new Date(state.frozen)), ids };
-        const data = this.engine.createInstance({ seed: false, pay: state.options.pay, from: state.data, context });
-        return this.add(data, context, { seed: state.options.seed, ids: ids.mode, pay: state.options.pay });
-    }
-
-    private add(data: InstanceData, context: RecordContext, options: InstanceOptions): Instance {
-
-        const instance = new Instance(Crypto.randomUUID(), data, context, options, this.budget);
-        this.instances.set(instance.id, instance);
-        // A failed sweep is logged and the next one runs: thrown from a timer, it would end the process.
-        this.sweeper ??= setInterval(safely('idle sweep', this.log, () => this.sweep()), Math.min(this.idleTtlMs, 60_000)).unref();
-        return instance;
     }
 
     /** The live instance with this id, marked as used now; undefined for an unknown, deleted or expired one. */
     find(id: string): Instance | undefined {
 
-        const instance = this.instances.get(id);
-        if (!instance) {
+        const live = this.instances.get(id);
+        if (!live) {
             return undefined;
         }
 
         const now = Date.now();
-        if (now - instance.lastUsed >= this.idleTtlMs) {
-            this.delete(id);
+        if (now - live.instance.lastUsed >= this.idleTtlMs) {
+            this.expire(id);
             return undefined;
         }
 
-        instance.lastUsed = now;
-        return instance;
+        live.instance.lastUsed = now;
+        return live.instance;
     }
 
     /** The live instances, oldest first. */
     list(): Instance[] {
 
-        this.sweep();
-        return [...this.instances.values()];
+        this.expire();
+        return [...this.instances.values()].map((live) => live.instance);
     }
 
-    /** Deletes an instance and frees its databases; false when there was none. */
-    delete(id: string): boolean {
+    /**
+     * Deletes an instance: at once it is no longer found, and every later use of it is instance_not_found. Resolves,
+     * false when there was none, once its data is back in the pool or closed.
+     */
+    async delete(id: string): Promise<boolean> {
 
-        const instance = this.instances.get(id);
-        if (!instance) {
+        const live = this.instances.get(id);
+        if (!live) {
             return false;
         }
 
         this.instances.delete(id);
+        const { instance } = live;
+        const data = instance.data;
         instance.close();
         for (const listener of this.deleteListeners) {
             listener(instance);
         }
 
+        await this.pool.release(live.kind, { data, context: instance.context, counter: live.counter });
         return true;
     }
 
@@ -340,24 +156,74 @@ export class InstanceRegistry {
         this.deleteListeners.push(listener);
     }
 
-    /** Deletes every instance idle for the whole idle time. */
-    sweep(): void {
+    /** Deletes every instance idle for the whole idle time: each is gone at once; resolves once their data is freed. */
+    async sweep(): Promise<void> {
 
         const now = Date.now();
-        for (const instance of this.instances.values()) {
-            if (now - instance.lastUsed >= this.idleTtlMs) {
-                this.delete(instance.id);
-            }
-        }
+        const idle = [...this.instances.values()].filter(({ instance }) => now - instance.lastUsed >= this.idleTtlMs);
+        await Promise.all(idle.map(({ instance }) => this.delete(instance.id)));
     }
 
-    /** Deletes every instance and stops the sweeping. */
-    close(): void {
+    /** Deletes every instance, the pool's too, and stops the sweeping. */
+    async close(): Promise<void> {
 
         clearInterval(this.sweeper ?? undefined);
         this.sweeper = null;
-        for (const id of [...this.instances.keys()]) {
-            this.delete(id);
+        await this.pool.close();
+        await Promise.all([...this.instances.keys()].map((id) => this.delete(id)));
+    }
+
+    // Deletes expired instances where nothing waits for their data to be freed: a failure there is logged.
+    private expire(id?: string): void {
+
+        safely('idle sweep', this.log, () => (id === undefined ? this.sweep() : this.delete(id)))();
+    }
+
+    // A copy of a live instance as it is now: data, clock and id counter; its faults, journal and snapshots stay its own.
+    private async fork(sourceId: string): Promise<Instance> {
+
+        const source = this.find(sourceId);
+        if (!source) {
+            throw new DomainError('unprocessable', 'instance_not_found', `There is no instance ${JSON.stringify(sourceId)} to fork: it was deleted, it expired, or it never existed`, 'from');
         }
+
+        const state = await source.state();
+        const ids = new IdSource(state.ids.mode);
+        ids.counter = state.ids.counter;
+        const context = { clock: new Clock(state.frozen === null ? null : new Date(state.frozen)), ids };
+        const data = await this.engine.createInstance({ seed: false, pay: state.options.pay, from: state.data, context });
+        return this.add(data, context, { seed: state.options.seed, ids: ids.mode, pay: state.options.pay }, null);
+    }
+
+    // The kind an instance is pooled as: its seed, or its fixture's image; none with pay, or with the pool off.
+    private kindOf(options: InstanceOptions, context: RecordContext): PoolKind | null {
+
+        if (options.pay || this.pool.maxBytes === 0) {
+            return null;
+        }
+
+        const dataOptions = { seed: options.seed === 'demo', pay: false, fixture: options.fixture };
+        const start = { frozen: context.clock.frozen, mode: context.ids.mode, counter: context.ids.counter };
+        if (!options.fixture) {
+            return { key: `seed:${options.seed}`, options: dataOptions, start };
+        }
+
+        // Without the images, a fixture made ahead would draw its times and random ids before it is asked for.
+        if (!this.poolFixtures) {
+            return null;
+        }
+
+        // Hashed once: the engine finds the fixture's image under the same key.
+        const imageKey = fixtureImageKey({ ...dataOptions, context });
+        return imageKey === null ? null : { key: `fixture:${imageKey}`, options: { ...dataOptions, imageKey }, start };
+    }
+
+    private add(data: InstanceData, context: RecordContext, options: InstanceOptions, kind: string | null): Instance {
+
+        const instance = new Instance(Crypto.randomUUID(), data, context, options, this.budget);
+        this.instances.set(instance.id, { instance, kind, counter: context.ids.counter });
+        // A failed sweep is logged and the next one runs: thrown from a timer, it would end the process.
+        this.sweeper ??= setInterval(() => this.expire(), Math.min(this.idleTtlMs, 60_000)).unref();
+        return instance;
     }
 }

@@ -2,7 +2,7 @@ import type { Plugin, Request, Server } from '@hapi/hapi';
 
 import { requireAdmin } from '../auth';
 import { noContent } from '../fields';
-import { namedInstance } from '../faults';
+import { liveInstance } from '../instances/lookup';
 import type { InstanceRegistry } from '../instances/registry';
 import { instanceParams } from '../instances/schemas';
 import { listResponse, type Page } from '../lists';
@@ -151,7 +151,7 @@ function journalRoutes(server: Server, registry: InstanceRegistry, api: JournalA
 
     const targets = [
         { path: '/_requests', scope: (request: Pick<Request, 'app' | 'params'>) => request.app.scope, params: undefined, what: 'the default data set' },
-        { path: '/_instances/{instance_id}/requests', scope: (request: Pick<Request, 'app' | 'params'>) => namedInstance(registry, (request.params as { instance_id: string }).instance_id), params: instanceParams, what: 'an instance' }
+        { path: '/_instances/{instance_id}/requests', scope: (request: Pick<Request, 'app' | 'params'>) => liveInstance(registry, (request.params as { instance_id: string }).instance_id), params: instanceParams, what: 'an instance' }
     ];
 
     for (const { path, scope, params, what } of targets) {

@@ -41,6 +41,9 @@ export interface Namespace<Store = unknown> {
 
     /** Whether the console's live log shows its success bodies (error bodies are always shown). */
     readonly liveBodies: boolean;
+
+    /** The first read a test makes of it, run on an instance made ahead so that its statements are prepared. */
+    warmUp?(store: Store): Promise<unknown>;
 }
 
 /** What a namespace's database is made from: its name, its migrations, and its collections with their demo data. */

@@ -111,17 +111,33 @@ export interface DataSnapshot {
     readonly bytes: number;
 }
 
-/** An instance's data set: in memory, so it can be copied and put back. */
+/**
+ * An instance's data set: it can be copied and put back. Every call answers a promise, so that an engine that keeps
+ * instances on a database server fits behind it; SQLite in memory answers at once.
+ */
 export interface InstanceData extends DataSet {
 
     /** A copy of every database of the data set. */
-    snapshot(): DataSnapshot;
+    snapshot(): Promise<DataSnapshot>;
 
     /** Replaces every database with its copy in the snapshot. */
-    restore(snapshot: DataSnapshot): void;
+    restore(snapshot: DataSnapshot): Promise<void>;
 
     /** Puts every database back as it was when the instance was made, fixture included. */
-    reset(): void;
+    reset(): Promise<void>;
+
+    /**
+     * Opens every database and prepares the statements the API's reads run first, so that the first request pays for
+     * neither; answers the bytes the data set then holds. Made ahead for the instance pool, in idle time.
+     */
+    prepare(): Promise<number>;
+
+    /**
+     * Puts a data set that was handed out back as it was made, keeping its open connections and prepared statements,
+     * for the pool to hand out again, and answers the bytes it holds; null (nothing changed) when it cannot, and it
+     * must be closed instead.
+     */
+    recycle(): Promise<number | null>;
 }
 
 export interface InstanceDataOptions {
@@ -130,6 +146,8 @@ export interface InstanceDataOptions {
     /** A copy of another instance's data to start from instead of the images (a fork); seed and pay then follow it. */
     from?: DataSnapshot;
     fixture?: { records: unknown; origin: string };
+    /** The fixture's image key (fixtureImageKey), when the caller has it already: the fixture is not hashed again. */
+    imageKey?: string;
     context: RecordContext;
 }
 
@@ -142,8 +160,8 @@ export interface Engine {
     /** Opens (and migrates, and seeds unless told not to) the default data set. */
     openDefault(context: RecordContext): Promise<DataSet>;
 
-    /** A new, migrated, optionally seeded instance data set in memory. */
-    createInstance(options: InstanceDataOptions): InstanceData;
+    /** A new, migrated, optionally seeded instance data set. */
+    createInstance(options: InstanceDataOptions): Promise<InstanceData>;
 }
 
 

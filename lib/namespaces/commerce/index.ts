@@ -33,5 +33,6 @@ export const commerceNamespace: Namespace<CommerceStore> = {
             return (db, context) => new PgCommerceStore(db, context);
         }
     },
-    liveBodies: true
+    liveBodies: true,
+    warmUp: (store) => store.listProducts({}, { limit: 20, offset: 0 })
 };

@@ -33,5 +33,6 @@ export const logisticsNamespace: Namespace<LogisticsStore> = {
             return (db, context) => new PgLogisticsStore(db, context);
         }
     },
-    liveBodies: true
+    liveBodies: true,
+    warmUp: (store) => store.listVehicles({ limit: 20, offset: 0 })
 };

@@ -24,9 +24,18 @@ export function sqliteDatabase(data: DataSet, namespace: string): Database {
  * counter it left. As with a template database, what the load drew (the wall clock's time and the random id of a
  * record that names neither) was drawn once, when the image was made, and every instance from it has the same.
  */
-export function createSqliteInstance(namespaces: readonly Namespace[], options: InstanceDataOptions, fixtureImages: FixtureImages): InstanceData {
+export function createSqliteInstance(namespaces: readonly Namespace[], options: InstanceDataOptions, fixtureImages: FixtureImages): Promise<InstanceData> {
 
-    const key = options.fixture && fixtureImages.maxBytes ? fixtureImageKey(options) : null;
+    return new Promise((resolve) => {
+
+        resolve(sqliteInstance(namespaces, options, fixtureImages));
+    });
+}
+
+
+function sqliteInstance(namespaces: readonly Namespace[], options: InstanceDataOptions, fixtureImages: FixtureImages): InstanceData {
+
+    const key = options.fixture && fixtureImages.maxBytes ? options.imageKey ?? fixtureImageKey(options) : null;
     const image = key === null ? undefined : fixtureImages.find(key);
     if (image) {
         options.context.ids.counter = image.counter;

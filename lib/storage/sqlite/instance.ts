@@ -39,29 +39,24 @@ export class SqliteInstanceData extends NamespacesDataSet implements InstanceDat
     settle(): SqliteSnapshot {
 
         const shared = new Set(Object.values(this.creation.images));
-        const { images } = this.snapshot();
+        const { images } = this.copy();
         const bytes = Object.values(images).reduce((sum, image) => sum + (image && !shared.has(image) ? image.length : 0), 0);
         this.creation = { images, bytes };
         return this.creation;
     }
 
-    reset(): void {
+    reset(): Promise<void> {
 
-        this.restore(this.creation);
+        // Databases that can still roll back to the image they were made from are put back so, statements kept.
+        return this.rollBack() ? Promise.resolve() : this.restore(this.creation);
     }
 
-    snapshot(): SqliteSnapshot {
+    snapshot(): Promise<SqliteSnapshot> {
 
-        const images: SqliteSnapshot['images'] = { pay: this.memoryPay instanceof MemoryPay ? this.memoryPay.serialize() : undefined };
-        for (const [namespace, database] of Object.entries(this.sqlite)) {
-            images[namespace] = database.serialize();
-        }
-
-        const bytes = Object.values(images).reduce((sum, image) => sum + (image?.length ?? 0), 0);
-        return { images, bytes };
+        return Promise.resolve(this.copy());
     }
 
-    restore(snapshot: DataSnapshot): void {
+    restore(snapshot: DataSnapshot): Promise<void> {
 
         const { images } = snapshot as SqliteSnapshot;
         for (const [namespace, database] of Object.entries(this.sqlite)) {
@@ -73,5 +68,52 @@ export class SqliteInstanceData extends NamespacesDataSet implements InstanceDat
         }
 
         this.forgetStores();
+        return Promise.resolve();
+    }
+
+    prepare(): Promise<number> {
+
+        // The first read a test makes of each namespace, which prepares its statements.
+        const reads = this.namespaces.map((namespace) => namespace.warmUp?.(this.store(namespace)));
+        return Promise.all(reads).then(() => this.heldBytes());
+    }
+
+    recycle(): Promise<number | null> {
+
+        return Promise.resolve(this.rollBack() ? this.heldBytes() : null);
+    }
+
+    // Rolls every database back to the image it was made from, which is the state at creation; false (nothing done)
+    // when one cannot. Pay's copy is opened whole when made and holds its provider terms: it is always made anew.
+    private rollBack(): boolean {
+
+        const databases = Object.values(this.sqlite);
+        if (this.memoryPay instanceof MemoryPay || !databases.every((database) => database.rollsBack)) {
+            return false;
+        }
+
+        for (const database of databases) {
+            database.rollBack();
+        }
+
+        return true;
+    }
+
+    // The memory of the copies open in memory.
+    private heldBytes(): number {
+
+        return Object.values(this.sqlite).reduce((sum, database) => sum + database.heldBytes, 0);
+    }
+
+    // A copy of every database, each serialized only if it changed since it was last.
+    private copy(): SqliteSnapshot {
+
+        const images: SqliteSnapshot['images'] = { pay: this.memoryPay instanceof MemoryPay ? this.memoryPay.serialize() : undefined };
+        for (const [namespace, database] of Object.entries(this.sqlite)) {
+            images[namespace] = database.serialize();
+        }
+
+        const bytes = Object.values(images).reduce((sum, image) => sum + (image?.length ?? 0), 0);
+        return { images, bytes };
     }
 }

@@ -11,6 +11,10 @@ import { schemaVersion } from './migrate';
 import { changesSinceOpen, closeDatabase, memory, openCopy, openDatabase, type Database } from './open';
 
 
+// What an open copy in memory holds beyond its database's bytes (SQLite's page cache, the prepared statements), as
+// measured for the demo's databases after their first list reads (docs/operations.md, INSTANCE_POOL_MIB).
+const connectionBytes = 232 * 1024;
+
 // What a copy closed before it was ever opened gives: a connection already closed, whose use throws as the copy's
 // own would have after close().
 let closedConnection: Database | undefined;
@@ -27,17 +31,27 @@ export class SqliteNamespace implements ImmediateDatabase {
     // The bytes the database last was, and its change count then (-1: never serialized, the image is unknown).
     private changesAtImage: number;
     private connection: Database | null;
+    // The image an instance's copy was made from, while its connection still holds nothing else outside its
+    // transaction: rolling that back puts the image back, connection and statements kept. Null once it cannot.
+    private pristine: Buffer | null;
 
     constructor(private readonly namespace: Namespace, db: Database | null, private readonly storage: 'file' | 'memory', private image?: Buffer) {
 
         this.connection = db;
         this.changesAtImage = image ? 0 : -1;
+        this.pristine = image ?? null;
     }
 
-    /** The connection; a copy not opened yet is opened from its image now. */
+    /** The connection; a copy not opened yet is opened from its image now, inside a transaction it can roll back. */
     get db(): Database {
 
-        this.connection ??= openCopy(this.image!);
+        if (!this.connection) {
+            this.connection = openCopy(this.image!);
+            if (this.pristine) {
+                this.connection.exec('BEGIN');
+            }
+        }
+
         return this.connection;
     }
 
@@ -75,6 +89,12 @@ export class SqliteNamespace implements ImmediateDatabase {
 
         const changes = changesSinceOpen(this.connection);
         if (changes !== this.changesAtImage) {
+            // A copy serializes what is committed: its changes are, from now on, and it no longer rolls back to its image.
+            if (this.connection.inTransaction) {
+                this.connection.exec('COMMIT');
+            }
+
+            this.pristine = null;
             this.image = this.db.serialize();
             this.changesAtImage = changes;
         }
@@ -92,6 +112,29 @@ export class SqliteNamespace implements ImmediateDatabase {
         this.connection = null;
         this.image = image;
         this.changesAtImage = 0;
+        this.pristine = null;
+    }
+
+    /** The memory the copy holds: none until it is opened (the image is shared), else its bytes and its connection's. */
+    get heldBytes(): number {
+
+        return this.connection ? this.serialize().length + connectionBytes : 0;
+    }
+
+    /** True when rollBack() can put the copy back as it was made: its one transaction is still open (or it never opened). */
+    get rollsBack(): boolean {
+
+        return this.pristine !== null && (this.connection === null || this.connection.inTransaction);
+    }
+
+    /** Rolls a copy whose rollsBack holds back to the image it was made from, keeping its connection and statements. */
+    rollBack(): void {
+
+        if (this.connection) {
+            this.connection.exec('ROLLBACK');
+            this.connection.exec('BEGIN');
+            this.changesAtImage = changesSinceOpen(this.connection);
+        }
     }
 
     close(): Promise<void> {

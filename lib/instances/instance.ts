@@ -1,0 +1,185 @@
+import Crypto from 'node:crypto';
+
+import type { IdMode, RecordContext } from '../clock';
+import { DomainError } from '../errors';
+import { referenced } from '../records';
+import type { Scope } from '../scope';
+import type { DataSnapshot, InstanceData } from '../storage/engine';
+import { instanceGone } from './lookup';
+import type { InstanceOptions } from './options';
+
+
+/** An instance as the /_instances routes describe it. */
+export interface InstanceRecord {
+    id: string;
+    base_path: string;
+    seed: 'demo' | 'none';
+    clock: string | null;
+    ids: IdMode;
+    pay: boolean;
+    created_at: string;
+    expires_at: string;
+}
+
+/** How many snapshots one instance keeps at most: each is a copy of its databases. */
+export const maxSnapshots = 50;
+
+/** The memory every instance's snapshots share, so that snapshots cannot take the process down. */
+export interface SnapshotBudget {
+    used: number;
+    readonly max: number;
+}
+
+// The moment an instance can be put back to: its databases, its clock and its id counter.
+interface Checkpoint {
+    data: DataSnapshot | null;
+    frozen: string | null;
+    counter: number;
+}
+
+
+// The latest instant a record's created_at can hold (four-digit years).
+const latestInstant = Date.parse('9999-12-31T23:59:59.999Z');
+
+
+/** One isolated data set with its own clock and id source, reached under /i/<id>. */
+export class Instance implements Scope {
+
+    readonly basePath: string;
+    readonly createdAt: string;
+    lastUsed: number;
+    private closed = false;
+    private readonly snapshots = new Map<string, Checkpoint>();
+    private readonly creation: Checkpoint;
+
+    constructor(readonly id: string, private readonly instanceData: InstanceData, readonly context: RecordContext, private readonly options: InstanceOptions, private readonly budget: SnapshotBudget) {
+
+        this.basePath = `/i/${id}`;
+        this.lastUsed = Date.now();
+        this.createdAt = new Date(this.lastUsed).toISOString();
+        this.creation = { data: null, frozen: context.clock.frozen, counter: context.ids.counter };
+    }
+
+    /** The instance's databases; a request that reached the instance before it was deleted gets instance_not_found. */
+    get data(): InstanceData {
+
+        if (this.closed) {
+            throw instanceGone(this.id);
+        }
+
+        return this.instanceData;
+    }
+
+    /** The record the admin routes answer with, its expiry counted from the last use. */
+    describe(idleTtlMs: number): InstanceRecord {
+
+        return {
+            id: this.id,
+            base_path: this.basePath,
+            seed: this.options.seed,
+            clock: this.context.clock.frozen,
+            ids: this.context.ids.mode,
+            pay: this.options.pay,
+            created_at: this.createdAt,
+            expires_at: new Date(this.lastUsed + idleTtlMs).toISOString()
+        };
+    }
+
+    /** Puts data, clock and ids back as they were when the instance was made. */
+    async reset(): Promise<void> {
+
+        await this.data.reset();
+        this.rewind(this.creation);
+    }
+
+    /** Keeps a copy of the instance's state; returns its id. */
+    async snapshot(): Promise<string> {
+
+        this.refuseSnapshot(0);
+        const checkpoint = { frozen: this.context.clock.frozen, counter: this.context.ids.counter };
+        const data = await this.data.snapshot();
+        // Checked again once the copy is made: others may have been kept meanwhile.
+        this.refuseSnapshot(data.bytes);
+        this.budget.used += data.bytes;
+        const id = Crypto.randomUUID();
+        this.snapshots.set(id, { data, ...checkpoint });
+        return id;
+    }
+
+    /** Gives its snapshots' memory back to the budget and refuses every later use; the registry frees its data. */
+    close(): void {
+
+        for (const { data } of this.snapshots.values()) {
+            this.budget.used -= data!.bytes;
+        }
+
+        this.snapshots.clear();
+        this.closed = true;
+    }
+
+    /** Puts back the state a snapshot holds; the snapshot stays, to be restored again. */
+    async restore(snapshotId: string): Promise<void> {
+
+        const checkpoint = referenced(this.snapshots.get(snapshotId), 'snapshot', 'snapshot_id');
+        await this.data.restore(checkpoint.data!);
+        this.rewind(checkpoint);
+    }
+
+    /** A copy of the instance's data, with its clock, id source and options: what a fork starts from. */
+    async state(): Promise<{ data: DataSnapshot; frozen: string | null; ids: { mode: IdMode; counter: number }; options: InstanceOptions }> {
+
+        const frozen = this.context.clock.frozen;
+        const { mode, counter } = this.context.ids;
+        const data = await this.data.snapshot();
+        return { data, frozen, ids: { mode, counter }, options: this.options };
+    }
+
+    /** The instance's whole state as a fixture file, with the clock and id counter an instance made from it continues. */
+    async exportFile(): Promise<Record<string, unknown>> {
+
+        const { localgate, ...records } = await this.data.exportRecords();
+        const instance = { clock: this.context.clock.frozen, ids: this.context.ids.mode, id_counter: this.context.ids.counter, pay: this.options.pay };
+        return { localgate: { ...localgate as object, instance }, ...records };
+    }
+
+    /** The instance's current time. */
+    now(): Date {
+
+        return this.context.clock.now();
+    }
+
+    /** Freezes the clock at an instant from 1970 to the year 9999 (what a created_at can hold). */
+    setClock(instant: Date, field = 'now'): void {
+
+        const time = instant.getTime();
+        if (!(time >= 0 && time <= latestInstant)) {
+            throw new DomainError('unprocessable', 'clock_out_of_range', `${field} would take the clock outside 1970-01-01 to 9999-12-31, which records cannot hold`, field);
+        }
+
+        this.context.clock.freeze(instant);
+    }
+
+    /** Moves the clock forward, freezing it there. */
+    advanceClock(ms: number): void {
+
+        this.setClock(new Date(this.now().getTime() + ms), 'advance');
+    }
+
+    // Refuses one more snapshot of this many bytes past either limit.
+    private refuseSnapshot(bytes: number): void {
+
+        if (this.snapshots.size >= maxSnapshots) {
+            throw new DomainError('conflict', 'snapshot_limit_reached', `This instance holds ${maxSnapshots} snapshots, the most it keeps: make a new instance, or restore and reuse one`);
+        }
+
+        if (this.budget.used + bytes > this.budget.max) {
+            throw new DomainError('conflict', 'snapshot_limit_reached', `Snapshots of all instances would hold more than MAX_SNAPSHOT_MIB (${this.budget.max / 2 ** 20} MiB): delete instances that are done`);
+        }
+    }
+
+    private rewind(checkpoint: Checkpoint): void {
+
+        this.context.clock.freeze(checkpoint.frozen === null ? null : new Date(checkpoint.frozen));
+        this.context.ids.counter = checkpoint.counter;
+    }
+}
