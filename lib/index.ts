@@ -7,11 +7,13 @@ import { authPlugin, resolveSecret } from './auth';
 import { wallContext } from './clock';
 import { resolveSettings, type Options, type Settings } from './config';
 import { consolePlugin } from './console';
+import { servicesFactory } from './data-set';
 import { errorsPlugin, validationFailed } from './errors';
 import { faultsPlugin } from './faults';
 import { healthPlugin } from './health';
 import { instanceHeaderName, InstanceRegistry, instancesPlugin } from './instances';
 import { journalPlugin } from './journal';
+import { JournalBudget } from './journal/journal';
 import { loggingOptions } from './logging';
 import { nestingPlugin } from './nesting';
 import { commercePlugin } from './namespaces/commerce';
@@ -61,7 +63,14 @@ export async function createServer(options: Options = {}): Promise<Server> {
         return opened;
     };
 
-    const defaultScope: Scope = { basePath: '', get data() {
+    // What every data set carries beside its databases: a failed scheduled task is logged by the server.
+    const servicesFor = servicesFactory({
+        journalSize: settings.journalSize,
+        journalBudget: new JournalBudget(settings.journalBudgetMib * 2 ** 20),
+        log: (tags, data) => server.log(tags, data)
+    });
+    const defaultServices = servicesFor(wallContext());
+    const defaultScope: Scope = { basePath: '', services: defaultServices, get data() {
 
         return defaultData();
     } };
@@ -88,7 +97,7 @@ export async function createServer(options: Options = {}): Promise<Server> {
     });
 
     // The idle sweeper's failures go to the server's log.
-    const instances = new InstanceRegistry(engine, settings.instanceIdleTtlMs, settings.maxInstances, settings.maxSnapshotMib * 2 ** 20, (tags, data) => server.log(tags, data));
+    const instances = new InstanceRegistry(engine, servicesFor, settings.instanceIdleTtlMs, settings.maxInstances, settings.maxSnapshotMib * 2 ** 20, (tags, data) => server.log(tags, data));
     const localgate: Localgate = { settings, secret, instances, get data() {
 
         return defaultData();
@@ -96,9 +105,13 @@ export async function createServer(options: Options = {}): Promise<Server> {
     server.app.localgate = localgate;
     server.ext('onPreStart', async () => {
 
-        opened = await engine.openDefault(wallContext());
+        opened = await engine.openDefault(defaultServices);
     });
-    server.ext('onPostStop', () => defaultData().close());
+    server.ext('onPostStop', () => {
+
+        defaultServices.close();
+        return defaultData().close();
+    });
 
     // Values that never reach a journal entry, the live log or a log line: the token secret and the pay keys.
     // An empty key hides nothing: it is not a secret to look for.
@@ -111,8 +124,7 @@ export async function createServer(options: Options = {}): Promise<Server> {
     await server.register({ plugin: instancesPlugin, options: { registry: instances, defaultScope, maxFixtureBytes: settings.maxFixtureMib * 2 ** 20 } });
     await server.register({ plugin: authPlugin, options: { secret } });
     // The test double: the journal numbers requests as they arrive, before a fault can hold one back.
-    const journal = { size: settings.journalSize, bodyBytes: settings.journalBodyBytes, budgetBytes: settings.journalBudgetMib * 2 ** 20 };
-    await server.register({ plugin: journalPlugin, options: { registry: instances, secrets, ...journal } });
+    await server.register({ plugin: journalPlugin, options: { registry: instances, secrets, record: settings.journalSize > 0, bodyBytes: settings.journalBodyBytes } });
     await server.register({ plugin: faultsPlugin, options: { registry: instances } });
     await server.register(healthPlugin);
     await server.register(commercePlugin, { routes: { prefix: '/v1/commerce' } });

@@ -39,13 +39,17 @@ export interface FaultsApi {
     clear(scope: Scope): void;
 }
 
+const pluginName = 'localgate-faults';
+
 declare module '@hapi/hapi' {
     interface RequestApplicationState {
         fault?: FaultMark;
     }
-}
 
-const pluginName = 'localgate-faults';
+    interface PluginProperties {
+        [pluginName]: FaultsApi;
+    }
+}
 
 const tags = ['api', 'instances'];
 
@@ -53,7 +57,7 @@ const tags = ['api', 'instances'];
 /** The fault rules of a server's data sets, as its faults plugin exposes them. */
 export function faultsOf(server: Server): FaultsApi {
 
-    return (server.plugins as unknown as Record<string, FaultsApi>)[pluginName]!;
+    return server.plugins[pluginName];
 }
 
 
@@ -74,17 +78,19 @@ export const faultsPlugin: Plugin<{ registry: InstanceRegistry }> = {
     name: pluginName,
     register(server, { registry }) {
 
-        // Kept beside the data set they act on: a deleted instance takes its rules with it.
-        const sets = new WeakMap<Scope, FaultSet>();
+        // Each data set carries its rules: a deleted instance takes them with it.
         const api: FaultsApi = {
             set(scope, input) {
 
                 const set = new FaultSet(input.seed, input.rules);
-                sets.set(scope, set);
+                scope.services.faults = set;
                 return set.describe();
             },
-            get: (scope) => sets.get(scope)?.describe() ?? { seed: 0, rules: [] },
-            clear: (scope) => sets.delete(scope)
+            get: (scope) => scope.services.faults?.describe() ?? { seed: 0, rules: [] },
+            clear(scope) {
+
+                scope.services.faults = null;
+            }
         };
 
         server.expose(api);
@@ -92,7 +98,7 @@ export const faultsPlugin: Plugin<{ registry: InstanceRegistry }> = {
         // After the instances plugin has found the request's data set and made its path the API's own.
         server.ext('onRequest', async (request, h) => {
 
-            const set = sets.get(request.app.scope);
+            const set = request.app.scope.services.faults;
             if (!set || !request.path.startsWith('/v1/')) {
                 return h.continue;
             }

@@ -1,6 +1,7 @@
 import Crypto from 'node:crypto';
 
 import { Clock, IdSource, type IdMode, type RecordContext } from '../clock';
+import type { DataSetServices } from '../data-set';
 import { DomainError } from '../errors';
 import { fixtureBody, isRecord } from '../fixtures';
 import { referenced } from '../records';
@@ -89,6 +90,16 @@ export interface SnapshotBudget {
 const latestInstant = Date.parse('9999-12-31T23:59:59.999Z');
 
 
+// The clock of an instance stays where a created_at can be: 1970 to the year 9999.
+function clockInRange(instant: Date, field: string): void {
+
+    const time = instant.getTime();
+    if (!(time >= 0 && time <= latestInstant)) {
+        throw new DomainError('unprocessable', 'clock_out_of_range', `${field} would take the clock outside 1970-01-01 to 9999-12-31, which records cannot hold`, field);
+    }
+}
+
+
 /** The refusal of an instance that was deleted or expired, also to a request that reached it before. */
 export function instanceGone(id: string): DomainError {
 
@@ -96,7 +107,7 @@ export function instanceGone(id: string): DomainError {
 }
 
 
-/** One isolated data set with its own clock and id source, reached under /i/<id>. */
+/** One isolated data set with its own services (clock, ids, journal, faults, scheduler), reached under /i/<id>. */
 export class Instance implements Scope {
 
     readonly basePath: string;
@@ -106,12 +117,12 @@ export class Instance implements Scope {
     private readonly snapshots = new Map<string, Checkpoint>();
     private readonly creation: Checkpoint;
 
-    constructor(readonly id: string, private readonly instanceData: InstanceData, private readonly context: RecordContext, private readonly options: InstanceOptions, private readonly budget: SnapshotBudget) {
+    constructor(readonly id: string, private readonly instanceData: InstanceData, readonly services: DataSetServices, private readonly options: InstanceOptions, private readonly budget: SnapshotBudget) {
 
         this.basePath = `/i/${id}`;
         this.lastUsed = Date.now();
         this.createdAt = new Date(this.lastUsed).toISOString();
-        this.creation = { data: null, frozen: context.clock.frozen, counter: context.ids.counter };
+        this.creation = { data: null, frozen: services.clock.frozen, counter: services.ids.counter };
     }
 
     /** The instance's databases; a request that reached the instance before it was deleted gets instance_not_found. */
@@ -131,8 +142,8 @@ export class Instance implements Scope {
             id: this.id,
             base_path: this.basePath,
             seed: this.options.seed,
-            clock: this.context.clock.frozen,
-            ids: this.context.ids.mode,
+            clock: this.services.clock.frozen,
+            ids: this.services.ids.mode,
             pay: this.options.pay,
             created_at: this.createdAt,
             expires_at: new Date(this.lastUsed + idleTtlMs).toISOString()
@@ -160,7 +171,7 @@ export class Instance implements Scope {
 
         this.budget.used += data.bytes;
         const id = Crypto.randomUUID();
-        this.snapshots.set(id, { data, frozen: this.context.clock.frozen, counter: this.context.ids.counter });
+        this.snapshots.set(id, { data, frozen: this.services.clock.frozen, counter: this.services.ids.counter });
         return id;
     }
 
@@ -173,6 +184,7 @@ export class Instance implements Scope {
 
         this.snapshots.clear();
         this.closed = true;
+        this.services.close();
         this.instanceData.close();
     }
 
@@ -187,44 +199,41 @@ export class Instance implements Scope {
     /** A copy of the instance's data, with its clock, id source and options: what a fork starts from. */
     state(): { data: DataSnapshot; frozen: string | null; ids: IdSource; options: InstanceOptions } {
 
-        return { data: this.data.snapshot(), frozen: this.context.clock.frozen, ids: this.context.ids, options: this.options };
+        return { data: this.data.snapshot(), frozen: this.services.clock.frozen, ids: this.services.ids, options: this.options };
     }
 
     /** The instance's whole state as a fixture file, with the clock and id counter an instance made from it continues. */
     async exportFile(): Promise<Record<string, unknown>> {
 
         const { localgate, ...records } = await this.data.exportRecords();
-        const instance = { clock: this.context.clock.frozen, ids: this.context.ids.mode, id_counter: this.context.ids.counter, pay: this.options.pay };
+        const instance = { clock: this.services.clock.frozen, ids: this.services.ids.mode, id_counter: this.services.ids.counter, pay: this.options.pay };
         return { localgate: { ...localgate as object, instance }, ...records };
     }
 
     /** The instance's current time. */
     now(): Date {
 
-        return this.context.clock.now();
+        return this.services.clock.now();
     }
 
     /** Freezes the clock at an instant from 1970 to the year 9999 (what a created_at can hold). */
-    setClock(instant: Date, field = 'now'): void {
+    setClock(instant: Date): void {
 
-        const time = instant.getTime();
-        if (!(time >= 0 && time <= latestInstant)) {
-            throw new DomainError('unprocessable', 'clock_out_of_range', `${field} would take the clock outside 1970-01-01 to 9999-12-31, which records cannot hold`, field);
-        }
-
-        this.context.clock.freeze(instant);
+        clockInRange(instant, 'now');
+        this.services.clock.freeze(instant);
     }
 
     /** Moves the clock forward, freezing it there. */
     advanceClock(ms: number): void {
 
-        this.setClock(new Date(this.now().getTime() + ms), 'advance');
+        clockInRange(new Date(this.now().getTime() + ms), 'advance');
+        this.services.clock.advance(ms);
     }
 
     private rewind(checkpoint: Checkpoint): void {
 
-        this.context.clock.freeze(checkpoint.frozen === null ? null : new Date(checkpoint.frozen));
-        this.context.ids.counter = checkpoint.counter;
+        this.services.clock.freeze(checkpoint.frozen === null ? null : new Date(checkpoint.frozen));
+        this.services.ids.counter = checkpoint.counter;
     }
 }
 
@@ -237,7 +246,7 @@ export class InstanceRegistry {
     private readonly deleteListeners: ((instance: Instance) => void)[] = [];
     private sweeper: NodeJS.Timeout | null = null;
 
-    constructor(private readonly engine: Engine, readonly idleTtlMs: number, readonly maxInstances: number, maxSnapshotBytes: number, private readonly log: FailureLog) {
+    constructor(private readonly engine: Engine, private readonly servicesFor: (context: RecordContext) => DataSetServices, readonly idleTtlMs: number, readonly maxInstances: number, maxSnapshotBytes: number, private readonly log: FailureLog) {
 
         this.budget = { used: 0, max: maxSnapshotBytes };
     }
@@ -278,7 +287,7 @@ export class InstanceRegistry {
 
     private add(data: InstanceData, context: RecordContext, options: InstanceOptions): Instance {
 
-        const instance = new Instance(Crypto.randomUUID(), data, context, options, this.budget);
+        const instance = new Instance(Crypto.randomUUID(), data, this.servicesFor(context), options, this.budget);
         this.instances.set(instance.id, instance);
         // A failed sweep is logged and the next one runs: thrown from a timer, it would end the process.
         this.sweeper ??= setInterval(safely('idle sweep', this.log, () => this.sweep()), Math.min(this.idleTtlMs, 60_000)).unref();
