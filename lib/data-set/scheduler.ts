@@ -48,19 +48,19 @@ export class Scheduler {
 
         const task = { due: due.getTime(), name, run, cancelled: false };
         // After every task due at or before the same instant: tasks of one instant keep their order.
-        let low = 0;
-        let high = this.tasks.length;
-        while (low < high) {
-            const middle = (low + high) >>> 1;
+        let at = 0;
+        let end = this.tasks.length;
+        while (at < end) {
+            const middle = (at + end) >>> 1;
             if (this.tasks[middle]!.due <= task.due) {
-                low = middle + 1;
+                at = middle + 1;
             }
             else {
-                high = middle;
+                end = middle;
             }
         }
 
-        this.tasks.splice(low, 0, task);
+        this.tasks.splice(at, 0, task);
         this.arm();
         return () => this.cancel(task);
     }
@@ -89,11 +89,8 @@ export class Scheduler {
     private runDue(): void {
 
         const now = this.clock.now().getTime();
-        let count = 0;
-        while (count < this.tasks.length && this.tasks[count]!.due <= now) {
-            ++count;
-        }
-
+        const later = this.tasks.findIndex((task) => task.due > now);
+        const count = later === -1 ? this.tasks.length : later;
         for (const task of this.tasks.splice(0, count)) {
             if (!task.cancelled) {
                 safely(`scheduled task ${task.name}`, this.log, task.run)(new Date(task.due));
