@@ -8,7 +8,7 @@ import { defaultCode, errorBody, failure, toBoom } from '../errors';
 import { noContent } from '../fields';
 import { instanceGone, type InstanceRegistry } from '../instances/registry';
 import { instanceParams } from '../instances/schemas';
-import type { Scope } from '../scope';
+import { servicesOf, type Scope } from '../scope';
 import { FaultSet, type FaultRuleInput, type FaultRules } from './rules';
 import { faultRulesPayload, faultRulesSchema } from './schemas';
 
@@ -98,7 +98,7 @@ export const faultsPlugin: Plugin<{ registry: InstanceRegistry }> = {
         // After the instances plugin has found the request's data set and made its path the API's own.
         server.ext('onRequest', async (request, h) => {
 
-            const set = request.app.scope.services.faults;
+            const set = servicesOf(request).faults;
             if (!set || !request.path.startsWith('/v1/')) {
                 return h.continue;
             }

@@ -7,7 +7,7 @@ import type { InstanceRegistry } from '../instances/registry';
 import { instanceParams } from '../instances/schemas';
 import { listResponse, type Page } from '../lists';
 import { safelyPerRequest } from '../safe-listener';
-import type { Scope } from '../scope';
+import { servicesOf, type Scope } from '../scope';
 import { recordOf, type JournalEntry, type Recorded } from './entry';
 import type { Journal } from './journal';
 import { nearMissFinder, type NearMiss } from './near-miss';
@@ -96,7 +96,7 @@ function recordRequests(server: Server, settings: JournalOptions): void {
 
         if (request.path.startsWith('/v1/')) {
             request.app.arrival = ++arrivals;
-            request.app.journal = request.app.scope.services.journal;
+            request.app.journal = servicesOf(request).journal;
         }
 
         return h.continue;
