@@ -65,7 +65,7 @@ const regex = wording(Joi.string().max(1000).custom((value: string, helpers) => 
 }), {
     'regex.invalid': '{{#label}} must be a regular expression RE2 accepts: no backreferences or lookaround',
     'regex.large': '{{#label}} compiles to more than {{#limit}} instructions: use a shorter pattern or fewer repetitions'
-}).description(`A regular expression in RE2's syntax (no backreferences or lookaround) that compiles to at most ${maxRegexProgram} instructions`);
+}).description(`A regular expression in RE2's syntax that must compile: no backreferences or lookaround, at most ${maxRegexProgram} instructions`);
 
 // Limits that keep evaluating an expression linear in the body: one recursive descent (a second multiplies the work
 // by the body's size), unions whose sizes multiply to a bounded fan-out, and no function calls in a filter or script
@@ -177,7 +177,7 @@ const bodyPattern = wording(Joi.object({
     ignoreArrayOrder: Joi.boolean(),
     // hapi-swagger cannot describe an object among alternatives: the document says the type of the first form, and the
     // description gives both.
-    matchesJsonPath: Joi.any().when(Joi.string(), { then: jsonPath, otherwise: jsonPathMatcher }).description('A JSONPath expression that must find something, or {expression} with one sub-matcher: equalTo, contains, matches, absent or equalToJson'),
+    matchesJsonPath: Joi.any().when(Joi.string(), { then: jsonPath, otherwise: jsonPathMatcher }).description('A JSONPath expression that must parse and find something, or {expression} with one sub-matcher: equalTo, contains, matches, absent or equalToJson'),
     contains: Joi.string()
 }).xor('equalToJson', 'matchesJsonPath', 'contains').with('ignoreExtraElements', 'equalToJson').with('ignoreArrayOrder', 'equalToJson'), {
     'object.missing': '{{#label}} must hold one of equalToJson, matchesJsonPath or contains',
