@@ -2,10 +2,10 @@ import Crypto from 'node:crypto';
 import Fs from 'node:fs';
 import Path from 'node:path';
 
-import Boom from '@hapi/boom';
 import type { Plugin, Request, ResponseToolkit } from '@hapi/hapi';
 import Jwt from '@hapi/jwt';
 
+import { bearerScheme, type VerifyClaims } from './bearer-scheme';
 import { minSecretBytes, SettingError } from './config';
 import { failure } from './errors';
 
@@ -137,18 +137,8 @@ export function callerId(request: Pick<Request, 'auth'>): string {
 // A token the strategy checks: @hapi/jwt's scheme under its own name, which routes never name.
 const tokenStrategy = 'bearer-jwt';
 
-// The credentials an anonymous request to an optional route holds between this scheme and onPostAuth, and nowhere else.
-const anonymous = Object.freeze({});
-
-const verifyClaims = { aud: false, iss: false, sub: false, nbf: true, exp: true, timeSkewSec: clockSkewSec } as const;
-
-// Tokens whose signature and claims were verified, by their exact header text, at most this many.
-const maxRemembered = 1000;
-
-interface Verified {
-    credentials: { sub: string; role?: string };
-    artifacts: { decoded: { payload: Record<string, unknown> } };
-}
+/** The claims the token strategy checks: exp and nbf as @hapi/jwt does by default (exp is required too, in validate). */
+export const verifyClaims: VerifyClaims = { aud: false, iss: false, sub: false, timeSkewSec: clockSkewSec };
 
 
 export const authPlugin: Plugin<{ secret: string }> = {
@@ -181,56 +171,8 @@ export const authPlugin: Plugin<{ secret: string }> = {
             }
         });
 
-        // hapi makes a new 401 error, stack trace and all, for every request that no strategy authenticates, even on
-        // a route where none is needed: a fifth of an anonymous read's authentication. This scheme lets an anonymous
-        // request to an optional route through with placeholder credentials (taken back in onPostAuth) and hands
-        // every request that carries a header to the token strategy.
-        const missing = Boom.unauthorized(null, 'Bearer');
-        // Checking a signature is most of the cost of authenticating, and clients send the same token again and again:
-        // a token verified once is remembered by its exact text, and only its time claims are checked again.
-        const verified = new Map<string, Verified>();
-        server.auth.scheme('localgate-bearer', () => ({
-            async authenticate(request, h) {
-
-                const optional = request.auth.mode === 'optional';
-                const header = request.headers.authorization as string | undefined;
-                if (header === undefined) {
-                    return optional ? h.authenticated({ credentials: anonymous }) : h.unauthenticated(missing);
-                }
-
-                // @hapi/jwt reports a header without the Bearer scheme as no header at all.
-                // The header is not echoed: its first word may be the token itself.
-                const words = header.trim().split(/\s+/);
-                if (words[0]!.toLowerCase() !== 'bearer') {
-                    const wrong = words.length > 1 ? 'names a scheme other than Bearer' : 'is missing the scheme';
-                    return h.unauthenticated(Boom.unauthorized(`The Authorization header ${wrong}: send Authorization: Bearer <token>`, 'Bearer'));
-                }
-
-                const known = verified.get(header);
-                if (known && stillValid(known)) {
-                    return h.authenticated(known);
-                }
-
-                try {
-                    const result = await server.auth.test(tokenStrategy, request) as unknown as Verified;
-                    if (verified.size >= maxRemembered) {
-                        verified.clear();
-                    }
-
-                    verified.set(header, { credentials: Object.freeze(result.credentials), artifacts: result.artifacts });
-                    return h.authenticated(result);
-                }
-                catch (err) {
-                    // @hapi/jwt reports a token of a refused algorithm (alg none, HS512) or another scheme as missing,
-                    // which an optional route would accept anonymously: a credential that is present but not accepted
-                    // is a 401, never a silent downgrade.
-                    const refused = optional && (err as { isMissing?: boolean }).isMissing === true;
-                    return h.unauthenticated(refused ? Boom.unauthorized('Invalid token', 'Bearer') : err as Error);
-                }
-            }
-        }));
-
-        server.auth.strategy(strategy, 'localgate-bearer');
+        // The scheme in front of the token strategy: anonymous reads and repeated tokens cost less (lib/bearer-scheme.ts).
+        server.auth.strategy(strategy, bearerScheme(server, tokenStrategy, verifyClaims));
 
         // Node keeps the first of several Authorization headers and drops the rest, so which credential counts would
         // depend on their order: a request carrying more than one is refused on every route.
@@ -246,16 +188,6 @@ export const authPlugin: Plugin<{ secret: string }> = {
 
         // Secure by default: a route is public or optional only when it says so.
         server.auth.default({ strategy, mode: 'required' });
-
-        server.ext('onPostAuth', (request, h) => {
-
-            if (request.auth.credentials === anonymous) {
-                // As hapi leaves a request that no strategy authenticated.
-                Object.assign(request.auth, { isAuthenticated: false, credentials: null, strategy: null });
-            }
-
-            return h.continue;
-        });
     }
 };
 
@@ -273,16 +205,3 @@ function authorizationHeaders(rawHeaders: string[]): number {
     return count;
 }
 
-
-function stillValid(token: Verified): boolean {
-
-    try {
-        // The strategy's own check, with the strategy's own options (typed narrower than @hapi/jwt reads them).
-        const verifyPayload = Jwt.token.verifyPayload as unknown as (artifacts: Verified['artifacts'], options: typeof verifyClaims) => void;
-        verifyPayload(token.artifacts, verifyClaims);
-        return true;
-    }
-    catch {
-        return false;
-    }
-}

@@ -3,10 +3,21 @@ import Crypto from 'node:crypto';
 import { DomainError } from './errors';
 
 
-/** Where an instance's time comes from: the wall clock, or an instant that stands still until moved. */
+/** How a clock moved: frozen at an instant, moved forward, or let follow the wall clock again; from and to are its instants either side. */
+export interface ClockMove {
+    kind: 'freeze' | 'advance' | 'wall';
+    from: Date;
+    to: Date;
+}
+
+export type ClockListener = (move: ClockMove) => void;
+
+
+/** Where a data set's time comes from: the wall clock, or an instant that stands still until moved. Each move is announced. */
 export class Clock {
 
     private frozenAt: number | null;
+    private readonly listeners = new Set<ClockListener>();
 
     constructor(frozenAt: Date | null = null) {
 
@@ -28,7 +39,30 @@ export class Clock {
     /** Freezes the clock at an instant, or with null lets it follow the wall clock again. */
     freeze(instant: Date | null): void {
 
+        this.move(instant ? 'freeze' : 'wall', instant);
+    }
+
+    /** Moves the clock forward by ms from its current instant and freezes it there. */
+    advance(ms: number): void {
+
+        this.move('advance', new Date(this.now().getTime() + ms));
+    }
+
+    /** Calls the listener after every move of this clock, until the returned function is called. */
+    onMove(listener: ClockListener): () => void {
+
+        this.listeners.add(listener);
+        return () => this.listeners.delete(listener);
+    }
+
+    private move(kind: ClockMove['kind'], instant: Date | null): void {
+
+        const from = this.now();
         this.frozenAt = instant ? instant.getTime() : null;
+        const move = { kind, from, to: this.now() };
+        for (const listener of this.listeners) {
+            listener(move);
+        }
     }
 }
 

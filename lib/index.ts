@@ -1,26 +1,26 @@
 import Assert from 'node:assert';
 
-import Hapi, { type Request, type Server } from '@hapi/hapi';
+import Hapi, { type Server } from '@hapi/hapi';
 import HapiPino from 'hapi-pino';
-import Pino from 'pino';
 
 import { authPlugin, resolveSecret } from './auth';
 import { wallContext } from './clock';
 import { resolveSettings, type Options, type Settings } from './config';
 import { consolePlugin } from './console';
+import { servicesFactory } from './data-set';
 import { errorsPlugin, validationFailed } from './errors';
 import { faultsPlugin } from './faults';
 import { healthPlugin } from './health';
 import { instanceHeaderName, InstanceRegistry, instancesPlugin } from './instances';
 import { journalPlugin } from './journal';
+import { JournalBudget } from './journal/journal';
+import { loggingOptions } from './logging';
 import { nestingPlugin } from './nesting';
 import { openapiPlugin } from './openapi';
-import { prettyLogStream } from './pretty-log';
 import type { Scope } from './scope';
 import { createEngine } from './storage';
 import type { DataSet } from './storage/engine';
 import { requestIdPlugin } from './request-id';
-import { scrubText } from './secrets';
 
 
 export { mintToken } from './auth';
@@ -59,7 +59,14 @@ export async function createServer(options: Options = {}): Promise<Server> {
         return opened;
     };
 
-    const defaultScope: Scope = { basePath: '', get data() {
+    // What every data set carries beside its databases: a failed scheduled task is logged by the server.
+    const servicesFor = servicesFactory({
+        journalSize: settings.journalSize,
+        journalBudget: new JournalBudget(settings.journalBudgetMib * 2 ** 20),
+        log: (tags, data) => server.log(tags, data)
+    });
+    const defaultServices = servicesFor(wallContext());
+    const defaultScope: Scope = { basePath: '', services: defaultServices, get data() {
 
         return defaultData();
     } };
@@ -87,7 +94,7 @@ export async function createServer(options: Options = {}): Promise<Server> {
 
     // The idle sweeper's and the pool's failures go to the server's log.
     const limits = { idleTtlMs: settings.instanceIdleTtlMs, maxInstances: settings.maxInstances, maxSnapshotBytes: settings.maxSnapshotMib * 2 ** 20, poolBytes: settings.instancePoolMib * 2 ** 20, fixtureImages: settings.fixtureCacheMib > 0 };
-    const instances = new InstanceRegistry(engine, limits, (tags, data) => server.log(tags, data));
+    const instances = new InstanceRegistry(engine, servicesFor, limits, (tags, data) => server.log(tags, data));
     const localgate: Localgate = { settings, secret, instances, get data() {
 
         return defaultData();
@@ -95,43 +102,26 @@ export async function createServer(options: Options = {}): Promise<Server> {
     server.app.localgate = localgate;
     server.ext('onPreStart', async () => {
 
-        opened = await engine.openDefault(wallContext());
+        opened = await engine.openDefault(defaultServices);
     });
-    server.ext('onPostStop', () => defaultData().close());
+    server.ext('onPostStop', () => {
+
+        defaultServices.close();
+        return defaultData().close();
+    });
 
     // Values that never reach a journal entry, the live log or a log line: the token secret and the pay keys.
     // An empty key hides nothing: it is not a secret to look for.
     const secrets = [secret, settings.pay.publishableKey, settings.pay.secretKey].filter((value): value is string => Boolean(value));
-    const logging: HapiPino.Options = {
-        level: settings.logLevel,
-        stream: logStream(settings) as NodeJS.WriteStream | undefined,
-        // The serializers take hapi's request and node's response as they are, rather than pino's copies of them
-        // (headers included) made on every request only to be narrowed down here: no header, so no token, is logged.
-        wrapSerializers: false,
-        // The message names the path as the client sent it too: under an instance, after its base path (no scope yet
-        // when the instance was unknown, and the path is still the one sent).
-        // Paths and error messages can carry what a client sent: tokens and secrets are hidden as the journal hides them.
-        customRequestCompleteMessage: (request: Request, responseTime: number) => `[response] ${request.method} ${scrubText(`${request.app.scope?.basePath ?? ''}${request.path}`, secrets)} ${request.raw.res.statusCode} (${responseTime}ms)`,
-        serializers: {
-            // hapi-pino serializes the request in its onRequest step, before an instance path is rewritten: the
-            // logged path is the one the client sent, base path included.
-            req: (request: Request) => ({ id: request.info.id, method: request.method, url: scrubText(request.path, secrets) }),
-            res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-            // An error's name, message and stack only: its other fields (a Boom's data, a parser error's raw
-            // bytes) can carry what a client sent.
-            err: (err: Error) => ({ type: err.name, message: scrubText(err.message, secrets), stack: scrubText(String(err.stack), secrets) })
-        }
-    };
     // First: the id a request is logged under is settled before the logger sees the request.
     await server.register(requestIdPlugin);
-    await server.register({ plugin: HapiPino, options: logging });
+    await server.register({ plugin: HapiPino, options: loggingOptions(settings, secrets) });
     await server.register(errorsPlugin);
     await server.register(nestingPlugin);
     await server.register({ plugin: instancesPlugin, options: { registry: instances, defaultScope, maxFixtureBytes: settings.maxFixtureMib * 2 ** 20 } });
     await server.register({ plugin: authPlugin, options: { secret } });
     // The test double: the journal numbers requests as they arrive, before a fault can hold one back.
-    const journal = { size: settings.journalSize, bodyBytes: settings.journalBodyBytes, budgetBytes: settings.journalBudgetMib * 2 ** 20 };
-    await server.register({ plugin: journalPlugin, options: { registry: instances, secrets, ...journal } });
+    await server.register({ plugin: journalPlugin, options: { registry: instances, secrets, record: settings.journalSize > 0, bodyBytes: settings.journalBodyBytes } });
     await server.register({ plugin: faultsPlugin, options: { registry: instances } });
     await server.register(healthPlugin);
     for (const namespace of settings.namespaces) {
@@ -145,21 +135,3 @@ export async function createServer(options: Options = {}): Promise<Server> {
     return server;
 }
 
-
-// Where log lines go: the stream given in code, else standard output (none when silent); as pretty lines when asked.
-function logStream(settings: Settings): { write(text: string): unknown } | undefined {
-
-    const pretty = settings.logFormat === 'pretty';
-    if (settings.logStream) {
-        return pretty ? prettyLogStream(settings.logStream) : settings.logStream;
-    }
-
-    if (settings.logLevel === 'silent') {
-        return undefined;
-    }
-
-    // pino writes to standard output synchronously by default: a system call for every request's line.
-    // Buffered, the lines of concurrent requests go out together; pino flushes the rest when the process exits.
-    // Pretty lines are for a person at a terminal, where they go out as they come.
-    return pretty ? prettyLogStream(process.stdout) : Pino.destination({ dest: 1, sync: false });
-}

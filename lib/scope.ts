@@ -1,11 +1,16 @@
 import type { Request } from '@hapi/hapi';
 
+import type { DataSetServices } from './data-set';
 import type { DataSet } from './storage/engine';
 
 
-/** What a request runs against: the default data set, or an instance's, with the path prefix it was reached by. */
+/**
+ * What a request runs against: the default data set, or an instance's, with the path prefix it was reached by. Its
+ * databases (data) and what it carries beside them (services: clock, ids, journal, faults, scheduler, sender).
+ */
 export interface Scope {
     data: DataSet;
+    readonly services: DataSetServices;
     readonly basePath: string;
 }
 
@@ -20,4 +25,11 @@ declare module '@hapi/hapi' {
 export function dataOf(request: Pick<Request, 'app'>): DataSet {
 
     return request.app.scope.data;
+}
+
+
+/** The services of the request's data set. */
+export function servicesOf(request: Pick<Request, 'app'>): DataSetServices {
+
+    return request.app.scope.services;
 }

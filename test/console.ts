@@ -29,7 +29,7 @@ function adminRequest(headers: Record<string, string> = {}) {
 
 function feedOf(server: Server): RequestFeed {
 
-    return (server.plugins as unknown as Record<string, { feed: RequestFeed }>)['localgate-console']!.feed;
+    return server.plugins['localgate-console'].feed;
 }
 
 

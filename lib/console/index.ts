@@ -28,6 +28,13 @@ export const consoleTokenTtlSec = 12 * 60 * 60;
 
 const pluginName = 'localgate-console';
 
+declare module '@hapi/hapi' {
+    interface PluginProperties {
+        // The live request log, which the page's event stream reads.
+        [pluginName]: { feed: RequestFeed };
+    }
+}
+
 const assetsRoot = Path.join(packageRoot, 'console');
 
 // The view library, served to the page as ES modules from the installed packages.

@@ -9,7 +9,7 @@ import { noContent } from '../fields';
 import { liveInstance } from '../instances/lookup';
 import type { InstanceRegistry } from '../instances/registry';
 import { instanceParams } from '../instances/schemas';
-import type { Scope } from '../scope';
+import { servicesOf, type Scope } from '../scope';
 import { FaultSet, type FaultRuleInput, type FaultRules } from './rules';
 import { faultRulesPayload, faultRulesSchema } from './schemas';
 
@@ -40,13 +40,17 @@ export interface FaultsApi {
     clear(scope: Scope): void;
 }
 
+const pluginName = 'localgate-faults';
+
 declare module '@hapi/hapi' {
     interface RequestApplicationState {
         fault?: FaultMark;
     }
-}
 
-const pluginName = 'localgate-faults';
+    interface PluginProperties {
+        [pluginName]: FaultsApi;
+    }
+}
 
 const tags = ['api', 'instances'];
 
@@ -54,7 +58,7 @@ const tags = ['api', 'instances'];
 /** The fault rules of a server's data sets, as its faults plugin exposes them. */
 export function faultsOf(server: Server): FaultsApi {
 
-    return (server.plugins as unknown as Record<string, FaultsApi>)[pluginName]!;
+    return server.plugins[pluginName];
 }
 
 
@@ -62,17 +66,19 @@ export const faultsPlugin: Plugin<{ registry: InstanceRegistry }> = {
     name: pluginName,
     register(server, { registry }) {
 
-        // Kept beside the data set they act on: a deleted instance takes its rules with it.
-        const sets = new WeakMap<Scope, FaultSet>();
+        // Each data set carries its rules: a deleted instance takes them with it.
         const api: FaultsApi = {
             set(scope, input) {
 
                 const set = new FaultSet(input.seed, input.rules);
-                sets.set(scope, set);
+                scope.services.faults = set;
                 return set.describe();
             },
-            get: (scope) => sets.get(scope)?.describe() ?? { seed: 0, rules: [] },
-            clear: (scope) => sets.delete(scope)
+            get: (scope) => scope.services.faults?.describe() ?? { seed: 0, rules: [] },
+            clear(scope) {
+
+                scope.services.faults = null;
+            }
         };
 
         server.expose(api);
@@ -80,7 +86,7 @@ export const faultsPlugin: Plugin<{ registry: InstanceRegistry }> = {
         // After the instances plugin has found the request's data set and made its path the API's own.
         server.ext('onRequest', async (request, h) => {
 
-            const set = sets.get(request.app.scope);
+            const set = servicesOf(request).faults;
             if (!set || !request.path.startsWith('/v1/')) {
                 return h.continue;
             }

@@ -1,6 +1,7 @@
 import Crypto from 'node:crypto';
 
 import type { IdMode, RecordContext } from '../clock';
+import type { DataSetServices } from '../data-set';
 import { DomainError } from '../errors';
 import { referenced } from '../records';
 import type { Scope } from '../scope';
@@ -42,7 +43,17 @@ interface Checkpoint {
 const latestInstant = Date.parse('9999-12-31T23:59:59.999Z');
 
 
-/** One isolated data set with its own clock and id source, reached under /i/<id>. */
+// The clock of an instance stays where a created_at can be: 1970 to the year 9999.
+function clockInRange(instant: Date, field: string): void {
+
+    const time = instant.getTime();
+    if (!(time >= 0 && time <= latestInstant)) {
+        throw new DomainError('unprocessable', 'clock_out_of_range', `${field} would take the clock outside 1970-01-01 to 9999-12-31, which records cannot hold`, field);
+    }
+}
+
+
+/** One isolated data set with its own services (clock, ids, journal, faults, scheduler), reached under /i/<id>. */
 export class Instance implements Scope {
 
     readonly basePath: string;
@@ -52,12 +63,14 @@ export class Instance implements Scope {
     private readonly snapshots = new Map<string, Checkpoint>();
     private readonly creation: Checkpoint;
 
-    constructor(readonly id: string, private readonly instanceData: InstanceData, readonly context: RecordContext, private readonly options: InstanceOptions, private readonly budget: SnapshotBudget) {
+    // context is what the data set's stores read (handed back to the pool with the data set); services hold the same
+    // clock and ids, beside the journal, fault rules, scheduler and sender.
+    constructor(readonly id: string, private readonly instanceData: InstanceData, readonly context: RecordContext, readonly services: DataSetServices, private readonly options: InstanceOptions, private readonly budget: SnapshotBudget) {
 
         this.basePath = `/i/${id}`;
         this.lastUsed = Date.now();
         this.createdAt = new Date(this.lastUsed).toISOString();
-        this.creation = { data: null, frozen: context.clock.frozen, counter: context.ids.counter };
+        this.creation = { data: null, frozen: services.clock.frozen, counter: services.ids.counter };
     }
 
     /** The instance's databases; a request that reached the instance before it was deleted gets instance_not_found. */
@@ -77,8 +90,8 @@ export class Instance implements Scope {
             id: this.id,
             base_path: this.basePath,
             seed: this.options.seed,
-            clock: this.context.clock.frozen,
-            ids: this.context.ids.mode,
+            clock: this.services.clock.frozen,
+            ids: this.services.ids.mode,
             pay: this.options.pay,
             created_at: this.createdAt,
             expires_at: new Date(this.lastUsed + idleTtlMs).toISOString()
@@ -96,7 +109,7 @@ export class Instance implements Scope {
     async snapshot(): Promise<string> {
 
         this.refuseSnapshot(0);
-        const checkpoint = { frozen: this.context.clock.frozen, counter: this.context.ids.counter };
+        const checkpoint = { frozen: this.services.clock.frozen, counter: this.services.ids.counter };
         const data = await this.data.snapshot();
         // Checked again once the copy is made: others may have been kept meanwhile.
         this.refuseSnapshot(data.bytes);
@@ -115,6 +128,7 @@ export class Instance implements Scope {
 
         this.snapshots.clear();
         this.closed = true;
+        this.services.close();
     }
 
     /** Puts back the state a snapshot holds; the snapshot stays, to be restored again. */
@@ -128,8 +142,8 @@ export class Instance implements Scope {
     /** A copy of the instance's data, with its clock, id source and options: what a fork starts from. */
     async state(): Promise<{ data: DataSnapshot; frozen: string | null; ids: { mode: IdMode; counter: number }; options: InstanceOptions }> {
 
-        const frozen = this.context.clock.frozen;
-        const { mode, counter } = this.context.ids;
+        const frozen = this.services.clock.frozen;
+        const { mode, counter } = this.services.ids;
         const data = await this.data.snapshot();
         return { data, frozen, ids: { mode, counter }, options: this.options };
     }
@@ -138,31 +152,28 @@ export class Instance implements Scope {
     async exportFile(): Promise<Record<string, unknown>> {
 
         const { localgate, ...records } = await this.data.exportRecords();
-        const instance = { clock: this.context.clock.frozen, ids: this.context.ids.mode, id_counter: this.context.ids.counter, pay: this.options.pay };
+        const instance = { clock: this.services.clock.frozen, ids: this.services.ids.mode, id_counter: this.services.ids.counter, pay: this.options.pay };
         return { localgate: { ...localgate as object, instance }, ...records };
     }
 
     /** The instance's current time. */
     now(): Date {
 
-        return this.context.clock.now();
+        return this.services.clock.now();
     }
 
     /** Freezes the clock at an instant from 1970 to the year 9999 (what a created_at can hold). */
-    setClock(instant: Date, field = 'now'): void {
+    setClock(instant: Date): void {
 
-        const time = instant.getTime();
-        if (!(time >= 0 && time <= latestInstant)) {
-            throw new DomainError('unprocessable', 'clock_out_of_range', `${field} would take the clock outside 1970-01-01 to 9999-12-31, which records cannot hold`, field);
-        }
-
-        this.context.clock.freeze(instant);
+        clockInRange(instant, 'now');
+        this.services.clock.freeze(instant);
     }
 
     /** Moves the clock forward, freezing it there. */
     advanceClock(ms: number): void {
 
-        this.setClock(new Date(this.now().getTime() + ms), 'advance');
+        clockInRange(new Date(this.now().getTime() + ms), 'advance');
+        this.services.clock.advance(ms);
     }
 
     // Refuses one more snapshot of this many bytes past either limit.
@@ -179,7 +190,7 @@ export class Instance implements Scope {
 
     private rewind(checkpoint: Checkpoint): void {
 
-        this.context.clock.freeze(checkpoint.frozen === null ? null : new Date(checkpoint.frozen));
-        this.context.ids.counter = checkpoint.counter;
+        this.services.clock.freeze(checkpoint.frozen === null ? null : new Date(checkpoint.frozen));
+        this.services.ids.counter = checkpoint.counter;
     }
 }

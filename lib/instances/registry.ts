@@ -1,6 +1,7 @@
 import Crypto from 'node:crypto';
 
 import { Clock, IdSource, type RecordContext } from '../clock';
+import type { DataSetServices } from '../data-set';
 import { DomainError } from '../errors';
 import { safely, type FailureLog } from '../safe-listener';
 import type { NamespaceSchema } from '../namespaces/namespace';
@@ -59,7 +60,7 @@ export class InstanceRegistry implements InstanceFinder {
         return this.engine.namespaces;
     }
 
-    constructor(private readonly engine: Engine, limits: RegistryLimits, private readonly log: FailureLog) {
+    constructor(private readonly engine: Engine, private readonly servicesFor: (context: RecordContext) => DataSetServices, limits: RegistryLimits, private readonly log: FailureLog) {
 
         this.idleTtlMs = limits.idleTtlMs;
         this.maxInstances = limits.maxInstances;
@@ -220,7 +221,7 @@ export class InstanceRegistry implements InstanceFinder {
 
     private add(data: InstanceData, context: RecordContext, options: InstanceOptions, kind: string | null): Instance {
 
-        const instance = new Instance(Crypto.randomUUID(), data, context, options, this.budget);
+        const instance = new Instance(Crypto.randomUUID(), data, context, this.servicesFor(context), options, this.budget);
         this.instances.set(instance.id, { instance, kind, counter: context.ids.counter });
         // A failed sweep is logged and the next one runs: thrown from a timer, it would end the process.
         this.sweeper ??= setInterval(() => this.expire(), Math.min(this.idleTtlMs, 60_000)).unref();

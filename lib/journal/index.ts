@@ -7,9 +7,9 @@ import type { InstanceRegistry } from '../instances/registry';
 import { instanceParams } from '../instances/schemas';
 import { listResponse, type Page } from '../lists';
 import { safelyPerRequest } from '../safe-listener';
-import type { Scope } from '../scope';
+import { servicesOf, type Scope } from '../scope';
 import { recordOf, type JournalEntry, type Recorded } from './entry';
-import { Journal, JournalBudget } from './journal';
+import type { Journal } from './journal';
 import { nearMissFinder, type NearMiss } from './near-miss';
 import { compilePattern, requestPatternSchema, type RequestPattern } from './patterns';
 import { journalCountSchema, journalFindSchema, journalListQuery, journalListSchema } from './schemas';
@@ -20,10 +20,9 @@ export { requestPatternSchema, type RequestPattern } from './patterns';
 
 export interface JournalOptions {
     registry: InstanceRegistry;
-    // Entries per data set; 0 keeps no journal.
-    size: number;
+    // Whether requests are recorded (JOURNAL_SIZE above 0); each data set's journal holds them.
+    record: boolean;
     bodyBytes: number;
-    budgetBytes: number;
     // Values that never reach an entry: the server's token secret and pay keys.
     secrets: string[];
 }
@@ -38,22 +37,26 @@ export interface JournalApi {
     clear(scope: Scope): void;
 }
 
+const pluginName = 'localgate-journal';
+
 declare module '@hapi/hapi' {
     interface RequestApplicationState {
         arrival?: number;
         journal?: Journal;
     }
+
+    interface PluginProperties {
+        [pluginName]: JournalApi;
+    }
 }
 
 const tags = ['api', 'instances'];
-
-const pluginName = 'localgate-journal';
 
 
 /** The request journals of a server's data sets, as its journal plugin exposes them. */
 export function journalOf(server: Server): JournalApi {
 
-    return (server.plugins as unknown as Record<string, JournalApi>)[pluginName]!;
+    return server.plugins[pluginName];
 }
 
 
@@ -61,29 +64,7 @@ export const journalPlugin: Plugin<JournalOptions> = {
     name: pluginName,
     register(server, settings) {
 
-        const budget = new JournalBudget(settings.budgetBytes);
-        const journals = new Map<Scope, Journal>();
-        const journalFor = (scope: Scope): Journal => {
-
-            let journal = journals.get(scope);
-            if (!journal) {
-                journal = new Journal(settings.size, budget);
-                journals.set(scope, journal);
-            }
-
-            return journal;
-        };
-
-        settings.registry.onDelete((instance) => {
-
-            const journal = journals.get(instance);
-            if (journal) {
-                journals.delete(instance);
-                budget.leave(journal);
-            }
-        });
-
-        const records = (scope: Scope): readonly Recorded[] => journals.get(scope)?.list() ?? [];
+        const records = (scope: Scope): readonly Recorded[] => scope.services.journal.list();
         const api: JournalApi = {
             list: (scope) => records(scope).map(({ entry }) => entry),
             find(scope, pattern) {
@@ -91,12 +72,12 @@ export const journalPlugin: Plugin<JournalOptions> = {
                 const matches = compilePattern(pattern);
                 return records(scope).filter(matches).map(({ entry }) => entry);
             },
-            clear: (scope) => journals.get(scope)?.clear()
+            clear: (scope) => scope.services.journal.clear()
         };
 
         server.expose(api);
-        if (settings.size) {
-            recordRequests(server, settings, journalFor);
+        if (settings.record) {
+            recordRequests(server, settings);
         }
 
         // The routes read the records, so that a page builds the entries it shows and parses no other body.
@@ -105,7 +86,7 @@ export const journalPlugin: Plugin<JournalOptions> = {
 };
 
 
-function recordRequests(server: Server, settings: JournalOptions, journalFor: (scope: Scope) => Journal): void {
+function recordRequests(server: Server, settings: JournalOptions): void {
 
     const nearMiss = nearMissFinder(server);
     let arrivals = 0;
@@ -115,7 +96,7 @@ function recordRequests(server: Server, settings: JournalOptions, journalFor: (s
 
         if (request.path.startsWith('/v1/')) {
             request.app.arrival = ++arrivals;
-            request.app.journal = journalFor(request.app.scope);
+            request.app.journal = servicesOf(request).journal;
         }
 
         return h.continue;

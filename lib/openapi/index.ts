@@ -11,6 +11,14 @@ import { describeRoutes } from './route-responses';
 import { swaggerOptions } from './swagger-options';
 
 
+declare module '@hapi/hapi' {
+    interface PluginProperties {
+        // hapi-swagger's exposed builder: the one its own document route calls, given the service's request.
+        'hapi-swagger': { getJSON(options: null, request: Request): Promise<OpenApiDocument> };
+    }
+}
+
+
 export const documentPath = '/openapi.json';
 
 export const docsPath = '/docs';
@@ -46,8 +54,7 @@ async function loadDocumentation(service: Server, namespaces: readonly Namespace
     await server.register([Inert, Vision, { plugin: HapiSwagger, options: swaggerOptions({ documentPath, docsPath, docsAssetsPath }, namespaces) }]);
     await server.initialize();
     describeRoutes(service, pluginName);
-    // hapi-swagger's exposed builder: the one its own document route calls, given the service's request.
-    const { getJSON } = (server.plugins as Record<string, unknown>)['hapi-swagger'] as { getJSON(options: null, request: Request): Promise<OpenApiDocument> };
+    const { getJSON } = server.plugins['hapi-swagger'];
     return { server, document: (request) => getJSON(null, request) };
 }
 

@@ -1,0 +1,58 @@
+import type { Clock, IdSource, RecordContext } from '../clock';
+import type { FaultSet } from '../faults/rules';
+import { Journal, type JournalBudget } from '../journal/journal';
+import type { FailureLog } from '../safe-listener';
+import { Scheduler } from './scheduler';
+import { heldSender, type OutboundSender } from './sender';
+
+
+export { Scheduler, type Task } from './scheduler';
+export { heldSender, type OutboundCall, type OutboundOutcome, type OutboundSender } from './sender';
+
+/** What every data set of a server shares: the journal's length and memory, and the log a failed task is told to. */
+export interface SharedServices {
+    // Entries per data set; 0 keeps none.
+    journalSize: number;
+    journalBudget: JournalBudget;
+    log: FailureLog;
+}
+
+
+/**
+ * What a data set carries beside its databases: its clock and id source (which its stores read), its request journal,
+ * its fault rules, the scheduler of its timed work and its door out of the process. The default data set and each
+ * instance have one; it goes with its data set.
+ */
+export class DataSetServices implements RecordContext {
+
+    readonly clock: Clock;
+    readonly ids: IdSource;
+    readonly journal: Journal;
+    readonly scheduler: Scheduler;
+    readonly sender: OutboundSender = heldSender;
+    // Set by PUT .../faults, none until then.
+    faults: FaultSet | null = null;
+
+    constructor(context: RecordContext, private readonly shared: SharedServices) {
+
+        this.clock = context.clock;
+        this.ids = context.ids;
+        this.journal = new Journal(shared.journalSize, shared.journalBudget);
+        this.scheduler = new Scheduler(this.clock, shared.log);
+    }
+
+    /** Stops the scheduler, gives the journal's memory back and drops the fault rules, as the data set goes. */
+    close(): void {
+
+        this.scheduler.close();
+        this.shared.journalBudget.leave(this.journal);
+        this.faults = null;
+    }
+}
+
+
+/** The services of data sets that share these settings, each over its own clock and ids. */
+export function servicesFactory(shared: SharedServices): (context: RecordContext) => DataSetServices {
+
+    return (context) => new DataSetServices(context, shared);
+}
