@@ -484,7 +484,8 @@ describe('the OpenAPI document, walked with requests generated from its schemas'
     const walkedCounts: number[] = [];
 
     for (const [index, prefix] of prefixes.entries()) {
-        it(`answers every operation under ${prefix} as the document says, for what it calls valid and invalid`, async () => {
+        // A group sends a few hundred requests, some making instances: seconds on a busy machine.
+        it(`answers every operation under ${prefix} as the document says, for what it calls valid and invalid`, { timeout: 60_000 }, async () => {
 
             const count = await walk(prefix, 30 + index);
             expect(count, prefix).to.be.above(0);
