@@ -54,7 +54,7 @@ for (const engine of engines) {
 
         after(() => kit.close());
 
-        it('reads the same in a new data set of the engine and in an instance', async () => {
+        it('reads the same in a new data set of the engine and in an instance', { timeout: 20_000 }, async () => {
 
             const original = await provisionedServer(engine, true);
             await original.app.localgate.data.loadFixture(worldFixture, 'test');
@@ -120,7 +120,7 @@ for (const engine of engines) {
             await server.stop();
         });
 
-        it('posts moves made at one instant deposits first, in the check and in the ledger, whatever their ids', async () => {
+        it('posts moves made at one instant deposits first, in the check and in the ledger, whatever their ids', { timeout: 20_000 }, async () => {
 
             const server = await provisionedServer(engine, false);
             const { data } = server.app.localgate;

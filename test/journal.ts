@@ -455,7 +455,7 @@ describe('the request journal', () => {
             expect(entry!.body).to.equal({ password: '[hidden]', api_key: '[hidden]', refresh_token: '[hidden]', meta: { header: '[hidden]' }, note: 'Basic bread loaf' });
         });
 
-        it('counts a body as the text it keeps: a journal full of "[{},{},…]" holds about its budget', async () => {
+        it('counts a body as the text it keeps: a journal full of "[{},{},…]" holds about its budget', { timeout: 20_000 }, async () => {
 
             const small = await testServer({ journalBudgetMib: 2 });
             try {

@@ -345,7 +345,7 @@ describe('pay on PostgreSQL', { skip }, () => {
 
     describe('concurrency', { timeout: 20_000 }, () => {
 
-        it('lets exactly 100 of 200 concurrent withdrawals of 10 from 1000 through', async () => {
+        it('lets exactly 100 of 200 concurrent withdrawals of 10 from 1000 through', { timeout: 20_000 }, async () => {
 
             const { server } = await provisionedServer();
             await server.start();
