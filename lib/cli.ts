@@ -41,7 +41,9 @@ Settings are read from the environment too:
   pay         PAY_DB_URL, PAY_DB_PUBLISHABLE_KEY, PAY_DB_SECRET_KEY, MEMORY_PAY
   PostgreSQL  DATABASE_URL, ${placedNamespaces(builtInNamespaces).map(({ name }) => locationSetting(name)).join(', ')} (a postgres:// URL or an SQLite file),
               DB_POOL_MAX, DB_CONNECT_TIMEOUT_MS, DB_STATEMENT_TIMEOUT_MS
-  instances   INSTANCE_IDLE_TTL, MAX_INSTANCES, MAX_SNAPSHOT_MIB (the memory all snapshots may hold)`;
+  instances   INSTANCE_IDLE_TTL, MAX_INSTANCES, MAX_SNAPSHOT_MIB (the memory all snapshots may hold), MAX_FIXTURE_MIB,
+              FIXTURE_CACHE_MIB, INSTANCE_POOL_MIB (the memory of instances made ahead)
+  journal     JOURNAL_SIZE, JOURNAL_BODY_BYTES, JOURNAL_BUDGET_MIB`;
 
 const options = {
     port: { type: 'string' },

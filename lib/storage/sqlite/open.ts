@@ -45,10 +45,6 @@ export function openDatabase(file: string, options: OpenOptions = {}): Database 
 }
 
 
-/**
- * A private copy in memory of a database image this process made: only the pragmas that act on such a copy are set.
- * Nothing else can open it, so busy_timeout has no one to wait for, and it has no journal file to sync.
- */
 /** How many rows the connection has inserted, updated or deleted since it opened: unchanged, its image still holds. */
 export function changesSinceOpen(db: Database): number {
 
@@ -56,6 +52,10 @@ export function changesSinceOpen(db: Database): number {
 }
 
 
+/**
+ * A private copy in memory of a database image this process made: only the pragmas that act on such a copy are set.
+ * Nothing else can open it, so busy_timeout has no one to wait for, and it has no journal file to sync.
+ */
 export function openCopy(image: Buffer): Database {
 
     const db = new Sqlite(image);
