@@ -4,6 +4,7 @@ import Lab from '@hapi/lab';
 import type { InstanceData } from '../lib/storage/engine';
 import { InstancePool, poolDepth, poolKinds, type PoolKind } from '../lib/instances/pool';
 import { sqliteDatabase } from '../lib/storage/sqlite/engine';
+import type { MemoryPay } from '../lib/storage/sqlite/pay-access';
 import { createTestKit, type TestKit } from '../lib/testing';
 import { body, type List } from './helpers/server';
 
@@ -135,6 +136,26 @@ describe('the instance pool', () => {
         const paid = await kit.instance({ seed: 'none', pay: true });
         expect(await dataOf(paid.id).recycle()).to.equal(null);
         await paid.close();
+    });
+
+    it('resets an instance with pay by rolling back each copy, pay\'s among them, on the connection it had', async () => {
+
+        const t = await kit.instance({ seed: 'none', pay: true });
+        const pay = dataOf(t.id).pay as MemoryPay;
+        const wallets = () => pay.copy.db.prepare('SELECT count(*) FROM wallets').pluck().get();
+        const opened = await t.inject({ url: '/v1/pay/wallet', headers: t.auth('alice') });
+        expect(opened.statusCode).to.equal(200);
+        const connection = pay.copy.db;
+        expect(wallets()).to.equal(1);
+
+        await t.reset();
+        expect(pay.copy.db).to.shallow.equal(connection);
+        expect(wallets()).to.equal(0);
+        const again = await t.inject({ url: '/v1/pay/wallet', headers: t.auth('alice') });
+        expect(again.statusCode).to.equal(200);
+        expect(body<{ balances: unknown[] }>(again).balances).to.equal([]);
+        expect(wallets()).to.equal(1);
+        await t.close();
     });
 
     it('does not pool an instance with pay', async () => {

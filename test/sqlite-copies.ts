@@ -53,14 +53,14 @@ describe('an SQLite copy in memory', () => {
     it('keeps pay\'s image the same way', async () => {
 
         const pay = openMemoryPay(wallContext());
-        const image = pay.serialize();
-        expect(pay.serialize()).to.shallow.equal(image);
+        const image = pay.copy.serialize();
+        expect(pay.copy.serialize()).to.shallow.equal(image);
         const store = await pay.store();
         await store.openWallet('alice');
-        const changed = pay.serialize();
+        const changed = pay.copy.serialize();
         expect(changed).to.not.shallow.equal(image);
-        pay.replace(image);
-        expect(pay.serialize()).to.shallow.equal(image);
+        pay.copy.replace(image);
+        expect(pay.copy.serialize()).to.shallow.equal(image);
         await pay.close();
     });
 });

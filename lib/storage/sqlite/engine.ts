@@ -7,8 +7,8 @@ import { paySchema } from '../migrations';
 import { namespaceImage } from './images';
 import { SqliteInstanceData, type SqliteSnapshot } from './instance';
 import { SqliteNamespace } from './namespace';
-import { openCopy, type Database } from './open';
-import { MemoryPay, NoPay } from './pay-access';
+import type { Database } from './open';
+import { MemoryPay } from './pay-access';
 
 
 /** The SQLite database of a namespace of a data set this engine opened (its tests look inside). */
@@ -74,6 +74,6 @@ function openInstance(namespaces: readonly Namespace[], options: InstanceDataOpt
         databases[namespace.name] = new SqliteNamespace(namespace, null, 'memory', image);
     }
 
-    const pay = images.pay ? new MemoryPay(openCopy(images.pay), options.context, images.pay) : new NoPay();
+    const pay = images.pay ? new MemoryPay(new SqliteNamespace(paySchema, null, 'memory', images.pay), options.context) : null;
     return new SqliteInstanceData(namespaces, databases, pay, options.context, { images, bytes: 0 });
 }

@@ -3,7 +3,7 @@ import type { Namespace } from '../../namespaces/namespace';
 import { NamespacesDataSet } from '../data-set';
 import type { DataSnapshot, InstanceData } from '../engine';
 import type { SqliteNamespace } from './namespace';
-import { MemoryPay, type NoPay } from './pay-access';
+import { NoPay, type MemoryPay } from './pay-access';
 
 
 /** What a snapshot holds: each database serialized, pay's too when the instance has one. */
@@ -15,10 +15,14 @@ export interface SqliteSnapshot extends DataSnapshot {
 /** An instance's data set: databases in memory that can be copied out and put back. */
 export class SqliteInstanceData extends NamespacesDataSet implements InstanceData {
 
-    // Until a fixture is loaded, the state at creation is the shared images themselves: no copy per instance.
-    constructor(namespaces: readonly Namespace[], private readonly sqlite: Record<string, SqliteNamespace>, private readonly memoryPay: MemoryPay | NoPay, context: RecordContext, private creation: SqliteSnapshot) {
+    // Every copy in memory by namespace, pay's among them when the instance has pay: one bookkeeping for all.
+    private readonly copies: Record<string, SqliteNamespace>;
 
-        super(namespaces, sqlite, memoryPay, context);
+    // Until a fixture is loaded, the state at creation is the shared images themselves: no copy per instance.
+    constructor(namespaces: readonly Namespace[], sqlite: Record<string, SqliteNamespace>, private readonly memoryPay: MemoryPay | null, context: RecordContext, private creation: SqliteSnapshot) {
+
+        super(namespaces, sqlite, memoryPay ?? new NoPay(), context);
+        this.copies = memoryPay ? { ...sqlite, pay: memoryPay.copy } : sqlite;
     }
 
     protected override get payAdvice(): string {
@@ -29,7 +33,7 @@ export class SqliteInstanceData extends NamespacesDataSet implements InstanceDat
     /** Loads a fixture, all or nothing, before the call returns: every database of an instance is immediate. */
     loadFixtureNow(fixture: unknown, origin: string): void {
 
-        this.storeImmediate(this.fixtureLoads(fixture, origin, this.memoryPay instanceof MemoryPay ? this.memoryPay : null), 0);
+        this.storeImmediate(this.fixtureLoads(fixture, origin, this.memoryPay), 0);
     }
 
     /**
@@ -59,12 +63,8 @@ export class SqliteInstanceData extends NamespacesDataSet implements InstanceDat
     restore(snapshot: DataSnapshot): Promise<void> {
 
         const { images } = snapshot as SqliteSnapshot;
-        for (const [namespace, database] of Object.entries(this.sqlite)) {
+        for (const [namespace, database] of Object.entries(this.copies)) {
             database.replace(images[namespace]!);
-        }
-
-        if (this.memoryPay instanceof MemoryPay) {
-            this.memoryPay.replace(images.pay!);
         }
 
         this.forgetStores();
@@ -80,15 +80,16 @@ export class SqliteInstanceData extends NamespacesDataSet implements InstanceDat
 
     recycle(): Promise<number | null> {
 
-        return Promise.resolve(this.rollBack() ? this.heldBytes() : null);
+        // Instances with pay are not pooled (the registry makes no kind of them), so neither are they recycled.
+        return Promise.resolve(!this.memoryPay && this.rollBack() ? this.heldBytes() : null);
     }
 
     // Rolls every database back to the image it was made from, which is the state at creation; false (nothing done)
-    // when one cannot. Pay's copy is opened whole when made and holds its provider terms: it is always made anew.
+    // when one cannot.
     private rollBack(): boolean {
 
-        const databases = Object.values(this.sqlite);
-        if (this.memoryPay instanceof MemoryPay || !databases.every((database) => database.rollsBack)) {
+        const databases = Object.values(this.copies);
+        if (!databases.every((database) => database.rollsBack)) {
             return false;
         }
 
@@ -102,14 +103,14 @@ export class SqliteInstanceData extends NamespacesDataSet implements InstanceDat
     // The memory of the copies open in memory.
     private heldBytes(): number {
 
-        return Object.values(this.sqlite).reduce((sum, database) => sum + database.heldBytes, 0);
+        return Object.values(this.copies).reduce((sum, database) => sum + database.heldBytes, 0);
     }
 
     // A copy of every database, each serialized only if it changed since it was last.
     private copy(): SqliteSnapshot {
 
-        const images: SqliteSnapshot['images'] = { pay: this.memoryPay instanceof MemoryPay ? this.memoryPay.serialize() : undefined };
-        for (const [namespace, database] of Object.entries(this.sqlite)) {
+        const images: SqliteSnapshot['images'] = { pay: undefined };
+        for (const [namespace, database] of Object.entries(this.copies)) {
             images[namespace] = database.serialize();
         }
 

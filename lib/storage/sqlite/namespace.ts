@@ -35,7 +35,7 @@ export class SqliteNamespace implements ImmediateDatabase {
     // transaction: rolling that back puts the image back, connection and statements kept. Null once it cannot.
     private pristine: Buffer | null;
 
-    constructor(private readonly namespace: Namespace, db: Database | null, private readonly storage: 'file' | 'memory', private image?: Buffer) {
+    constructor(private readonly namespace: Pick<Namespace, 'name' | 'stores'>, db: Database | null, private readonly storage: 'file' | 'memory', private image?: Buffer) {
 
         this.connection = db;
         this.changesAtImage = image ? 0 : -1;

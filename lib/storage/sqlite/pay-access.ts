@@ -7,7 +7,8 @@ import { paySchema } from '../migrations';
 import { exportRows, storePayFixtureRows } from './fixtures';
 import { namespaceImage } from './images';
 import { schemaVersion } from './migrate';
-import { changesSinceOpen, closeDatabase, openCopy, type Database } from './open';
+import { SqliteNamespace } from './namespace';
+import { openCopy, type Database } from './open';
 import { SqlitePayStore } from './pay';
 import { PayReadiness } from './pay-readiness';
 
@@ -15,18 +16,15 @@ import { PayReadiness } from './pay-readiness';
 const emptyPay: PayStatus = { configured: false, schema_ready: false, sections };
 
 
-/** Pay in memory, migrated when made: always ready. */
+/** Pay in memory, migrated when made: always ready. Its copy keeps its image as every namespace's copy does. */
 export class MemoryPay implements PayAccess, PayDatabase, ImmediateRecords {
 
     readonly engine = 'sqlite';
     readonly storage = 'memory';
     readonly transactions = 'immediate';
-    private payStore: PayStore | null = null;
+    private payStore: { db: Database; store: PayStore } | null = null;
 
-    // The bytes the database last was, and its change count then, as a namespace keeps them.
-    private changesAtImage = 0;
-
-    constructor(private db: Database, private readonly context: RecordContext, private image: Buffer) { }
+    constructor(readonly copy: SqliteNamespace, private readonly context: RecordContext) { }
 
     get access(): PayAccess {
 
@@ -40,13 +38,18 @@ export class MemoryPay implements PayAccess, PayDatabase, ImmediateRecords {
 
     schemaVersion(): Promise<number> {
 
-        return Promise.resolve(schemaVersion(this.db));
+        return Promise.resolve(schemaVersion(this.copy.db));
     }
 
     store(): Promise<PayStore> {
 
-        this.payStore ??= new SqlitePayStore(this.db, this.context);
-        return Promise.resolve(this.payStore);
+        // A copy replaced since has a new connection, which needs a store of its own.
+        const db = this.copy.db;
+        if (this.payStore?.db !== db) {
+            this.payStore = { db, store: new SqlitePayStore(db, this.context) };
+        }
+
+        return Promise.resolve(this.payStore.store);
     }
 
     records(): Promise<RecordsDatabase> {
@@ -56,40 +59,17 @@ export class MemoryPay implements PayAccess, PayDatabase, ImmediateRecords {
 
     storeFixture(rows: FixtureRows, within: () => void, seed?: SeedCheck): number | null {
 
-        return storePayFixtureRows(this.db, rows, within, seed);
+        return storePayFixtureRows(this.copy.db, rows, within, seed);
     }
 
     exportRows(tables: string[]): Promise<StoredRows> {
 
-        return Promise.resolve(exportRows(this.db, tables));
-    }
-
-    /** The pay database as bytes; unchanged, the image it was copied from. */
-    serialize(): Buffer {
-
-        const changes = changesSinceOpen(this.db);
-        if (changes !== this.changesAtImage) {
-            this.image = this.db.serialize();
-            this.changesAtImage = changes;
-        }
-
-        return this.image;
-    }
-
-    /** Replaces the pay database with a copy of an image. */
-    replace(image: Buffer): void {
-
-        closeDatabase(this.db);
-        this.db = openCopy(image);
-        this.image = image;
-        this.changesAtImage = 0;
-        this.payStore = null;
+        return this.copy.exportRows(tables);
     }
 
     close(): Promise<void> {
 
-        closeDatabase(this.db);
-        return Promise.resolve();
+        return this.copy.close();
     }
 }
 
@@ -136,7 +116,7 @@ export class NoPay implements PayAccess, PayDatabase {
 export function openMemoryPay(context: RecordContext): MemoryPay {
 
     const image = namespaceImage(paySchema, false);
-    return new MemoryPay(openCopy(image), context, image);
+    return new MemoryPay(new SqliteNamespace(paySchema, openCopy(image), 'memory', image), context);
 }
 
 
