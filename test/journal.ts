@@ -446,13 +446,13 @@ describe('the request journal', () => {
             await server.inject({
                 method: 'POST', url: `${base}/v1/logistics/bookings?session=s1&signature=g1&credential=c1&passwd=p1`,
                 headers: { ...bearer(server, 'ann'), 'x-auth': 'a1', 'x-pass': 'p2', 'x-private-key': 'k1', 'idempotency-key': 'order-1' },
-                payload: { password: 'p3', api_key: 'k2', refresh_token: 'r1', meta: { header: 'Basic eDp5' }, note: 'Basic bread loaf' }
+                payload: { password: 'p3', api_key: 'k2', refresh_token: 'r1', meta: { header: 'Basic eDp5' }, note: 'Basic bread loaf', session: { value: 'hunter2' }, client_secret: ['k-123'] }
             });
 
             const [entry] = (await entries(id)).data;
             expect(entry!.headers).to.include({ 'x-auth': '[hidden]', 'x-pass': '[hidden]', 'x-private-key': '[hidden]', 'idempotency-key': 'order-1' });
             expect(entry!.query).to.equal({ session: '[hidden]', signature: '[hidden]', credential: '[hidden]', passwd: '[hidden]' });
-            expect(entry!.body).to.equal({ password: '[hidden]', api_key: '[hidden]', refresh_token: '[hidden]', meta: { header: '[hidden]' }, note: 'Basic bread loaf' });
+            expect(entry!.body).to.equal({ password: '[hidden]', api_key: '[hidden]', refresh_token: '[hidden]', meta: { header: '[hidden]' }, note: 'Basic bread loaf', session: '[hidden]', client_secret: '[hidden]' });
         });
 
         it('counts a body as the text it keeps: a journal full of "[{},{},…]" holds about its budget', { timeout: 20_000 }, async () => {
