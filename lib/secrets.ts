@@ -152,14 +152,14 @@ export function scrubJsonText(text: string, secrets: readonly string[]): string 
 // Reads the brackets of a run between strings from the given depth: where it comes back to 0, what follows that.
 function closeOf(run: string, depth: number): { depth: number; rest: string } {
 
-    for (let at = 0; at < run.length; ++at) {
-        const char = run[at];
+    for (let i = 0; i < run.length; ++i) {
+        const char = run[i];
         if (char === '{' || char === '[') {
             ++depth;
         }
         else if (char === '}' || char === ']') {
             if (--depth === 0) {
-                return { depth, rest: run.slice(at + 1) };
+                return { depth, rest: run.slice(i + 1) };
             }
         }
     }
