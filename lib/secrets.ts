@@ -85,8 +85,8 @@ function dotsIn(run: string): number {
 
 /**
  * Hides the credentials in a JSON text, which may have been cut anywhere: the value of a field named as a credential
- * (a string, number or boolean), a string that is an auth scheme and its token, and tokens and secrets anywhere.
- * What stays is JSON still when the text was.
+ * (a string, number or boolean, or a whole object or array), a string that is an auth scheme and its token, and tokens
+ * and secrets anywhere. What stays is JSON still when the text was.
  */
 export function scrubJsonText(text: string, secrets: readonly string[]): string {
 
@@ -95,8 +95,20 @@ export function scrubJsonText(text: string, secrets: readonly string[]): string 
     const tokens = [...text.matchAll(jsonToken)];
     const out: string[] = [];
     let hideNext = false;
+    // Above 0 inside an object or array hidden whole: strings are dropped, brackets between them counted.
+    let depth = 0;
     for (let i = 0; i < tokens.length; ++i) {
         const [token, content, closing] = tokens[i]!;
+        if (depth > 0) {
+            if (content === undefined) {
+                const end = closeOf(token, depth);
+                depth = end.depth;
+                out.push(end.rest);
+            }
+
+            continue;
+        }
+
         if (content === undefined) {
             out.push(token);
             continue;
@@ -110,12 +122,21 @@ export function scrubJsonText(text: string, secrets: readonly string[]): string 
 
         const after = tokens[i + 1]?.[0];
         if (after !== undefined && keySeparator.test(after) && isCredentialName(content)) {
-            // A key: its value is the next string, or the scalar that follows the colon.
+            // A key: its value is the next string, the object or array that opens after the colon, or the scalar there.
             out.push(token);
-            hideNext = after.replace(keySeparator, '') === '';
+            const value = after.replace(keySeparator, '');
+            hideNext = value === '';
             if (!hideNext) {
-                out.push(after.replace(scalarValue, `$1"${hidden}"`));
                 ++i;
+                if (value[0] === '{' || value[0] === '[') {
+                    out.push(`${after.slice(0, after.length - value.length)}"${hidden}"`);
+                    const end = closeOf(value, 0);
+                    depth = end.depth;
+                    out.push(end.rest);
+                }
+                else {
+                    out.push(after.replace(scalarValue, `$1"${hidden}"`));
+                }
             }
 
             continue;
@@ -125,4 +146,23 @@ export function scrubJsonText(text: string, secrets: readonly string[]): string 
     }
 
     return out.join('');
+}
+
+
+// Reads the brackets of a run between strings from the given depth: where it comes back to 0, what follows that.
+function closeOf(run: string, depth: number): { depth: number; rest: string } {
+
+    for (let i = 0; i < run.length; ++i) {
+        const char = run[i];
+        if (char === '{' || char === '[') {
+            ++depth;
+        }
+        else if (char === '}' || char === ']') {
+            if (--depth === 0) {
+                return { depth, rest: run.slice(i + 1) };
+            }
+        }
+    }
+
+    return { depth, rest: '' };
 }

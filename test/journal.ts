@@ -5,7 +5,7 @@ import { JSONPath } from 'jsonpath-plus';
 
 import { Journal, JournalBudget } from '../lib/journal/journal';
 import { editDistance } from '../lib/journal/near-miss';
-import { jsonEqual, maxCachedJsonPaths } from '../lib/journal/patterns';
+import { jsonEqual, maxCachedJsonPaths, maxMatchingSteps } from '../lib/journal/patterns';
 import type { Recorded } from '../lib/journal/entry';
 import { liveHeapBytes } from './helpers/gc';
 import { adminBearer, bearer, body, type List, testServer } from './helpers/server';
@@ -446,13 +446,13 @@ describe('the request journal', () => {
             await server.inject({
                 method: 'POST', url: `${base}/v1/logistics/bookings?session=s1&signature=g1&credential=c1&passwd=p1`,
                 headers: { ...bearer(server, 'ann'), 'x-auth': 'a1', 'x-pass': 'p2', 'x-private-key': 'k1', 'idempotency-key': 'order-1' },
-                payload: { password: 'p3', api_key: 'k2', refresh_token: 'r1', meta: { header: 'Basic eDp5' }, note: 'Basic bread loaf' }
+                payload: { password: 'p3', api_key: 'k2', refresh_token: 'r1', meta: { header: 'Basic eDp5' }, note: 'Basic bread loaf', session: { value: 'hunter2' }, client_secret: ['k-123'] }
             });
 
             const [entry] = (await entries(id)).data;
             expect(entry!.headers).to.include({ 'x-auth': '[hidden]', 'x-pass': '[hidden]', 'x-private-key': '[hidden]', 'idempotency-key': 'order-1' });
             expect(entry!.query).to.equal({ session: '[hidden]', signature: '[hidden]', credential: '[hidden]', passwd: '[hidden]' });
-            expect(entry!.body).to.equal({ password: '[hidden]', api_key: '[hidden]', refresh_token: '[hidden]', meta: { header: '[hidden]' }, note: 'Basic bread loaf' });
+            expect(entry!.body).to.equal({ password: '[hidden]', api_key: '[hidden]', refresh_token: '[hidden]', meta: { header: '[hidden]' }, note: 'Basic bread loaf', session: '[hidden]', client_secret: '[hidden]' });
         });
 
         it('counts a body as the text it keeps: a journal full of "[{},{},…]" holds about its budget', { timeout: 20_000 }, async () => {
@@ -477,6 +477,37 @@ describe('the request journal', () => {
             finally {
                 await small.stop();
             }
+        });
+
+        it('counts bodies equal to an array in any order in one pass, and refuses a pairing past its budget of steps', { timeout: 20_000 }, async () => {
+
+            const { id, base_path: base } = await create();
+            const numbers = Array.from({ length: 3_000 }, (_, i) => i);
+            const headers = { ...bearer(server, 'ann'), 'content-type': 'application/json' };
+            for (let i = 0; i < 50; ++i) {
+                const res = await server.inject({ method: 'POST', url: `${base}/v1/commerce/products`, headers, payload: JSON.stringify(numbers) });
+                expect(res.statusCode).to.equal(400);
+            }
+
+            const reversed = [...numbers].reverse();
+            const count = await admin('POST', `/_instances/${id}/requests/count`, { bodyPatterns: [{ equalToJson: reversed, ignoreArrayOrder: true }] });
+            expect(count.statusCode).to.equal(200);
+            expect(body(count)).to.equal({ count: 50 });
+
+            const message = `takes more than ${maxMatchingSteps} comparison steps to pair array items under ignoreExtraElements with ignoreArrayOrder, the most one request may spend: compare fewer or smaller items, or drop one of the two`;
+            const refused = await admin('POST', `/_instances/${id}/requests/count`, { bodyPatterns: [{ contains: '7' }, { equalToJson: reversed, ignoreArrayOrder: true, ignoreExtraElements: true }] });
+            expect(refused.statusCode).to.equal(400);
+            expect(body(refused)).to.equal({
+                statusCode: 400, error: 'Bad Request', code: 'validation_failed', message: `Invalid payload: bodyPatterns.1 ${message}`,
+                details: [{ field: 'bodyPatterns.1', message: `bodyPatterns.1 ${message}` }]
+            });
+
+            const path = await admin('POST', `/_instances/${id}/requests/find`, { bodyPatterns: [{ matchesJsonPath: { expression: '$', equalToJson: reversed, ignoreArrayOrder: true, ignoreExtraElements: true } }] });
+            expect(path.statusCode).to.equal(400);
+            expect(body<{ details: unknown }>(path).details).to.equal([{ field: 'bodyPatterns.0.matchesJsonPath', message: `bodyPatterns.0.matchesJsonPath ${message}` }]);
+
+            const small = await admin('POST', `/_instances/${id}/requests/count`, { bodyPatterns: [{ equalToJson: [numbers[5], numbers[1]], ignoreArrayOrder: true, ignoreExtraElements: true }] });
+            expect(body(small)).to.equal({ count: 50 });
         });
 
         it('keeps jsonpath-plus\'s cache of parsed expressions bounded, however many a client sends', async () => {
@@ -662,6 +693,42 @@ describe('the request journal', () => {
         expect(jsonEqual({ a: 1 }, 5, strict)).to.be.false();
         expect(jsonEqual([1], { 0: 1 }, strict)).to.be.false();
         expect(jsonEqual([1, 1], [1, 2], { extra: false, anyOrder: true })).to.be.false();
+    });
+
+    it('compares arrays in any order as multisets, nested arrays and objects included', () => {
+
+        const anyOrder = { extra: false, anyOrder: true };
+        expect(jsonEqual([1, 1, 2], [2, 1, 1], anyOrder)).to.be.true();
+        expect(jsonEqual([1, 1, 2], [1, 2, 2], anyOrder)).to.be.false();
+        expect(jsonEqual([[1, 2], { b: [3, 4], a: 1 }, null, 'x'], ['x', null, { a: 1, b: [4, 3] }, [2, 1]], anyOrder)).to.be.true();
+        expect(jsonEqual([{ a: 1 }], [{ a: 1, b: 2 }], anyOrder)).to.be.false();
+        expect(jsonEqual([1, 2], [1, 2, 3], anyOrder)).to.be.false();
+        expect(jsonEqual(['1'], [1], anyOrder)).to.be.false();
+    });
+
+    it('pairs array items with extra items allowed by augmenting paths, not greedily', () => {
+
+        const both = { extra: true, anyOrder: true };
+        expect(jsonEqual([{ a: 1 }, { a: 1, b: 2 }], [{ a: 1, b: 2 }, { a: 1 }], both)).to.be.true();
+        expect(jsonEqual([{ a: 1 }, { b: 2 }, { a: 1, b: 2 }], [{ a: 1, b: 2 }, { a: 1, b: 2, c: 3 }, { b: 2 }, { d: 4 }], both)).to.be.true();
+        expect(jsonEqual([{ a: 1 }, { a: 1 }], [{ a: 1, b: 2 }, { b: 2 }], both)).to.be.false();
+        expect(jsonEqual([{ a: 1 }, { a: 1 }, { a: 1 }], [{ a: 1 }, { a: 1 }, { b: 1 }, { b: 1 }], both)).to.be.false();
+        expect(jsonEqual([[2, 1]], [[0, 1, 2, 3]], both)).to.be.true();
+        expect(jsonEqual([3], [], both)).to.be.false();
+    });
+
+    it('stops pairing array items once the budget of comparison steps is spent', () => {
+
+        const items = Array.from({ length: 1_500 }, (_, i) => i);
+        const budget = { left: maxMatchingSteps, pairing: 0 };
+        expect(jsonEqual([...items].reverse(), items, { extra: true, anyOrder: true }, budget)).to.be.false();
+        expect(budget.left).to.equal(-1);
+        expect(budget.pairing).to.equal(0);
+        expect(jsonEqual([...items].reverse(), items, { extra: false, anyOrder: true }, budget)).to.be.true();
+        // Spent inside a comparison: it answers false, and the search's next step stops the pairing.
+        const odd = { left: 1_001, pairing: 0 };
+        expect(jsonEqual([...items].reverse(), items, { extra: true, anyOrder: true }, odd)).to.be.false();
+        expect(odd.left).to.equal(-2);
         expect(editDistance('kitten', 'sitting')).to.equal(3);
     });
 });

@@ -56,8 +56,15 @@ describe('what counts as a credential', () => {
         expect(JSON.parse(scrubJsonText(text, ['sk_"1']))).to.equal({
             password: '[hidden]', api_key: '[hidden]', refresh_token: '[hidden]', pin_auth: '[hidden]', none: null,
             nested: { auth: '[hidden]', x: 'Basic bread loaf', note: 'a [hidden] z' },
-            token_symbol: 'USDC', idempotency_key: 'k', list: ['[hidden]', 'x'], session: { id: 1 }
+            token_symbol: 'USDC', idempotency_key: 'k', list: ['[hidden]', 'x'], session: '[hidden]'
         });
+    });
+
+    it('hides an object or array under a credential\'s name whole, however it nests', () => {
+
+        const text = JSON.stringify({ password: { value: 'hunter2' }, api_key: ['k-123'], after: 'kept', secret: [[{ a: ']' }], [], {}], last: [1, { b: '{' }] });
+        expect(scrubJsonText(text, [])).to.equal('{"password":"[hidden]","api_key":"[hidden]","after":"kept","secret":"[hidden]","last":[1,{"b":"{"}]}');
+        expect(JSON.parse(scrubJsonText(JSON.stringify({ a: [{ token: {} }, 5], b: 1 }, null, 2), []))).to.equal({ a: [{ token: '[hidden]' }, 5], b: 1 });
     });
 
     it('hides credentials in JSON text cut anywhere', () => {
@@ -67,5 +74,8 @@ describe('what counts as a credential', () => {
         expect(scrubJsonText('{"note":"Bearer abc', [])).to.equal('{"note":"[hidden]');
         expect(scrubJsonText('{"a":"x\\"', [])).to.equal('{"a":"x\\"');
         expect(scrubJsonText('{"a":"x\\', [])).to.equal('{"a":"x\\');
+        expect(scrubJsonText('{"n":1,"password":{"value":"hunter2","more":[1,', [])).to.equal('{"n":1,"password":"[hidden]"');
+        expect(scrubJsonText('{"api_key":["k-1', [])).to.equal('{"api_key":"[hidden]"');
+        expect(scrubJsonText('{"session":{', [])).to.equal('{"session":"[hidden]"');
     });
 });

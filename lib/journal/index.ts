@@ -11,7 +11,7 @@ import { servicesOf, type Scope } from '../scope';
 import { recordOf, type JournalEntry, type Recorded } from './entry';
 import type { Journal } from './journal';
 import { nearMissFinder, type NearMiss } from './near-miss';
-import { compilePattern, requestPatternSchema, type RequestPattern } from './patterns';
+import { compilePattern, maxMatchingSteps, requestPatternSchema, type RequestPattern } from './patterns';
 import { journalCountSchema, journalFindSchema, journalListQuery, journalListSchema } from './schemas';
 
 
@@ -128,7 +128,7 @@ function recordRequests(server: Server, settings: JournalOptions): void {
 function journalRoutes(server: Server, registry: InstanceRegistry, api: JournalApi, records: (scope: Scope) => readonly Recorded[]): void {
 
     const admin = { ext: { onPostAuth: { method: requireAdmin } } };
-    const patternNotes = 'The body is a request pattern in WireMock\'s JSON: method (or ANY); url, urlPath, urlPathPattern or urlPattern; headers and queryParameters with equalTo, contains, matches or absent; bodyPatterns with equalToJson (ignoreExtraElements, ignoreArrayOrder), matchesJsonPath (an expression, or {expression} with a sub-matcher) or contains. An empty body matches every request. Regular expressions run on RE2 (no backreferences or lookaround, at most 200 compiled instructions); a JSONPath holds one recursive descent at most, unions of at most 16 branches together, and no function calls.';
+    const patternNotes = `The body is a request pattern in WireMock's JSON: method (or ANY); url, urlPath, urlPathPattern or urlPattern; headers and queryParameters with equalTo, contains, matches or absent; bodyPatterns with equalToJson (ignoreExtraElements, ignoreArrayOrder), matchesJsonPath (an expression, or {expression} with a sub-matcher) or contains. An empty body matches every request. Regular expressions run on RE2 (no backreferences or lookaround, at most 200 compiled instructions); a JSONPath holds one recursive descent at most, unions of at most 16 branches together, and no function calls. Pairing array items under both ignoreArrayOrder and ignoreExtraElements spends at most ${maxMatchingSteps} comparison steps a request, else a 400.`;
 
     const targets = [
         { path: '/_requests', scope: (request: Pick<Request, 'app' | 'params'>) => request.app.scope, params: undefined, what: 'the default data set' },

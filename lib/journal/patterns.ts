@@ -2,6 +2,7 @@ import Joi from 'joi';
 import { JSONPath } from 'jsonpath-plus';
 import { RE2JS } from 're2js';
 
+import { failure } from '../errors';
 import { optionalBody, requestBody, wording } from '../fields';
 import { maxJsonDepth, nestsDeeperThan } from '../nesting';
 import type { Recorded } from './entry';
@@ -79,6 +80,10 @@ const call = /[\w$\].)]\s*\(|`/;
 // jsonpath-plus keeps every expression and script it parses in its JSONPath.cache, for ever: a client sending new
 // expressions would grow it without end. It is emptied when it holds more than this many.
 export const maxCachedJsonPaths = 1000;
+
+// The comparison steps one request may spend pairing array items under ignoreExtraElements with ignoreArrayOrder: a
+// pairing is a bipartite matching, whose cost grows with the product of the arrays' lengths.
+export const maxMatchingSteps = 1_000_000;
 
 // jsonpath-plus parses a filter or script step only as it evaluates it: each runs once here, on an empty item. An
 // error it reports as its own ("jsonPath: ...") comes from evaluating a well-formed expression, not from its syntax.
@@ -249,8 +254,10 @@ export function compilePattern(pattern: RequestPattern): (recorded: Recorded) =>
         });
     }
 
-    for (const body of pattern.bodyPatterns ?? []) {
-        tests.push(bodyTest(body));
+    // One budget for the whole request, however many records and patterns it compares.
+    const budget = matchingBudget();
+    for (const [index, body] of (pattern.bodyPatterns ?? []).entries()) {
+        tests.push(bodyTest(body, { budget, field: `bodyPatterns.${index}` }));
     }
 
     return (recorded) => {
@@ -302,15 +309,31 @@ function valueTest(matcher: ValueMatcher): (value: string | undefined) => boolea
 }
 
 
-function jsonTest(pattern: JsonMatcher): (actual: unknown) => boolean {
-
-    const expected = typeof pattern.equalToJson === 'string' ? JSON.parse(pattern.equalToJson) as unknown : pattern.equalToJson;
-    const options = { extra: Boolean(pattern.ignoreExtraElements), anyOrder: Boolean(pattern.ignoreArrayOrder) };
-    return (actual) => jsonEqual(expected, actual, options);
+// Where a JSON comparison spends its steps, and the field a refusal names.
+interface Metering {
+    budget: MatchingBudget;
+    field: string;
 }
 
 
-function bodyTest(pattern: BodyPattern): (candidate: Candidate) => boolean {
+function jsonTest(pattern: JsonMatcher, metering: Metering): (actual: unknown) => boolean {
+
+    const expected = typeof pattern.equalToJson === 'string' ? JSON.parse(pattern.equalToJson) as unknown : pattern.equalToJson;
+    const options = { extra: Boolean(pattern.ignoreExtraElements), anyOrder: Boolean(pattern.ignoreArrayOrder) };
+    return (actual) => {
+
+        const equal = jsonEqual(expected, actual, options, metering.budget);
+        if (metering.budget.left < 0) {
+            const message = `${metering.field} takes more than ${maxMatchingSteps} comparison steps to pair array items under ignoreExtraElements with ignoreArrayOrder, the most one request may spend: compare fewer or smaller items, or drop one of the two`;
+            throw failure(400, 'validation_failed', `Invalid payload: ${message}`, { details: [{ field: metering.field, message }] });
+        }
+
+        return equal;
+    };
+}
+
+
+function bodyTest(pattern: BodyPattern, metering: Metering): (candidate: Candidate) => boolean {
 
     if (pattern.contains !== undefined) {
         const expected = pattern.contains;
@@ -327,21 +350,21 @@ function bodyTest(pattern: BodyPattern): (candidate: Candidate) => boolean {
     }
 
     if (path !== undefined) {
-        return jsonPathTest(path);
+        return jsonPathTest(path, { ...metering, field: `${metering.field}.matchesJsonPath` });
     }
 
-    const test = jsonTest(pattern);
+    const test = jsonTest(pattern, metering);
     return (candidate) => candidate.head.body_truncated === false && test(candidate.json() ?? null);
 }
 
 
 // WireMock's matchesJsonPath with a sub-matcher: it matches when one of the values found does; a value that is an
 // object or an array is matched as its JSON text, except by equalToJson, which compares it as JSON.
-function jsonPathTest(matcher: JsonPathMatcher): (candidate: Candidate) => boolean {
+function jsonPathTest(matcher: JsonPathMatcher, metering: Metering): (candidate: Candidate) => boolean {
 
     const { expression } = matcher;
     if (matcher.equalToJson !== undefined) {
-        const test = jsonTest(matcher);
+        const test = jsonTest(matcher, metering);
         return (candidate) => {
 
             const json = candidate.json();
@@ -386,8 +409,35 @@ function jsonPathFinds(path: string, json: unknown): unknown[] {
 }
 
 
-/** Whether a JSON value equals the expected one; extra object keys and array items, and array order, may be ignored. */
-export function jsonEqual(expected: unknown, actual: unknown, options: { extra: boolean; anyOrder: boolean }): boolean {
+interface MatchingBudget {
+    // Steps left; below 0 once spent, when every comparison under way answers false.
+    left: number;
+    // Above 0 while array items are being paired, the only comparisons that spend steps.
+    pairing: number;
+}
+
+
+function matchingBudget(): MatchingBudget {
+
+    return { left: maxMatchingSteps, pairing: 0 };
+}
+
+
+interface JsonOptions {
+    extra: boolean;
+    anyOrder: boolean;
+}
+
+
+/**
+ * Whether a JSON value equals the expected one; extra object keys and array items, and array order, may be ignored.
+ * Pairing array items under both spends the budget's steps; once it is spent, the answer is false and budget.left < 0.
+ */
+export function jsonEqual(expected: unknown, actual: unknown, options: JsonOptions, budget: MatchingBudget = matchingBudget()): boolean {
+
+    if (budget.pairing > 0 && --budget.left < 0) {
+        return false;
+    }
 
     if (Array.isArray(expected)) {
         if (!Array.isArray(actual) || (options.extra ? actual.length < expected.length : actual.length !== expected.length)) {
@@ -395,16 +445,10 @@ export function jsonEqual(expected: unknown, actual: unknown, options: { extra: 
         }
 
         if (!options.anyOrder) {
-            return expected.every((item, index) => jsonEqual(item, actual[index], options));
+            return expected.every((item, index) => jsonEqual(item, actual[index], options, budget));
         }
 
-        const used = new Set<number>();
-        return expected.every((item) => {
-
-            const index = actual.findIndex((candidate, at) => !used.has(at) && jsonEqual(item, candidate, options));
-            used.add(index);
-            return index !== -1;
-        });
+        return options.extra ? pairs(expected, actual, options, budget) : sameItems(expected, actual);
     }
 
     if (expected !== null && typeof expected === 'object') {
@@ -417,8 +461,121 @@ export function jsonEqual(expected: unknown, actual: unknown, options: { extra: 
             return false;
         }
 
-        return keys.every((key) => Object.hasOwn(actual, key) && jsonEqual((expected as Record<string, unknown>)[key], (actual as Record<string, unknown>)[key], options));
+        return keys.every((key) => Object.hasOwn(actual, key) && jsonEqual((expected as Record<string, unknown>)[key], (actual as Record<string, unknown>)[key], options, budget));
     }
 
     return expected === actual;
+}
+
+
+// The items of each expected array, counted by canonical key: made once per pattern, not once per record.
+const expectedCounts = new WeakMap<unknown[], Map<string, number>>();
+
+
+// Without extra items, two arrays in any order are equal when they hold the same items as many times: a count of
+// canonical keys, linear in the arrays.
+function sameItems(expected: unknown[], actual: unknown[]): boolean {
+
+    let counts = expectedCounts.get(expected);
+    if (!counts) {
+        counts = new Map();
+        for (const item of expected) {
+            const key = canonicalKey(item);
+            counts.set(key, (counts.get(key) ?? 0) + 1);
+        }
+
+        expectedCounts.set(expected, counts);
+    }
+
+    const left = new Map(counts);
+    for (const item of actual) {
+        const key = canonicalKey(item);
+        const count = left.get(key);
+        if (!count) {
+            return false;
+        }
+
+        left.set(key, count - 1);
+    }
+
+    // As many items on each side, and none more than expected: every count is 0.
+    return true;
+}
+
+
+// JSON with object keys sorted and array items sorted by their own keys: equal for values equal in any order.
+function canonicalKey(value: unknown): string {
+
+    if (Array.isArray(value)) {
+        return `[${value.map(canonicalKey).sort().join(',')}]`;
+    }
+
+    if (value !== null && typeof value === 'object') {
+        const record = value as Record<string, unknown>;
+        return `{${Object.keys(record).sort().map((key) => `${JSON.stringify(key)}:${canonicalKey(record[key])}`).join(',')}}`;
+    }
+
+    return JSON.stringify(value);
+}
+
+
+// With extra items, each expected item needs an actual item of its own that it matches: a bipartite matching, found
+// by augmenting paths (Kuhn's algorithm) walked with an explicit stack, every comparison spending the budget.
+function pairs(expected: unknown[], actual: unknown[], options: JsonOptions, budget: MatchingBudget): boolean {
+
+    ++budget.pairing;
+    try {
+        // The expected item each actual item is paired with, and the search that last visited it.
+        const pairedWith = new Array<number>(actual.length).fill(-1);
+        const visitedBy = new Array<number>(actual.length).fill(-1);
+        for (let i = 0; i < expected.length; ++i) {
+            // The path from the free expected item: an expected item each step, and the next actual item it tries.
+            const path = [i];
+            const next = [0];
+            let paired = false;
+            while (path.length && !paired) {
+                const top = path.length - 1;
+                const candidate = next[top]!;
+                if (candidate === actual.length) {
+                    path.pop();
+                    next.pop();
+                    continue;
+                }
+
+                next[top] = candidate + 1;
+                // Every candidate tried is a step, a visited one too: the search stops within the budget.
+                if (--budget.left < 0) {
+                    return false;
+                }
+
+                if (visitedBy[candidate] === i || !jsonEqual(expected[path[top]!], actual[candidate], options, budget)) {
+                    continue;
+                }
+
+                visitedBy[candidate] = i;
+                const owner = pairedWith[candidate]!;
+                if (owner === -1) {
+                    // Each expected item on the path takes the actual item it tried last.
+                    for (let j = 0; j < path.length; ++j) {
+                        pairedWith[next[j]! - 1] = path[j]!;
+                    }
+
+                    paired = true;
+                }
+                else {
+                    path.push(owner);
+                    next.push(0);
+                }
+            }
+
+            if (!paired) {
+                return false;
+            }
+        }
+
+        return true;
+    }
+    finally {
+        --budget.pairing;
+    }
 }
