@@ -208,6 +208,111 @@ describe('the instance pool', () => {
 });
 
 
+describe('an instance deleted while an operation on it runs', () => {
+
+    let kit: TestKit;
+
+    before(async () => {
+
+        kit = await createTestKit();
+    });
+
+    after(() => kit.close());
+
+    const dataOf = (id: string) => kit.server.app.localgate.instances.find(id)!.data;
+
+    // Exports an instance while deleting it and handing its data set to the next one, which adds a product; answers
+    // the export and whether the export's read of the data set had settled when each data set was released.
+    async function exportWhileDeleted(): Promise<{ exported: Record<string, unknown>; settledAtRelease: boolean[] }> {
+
+        const registry = kit.server.app.localgate.instances;
+        const release = registry.pool.release.bind(registry.pool);
+        const settledAtRelease: boolean[] = [];
+        let settled = false;
+        registry.pool.release = (key, pooled) => {
+
+            settledAtRelease.push(settled);
+            return release(key, pooled);
+        };
+
+        const first = await kit.instance({ seed: 'demo' });
+        const data = dataOf(first.id);
+        const exportRecords = data.exportRecords.bind(data);
+        data.exportRecords = async () => {
+
+            try {
+                return await exportRecords();
+            }
+            finally {
+                settled = true;
+            }
+        };
+
+        const deleteAndReuse = async () => {
+
+            await registry.delete(first.id);
+            const second = await kit.instance({ seed: 'demo' });
+            const made = await second.inject({ method: 'POST', url: '/v1/commerce/products', headers: second.auth('alice'), payload: product });
+            expect(made.statusCode).to.equal(201);
+            await second.close();
+        };
+
+        try {
+            const [exported] = await Promise.all([first.export(), deleteAndReuse()]);
+            return { exported, settledAtRelease };
+        }
+        finally {
+            registry.pool.release = release;
+            Reflect.deleteProperty(data, 'exportRecords');
+        }
+    }
+
+    it('finishes an export on its own data before the data set goes to the next instance', async () => {
+
+        for (let i = 0; i < 3; ++i) {
+            const { exported, settledAtRelease } = await exportWhileDeleted();
+            // The first instance's data set is released once its export has read it, then the second's.
+            expect(settledAtRelease).to.equal([true, true]);
+            const products = (exported.commerce as { products: { name: string }[] }).products;
+            expect(products.length).to.equal(35);
+            expect(products.filter((record) => record.name === product.name)).to.equal([]);
+        }
+    });
+
+    it('refuses every later use with instance_not_found at once', async () => {
+
+        const t = await kit.instance({ seed: 'none' });
+        const deleting = kit.server.app.localgate.instances.delete(t.id);
+        await expect(t.export()).to.reject('There is no instance ' + JSON.stringify(t.id) + ': it was deleted, it expired, or it never existed (POST /_instances makes one)');
+        const res = await t.inject('/v1/commerce/products');
+        expect(res.statusCode).to.equal(404);
+        expect(body<{ code: string }>(res).code).to.equal('instance_not_found');
+        expect(await deleting).to.equal(true);
+    });
+
+    it('refuses a snapshot taken as it closes, and gives its memory back to the budget', async () => {
+
+        // A demo snapshot is about 190 KB: five fit in 1 MiB, and a leak would fill it within the rounds.
+        const small = await createTestKit({ maxSnapshotMib: 1 });
+        for (let i = 0; i < 8; ++i) {
+            const t = await small.instance();
+            const [snapshot, closed] = await Promise.allSettled([t.snapshot(), t.close()]);
+            expect(snapshot.status).to.equal('rejected');
+            expect((snapshot as PromiseRejectedResult).reason).to.include({ code: 'instance_not_found' });
+            expect(closed.status).to.equal('fulfilled');
+        }
+
+        const t = await small.instance();
+        for (let i = 0; i < 5; ++i) {
+            await t.snapshot();
+        }
+
+        await t.close();
+        await small.close();
+    });
+});
+
+
 describe('InstancePool', () => {
 
     // A stand-in data set: what the pool calls, counted.

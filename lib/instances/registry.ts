@@ -147,6 +147,8 @@ export class InstanceRegistry implements InstanceFinder {
             listener(instance);
         }
 
+        // Operations begun before the deletion finish on this data set, before another instance can be handed it.
+        await instance.settled();
         await this.pool.release(live.kind, { data, context: instance.context, counter: live.counter });
         return true;
     }
