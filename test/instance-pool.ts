@@ -1,7 +1,7 @@
 import Code from '@hapi/code';
 import Lab from '@hapi/lab';
 
-import type { InstanceData } from '../lib/storage/engine';
+import type { Engine, InstanceData } from '../lib/storage/engine';
 import { InstancePool, poolDepth, poolKinds, type PoolKind } from '../lib/instances/pool';
 import { sqliteDatabase } from '../lib/storage/sqlite/engine';
 import { createTestKit, type TestKit } from '../lib/testing';
@@ -183,6 +183,34 @@ describe('the instance pool', () => {
         await uncached.close();
     });
 
+    it('does not make a fixture\'s instances ahead when its image is larger than FIXTURE_CACHE_MIB', async () => {
+
+        const small = await createTestKit({ fixtureCacheMib: 1 });
+        const instances = small.server.app.localgate.instances;
+        // Some 2 MB of records: loaded each time, as no image of them is kept.
+        const businesses = Array.from({ length: 6000 }, (unused, i) => ({ name: `Kiosk ${i} ${'x'.repeat(180)}`, category: 'Kiosk', city: 'y'.repeat(90), phone: '1' }));
+        const made: unknown[] = [];
+        // The registry's engine, to count the data sets made.
+        const { engine } = instances as unknown as { engine: Engine };
+        const { createInstance } = engine;
+        engine.createInstance = (options) => {
+
+            made.push(options);
+            return createInstance(options);
+        };
+
+        const t = await small.instance({ seed: 'none', fixture: { commerce: { businesses } } });
+        for (let i = 0; i < 4; ++i) {
+            await idle();
+        }
+
+        expect(made.length).to.equal(1);
+        expect(instances.pool.size).to.equal(0);
+        expect(body<List<unknown>>(await t.inject('/v1/commerce/businesses')).total).to.equal(6000);
+        await t.close();
+        await small.close();
+    });
+
     it('holds nothing with INSTANCE_POOL_MIB 0, and never more than its setting', async () => {
 
         const off = await createTestKit({ instancePoolMib: 0 });
@@ -339,7 +367,7 @@ describe('InstancePool', () => {
     it('fills the most recently used kind short of its depth, and stops where the budget ends', async () => {
 
         const made: ReturnType<typeof fake>[] = [];
-        const engine = { namespaces: [], openDefault: null!, createInstance: () => Promise.resolve((made[made.length] = fake(400)).data) };
+        const engine = { namespaces: [], openDefault: null!, hasFixtureImage: () => false, createInstance: () => Promise.resolve((made[made.length] = fake(400)).data) };
         const pool = new InstancePool(engine, 1000, log);
         expect(pool.take(kind('a'))).to.equal(undefined);
         for (let i = 0; i < 5; ++i) {
@@ -388,7 +416,7 @@ describe('InstancePool', () => {
 
     it('gives up the least recently used kinds, for a newer kind and past the number of kinds it keeps', async () => {
 
-        const engine = { namespaces: [], openDefault: null!, createInstance: () => Promise.resolve(fake(300).data) };
+        const engine = { namespaces: [], openDefault: null!, hasFixtureImage: () => false, createInstance: () => Promise.resolve(fake(300).data) };
         const pool = new InstancePool(engine, 700, log);
         pool.take(kind('old'));
         await idle();
@@ -413,7 +441,7 @@ describe('InstancePool', () => {
 
     it('closes what it cannot keep: an unknown kind, a full kind, a data set that does not roll back, a closed pool', async () => {
 
-        const engine = { namespaces: [], openDefault: null!, createInstance: () => Promise.resolve(fake(1).data) };
+        const engine = { namespaces: [], openDefault: null!, hasFixtureImage: () => false, createInstance: () => Promise.resolve(fake(1).data) };
         const pool = new InstancePool(engine, 0, log);
         pool.take(kind('a'));
 
@@ -454,7 +482,7 @@ describe('InstancePool', () => {
 
         let finish: () => void = () => undefined;
         const slow = fake(1);
-        const engine = { namespaces: [], openDefault: null!, createInstance: () => new Promise<InstanceData>((resolve) => (finish = () => resolve(slow.data))) };
+        const engine = { namespaces: [], openDefault: null!, hasFixtureImage: () => false, createInstance: () => new Promise<InstanceData>((resolve) => (finish = () => resolve(slow.data))) };
         const pool = new InstancePool(engine, 100, log);
         pool.take(kind('a'));
         await idle();
@@ -464,7 +492,7 @@ describe('InstancePool', () => {
         expect(slow.calls.closed).to.equal(1);
 
         const evicted = fake(1);
-        const other = new InstancePool({ namespaces: [], openDefault: null!, createInstance: () => new Promise<InstanceData>((resolve) => (finish = () => resolve(evicted.data))) }, 100, log);
+        const other = new InstancePool({ namespaces: [], openDefault: null!, hasFixtureImage: () => false, createInstance: () => new Promise<InstanceData>((resolve) => (finish = () => resolve(evicted.data))) }, 100, log);
         other.take(kind('a'));
         await idle();
         for (let i = 0; i < poolKinds; ++i) {
@@ -481,7 +509,7 @@ describe('InstancePool', () => {
 
         failures.length = 0;
         const broken = fake(300, 300, () => Promise.reject(new Error('close broke')));
-        const engine = { namespaces: [], openDefault: null!, createInstance: () => Promise.reject(new Error('make broke')) };
+        const engine = { namespaces: [], openDefault: null!, hasFixtureImage: () => false, createInstance: () => Promise.reject(new Error('make broke')) };
         const pool = new InstancePool(engine, 300, log);
         pool.take(kind('a'));
         await pool.release('a', pooled(broken.data));
