@@ -375,7 +375,7 @@ describe('a listener that fails', () => {
         }
     });
 
-    it('in the idle sweeper is logged, and the sweeps and the server go on', { timeout: 20_000 }, async () => {
+    it('on an instance\'s deletion in the idle sweeper is logged, the data set is still freed, and the sweeps and the server go on', { timeout: 20_000 }, async () => {
 
         const { server, lines } = await loggedServer({ instanceIdleTtlMs: 1000 });
         const { instances } = server.app.localgate;
@@ -386,18 +386,60 @@ describe('a listener that fails', () => {
             throw new Error('sweep broke');
         });
 
+        const release = instances.pool.release.bind(instances.pool);
+        let released = 0;
+        instances.pool.release = async (key, pooled) => {
+
+            await release(key, pooled);
+            ++released;
+        };
+
         try {
             const made = body<{ id: string }>(await server.inject({ method: 'POST', url: '/_instances', headers: adminBearer(server), payload: { seed: 'none' } }));
             instances.find(made.id)!.lastUsed -= 1000;
-            await until(() => failures(lines).length === 1);
-            expect(failures(lines)[0]!.data).to.include({ task: 'idle sweep', type: 'Error' });
+            await until(() => released === 1);
+            expect(failures(lines).map((line) => line.data)).to.part.include([{ task: 'instance deleted', type: 'Error' }]);
+            expect(failures(lines).length).to.equal(1);
             expect(deleted).to.equal(1);
             expect((await server.inject('/health')).statusCode).to.equal(200);
 
             const next = body<{ id: string }>(await server.inject({ method: 'POST', url: '/_instances', headers: adminBearer(server), payload: { seed: 'none' } }));
             instances.find(next.id)!.lastUsed -= 1000;
-            await until(() => failures(lines).length === 2);
+            await until(() => released === 2);
+            expect(failures(lines).length).to.equal(2);
             expect(deleted).to.equal(2);
+        }
+        finally {
+            await server.stop();
+        }
+    });
+
+    it('on an instance\'s deletion by DELETE /_instances/{id} is logged, and the instance is deleted and its data set closed', async () => {
+
+        const { server, lines } = await loggedServer();
+        const { instances } = server.app.localgate;
+        instances.onDelete(() => {
+
+            throw new Error('delete broke');
+        });
+
+        try {
+            const made = body<{ id: string }>(await server.inject({ method: 'POST', url: '/_instances', headers: adminBearer(server), payload: { seed: 'none', pay: true } }));
+            const data = instances.find(made.id)!.data;
+            let closed = 0;
+            const close = data.close.bind(data);
+            data.close = async () => {
+
+                await close();
+                ++closed;
+            };
+
+            const res = await server.inject({ method: 'DELETE', url: `/_instances/${made.id}`, headers: adminBearer(server) });
+            expect(res.statusCode).to.equal(204);
+            expect(closed).to.equal(1);
+            expect(failures(lines).map((line) => line.data)).to.part.include([{ task: 'instance deleted', type: 'Error' }]);
+            expect(failures(lines).length).to.equal(1);
+            expectError(await server.inject({ url: `/i/${made.id}/v1/commerce/products`, headers: bearer(server, 'alice') }), 404, 'instance_not_found');
         }
         finally {
             await server.stop();

@@ -1,7 +1,7 @@
 import Code from '@hapi/code';
 import Lab from '@hapi/lab';
 
-import type { InstanceData } from '../lib/storage/engine';
+import type { Engine, InstanceData } from '../lib/storage/engine';
 import { InstancePool, poolDepth, poolKinds, type PoolKind } from '../lib/instances/pool';
 import { sqliteDatabase } from '../lib/storage/sqlite/engine';
 import type { MemoryPay } from '../lib/storage/sqlite/pay-access';
@@ -204,6 +204,34 @@ describe('the instance pool', () => {
         await uncached.close();
     });
 
+    it('does not make a fixture\'s instances ahead when its image is larger than FIXTURE_CACHE_MIB', async () => {
+
+        const small = await createTestKit({ fixtureCacheMib: 1 });
+        const instances = small.server.app.localgate.instances;
+        // Some 2 MB of records: loaded each time, as no image of them is kept.
+        const businesses = Array.from({ length: 6000 }, (unused, i) => ({ name: `Kiosk ${i} ${'x'.repeat(180)}`, category: 'Kiosk', city: 'y'.repeat(90), phone: '1' }));
+        const made: unknown[] = [];
+        // The registry's engine, to count the data sets made.
+        const { engine } = instances as unknown as { engine: Engine };
+        const { createInstance } = engine;
+        engine.createInstance = (options) => {
+
+            made.push(options);
+            return createInstance(options);
+        };
+
+        const t = await small.instance({ seed: 'none', fixture: { commerce: { businesses } } });
+        for (let i = 0; i < 4; ++i) {
+            await idle();
+        }
+
+        expect(made.length).to.equal(1);
+        expect(instances.pool.size).to.equal(0);
+        expect(body<List<unknown>>(await t.inject('/v1/commerce/businesses')).total).to.equal(6000);
+        await t.close();
+        await small.close();
+    });
+
     it('holds nothing with INSTANCE_POOL_MIB 0, and never more than its setting', async () => {
 
         const off = await createTestKit({ instancePoolMib: 0 });
@@ -225,6 +253,111 @@ describe('the instance pool', () => {
         await small.close();
         expect(held.size).to.equal(0);
         expect(held.bytes).to.equal(0);
+    });
+});
+
+
+describe('an instance deleted while an operation on it runs', () => {
+
+    let kit: TestKit;
+
+    before(async () => {
+
+        kit = await createTestKit();
+    });
+
+    after(() => kit.close());
+
+    const dataOf = (id: string) => kit.server.app.localgate.instances.find(id)!.data;
+
+    // Exports an instance while deleting it and handing its data set to the next one, which adds a product; answers
+    // the export and whether the export's read of the data set had settled when each data set was released.
+    async function exportWhileDeleted(): Promise<{ exported: Record<string, unknown>; settledAtRelease: boolean[] }> {
+
+        const registry = kit.server.app.localgate.instances;
+        const release = registry.pool.release.bind(registry.pool);
+        const settledAtRelease: boolean[] = [];
+        let settled = false;
+        registry.pool.release = (key, pooled) => {
+
+            settledAtRelease.push(settled);
+            return release(key, pooled);
+        };
+
+        const first = await kit.instance({ seed: 'demo' });
+        const data = dataOf(first.id);
+        const exportRecords = data.exportRecords.bind(data);
+        data.exportRecords = async () => {
+
+            try {
+                return await exportRecords();
+            }
+            finally {
+                settled = true;
+            }
+        };
+
+        const deleteAndReuse = async () => {
+
+            await registry.delete(first.id);
+            const second = await kit.instance({ seed: 'demo' });
+            const made = await second.inject({ method: 'POST', url: '/v1/commerce/products', headers: second.auth('alice'), payload: product });
+            expect(made.statusCode).to.equal(201);
+            await second.close();
+        };
+
+        try {
+            const [exported] = await Promise.all([first.export(), deleteAndReuse()]);
+            return { exported, settledAtRelease };
+        }
+        finally {
+            registry.pool.release = release;
+            Reflect.deleteProperty(data, 'exportRecords');
+        }
+    }
+
+    it('finishes an export on its own data before the data set goes to the next instance', async () => {
+
+        for (let i = 0; i < 3; ++i) {
+            const { exported, settledAtRelease } = await exportWhileDeleted();
+            // The first instance's data set is released once its export has read it, then the second's.
+            expect(settledAtRelease).to.equal([true, true]);
+            const products = (exported.commerce as { products: { name: string }[] }).products;
+            expect(products.length).to.equal(35);
+            expect(products.filter((record) => record.name === product.name)).to.equal([]);
+        }
+    });
+
+    it('refuses every later use with instance_not_found at once', async () => {
+
+        const t = await kit.instance({ seed: 'none' });
+        const deleting = kit.server.app.localgate.instances.delete(t.id);
+        await expect(t.export()).to.reject('There is no instance ' + JSON.stringify(t.id) + ': it was deleted, it expired, or it never existed (POST /_instances makes one)');
+        const res = await t.inject('/v1/commerce/products');
+        expect(res.statusCode).to.equal(404);
+        expect(body<{ code: string }>(res).code).to.equal('instance_not_found');
+        expect(await deleting).to.equal(true);
+    });
+
+    it('refuses a snapshot taken as it closes, and gives its memory back to the budget', async () => {
+
+        // A demo snapshot is about 190 KB: five fit in 1 MiB, and a leak would fill it within the rounds.
+        const small = await createTestKit({ maxSnapshotMib: 1 });
+        for (let i = 0; i < 8; ++i) {
+            const t = await small.instance();
+            const [snapshot, closed] = await Promise.allSettled([t.snapshot(), t.close()]);
+            expect(snapshot.status).to.equal('rejected');
+            expect((snapshot as PromiseRejectedResult).reason).to.include({ code: 'instance_not_found' });
+            expect(closed.status).to.equal('fulfilled');
+        }
+
+        const t = await small.instance();
+        for (let i = 0; i < 5; ++i) {
+            await t.snapshot();
+        }
+
+        await t.close();
+        await small.close();
     });
 });
 
@@ -255,7 +388,7 @@ describe('InstancePool', () => {
     it('fills the most recently used kind short of its depth, and stops where the budget ends', async () => {
 
         const made: ReturnType<typeof fake>[] = [];
-        const engine = { namespaces: [], openDefault: null!, createInstance: () => Promise.resolve((made[made.length] = fake(400)).data) };
+        const engine = { namespaces: [], openDefault: null!, hasFixtureImage: () => false, createInstance: () => Promise.resolve((made[made.length] = fake(400)).data) };
         const pool = new InstancePool(engine, 1000, log);
         expect(pool.take(kind('a'))).to.equal(undefined);
         for (let i = 0; i < 5; ++i) {
@@ -304,7 +437,7 @@ describe('InstancePool', () => {
 
     it('gives up the least recently used kinds, for a newer kind and past the number of kinds it keeps', async () => {
 
-        const engine = { namespaces: [], openDefault: null!, createInstance: () => Promise.resolve(fake(300).data) };
+        const engine = { namespaces: [], openDefault: null!, hasFixtureImage: () => false, createInstance: () => Promise.resolve(fake(300).data) };
         const pool = new InstancePool(engine, 700, log);
         pool.take(kind('old'));
         await idle();
@@ -329,7 +462,7 @@ describe('InstancePool', () => {
 
     it('closes what it cannot keep: an unknown kind, a full kind, a data set that does not roll back, a closed pool', async () => {
 
-        const engine = { namespaces: [], openDefault: null!, createInstance: () => Promise.resolve(fake(1).data) };
+        const engine = { namespaces: [], openDefault: null!, hasFixtureImage: () => false, createInstance: () => Promise.resolve(fake(1).data) };
         const pool = new InstancePool(engine, 0, log);
         pool.take(kind('a'));
 
@@ -370,7 +503,7 @@ describe('InstancePool', () => {
 
         let finish: () => void = () => undefined;
         const slow = fake(1);
-        const engine = { namespaces: [], openDefault: null!, createInstance: () => new Promise<InstanceData>((resolve) => (finish = () => resolve(slow.data))) };
+        const engine = { namespaces: [], openDefault: null!, hasFixtureImage: () => false, createInstance: () => new Promise<InstanceData>((resolve) => (finish = () => resolve(slow.data))) };
         const pool = new InstancePool(engine, 100, log);
         pool.take(kind('a'));
         await idle();
@@ -380,7 +513,7 @@ describe('InstancePool', () => {
         expect(slow.calls.closed).to.equal(1);
 
         const evicted = fake(1);
-        const other = new InstancePool({ namespaces: [], openDefault: null!, createInstance: () => new Promise<InstanceData>((resolve) => (finish = () => resolve(evicted.data))) }, 100, log);
+        const other = new InstancePool({ namespaces: [], openDefault: null!, hasFixtureImage: () => false, createInstance: () => new Promise<InstanceData>((resolve) => (finish = () => resolve(evicted.data))) }, 100, log);
         other.take(kind('a'));
         await idle();
         for (let i = 0; i < poolKinds; ++i) {
@@ -397,7 +530,7 @@ describe('InstancePool', () => {
 
         failures.length = 0;
         const broken = fake(300, 300, () => Promise.reject(new Error('close broke')));
-        const engine = { namespaces: [], openDefault: null!, createInstance: () => Promise.reject(new Error('make broke')) };
+        const engine = { namespaces: [], openDefault: null!, hasFixtureImage: () => false, createInstance: () => Promise.reject(new Error('make broke')) };
         const pool = new InstancePool(engine, 300, log);
         pool.take(kind('a'));
         await pool.release('a', pooled(broken.data));

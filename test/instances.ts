@@ -463,9 +463,21 @@ describe('instance limits', () => {
             const swept = new Promise<string>((resolve) => instances.onDelete((instance) => resolve(instance.id)));
             const held = instances.find(forgotten.id)!;
             const data = held.data;
+            const close = data.close.bind(data);
+            const closed = new Promise<void>((resolve) => {
+
+                data.close = async () => {
+
+                    await close();
+                    resolve();
+                };
+            });
+
             expect((await data.store(commerceNamespace).listBusinesses({ limit: 1, offset: 0 })).total).to.equal(0);
             held.lastUsed -= 1000;
             expect(await swept).to.equal(forgotten.id);
+            // The data set closes once the deletion has waited for the operations running on it.
+            await closed;
             expect(() => held.data).to.throw(`There is no instance "${forgotten.id}": it was deleted, it expired, or it never existed (POST /_instances makes one)`);
             await expect(data.store(commerceNamespace).listBusinesses({ limit: 1, offset: 0 })).to.reject('The database connection is not open');
 

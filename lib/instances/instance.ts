@@ -62,6 +62,8 @@ export class Instance implements Scope {
     private closed = false;
     private readonly snapshots = new Map<string, Checkpoint>();
     private readonly creation: Checkpoint;
+    // Operations on the data set not yet settled: its deletion waits for them before the data set is reused or closed.
+    private readonly running = new Set<Promise<unknown>>();
 
     // context is what the data set's stores read (handed back to the pool with the data set); services hold the same
     // clock and ids, beside the journal, fault rules, scheduler and sender.
@@ -101,7 +103,7 @@ export class Instance implements Scope {
     /** Puts data, clock and ids back as they were when the instance was made. */
     async reset(): Promise<void> {
 
-        await this.data.reset();
+        await this.using((data) => data.reset());
         this.rewind(this.creation);
     }
 
@@ -110,13 +112,23 @@ export class Instance implements Scope {
 
         this.refuseSnapshot(0);
         const checkpoint = { frozen: this.services.clock.frozen, counter: this.services.ids.counter };
-        const data = await this.data.snapshot();
-        // Checked again once the copy is made: others may have been kept meanwhile.
+        const data = await this.using((set) => set.snapshot());
+        // Checked again once the copy is made: the instance may have been deleted, or others kept, meanwhile.
+        if (this.closed) {
+            throw instanceGone(this.id);
+        }
+
         this.refuseSnapshot(data.bytes);
         this.budget.used += data.bytes;
         const id = Crypto.randomUUID();
         this.snapshots.set(id, { data, ...checkpoint });
         return id;
+    }
+
+    /** Resolves once every operation on the data set begun before now has settled. */
+    async settled(): Promise<void> {
+
+        await Promise.allSettled(this.running);
     }
 
     /** Gives its snapshots' memory back to the budget and refuses every later use; the registry frees its data. */
@@ -135,7 +147,7 @@ export class Instance implements Scope {
     async restore(snapshotId: string): Promise<void> {
 
         const checkpoint = referenced(this.snapshots.get(snapshotId), 'snapshot', 'snapshot_id');
-        await this.data.restore(checkpoint.data!);
+        await this.using((data) => data.restore(checkpoint.data!));
         this.rewind(checkpoint);
     }
 
@@ -144,14 +156,14 @@ export class Instance implements Scope {
 
         const frozen = this.services.clock.frozen;
         const { mode, counter } = this.services.ids;
-        const data = await this.data.snapshot();
+        const data = await this.using((set) => set.snapshot());
         return { data, frozen, ids: { mode, counter }, options: this.options };
     }
 
     /** The instance's whole state as a fixture file, with the clock and id counter an instance made from it continues. */
     async exportFile(): Promise<Record<string, unknown>> {
 
-        const { localgate, ...records } = await this.data.exportRecords();
+        const { localgate, ...records } = await this.using((data) => data.exportRecords());
         const instance = { clock: this.services.clock.frozen, ids: this.services.ids.mode, id_counter: this.services.ids.counter, pay: this.options.pay };
         return { localgate: { ...localgate as object, instance }, ...records };
     }
@@ -185,6 +197,19 @@ export class Instance implements Scope {
 
         if (this.budget.used + bytes > this.budget.max) {
             throw new DomainError('conflict', 'snapshot_limit_reached', `Snapshots of all instances would hold more than MAX_SNAPSHOT_MIB (${this.budget.max / 2 ** 20} MiB): delete instances that are done`);
+        }
+    }
+
+    // Runs an operation on the data set, known as running until it settles; instance_not_found once deleted.
+    private async using<T>(operation: (data: InstanceData) => Promise<T>): Promise<T> {
+
+        const running = operation(this.data);
+        this.running.add(running);
+        try {
+            return await running;
+        }
+        finally {
+            this.running.delete(running);
         }
     }
 

@@ -146,6 +146,14 @@ export class InstancePool {
         }
 
         const { kind } = entry;
+        // A fixture is made ahead only as a copy of its image: loaded, it would draw its times and random ids before
+        // anyone asks for it, and such a data set could not be recycled.
+        if (kind.options.imageKey !== undefined && !this.engine.hasFixtureImage(kind.options.imageKey)) {
+            entry.unfit = true;
+            entry.wanted = false;
+            return false;
+        }
+
         const ids = new IdSource(kind.start.mode);
         ids.counter = kind.start.counter;
         const context = { clock: new Clock(kind.start.frozen === null ? null : new Date(kind.start.frozen)), ids };

@@ -147,6 +147,8 @@ export class InstanceRegistry implements InstanceFinder {
             listener(instance);
         }
 
+        // Operations begun before the deletion finish on this data set, before another instance can be handed it.
+        await instance.settled();
         await this.pool.release(live.kind, { data, context: instance.context, counter: live.counter });
         return true;
     }
@@ -154,7 +156,8 @@ export class InstanceRegistry implements InstanceFinder {
     /** Calls the listener with every instance deleted from now on, expired ones included. */
     onDelete(listener: (instance: Instance) => void): void {
 
-        this.deleteListeners.push(listener);
+        // A listener's failure is logged: thrown into delete, it would leave the data set neither pooled nor closed.
+        this.deleteListeners.push(safely('instance deleted', this.log, listener));
     }
 
     /** Deletes every instance idle for the whole idle time: each is gone at once; resolves once their data is freed. */

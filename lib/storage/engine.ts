@@ -162,6 +162,9 @@ export interface Engine {
 
     /** A new, migrated, optionally seeded instance data set. */
     createInstance(options: InstanceDataOptions): Promise<InstanceData>;
+
+    /** Whether the image of a fixture is kept under this key (fixtureImageKey), so that an instance from it is a copy. */
+    hasFixtureImage(key: string): boolean;
 }
 
 

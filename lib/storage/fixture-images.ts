@@ -89,6 +89,12 @@ export class FixtureImages {
         return this.held;
     }
 
+    /** Whether an image is kept under the key; unlike find, it leaves the order of use as it is. */
+    has(key: string): boolean {
+
+        return this.images.has(key);
+    }
+
     /** The image kept under the key, now the most recently used; undefined when there is none. */
     find(key: string): FixtureImage | undefined {
 
