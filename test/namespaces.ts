@@ -5,6 +5,7 @@ import type { Server } from '@hapi/hapi';
 import Lab from '@hapi/lab';
 
 import { SettingError } from '../lib';
+import { wallContext } from '../lib/clock';
 import { resolveSettings } from '../lib/config';
 import { liveBodyPaths } from '../lib/console/feed';
 import { builtInNamespaces } from '../lib/namespaces';
@@ -160,6 +161,19 @@ describe('a namespace added from the tests, in instances', () => {
 
 
 describe('the list of namespaces', () => {
+
+    it('loads the PostgreSQL store of each namespace that keeps records without a server, as an engine does when one is placed there', async () => {
+
+        // A store holds its database handle until a method runs a query: none is made here, so none is needed.
+        const handle = {} as Parameters<Awaited<ReturnType<NonNullable<typeof builtInNamespaces[number]['stores']>['postgres']>>>[0];
+        // Pay's store comes from its own database (provisioned, not migrated); weather keeps no records.
+        const kept = builtInNamespaces.filter((namespace) => namespace.stores !== undefined);
+        expect(kept.map((namespace) => namespace.name)).to.equal(['commerce', 'logistics']);
+        for (const namespace of kept) {
+            const make = await namespace.stores!.postgres();
+            expect(make(handle, wallContext()), namespace.name).to.be.an.object();
+        }
+    });
 
     it('places a namespace where its own setting names it', async () => {
 
