@@ -1,5 +1,6 @@
 import type { Plugin } from '@hapi/hapi';
 
+import type { TimedStore } from '../data-set/transitions';
 import type { FixtureSpec } from '../fixtures';
 import type { StoreFactories } from '../storage/engines';
 
@@ -41,6 +42,9 @@ export interface Namespace<Store = unknown> {
 
     /** Whether the console's live log shows its success bodies (error bodies are always shown). */
     readonly liveBodies: boolean;
+
+    /** Its store as the timeline sees it, when its records move with time (pending moves, bookings, offers). */
+    timed?(store: Store): TimedStore;
 
     /** The first read a test makes of it, run on an instance made ahead so that its statements are prepared. */
     warmUp?(store: Store): Promise<unknown>;

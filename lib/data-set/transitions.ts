@@ -1,0 +1,38 @@
+/**
+ * The transitions a data set's world makes on its own as its clock passes an instant: a pending payment settling, a
+ * booking starting or ending, an offer expiring. Each is a row with its due instant in the namespace's database, never
+ * only a timer in memory; the timeline (timeline.ts) finds what is due and asks the namespace's store to apply it.
+ */
+
+/** What a transition is, named as the event of its change: `<namespace>.<record>.<what happened>`. */
+export type TransitionType =
+    | 'pay.transaction.completed'
+    | 'pay.transaction.failed'
+    | 'logistics.booking.started'
+    | 'logistics.booking.completed'
+    | 'commerce.offer.expired';
+
+/** One transition applied: its type, the record it moved and the instant it was due (which the record is stamped with). */
+export interface AppliedTransition {
+    type: TransitionType;
+    id: string;
+    due: string;
+}
+
+/** How many transitions of each type a move of the clock applied; types with none are absent. */
+export type AppliedCounts = Partial<Record<TransitionType, number>>;
+
+/** A store whose records move with time: it says when its next transition falls due and applies those that have. */
+export interface TimedStore {
+
+    /** The earliest due instant of a transition not applied yet, or null when nothing is pending. */
+    nextDue(): Promise<Date | null>;
+
+    /**
+     * Applies the transitions due at or before `until`, earliest first (ties by record id), at most `limit` of them.
+     * Each is claimed in the database in its own transaction (a conditional update of the row that is still pending),
+     * so that across processes each is applied exactly once; one another process applied first is skipped, not
+     * reported. Each is stamped with its own due instant, never with `until`. Answers what it applied, in order.
+     */
+    applyDue(until: Date, limit: number): Promise<AppliedTransition[]>;
+}
