@@ -4,10 +4,11 @@ import Hapi, { type Server } from '@hapi/hapi';
 import HapiPino from 'hapi-pino';
 
 import { authPlugin, resolveSecret } from './auth';
-import { wallContext } from './clock';
-import { resolveSettings, type Options, type Settings } from './config';
+import { IdSource } from './clock';
+import { resolveSettings, sharedByProcesses, type Options, type Settings } from './config';
 import { consolePlugin } from './console';
-import { servicesFactory } from './data-set';
+import { servicesFactory, timedStoresOf } from './data-set';
+import { defaultClock } from './data-set/clock-file';
 import { errorsPlugin, validationFailed } from './errors';
 import { faultsPlugin } from './faults';
 import { healthPlugin } from './health';
@@ -42,6 +43,9 @@ declare module '@hapi/hapi' {
 
 export const maxPayloadBytes = 64 * 1024;
 
+// How often a default data set shared with other processes looks for transitions they made due (wall clock only).
+const transitionPollMs = 1000;
+
 
 /** Builds an initialized server from plain options: the default data set open and migrated, plugins registered, nothing listening yet. */
 export async function createServer(options: Options = {}): Promise<Server> {
@@ -65,7 +69,8 @@ export async function createServer(options: Options = {}): Promise<Server> {
         journalBudget: new JournalBudget(settings.journalBudgetMib * 2 ** 20),
         log: (tags, data) => server.log(tags, data)
     });
-    const defaultServices = servicesFor(wallContext());
+    const log = (tags: string[], data: object): void => server.log(tags, data);
+    const defaultServices = servicesFor({ clock: defaultClock(settings, log), ids: new IdSource() });
     const defaultScope: Scope = { basePath: '', services: defaultServices, get data() {
 
         return defaultData();
@@ -103,6 +108,12 @@ export async function createServer(options: Options = {}): Promise<Server> {
     server.ext('onPreStart', async () => {
 
         opened = await engine.openDefault(defaultServices);
+        // What fell due while the server was stopped is applied before it answers; with other processes on the same
+        // databases, what they made due is looked for every second too.
+        const { counts } = await defaultServices.timeline.watch(timedStoresOf(settings.namespaces, defaultData), sharedByProcesses(settings) ? transitionPollMs : 0);
+        if (Object.keys(counts).length > 0) {
+            server.log(['info', 'transitions'], { applied: counts });
+        }
     });
     server.ext('onPostStop', () => {
 
