@@ -357,6 +357,11 @@ describe('the default data set\'s clock', () => {
         expect(defaultClock({ storage: 'file', dataDir, clock: '2031-06-01T00:00:00.000Z' }, log).frozen).to.equal('2031-06-01T00:00:00.000Z');
         Fs.writeFileSync(Path.join(dataDir, clockFileName), '{"now": "2031-07-01T00:00:00.000Z"}');
         expect(defaultClock({ storage: 'file', dataDir, clock: '2031-06-01T00:00:00.000Z' }, log).frozen).to.equal('2031-06-01T00:00:00.000Z');
+        for (const text of ['null', '"2031-07-01T00:00:00.000Z"', '{"start": 1, "now": "2031-07-01T00:00:00.000Z"}', '{"start": "2031-06-01T00:00:00.000Z", "now": 1}']) {
+            Fs.writeFileSync(Path.join(dataDir, clockFileName), text);
+            expect(defaultClock({ storage: 'file', dataDir, clock: '2031-06-01T00:00:00.000Z' }, log).frozen, text).to.equal('2031-06-01T00:00:00.000Z');
+        }
+
         Fs.writeFileSync(Path.join(dataDir, clockFileName), 'not json');
         expect(defaultClock({ storage: 'file', dataDir, clock: '2031-06-01T00:00:00.000Z' }, log).frozen).to.equal('2031-06-01T00:00:00.000Z');
     });
