@@ -11,14 +11,20 @@ import { maxJsonDepth, nestsDeeperThan } from './nesting';
 // API's rules before an engine stores them.
 
 /**
- * Rows of a collection that may not overlap: two rows with the same `key` whose [from, to) ranges overlap, both with
- * `when` set to its value, break the API's rule (a vehicle's confirmed bookings, say).
+ * Rows of a collection that may not overlap: two rows with the same `key` whose [from, to) ranges overlap, neither with
+ * `unless` set to its value, break the API's rule (a vehicle's bookings that are not cancelled, say).
  */
 export interface FixtureExclusion {
     key: string;
     from: string;
     to: string;
-    when: [field: string, value: string];
+    unless: [field: string, value: string];
+}
+
+/** A stored row a new one overlaps: its id, and its value of the exclusion's `unless` field. */
+export interface OverlappedRow {
+    id: string;
+    state: string;
 }
 
 /** Throws the FixtureError naming a record of the namespace (collection, index) and its field. */
@@ -28,7 +34,8 @@ export type FixtureRefusal = (collection: string, index: number, field: string, 
 export interface FixtureCollection {
     schema: Joi.ObjectSchema;
     references: Record<string, (record: Record<string, unknown>) => string>;
-    toRow(record: Record<string, unknown>): Record<string, unknown>;
+    /** The row stored for a record; `now` is the data set's clock at the load (toISOString() form). */
+    toRow(record: Record<string, unknown>, now: string): Record<string, unknown>;
 
     /** The record as the API shows it, from a row as either engine reads it back, with the further tables it reads. */
     fromRow(row: Record<string, unknown>, tables: Record<string, Record<string, unknown>[]>): Record<string, unknown>;
@@ -132,6 +139,7 @@ export function fixtureRows(namespace: string, collections: Record<string, unkno
 
     const rows: FixtureRows = [];
     const loaded: Record<string, Record<string, unknown>[]> = {};
+    const now = context.clock.now().toISOString();
     for (const [collection, definition] of Object.entries(spec)) {
         // A collection left out is checked as empty: a wallet's balances still need the transactions that make them.
         const records = collections[collection] ?? [];
@@ -149,7 +157,7 @@ export function fixtureRows(namespace: string, collections: Record<string, unkno
                 throw new FixtureError(`${origin}: ${field}: ${detail.message}`, field);
             }
 
-            return { ...value, id: value.id ?? context.ids.next(), created_at: value.created_at ?? context.clock.now().toISOString() } as Record<string, unknown>;
+            return { ...value, id: value.id ?? context.ids.next(), created_at: value.created_at ?? now } as Record<string, unknown>;
         });
 
         const refuse: FixtureRefusal = (name, index, field, message) => {
@@ -177,7 +185,7 @@ export function fixtureRows(namespace: string, collections: Record<string, unkno
                     return id === null || id === undefined ? [] : [[field, target(record), String(id)] as [string, string, string]];
                 });
 
-                return { where: `${namespace}.${collection}[${index}]`, origin, row: definition.toRow(record), references };
+                return { where: `${namespace}.${collection}[${index}]`, origin, row: definition.toRow(record, now), references };
             })
         });
     }
@@ -246,11 +254,18 @@ export function refuseChanged({ where, origin, row }: FixtureRow, collection: st
 }
 
 
-/** Refuses a row that overlaps another (one found by the overlap query), naming both. */
-export function refuseOverlap({ where, origin, row }: FixtureRow, { key, from, to, when }: FixtureExclusion, other: string | undefined): void {
+/** True when a row is held to its collection's exclusion: it has one, and the row is not exempt from it. */
+export function excludes(exclusion: FixtureExclusion | undefined, row: Record<string, unknown>): exclusion is FixtureExclusion {
+
+    return exclusion !== undefined && row[exclusion.unless[0]] !== exclusion.unless[1];
+}
+
+
+/** Refuses a row that overlaps another (one found by the overlap query), naming both and the other's state. */
+export function refuseOverlap({ where, origin, row }: FixtureRow, { key, from, to }: FixtureExclusion, other: OverlappedRow | undefined): void {
 
     if (other !== undefined) {
-        throw new FixtureError(`${origin}: ${where}.${from}: [${String(row[from])}, ${String(row[to])}) overlaps ${JSON.stringify(other)}, another ${when[1]} record of ${key} ${JSON.stringify(row[key])}`, `${where}.${from}`);
+        throw new FixtureError(`${origin}: ${where}.${from}: [${String(row[from])}, ${String(row[to])}) overlaps ${JSON.stringify(other.id)}, another ${other.state} record of ${key} ${JSON.stringify(row[key])}`, `${where}.${from}`);
     }
 }
 
