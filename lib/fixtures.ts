@@ -34,8 +34,7 @@ export type FixtureRefusal = (collection: string, index: number, field: string, 
 export interface FixtureCollection {
     schema: Joi.ObjectSchema;
     references: Record<string, (record: Record<string, unknown>) => string>;
-    /** The row stored for a record; `now` is the data set's clock at the load (toISOString() form). */
-    toRow(record: Record<string, unknown>, now: string): Record<string, unknown>;
+    toRow(record: Record<string, unknown>): Record<string, unknown>;
 
     /** The record as the API shows it, from a row as either engine reads it back, with the further tables it reads. */
     fromRow(row: Record<string, unknown>, tables: Record<string, Record<string, unknown>[]>): Record<string, unknown>;
@@ -139,7 +138,6 @@ export function fixtureRows(namespace: string, collections: Record<string, unkno
 
     const rows: FixtureRows = [];
     const loaded: Record<string, Record<string, unknown>[]> = {};
-    const now = context.clock.now().toISOString();
     for (const [collection, definition] of Object.entries(spec)) {
         // A collection left out is checked as empty: a wallet's balances still need the transactions that make them.
         const records = collections[collection] ?? [];
@@ -157,7 +155,7 @@ export function fixtureRows(namespace: string, collections: Record<string, unkno
                 throw new FixtureError(`${origin}: ${field}: ${detail.message}`, field);
             }
 
-            return { ...value, id: value.id ?? context.ids.next(), created_at: value.created_at ?? now } as Record<string, unknown>;
+            return { ...value, id: value.id ?? context.ids.next(), created_at: value.created_at ?? context.clock.now().toISOString() } as Record<string, unknown>;
         });
 
         const refuse: FixtureRefusal = (name, index, field, message) => {
@@ -185,7 +183,7 @@ export function fixtureRows(namespace: string, collections: Record<string, unkno
                     return id === null || id === undefined ? [] : [[field, target(record), String(id)] as [string, string, string]];
                 });
 
-                return { where: `${namespace}.${collection}[${index}]`, origin, row: definition.toRow(record, now), references };
+                return { where: `${namespace}.${collection}[${index}]`, origin, row: definition.toRow(record), references };
             })
         });
     }

@@ -3,8 +3,8 @@
 //
 // A read shows the status of its data set's clock even before the timeline has stored it (between the instant and the
 // timer, or while a frozen clock was moved): the stored status, moved on by the instants the row already keeps. It is
-// one CASE over the columns of the row being read, with no further lookup, and it agrees with bookingStatusAt and
-// offerStatusAt. Time never takes a record back: a stored status later than the clock's stands.
+// one CASE over the columns of the row being read, with no further lookup (bookings: the rule of bookingStatusAt). Time
+// never takes a record back: a stored status later than the clock's stands.
 
 /** A booking's status at now (bookingStatusAt in SQL), as the column `status`. */
 export function bookingStatusColumn(now: string): string {
@@ -18,7 +18,7 @@ export function bookingStatusColumn(now: string): string {
 }
 
 
-/** An offer's status at now (offerStatusAt in SQL), as the column `status`. */
+/** An offer's status at now, as the column `status`: expired from its valid_until on. */
 export function offerStatusColumn(now: string): string {
 
     return `CASE WHEN status = 'valid' AND valid_until <= ${now} THEN 'expired' ELSE status END AS status`;

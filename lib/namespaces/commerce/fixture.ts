@@ -3,14 +3,13 @@ import Joi from 'joi';
 import { currency, recordId, text, utcTimestamp, visibleText } from '../../fields';
 import { recordOf, type FixtureSpec } from '../../fixtures';
 import { fromMinorUnits, toMinorUnits } from './money';
-import { offerStatusAt } from './rules';
 import { maxLengths, price } from './schemas';
 import { offerStatuses, targetTypes } from './store';
 
 
 // Commerce records as the API shows them; scam_report_count is not loaded but counted from the scam reports. An offer
-// keeps the status it is given (an export's, which the timeline moves on once its valid_until has passed); one without
-// a status gets the status of the data set's clock at the load, as the API would show it.
+// keeps the status it is given (an export's); one without is stored valid, whatever the clock of the load: reads show
+// the status of the data set's clock and the timeline stores it (docs/api.md, "Time moves bookings and offers").
 
 function record(keys: Joi.PartialSchemaMap): Joi.ObjectSchema {
 
@@ -68,10 +67,10 @@ export const commerceFixture: FixtureSpec = {
             currency: currency.required(),
             valid_from: utcTimestamp().required(),
             valid_until: utcTimestamp().required(),
-            status: Joi.string().valid(...offerStatuses)
+            status: Joi.string().valid(...offerStatuses).default('valid')
         }),
         references: { product_id: () => 'products' },
-        toRow: (value, now) => priced({ ...value, status: value.status ?? offerStatusAt({ valid_until: String(value.valid_until) }, 'valid', now) }),
+        toRow: priced,
         fromRow: (row) => fieldsOf(row, ['id', 'product_id', 'title', 'price', 'currency', 'valid_from', 'valid_until', 'status', 'created_at'])
     },
     inquiries: {

@@ -1,5 +1,5 @@
 import { DomainError } from '../../errors';
-import type { Offer, OfferStatus, TargetType } from './store';
+import type { TargetType } from './store';
 
 
 // The decisions of the commerce namespace: every engine reads the rows, calls these, and writes what they allow.
@@ -12,9 +12,3 @@ export function checkFirstReport(targetType: TargetType, alreadyReported: boolea
     }
 }
 
-
-/** The status an offer stored in `stored` has at `now` (toISOString() form): expired from its valid_until on. */
-export function offerStatusAt(offer: Pick<Offer, 'valid_until'>, stored: OfferStatus, now: string): OfferStatus {
-
-    return offer.valid_until <= now ? 'expired' : stored;
-}

@@ -33,7 +33,7 @@ ALTER TABLE bookings_lifecycle RENAME TO bookings;
 CREATE INDEX bookings_by_customer ON bookings (customer_id, created_at, id);
 
 -- The overlap check: the bookings of one vehicle that hold it and start before the requested return, latest first.
-CREATE INDEX bookings_holding_vehicle ON bookings (vehicle_id, pickup_at, return_at) WHERE status <> 'cancelled';
+CREATE INDEX bookings_holding_vehicle ON bookings (vehicle_id, pickup_at, return_at, status) WHERE status <> 'cancelled';
 
 -- The due scans of the timeline: confirmed bookings by pickup, active ones by return, earliest first.
 CREATE INDEX bookings_due_to_start ON bookings (pickup_at, id) WHERE status = 'confirmed';
