@@ -6,11 +6,12 @@ import type { Server } from '@hapi/hapi';
 import Lab from '@hapi/lab';
 
 import { sqliteDatabase } from '../lib/storage/sqlite/engine';
-import { queries } from '../lib/storage/sqlite/logistics';
+import { queries, SqliteLogisticsStore } from '../lib/storage/sqlite/logistics';
 import { migrate, namespaceMigrations } from '../lib/storage/sqlite/migrate';
 import { openSqliteNamespace } from '../lib/storage/sqlite/namespace';
 import { openDatabase } from '../lib/storage/sqlite/open';
 import { expectError } from './helpers/errors';
+import { bookingLifecycle, frozenContext } from './helpers/lifecycle';
 import { bearer, body, testServer } from './helpers/server';
 import { insertRows } from './helpers/sqlite';
 import { logisticsNamespace } from '../lib/namespaces/logistics';
@@ -54,6 +55,43 @@ describe('logistics on SQLite', () => {
         await server.stop();
         expect(res.statusCode).to.equal(201);
         expect(body(res)).to.include({ status: 'confirmed', customer_id: 'alice' });
+    });
+});
+
+
+describe('logistics bookings over time on SQLite', () => {
+
+    const id = (n: number) => `00000000-0000-4000-8000-00000000000${n}`;
+
+    it('reads each booking\'s status at the store\'s clock, and applies due transitions earliest first, each once', async () => {
+
+        const namespace = openSqliteNamespace(logisticsNamespace, undefined, { storage: 'memory', dataDir: ':memory:', seed: true });
+        const context = frozenContext('2031-03-01T09:00:00.000Z');
+        const transcript = await bookingLifecycle(new SqliteLogisticsStore(namespace.db, context), context.clock);
+        const stored = namespace.db.prepare('SELECT id, status FROM bookings ORDER BY id').all();
+        await namespace.close();
+
+        const vehicle = demo.vehicles!.find((row) => row.is_available !== false)!.id;
+        const location = demo.locations![0]!.id;
+        const transition = (n: number, type: string, due: string) => ({ id: id(n), due, type: `logistics.booking.${type}` });
+        expect(transcript).to.equal([
+            [id(1), id(2), id(3)],
+            {
+                id: id(3), vehicle_id: vehicle, pickup_location_id: location, dropoff_location_id: location,
+                pickup_at: '2031-03-05T10:00:00.000Z', return_at: '2031-03-06T10:00:00.000Z', notes: '', customer_id: 'booker', status: 'cancelled',
+                created_at: '2031-03-01T09:00:00.000Z'
+            },
+            new Date('2031-03-02T10:00:00.000Z'), ['confirmed', 'confirmed', 'cancelled'],
+            ['active', 'confirmed', 'cancelled'], 'active',
+            ['completed', 'active', 'cancelled'], new Date('2031-03-02T10:00:00.000Z'),
+            [transition(1, 'started', '2031-03-02T10:00:00.000Z'), transition(1, 'completed', '2031-03-02T12:00:00.000Z')],
+            [transition(2, 'started', '2031-03-02T12:00:00.000Z')],
+            [], new Date('2031-03-04T00:00:00.000Z'),
+            ['completed', 'active', 'cancelled'],
+            [],
+            [transition(2, 'completed', '2031-03-04T00:00:00.000Z')], null, ['completed', 'completed', 'cancelled']
+        ]);
+        expect(stored).to.equal([{ id: id(1), status: 'completed' }, { id: id(2), status: 'completed' }, { id: id(3), status: 'cancelled' }]);
     });
 });
 
@@ -196,5 +234,36 @@ describe('logistics booking counts on SQLite', () => {
         expect(counts()).to.equal({ ann: 1, bob: 0, cat: 1 });
         db.close();
     });
-});
 
+    it('keeps every booking and count through the rebuild of 003, which takes the four statuses and refuses others', () => {
+
+        const db = openDatabase(':memory:');
+        const migrations = namespaceMigrations(logisticsNamespace);
+        migrate(db, migrations.slice(0, 2));
+        insertRows(db, 'vehicles', [{ id: 'van', make: 'Make', model: 'Model', year: 2020, seats: 3, daily_rate: 60, currency: 'GBP', is_available: true, created_at: '2025-01-01T00:00:00.000Z' }]);
+        insertRows(db, 'locations', [{ id: 'depot', name: 'Depot', address: '1 Road', city: 'Harbourside', latitude: 50, longitude: -3, created_at: '2025-01-01T00:00:00.000Z' }]);
+        insertRows(db, 'bookings', ['confirmed', 'cancelled'].map((status, index) => ({
+            id: `booking-${index}`, vehicle_id: 'van', pickup_location_id: 'depot', dropoff_location_id: 'depot',
+            pickup_at: `2030-01-0${index + 1}T00:00:00.000Z`, return_at: `2030-01-0${index + 1}T12:00:00.000Z`,
+            notes: 'kept', customer_id: 'ann', status, created_at: `2025-01-01T00:00:0${index}.000Z`
+        })));
+        const before = db.prepare('SELECT * FROM bookings ORDER BY id').all();
+
+        expect(migrate(db, migrations)).to.equal([3]);
+        expect(db.prepare('SELECT * FROM bookings ORDER BY id').all()).to.equal(before);
+        expect(db.prepare('SELECT bookings FROM customer_booking_counts WHERE customer_id = ?').pluck().get('ann')).to.equal(2);
+        expect(db.prepare(`SELECT name FROM sqlite_master WHERE tbl_name = 'bookings' AND type IN ('index', 'trigger') AND sql IS NOT NULL ORDER BY name`).pluck().all()).to.equal([
+            'bookings_by_customer', 'bookings_counted', 'bookings_due_to_complete', 'bookings_due_to_start', 'bookings_holding_vehicle', 'bookings_moved', 'bookings_uncounted'
+        ]);
+        expect(db.pragma('foreign_key_check')).to.equal([]);
+
+        // The stored status moves without touching the count; a status the API does not give is refused.
+        db.prepare(`UPDATE bookings SET status = 'active' WHERE id = 'booking-0'`).run();
+        db.prepare(`UPDATE bookings SET status = 'completed' WHERE id = 'booking-0'`).run();
+        expect(db.prepare('SELECT bookings FROM customer_booking_counts WHERE customer_id = ?').pluck().get('ann')).to.equal(2);
+        expect(() => db.prepare(`UPDATE bookings SET status = 'pending' WHERE id = 'booking-0'`).run()).to.throw(/CHECK constraint failed/);
+        db.prepare('DELETE FROM bookings WHERE id = ?').run('booking-1');
+        expect(db.prepare('SELECT bookings FROM customer_booking_counts WHERE customer_id = ?').pluck().get('ann')).to.equal(1);
+        db.close();
+    });
+});
