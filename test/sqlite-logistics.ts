@@ -247,10 +247,10 @@ describe('logistics booking counts on SQLite', () => {
             pickup_at: `2030-01-0${index + 1}T00:00:00.000Z`, return_at: `2030-01-0${index + 1}T12:00:00.000Z`,
             notes: 'kept', customer_id: 'ann', status, created_at: `2025-01-01T00:00:0${index}.000Z`
         })));
-        const before = db.prepare('SELECT * FROM bookings ORDER BY id').all();
+        const rows = db.prepare('SELECT * FROM bookings ORDER BY id').all();
 
         expect(migrate(db, migrations)).to.equal([3]);
-        expect(db.prepare('SELECT * FROM bookings ORDER BY id').all()).to.equal(before);
+        expect(db.prepare('SELECT * FROM bookings ORDER BY id').all()).to.equal(rows);
         expect(db.prepare('SELECT bookings FROM customer_booking_counts WHERE customer_id = ?').pluck().get('ann')).to.equal(2);
         expect(db.prepare(`SELECT name FROM sqlite_master WHERE tbl_name = 'bookings' AND type IN ('index', 'trigger') AND sql IS NOT NULL ORDER BY name`).pluck().all()).to.equal([
             'bookings_by_customer', 'bookings_counted', 'bookings_due_to_complete', 'bookings_due_to_start', 'bookings_holding_vehicle', 'bookings_moved', 'bookings_uncounted'
