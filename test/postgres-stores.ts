@@ -381,8 +381,8 @@ describe('PostgreSQL stores on a frozen clock', { skip }, () => {
 
         // Forty bookings of one vehicle, a day each, all in the clock's past by the time they are applied.
         const booker = new PgLogisticsStore(first.db, frozen());
-        for (let day = 0; day < 40; ++day) {
-            await booker.createBooking('booker', slot(60 + day));
+        for (let i = 0; i < 40; ++i) {
+            await booker.createBooking('booker', slot(60 + i));
         }
 
         const until = new Date('2040-01-01T00:00:00.000Z');
