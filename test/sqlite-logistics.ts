@@ -42,7 +42,7 @@ describe('logistics on SQLite', () => {
         const server = await testServer();
         const vehicle = demo.vehicles!.find((row) => row.is_available)!;
         const [quay, station] = demo.locations!;
-        // No route cancels a booking: the cancelled one comes in a fixture.
+        // The cancelled one comes in a fixture, made by another customer.
         expect(await server.app.localgate.data.loadFixture({ logistics: { bookings: [{
             vehicle_id: vehicle.id, pickup_location_id: quay!.id, dropoff_location_id: quay!.id,
             pickup_at: '2030-01-07T10:00:00.000Z', return_at: '2030-01-07T12:00:00.000Z', customer_id: 'dave', status: 'cancelled'
