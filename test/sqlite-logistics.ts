@@ -67,7 +67,10 @@ describe('logistics bookings over time on SQLite', () => {
 
         const namespace = openSqliteNamespace(logisticsNamespace, undefined, { storage: 'memory', dataDir: ':memory:', seed: true });
         const context = frozenContext('2031-03-01T09:00:00.000Z');
-        const transcript = await bookingLifecycle(new SqliteLogisticsStore(namespace.db, context), context.clock);
+        const store = new SqliteLogisticsStore(namespace.db, context);
+        // The timeline reaches the store through the namespace's descriptor.
+        expect(logisticsNamespace.timed?.(store)).to.shallow.equal(store);
+        const transcript = await bookingLifecycle(store, context.clock);
         const stored = namespace.db.prepare('SELECT id, status FROM bookings ORDER BY id').all();
         await namespace.close();
 
