@@ -21,7 +21,7 @@ export class PgNamespace implements WaitingDatabase {
     /** A namespace's schema over a pool opened and migrated already (a provisioned namespace's). */
     static async over(namespace: Namespace, db: PgDatabase): Promise<PgNamespace> {
 
-        return new PgNamespace(db, namespace, await (namespace.stores ?? noStores).postgres());
+        return new PgNamespace(db, namespace, await storeFactory(namespace));
     }
 
     /** Opens the pool of a namespace's schema, migrates it, and loads the demo data once when asked and it has none. */
@@ -30,7 +30,7 @@ export class PgNamespace implements WaitingDatabase {
         const db = new PgDatabase(url, namespace.name, settings);
         let makeStore;
         try {
-            makeStore = await (namespace.stores ?? noStores).postgres();
+            makeStore = await storeFactory(namespace);
             await migrate(db, namespaceMigrations('postgres', namespace));
             const demo = seed ? demoData(namespace) : null;
             if (demo) {
@@ -89,6 +89,13 @@ export class PgNamespace implements WaitingDatabase {
 
         return this.db.close();
     }
+}
+
+
+// The namespace's store factory on PostgreSQL, loaded as it is placed there.
+function storeFactory(namespace: Namespace): Promise<(db: PgDatabase, context: RecordContext) => unknown> {
+
+    return (namespace.stores ?? noStores).postgres();
 }
 
 

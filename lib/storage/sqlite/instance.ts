@@ -48,7 +48,7 @@ export class SqliteInstanceData extends NamespacesDataSet implements InstanceDat
 
         const shared = new Set(Object.values(this.creation.images));
         const { images } = this.copy();
-        const bytes = Object.values(images).reduce((sum, image) => sum + (image && !shared.has(image) ? image.length : 0), 0);
+        const bytes = Object.values(images).reduce((sum, image) => sum + (shared.has(image) ? 0 : image.length), 0);
         this.creation = { images, bytes };
         return this.creation;
     }
@@ -111,14 +111,14 @@ export class SqliteInstanceData extends NamespacesDataSet implements InstanceDat
     }
 
     // A copy of every database, each serialized only if it changed since it was last.
-    private copy(): SqliteSnapshot {
+    private copy(): { images: Record<string, Buffer>; bytes: number } {
 
-        const images: SqliteSnapshot['images'] = {};
+        const images: Record<string, Buffer> = {};
         for (const [namespace, database] of Object.entries(this.copies)) {
             images[namespace] = database.serialize();
         }
 
-        const bytes = Object.values(images).reduce((sum, image) => sum + (image?.length ?? 0), 0);
+        const bytes = Object.values(images).reduce((sum, image) => sum + image.length, 0);
         return { images, bytes };
     }
 }
