@@ -27,9 +27,9 @@ const internals = {
 internals.best = async function (read) {
 
     let best = Infinity;
-    for (let round = 0; round < internals.rounds; ++round) {
+    for (let i = 0; i < internals.rounds; ++i) {
         const start = process.hrtime.bigint();
-        for (let i = 0; i < internals.reads; ++i) {
+        for (let j = 0; j < internals.reads; ++j) {
             await read();
         }
 
