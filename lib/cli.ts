@@ -36,7 +36,7 @@ Commands:
 
 Options: --version, --help (also after a command: npx localgate token --help)
 Settings are read from the environment too:
-  service     PORT, HOST, DATA_DIR, AUTH_JWT_SECRET, SEED (demo, none or a fixture file), CORS_ORIGINS, DRAIN_TIMEOUT_MS, CONSOLE_API,
+  service     PORT, HOST, DATA_DIR, AUTH_JWT_SECRET, SEED (demo, none or a fixture file), CLOCK, CORS_ORIGINS, DRAIN_TIMEOUT_MS, CONSOLE_API,
               VALIDATE_RESPONSES, LOG_LEVEL, LOG_FORMAT (auto: pretty lines on a terminal, else json; json; pretty)
   pay         PAY_DB_URL, PAY_DB_PUBLISHABLE_KEY, PAY_DB_SECRET_KEY, MEMORY_PAY
   PostgreSQL  DATABASE_URL, ${placedNamespaces(builtInNamespaces).map(({ name }) => locationSetting(name)).join(', ')} (a postgres:// URL or an SQLite file),
@@ -55,6 +55,7 @@ const options = {
     seed: { type: 'string' },
     'no-seed': { type: 'boolean' },
     'log-level': { type: 'string' },
+    clock: { type: 'string' },
     ttl: { type: 'string' },
     file: { type: 'string' },
     'without-pay': { type: 'boolean' },
@@ -73,9 +74,9 @@ interface Command {
 // What each command takes: any other flag is a usage error.
 const commands: Record<string, Command> = {
     start: {
-        synopsis: 'localgate start [--port N] [--host H] [--data-dir D | --memory [--memory-pay]] [--seed demo|none|F.json | --no-seed] [--log-level L]',
-        flags: ['port', 'host', 'data-dir', 'memory', 'memory-pay', 'seed', 'no-seed', 'log-level'],
-        explain: 'Starts the service; PORT=0 (or --port 0) picks a free port. --seed (or SEED) names what empty databases get on start: demo (the default), none, or a fixture file such as an export, loaded only while none of the namespaces it fills holds a record (so a restart adds nothing). --memory keeps the databases in memory (the token secret stays in DATA_DIR, so `npx localgate token` works from another shell); --memory-pay gives it a provisioned pay namespace in memory.'
+        synopsis: 'localgate start [--port N] [--host H] [--data-dir D | --memory [--memory-pay]] [--seed demo|none|F.json | --no-seed] [--log-level L] [--clock INSTANT]',
+        flags: ['port', 'host', 'data-dir', 'memory', 'memory-pay', 'seed', 'no-seed', 'log-level', 'clock'],
+        explain: 'Starts the service; PORT=0 (or --port 0) picks a free port. --seed (or SEED) names what empty databases get on start: demo (the default), none, or a fixture file such as an export, loaded only while none of the namespaces it fills holds a record (so a restart adds nothing). --memory keeps the databases in memory (the token secret stays in DATA_DIR, so `npx localgate token` works from another shell); --memory-pay gives it a provisioned pay namespace in memory. --clock (or CLOCK) freezes the default data set\'s clock at an ISO 8601 UTC instant until PUT /_clock moves it; on files it goes on from where it stood at the last stop.'
     },
     migrate: {
         synopsis: 'localgate migrate [--data-dir D]',

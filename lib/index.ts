@@ -4,10 +4,11 @@ import Hapi, { type Server } from '@hapi/hapi';
 import HapiPino from 'hapi-pino';
 
 import { authPlugin, resolveSecret } from './auth';
-import { wallContext } from './clock';
-import { resolveSettings, type Options, type Settings } from './config';
+import { IdSource } from './clock';
+import { resolveSettings, sharedByProcesses, type Options, type Settings } from './config';
 import { consolePlugin } from './console';
-import { servicesFactory } from './data-set';
+import { servicesFactory, timedStoresOf } from './data-set';
+import { defaultClock } from './data-set/clock-file';
 import { errorsPlugin, validationFailed } from './errors';
 import { faultsPlugin } from './faults';
 import { healthPlugin } from './health';
@@ -42,6 +43,9 @@ declare module '@hapi/hapi' {
 
 export const maxPayloadBytes = 64 * 1024;
 
+// How often a default data set shared with other processes looks for transitions they made due (wall clock only).
+const transitionPollMs = 1000;
+
 
 /** Builds an initialized server from plain options: the default data set open and migrated, plugins registered, nothing listening yet. */
 export async function createServer(options: Options = {}): Promise<Server> {
@@ -60,12 +64,13 @@ export async function createServer(options: Options = {}): Promise<Server> {
     };
 
     // What every data set carries beside its databases: a failed scheduled task is logged by the server.
+    const log = (tags: string[], data: object): void => server.log(tags, data);
     const servicesFor = servicesFactory({
         journalSize: settings.journalSize,
         journalBudget: new JournalBudget(settings.journalBudgetMib * 2 ** 20),
-        log: (tags, data) => server.log(tags, data)
+        log
     });
-    const defaultServices = servicesFor(wallContext());
+    const defaultServices = servicesFor({ clock: defaultClock(settings, log), ids: new IdSource() });
     const defaultScope: Scope = { basePath: '', services: defaultServices, get data() {
 
         return defaultData();
@@ -94,7 +99,7 @@ export async function createServer(options: Options = {}): Promise<Server> {
 
     // The idle sweeper's and the pool's failures go to the server's log.
     const limits = { idleTtlMs: settings.instanceIdleTtlMs, maxInstances: settings.maxInstances, maxSnapshotBytes: settings.maxSnapshotMib * 2 ** 20, poolBytes: settings.instancePoolMib * 2 ** 20, fixtureImages: settings.fixtureCacheMib > 0 };
-    const instances = new InstanceRegistry(engine, servicesFor, limits, (tags, data) => server.log(tags, data));
+    const instances = new InstanceRegistry(engine, servicesFor, limits, log);
     const localgate: Localgate = { settings, secret, instances, get data() {
 
         return defaultData();
@@ -103,6 +108,12 @@ export async function createServer(options: Options = {}): Promise<Server> {
     server.ext('onPreStart', async () => {
 
         opened = await engine.openDefault(defaultServices);
+        // What fell due while the server was stopped is applied before it answers; with other processes on the same
+        // databases, what they made due is looked for every second too.
+        const { counts } = await defaultServices.timeline.watch(timedStoresOf(settings.namespaces, defaultData), sharedByProcesses(settings) ? transitionPollMs : 0);
+        if (Object.keys(counts).length > 0) {
+            server.log(['info', 'transitions'], { applied: counts });
+        }
     });
     server.ext('onPostStop', () => {
 

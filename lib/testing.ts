@@ -5,6 +5,7 @@ import type Joi from 'joi';
 
 import { mintToken } from './auth';
 import type { Options } from './config';
+import type { AppliedCounts } from './data-set/transitions';
 import { faultsOf, faultRulesPayload, type FaultRuleInput, type FaultRules } from './faults';
 import { createServer } from './index';
 import type { Instance } from './instances';
@@ -59,10 +60,13 @@ export interface TestRequests {
 export interface TestClock {
     /** The instance's current time. */
     now(): Date;
-    /** Freezes the clock at an instant. */
-    set(instant: string | Date): void;
-    /** Moves the clock forward (500ms, 90s, 30m, 2h, 7d, or milliseconds) and freezes it there. */
-    advance(by: string | number): void;
+    /**
+     * Freezes the clock at an instant, applying every transition that falls due on the way (payments settling,
+     * bookings starting and ending, offers expiring); resolves to how many of each type were applied.
+     */
+    set(instant: string | Date): Promise<AppliedCounts>;
+    /** Moves the clock forward (500ms, 90s, 30m, 2h, 3d, or milliseconds) and freezes it there, applying what falls due on the way. */
+    advance(by: string | number): Promise<AppliedCounts>;
 }
 
 /** One isolated data set of the kit's server. */
@@ -217,8 +221,8 @@ function testInstance(server: Server, instance: Instance, token: TestInstance['t
         },
         clock: {
             now: () => live().now(),
-            set: (instant) => live().setClock(new Date(instant)),
-            advance: (by) => live().advanceClock(typeof by === 'number' ? by : durationMs(by))
+            set: async (instant) => (await live().moveClock({ now: new Date(instant) })).counts,
+            advance: async (by) => (await live().moveClock({ advance: typeof by === 'number' ? by : durationMs(by) })).counts
         },
         faults: {
             set: (rules, options = {}) => faultsOf(server).set(live(), validated(faultRulesPayload, { ...options, rules }, 'fault rules')),

@@ -26,7 +26,12 @@ describe('export and load back', () => {
     async function richInstance(options: { ids?: 'sequential'; clock?: string } = { ids: 'sequential', clock: '2030-01-01T00:00:00.000Z' }): Promise<TestInstance> {
 
         const t = await kit.instance({ ...options, pay: true, fixture: worldFixture });
-        await writeWorld((request) => t.inject(request), (subject) => t.auth(subject), () => (options.clock ? t.clock.advance('90s') : undefined));
+        await writeWorld((request) => t.inject(request), (subject) => t.auth(subject), async () => {
+
+            if (options.clock) {
+                await t.clock.advance('90s');
+            }
+        });
         return t;
     }
 

@@ -36,7 +36,7 @@ describe('a fork of an instance', () => {
         const source = await kit.instance({ ids: 'sequential', clock: '2030-01-01T00:00:00.000Z', pay: true });
         const post = (t: typeof source, name: string) => t.inject({ method: 'POST', url: '/v1/commerce/products', headers: t.auth('alice'), payload: { name, price: 2, currency: 'USD', business_id: bakery } });
         expect(body<Product>(await post(source, 'Before the fork')).id).to.equal('00000000-0000-4000-8000-000000000001');
-        source.clock.advance('1h');
+        await source.clock.advance('1h');
 
         const fork = await source.fork();
         expect(fork.id).to.not.equal(source.id);
@@ -55,7 +55,7 @@ describe('a fork of an instance', () => {
         expect(body<List<Product>>(await fork.inject('/v1/commerce/products')).total).to.equal(37);
 
         // A fork resets to the copy it was made from, and deleting the source leaves it whole.
-        fork.clock.advance('1d');
+        await fork.clock.advance('1d');
         await fork.reset();
         expect(fork.clock.now().toISOString()).to.equal('2030-01-01T01:00:00.000Z');
         expect(await names(fork)).to.include('Before the fork').and.to.not.include('Only in the fork');

@@ -97,7 +97,7 @@ describe('the instance pool', () => {
         expect(body(first)).to.include({ id: '00000000-0000-4000-8000-000000000001' });
         const data = dataOf(t.id);
         const connection = sqliteDatabase(data, 'commerce');
-        t.clock.advance('1h');
+        await t.clock.advance('1h');
         await t.reset();
         expect(sqliteDatabase(data, 'commerce')).to.shallow.equal(connection);
         expect(body<List<unknown>>(await t.inject('/v1/commerce/products')).total).to.equal(35);

@@ -89,8 +89,8 @@ describe('createTestKit()', () => {
         expect(body(first)).to.include({ id: '00000000-0000-4000-8000-000000000001', created_at: '2030-01-01T00:00:00.000Z' });
 
         const snapshot = await t.snapshot();
-        t.clock.advance('1h');
-        t.clock.advance(1000);
+        await t.clock.advance('1h');
+        await t.clock.advance(1000);
         expect(t.clock.now().toISOString()).to.equal('2030-01-01T01:00:01.000Z');
         expect(body(await post('Two'))).to.include({ created_at: '2030-01-01T01:00:01.000Z' });
 
@@ -98,7 +98,7 @@ describe('createTestKit()', () => {
         expect(t.clock.now().toISOString()).to.equal('2030-01-01T00:00:00.000Z');
         expect(body<List<unknown>>(await t.inject('/v1/commerce/products')).total).to.equal(1);
 
-        t.clock.set('2031-01-01T00:00:00Z');
+        await t.clock.set('2031-01-01T00:00:00Z');
         expect(body(await post('Three'))).to.include({ created_at: '2031-01-01T00:00:00.000Z' });
         await t.reset();
         expect((await post('One')).payload).to.equal(first.payload);

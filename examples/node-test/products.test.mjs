@@ -60,7 +60,7 @@ test('restores a snapshot: data, clock and id counter as they were', async () =>
     const total = async () => JSON.parse((await t.inject('/v1/commerce/products')).payload).total;
     const snapshot = await t.snapshot();
 
-    t.clock.advance('2h');
+    await t.clock.advance('2h');
     const created = await t.inject({
         method: 'POST',
         url: '/v1/commerce/products',

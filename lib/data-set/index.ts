@@ -4,10 +4,13 @@ import { Journal, type JournalBudget } from '../journal/journal';
 import type { FailureLog } from '../safe-listener';
 import { Scheduler } from './scheduler';
 import { heldSender, type OutboundSender } from './sender';
+import { Timeline } from './timeline';
 
 
 export { Scheduler, type Task } from './scheduler';
 export { heldSender, type OutboundCall, type OutboundOutcome, type OutboundSender } from './sender';
+export { Timeline, type CatchUp, type TimedStores } from './timeline';
+export { timedStoresOf } from './timed-stores';
 
 /** What every data set of a server shares: the journal's length and memory, and the log a failed task is told to. */
 export interface SharedServices {
@@ -20,7 +23,7 @@ export interface SharedServices {
 
 /**
  * What a data set carries beside its databases: its clock and id source (which its stores read), its request journal,
- * its fault rules, the scheduler of its timed work and its door out of the process. The default data set and each
+ * its fault rules, the scheduler of its timed work, the timeline of its world's transitions and its door out of the process. The default data set and each
  * instance have one; it goes with its data set.
  */
 export class DataSetServices implements RecordContext {
@@ -29,6 +32,7 @@ export class DataSetServices implements RecordContext {
     readonly ids: IdSource;
     readonly journal: Journal;
     readonly scheduler: Scheduler;
+    readonly timeline: Timeline;
     readonly sender: OutboundSender = heldSender;
     // Set by PUT .../faults, none until then.
     faults: FaultSet | null = null;
@@ -39,11 +43,13 @@ export class DataSetServices implements RecordContext {
         this.ids = context.ids;
         this.journal = new Journal(shared.journalSize, shared.journalBudget);
         this.scheduler = new Scheduler(this.clock, shared.log);
+        this.timeline = new Timeline(this.clock, this.scheduler, shared.log);
     }
 
     /** Stops the scheduler, gives the journal's memory back and drops the fault rules, as the data set goes. */
     close(): void {
 
+        this.timeline.close();
         this.scheduler.close();
         this.shared.journalBudget.leave(this.journal);
         this.faults = null;

@@ -5,12 +5,15 @@
  */
 
 /** What a transition is, named as the event of its change: `<namespace>.<record>.<what happened>`. */
-export type TransitionType =
-    | 'pay.transaction.completed'
-    | 'pay.transaction.failed'
-    | 'logistics.booking.started'
-    | 'logistics.booking.completed'
-    | 'commerce.offer.expired';
+export const transitionTypes = [
+    'pay.transaction.completed',
+    'pay.transaction.failed',
+    'logistics.booking.started',
+    'logistics.booking.completed',
+    'commerce.offer.expired'
+] as const;
+
+export type TransitionType = typeof transitionTypes[number];
 
 /** One transition applied: its type, the record it moved and the instant it was due (which the record is stamped with). */
 export interface AppliedTransition {

@@ -2,7 +2,7 @@ import type { Plugin } from '@hapi/hapi';
 
 import type { Scope } from '../scope';
 import type { InstanceRegistry } from './registry';
-import { defaultExportRoute, instanceRoutes } from './routes';
+import { defaultClockRoutes, defaultExportRoute, instanceRoutes } from './routes';
 import { instanceRouting } from './routing';
 
 
@@ -29,5 +29,6 @@ export const instancesPlugin: Plugin<InstancesOptions> = {
         server.ext('onPostStop', () => registry.close());
         instanceRoutes(server, registry, maxFixtureBytes);
         defaultExportRoute(server, defaultScope);
+        defaultClockRoutes(server, defaultScope);
     }
 };

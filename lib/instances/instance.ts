@@ -1,7 +1,7 @@
 import Crypto from 'node:crypto';
 
 import type { IdMode, RecordContext } from '../clock';
-import type { DataSetServices } from '../data-set';
+import type { CatchUp, DataSetServices } from '../data-set';
 import { DomainError } from '../errors';
 import { referenced } from '../records';
 import type { Scope } from '../scope';
@@ -36,20 +36,6 @@ interface Checkpoint {
     data: DataSnapshot | null;
     frozen: string | null;
     counter: number;
-}
-
-
-// The latest instant a record's created_at can hold (four-digit years).
-const latestInstant = Date.parse('9999-12-31T23:59:59.999Z');
-
-
-// The clock of an instance stays where a created_at can be: 1970 to the year 9999.
-function clockInRange(instant: Date, field: string): void {
-
-    const time = instant.getTime();
-    if (!(time >= 0 && time <= latestInstant)) {
-        throw new DomainError('unprocessable', 'clock_out_of_range', `${field} would take the clock outside 1970-01-01 to 9999-12-31, which records cannot hold`, field);
-    }
 }
 
 
@@ -104,7 +90,7 @@ export class Instance implements Scope {
     async reset(): Promise<void> {
 
         await this.using((data) => data.reset());
-        this.rewind(this.creation);
+        await this.rewind(this.creation);
     }
 
     /** Keeps a copy of the instance's state; returns its id. */
@@ -148,7 +134,7 @@ export class Instance implements Scope {
 
         const checkpoint = referenced(this.snapshots.get(snapshotId), 'snapshot', 'snapshot_id');
         await this.using((data) => data.restore(checkpoint.data!));
-        this.rewind(checkpoint);
+        await this.rewind(checkpoint);
     }
 
     /** A copy of the instance's data, with its clock, id source and options: what a fork starts from. */
@@ -174,18 +160,13 @@ export class Instance implements Scope {
         return this.services.clock.now();
     }
 
-    /** Freezes the clock at an instant from 1970 to the year 9999 (what a created_at can hold). */
-    setClock(instant: Date): void {
+    /**
+     * Moves the clock to an instant (1970 to the year 9999, what a created_at can hold) or forward by ms, freezing it
+     * there, and applies every transition that falls due on the way, in time order, before it resolves.
+     */
+    async moveClock(to: { now: Date } | { advance: number }): Promise<CatchUp> {
 
-        clockInRange(instant, 'now');
-        this.services.clock.freeze(instant);
-    }
-
-    /** Moves the clock forward, freezing it there. */
-    advanceClock(ms: number): void {
-
-        clockInRange(new Date(this.now().getTime() + ms), 'advance');
-        this.services.clock.advance(ms);
+        return await this.using(() => this.services.timeline.move(to));
     }
 
     // Refuses one more snapshot of this many bytes past either limit.
@@ -213,9 +194,12 @@ export class Instance implements Scope {
         }
     }
 
-    private rewind(checkpoint: Checkpoint): void {
+    // The clock and ids as they were, and the timeline caught up with the data put back: under the wall clock, what fell
+    // due since the checkpoint is applied now.
+    private async rewind(checkpoint: Checkpoint): Promise<void> {
 
         this.services.clock.freeze(checkpoint.frozen === null ? null : new Date(checkpoint.frozen));
         this.services.ids.counter = checkpoint.counter;
+        await this.using(() => this.services.timeline.catchUp());
     }
 }

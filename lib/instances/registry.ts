@@ -1,7 +1,7 @@
 import Crypto from 'node:crypto';
 
 import { Clock, IdSource, type RecordContext } from '../clock';
-import type { DataSetServices } from '../data-set';
+import { timedStoresOf, type DataSetServices } from '../data-set';
 import { DomainError } from '../errors';
 import { safely, type FailureLog } from '../safe-listener';
 import type { NamespaceSchema } from '../namespaces/namespace';
@@ -92,11 +92,11 @@ export class InstanceRegistry implements InstanceFinder {
                 pooled.context.clock = context.clock;
                 pooled.context.ids = context.ids;
                 context.ids.counter = pooled.counter;
-                return this.add(pooled.data, pooled.context, options, kind.key);
+                return await this.add(pooled.data, pooled.context, options, kind.key);
             }
 
             const data = await this.engine.createInstance({ ...kind?.options ?? { seed: options.seed === 'demo', pay: options.pay, fixture: options.fixture }, context });
-            return this.add(data, context, options, kind?.key ?? null);
+            return await this.add(data, context, options, kind?.key ?? null);
         }
         finally {
             this.making -= 1;
@@ -196,7 +196,7 @@ export class InstanceRegistry implements InstanceFinder {
         ids.counter = state.ids.counter;
         const context = { clock: new Clock(state.frozen === null ? null : new Date(state.frozen)), ids };
         const data = await this.engine.createInstance({ seed: false, pay: state.options.pay, from: state.data, context });
-        return this.add(data, context, { seed: state.options.seed, ids: ids.mode, pay: state.options.pay }, null);
+        return await this.add(data, context, { seed: state.options.seed, ids: ids.mode, pay: state.options.pay }, null);
     }
 
     // The kind an instance is pooled as: its seed, or its fixture's image; none with pay, or with the pool off.
@@ -222,10 +222,22 @@ export class InstanceRegistry implements InstanceFinder {
         return imageKey === null ? null : { key: `fixture:${imageKey}`, options: { ...dataOptions, imageKey }, start };
     }
 
-    private add(data: InstanceData, context: RecordContext, options: InstanceOptions, kind: string | null): Instance {
+    // The instance's timeline follows its data from the start: what its records hold due by its clock is applied before
+    // it is handed out. A failure there closes the data set unused.
+    private async add(data: InstanceData, context: RecordContext, options: InstanceOptions, kind: string | null): Promise<Instance> {
 
         const instance = new Instance(Crypto.randomUUID(), data, context, this.servicesFor(context), options, this.budget);
-        this.instances.set(instance.id, { instance, kind, counter: context.ids.counter });
+        const counter = context.ids.counter;
+        try {
+            await instance.services.timeline.watch(timedStoresOf(this.engine.namespaces, () => instance.data));
+        }
+        catch (err) {
+            instance.close();
+            await data.close();
+            throw err;
+        }
+
+        this.instances.set(instance.id, { instance, kind, counter });
         // A failed sweep is logged and the next one runs: thrown from a timer, it would end the process.
         this.sweeper ??= setInterval(() => this.expire(), Math.min(this.idleTtlMs, 60_000)).unref();
         return instance;

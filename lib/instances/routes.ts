@@ -10,7 +10,7 @@ import type { Instance, InstanceRecord } from './instance';
 import { liveInstance } from './lookup';
 import { instanceOptions, type NewInstance } from './options';
 import type { InstanceRegistry } from './registry';
-import { clockSchema, durationMs, exportSchema, instanceListQuery, instanceListSchema, instanceParams, instanceSchema, newInstanceSchema, restoreSchema, snapshotSchema } from './schemas';
+import { clockSchema, defaultClockMoveSchema, defaultClockSchema, durationMs, exportSchema, instanceClockMoveSchema, instanceListQuery, instanceListSchema, instanceParams, instanceSchema, newInstanceSchema, restoreSchema, snapshotSchema } from './schemas';
 
 
 const tags = ['api', 'instances'];
@@ -209,29 +209,82 @@ export function instanceRoutes(server: Server, registry: InstanceRegistry, maxFi
         }
     });
 
-    server.route<{ Params: InstanceParams; Payload: { now?: string; advance?: string } }>({
+    server.route<{ Params: InstanceParams; Payload: ClockPayload }>({
         method: 'PUT',
         path: '/_instances/{instance_id}/clock',
         options: {
-            description: 'Set or advance an instance\'s clock',
-            notes: '{"now": "2030-01-01T00:00:00Z"} freezes it at an instant; {"advance": "2h"} moves it forward. Either way it then stands still until moved again.',
+            description: 'Set or advance an instance\'s clock, applying what falls due',
+            notes: clockNotes,
             tags,
             ...admin,
-            plugins: { localgate: { errors: { 422: 'clock_out_of_range: the clock would stand outside 1970-01-01 to 9999-12-31, which records cannot hold' } } },
+            plugins: { localgate: { errors: clockErrors } },
             validate: { params: instanceParams, payload: clockSchema },
-            response: { status: { 200: instanceSchema } },
-            handler(request) {
+            response: { status: { 200: instanceClockMoveSchema } },
+            async handler(request) {
 
                 const instance = live(request);
-                const { now, advance } = request.payload;
-                if (now) {
-                    instance.setClock(new Date(now));
-                }
-                else {
-                    instance.advanceClock(durationMs(advance!));
-                }
+                const { counts } = await instance.moveClock(clockTarget(request.payload));
+                return { ...describe(instance), applied: counts };
+            }
+        }
+    });
+}
 
-                return describe(instance);
+
+type ClockPayload = { now: string } | { advance: string };
+
+const clockNotes = [
+    '{"now": "2030-01-01T00:00:00Z"} freezes it at an instant; {"advance": "2h"} moves it forward. Either way it then stands still until moved again.',
+    'Every transition that falls due on the way (a pending payment settling, a booking starting or ending, an offer expiring) is applied in time order,',
+    'each stamped with its own due instant, before the answer, which counts them by type in applied.',
+    'Moving back applies nothing and undoes nothing: what was applied stays, and what is pending applies when the clock reaches its instant again.'
+].join(' ');
+
+const clockErrors = {
+    422: 'clock_out_of_range: the clock would stand outside 1970-01-01 to 9999-12-31, which records cannot hold'
+};
+
+
+function clockTarget(payload: ClockPayload): { now: Date } | { advance: number } {
+
+    return 'now' in payload ? { now: new Date(payload.now) } : { advance: durationMs(payload.advance) };
+}
+
+
+/** GET and PUT /_clock: the default data set's clock, read and moved as an instance's is. */
+export function defaultClockRoutes(server: Server, defaultScope: Scope): void {
+
+    const { clock, timeline } = defaultScope.services;
+    const read = () => ({ now: clock.now().toISOString(), frozen: clock.frozen });
+
+    server.route({
+        method: 'GET',
+        path: '/_clock',
+        options: {
+            description: 'Read the default data set\'s clock',
+            notes: 'Admin token required. frozen is null while the clock follows the wall clock (the default; CLOCK=<instant> starts it frozen).',
+            tags,
+            ext: { onPostAuth: { method: requireAdmin } },
+            response: { status: { 200: defaultClockSchema } },
+            handler: read
+        }
+    });
+
+    server.route<{ Payload: ClockPayload }>({
+        method: 'PUT',
+        path: '/_clock',
+        options: {
+            description: 'Set or advance the default data set\'s clock, applying what falls due',
+            notes: `Admin token required. ${clockNotes} With CLOCK set and the data on files, a restart goes on from where the clock stands.`,
+            tags,
+            ext: { onPostAuth: { method: requireAdmin } },
+            plugins: { localgate: { errors: clockErrors } },
+            validate: { payload: clockSchema },
+            response: { status: { 200: defaultClockMoveSchema } },
+            async handler(request) {
+
+                const { counts } = await timeline.move(clockTarget(request.payload));
+                return { ...read(), applied: counts };
             }
         }
     });

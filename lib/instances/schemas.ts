@@ -1,6 +1,7 @@
 import Joi from 'joi';
 
 import { maxIdCounter } from '../clock';
+import { transitionTypes } from '../data-set/transitions';
 import { optionalBody, recordId, requestBody, timestamp, utcTimestamp, wording } from '../fields';
 import { listSchema, pageQuery } from '../lists';
 
@@ -54,6 +55,21 @@ export const instanceSchema = Joi.object({
 }).label('Instance');
 
 export const instanceListSchema = listSchema(instanceSchema, 'InstanceList');
+
+/** How many transitions of each type a move of a clock applied; a type with none is absent. */
+export const appliedSchema = Joi.object()
+    .pattern(Joi.string().valid(...transitionTypes), Joi.number().integer().min(1))
+    .description(`Transitions applied by the move, by type (${transitionTypes.join(', ')}); a type with none is absent`)
+    .label('AppliedTransitions');
+
+export const instanceClockMoveSchema = instanceSchema.keys({ applied: appliedSchema.required() }).label('InstanceClockMove');
+
+export const defaultClockSchema = Joi.object({
+    now: timestamp.required().description('The current instant of the default data set\'s clock'),
+    frozen: timestamp.allow(null).required().description('The frozen instant, null while the clock follows the wall clock')
+}).label('Clock');
+
+export const defaultClockMoveSchema = defaultClockSchema.keys({ applied: appliedSchema.required() }).label('ClockMove');
 
 export const exportSchema = Joi.object({
     localgate: Joi.object({

@@ -1,0 +1,27 @@
+import type { Namespace } from '../namespaces/namespace';
+import type { DataSet } from '../storage/engine';
+import type { TimedStores } from './timeline';
+import type { TimedStore } from './transitions';
+
+
+/**
+ * The timed stores of a data set's namespaces as the data set is now: each namespace whose records move with time, over
+ * its store (pay's only while pay is ready).
+ */
+export function timedStoresOf(namespaces: readonly Namespace[], data: () => DataSet): TimedStores {
+
+    const timed = namespaces.flatMap((namespace) => (namespace.timed ? [{ namespace, hook: namespace.timed }] : []));
+    return async () => {
+
+        const stores: TimedStore[] = [];
+        const set = data();
+        for (const { namespace, hook } of timed) {
+            const store = namespace.readiness === 'provisioned' ? await set.pay.store() : set.store(namespace);
+            if (store) {
+                stores.push(hook(store));
+            }
+        }
+
+        return stores;
+    };
+}

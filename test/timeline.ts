@@ -1,0 +1,505 @@
+import Fs from 'node:fs';
+import Path from 'node:path';
+import Stream from 'node:stream';
+
+import Code from '@hapi/code';
+import type { Server } from '@hapi/hapi';
+import Lab from '@hapi/lab';
+
+import { Clock } from '../lib/clock';
+import { settingsFromEnvironment } from '../lib/config';
+import { Scheduler, Timeline } from '../lib/data-set';
+import { clockFileName, defaultClock } from '../lib/data-set/clock-file';
+import type { AppliedTransition, TimedStore, TransitionType } from '../lib/data-set/transitions';
+import { DomainError } from '../lib/errors';
+import { builtInNamespaces, type Namespace } from '../lib/namespaces';
+import type { FailureLog } from '../lib/safe-listener';
+import { createTestKit } from '../lib/testing';
+import { expectError } from './helpers/errors';
+import { adminBearer, bearer, body, tempDir, testServer } from './helpers/server';
+import { notesNamespace } from './notes-namespace';
+
+
+export const lab = Lab.script();
+const { describe, it, before, after } = lab;
+const { expect } = Code;
+
+
+interface Pending {
+    id: string;
+    due: Date;
+    type: TransitionType;
+}
+
+const start = new Date('2030-01-01T00:00:00.000Z');
+const hour = 3_600_000;
+
+const at = (ms: number): Date => new Date(start.getTime() + ms);
+
+
+// A store whose transitions are rows in an array: applied earliest first, ties by id, at most limit a call.
+class ArrayStore implements TimedStore {
+
+    readonly applied: AppliedTransition[] = [];
+    readonly calls: { until: string; limit: number }[] = [];
+    private waiters: (() => void)[] = [];
+
+    constructor(public pending: Pending[] = []) { }
+
+    nextDue(): Promise<Date | null> {
+
+        const next = this.sorted()[0];
+        return Promise.resolve(next ? next.due : null);
+    }
+
+    applyDue(until: Date, limit: number): Promise<AppliedTransition[]> {
+
+        this.calls.push({ until: until.toISOString(), limit });
+        const due = this.sorted().filter((row) => row.due.getTime() <= until.getTime()).slice(0, limit);
+        this.pending = this.pending.filter((row) => !due.includes(row));
+        const applied = due.map((row) => ({ type: row.type, id: row.id, due: row.due.toISOString() }));
+        this.applied.push(...applied);
+        if (applied.length > 0) {
+            this.waiters.splice(0).forEach((wake) => wake());
+        }
+
+        return Promise.resolve(applied);
+    }
+
+    /** Resolves once a transition is applied. */
+    next(): Promise<void> {
+
+        return new Promise((resolve) => this.waiters.push(resolve));
+    }
+
+    private sorted(): Pending[] {
+
+        return [...this.pending].sort((a, b) => a.due.getTime() - b.due.getTime() || (a.id < b.id ? -1 : 1));
+    }
+}
+
+
+function timelineOver(clock: Clock, log: FailureLog = () => undefined): { timeline: Timeline; scheduler: Scheduler } {
+
+    const scheduler = new Scheduler(clock, log);
+    return { timeline: new Timeline(clock, scheduler, log), scheduler };
+}
+
+
+describe('the timeline of a data set', () => {
+
+    it('applies the transitions of every store that fall due on a move, in one time order, each stamped with its own instant', async () => {
+
+        const payments = new ArrayStore([
+            { id: 'p2', due: at(3 * hour), type: 'pay.transaction.failed' },
+            { id: 'p1', due: at(hour), type: 'pay.transaction.completed' },
+            { id: 'p3', due: at(48 * hour), type: 'pay.transaction.completed' }
+        ]);
+        const bookings = new ArrayStore([
+            { id: 'b1', due: at(2 * hour), type: 'logistics.booking.started' },
+            { id: 'b2', due: at(3 * hour), type: 'logistics.booking.completed' }
+        ]);
+        const clock = new Clock(start);
+        const { timeline } = timelineOver(clock);
+        expect(await timeline.watch(() => Promise.resolve([payments, bookings]))).to.equal({ transitions: [], counts: {} });
+
+        const moved = await timeline.move({ advance: 3 * hour });
+        expect(moved.transitions).to.equal([
+            { type: 'pay.transaction.completed', id: 'p1', due: '2030-01-01T01:00:00.000Z' },
+            { type: 'logistics.booking.started', id: 'b1', due: '2030-01-01T02:00:00.000Z' },
+            { type: 'pay.transaction.failed', id: 'p2', due: '2030-01-01T03:00:00.000Z' },
+            { type: 'logistics.booking.completed', id: 'b2', due: '2030-01-01T03:00:00.000Z' }
+        ]);
+        expect(moved.counts).to.equal({ 'pay.transaction.completed': 1, 'logistics.booking.started': 1, 'pay.transaction.failed': 1, 'logistics.booking.completed': 1 });
+        // Each store is asked only up to the next store's next transition: never past the move's instant.
+        expect(payments.calls.map((call) => call.until)).to.equal(['2030-01-01T02:00:00.000Z', '2030-01-01T03:00:00.000Z']);
+        expect(clock.frozen).to.equal('2030-01-01T03:00:00.000Z');
+
+        // Back in time: nothing applied, nothing undone; the pending one still waits for its instant.
+        expect(await timeline.move({ now: start })).to.equal({ transitions: [], counts: {} });
+        expect(payments.pending.map((row) => row.id)).to.equal(['p3']);
+        expect((await timeline.move({ now: at(48 * hour) })).counts).to.equal({ 'pay.transaction.completed': 1 });
+        timeline.close();
+    });
+
+    it('applies a thousand transitions due at once in bounded calls of the store', async () => {
+
+        const store = new ArrayStore(Array.from({ length: 1200 }, (_, index) => ({ id: `t${String(index).padStart(4, '0')}`, due: at(index * 1000), type: 'pay.transaction.completed' as const })));
+        const { timeline } = timelineOver(new Clock(start));
+        // The first is due at the clock's instant already: watching applies it.
+        expect((await timeline.watch(() => Promise.resolve([store]))).counts).to.equal({ 'pay.transaction.completed': 1 });
+
+        const moved = await timeline.move({ advance: 2 * hour });
+        expect(moved.counts).to.equal({ 'pay.transaction.completed': 1199 });
+        expect(store.applied.map((row) => row.id)).to.equal(store.applied.map((row) => row.id).sort());
+        expect(store.calls.every((call) => call.limit === 500)).to.be.true();
+        timeline.close();
+    });
+
+    it('refuses a move that would take the clock outside what a created_at holds, and leaves the clock where it was', async () => {
+
+        const clock = new Clock(start);
+        const { timeline } = timelineOver(clock);
+        // Not yet watching a data set: there is nothing to apply.
+        expect(await timeline.move({ advance: 1 })).to.equal({ transitions: [], counts: {} });
+        clock.freeze(start);
+        await expect(timeline.move({ now: new Date('0999-12-31T00:00:00Z') })).to.reject(DomainError, /now would take the clock outside/);
+        await expect(timeline.move({ advance: 9000 * 365 * 24 * hour })).to.reject(DomainError, /advance would take the clock outside/);
+        expect(clock.frozen).to.equal(start.toISOString());
+        timeline.close();
+    });
+
+    it('leaves a store that names a due transition it then applies none of to the next catch-up, rather than asking forever', async () => {
+
+        const stuck: TimedStore = {
+            nextDue: () => Promise.resolve(start),
+            applyDue: () => Promise.resolve([])
+        };
+        let asked = 0;
+        const counted: TimedStore = { ...stuck, applyDue: () => {
+
+            asked += 1;
+            return Promise.resolve([]);
+        } };
+        const { timeline } = timelineOver(new Clock(start));
+        await timeline.watch(() => Promise.resolve([stuck, counted]));
+        expect(await timeline.move({ advance: hour })).to.equal({ transitions: [], counts: {} });
+        expect(asked).to.equal(0);
+        timeline.close();
+    });
+
+    it('under the wall clock, applies a transition when its instant comes, by the scheduler, and what a write expects later', async () => {
+
+        const soon = new Date(Date.now() + 30);
+        const store = new ArrayStore([{ id: 'a', due: soon, type: 'logistics.booking.started' }]);
+        const { timeline, scheduler } = timelineOver(new Clock());
+        const applied = store.next();
+        await timeline.watch(() => Promise.resolve([store]));
+        expect(scheduler.size).to.equal(1);
+        await applied;
+        expect(store.applied.map((row) => row.id)).to.equal(['a']);
+
+        // A write makes a transition due later: the timeline is told, and applies it then.
+        store.pending.push({ id: 'b', due: new Date(Date.now() + 30), type: 'logistics.booking.completed' });
+        const second = store.next();
+        timeline.expect(new Date(Date.now() + 3 * hour));
+        // One told of a later instant keeps the earlier task; one told of an earlier instant takes its place.
+        timeline.expect(new Date(Date.now() + hour));
+        timeline.expect(new Date(Date.now() + 2 * hour));
+        timeline.expect(store.pending[0]!.due);
+        expect(scheduler.size).to.equal(1);
+        await second;
+        expect(store.applied.map((row) => row.id)).to.equal(['a', 'b']);
+        timeline.close();
+        expect(scheduler.size).to.equal(0);
+    });
+
+    it('under a frozen clock arms nothing, and arms again once the clock follows the wall clock', async () => {
+
+        // Frozen before the wall clock's instant: the transition is not due until the clock follows the wall clock.
+        const clock = new Clock(new Date('2020-01-01T00:00:00Z'));
+        const store = new ArrayStore([{ id: 'a', due: new Date(Date.now() + 20), type: 'commerce.offer.expired' }]);
+        const { timeline, scheduler } = timelineOver(clock);
+        await timeline.watch(() => Promise.resolve([store]));
+        timeline.expect(new Date(Date.now() + 10));
+        expect(scheduler.size).to.equal(0);
+
+        const applied = store.next();
+        clock.freeze(null);
+        await applied;
+        expect(store.applied.map((row) => row.id)).to.equal(['a']);
+        timeline.close();
+        timeline.expect(new Date());
+        expect(scheduler.size).to.equal(0);
+    });
+
+    it('arms for the earliest instant of all its stores, and not once closed while it looks', async () => {
+
+        const later = new ArrayStore([{ id: 'later', due: new Date(Date.now() + 2 * hour), type: 'pay.transaction.completed' }]);
+        const sooner = new ArrayStore([{ id: 'sooner', due: new Date(Date.now() + hour), type: 'pay.transaction.failed' }]);
+        const none = new ArrayStore();
+        const { timeline, scheduler } = timelineOver(new Clock());
+        await timeline.watch(() => Promise.resolve([none, later, sooner, later, none]));
+        expect(scheduler.size).to.equal(1);
+        timeline.close();
+        expect(scheduler.size).to.equal(0);
+
+        let open!: () => void;
+        const gate = new Promise<void>((resolve) => {
+
+            open = resolve;
+        });
+        const slow: TimedStore = { nextDue: async () => {
+
+            await gate;
+            return new Date(Date.now() + hour);
+        }, applyDue: () => Promise.resolve([]) };
+        // Told of an earlier instant while it looks, it keeps that task.
+        const told = timelineOver(new Clock());
+        const looking = told.timeline.watch(() => Promise.resolve([slow]));
+        await new Promise((resolve) => setImmediate(resolve));
+        told.timeline.expect(new Date(Date.now() + 60_000));
+        // Told of a later instant while it looks, it arms for the earlier one it finds.
+        const toldLater = timelineOver(new Clock());
+        const lookingToo = toldLater.timeline.watch(() => Promise.resolve([slow]));
+        await new Promise((resolve) => setImmediate(resolve));
+        toldLater.timeline.expect(new Date(Date.now() + 3 * hour));
+        // Closed while it looks for the next instant to arm for (the catch-up's own look comes first, at once).
+        let looks = 0;
+        let openArming!: () => void;
+        const arming = new Promise<void>((resolve) => {
+
+            openArming = resolve;
+        });
+        const slowToArm: TimedStore = { nextDue: async () => {
+
+            looks += 1;
+            if (looks > 1) {
+                await arming;
+            }
+
+            return new Date(Date.now() + hour);
+        }, applyDue: () => Promise.resolve([]) };
+        const other = timelineOver(new Clock());
+        const watched = other.timeline.watch(() => Promise.resolve([slowToArm]));
+        await new Promise((resolve) => setImmediate(resolve));
+        open();
+        await looking;
+        await lookingToo;
+        expect(told.scheduler.size).to.equal(1);
+        expect(toldLater.scheduler.size).to.equal(1);
+        told.timeline.close();
+        toldLater.timeline.close();
+        other.timeline.close();
+        openArming();
+        await watched;
+        expect(other.scheduler.size).to.equal(0);
+    });
+
+    it('polls for transitions other processes made due, under the wall clock, until closed', async () => {
+
+        const store = new ArrayStore();
+        const clock = new Clock(new Date('2020-01-01T00:00:00Z'));
+        const { timeline } = timelineOver(clock);
+        await timeline.watch(() => Promise.resolve([store]), 5);
+        // Frozen, the poll applies nothing: a move does.
+        store.pending.push({ id: 'frozen', due: new Date('2021-01-01T00:00:00Z'), type: 'pay.transaction.completed' });
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        expect(store.applied).to.equal([]);
+        store.pending.length = 0;
+        clock.freeze(null);
+        // Armed for nothing: only the poll finds what comes next.
+        await new Promise((resolve) => setTimeout(resolve, 1));
+        const applied = store.next();
+        // Written by another process: this one is not told.
+        store.pending.push({ id: 'elsewhere', due: new Date(Date.now() - 1000), type: 'pay.transaction.completed' });
+        await applied;
+        expect(store.applied.map((row) => row.id)).to.equal(['elsewhere']);
+        timeline.close();
+    });
+
+    it('logs a failure to find the next due instant, and goes on with the next catch-up', async () => {
+
+        const lines: { tags: string[]; data: Record<string, unknown> }[] = [];
+        let broken = false;
+        const store = new ArrayStore();
+        const flaky: TimedStore = {
+            nextDue: () => (broken ? Promise.reject(new Error('database closed')) : store.nextDue()),
+            applyDue: (until, limit) => store.applyDue(until, limit)
+        };
+        const { timeline } = timelineOver(new Clock(), (tags, data) => lines.push({ tags, data: { ...data } }));
+        await timeline.watch(() => Promise.resolve([flaky]));
+
+        broken = true;
+        await expect(timeline.catchUp()).to.reject(Error, 'database closed');
+        broken = false;
+        store.pending.push({ id: 'late', due: new Date(Date.now() - 1), type: 'pay.transaction.completed' });
+        expect((await timeline.catchUp()).counts).to.equal({ 'pay.transaction.completed': 1 });
+        expect(lines.map((line) => [line.tags, line.data.task, line.data.type])).to.equal([[['error', 'listener'], 'transitions arm', 'Error']]);
+
+        // A failed arming on a clock's move is logged too.
+        broken = true;
+        lines.length = 0;
+        const clock = new Clock(start);
+        const other = timelineOver(clock, (tags, data) => lines.push({ tags, data: { ...data } }));
+        await other.timeline.watch(() => Promise.resolve([flaky])).catch(() => undefined);
+        clock.freeze(null);
+        await new Promise((resolve) => setImmediate(resolve));
+        expect(lines.map((line) => line.data.task)).to.include('transitions arm');
+        other.timeline.close();
+        timeline.close();
+    });
+});
+
+
+describe('the default data set\'s clock', () => {
+
+    it('follows the wall clock without CLOCK, stands at CLOCK in memory, and is kept in the data directory on files', () => {
+
+        const log: FailureLog = () => undefined;
+        expect(defaultClock({ storage: 'file', dataDir: tempDir() }, log).frozen).to.be.null();
+        const memoryDir = tempDir();
+        expect(defaultClock({ storage: 'memory', dataDir: memoryDir, clock: '2030-01-01T00:00:00.000Z' }, log).frozen).to.equal('2030-01-01T00:00:00.000Z');
+        expect(Fs.existsSync(Path.join(memoryDir, clockFileName))).to.be.false();
+
+        const dataDir = tempDir();
+        const clock = defaultClock({ storage: 'file', dataDir, clock: '2030-01-01T00:00:00.000Z' }, log);
+        clock.advance(3 * 24 * hour);
+        expect(JSON.parse(Fs.readFileSync(Path.join(dataDir, clockFileName), 'utf8'))).to.equal({ start: '2030-01-01T00:00:00.000Z', now: '2030-01-04T00:00:00.000Z' });
+        // The same CLOCK goes on from where the clock stood; another starts over.
+        expect(defaultClock({ storage: 'file', dataDir, clock: '2030-01-01T00:00:00.000Z' }, log).frozen).to.equal('2030-01-04T00:00:00.000Z');
+        expect(defaultClock({ storage: 'file', dataDir, clock: '2031-06-01T00:00:00.000Z' }, log).frozen).to.equal('2031-06-01T00:00:00.000Z');
+
+        // A file this server did not write is ignored.
+        Fs.writeFileSync(Path.join(dataDir, clockFileName), '{"start": "2031-06-01T00:00:00.000Z"}');
+        expect(defaultClock({ storage: 'file', dataDir, clock: '2031-06-01T00:00:00.000Z' }, log).frozen).to.equal('2031-06-01T00:00:00.000Z');
+        Fs.writeFileSync(Path.join(dataDir, clockFileName), '{"start": "2031-06-01T00:00:00.000Z", "now": "later"}');
+        expect(defaultClock({ storage: 'file', dataDir, clock: '2031-06-01T00:00:00.000Z' }, log).frozen).to.equal('2031-06-01T00:00:00.000Z');
+        Fs.writeFileSync(Path.join(dataDir, clockFileName), '{"now": "2031-07-01T00:00:00.000Z"}');
+        expect(defaultClock({ storage: 'file', dataDir, clock: '2031-06-01T00:00:00.000Z' }, log).frozen).to.equal('2031-06-01T00:00:00.000Z');
+        for (const text of ['null', '"2031-07-01T00:00:00.000Z"', '{"start": 1, "now": "2031-07-01T00:00:00.000Z"}', '{"start": "2031-06-01T00:00:00.000Z", "now": 1}']) {
+            Fs.writeFileSync(Path.join(dataDir, clockFileName), text);
+            expect(defaultClock({ storage: 'file', dataDir, clock: '2031-06-01T00:00:00.000Z' }, log).frozen, text).to.equal('2031-06-01T00:00:00.000Z');
+        }
+
+        Fs.writeFileSync(Path.join(dataDir, clockFileName), 'not json');
+        expect(defaultClock({ storage: 'file', dataDir, clock: '2031-06-01T00:00:00.000Z' }, log).frozen).to.equal('2031-06-01T00:00:00.000Z');
+    });
+
+    it('logs a clock file it cannot write as the clock moves, and the clock moves on', () => {
+
+        const lines: Record<string, unknown>[] = [];
+        const dataDir = tempDir();
+        const clock = defaultClock({ storage: 'file', dataDir, clock: '2030-01-01T00:00:00.000Z' }, (tags, data) => lines.push({ tags, ...data }));
+        // A directory where the file's replacement would go: the rename fails.
+        Fs.rmSync(Path.join(dataDir, clockFileName));
+        Fs.mkdirSync(Path.join(dataDir, clockFileName, 'inside'), { recursive: true });
+        clock.advance(hour);
+        expect(clock.frozen).to.equal('2030-01-01T01:00:00.000Z');
+        expect(lines).to.have.length(1);
+        expect(lines[0]).to.include({ task: 'clock file' });
+    });
+
+    it('reads CLOCK and --clock as an instant, and refuses one that is not', () => {
+
+        expect(settingsFromEnvironment({ CLOCK: '2030-01-01T00:00:00Z' }).clock).to.equal('2030-01-01T00:00:00.000Z');
+        expect(settingsFromEnvironment({ CLOCK: '2030-01-01T00:00:00Z' }, { clock: '2031-01-01T00:00:00Z' }).clock).to.equal('2031-01-01T00:00:00.000Z');
+        expect(() => settingsFromEnvironment({ CLOCK: 'tomorrow' })).to.throw(/^CLOCK /);
+        expect(() => settingsFromEnvironment({}, { clock: '2030-01-01' })).to.throw(/^--clock /);
+    });
+
+    describe('over HTTP', () => {
+
+        let dataDir: string;
+        let server: Server;
+
+        before(async () => {
+
+            dataDir = tempDir();
+            server = await testServer({ storage: 'file', dataDir, clock: '2030-01-01T00:00:00.000Z' });
+        });
+
+        after(async () => {
+
+            await server.stop();
+        });
+
+        it('reads and moves the clock for an admin only, and records are made at its instant', async () => {
+
+            expectError(await server.inject('/_clock'), 401);
+            expectError(await server.inject({ url: '/_clock', headers: bearer(server, 'alice') }), 403);
+            expectError(await server.inject({ method: 'PUT', url: '/_clock', headers: bearer(server, 'alice'), payload: { advance: '1d' } }), 403);
+
+            const read = await server.inject({ url: '/_clock', headers: adminBearer(server) });
+            expect(body(read)).to.equal({ now: '2030-01-01T00:00:00.000Z', frozen: '2030-01-01T00:00:00.000Z' });
+
+            const moved = await server.inject({ method: 'PUT', url: '/_clock', headers: adminBearer(server), payload: { advance: '3d' } });
+            expect(moved.statusCode).to.equal(200);
+            expect(body(moved)).to.equal({ now: '2030-01-04T00:00:00.000Z', frozen: '2030-01-04T00:00:00.000Z', applied: {} });
+
+            const set = await server.inject({ method: 'PUT', url: '/_clock', headers: adminBearer(server), payload: { now: '2030-02-01T12:00:00Z' } });
+            expect(body(set)).to.include({ now: '2030-02-01T12:00:00.000Z' });
+            const product = await server.inject({ method: 'POST', url: '/v1/commerce/products', headers: bearer(server, 'alice'), payload: { name: 'Kept clock', price: 1, currency: 'USD', business_id: 'd851fadb-03ca-5a24-ba16-c15cce19933b' } });
+            expect(body(product)).to.include({ created_at: '2030-02-01T12:00:00.000Z' });
+
+            expectError(await server.inject({ method: 'PUT', url: '/_clock', headers: adminBearer(server), payload: { advance: '1d', now: '2030-01-01T00:00:00Z' } }), 400, 'validation_failed');
+            expectError(await server.inject({ method: 'PUT', url: '/_clock', headers: adminBearer(server), payload: { now: '1969-12-31T00:00:00Z' } }), 422, 'clock_out_of_range', 'now');
+        });
+
+        it('goes on from where the clock stood after a restart with the same CLOCK', async () => {
+
+            await server.inject({ method: 'PUT', url: '/_clock', headers: adminBearer(server), payload: { now: '2030-03-01T00:00:00Z' } });
+            await server.stop();
+            server = await testServer({ storage: 'file', dataDir, clock: '2030-01-01T00:00:00.000Z' });
+            expect(body(await server.inject({ url: '/_clock', headers: adminBearer(server) }))).to.equal({ now: '2030-03-01T00:00:00.000Z', frozen: '2030-03-01T00:00:00.000Z' });
+        });
+    });
+});
+
+
+describe('an instance\'s timeline', () => {
+
+    // The notes namespace of the tests, with a store that moves with time: its transitions are rows of an array.
+    const store = new ArrayStore();
+    let failing = false;
+    const timedNotes: Namespace = {
+        ...notesNamespace,
+        timed: () => (failing ? { nextDue: () => Promise.reject(new Error('no timeline')), applyDue: () => Promise.resolve([]) } : store)
+    };
+
+    it('applies what fell due while the server was stopped as it starts, before it answers, and logs what it applied', async () => {
+
+        const lines: Record<string, unknown>[] = [];
+        const logStream = new Stream.Writable({
+            write(chunk, encoding, callback) {
+
+                lines.push(JSON.parse(String(chunk)) as Record<string, unknown>);
+                callback();
+            }
+        });
+        const overdue = new ArrayStore([{ id: 'late', due: new Date('2020-01-01T00:00:00Z'), type: 'logistics.booking.completed' }]);
+        const server = await testServer({ namespaces: [...builtInNamespaces, { ...notesNamespace, timed: () => overdue }], logLevel: 'info', logStream });
+        try {
+            expect(overdue.applied.map((row) => row.id)).to.equal(['late']);
+            expect(lines.filter((line) => (line.tags as string[] | undefined)?.includes('transitions')).map((line) => line.data)).to.equal([{ applied: { 'logistics.booking.completed': 1 } }]);
+        }
+        finally {
+            await server.stop();
+        }
+    });
+
+    it('answers a move of an instance\'s clock with the transitions it applied, through the kit and over HTTP', async () => {
+
+        const kit = await createTestKit({ namespaces: [...builtInNamespaces, timedNotes] });
+        try {
+            store.pending.push(
+                { id: 'n1', due: at(hour), type: 'commerce.offer.expired' },
+                { id: 'n2', due: at(2 * hour), type: 'commerce.offer.expired' },
+                { id: 'n3', due: at(26 * hour), type: 'logistics.booking.completed' }
+            );
+            const t = await kit.instance({ clock: start.toISOString(), seed: 'none' });
+            expect(await t.clock.advance('90m')).to.equal({ 'commerce.offer.expired': 1 });
+
+            const res = await kit.server.inject({ method: 'PUT', url: `/_instances/${t.id}/clock`, headers: adminBearer(kit.server), payload: { advance: '1d' } });
+            expect(res.statusCode).to.equal(200);
+            expect(body(res)).to.include({ clock: '2030-01-02T01:30:00.000Z', applied: { 'commerce.offer.expired': 1 } });
+            expect(await t.clock.set('2030-01-03T00:00:00Z')).to.equal({ 'logistics.booking.completed': 1 });
+            expect(store.applied.map((row) => row.due)).to.equal(['2030-01-01T01:00:00.000Z', '2030-01-01T02:00:00.000Z', '2030-01-02T02:00:00.000Z']);
+
+            // Overdue rows of a data set put back are applied as it is put back.
+            const snapshot = await t.snapshot();
+            store.pending.push({ id: 'n4', due: at(hour), type: 'commerce.offer.expired' });
+            await t.restore(snapshot);
+            expect(store.pending).to.equal([]);
+
+            // An instance whose timeline cannot be read is not made, and its data set is closed.
+            failing = true;
+            await expect(kit.instance({ seed: 'none' })).to.reject(Error, 'no timeline');
+            expect(kit.server.app.localgate.instances.list()).to.have.length(1);
+        }
+        finally {
+            failing = false;
+            await kit.close();
+        }
+    });
+});
