@@ -14,6 +14,7 @@ import { closeDatabase, openDatabase } from '../lib/storage/sqlite/open';
 import type { PayCredentials } from '../lib/storage';
 import { mintPayKeys } from '../lib/storage/pay-keys';
 import { rotatePayKeys } from '../lib/storage/sqlite/provision';
+import { expectError } from './helpers/errors';
 import { followPayFile, statusOf } from './helpers/pay-file';
 import { bearer, body, breakIntegrity, tempDir, testServer } from './helpers/server';
 import { paySchema } from '../lib/storage/migrations';
@@ -212,6 +213,23 @@ describe('pay readiness', () => {
         new Sqlite(replacement).close();
         Fs.renameSync(replacement, file);
         expect(body(await server.inject('/v1/pay/status'))).to.equal({ configured: true, schema_ready: false, sections: ['wallet', 'tokens', 'gateway'] });
+        await server.stop();
+    });
+
+    it('answers 501, never a 500, when the file is written over in place with something that is no database', async () => {
+
+        const credentials = await provisionPay(Path.join(tempDir(), 'pay.db'));
+        const file = credentials.PAY_DB_URL;
+        const server = await testServer({ pay: { url: file, ...provisionedKeys(credentials) } });
+        expect(body(await server.inject('/v1/pay/status'))).to.include({ configured: true, schema_ready: true });
+
+        Fs.writeFileSync(file, 'ledger, handwritten'.repeat(300));
+        for (const suffix of ['-wal', '-shm']) {
+            Fs.rmSync(file + suffix, { force: true });
+        }
+
+        expect(body(await server.inject('/v1/pay/status'))).to.include({ configured: false, schema_ready: false });
+        expectError(await server.inject({ url: '/v1/pay/wallet', headers: bearer(server, 'alice') }), 501, 'pay_not_provisioned');
         await server.stop();
     });
 

@@ -9,9 +9,9 @@ import type { PayCredentials, PayKeys } from './pay-keys';
 import type { ProvisionedNamespace } from './readiness';
 
 
-// The one table of storage engines: how a setting's URL names each, how each opens a namespace's database and pay's,
-// and what each can do. Nothing else in lib/ asks which engine a database is on. An engine's code loads when a
-// database is placed there: a start on the SQLite default never requires `pg`.
+// The one table of storage engines: how a setting's URL names each, how each opens a namespace's database (placed or
+// provisioned), and what each can do. Nothing else in lib/ asks which engine a database is on. An engine's code loads
+// when a database is placed there: a start on the SQLite default never requires `pg`.
 
 /** Where a database of each engine is, as the settings name it. */
 export interface EngineLocations {

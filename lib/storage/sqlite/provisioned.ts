@@ -59,7 +59,8 @@ class SqliteProvisionedSource implements ProvisionedSource {
             return this.failedOpen ? null : this.identity;
         }
 
-        return `${this.identity}:${String(open.version.get())}`;
+        // A file written over in place with something that is no database reads as no mark: read again, unconfigured.
+        return readable(() => `${this.identity}:${String(open.version.get())}`, null);
     }
 
     read(): Promise<{ contents: ProvisionedContents; database: SqliteNamespace } | null> {
