@@ -8,13 +8,12 @@ import Lab from '@hapi/lab';
 
 import { resolveSecret } from '../lib/auth';
 import { logFormat, main, tokenCommand, ttlSeconds, type Io } from '../lib/cli';
-import { wallContext } from '../lib/clock';
 import { settingsFromEnvironment } from '../lib/config';
 import { packageRoot } from '../lib/paths';
 import { databasesWhere } from '../lib/storage';
 import { mintPayKeys } from '../lib/storage/pay-keys';
 import { absentDatabaseFiles, removeDatabaseFiles } from '../lib/storage/sqlite/files';
-import { PayReadiness } from '../lib/storage/sqlite/pay-readiness';
+import { followPayFile, statusOf } from './helpers/pay-file';
 import { freshDatabase, skipWithoutPostgres } from './helpers/postgres';
 import { bearer, body, breakIntegrity, tempDir, testServer } from './helpers/server';
 
@@ -414,11 +413,11 @@ describe('the command line', () => {
         expect(second.PAY_DB_URL).to.equal(first.PAY_DB_URL);
         expect(second.PAY_DB_SECRET_KEY).to.match(/^sk_local_[0-9a-f]{48}$/);
         expect(second.PAY_DB_SECRET_KEY).to.not.equal(first.PAY_DB_SECRET_KEY);
-        const status = (keys: Record<string, string>) => new PayReadiness({ file: keys.PAY_DB_URL, publishableKey: keys.PAY_DB_PUBLISHABLE_KEY, secretKey: keys.PAY_DB_SECRET_KEY }, wallContext());
+        const status = (keys: Record<string, string>) => followPayFile(keys.PAY_DB_URL!, { publishableKey: keys.PAY_DB_PUBLISHABLE_KEY, secretKey: keys.PAY_DB_SECRET_KEY });
         for (const [keys, configured] of [[first, false], [second, true]] as const) {
             const readiness = status(keys);
-            expect((await readiness.status()).configured).to.equal(configured);
-            readiness.close();
+            expect((await statusOf(readiness)).configured).to.equal(configured);
+            await readiness.close();
         }
 
         const missing = await run(['rotate-keys', 'pay', '--data-dir', tempDir()]);

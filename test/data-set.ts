@@ -6,7 +6,7 @@ import type { FixtureRows } from '../lib/fixtures';
 import { NamespacesDataSet } from '../lib/storage/data-set';
 import type { SeedCheck, WaitingDatabase } from '../lib/storage/engine';
 import { openSqliteNamespace, type SqliteNamespace } from '../lib/storage/sqlite/namespace';
-import { NoPay } from '../lib/storage/sqlite/pay-access';
+import { absentNamespace } from '../lib/storage/readiness';
 import { builtInNamespaces } from '../lib/namespaces';
 import { weatherNamespace } from '../lib/namespaces/weather';
 import { logisticsNamespace } from '../lib/namespaces/logistics';
@@ -58,7 +58,7 @@ describe('a data set over databases of both kinds', () => {
         const commerce = openSqliteNamespace(commerceNamespace, undefined, memory);
         const logistics = openSqliteNamespace(logisticsNamespace, undefined, memory);
         const weather = openSqliteNamespace(weatherNamespace, undefined, memory);
-        const data = new NamespacesDataSet(builtInNamespaces, { commerce: waitingOver(commerce, events), logistics, weather }, new NoPay(), wallContext());
+        const data = new NamespacesDataSet(builtInNamespaces, { commerce: waitingOver(commerce, events), logistics, weather }, { pay: absentNamespace('sqlite', 'memory') }, wallContext());
 
         const counts = await data.loadFixture({ commerce: { businesses: [business] }, logistics: { vehicles: [vehicle] } }, 'fixture');
         expect(counts).to.equal({ commerce: 1, logistics: 1 });
@@ -76,7 +76,7 @@ describe('a data set over databases of both kinds', () => {
             commerce: waitingOver(commerce, events, true),
             logistics: openSqliteNamespace(logisticsNamespace, undefined, memory),
             weather: openSqliteNamespace(weatherNamespace, undefined, memory)
-        }, new NoPay(), wallContext());
+        }, { pay: absentNamespace('sqlite', 'memory') }, wallContext());
 
         await expect(data.loadFixture({ commerce: { businesses: [business] } }, 'fixture')).to.reject('commit failed');
         expect(events).to.equal(['waiting opens', 'immediate stored inside']);

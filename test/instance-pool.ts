@@ -4,7 +4,6 @@ import Lab from '@hapi/lab';
 import type { Engine, InstanceData } from '../lib/storage/engine';
 import { InstancePool, poolDepth, poolKinds, type PoolKind } from '../lib/instances/pool';
 import { sqliteDatabase } from '../lib/storage/sqlite/engine';
-import type { MemoryPay } from '../lib/storage/sqlite/pay-access';
 import { createTestKit, type TestKit } from '../lib/testing';
 import { body, type List } from './helpers/server';
 
@@ -141,15 +140,15 @@ describe('the instance pool', () => {
     it('resets an instance with pay by rolling back each copy, pay\'s among them, on the connection it had', async () => {
 
         const t = await kit.instance({ seed: 'none', pay: true });
-        const pay = dataOf(t.id).pay as MemoryPay;
-        const wallets = () => pay.copy.db.prepare('SELECT count(*) FROM wallets').pluck().get();
+        const pay = () => sqliteDatabase(dataOf(t.id), 'pay');
+        const wallets = () => pay().prepare('SELECT count(*) FROM wallets').pluck().get();
         const opened = await t.inject({ url: '/v1/pay/wallet', headers: t.auth('alice') });
         expect(opened.statusCode).to.equal(200);
-        const connection = pay.copy.db;
+        const connection = pay();
         expect(wallets()).to.equal(1);
 
         await t.reset();
-        expect(pay.copy.db).to.shallow.equal(connection);
+        expect(pay()).to.shallow.equal(connection);
         expect(wallets()).to.equal(0);
         const again = await t.inject({ url: '/v1/pay/wallet', headers: t.auth('alice') });
         expect(again.statusCode).to.equal(200);

@@ -8,6 +8,7 @@ import { mintToken } from '../lib';
 import { expectError } from './helpers/errors';
 import { adminBearer, bearer, body, type List, testServer } from './helpers/server';
 import { commerceNamespace } from '../lib/namespaces/commerce';
+import { payNamespace } from '../lib/namespaces/pay';
 
 
 export const lab = Lab.script();
@@ -266,7 +267,7 @@ describe('/_instances', () => {
         const { id, base_path: base } = await create({ pay: true });
         expect(body(await server.inject(`${base}/v1/pay/status`))).to.equal({ configured: true, schema_ready: true, sections: ['wallet', 'tokens', 'gateway'] });
         expect(body<{ namespaces: Record<string, object> }>(await server.inject(`${base}/health`)).namespaces.pay).to.equal({ state: 'ready', engine: 'sqlite', schema_version: 3, storage: 'memory' });
-        expect(await server.app.localgate.instances.find(created.id)!.data.pay.store()).to.be.null();
+        expect(await server.app.localgate.instances.find(created.id)!.data.readiness(payNamespace)).to.equal({ ready: false, configured: false, gap: 'unconfigured' });
         const move = (path: string, key: string, amount: number) => {
 
             const headers = { ...bearer(server, 'fay'), 'idempotency-key': key };

@@ -8,16 +8,17 @@ import Lab from '@hapi/lab';
 import Sqlite from 'better-sqlite3';
 
 import { provisionPay } from '../lib';
-import { wallContext } from '../lib/clock';
 import { payLocation } from '../lib/config';
 import { migrate, namespaceMigrations } from '../lib/storage/sqlite/migrate';
 import { closeDatabase, openDatabase } from '../lib/storage/sqlite/open';
 import type { PayCredentials } from '../lib/storage';
 import { mintPayKeys } from '../lib/storage/pay-keys';
-import { PayReadiness } from '../lib/storage/sqlite/pay-readiness';
 import { rotatePayKeys } from '../lib/storage/sqlite/provision';
+import { expectError } from './helpers/errors';
+import { followPayFile, statusOf } from './helpers/pay-file';
 import { bearer, body, breakIntegrity, tempDir, testServer } from './helpers/server';
 import { paySchema } from '../lib/storage/migrations';
+import type { SqliteNamespace } from '../lib/storage/sqlite/namespace';
 
 
 export const lab = Lab.script();
@@ -163,9 +164,9 @@ describe('pay readiness', () => {
         await server.stop();
 
         for (const pair of [second, { ...second, publishableKey: first.publishableKey }, { ...second, secretKey: first.secretKey }]) {
-            const readiness = new PayReadiness({ file, ...pair }, wallContext());
-            expect((await readiness.status()).configured).to.equal(pair === second);
-            readiness.close();
+            const readiness = followPayFile(file, pair);
+            expect((await statusOf(readiness)).configured).to.equal(pair === second);
+            await readiness.close();
         }
 
         const stored = new Sqlite(file, { readonly: true });
@@ -212,6 +213,23 @@ describe('pay readiness', () => {
         new Sqlite(replacement).close();
         Fs.renameSync(replacement, file);
         expect(body(await server.inject('/v1/pay/status'))).to.equal({ configured: true, schema_ready: false, sections: ['wallet', 'tokens', 'gateway'] });
+        await server.stop();
+    });
+
+    it('answers 501, never a 500, when the file is written over in place with something that is no database', async () => {
+
+        const credentials = await provisionPay(Path.join(tempDir(), 'pay.db'));
+        const file = credentials.PAY_DB_URL;
+        const server = await testServer({ pay: { url: file, ...provisionedKeys(credentials) } });
+        expect(body(await server.inject('/v1/pay/status'))).to.include({ configured: true, schema_ready: true });
+
+        Fs.writeFileSync(file, 'ledger, handwritten'.repeat(300));
+        for (const suffix of ['-wal', '-shm']) {
+            Fs.rmSync(file + suffix, { force: true });
+        }
+
+        expect(body(await server.inject('/v1/pay/status'))).to.include({ configured: false, schema_ready: false });
+        expectError(await server.inject({ url: '/v1/pay/wallet', headers: bearer(server, 'alice') }), 501, 'pay_not_provisioned');
         await server.stop();
     });
 
@@ -264,12 +282,12 @@ describe('pay readiness', () => {
 
     it('keeps an in-memory pay database unconfigured: it is never provisioned', async () => {
 
-        const readiness = new PayReadiness({ file: ':memory:', ...keys }, wallContext());
-        expect(await readiness.status()).to.include({ configured: false, schema_ready: false });
-        expect(await readiness.store()).to.be.null();
-        expect(readiness.database()).to.be.null();
-        readiness.close();
-        readiness.close();
+        const readiness = followPayFile(':memory:', keys);
+        expect(await statusOf(readiness)).to.include({ configured: false, schema_ready: false });
+        expect(await readiness.readiness()).to.equal({ ready: false, configured: false, gap: 'unconfigured' });
+        expect(await readiness.health()).to.equal({ state: 'unconfigured', engine: 'sqlite', schema_version: null, storage: 'file' });
+        await readiness.close();
+        await readiness.close();
     });
 });
 
@@ -286,14 +304,15 @@ describe('provisionPay()', () => {
         expect(first.PAY_DB_SECRET_KEY).to.match(/^sk_local_[0-9a-f]{48}$/);
         expect(second.PAY_DB_SECRET_KEY).to.not.equal(first.PAY_DB_SECRET_KEY);
 
-        const readiness = new PayReadiness({ file, ...provisionedKeys(second) }, wallContext());
-        expect(await readiness.status()).to.include({ configured: true, schema_ready: true });
-        expect(await readiness.store()).to.not.be.null();
-        expect(readiness.database()!.pragma('synchronous', { simple: true })).to.equal(2);
-        readiness.close();
-        const retired = new PayReadiness({ file, ...provisionedKeys(first) }, wallContext());
-        expect(await retired.status()).to.include({ configured: false, schema_ready: false });
-        retired.close();
+        const readiness = followPayFile(file, provisionedKeys(second));
+        expect(await statusOf(readiness)).to.include({ configured: true, schema_ready: true });
+        const state = await readiness.readiness();
+        expect(state.ready).to.be.true();
+        expect(state.ready && (state.database as SqliteNamespace).db.pragma('synchronous', { simple: true })).to.equal(2);
+        await readiness.close();
+        const retired = followPayFile(file, provisionedKeys(first));
+        expect(await statusOf(retired)).to.include({ configured: false, schema_ready: false });
+        await retired.close();
     });
 
     it('records the pair it is given, replacing the one recorded before', async () => {
@@ -303,9 +322,9 @@ describe('provisionPay()', () => {
         const given = mintPayKeys();
         expect(await provisionPay(file, undefined, given)).to.equal({ PAY_DB_URL: file, PAY_DB_PUBLISHABLE_KEY: given.publishableKey, PAY_DB_SECRET_KEY: given.secretKey });
         for (const [pair, configured] of [[given, true], [minted, false]] as const) {
-            const readiness = new PayReadiness({ file, ...pair }, wallContext());
-            expect(await readiness.status()).to.equal({ configured, schema_ready: configured, sections: ['wallet', 'tokens', 'gateway'] });
-            readiness.close();
+            const readiness = followPayFile(file, pair);
+            expect(await statusOf(readiness)).to.equal({ configured, schema_ready: configured, sections: ['wallet', 'tokens', 'gateway'] });
+            await readiness.close();
         }
     });
 

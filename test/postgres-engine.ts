@@ -5,7 +5,7 @@ import Code from '@hapi/code';
 import Lab from '@hapi/lab';
 
 import { provisionPay } from '../lib';
-import { Clock, IdSource, wallContext } from '../lib/clock';
+import { Clock, IdSource } from '../lib/clock';
 import { DomainError } from '../lib/errors';
 import { FixtureError } from '../lib/fixtures';
 import { MigrationError, type Migration } from '../lib/storage/migrations';
@@ -16,7 +16,9 @@ import { describeUrl, migrate } from '../lib/storage/postgres/migrate';
 import { PgNamespace } from '../lib/storage/postgres/namespace';
 import { PgPayStore } from '../lib/storage/postgres/pay';
 import { recordedKeys } from '../lib/storage/postgres/pay-credentials';
-import { PgPayReadiness } from '../lib/storage/postgres/pay-readiness';
+import { openPgProvisioned } from '../lib/storage/postgres/provisioned';
+import { payNamespace } from '../lib/namespaces/pay';
+import { payStatus } from '../lib/namespaces/pay/routes';
 import { adminQuery, freshDatabase, skipWithoutPostgres } from './helpers/postgres';
 import { logisticsNamespace } from '../lib/namespaces/logistics';
 import { commerceNamespace } from '../lib/namespaces/commerce';
@@ -342,14 +344,14 @@ describe('PostgreSQL pay', { skip: skipWithoutPostgres('PostgreSQL pay') }, () =
 
         const database = await freshDatabase();
         try {
-            const readiness = await PgPayReadiness.open({ url: database.url }, dbSettings, wallContext());
-            expect(await readiness.status()).to.include({ configured: false, schema_ready: false });
-            expect(await readiness.schemaVersion()).to.be.null();
-            expect(await readiness.store()).to.be.null();
+            const readiness = await openPgProvisioned(payNamespace, { url: database.url }, dbSettings);
+            expect(payStatus(await readiness.readiness())).to.include({ configured: false, schema_ready: false });
+            expect((await readiness.health()).schema_version).to.be.null();
+            expect(await readiness.readiness()).to.equal({ ready: false, configured: false, gap: 'unconfigured' });
             await readiness.close();
             for (const settings of [{}, { url: database.url, publishableKey: keys.publishableKey }]) {
-                const unkeyed = await PgPayReadiness.open(settings, dbSettings, wallContext());
-                expect(await unkeyed.schemaVersion()).to.be.null();
+                const unkeyed = await openPgProvisioned(payNamespace, settings, dbSettings);
+                expect((await unkeyed.health()).schema_version).to.be.null();
                 await unkeyed.close();
             }
         }
@@ -365,7 +367,7 @@ describe('PostgreSQL pay', { skip: skipWithoutPostgres('PostgreSQL pay') }, () =
             const credentials = await provisionPay(database.url);
             await adminQuery(`UPDATE pay.schema_migrations SET checksum = 'edited' WHERE version = 1`, database.url);
             const settings = { url: database.url, publishableKey: credentials.PAY_DB_PUBLISHABLE_KEY, secretKey: credentials.PAY_DB_SECRET_KEY };
-            await expect(PgPayReadiness.open(settings, dbSettings, wallContext())).to.reject(MigrationError, /^Migration .*migrations\/postgres\/pay\/001_.*\.sql was edited after it was applied to the schema pay of /);
+            await expect(openPgProvisioned(payNamespace, settings, dbSettings)).to.reject(MigrationError, /^Migration .*migrations\/postgres\/pay\/001_.*\.sql was edited after it was applied to the schema pay of /);
         }
         finally {
             await database.drop();

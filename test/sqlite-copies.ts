@@ -5,8 +5,8 @@ import { wallContext } from '../lib/clock';
 import { namespaceImage } from '../lib/storage/sqlite/images';
 import { SqliteNamespace } from '../lib/storage/sqlite/namespace';
 import { openCopy } from '../lib/storage/sqlite/open';
-import { openMemoryPay } from '../lib/storage/sqlite/pay-access';
 import { commerceNamespace } from '../lib/namespaces/commerce';
+import { payNamespace } from '../lib/namespaces/pay';
 
 
 export const lab = Lab.script();
@@ -52,15 +52,16 @@ describe('an SQLite copy in memory', () => {
 
     it('keeps pay\'s image the same way', async () => {
 
-        const pay = openMemoryPay(wallContext());
-        const image = pay.copy.serialize();
-        expect(pay.copy.serialize()).to.shallow.equal(image);
-        const store = await pay.store();
+        const made = namespaceImage(payNamespace, false);
+        const pay = new SqliteNamespace(payNamespace, openCopy(made), 'memory', made);
+        const image = pay.serialize();
+        expect(pay.serialize()).to.shallow.equal(image);
+        const store = payNamespace.stores!.sqlite(pay.db, wallContext());
         await store.openWallet('alice');
-        const changed = pay.copy.serialize();
+        const changed = pay.serialize();
         expect(changed).to.not.shallow.equal(image);
-        pay.copy.replace(image);
-        expect(pay.copy.serialize()).to.shallow.equal(image);
+        pay.replace(image);
+        expect(pay.serialize()).to.shallow.equal(image);
         await pay.close();
     });
 });

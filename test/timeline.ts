@@ -13,6 +13,7 @@ import { clockFileName, defaultClock } from '../lib/data-set/clock-file';
 import type { AppliedTransition, TimedStore, TransitionType } from '../lib/data-set/transitions';
 import { DomainError } from '../lib/errors';
 import { builtInNamespaces, type Namespace } from '../lib/namespaces';
+import { payNamespace } from '../lib/namespaces/pay';
 import type { FailureLog } from '../lib/safe-listener';
 import { createTestKit } from '../lib/testing';
 import { expectError } from './helpers/errors';
@@ -499,6 +500,24 @@ describe('an instance\'s timeline', () => {
         }
         finally {
             failing = false;
+            await kit.close();
+        }
+    });
+    it('moves a provisioned namespace\'s records with time only while it is ready: in an instance with pay, not in one without', async () => {
+
+        const pay = new ArrayStore();
+        const timedPay: Namespace = { ...payNamespace, timed: () => pay };
+        const kit = await createTestKit({ namespaces: builtInNamespaces.map((namespace) => (namespace === payNamespace ? timedPay : namespace)) });
+        try {
+            const without = await kit.instance({ clock: start.toISOString(), seed: 'none' });
+            const paid = await kit.instance({ clock: start.toISOString(), seed: 'none', pay: true });
+            pay.pending.push({ id: 'p1', due: at(hour), type: 'commerce.offer.expired' });
+            expect(await without.clock.advance('2h')).to.equal({});
+            expect(pay.pending).to.have.length(1);
+            expect(await paid.clock.advance('2h')).to.equal({ 'commerce.offer.expired': 1 });
+            expect(pay.applied.map((row) => row.id)).to.equal(['p1']);
+        }
+        finally {
             await kit.close();
         }
     });

@@ -16,9 +16,9 @@ export function timedStoresOf(namespaces: readonly Namespace[], data: () => Data
         const stores: TimedStore[] = [];
         const set = data();
         for (const { namespace, hook } of timed) {
-            const store = namespace.readiness === 'provisioned' ? await set.pay.store() : set.store(namespace);
-            if (store) {
-                stores.push(hook(store));
+            const readiness = await set.readiness(namespace);
+            if (readiness.ready) {
+                stores.push(hook(readiness.store));
             }
         }
 

@@ -3,11 +3,15 @@ import type { Plugin } from '@hapi/hapi';
 import type { TimedStore } from '../data-set/transitions';
 import type { FixtureSpec } from '../fixtures';
 import type { StoreFactories } from '../storage/engines';
+import type { FixturePosting } from '../storage/fixture-sql';
 
 
 /**
- * How a namespace's database becomes ready: `migrated` where the settings place it as the server starts (its
- * <NAME>_DB_URL, else DATABASE_URL, else the data directory); `provisioned` on its own, by a command (pay).
+ * How a namespace's database becomes ready, its readiness policy: `migrated` where the settings place it as the server
+ * starts (its <NAME>_DB_URL, else DATABASE_URL, else the data directory), and ready from then on; `provisioned` on its
+ * own, by a command that records a key pair (pay): ready once its database records the settings' pair and every
+ * migration (storage/readiness.ts), followed without a restart. In memory a provisioned namespace is migrated as it is
+ * made, so ready.
  */
 export type Readiness = 'migrated' | 'provisioned';
 
@@ -32,10 +36,10 @@ export interface Namespace<Store = unknown> {
     readonly migrations: string;
 
     /**
-     * The collections a fixture or an export fills in it, and its demo data file (a fixture of them), loaded into
-     * empty databases unless the settings say not to.
+     * The collections a fixture or an export fills in it, its demo data file (a fixture of them), loaded into empty
+     * databases unless the settings say not to, and what it posts after a fixture's rows are stored (pay's ledger).
      */
-    readonly fixture?: { collections: FixtureSpec; demo?: string };
+    readonly fixture?: { collections: FixtureSpec; demo?: string; posting?: FixturePosting };
 
     /** Its store over each engine's database; none for a namespace that keeps no records. */
     readonly stores?: StoreFactories<Store>;

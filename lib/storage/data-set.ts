@@ -1,14 +1,17 @@
 import type { RecordContext } from '../clock';
 import { FixtureError, fixtureBody, fixtureFormat, fixtureNamespaces, fixtureRows, type FixtureRows } from '../fixtures';
 import type { Namespace } from '../namespaces/namespace';
-import type { PayAccess } from '../namespaces/pay/store';
 import { fixtureSpecs } from './demo';
-import { payHealth, type DataSet, type ImmediateRecords, type NamespaceDatabase, type NamespaceHealth, type PayDatabase, type RecordsDatabase, type SeedCheck, type WaitingRecords } from './engine';
+import type { DataSet, ImmediateRecords, NamespaceDatabase, NamespaceHealth, Readiness, SeedCheck, WaitingRecords } from './engine';
 import { appliedMigrationNames, shippedMigrationNames } from './migrations';
+import type { ProvisionedNamespace } from './readiness';
 
 
-/** The databases of one data set by namespace, one per namespace the settings place, each on its own engine. */
+/** The databases of one data set by namespace, each on its own engine: those always ready (migrated, or in memory). */
 export type NamespaceDatabases = Record<string, NamespaceDatabase>;
+
+/** The provisioned namespaces of a data set whose databases are not always ready, by namespace (pay's file or schema). */
+export type ProvisionedNamespaces = Record<string, ProvisionedNamespace>;
 
 
 interface Load<Database> {
@@ -68,13 +71,18 @@ export class NoPayForFixture extends FixtureError {
 }
 
 
-/** A data set made of one database per namespace and pay: the default one, and (on SQLite in memory) each instance's. */
+/**
+ * A data set made of one database per namespace: the default one, and (on SQLite in memory) each instance's. A
+ * provisioned namespace (pay) is either among the databases (in memory it is migrated as it is made) or followed by
+ * its readiness policy until its database is ready.
+ */
 export class NamespacesDataSet implements DataSet {
 
-    private readonly stores = new Map<string, unknown>();
+    // Stores by the database they were made over: a provisioned namespace's database can change (a replaced file).
+    private stores = new WeakMap<NamespaceDatabase, unknown>();
     private readonly specs: ReturnType<typeof fixtureSpecs>;
 
-    constructor(protected readonly namespaces: readonly Namespace[], protected databases: NamespaceDatabases, protected readonly payDatabase: PayDatabase, protected readonly context: RecordContext) {
+    constructor(protected readonly namespaces: readonly Namespace[], protected databases: NamespaceDatabases, protected readonly provisioned: ProvisionedNamespaces, protected readonly context: RecordContext) {
 
         this.specs = fixtureSpecs(namespaces);
     }
@@ -87,26 +95,25 @@ export class NamespacesDataSet implements DataSet {
 
     store<Store>(namespace: Namespace<Store>): Store {
 
-        let store = this.stores.get(namespace.name);
-        if (store === undefined) {
-            store = this.databases[namespace.name].store(this.context);
-            this.stores.set(namespace.name, store);
-        }
-
-        // The database made it with the factory of this very namespace.
-        return store as Store;
+        return this.storeOver(namespace, this.databases[namespace.name]);
     }
 
-    get pay(): PayAccess {
+    async readiness<Store>(namespace: Namespace<Store>): Promise<Readiness<Store>> {
 
-        return this.payDatabase.access;
+        const database = this.databases[namespace.name];
+        if (database) {
+            return { ready: true, store: this.storeOver(namespace, database) };
+        }
+
+        const state = await this.provisioned[namespace.name].readiness();
+        return state.ready ? { ready: true, store: this.storeOver(namespace, state.database) } : state;
     }
 
     async health(): Promise<Record<string, NamespaceHealth>> {
 
         const health: Record<string, NamespaceHealth> = {};
-        for (const { name, readiness } of this.namespaces) {
-            health[name] = readiness === 'provisioned' ? await payHealth(this.pay, this.payDatabase.engine, this.payDatabase.storage) : await this.databases[name].health();
+        for (const { name } of this.namespaces) {
+            health[name] = await (this.databases[name] ?? this.provisioned[name]).health();
         }
 
         return health;
@@ -119,7 +126,7 @@ export class NamespacesDataSet implements DataSet {
      */
     async loadFixture(fixture: unknown, origin: string): Promise<Record<string, number>> {
 
-        const loads = this.fixtureLoads(fixture, origin, await this.payDatabase.records());
+        const loads = this.fixtureLoads(fixture, origin, await this.readyDatabases());
         await this.storeLoads(loads);
         return loads.counts;
     }
@@ -133,7 +140,7 @@ export class NamespacesDataSet implements DataSet {
     async loadSeed(fixture: unknown, origin: string): Promise<Record<string, number> | null> {
 
         try {
-            const loads = { ...this.fixtureLoads(fixture, origin, await this.payDatabase.records()), seed: true };
+            const loads = { ...this.fixtureLoads(fixture, origin, await this.readyDatabases()), seed: true };
             await this.storeLoads(loads);
             return loads.counts;
         }
@@ -151,9 +158,9 @@ export class NamespacesDataSet implements DataSet {
         const health = await this.health();
         const migrations: Record<string, string[]> = {};
         const records: Record<string, Record<string, unknown>> = {};
-        const pay = await this.payDatabase.records();
+        const databases = await this.readyDatabases();
         for (const namespace of this.namespaces) {
-            const database = this.databases[namespace.name] ?? pay;
+            const database = databases[namespace.name];
             if (!namespace.fixture || !database) {
                 continue;
             }
@@ -170,7 +177,7 @@ export class NamespacesDataSet implements DataSet {
 
     async close(): Promise<void> {
 
-        await Promise.all([...Object.values(this.databases).map((database) => database.close()), this.payDatabase.close()]);
+        await Promise.all([...Object.values(this.databases), ...Object.values(this.provisioned)].map((database) => database.close()));
     }
 
     /** The database of a namespace, for the engine's own tests and tools. */
@@ -179,14 +186,14 @@ export class NamespacesDataSet implements DataSet {
         return this.databases[namespace];
     }
 
-    /** A fixture checked and made into rows, per namespace, by the kind of transaction that stores them; pay's go to its records. */
-    protected fixtureLoads(fixture: unknown, origin: string, pay: RecordsDatabase | null): FixtureLoads {
+    /** A fixture checked and made into rows, per namespace, by the kind of transaction that stores them, for the ready databases. */
+    protected fixtureLoads(fixture: unknown, origin: string, databases: NamespaceDatabases): FixtureLoads {
 
         const loads: FixtureLoads = { counts: {}, waiting: [], immediate: [] };
         const { records } = fixtureBody(fixture, origin, shippedMigrationNames(this.namespaces));
         for (const [namespace, collections] of fixtureNamespaces(records, origin, this.specs)) {
-            // A namespace with fixture collections and no database the settings place is pay.
-            const database = this.databases[namespace] ?? pay;
+            // Only a provisioned namespace (pay) can have no ready database.
+            const database = databases[namespace];
             if (!database) {
                 throw new NoPayForFixture(`${origin}: pay: this data set has no pay namespace ready to load wallets into (${this.payAdvice})`);
             }
@@ -230,9 +237,36 @@ export class NamespacesDataSet implements DataSet {
         await store(0);
     }
 
-    // Stores hold the databases they were made over: replaced databases need new ones.
+    // Stores hold the connections they were made over: replaced databases need new ones.
     protected forgetStores(): void {
 
-        this.stores.clear();
+        this.stores = new WeakMap();
+    }
+
+    // The store of a namespace over one of its databases, made once per database by the namespace's factory.
+    private storeOver<Store>(namespace: Namespace<Store>, database: NamespaceDatabase): Store {
+
+        let store = this.stores.get(database);
+        if (store === undefined) {
+            store = database.store(this.context);
+            this.stores.set(database, store);
+        }
+
+        // The database made it with the factory of this very namespace.
+        return store as Store;
+    }
+
+    // Every database that is ready now: the placed ones, and each provisioned namespace's once its readiness says so.
+    private async readyDatabases(): Promise<NamespaceDatabases> {
+
+        const ready = { ...this.databases };
+        for (const [name, provisioned] of Object.entries(this.provisioned)) {
+            const state = await provisioned.readiness();
+            if (state.ready) {
+                ready[name] = state.database;
+            }
+        }
+
+        return ready;
     }
 }

@@ -2,30 +2,45 @@ import type { RecordContext } from '../clock';
 import { placedNamespaces, type Settings } from '../config';
 import type { Namespace } from '../namespaces/namespace';
 import { readFixtureFile } from '../fixtures';
-import { NamespacesDataSet, type NamespaceDatabases } from './data-set';
-import type { DataSet, NamespaceDatabase, PayDatabase } from './engine';
+import { NamespacesDataSet, type NamespaceDatabases, type ProvisionedNamespaces } from './data-set';
+import type { DataSet, NamespaceDatabase } from './engine';
 import { engineOf, engines } from './engines';
 
 
 // The default data set: each namespace opened where the settings place it. The PostgreSQL code (with `pg`) loads only
 // when a namespace or pay is placed there: a start on the SQLite default never pays for requiring it.
 
-/** Opens every namespace where the settings place it, then pay; a failure closes what was opened and names the namespace. */
+/**
+ * Opens every namespace where the settings place it, then each provisioned one (pay); a failure closes what was opened
+ * and names the namespace.
+ */
 export async function openDefaultDataSet(settings: Settings, context: RecordContext): Promise<DataSet> {
 
     // The seed file is read and bounded before any database is opened: a file refused here leaves nothing written.
     const seed = settings.seedFile ? readFixtureFile(settings.seedFile) : undefined;
     const opened: NamespaceDatabases = {};
+    const provisioned: ProvisionedNamespaces = {};
     let data: NamespacesDataSet;
     try {
         for (const namespace of placedNamespaces(settings.namespaces)) {
             opened[namespace.name] = await openNamespace(settings, namespace);
         }
 
-        data = new NamespacesDataSet(settings.namespaces, opened, await openPay(settings, context), context);
+        for (const namespace of settings.namespaces.filter(({ readiness }) => readiness === 'provisioned')) {
+            if (settings.memoryPay) {
+                // In memory, migrated as it is made: ready like a placed namespace.
+                opened[namespace.name] = await engines.sqlite.openNamespace(namespace, { engine: 'sqlite' }, { ...settings, seed: false });
+            }
+            else {
+                // Without a PAY_DB_URL, SQLite's: not configured.
+                provisioned[namespace.name] = await engines[settings.payLocation?.engine ?? 'sqlite'].openProvisioned(namespace, settings);
+            }
+        }
+
+        data = new NamespacesDataSet(settings.namespaces, opened, provisioned, context);
     }
     catch (err) {
-        await Promise.all(Object.values(opened).map((database) => database.close()));
+        await Promise.all([...Object.values(opened), ...Object.values(provisioned)].map((database) => database.close()));
         throw err;
     }
 
@@ -57,9 +72,3 @@ function openNamespace(settings: Settings, namespace: Namespace): Promise<Namesp
     return engineOf(location).openNamespace(namespace, location, settings);
 }
 
-
-// Pay without a PAY_DB_URL is SQLite's: in memory when asked, else not configured.
-function openPay(settings: Settings, context: RecordContext): Promise<PayDatabase> {
-
-    return engines[settings.payLocation?.engine ?? 'sqlite'].openPay(settings, context);
-}

@@ -1,7 +1,6 @@
 import type { RecordContext } from '../clock';
 import type { FixtureRows } from '../fixtures';
 import type { Namespace } from '../namespaces/namespace';
-import type { PayAccess } from '../namespaces/pay/store';
 import type { EngineName } from './engines';
 
 
@@ -74,24 +73,23 @@ export interface ImmediateDatabase extends NamespaceDatabaseBase, ImmediateRecor
 /** One namespace's database, on whichever engine the settings place it. */
 export type NamespaceDatabase = WaitingDatabase | ImmediateDatabase;
 
-/** Pay as a data set holds it: its readiness and store, where it lives, and how it closes. */
-export interface PayDatabase {
-    readonly access: PayAccess;
-    readonly engine: EngineName;
-    readonly storage: NamespaceHealth['storage'];
+/** Why a namespace is not ready, as its 501 says it: no usable settings or database, keys other than the recorded pair, or no schema yet. */
+export type ReadinessGap = 'unconfigured' | 'keys_differ' | 'no_schema';
 
-    /** Pay's records (wallets and transactions, with their ledger) when its schema is ready, else null. */
-    records(): Promise<RecordsDatabase | null>;
-
-    close(): Promise<void>;
-}
+/** Whether a namespace is ready, with its store when it is, or why not. */
+export type Readiness<Store> = { ready: true; store: Store } | { ready: false; configured: boolean; gap: ReadinessGap };
 
 /** The databases of one data set (the default one, or an instance's) behind the stores of its namespaces. */
 export interface DataSet {
-    readonly pay: PayAccess;
 
-    /** The store of one of the data set's namespaces, made once over its database. */
+    /** The store of one of the data set's namespaces that is always ready (migrated), made once over its database. */
     store<Store>(namespace: Namespace<Store>): Store;
+
+    /**
+     * Whether a namespace is ready, with its store when it is. A migrated namespace always is; a provisioned one's
+     * readiness is kept until its engine's mark says its database can have changed.
+     */
+    readiness<Store>(namespace: Namespace<Store>): Promise<Readiness<Store>>;
 
     /** Each namespace's state, engine, schema version and storage, as /health shows them. */
     health(): Promise<Record<string, NamespaceHealth>>;
@@ -167,15 +165,3 @@ export interface Engine {
     hasFixtureImage(key: string): boolean;
 }
 
-
-/** Pay's line of /health, from its readiness: ready, configured (no schema yet) or unconfigured. */
-export async function payHealth(pay: PayAccess, engine: EngineName, storage: NamespaceHealth['storage']): Promise<NamespaceHealth> {
-
-    const [status, schemaVersion] = await Promise.all([pay.status(), pay.schemaVersion()]);
-    return {
-        state: status.schema_ready ? 'ready' : (status.configured ? 'configured' : 'unconfigured'),
-        engine,
-        schema_version: schemaVersion,
-        storage
-    };
-}

@@ -4,13 +4,14 @@ import Url from 'node:url';
 import type { RecordContext } from '../clock';
 import { SettingError, type DatabaseSettings, type Settings } from '../config';
 import type { Namespace } from '../namespaces/namespace';
-import type { NamespaceDatabase, PayDatabase } from './engine';
+import type { NamespaceDatabase } from './engine';
 import type { PayCredentials, PayKeys } from './pay-keys';
+import type { ProvisionedNamespace } from './readiness';
 
 
-// The one table of storage engines: how a setting's URL names each, how each opens a namespace's database and pay's,
-// and what each can do. Nothing else in lib/ asks which engine a database is on. An engine's code loads when a
-// database is placed there: a start on the SQLite default never requires `pg`.
+// The one table of storage engines: how a setting's URL names each, how each opens a namespace's database (placed or
+// provisioned), and what each can do. Nothing else in lib/ asks which engine a database is on. An engine's code loads
+// when a database is placed there: a start on the SQLite default never requires `pg`.
 
 /** Where a database of each engine is, as the settings name it. */
 export interface EngineLocations {
@@ -77,8 +78,8 @@ interface EngineEntry<Engine extends EngineName> {
     /** Opens a namespace's database here: migrated, and seeded with its demo data when the settings ask. */
     openNamespace(namespace: Namespace, location: Location<Engine>, settings: OpenSettings): Promise<NamespaceDatabase>;
 
-    /** Opens pay's database as the settings place it here. */
-    openPay(settings: Settings, context: RecordContext): Promise<PayDatabase>;
+    /** Opens a provisioned namespace's database (pay's) as the settings place it here, followed by its readiness. */
+    openProvisioned(namespace: Namespace, settings: Settings): Promise<ProvisionedNamespace>;
 
     /** Creates (or upgrades) pay's database here and records a key pair in it. */
     provisionPay(location: Required<Location<Engine>>, database: DatabaseSettings, keys: PayKeys): Promise<PayCredentials>;
@@ -97,7 +98,7 @@ export const engines: { readonly [Name in EngineName]: EngineEntry<Name> } = {
         describe: (location, settings) => Promise.resolve(location.file ? `in ${Path.resolve(location.file)}` : (settings.storage === 'memory' ? 'in memory' : `in ${Path.resolve(settings.dataDir)}`)),
         files: (location, namespace, dataDir) => [location.file ?? Path.resolve(dataDir, `${namespace}.db`)],
         openNamespace: async (namespace, location, settings) => (await import('./sqlite/namespace')).openSqliteNamespace(namespace, location.file, settings),
-        openPay: async (settings, context) => (await import('./sqlite/pay-access')).openSqlitePay(settings, context),
+        openProvisioned: async (namespace, settings) => (await import('./sqlite/provisioned')).openSqliteProvisioned(namespace, settings),
         provisionPay: async (location, database, keys) => (await import('./sqlite/provision')).provisionPay(location.file, keys),
         rotatePayKeys: async (location) => (await import('./sqlite/provision')).rotatePayKeys(location.file)
     },
@@ -108,12 +109,7 @@ export const engines: { readonly [Name in EngineName]: EngineEntry<Name> } = {
         describe: async (location) => `on PostgreSQL at ${(await import('./postgres/migrate')).describeUrl(location.url)}`,
         files: () => [],
         openNamespace: async (namespace, location, settings) => (await import('./postgres/namespace')).PgNamespace.open(namespace, location.url, settings.database, settings.seed),
-        openPay: async (settings, context) => {
-
-            const { PgPayReadiness } = await import('./postgres/pay-readiness');
-            const readiness = await PgPayReadiness.open(settings.pay, settings.database, context);
-            return { access: readiness, engine: 'postgres', storage: 'server', records: () => readiness.records(), close: () => readiness.close() };
-        },
+        openProvisioned: async (namespace, settings) => (await import('./postgres/provisioned')).openPgProvisioned(namespace, settings.pay, settings.database),
         provisionPay: async (location, database, keys) => (await import('./postgres/provision')).provisionPostgresPay(location.url, database, keys),
         rotatePayKeys: async (location, database) => (await import('./postgres/provision')).rotatePostgresPayKeys(location.url, database)
     }

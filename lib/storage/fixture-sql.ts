@@ -1,5 +1,4 @@
 import type { FixtureExclusion, FixtureRow } from '../fixtures';
-import { byTimeOrder } from '../namespaces/pay/fixture';
 
 
 // The SQL both engines run to store fixtures, written once: each engine passes how it writes the nth parameter.
@@ -47,8 +46,20 @@ export function ledgerPosting(placeholder: Placeholder): [sql: string, ids: numb
 }
 
 
-/** The pay transactions a load stored, in the order the fixture's check walked them (byTimeOrder). */
-export function transactionsInTimeOrder(added: { collection: string; record: FixtureRow }[]): FixtureRow[] {
+/**
+ * What a namespace posts after a fixture's rows are stored, in the same transaction: statements run once per added
+ * record of one collection, in an order (pay: each transaction to the ledger, in the order its check walked them).
+ */
+export interface FixturePosting {
+    readonly collection: string;
+    order(a: Record<string, unknown>, b: Record<string, unknown>): number;
+    /** The statements, each with the number of times it takes the record's id. */
+    statements(placeholder: Placeholder): [sql: string, ids: number][];
+}
 
-    return added.filter(({ collection }) => collection === 'transactions').map(({ record }) => record).sort((a, b) => byTimeOrder(a.row, b.row));
+
+/** The records of a posting's collection a load added, in the posting's order. */
+export function postedInOrder(added: { collection: string; record: FixtureRow }[], posting: FixturePosting): FixtureRow[] {
+
+    return added.filter(({ collection }) => collection === posting.collection).map(({ record }) => record).sort((a, b) => posting.order(a.row, b.row));
 }

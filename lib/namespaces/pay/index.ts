@@ -1,9 +1,12 @@
 import type { Plugin } from '@hapi/hapi';
 
 import { migrationsRoot } from '../../paths';
+import { ledgerPosting } from '../../storage/fixture-sql';
+import { SqlitePayStore } from '../../storage/sqlite/pay';
 import type { Namespace } from '../namespace';
-import { payFixture } from './fixture';
+import { byTimeOrder, payFixture } from './fixture';
 import { payRoutes } from './routes';
+import type { PayStore } from './store';
 
 
 export const payPlugin: Plugin<void> = {
@@ -14,14 +17,23 @@ export const payPlugin: Plugin<void> = {
     }
 };
 
-// Pay's store comes with its readiness (PAY_DB_URL and its keys), not from a database the settings place. Its
-// success bodies (wallets, the ledger) stay off the live log's shared screen.
-export const payNamespace: Namespace = {
+// Pay is provisioned (PAY_DB_URL and its keys), not placed by the settings: its store is there once its readiness
+// says so. A fixture's transactions are posted to the ledger as the API posts them. Its success bodies (wallets, the
+// ledger) stay off the live log's shared screen.
+export const payNamespace: Namespace<PayStore> = {
     name: 'pay',
     description: 'Wallets, token types and the fiat gateway: data endpoints answer 501 until pay is provisioned',
     plugin: payPlugin,
     readiness: 'provisioned',
     migrations: migrationsRoot,
-    fixture: { collections: payFixture },
+    fixture: { collections: payFixture, posting: { collection: 'transactions', order: byTimeOrder, statements: ledgerPosting } },
+    stores: {
+        sqlite: (db, context) => new SqlitePayStore(db, context),
+        postgres: async () => {
+
+            const { PgPayStore } = await import('../../storage/postgres/pay');
+            return (db, context) => new PgPayStore(db, context);
+        }
+    },
     liveBodies: false
 };

@@ -5,6 +5,8 @@ import { callerId } from '../../auth';
 import { failure, toBoom } from '../../errors';
 import { dataOf } from '../../scope';
 import { createdResponse, listResponse, type Page } from '../../lists';
+import type { ReadinessGap } from '../../storage/engine';
+import { payNamespace } from './index';
 import {
     gatewayPayload,
     idempotencyHeaders,
@@ -20,7 +22,7 @@ import {
     transactionsQuery,
     walletSchema
 } from './schemas';
-import type { GatewayOutcome, GatewayRequest, PayStore } from './store';
+import { sections, type GatewayOutcome, type GatewayRequest, type PayStatus, type PayStore } from './store';
 
 
 interface GatewayPayload {
@@ -32,18 +34,14 @@ interface GatewayPayload {
 const tags = ['api', 'pay'];
 
 
-// Why pay data is not there, as the 501 says it: no usable settings or database, keys other than the recorded pair, or
-// no schema yet.
-type PayGap = 'unconfigured' | 'keys_differ' | 'no_schema';
-
-const gapMessages: Record<PayGap, string> = {
+const gapMessages: Record<ReadinessGap, string> = {
     unconfigured: 'Pay is not configured: run `npx localgate provision pay` and export the PAY_DB_URL, PAY_DB_PUBLISHABLE_KEY and PAY_DB_SECRET_KEY it prints',
     keys_differ: 'Pay is not configured: PAY_DB_PUBLISHABLE_KEY and PAY_DB_SECRET_KEY do not match the keys recorded in the pay database; set the pair it was provisioned with, or record these with `npx localgate provision pay`',
     no_schema: 'The pay database has no schema yet: run `npx localgate provision pay`'
 };
 
 
-function notProvisioned(gap: PayGap): Boom.Boom {
+function notProvisioned(gap: ReadinessGap): Boom.Boom {
 
     return failure(501, 'pay_not_provisioned', gapMessages[gap], { configured: gap === 'no_schema', schema_ready: false });
 }
@@ -58,20 +56,26 @@ declare module '@hapi/hapi' {
 
 /**
  * Runs before authentication: while the schema is not ready there is nothing behind a pay data endpoint, for anyone.
- * Readiness is read once per request: the store found here is the one the handler uses.
+ * Readiness is read once per request (from the data set's cache, refreshed when it can have changed): the store found
+ * here is the one the handler uses.
  */
 const requireSchema: Lifecycle.Method = async (request, h) => {
 
-    const pay = dataOf(request).pay;
-    const store = await pay.store();
-    if (!store) {
-        const gap = (await pay.status()).configured ? 'no_schema' : (await pay.keysDiffer?.() ? 'keys_differ' : 'unconfigured');
-        throw notProvisioned(gap);
+    const readiness = await dataOf(request).readiness(payNamespace);
+    if (!readiness.ready) {
+        throw notProvisioned(readiness.gap);
     }
 
-    request.app.payStore = store;
+    request.app.payStore = readiness.store;
     return h.continue;
 };
+
+
+/** The status record of /v1/pay/status for pay's readiness. */
+export function payStatus(readiness: { ready: true } | { ready: false; configured: boolean }): PayStatus {
+
+    return { configured: readiness.ready || readiness.configured, schema_ready: readiness.ready, sections };
+}
 
 
 /** The pay store the gate found for the request. */
@@ -130,7 +134,7 @@ export function payRoutes(server: Server): void {
             description: 'Readiness of the pay namespace, without triggering a 501',
             tags,
             response: { status: { 200: payStatusSchema } },
-            handler: (request) => dataOf(request).pay.status()
+            handler: async (request) => payStatus(await dataOf(request).readiness(payNamespace))
         }
     });
 

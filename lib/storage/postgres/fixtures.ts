@@ -1,5 +1,5 @@
 import { excludes, FixtureError, refuseChanged, refuseOverlap, sameRow, storedRefusal, type FixtureRow, type FixtureRows, type OverlappedRow } from '../../fixtures';
-import { ledgerPosting, overlapQuery, storedRowQuery, transactionsInTimeOrder, type Placeholder } from '../fixture-sql';
+import { overlapQuery, postedInOrder, storedRowQuery, type FixturePosting, type Placeholder } from '../fixture-sql';
 import type { SeedCheck, StoredRows } from '../engine';
 import type { PgDatabase, Runner } from './database';
 import { engineError, sqlState } from './errors';
@@ -70,25 +70,19 @@ async function fixtureWrite<T>(tx: Runner, record: FixtureRow, collection: strin
 }
 
 
-/**
- * Stores pay's fixture rows, then posts each transaction added to the ledger as the API did, in time order, then runs
- * `within`; for a seed, only when it may load (null when not).
- */
-export async function insertPayFixtureRows(tx: Runner, fixture: FixtureRows, within: () => Promise<void>, seed?: SeedCheck): Promise<number | null> {
+/** Runs a namespace's posting for the rows a fixture added, in the load's transaction; nothing without a posting. */
+export async function postFixtureRows(tx: Runner, added: { collection: string; record: FixtureRow }[], posting: FixturePosting | undefined): Promise<void> {
 
-    if (seed && !await seedMayLoad(tx, fixture, seed)) {
-        return null;
+    if (!posting) {
+        return;
     }
 
-    const added = await insertFixtureRows(tx, fixture);
-    for (const record of transactionsInTimeOrder(added)) {
-        for (const [text, ids] of ledgerPosting(parameter)) {
-            await fixtureWrite(tx, record, 'transactions', () => tx.rows({ name: '', text }, ...Array<unknown>(ids).fill(record.row.id)));
+    const statements = posting.statements(parameter);
+    for (const record of postedInOrder(added, posting)) {
+        for (const [text, ids] of statements) {
+            await fixtureWrite(tx, record, posting.collection, () => tx.rows({ name: '', text }, ...Array<unknown>(ids).fill(record.row.id)));
         }
     }
-
-    await within();
-    return added.length;
 }
 
 

@@ -7,7 +7,7 @@ import type { NamespaceHealth, SeedCheck, StoredRows, WaitingDatabase } from '..
 import { noStores } from '../engines';
 import { namespaceMigrations } from '../migrations';
 import { PgDatabase } from './database';
-import { collectionsEmpty, exportRows, insertFixtureRows, seedMayLoad } from './fixtures';
+import { collectionsEmpty, exportRows, insertFixtureRows, postFixtureRows, seedMayLoad } from './fixtures';
 import { describeUrl, migrate, schemaVersion, underMigrationLock } from './migrate';
 
 
@@ -16,7 +16,13 @@ export class PgNamespace implements WaitingDatabase {
 
     readonly transactions = 'waiting';
 
-    private constructor(readonly db: PgDatabase, private readonly makeStore: (db: PgDatabase, context: RecordContext) => unknown) { }
+    private constructor(readonly db: PgDatabase, private readonly namespace: Namespace, private readonly makeStore: (db: PgDatabase, context: RecordContext) => unknown) { }
+
+    /** A namespace's schema over a pool opened and migrated already (a provisioned namespace's). */
+    static async over(namespace: Namespace, db: PgDatabase): Promise<PgNamespace> {
+
+        return new PgNamespace(db, namespace, await storeFactory(namespace));
+    }
 
     /** Opens the pool of a namespace's schema, migrates it, and loads the demo data once when asked and it has none. */
     static async open(namespace: Namespace, url: string, settings: DatabaseSettings, seed: boolean): Promise<PgNamespace> {
@@ -24,7 +30,7 @@ export class PgNamespace implements WaitingDatabase {
         const db = new PgDatabase(url, namespace.name, settings);
         let makeStore;
         try {
-            makeStore = await (namespace.stores ?? noStores).postgres();
+            makeStore = await storeFactory(namespace);
             await migrate(db, namespaceMigrations('postgres', namespace));
             const demo = seed ? demoData(namespace) : null;
             if (demo) {
@@ -41,7 +47,7 @@ export class PgNamespace implements WaitingDatabase {
             throw startError(err, namespace.name, url);
         }
 
-        return new PgNamespace(db, makeStore);
+        return new PgNamespace(db, namespace, makeStore);
     }
 
     async health(): Promise<NamespaceHealth> {
@@ -63,6 +69,7 @@ export class PgNamespace implements WaitingDatabase {
             }
 
             const added = await insertFixtureRows(tx, rows);
+            await postFixtureRows(tx, added, this.namespace.fixture?.posting);
             await within();
             return added.length;
         });
@@ -82,6 +89,13 @@ export class PgNamespace implements WaitingDatabase {
 
         return this.db.close();
     }
+}
+
+
+// The namespace's store factory on PostgreSQL, loaded as it is placed there.
+function storeFactory(namespace: Namespace): Promise<(db: PgDatabase, context: RecordContext) => unknown> {
+
+    return (namespace.stores ?? noStores).postgres();
 }
 
 

@@ -1,3 +1,4 @@
+import { everyMigrationApplied, namespaceMigrations, paySchema } from '../migrations';
 import { hashPayKeys, type PayKeys, type RecordedPayKeys } from '../pay-keys';
 import { sql, type Runner } from './database';
 
@@ -42,3 +43,10 @@ export function recordedKeys(record: PayRecord): RecordedPayKeys | null {
 export const schemaOccupied = sql<[string], { occupied: boolean }>('pay_schema_occupied', `SELECT EXISTS (
     SELECT 1 FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
     WHERE n.nspname = $1 AND c.relkind IN ('r', 'p', 'v', 'm', 'f')) AS occupied`);
+
+
+/** True when every shipped pay migration is recorded with an unchanged checksum. */
+export function migrationsApplied(record: PayRecord): boolean {
+
+    return everyMigrationApplied(record.applied, namespaceMigrations('postgres', paySchema));
+}

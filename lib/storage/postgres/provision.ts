@@ -4,8 +4,7 @@ import { namespaceMigrations, paySchema } from '../migrations';
 import { mintPayKeys, payCredentials, type PayCredentials, type PayKeys } from '../pay-keys';
 import { PgDatabase } from './database';
 import { appliedMigrations, describeUrl, migrate } from './migrate';
-import { payRecord, recordPayKeys, schemaOccupied } from './pay-credentials';
-import { migrationsApplied } from './pay-readiness';
+import { migrationsApplied, payRecord, recordPayKeys, schemaOccupied } from './pay-credentials';
 
 
 // The commands that make and re-key the pay schema on a PostgreSQL database; every running process sees the result

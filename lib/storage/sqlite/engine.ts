@@ -3,12 +3,10 @@ import type { Namespace } from '../../namespaces/namespace';
 import type { NamespacesDataSet } from '../data-set';
 import type { DataSet, InstanceData, InstanceDataOptions } from '../engine';
 import { fixtureImageKey, type FixtureImages } from '../fixture-images';
-import { paySchema } from '../migrations';
 import { namespaceImage } from './images';
 import { SqliteInstanceData, type SqliteSnapshot } from './instance';
 import { SqliteNamespace } from './namespace';
 import type { Database } from './open';
-import { MemoryPay } from './pay-access';
 
 
 /** The SQLite database of a namespace of a data set this engine opened (its tests look inside). */
@@ -62,18 +60,22 @@ function sqliteInstance(namespaces: readonly Namespace[], options: InstanceDataO
 }
 
 
-// A fork, or an instance from a fixture's image, starts from that copy, which is also what it resets to.
+// A fork, or an instance from a fixture's image, starts from that copy, which is also what it resets to. A provisioned
+// namespace (pay) is there when asked (never seeded: in memory it is migrated as it is made), else absent.
 function openInstance(namespaces: readonly Namespace[], options: InstanceDataOptions): SqliteInstanceData {
 
     const from = (options.from as SqliteSnapshot | undefined)?.images;
-    const images: SqliteSnapshot['images'] = { pay: from ? from.pay : (options.pay ? namespaceImage(paySchema, false) : undefined) };
+    const placed = new Set(placedNamespaces(namespaces));
+    const fresh = (namespace: Namespace) => (placed.has(namespace) ? namespaceImage(namespace, options.seed) : (options.pay ? namespaceImage(namespace, false) : undefined));
+    const images: SqliteSnapshot['images'] = {};
     const databases: Record<string, SqliteNamespace> = {};
-    for (const namespace of placedNamespaces(namespaces)) {
-        const image = from ? from[namespace.name]! : namespaceImage(namespace, options.seed);
-        images[namespace.name] = image;
-        databases[namespace.name] = new SqliteNamespace(namespace, null, 'memory', image);
+    for (const namespace of namespaces) {
+        const image = from ? from[namespace.name] : fresh(namespace);
+        if (image) {
+            images[namespace.name] = image;
+            databases[namespace.name] = new SqliteNamespace(namespace, null, 'memory', image);
+        }
     }
 
-    const pay = images.pay ? new MemoryPay(new SqliteNamespace(paySchema, null, 'memory', images.pay), options.context) : null;
-    return new SqliteInstanceData(namespaces, databases, pay, options.context, { images, bytes: 0 });
+    return new SqliteInstanceData(namespaces, databases, options.context, { images, bytes: 0 });
 }

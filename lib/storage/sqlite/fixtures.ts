@@ -1,7 +1,7 @@
 import type Sqlite from 'better-sqlite3';
 
 import { excludes, FixtureError, refuseChanged, refuseOverlap, sameRow, storedRefusal, type FixtureRow, type FixtureRows, type OverlappedRow } from '../../fixtures';
-import { ledgerPosting, overlapQuery, storedRowQuery, transactionsInTimeOrder, type Placeholder } from '../fixture-sql';
+import { overlapQuery, postedInOrder, storedRowQuery, type FixturePosting, type Placeholder } from '../fixture-sql';
 import type { NamespaceSchema } from '../../namespaces/namespace';
 import { demoData } from '../demo';
 import type { SeedCheck, StoredRows } from '../engine';
@@ -108,24 +108,25 @@ function fixtureWrite<T>(record: FixtureRow, collection: string, write: () => T)
 }
 
 
-/** Stores pay's fixture rows, then posts each transaction added to the ledger as the API did, in time order. */
-export function storePayFixtureRows(db: Database, fixture: FixtureRows, within: () => void, seed?: SeedCheck): number | null {
+/** What a namespace posts after its fixture rows are stored, as the `post` step of storeFixtureRows; none without a posting. */
+export function fixturePosting(db: Database, posting: FixturePosting | undefined): (added: StoredFixtureRow[]) => void {
 
-    const posting = ledgerPosting(parameter).map(([sql, ids]) => [db.prepare(sql), ids] as const);
-    const post = (added: StoredFixtureRow[]) => {
+    if (!posting) {
+        return () => undefined;
+    }
 
-        for (const record of transactionsInTimeOrder(added)) {
-            for (const [statement, ids] of posting) {
-                fixtureWrite(record, 'transactions', () => statement.run(...Array<unknown>(ids).fill(record.row.id)));
+    return (added) => {
+
+        const statements = posting.statements(parameter).map(([sql, ids]) => [db.prepare(sql), ids] as const);
+        for (const record of postedInOrder(added, posting)) {
+            for (const [statement, ids] of statements) {
+                fixtureWrite(record, posting.collection, () => statement.run(...Array<unknown>(ids).fill(record.row.id)));
             }
         }
     };
-
-    return storeFixtureRows(db, fixture, { within, post, seed });
 }
 
 
-/** Every row of each table in list order, read in one transaction. */
 export function exportRows(db: Database, tables: string[]): StoredRows {
 
     return db.transaction(() => Object.fromEntries(tables.map((table) => [table, db.prepare(`SELECT * FROM "${table}" ORDER BY created_at, id`).all() as Record<string, unknown>[]]))).deferred();

@@ -2,11 +2,11 @@ import type { RecordContext } from '../../clock';
 import type { Namespace } from '../../namespaces/namespace';
 import { NamespacesDataSet } from '../data-set';
 import type { DataSnapshot, InstanceData } from '../engine';
+import { absentNamespace } from '../readiness';
 import type { SqliteNamespace } from './namespace';
-import { NoPay, type MemoryPay } from './pay-access';
 
 
-/** What a snapshot holds: each database serialized, pay's too when the instance has one. */
+/** What a snapshot holds: each database serialized, pay's too when the instance has one; none for an absent one. */
 export interface SqliteSnapshot extends DataSnapshot {
     images: Record<string, Buffer | undefined>;
 }
@@ -15,14 +15,18 @@ export interface SqliteSnapshot extends DataSnapshot {
 /** An instance's data set: databases in memory that can be copied out and put back. */
 export class SqliteInstanceData extends NamespacesDataSet implements InstanceData {
 
-    // Every copy in memory by namespace, pay's among them when the instance has pay: one bookkeeping for all.
-    private readonly copies: Record<string, SqliteNamespace>;
+    // True when a provisioned namespace (pay) is among the copies: such instances are not pooled.
+    private readonly provisionedCopy: boolean;
 
-    // Until a fixture is loaded, the state at creation is the shared images themselves: no copy per instance.
-    constructor(namespaces: readonly Namespace[], sqlite: Record<string, SqliteNamespace>, private readonly memoryPay: MemoryPay | null, context: RecordContext, private creation: SqliteSnapshot) {
+    // Every copy in memory by namespace, pay's among them when the instance has pay: one bookkeeping for all. A
+    // provisioned namespace it has no copy of is absent: not configured, as an unprovisioned service. Until a fixture
+    // is loaded, the state at creation is the shared images themselves: no copy per instance.
+    constructor(namespaces: readonly Namespace[], private readonly copies: Record<string, SqliteNamespace>, context: RecordContext, private creation: SqliteSnapshot) {
 
-        super(namespaces, sqlite, memoryPay ?? new NoPay(), context);
-        this.copies = memoryPay ? { ...sqlite, pay: memoryPay.copy } : sqlite;
+        const provisioned = namespaces.filter(({ readiness }) => readiness === 'provisioned');
+        const absent = provisioned.filter(({ name }) => !copies[name]).map(({ name }) => [name, absentNamespace('sqlite', 'memory')]);
+        super(namespaces, copies, Object.fromEntries(absent), context);
+        this.provisionedCopy = absent.length < provisioned.length;
     }
 
     protected override get payAdvice(): string {
@@ -33,7 +37,7 @@ export class SqliteInstanceData extends NamespacesDataSet implements InstanceDat
     /** Loads a fixture, all or nothing, before the call returns: every database of an instance is immediate. */
     loadFixtureNow(fixture: unknown, origin: string): void {
 
-        this.storeImmediate(this.fixtureLoads(fixture, origin, this.memoryPay), 0);
+        this.storeImmediate(this.fixtureLoads(fixture, origin, this.copies), 0);
     }
 
     /**
@@ -44,7 +48,7 @@ export class SqliteInstanceData extends NamespacesDataSet implements InstanceDat
 
         const shared = new Set(Object.values(this.creation.images));
         const { images } = this.copy();
-        const bytes = Object.values(images).reduce((sum, image) => sum + (image && !shared.has(image) ? image.length : 0), 0);
+        const bytes = Object.values(images).reduce((sum, image) => sum + (shared.has(image) ? 0 : image.length), 0);
         this.creation = { images, bytes };
         return this.creation;
     }
@@ -81,7 +85,7 @@ export class SqliteInstanceData extends NamespacesDataSet implements InstanceDat
     recycle(): Promise<number | null> {
 
         // Instances with pay are not pooled (the registry makes no kind of them), so neither are they recycled.
-        return Promise.resolve(!this.memoryPay && this.rollBack() ? this.heldBytes() : null);
+        return Promise.resolve(!this.provisionedCopy && this.rollBack() ? this.heldBytes() : null);
     }
 
     // Rolls every database back to the image it was made from, which is the state at creation; false (nothing done)
@@ -107,14 +111,14 @@ export class SqliteInstanceData extends NamespacesDataSet implements InstanceDat
     }
 
     // A copy of every database, each serialized only if it changed since it was last.
-    private copy(): SqliteSnapshot {
+    private copy(): { images: Record<string, Buffer>; bytes: number } {
 
-        const images: SqliteSnapshot['images'] = { pay: undefined };
+        const images: Record<string, Buffer> = {};
         for (const [namespace, database] of Object.entries(this.copies)) {
             images[namespace] = database.serialize();
         }
 
-        const bytes = Object.values(images).reduce((sum, image) => sum + (image?.length ?? 0), 0);
+        const bytes = Object.values(images).reduce((sum, image) => sum + image.length, 0);
         return { images, bytes };
     }
 }

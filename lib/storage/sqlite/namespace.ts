@@ -5,7 +5,7 @@ import type { Namespace } from '../../namespaces/namespace';
 import type { ImmediateDatabase, NamespaceHealth, SeedCheck, StoredRows } from '../engine';
 import { noStores } from '../engines';
 import { namespaceFile, openNamespace, prepareDataDir } from './files';
-import { exportRows, seedDemo, storeFixtureRows } from './fixtures';
+import { exportRows, fixturePosting, seedDemo, storeFixtureRows } from './fixtures';
 import { namespaceImage } from './images';
 import { schemaVersion } from './migrate';
 import { changesSinceOpen, closeDatabase, memory, openCopy, openDatabase, type Database } from './open';
@@ -35,7 +35,7 @@ export class SqliteNamespace implements ImmediateDatabase {
     // transaction: rolling that back puts the image back, connection and statements kept. Null once it cannot.
     private pristine: Buffer | null;
 
-    constructor(private readonly namespace: Pick<Namespace, 'name' | 'stores'>, db: Database | null, private readonly storage: 'file' | 'memory', private image?: Buffer) {
+    constructor(private readonly namespace: Pick<Namespace, 'name' | 'stores' | 'fixture'>, db: Database | null, private readonly storage: 'file' | 'memory', private image?: Buffer) {
 
         this.connection = db;
         this.changesAtImage = image ? 0 : -1;
@@ -67,7 +67,8 @@ export class SqliteNamespace implements ImmediateDatabase {
 
     storeFixture(rows: FixtureRows, within: () => void, seed?: SeedCheck): number | null {
 
-        return storeFixtureRows(this.db, rows, { within, seed });
+        const db = this.db;
+        return storeFixtureRows(db, rows, { within, post: fixturePosting(db, this.namespace.fixture?.posting), seed });
     }
 
     exportRows(tables: string[]): Promise<StoredRows> {

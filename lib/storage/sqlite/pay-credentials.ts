@@ -13,7 +13,7 @@ export function recordPayKeys(db: Database, keys: PayKeys): void {
 }
 
 
-// Readiness asks on every pay request: the query is prepared once per connection.
+// Readiness asks after every change to the database: the query is prepared once per connection.
 const recordedKeys = new WeakMap<Database, { get(): unknown }>();
 
 

@@ -1,4 +1,4 @@
-import type { PayContents } from '../pay-status';
+import type { ProvisionedContents } from '../readiness';
 import { everyMigrationApplied, paySchema } from '../migrations';
 import { appliedMigrations, namespaceMigrations } from './migrate';
 import { openDatabase, type Database } from './open';
@@ -19,15 +19,15 @@ export function payMigrationsApplied(db: Database): boolean {
 }
 
 
-/** What readiness decides on; a database already seen complete is not read for its migrations again. */
-export function payContents(db: Database, seenComplete: boolean): PayContents {
+/** What readiness decides on: read when the database can have changed. */
+export function payContents(db: Database): ProvisionedContents {
 
     const recorded = recordedPayKeys(db);
     if (!recorded) {
         return { empty: holdsNoTable(db), recorded, complete: false };
     }
 
-    return { empty: false, recorded, complete: seenComplete || payMigrationsApplied(db) };
+    return { empty: false, recorded, complete: payMigrationsApplied(db) };
 }
 
 
