@@ -112,7 +112,7 @@ export async function createServer(options: Options = {}): Promise<Server> {
         // databases, what they made due is looked for every second too.
         const { counts } = await defaultServices.timeline.watch(timedStoresOf(settings.namespaces, defaultData), sharedByProcesses(settings) ? transitionPollMs : 0);
         if (Object.keys(counts).length > 0) {
-            server.log(['info', 'transitions'], { applied: counts });
+            server.log(['debug', 'transitions'], { applied: counts });
         }
     });
     server.ext('onPostStop', () => {
