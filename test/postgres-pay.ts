@@ -70,7 +70,7 @@ function shape(res: ServerInjectResponse): { status: number; replayed: unknown; 
 
     const masked = res.payload
         .replace(/"id":"[0-9a-f-]{36}"/g, '"id":"<id>"')
-        .replace(/"created_at":"\d{4}-\d\d-\d\dT[\d:.]+Z"/g, '"created_at":"<instant>"');
+        .replace(/"(created_at|settles_at|settled_at)":"\d{4}-\d\d-\d\dT[\d:.]+Z"/g, '"$1":"<instant>"');
     return { status: res.statusCode, replayed: res.headers['idempotent-replayed'], body: masked };
 }
 
@@ -279,7 +279,14 @@ describe('pay on PostgreSQL', { skip }, () => {
                 ['alice', 'deposit', { provider_id: 'sandbox', asset: 'MXT', amount: 250 }],
                 ['bob', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 7 }, 'k1'],
                 ['bob', 'withdraw', { provider_id: 'sandbox', asset: 'USD', amount: 7 }],
-                ['bob', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 9_007_199_254_740_991 }]
+                ['bob', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 9_007_199_254_740_991 }],
+                ['carol', 'deposit', { provider_id: 'bank-transfer', asset: 'USD', amount: 5000 }],
+                ['carol', 'deposit', { provider_id: 'card', asset: 'USD', amount: 502 }, 'k4'],
+                ['carol', 'deposit', { provider_id: 'card', asset: 'USD', amount: 502 }, 'k4'],
+                ['carol', 'deposit', { provider_id: 'card', asset: 'USD', amount: 300 }],
+                ['carol', 'withdraw', { provider_id: 'bank-transfer', asset: 'USD', amount: 200 }],
+                ['carol', 'withdraw', { provider_id: 'bank-transfer', asset: 'USD', amount: 101 }],
+                ['carol', 'withdraw', { provider_id: 'card', asset: 'USD', amount: 100 }]
             ];
 
             for (const [subject, direction, payload, key] of steps) {
@@ -356,7 +363,7 @@ describe('pay on PostgreSQL', { skip }, () => {
             expect(codes.filter((code) => code === '201')).to.have.length(100);
             expect(codes.filter((code) => code === '409 insufficient_funds')).to.have.length(100);
 
-            const wallet = body<{ balances: { asset: string; amount: number }[] }>(await server.inject({ url: '/v1/pay/wallet', headers: bearer(server, 'gina') }));
+            const wallet = body<{ balances: { asset: string; amount: number; pending_in: number; pending_out: number }[] }>(await server.inject({ url: '/v1/pay/wallet', headers: bearer(server, 'gina') }));
             expect(wallet.balances).to.equal([{ asset: 'USD', amount: 0, pending_in: 0, pending_out: 0 }]);
             const list = body<{ total: number }>(await server.inject({ url: '/v1/pay/wallet/transactions', headers: bearer(server, 'gina') }));
             expect(list.total).to.equal(101);
