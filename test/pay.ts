@@ -1123,6 +1123,39 @@ describe('pay ledger schema', () => {
 });
 
 
+describe('pay settlement across connections', () => {
+
+    it('applies each due transition once when two stores over one file take turns at them, and keeps the ledger exact', async () => {
+
+        const { server, file } = await payServer();
+        const other = await testServer({ pay: server.app.localgate.settings.pay });
+        const pending: string[] = [];
+        for (const subject of ['uma', 'vic', 'wes']) {
+            expect((await move(serverWorld(server), subject, 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 1000 })).statusCode).to.equal(201);
+            for (const [direction, amount] of [['deposit', 300], ['deposit', 399], ['withdraw', 100], ['withdraw', 199]] as const) {
+                const res = await move(serverWorld(other), subject, direction, { provider_id: 'bank-transfer', asset: 'USD', amount });
+                pending.push(body<Transaction>(res).id);
+            }
+        }
+
+        const [a, b] = [await timedPay(server), await timedPay(other)];
+        const until = new Date(Date.now() + 3 * day);
+        const applied: string[] = [];
+        for (let i = 0; i < pending.length; ++i) {
+            const both = await Promise.all([a.applyDue(until, 1), b.applyDue(until, 1)]);
+            applied.push(...both.flat().map(({ id }) => id));
+        }
+
+        expect(applied.sort()).to.equal([...pending].sort());
+        expect(await b.nextDue()).to.be.null();
+        expect((await walletOf(serverWorld(server), 'uma')).balances).to.equal([{ asset: 'USD', amount: 1200, pending_in: 0, pending_out: 0 }]);
+        await expectLedgerExact((text, ...params) => Promise.resolve(withDatabase(file, (db) => db.prepare(text).all(...params) as Record<string, unknown>[])));
+        await other.stop();
+        await server.stop();
+    });
+});
+
+
 describe('pay store per connection', () => {
 
     it('builds a new store when the pay file is provisioned again', async () => {
