@@ -42,7 +42,7 @@ describe('export and load back', () => {
         expect(await readWorld((request) => copy.inject(request), (subject) => copy.auth(subject), file)).to.equal(seen);
         expect(Object.keys(seen).length).to.equal(158);
         expect(seen['- /v1/commerce/products?limit=4&offset=0']).to.startWith('200 38 ');
-        expect(seen['alice /v1/pay/wallet']).to.contain('"balances":[{"asset":"MIT","amount":500},{"asset":"USD","amount":7500}]');
+        expect(seen['alice /v1/pay/wallet']).to.contain('"balances":[{"asset":"MIT","amount":500,"pending_in":0,"pending_out":0},{"asset":"USD","amount":7500,"pending_in":0,"pending_out":0}]');
         expect(seen['alice /v1/logistics/bookings?limit=4&offset=0']).to.contain('"status":"cancelled"');
 
         // The copy continues the clock and the id counter: the next record is the same in both.
@@ -62,7 +62,7 @@ describe('export and load back', () => {
                 migrations: {
                     commerce: ['001_catalogue_inquiries_scam_reports'],
                     logistics: ['001_vehicles_locations_drivers_bookings', '002_booking_counts'],
-                    pay: ['001_token_types', '002_ledger', '003_credentials']
+                    pay: ['001_token_types', '002_ledger', '003_credentials', '004_settlement']
                 },
                 instance: { clock: null, ids: 'random', id_counter: 0, pay: true }
             },
