@@ -1,6 +1,7 @@
 import Code from '@hapi/code';
 import Lab from '@hapi/lab';
 
+import { settlementFields } from '../lib/namespaces/pay/fixture';
 import { createTestKit, type TestInstance, type TestKit } from '../lib/testing';
 import { expectError } from './helpers/errors';
 import { adminBearer, bearer, body } from './helpers/server';
@@ -226,6 +227,42 @@ describe('export and load back', () => {
         expect(await copy.export()).to.equal(await original.export());
         expect(body<{ balances: unknown[] }>(await copy.inject({ url: '/v1/pay/wallet', headers: copy.auth('ana') })).balances).to.equal([{ asset: 'USD', amount: 1700, pending_in: 0, pending_out: 0 }]);
         await Promise.all([original.close(), copy.close()]);
+    });
+
+    it('walks settled bank transfers at their settles_at: a withdrawal spends a deposit only once it completed', async () => {
+
+        const wallet = { id: 'w-ana', owner_id: 'ana', created_at: '2030-01-01T00:00:00.000Z' };
+        const move = (id: string, type: string, provider: string, amount: number, created: string, extra: object = {}) => ({ id, wallet_id: 'w-ana', type, asset: 'USD', amount, provider_id: provider, created_at: created, ...extra });
+        const settled = [
+            move('t-1', 'deposit', 'sandbox', 1000, '2030-01-01T00:00:00.000Z'),
+            move('t-2', 'deposit', 'bank-transfer', 500, '2030-01-01T01:00:00.000Z'),
+            move('t-3', 'withdrawal', 'bank-transfer', 600, '2030-01-01T00:00:00.000Z'),
+            move('t-4', 'withdrawal', 'bank-transfer', 199, '2030-01-01T02:00:00.000Z', { status: 'failed', failure_code: 'returned' })
+        ];
+
+        // By 2030-01-04 the deposit of 500 settled (01-03T01:00) and the returned 199 came back (01-02T02:00): 900 is there.
+        const t = await kit.instance({ seed: 'none', fixture: { pay: { wallets: [wallet], transactions: [...settled, move('t-5', 'withdrawal', 'sandbox', 900, '2030-01-04T00:00:00.000Z')] } } });
+        expect(body(await t.inject({ url: '/v1/pay/wallet', headers: t.auth('ana') }))).to.equal({ ...wallet, balances: [{ asset: 'USD', amount: 0, pending_in: 0, pending_out: 0 }] });
+        expect((await t.export()).pay).to.include({ transactions: [
+            { ...settled[0], status: 'completed', settles_at: '2030-01-01T00:00:00.000Z', settled_at: '2030-01-01T00:00:00.000Z', failure_code: null },
+            { ...settled[2], status: 'completed', settles_at: '2030-01-02T00:00:00.000Z', settled_at: '2030-01-02T00:00:00.000Z', failure_code: null },
+            { ...settled[1], status: 'completed', settles_at: '2030-01-03T01:00:00.000Z', settled_at: '2030-01-03T01:00:00.000Z', failure_code: null },
+            { ...settled[3], status: 'failed', settles_at: '2030-01-02T02:00:00.000Z', settled_at: '2030-01-02T02:00:00.000Z', failure_code: 'returned' },
+            { ...move('t-5', 'withdrawal', 'sandbox', 900, '2030-01-04T00:00:00.000Z'), status: 'completed', settles_at: '2030-01-04T00:00:00.000Z', settled_at: '2030-01-04T00:00:00.000Z', failure_code: null }
+        ] });
+        await t.close();
+
+        // A day earlier the deposit is still on its way: 400 is spendable, not 900.
+        const early = { pay: { wallets: [wallet], transactions: [...settled, move('t-5', 'withdrawal', 'sandbox', 900, '2030-01-03T00:00:00.000Z')] } };
+        const error = expectError(await kit.server.inject({ method: 'POST', url: '/_instances', headers: adminBearer(kit.server), payload: { seed: 'none', fixture: early } }), 400, 'invalid_fixture', 'fixture.pay.transactions[4].amount');
+        expect(error.message).to.match(/Your USD balance is 400, less than the 900 to withdraw \(insufficient_funds, as of this transaction\)/);
+    });
+
+    it('settles a transaction through a provider it does not know at once, which the fixture check refuses', () => {
+
+        expect(settlementFields({ provider_id: 'mattress', type: 'deposit', status: 'completed', created_at: '2030-01-01T00:00:00.000Z' })).to.equal({
+            status: 'completed', settles_at: '2030-01-01T00:00:00.000Z', settled_at: '2030-01-01T00:00:00.000Z', failure_code: null
+        });
     });
 
     it('loads a fixture of moves without ids or times, as listed, each time it is made into an instance', async () => {
