@@ -1,7 +1,7 @@
 import type { Plugin } from '@hapi/hapi';
 
 import { migrationsRoot } from '../../paths';
-import { ledgerPosting } from '../../storage/fixture-sql';
+import { ledgerPosting, ledgerStatements } from '../../storage/fixture-sql';
 import { SqlitePayStore } from '../../storage/sqlite/pay';
 import type { Namespace } from '../namespace';
 import { byTimeOrder, payFixture } from './fixture';
@@ -19,14 +19,14 @@ export const payPlugin: Plugin<void> = {
 
 // Pay is provisioned (PAY_DB_URL and its keys), not placed by the settings: its store is there once its readiness
 // says so. A fixture's transactions are posted to the ledger as the API posts them. Its success bodies (wallets, the
-// ledger) stay off the live log's shared screen.
+// ledger) stay off the live log's shared screen. Its pending moves settle with time.
 export const payNamespace: Namespace<PayStore> = {
     name: 'pay',
     description: 'Wallets, token types and the fiat gateway: data endpoints answer 501 until pay is provisioned',
     plugin: payPlugin,
     readiness: 'provisioned',
     migrations: migrationsRoot,
-    fixture: { collections: payFixture, posting: { collection: 'transactions', order: byTimeOrder, statements: ledgerPosting } },
+    fixture: { collections: payFixture, posting: { collection: 'transactions', order: byTimeOrder, statements: ledgerStatements, steps: ledgerPosting } },
     stores: {
         sqlite: (db, context) => new SqlitePayStore(db, context),
         postgres: async () => {
@@ -35,5 +35,6 @@ export const payNamespace: Namespace<PayStore> = {
             return (db, context) => new PgPayStore(db, context);
         }
     },
-    liveBodies: false
+    liveBodies: false,
+    timed: (store) => store
 };

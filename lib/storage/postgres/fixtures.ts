@@ -79,8 +79,8 @@ export async function postFixtureRows(tx: Runner, added: { collection: string; r
 
     const statements = posting.statements(parameter);
     for (const record of postedInOrder(added, posting)) {
-        for (const [text, ids] of statements) {
-            await fixtureWrite(tx, record, posting.collection, () => tx.rows({ name: '', text }, ...Array<unknown>(ids).fill(record.row.id)));
+        for (const [name, params] of posting.steps(record.row)) {
+            await fixtureWrite(tx, record, posting.collection, () => tx.rows({ name: '', text: statements[name]! }, ...params));
         }
     }
 }

@@ -115,12 +115,15 @@ export function fixturePosting(db: Database, posting: FixturePosting | undefined
         return () => undefined;
     }
 
+    const texts = posting.statements(parameter);
+    const statements = new Map<string, Sqlite.Statement>();
     return (added) => {
 
-        const statements = posting.statements(parameter).map(([sql, ids]) => [db.prepare(sql), ids] as const);
         for (const record of postedInOrder(added, posting)) {
-            for (const [statement, ids] of statements) {
-                fixtureWrite(record, posting.collection, () => statement.run(...Array<unknown>(ids).fill(record.row.id)));
+            for (const [name, params] of posting.steps(record.row)) {
+                const statement = statements.get(name) ?? db.prepare(texts[name]!);
+                statements.set(name, statement);
+                fixtureWrite(record, posting.collection, () => statement.run(...params));
             }
         }
     };
