@@ -29,12 +29,15 @@ interface Transaction {
     provider_id: string;
     status: string;
     created_at: string;
+    settles_at: string;
+    settled_at: string | null;
+    failure_code: string | null;
 }
 
 interface Wallet {
     id: string;
     owner_id: string;
-    balances: { asset: string; amount: number }[];
+    balances: { asset: string; amount: number; pending_in: number; pending_out: number }[];
     created_at: string;
 }
 
@@ -232,9 +235,9 @@ for (const engine of engines) {
             expect((await move(world(), 'carol', 'withdraw', { provider_id: 'sandbox', asset: 'JPY', amount: 500 })).statusCode).to.equal(201);
 
             expect((await walletOf(world(), 'carol')).balances).to.equal([
-                { asset: 'JPY', amount: 0 },
-                { asset: 'MIT', amount: 300 },
-                { asset: 'USD', amount: 1000 }
+                { asset: 'JPY', amount: 0, pending_in: 0, pending_out: 0 },
+                { asset: 'MIT', amount: 300, pending_in: 0, pending_out: 0 },
+                { asset: 'USD', amount: 1000, pending_in: 0, pending_out: 0 }
             ]);
 
             expect((await walletOf(world(), 'bob')).balances).to.equal([]);
@@ -289,24 +292,32 @@ for (const engine of engines) {
 
         const world = useWorld(apiWorlds, { shared: true });
 
-        it('lists the sandbox and a disabled provider by id in a list envelope', async () => {
+        it('lists the providers by id in a list envelope, each with its settlement terms', async () => {
 
             const res = await world().inject({ url: '/v1/pay/gateway/providers', headers: bearer(world().server, 'alice') });
             expect(res.statusCode).to.equal(200);
-            expect(res.headers['x-total-count']).to.equal('2');
+            expect(res.headers['x-total-count']).to.equal('4');
             expect(body(res)).to.equal({
                 data: [
                     {
+                        id: 'bank-transfer', name: 'Bank transfer (deposits settle in 2 days, withdrawals in 1)', assets: ['EUR', 'GBP', 'USD'],
+                        supports_deposit: true, supports_withdrawal: true, status: 'active', settlement: { deposit: '2d', withdrawal: '1d' }, created_at: '2026-01-01T00:00:00.000Z'
+                    },
+                    {
+                        id: 'card', name: 'Card (settles at once, deposits may be declined)', assets: ['EUR', 'GBP', 'USD'],
+                        supports_deposit: true, supports_withdrawal: true, status: 'active', settlement: { deposit: '0s', withdrawal: '0s' }, created_at: '2026-01-01T00:00:00.000Z'
+                    },
+                    {
                         id: 'legacy-bank', name: 'Legacy bank transfer (switched off)', assets: ['EUR', 'USD'],
-                        supports_deposit: true, supports_withdrawal: true, status: 'disabled', created_at: '2026-01-01T00:00:00.000Z'
+                        supports_deposit: true, supports_withdrawal: true, status: 'disabled', settlement: { deposit: '0s', withdrawal: '0s' }, created_at: '2026-01-01T00:00:00.000Z'
                     },
                     {
                         id: 'sandbox', name: 'Local sandbox (settles at once)', assets: ['EUR', 'GBP', 'JPY', 'KES', 'MIT', 'MXT', 'NST', 'USD'],
-                        supports_deposit: true, supports_withdrawal: true, status: 'active', created_at: '2026-01-01T00:00:00.000Z'
+                        supports_deposit: true, supports_withdrawal: true, status: 'active', settlement: { deposit: '0s', withdrawal: '0s' }, created_at: '2026-01-01T00:00:00.000Z'
                     }
                 ],
-                count: 2,
-                total: 2
+                count: 4,
+                total: 4
             });
         });
     });
@@ -322,7 +333,8 @@ for (const engine of engines) {
             expect(res.statusCode).to.equal(201);
             const transaction = body<Transaction>(res);
             expect(transaction).to.equal({
-                id: transaction.id, type: 'deposit', asset: 'USD', amount: 5000, provider_id: 'sandbox', status: 'completed', created_at: transaction.created_at
+                id: transaction.id, type: 'deposit', asset: 'USD', amount: 5000, provider_id: 'sandbox', status: 'completed', created_at: transaction.created_at,
+                settles_at: transaction.created_at, settled_at: transaction.created_at, failure_code: null
             });
             expect(res.headers.location).to.equal(`${world().basePath}/v1/pay/wallet/transactions/${transaction.id}`);
             expect(res.headers['idempotent-replayed']).to.not.exist();
@@ -340,10 +352,11 @@ for (const engine of engines) {
             expect(res.statusCode).to.equal(201);
             const transaction = body<Transaction>(res);
             expect(transaction).to.equal({
-                id: transaction.id, type: 'withdrawal', asset: 'EUR', amount: 999, provider_id: 'sandbox', status: 'completed', created_at: transaction.created_at
+                id: transaction.id, type: 'withdrawal', asset: 'EUR', amount: 999, provider_id: 'sandbox', status: 'completed', created_at: transaction.created_at,
+                settles_at: transaction.created_at, settled_at: transaction.created_at, failure_code: null
             });
             expect(res.headers.location).to.equal(`${world().basePath}/v1/pay/wallet/transactions/${transaction.id}`);
-            expect((await walletOf(world(), 'dora')).balances).to.equal([{ asset: 'EUR', amount: 1 }]);
+            expect((await walletOf(world(), 'dora')).balances).to.equal([{ asset: 'EUR', amount: 1, pending_in: 0, pending_out: 0 }]);
         });
 
         it('moves the largest amount allowed and tokens in pilot or live', async () => {
@@ -354,7 +367,7 @@ for (const engine of engines) {
             expect((await move(world(), 'erin', 'deposit', { provider_id: 'sandbox', asset: 'MXT', amount: 10 })).statusCode).to.equal(201);
             expect((await move(world(), 'erin', 'withdraw', { provider_id: 'sandbox', asset: 'MIT', amount: 10 })).statusCode).to.equal(201);
             expect((await move(world(), 'erin', 'withdraw', { provider_id: 'sandbox', asset: 'MXT', amount: 4 })).statusCode).to.equal(201);
-            expect((await walletOf(world(), 'erin')).balances).to.equal([{ asset: 'GBP', amount: 0 }, { asset: 'MIT', amount: 0 }, { asset: 'MXT', amount: 6 }]);
+            expect((await walletOf(world(), 'erin')).balances).to.equal([{ asset: 'GBP', amount: 0, pending_in: 0, pending_out: 0 }, { asset: 'MIT', amount: 0, pending_in: 0, pending_out: 0 }, { asset: 'MXT', amount: 6, pending_in: 0, pending_out: 0 }]);
         });
 
         it('accepts a JSON number written with an exponent when it is an integer', async () => {
@@ -497,7 +510,7 @@ for (const engine of engines) {
                 expect(error.message).to.equal(message);
                 expect(error.details).to.equal([{ field, message }]);
                 expect((await transactionsOf(world(), subject)).list).to.equal(earlier.list);
-                expect((await walletOf(world(), subject)).balances).to.equal([{ asset: 'USD', amount: 30000 }]);
+                expect((await walletOf(world(), subject)).balances).to.equal([{ asset: 'USD', amount: 30000, pending_in: 0, pending_out: 0 }]);
             });
         });
 
@@ -507,7 +520,7 @@ for (const engine of engines) {
             const res = await move(world(), 'frank', 'withdraw', { provider_id: 'payout-only', asset: 'USD', amount: 70 });
             expect(res.statusCode).to.equal(201);
             expect(body(res)).to.include({ type: 'withdrawal', provider_id: 'payout-only', amount: 70 });
-            expect((await walletOf(world(), 'frank')).balances).to.equal([{ asset: 'USD', amount: 0 }]);
+            expect((await walletOf(world(), 'frank')).balances).to.equal([{ asset: 'USD', amount: 0, pending_in: 0, pending_out: 0 }]);
         });
     });
 
@@ -524,7 +537,7 @@ for (const engine of engines) {
             const deposit = await move(world(), 'gina', 'deposit', { provider_id: 'sandbox', asset: 'MXT', amount: 1 });
             expect(expectError(deposit, 409, 'token_stage_not_allowed', 'asset').message).to.equal('Token MXT is in stage retired: a deposit needs stage pilot or live');
             expect((await move(world(), 'gina', 'withdraw', { provider_id: 'sandbox', asset: 'MXT', amount: 50 })).statusCode).to.equal(201);
-            expect((await walletOf(world(), 'gina')).balances).to.equal([{ asset: 'MXT', amount: 0 }]);
+            expect((await walletOf(world(), 'gina')).balances).to.equal([{ asset: 'MXT', amount: 0, pending_in: 0, pending_out: 0 }]);
         });
     });
 
@@ -542,7 +555,7 @@ for (const engine of engines) {
             const over = await move(world(), 'hank', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 6 });
             expect(expectError(over, 409, 'balance_limit_exceeded', 'amount').message).to.equal(`This deposit would take a USD balance beyond ${maxBalance} minor units`);
             expect((await move(world(), 'hank', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 5 })).statusCode).to.equal(201);
-            expect((await walletOf(world(), 'hank')).balances).to.equal([{ asset: 'USD', amount: maxBalance }]);
+            expect((await walletOf(world(), 'hank')).balances).to.equal([{ asset: 'USD', amount: maxBalance, pending_in: 0, pending_out: 0 }]);
 
             // The provider's clearing account mirrors every wallet: it has the same limit on the negative side.
             await world().sql('UPDATE accounts SET balance = ? WHERE provider_id IS NOT NULL', -(maxBalance - 5));
@@ -648,8 +661,8 @@ for (const engine of engines) {
             expect((await move(world(), 'kurt', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 1 })).statusCode).to.equal(201);
             const [wallet] = await world().sql(`SELECT id FROM wallets WHERE owner_id = 'kurt'`);
             for (const id of ids) {
-                await world().sql(`INSERT INTO transactions (id, wallet_id, type, asset, amount, provider_id, status, created_at)
-                    VALUES (?, ?, 'deposit', 'USD', 1, 'sandbox', 'completed', ?)`, id, wallet!.id, createdAt);
+                await world().sql(`INSERT INTO transactions (id, wallet_id, type, asset, amount, provider_id, status, created_at, settles_at, settled_at)
+                    VALUES (?, ?, 'deposit', 'USD', 1, 'sandbox', 'completed', ?, ?, ?)`, id, wallet!.id, createdAt, createdAt, createdAt);
             }
 
             const { list } = await transactionsOf(world(), 'kurt', '?limit=3');
@@ -678,7 +691,7 @@ for (const engine of engines) {
             }
 
             expect((await transactionsOf(world(), 'lena')).list.total).to.equal(1);
-            expect((await walletOf(world(), 'lena')).balances).to.equal([{ asset: 'USD', amount: 700 }]);
+            expect((await walletOf(world(), 'lena')).balances).to.equal([{ asset: 'USD', amount: 700, pending_in: 0, pending_out: 0 }]);
         });
 
         it('replays the first response after the balance has moved on', async () => {
@@ -690,7 +703,7 @@ for (const engine of engines) {
             expect((await move(world(), 'lena', 'withdraw', payout)).statusCode).to.equal(201);
             const again = await move(world(), 'lena', 'withdraw', payout, 'payout-1');
             expect(again.payload).to.equal(first.payload);
-            expect((await walletOf(world(), 'lena')).balances).to.equal([{ asset: 'USD', amount: 500 }]);
+            expect((await walletOf(world(), 'lena')).balances).to.equal([{ asset: 'USD', amount: 500, pending_in: 0, pending_out: 0 }]);
         });
 
         const reuses: [string, Direction, object][] = [
@@ -709,7 +722,7 @@ for (const engine of engines) {
                 const error = expectError(res, 422, 'idempotency_key_reused');
                 expect(error.message).to.equal('This Idempotency-Key was already used for a different request: send a new key for a new deposit or withdrawal');
                 expect(res.headers['idempotent-replayed']).to.not.exist();
-                expect((await walletOf(world(), 'lena')).balances).to.equal([{ asset: 'USD', amount: 700 }]);
+                expect((await walletOf(world(), 'lena')).balances).to.equal([{ asset: 'USD', amount: 700, pending_in: 0, pending_out: 0 }]);
             });
         });
 
@@ -719,7 +732,7 @@ for (const engine of engines) {
             const res = await move(world(), 'milo', 'deposit', payload, 'order-1');
             expect(res.statusCode).to.equal(201);
             expect(res.headers['idempotent-replayed']).to.not.exist();
-            expect((await walletOf(world(), 'milo')).balances).to.equal([{ asset: 'USD', amount: 700 }]);
+            expect((await walletOf(world(), 'milo')).balances).to.equal([{ asset: 'USD', amount: 700, pending_in: 0, pending_out: 0 }]);
         });
 
         it('replays a refusal too: the same key keeps its answer, a new key tries again', async () => {
@@ -753,22 +766,26 @@ for (const engine of engines) {
             expect(responses.map((res) => res.statusCode)).to.equal(Array.from({ length: 20 }, () => 201));
             expect(new Set(responses.map((res) => res.payload)).size).to.equal(1);
             expect(responses.filter((res) => res.headers['idempotent-replayed'] === 'true')).to.have.length(19);
-            expect((await walletOf(world(), 'pia')).balances).to.equal([{ asset: 'EUR', amount: 25 }]);
+            expect((await walletOf(world(), 'pia')).balances).to.equal([{ asset: 'EUR', amount: 25, pending_in: 0, pending_out: 0 }]);
         });
 
         it('keeps keys for 24 hours and forgets older ones on the next deposit or withdrawal', async () => {
 
             const small = { provider_id: 'sandbox', asset: 'USD', amount: 9 };
             const first = await move(world(), 'quinn', 'deposit', small, 'aging');
-            const recent = new Date(Date.now() - idempotencyRetentionMs + 60_000).toISOString();
-            await world().sql(`UPDATE idempotency_keys SET created_at = ? WHERE owner_id = 'quinn'`, recent);
+            // Kept 24 hours from the instant its move settled, which a move through the sandbox did as it was made.
+            expect(await world().sql(`SELECT keep_until FROM idempotency_keys WHERE owner_id = 'quinn'`)).to.equal([
+                { keep_until: new Date(Date.parse(body<Transaction>(first).settles_at) + idempotencyRetentionMs).toISOString() }
+            ]);
+            const recent = new Date(Date.now() - idempotencyRetentionMs + 60_000);
+            await world().sql(`UPDATE idempotency_keys SET created_at = ?, keep_until = ? WHERE owner_id = 'quinn'`, recent.toISOString(), new Date(recent.getTime() + idempotencyRetentionMs).toISOString());
 
             const kept = await move(world(), 'quinn', 'deposit', small, 'aging');
             expect(kept.payload).to.equal(first.payload);
             expect(kept.headers['idempotent-replayed']).to.equal('true');
 
-            const expired = new Date(Date.now() - idempotencyRetentionMs - 1).toISOString();
-            await world().sql(`UPDATE idempotency_keys SET created_at = ? WHERE owner_id = 'quinn'`, expired);
+            const expired = new Date(Date.now() - idempotencyRetentionMs - 1);
+            await world().sql(`UPDATE idempotency_keys SET created_at = ?, keep_until = ? WHERE owner_id = 'quinn'`, expired.toISOString(), new Date(expired.getTime() + idempotencyRetentionMs).toISOString());
             expect((await move(world(), 'someone-else', 'deposit', small)).statusCode).to.equal(201);
             expect(await world().sql(`SELECT CAST(count(*) AS integer) AS n FROM idempotency_keys WHERE owner_id = 'quinn'`)).to.equal([{ n: 0 }]);
 
@@ -776,7 +793,7 @@ for (const engine of engines) {
             expect(fresh.statusCode).to.equal(201);
             expect(fresh.headers['idempotent-replayed']).to.not.exist();
             expect(body(fresh).id).to.not.equal(body(first).id);
-            expect((await walletOf(world(), 'quinn')).balances).to.equal([{ asset: 'USD', amount: 18 }]);
+            expect((await walletOf(world(), 'quinn')).balances).to.equal([{ asset: 'USD', amount: 18, pending_in: 0, pending_out: 0 }]);
         });
 
         it('keeps no key when the transaction fails, so a retry with the same key does the work', async () => {
@@ -798,7 +815,7 @@ for (const engine of engines) {
             const retried = await move(world(), 'rosa', 'deposit', small, 'retry-me');
             expect(retried.statusCode).to.equal(201);
             expect(retried.headers['idempotent-replayed']).to.not.exist();
-            expect((await walletOf(world(), 'rosa')).balances).to.equal([{ asset: 'USD', amount: 3 }]);
+            expect((await walletOf(world(), 'rosa')).balances).to.equal([{ asset: 'USD', amount: 3, pending_in: 0, pending_out: 0 }]);
         });
     });
 }
@@ -910,7 +927,7 @@ describe('pay store per connection', () => {
         const server = await testServer({ pay: { url: file, publishableKey: credentials.PAY_DB_PUBLISHABLE_KEY, secretKey: credentials.PAY_DB_SECRET_KEY } });
         const world = serverWorld(server);
         await move(world, 'tess', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 5 });
-        expect((await walletOf(world, 'tess')).balances).to.equal([{ asset: 'USD', amount: 5 }]);
+        expect((await walletOf(world, 'tess')).balances).to.equal([{ asset: 'USD', amount: 5, pending_in: 0, pending_out: 0 }]);
 
         for (const suffix of ['', '-wal', '-shm']) {
             Fs.rmSync(file + suffix, { force: true });
@@ -921,7 +938,7 @@ describe('pay store per connection', () => {
         Fs.copyFileSync(spare, file);
         expect((await walletOf(world, 'tess')).balances).to.equal([]);
         expect((await move(world, 'tess', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 7 })).statusCode).to.equal(201);
-        expect((await walletOf(world, 'tess')).balances).to.equal([{ asset: 'USD', amount: 7 }]);
+        expect((await walletOf(world, 'tess')).balances).to.equal([{ asset: 'USD', amount: 7, pending_in: 0, pending_out: 0 }]);
         await server.stop();
     });
 

@@ -338,7 +338,7 @@ describe('pay on PostgreSQL', { skip }, () => {
             await expect(adminQuery(`BEGIN; INSERT INTO pay.entries (transaction_id, account_id, amount, created_at) VALUES ('${transaction.id}', ${account.id}, -60, 'x'); INSERT INTO pay.entries (transaction_id, account_id, amount, created_at) SELECT '${transaction.id}', id, 60, 'x' FROM pay.accounts WHERE provider_id = 'sandbox'; COMMIT`, db.url)).to.reject(/accounts_check/);
             await expect(adminQuery('UPDATE pay.entries SET amount = amount * 2', db.url)).to.reject('ledger entries are immutable');
             await expect(adminQuery('DELETE FROM pay.transactions', db.url)).to.reject('transactions are immutable');
-            expect(body(await server.inject({ url: '/v1/pay/wallet', headers: bearer(server, 'jane') }))).to.include({ balances: [{ asset: 'USD', amount: 50 }] });
+            expect(body(await server.inject({ url: '/v1/pay/wallet', headers: bearer(server, 'jane') }))).to.include({ balances: [{ asset: 'USD', amount: 50, pending_in: 0, pending_out: 0 }] });
             await server.stop();
         });
     });
@@ -357,7 +357,7 @@ describe('pay on PostgreSQL', { skip }, () => {
             expect(codes.filter((code) => code === '409 insufficient_funds')).to.have.length(100);
 
             const wallet = body<{ balances: { asset: string; amount: number }[] }>(await server.inject({ url: '/v1/pay/wallet', headers: bearer(server, 'gina') }));
-            expect(wallet.balances).to.equal([{ asset: 'USD', amount: 0 }]);
+            expect(wallet.balances).to.equal([{ asset: 'USD', amount: 0, pending_in: 0, pending_out: 0 }]);
             const list = body<{ total: number }>(await server.inject({ url: '/v1/pay/wallet/transactions', headers: bearer(server, 'gina') }));
             expect(list.total).to.equal(101);
             await server.stop();
@@ -375,7 +375,7 @@ describe('pay on PostgreSQL', { skip }, () => {
 
             const list = body<{ total: number }>(await server.inject({ url: '/v1/pay/wallet/transactions', headers: bearer(server, 'hugo') }));
             expect(list.total).to.equal(1);
-            expect(body(await server.inject({ url: '/v1/pay/wallet', headers: bearer(server, 'hugo') }))).to.include({ balances: [{ asset: 'KES', amount: 300 }] });
+            expect(body(await server.inject({ url: '/v1/pay/wallet', headers: bearer(server, 'hugo') }))).to.include({ balances: [{ asset: 'KES', amount: 300, pending_in: 0, pending_out: 0 }] });
             await server.stop();
         });
 
@@ -385,7 +385,7 @@ describe('pay on PostgreSQL', { skip }, () => {
             await server.start();
             const results = await Promise.all(Array.from({ length: 20 }, () => move(server, 'ivan', 'deposit', { provider_id: 'sandbox', asset: 'JPY', amount: 5 })));
             expect(results.map((res) => res.statusCode)).to.equal(Array(20).fill(201));
-            expect(body(await server.inject({ url: '/v1/pay/wallet', headers: bearer(server, 'ivan') }))).to.include({ balances: [{ asset: 'JPY', amount: 100 }] });
+            expect(body(await server.inject({ url: '/v1/pay/wallet', headers: bearer(server, 'ivan') }))).to.include({ balances: [{ asset: 'JPY', amount: 100, pending_in: 0, pending_out: 0 }] });
             await server.stop();
         });
     });
