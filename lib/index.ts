@@ -70,7 +70,7 @@ export async function createServer(options: Options = {}): Promise<Server> {
         log: (tags, data) => server.log(tags, data)
     });
     const log = (tags: string[], data: object): void => server.log(tags, data);
-    const defaultServices = servicesFor({ clock: defaultClock(settings, log), ids: new IdSource() });
+    const defaultServices = servicesFor({ clock: defaultClock(settings, sharedByProcesses(settings), log), ids: new IdSource() });
     const defaultScope: Scope = { basePath: '', services: defaultServices, get data() {
 
         return defaultData();

@@ -229,6 +229,30 @@ describe('pending moves settled by four processes on one PostgreSQL database (sl
             }
         });
     });
+
+    it('starts each process at CLOCK again after a restart, where the processes serving one database each keep a clock of their own', async () => {
+
+        await withDatabase(async (database, env, secret) => {
+
+            const first = await spawnServer({ ...env, SEED: 'none', CLOCK: start });
+            try {
+                expect((await moveClock(first, secret, { advance: '1d' })).now).to.equal('2030-01-02T00:00:00.000Z');
+            }
+            finally {
+                await first.stop();
+            }
+
+            // The same data directory and the same CLOCK: on files this would go on from the moved clock.
+            const again = await spawnServer({ ...env, SEED: 'none', CLOCK: start });
+            try {
+                expect(await readClock(again, secret)).to.equal({ now: start, frozen: start });
+                expect(Fs.existsSync(Path.join(env.DATA_DIR ?? '', 'clock.json'))).to.be.false();
+            }
+            finally {
+                await again.stop();
+            }
+        });
+    });
 });
 
 
