@@ -8,6 +8,7 @@ import Lab from '@hapi/lab';
 import type { Options } from '../lib';
 import { FixtureError } from '../lib/fixtures';
 import { payProviders } from '../lib/namespaces/pay/fixture';
+import { durationText } from '../lib/namespaces/pay/rules';
 import type { NamespacesDataSet } from '../lib/storage/data-set';
 import { provisionPay, type PayCredentials } from '../lib/storage';
 import { createTestKit, type TestKit } from '../lib/testing';
@@ -156,12 +157,16 @@ for (const engine of engines) {
         it('moves money through the providers, assets and token stages the migrations ship, as a fixture is checked', async () => {
 
             const server = await provisionedServer(engine, false);
-            const listed = body<{ data: { id: string; assets: string[]; status: string; supports_deposit: boolean; supports_withdrawal: boolean }[] }>(await server.inject({ url: '/v1/pay/gateway/providers', headers: bearer(server, 'ana') })).data;
+            const listed = body<{ data: { id: string; assets: string[]; status: string; supports_deposit: boolean; supports_withdrawal: boolean; settlement: object }[] }>(await server.inject({ url: '/v1/pay/gateway/providers', headers: bearer(server, 'ana') })).data;
             const tokens = body<{ data: { symbol: string; stage: string }[] }>(await server.inject({ url: '/v1/pay/tokens', headers: bearer(server, 'ana') })).data;
             const stageOf = Object.fromEntries(tokens.map((token) => [token.symbol, token.stage]));
-            expect(Object.fromEntries(listed.map(({ id, assets, status, supports_deposit: deposit, supports_withdrawal: withdrawal }) => [id, {
-                status, supports_deposit: deposit, supports_withdrawal: withdrawal, assets: Object.fromEntries(assets.map((asset): [string, string | null] => [asset, stageOf[asset] ?? null]))
-            }]))).to.equal(payProviders);
+            // The API words the settlement terms as durations; how a provider fails it shows by the moves the tests of pay make.
+            const checked = Object.fromEntries(Object.entries(payProviders).map(([id, { deposit_settlement_s: deposit, withdrawal_settlement_s: withdrawal, failure_mode: _mode, ...terms }]) => [id, {
+                ...terms, settlement: { deposit: durationText(deposit), withdrawal: durationText(withdrawal) }
+            }]));
+            expect(Object.fromEntries(listed.map(({ id, assets, status, supports_deposit: deposit, supports_withdrawal: withdrawal, settlement }) => [id, {
+                status, supports_deposit: deposit, supports_withdrawal: withdrawal, assets: Object.fromEntries(assets.map((asset): [string, string | null] => [asset, stageOf[asset] ?? null])), settlement
+            }]))).to.equal(checked);
             await server.stop();
         });
 

@@ -1,9 +1,11 @@
 import Code from '@hapi/code';
 import Lab from '@hapi/lab';
 
+import { settlementFields } from '../lib/namespaces/pay/fixture';
 import { createTestKit, type TestInstance, type TestKit } from '../lib/testing';
 import { expectError } from './helpers/errors';
 import { adminBearer, bearer, body } from './helpers/server';
+import { timedPay } from './helpers/ledger';
 import { bakery, frozenMovesExport, readWorld, worldFixture, writeWorld, type World } from './helpers/world';
 
 
@@ -46,7 +48,7 @@ describe('export and load back', () => {
         expect(await readWorld((request) => copy.inject(request), (subject) => copy.auth(subject), file)).to.equal(seen);
         expect(Object.keys(seen).length).to.equal(158);
         expect(seen['- /v1/commerce/products?limit=4&offset=0']).to.startWith('200 38 ');
-        expect(seen['alice /v1/pay/wallet']).to.contain('"balances":[{"asset":"MIT","amount":500},{"asset":"USD","amount":7500}]');
+        expect(seen['alice /v1/pay/wallet']).to.contain('"balances":[{"asset":"MIT","amount":500,"pending_in":0,"pending_out":0},{"asset":"USD","amount":7500,"pending_in":0,"pending_out":0}]');
         expect(seen['alice /v1/logistics/bookings?limit=4&offset=0']).to.contain('"status":"cancelled"');
 
         // The copy continues the clock and the id counter: the next record is the same in both.
@@ -66,7 +68,7 @@ describe('export and load back', () => {
                 migrations: {
                     commerce: ['001_catalogue_inquiries_scam_reports', '002_offer_expiry'],
                     logistics: ['001_vehicles_locations_drivers_bookings', '002_booking_counts', '003_booking_lifecycle'],
-                    pay: ['001_token_types', '002_ledger', '003_credentials']
+                    pay: ['001_token_types', '002_ledger', '003_credentials', '004_settlement']
                 },
                 instance: { clock: null, ids: 'random', id_counter: 0, pay: true }
             },
@@ -187,6 +189,85 @@ describe('export and load back', () => {
             expect(body<{ balances: unknown[] }>(await copy.inject({ url: '/v1/pay/wallet', headers: copy.auth('ana') })).balances, `copy ${i}`).to.equal([{ asset: 'USD', amount: 50, pending_in: 0, pending_out: 0 }]);
             await copy.close();
         }
+    });
+
+    it('loads back pending, settled and failed moves as they were, and a world loaded back settles as the original does', async () => {
+
+        const original = await kit.instance({ seed: 'none', pay: true, ids: 'sequential', clock: '2030-01-01T00:00:00.000Z' });
+        const moved = async (direction: 'deposit' | 'withdraw', provider: string, amount: number) => {
+
+            const res = await original.inject({ method: 'POST', url: `/v1/pay/gateway/${direction}`, headers: { ...original.auth('ana'), 'idempotency-key': `${direction}-${provider}-${amount}` }, payload: { provider_id: provider, asset: 'USD', amount } });
+            expect(res.statusCode, res.payload).to.equal(201);
+            return body<{ id: string; settles_at: string }>(res);
+        };
+
+        await moved('deposit', 'sandbox', 1000);
+        const returned = await moved('deposit', 'bank-transfer', 299);
+        await moved('withdraw', 'bank-transfer', 100);
+        expect(await (await timedPay(kit.server, original.id)).applyDue(new Date('2030-01-02T00:00:00.000Z'), 10)).to.have.length(1);
+        original.clock.advance('1d');
+        await moved('withdraw', 'bank-transfer', 199);
+        await moved('deposit', 'card', 300);
+        await moved('deposit', 'bank-transfer', 500);
+
+        const file = await original.export();
+        const transactions = (file.pay as { transactions: { id: string; status: string; settles_at: string; settled_at: string | null; failure_code: string | null }[] }).transactions;
+        expect(transactions.map(({ status, settles_at: due, settled_at: settled, failure_code: code }) => [status, due, settled, code])).to.equal([
+            ['completed', '2030-01-01T00:00:00.000Z', '2030-01-01T00:00:00.000Z', null],
+            ['pending', '2030-01-03T00:00:00.000Z', null, null],
+            ['completed', '2030-01-02T00:00:00.000Z', '2030-01-02T00:00:00.000Z', null],
+            ['pending', '2030-01-03T00:00:00.000Z', null, null],
+            ['completed', '2030-01-02T00:00:00.000Z', '2030-01-02T00:00:00.000Z', null],
+            ['pending', '2030-01-04T00:00:00.000Z', null, null]
+        ]);
+        expect((file.pay as { wallets: { balances: unknown[] }[] }).wallets[0]!.balances).to.equal([{ asset: 'USD', amount: 1001, pending_in: 799, pending_out: 199 }]);
+
+        const copy = await kit.instance({ fixture: file });
+        expect(await copy.export()).to.equal(file);
+        const until = new Date('2030-01-05T00:00:00.000Z');
+        const [settledOriginal, settledCopy] = [await (await timedPay(kit.server, original.id)).applyDue(until, 10), await (await timedPay(kit.server, copy.id)).applyDue(until, 10)];
+        expect(settledCopy).to.equal(settledOriginal);
+        // The bank-transfer deposit of 299 and withdrawal of 199 come back returned, in the copy as in the original.
+        expect(settledCopy.filter(({ type }) => type === 'pay.transaction.failed').map(({ id }) => id).sort()).to.equal([returned.id, transactions[3]!.id].sort());
+        expect(await copy.export()).to.equal(await original.export());
+        expect(body<{ balances: unknown[] }>(await copy.inject({ url: '/v1/pay/wallet', headers: copy.auth('ana') })).balances).to.equal([{ asset: 'USD', amount: 1700, pending_in: 0, pending_out: 0 }]);
+        await Promise.all([original.close(), copy.close()]);
+    });
+
+    it('walks settled bank transfers at their settles_at: a withdrawal spends a deposit only once it completed', async () => {
+
+        const wallet = { id: 'w-ana', owner_id: 'ana', created_at: '2030-01-01T00:00:00.000Z' };
+        const move = (id: string, type: string, provider: string, amount: number, created: string, extra: object = {}) => ({ id, wallet_id: 'w-ana', type, asset: 'USD', amount, provider_id: provider, created_at: created, ...extra });
+        const settled = [
+            move('t-1', 'deposit', 'sandbox', 1000, '2030-01-01T00:00:00.000Z'),
+            move('t-2', 'deposit', 'bank-transfer', 500, '2030-01-01T01:00:00.000Z'),
+            move('t-3', 'withdrawal', 'bank-transfer', 600, '2030-01-01T00:00:00.000Z'),
+            move('t-4', 'withdrawal', 'bank-transfer', 199, '2030-01-01T02:00:00.000Z', { status: 'failed', failure_code: 'returned' })
+        ];
+
+        // By 2030-01-04 the deposit of 500 settled (01-03T01:00) and the returned 199 came back (01-02T02:00): 900 is there.
+        const t = await kit.instance({ seed: 'none', fixture: { pay: { wallets: [wallet], transactions: [...settled, move('t-5', 'withdrawal', 'sandbox', 900, '2030-01-04T00:00:00.000Z')] } } });
+        expect(body(await t.inject({ url: '/v1/pay/wallet', headers: t.auth('ana') }))).to.equal({ ...wallet, balances: [{ asset: 'USD', amount: 0, pending_in: 0, pending_out: 0 }] });
+        expect((await t.export()).pay).to.include({ transactions: [
+            { ...settled[0], status: 'completed', settles_at: '2030-01-01T00:00:00.000Z', settled_at: '2030-01-01T00:00:00.000Z', failure_code: null },
+            { ...settled[2], status: 'completed', settles_at: '2030-01-02T00:00:00.000Z', settled_at: '2030-01-02T00:00:00.000Z', failure_code: null },
+            { ...settled[1], status: 'completed', settles_at: '2030-01-03T01:00:00.000Z', settled_at: '2030-01-03T01:00:00.000Z', failure_code: null },
+            { ...settled[3], status: 'failed', settles_at: '2030-01-02T02:00:00.000Z', settled_at: '2030-01-02T02:00:00.000Z', failure_code: 'returned' },
+            { ...move('t-5', 'withdrawal', 'sandbox', 900, '2030-01-04T00:00:00.000Z'), status: 'completed', settles_at: '2030-01-04T00:00:00.000Z', settled_at: '2030-01-04T00:00:00.000Z', failure_code: null }
+        ] });
+        await t.close();
+
+        // A day earlier the deposit is still on its way: 400 is spendable, not 900.
+        const early = { pay: { wallets: [wallet], transactions: [...settled, move('t-5', 'withdrawal', 'sandbox', 900, '2030-01-03T00:00:00.000Z')] } };
+        const error = expectError(await kit.server.inject({ method: 'POST', url: '/_instances', headers: adminBearer(kit.server), payload: { seed: 'none', fixture: early } }), 400, 'invalid_fixture', 'fixture.pay.transactions[4].amount');
+        expect(error.message).to.match(/Your USD balance is 400, less than the 900 to withdraw \(insufficient_funds, as of this transaction\)/);
+    });
+
+    it('settles a transaction through a provider it does not know at once, which the fixture check refuses', () => {
+
+        expect(settlementFields({ provider_id: 'mattress', type: 'deposit', status: 'completed', created_at: '2030-01-01T00:00:00.000Z' })).to.equal({
+            status: 'completed', settles_at: '2030-01-01T00:00:00.000Z', settled_at: '2030-01-01T00:00:00.000Z', failure_code: null
+        });
     });
 
     it('loads a fixture of moves without ids or times, as listed, each time it is made into an instance', async () => {

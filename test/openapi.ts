@@ -474,7 +474,7 @@ describe('the OpenAPI document', () => {
 
         for (const path of ['/v1/pay/gateway/deposit', '/v1/pay/gateway/withdraw']) {
             const { responses } = document.paths[path]!.post!;
-            for (const status of ['201', '409', '422']) {
+            for (const status of path.endsWith('deposit') ? ['201', '402', '409', '422'] : ['201', '409', '422']) {
                 expect(responses[status]!.headers, `${path} ${status}`).to.include(['Idempotent-Replayed', 'X-Request-Id']);
             }
 
@@ -511,13 +511,15 @@ describe('the route descriptions', () => {
         const handler = () => 'ok';
         const unplugged = failure(501, 'teapot_not_provisioned', 'No kettle is plugged in', { configured: false });
         const server = await bareServer([
-            { method: 'GET', path: '/teapots', options: { tags: ['api'], handler, plugins: { localgate: { errors: [409, 501] } }, response: { status: { 200: Joi.string() } } } },
+            { method: 'GET', path: '/teapots', options: { tags: ['api'], handler, plugins: { localgate: { errors: [402, 409, 501] } }, response: { status: { 200: Joi.string() } } } },
             { method: 'PUT', path: '/teapots/{id}', options: { tags: ['api'], handler, plugins: { localgate: { errors: { 409: 'teapot_busy: it is brewing', 501: unplugged } } } } },
             { method: 'DELETE', path: '/teapots', options: { tags: ['api'], handler, plugins: { 'hapi-swagger': { responses: { 413: { description: 'Never: nothing to read' } } } } } }
         ]);
 
         const document = body<Document>(await server.inject(documentPath));
-        expect(Object.keys(document.paths['/teapots']!.get!.responses)).to.equal(['200', '409', '501']);
+        expect(Object.keys(document.paths['/teapots']!.get!.responses)).to.equal(['200', '402', '409', '501']);
+        expect(document.paths['/teapots']!.get!.responses[402]!.description).to.equal('The payment provider refused the payment at once (code card_declined): nothing moved');
+        expect(document.paths['/teapots']!.get!.responses[402]!.content!['application/json'].example).to.include({ statusCode: 402, code: 'card_declined' });
         expect(document.paths['/teapots']!.get!.responses[409]!.description).to.equal('The request conflicts with the current state of a record');
         expect(document.paths['/teapots']!.get!.responses[501]!.content!['application/json'].example).to.include({ statusCode: 501, code: 'not_implemented' });
         expect(document.paths['/teapots']!.get!.security).to.not.exist();

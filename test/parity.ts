@@ -208,14 +208,25 @@ describe('provisioned pay on SQLite and on PostgreSQL', { skip: skipWithoutPostg
             ['deposit', { provider_id: 'nobody', asset: 'USD', amount: 500 }],
             ['deposit', { provider_id: 'sandbox', asset: 'NST', amount: 5 }],
             ['deposit', { provider_id: 'sandbox', asset: 'USD', amount: 2500 }],
-            ['withdraw', { provider_id: 'sandbox', asset: 'USD', amount: 1000 }]
+            ['withdraw', { provider_id: 'sandbox', asset: 'USD', amount: 1000 }],
+            ['deposit', { provider_id: 'bank-transfer', asset: 'USD', amount: 700 }],
+            ['withdraw', { provider_id: 'bank-transfer', asset: 'USD', amount: 300 }],
+            ['withdraw', { provider_id: 'sandbox', asset: 'USD', amount: 1201 }],
+            ['deposit', { provider_id: 'card', asset: 'USD', amount: 402 }]
         ] as const;
 
         for (const [index, [direction, payload]] of moves.entries()) {
             const request = (server: Server) => ({ method: 'POST', url: `/v1/pay/gateway/${direction}`, payload, headers: { ...bearer(server, 'pat'), 'idempotency-key': `parity-${index}` } });
             const [sqlite, postgres] = await both(request);
             expect(postgres.statusCode, `${direction} ${index}`).to.equal(sqlite.statusCode);
-            const strip = (res: ServerInjectResponse) => ({ ...JSON.parse(res.payload) as object, id: 'id', created_at: 'created_at' });
+            // A transaction's settlement is compared as how long after its created_at it falls.
+            const strip = (res: ServerInjectResponse) => {
+
+                const answer = JSON.parse(res.payload) as { created_at?: string; settles_at?: string; settled_at?: string | null };
+                const since = (instant?: string | null) => (typeof instant === 'string' ? Date.parse(instant) - Date.parse(answer.created_at!) : instant);
+                return { ...answer, id: 'id', created_at: 'created_at', settles_at: since(answer.settles_at), settled_at: since(answer.settled_at) };
+            };
+
             expect(strip(postgres), `${direction} ${index}`).to.equal(strip(sqlite));
             const [replayed, replayedOnPostgres] = await both(request);
             expect(strip(replayedOnPostgres)).to.equal(strip(replayed));

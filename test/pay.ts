@@ -9,8 +9,12 @@ import Sqlite from 'better-sqlite3';
 
 import { provisionPay } from '../lib';
 import { idempotencyRetentionMs, maxAmount, maxBalance } from '../lib/namespaces/pay/rules';
+import { migrationsRoot } from '../lib/paths';
+import { migrate, namespaceMigrations } from '../lib/storage/sqlite/migrate';
 import { queries } from '../lib/storage/sqlite/pay';
 import { expectError } from './helpers/errors';
+import { expectLedgerExact, timedPay } from './helpers/ledger';
+import type { AppliedTransition } from '../lib/data-set/transitions';
 import { engines } from './helpers/postgres';
 import { bearer, body, tempDir, testServer } from './helpers/server';
 import { engineWorlds, ledgerWorlds, serverWorld, type World } from './helpers/worlds';
@@ -44,6 +48,14 @@ interface Wallet {
 type Direction = 'deposit' | 'withdraw';
 
 type Engine = 'sqlite' | 'postgres';
+
+const day = 24 * 60 * 60 * 1000;
+
+/** The instant `ms` after an ISO instant, as ISO. */
+function later(instant: string, ms: number): string {
+
+    return new Date(Date.parse(instant) + ms).toISOString();
+}
 
 
 /** A server on a freshly provisioned pay database, and that database's file. */
@@ -562,6 +574,16 @@ for (const engine of engines) {
             expectError(await move(world(), 'ivy', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 6 }), 409, 'balance_limit_exceeded', 'amount');
             expect((await move(world(), 'ivy', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 5 })).statusCode).to.equal(201);
         });
+
+        it('counts deposits still pending toward the limit', async () => {
+
+            expect((await move(world(), 'hank', 'deposit', { provider_id: 'bank-transfer', asset: 'USD', amount: 10 })).statusCode).to.equal(201);
+            await world().sql(`UPDATE accounts SET balance = ? WHERE wallet_id IS NOT NULL AND kind = 'pending_in'`, maxBalance - 5);
+            const over = await move(world(), 'hank', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 6 });
+            expect(expectError(over, 409, 'balance_limit_exceeded', 'amount').message).to.equal(`This deposit would take a USD balance beyond ${maxBalance} minor units`);
+            expect((await move(world(), 'hank', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 5 })).statusCode).to.equal(201);
+            expect((await walletOf(world(), 'hank')).balances).to.equal([{ asset: 'USD', amount: 5, pending_in: maxBalance - 5, pending_out: 0 }]);
+        });
     });
 
 
@@ -818,6 +840,193 @@ for (const engine of engines) {
             expect((await walletOf(world(), 'rosa')).balances).to.equal([{ asset: 'USD', amount: 3, pending_in: 0, pending_out: 0 }]);
         });
     });
+
+
+    describe(`moves that take time (${engine})`, () => {
+
+        const world = useWorld(sqlWorlds);
+
+        // Where each entry of a transaction went, by how much and when, in the order written.
+        function entriesOf(id: string): Promise<Record<string, unknown>[]> {
+
+            return world().sql(`SELECT CASE WHEN a.wallet_id IS NULL THEN 'clearing' ELSE a.kind END AS account, CAST(e.amount AS integer) AS amount, e.created_at
+                FROM entries e JOIN accounts a ON a.id = e.account_id WHERE e.transaction_id = ? ORDER BY e.id`, id);
+        }
+
+        async function made(subject: string, direction: Direction, payload: object, key?: string): Promise<Transaction> {
+
+            const res = await move(world(), subject, direction, payload, key);
+            expect(res.statusCode, res.payload).to.equal(201);
+            return body<Transaction>(res);
+        }
+
+        it('answers a bank-transfer deposit 201 pending for two days, not spendable until it completes at its own due instant', async () => {
+
+            const pending = await made('ada', 'deposit', { provider_id: 'bank-transfer', asset: 'USD', amount: 10000 });
+            expect(pending).to.equal({
+                id: pending.id, type: 'deposit', asset: 'USD', amount: 10000, provider_id: 'bank-transfer', status: 'pending',
+                created_at: pending.created_at, settles_at: later(pending.created_at, 2 * day), settled_at: null, failure_code: null
+            });
+            expect((await walletOf(world(), 'ada')).balances).to.equal([{ asset: 'USD', amount: 0, pending_in: 10000, pending_out: 0 }]);
+            const spend = await move(world(), 'ada', 'withdraw', { provider_id: 'sandbox', asset: 'USD', amount: 1 });
+            expect(expectError(spend, 409, 'insufficient_funds', 'amount').message).to.equal('Your USD balance is 0, less than the 1 to withdraw');
+            await expectLedgerExact(world().sql);
+
+            const store = await timedPay(world().server);
+            expect(await store.nextDue()).to.equal(new Date(pending.settles_at));
+            expect(await store.applyDue(new Date(Date.parse(pending.settles_at) - 1), 10)).to.equal([]);
+            expect(await store.applyDue(new Date(later(pending.settles_at, day)), 10)).to.equal([{ type: 'pay.transaction.completed', id: pending.id, due: pending.settles_at }]);
+            expect(await store.nextDue()).to.be.null();
+            expect(await store.applyDue(new Date(later(pending.settles_at, day)), 10)).to.equal([]);
+
+            const read = await world().inject({ url: `/v1/pay/wallet/transactions/${pending.id}`, headers: bearer(world().server, 'ada') });
+            expect(body(read)).to.equal({ ...pending, status: 'completed', settled_at: pending.settles_at });
+            expect((await walletOf(world(), 'ada')).balances).to.equal([{ asset: 'USD', amount: 10000, pending_in: 0, pending_out: 0 }]);
+            expect(await entriesOf(pending.id)).to.equal([
+                { account: 'clearing', amount: -10000, created_at: pending.created_at },
+                { account: 'pending_in', amount: 10000, created_at: pending.created_at },
+                { account: 'pending_in', amount: -10000, created_at: pending.settles_at },
+                { account: 'available', amount: 10000, created_at: pending.settles_at }
+            ]);
+            await expectLedgerExact(world().sql);
+            expect((await move(world(), 'ada', 'withdraw', { provider_id: 'sandbox', asset: 'USD', amount: 10000 })).statusCode).to.equal(201);
+        });
+
+        it('holds a pending withdrawal\'s amount at once, so that a second withdrawal cannot spend it, and completes it a day later', async () => {
+
+            await made('bea', 'deposit', { provider_id: 'sandbox', asset: 'EUR', amount: 500 });
+            const pending = await made('bea', 'withdraw', { provider_id: 'bank-transfer', asset: 'EUR', amount: 300 });
+            expect(pending).to.equal({
+                id: pending.id, type: 'withdrawal', asset: 'EUR', amount: 300, provider_id: 'bank-transfer', status: 'pending',
+                created_at: pending.created_at, settles_at: later(pending.created_at, day), settled_at: null, failure_code: null
+            });
+            expect((await walletOf(world(), 'bea')).balances).to.equal([{ asset: 'EUR', amount: 200, pending_in: 0, pending_out: 300 }]);
+            const second = await move(world(), 'bea', 'withdraw', { provider_id: 'sandbox', asset: 'EUR', amount: 201 });
+            expect(expectError(second, 409, 'insufficient_funds', 'amount').message).to.equal('Your EUR balance is 200, less than the 201 to withdraw');
+            await expectLedgerExact(world().sql);
+
+            const store = await timedPay(world().server);
+            expect(await store.applyDue(new Date(pending.settles_at), 10)).to.equal([{ type: 'pay.transaction.completed', id: pending.id, due: pending.settles_at }]);
+            expect((await walletOf(world(), 'bea')).balances).to.equal([{ asset: 'EUR', amount: 200, pending_in: 0, pending_out: 0 }]);
+            expect(await entriesOf(pending.id)).to.equal([
+                { account: 'available', amount: -300, created_at: pending.created_at },
+                { account: 'pending_out', amount: 300, created_at: pending.created_at },
+                { account: 'pending_out', amount: -300, created_at: pending.settles_at },
+                { account: 'clearing', amount: 300, created_at: pending.settles_at }
+            ]);
+            await expectLedgerExact(world().sql);
+        });
+
+        it('fails a bank-transfer move whose amount ends in 99 as it falls due, returned: a deposit never arrives, a withdrawal gives its amount back', async () => {
+
+            await made('cal', 'deposit', { provider_id: 'sandbox', asset: 'GBP', amount: 1000 });
+            const deposit = await made('cal', 'deposit', { provider_id: 'bank-transfer', asset: 'GBP', amount: 1099 });
+            const withdrawal = await made('cal', 'withdraw', { provider_id: 'bank-transfer', asset: 'GBP', amount: 599 });
+            expect([deposit.status, withdrawal.status]).to.equal(['pending', 'pending']);
+            expect((await walletOf(world(), 'cal')).balances).to.equal([{ asset: 'GBP', amount: 401, pending_in: 1099, pending_out: 599 }]);
+
+            const store = await timedPay(world().server);
+            expect(await store.applyDue(new Date(later(deposit.settles_at, day)), 10)).to.equal([
+                { type: 'pay.transaction.failed', id: withdrawal.id, due: withdrawal.settles_at },
+                { type: 'pay.transaction.failed', id: deposit.id, due: deposit.settles_at }
+            ]);
+
+            const { list } = await transactionsOf(world(), 'cal');
+            expect(list.data.filter(({ provider_id: provider }) => provider === 'bank-transfer')).to.equal([
+                { ...withdrawal, status: 'failed', settled_at: withdrawal.settles_at, failure_code: 'returned' },
+                { ...deposit, status: 'failed', settled_at: deposit.settles_at, failure_code: 'returned' }
+            ]);
+            expect((await walletOf(world(), 'cal')).balances).to.equal([{ asset: 'GBP', amount: 1000, pending_in: 0, pending_out: 0 }]);
+            expect(await entriesOf(deposit.id)).to.equal([
+                { account: 'clearing', amount: -1099, created_at: deposit.created_at },
+                { account: 'pending_in', amount: 1099, created_at: deposit.created_at },
+                { account: 'pending_in', amount: -1099, created_at: deposit.settles_at },
+                { account: 'clearing', amount: 1099, created_at: deposit.settles_at }
+            ]);
+            expect(await entriesOf(withdrawal.id)).to.equal([
+                { account: 'available', amount: -599, created_at: withdrawal.created_at },
+                { account: 'pending_out', amount: 599, created_at: withdrawal.created_at },
+                { account: 'pending_out', amount: -599, created_at: withdrawal.settles_at },
+                { account: 'available', amount: 599, created_at: withdrawal.settles_at }
+            ]);
+            await expectLedgerExact(world().sql);
+        });
+
+        it('settles a card move at once, and refuses a card deposit ending in 02 with a 402 that its key replays, writing nothing', async () => {
+
+            const paid = await made('dev', 'deposit', { provider_id: 'card', asset: 'USD', amount: 500 });
+            expect(paid).to.equal({
+                id: paid.id, type: 'deposit', asset: 'USD', amount: 500, provider_id: 'card', status: 'completed',
+                created_at: paid.created_at, settles_at: paid.created_at, settled_at: paid.created_at, failure_code: null
+            });
+
+            const declined = await move(world(), 'dev', 'deposit', { provider_id: 'card', asset: 'USD', amount: 502 }, 'card-1');
+            const error = expectError(declined, 402, 'card_declined', 'amount');
+            expect(error.message).to.equal('Provider card declined this deposit: the card was refused, nothing moved');
+            expect(declined.headers['idempotent-replayed']).to.not.exist();
+            const replayed = await move(world(), 'dev', 'deposit', { provider_id: 'card', asset: 'USD', amount: 502 }, 'card-1');
+            expect(replayed.statusCode).to.equal(402);
+            expect(replayed.payload).to.equal(declined.payload);
+            expect(replayed.headers['idempotent-replayed']).to.equal('true');
+
+            // Only deposits are declined: a card withdrawal of an amount ending in 02 goes through.
+            const refund = await made('dev', 'withdraw', { provider_id: 'card', asset: 'USD', amount: 102 });
+            expect(refund.status).to.equal('completed');
+            expect((await transactionsOf(world(), 'dev')).list.total).to.equal(2);
+            expect((await walletOf(world(), 'dev')).balances).to.equal([{ asset: 'USD', amount: 398, pending_in: 0, pending_out: 0 }]);
+            expect(await (await timedPay(world().server)).nextDue()).to.be.null();
+            await expectLedgerExact(world().sql);
+        });
+
+        it('replays a pending deposit as it was answered, after it settled, and keeps its key until 24 hours past its settlement', async () => {
+
+            const payload = { provider_id: 'bank-transfer', asset: 'EUR', amount: 2500 };
+            const first = await move(world(), 'eve', 'deposit', payload, 'slow-1');
+            const pending = body<Transaction>(first);
+            expect(await world().sql(`SELECT keep_until FROM idempotency_keys WHERE owner_id = 'eve'`)).to.equal([{ keep_until: later(pending.settles_at, idempotencyRetentionMs) }]);
+
+            expect(await (await timedPay(world().server)).applyDue(new Date(pending.settles_at), 1)).to.have.length(1);
+            const again = await move(world(), 'eve', 'deposit', payload, 'slow-1');
+            expect(again.statusCode).to.equal(201);
+            expect(again.payload).to.equal(first.payload);
+            expect(again.headers['idempotent-replayed']).to.equal('true');
+            expect(body<Transaction>(again).status).to.equal('pending');
+            expect((await walletOf(world(), 'eve')).balances).to.equal([{ asset: 'EUR', amount: 2500, pending_in: 0, pending_out: 0 }]);
+        });
+
+        it('applies at most limit transitions a call, earliest due first, ties by id', async () => {
+
+            const withdrawals: Transaction[] = [];
+            await made('fay', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 100 });
+            const deposit = await made('fay', 'deposit', { provider_id: 'bank-transfer', asset: 'USD', amount: 40 });
+            for (const amount of [10, 20]) {
+                withdrawals.push(await made('fay', 'withdraw', { provider_id: 'bank-transfer', asset: 'USD', amount }));
+            }
+
+            // Two withdrawals due at one instant, the second written past the API with its hold: the id decides.
+            const twin = '00000000-0000-4000-8000-000000000000';
+            await world().sql(`INSERT INTO transactions (id, wallet_id, type, asset, amount, provider_id, status, created_at, settles_at)
+                SELECT ?, wallet_id, type, asset, amount, provider_id, status, created_at, settles_at FROM transactions WHERE id = ?`, twin, withdrawals[1]!.id);
+            await world().sql(`INSERT INTO entries (transaction_id, account_id, amount, created_at)
+                SELECT t.id, a.id, CASE a.kind WHEN 'available' THEN -t.amount ELSE t.amount END, t.created_at
+                FROM transactions t JOIN accounts a ON a.wallet_id = t.wallet_id AND a.asset = t.asset AND a.kind IN ('available', 'pending_out') WHERE t.id = ?`, twin);
+            const tied = { id: twin, due: withdrawals[1]!.settles_at };
+
+            const store = await timedPay(world().server);
+            const until = new Date(later(deposit.settles_at, day));
+            const byDue = [
+                ...[{ id: withdrawals[0]!.id, due: withdrawals[0]!.settles_at }, tied, { id: withdrawals[1]!.id, due: withdrawals[1]!.settles_at }].sort((a, b) => a.due.localeCompare(b.due) || a.id.localeCompare(b.id)),
+                { id: deposit.id, due: deposit.settles_at }
+            ].map((transition): AppliedTransition => ({ type: 'pay.transaction.completed', ...transition }));
+            expect(await store.applyDue(until, 0)).to.equal([]);
+            expect(await store.applyDue(until, 2)).to.equal(byDue.slice(0, 2));
+            expect(await store.nextDue()).to.equal(new Date(byDue[2]!.due));
+            expect(await store.applyDue(until, 2)).to.equal(byDue.slice(2));
+            expect(await store.applyDue(until, 2)).to.equal([]);
+            expect((await walletOf(world(), 'fay')).balances).to.equal([{ asset: 'USD', amount: 90, pending_in: 0, pending_out: 0 }]);
+            await expectLedgerExact(world().sql);
+        });
+    });
 }
 
 
@@ -912,6 +1121,105 @@ describe('pay ledger schema', () => {
                 expect(fullScans, name).to.equal([]);
             }
         });
+    });
+});
+
+
+describe('pay settlement schema', () => {
+
+    it('lets a pending transaction settle once, to completed or failed at its settles_at, and changes nothing else', async () => {
+
+        const { server, file } = await payServer();
+        const pending = body<Transaction>(await move(serverWorld(server), 'xia', 'deposit', { provider_id: 'bank-transfer', asset: 'USD', amount: 800 }));
+        await server.stop();
+        withDatabase(file, (db) => {
+
+            const update = (set: string) => {
+
+                return () => db.prepare(`UPDATE transactions SET ${set} WHERE id = ?`).run(pending.id);
+            };
+
+            expect(update('amount = 1'), 'amount').to.throw(/transactions are immutable but for a pending one settling/);
+            expect(update(`status = 'completed', settled_at = created_at, settles_at = created_at`), 'settles_at').to.throw(/transactions are immutable but for a pending one settling/);
+            expect(update(`status = 'completed', settled_at = created_at`), 'settled_at').to.throw(/CHECK constraint failed: settled_at = settles_at/);
+            expect(update(`status = 'failed', settled_at = settles_at`), 'failure_code').to.throw(/CHECK constraint failed: \(status = 'failed'\) = \(failure_code IS NOT NULL\)/);
+            expect(update(`status = 'completed'`), 'no settled_at').to.throw(/CHECK constraint failed: \(status = 'pending'\) = \(settled_at IS NULL\)/);
+            update(`status = 'completed', settled_at = settles_at`)();
+            expect(update(`status = 'failed', failure_code = 'returned'`), 'settled twice').to.throw(/transactions are immutable but for a pending one settling/);
+            expect(() => db.prepare('DELETE FROM transactions WHERE id = ?').run(pending.id)).to.throw(/transactions are immutable/);
+        });
+    });
+
+    it('migrates a ledger written before settlement: its moves settled as made, its entries and keys kept', () => {
+
+        const db = new Sqlite(':memory:');
+        db.pragma('foreign_keys = ON');
+        const migrations = namespaceMigrations({ name: 'pay', migrations: migrationsRoot });
+        migrate(db, migrations.slice(0, 3));
+        db.exec(`INSERT INTO wallets VALUES ('w-1', 'yan', '2030-01-01T00:00:00.000Z');
+            INSERT INTO accounts (wallet_id, asset, created_at) VALUES ('w-1', 'USD', '2030-01-01T00:00:00.000Z');
+            INSERT INTO accounts (provider_id, asset, created_at) VALUES ('sandbox', 'USD', '2030-01-01T00:00:00.000Z');
+            INSERT INTO transactions VALUES ('t-1', 'w-1', 'deposit', 'USD', 300, 'sandbox', 'completed', '2030-01-01T00:00:00.000Z');
+            INSERT INTO entries (transaction_id, account_id, amount, created_at) VALUES ('t-1', 1, 300, '2030-01-01T00:00:00.000Z'), ('t-1', 2, -300, '2030-01-01T00:00:00.000Z');
+            INSERT INTO idempotency_keys VALUES ('yan', 'k-1', 'f', '{"transaction":{"id":"t-1","created_at":"2030-01-01T00:00:00.000Z"}}', '2030-01-01T00:00:00.000Z'),
+                ('yan', 'k-2', 'f', '{"refusal":{"kind":"conflict","code":"insufficient_funds","message":"no"}}', '2030-01-01T00:00:00.000Z')`);
+
+        expect(migrate(db, migrations)).to.equal([4]);
+        expect(db.prepare('SELECT * FROM transactions').all()).to.equal([{
+            id: 't-1', wallet_id: 'w-1', type: 'deposit', asset: 'USD', amount: 300, provider_id: 'sandbox', status: 'completed',
+            created_at: '2030-01-01T00:00:00.000Z', settles_at: '2030-01-01T00:00:00.000Z', settled_at: '2030-01-01T00:00:00.000Z', failure_code: null
+        }]);
+        expect(db.prepare('SELECT id, transaction_id, account_id, amount FROM entries').all()).to.equal([
+            { id: 1, transaction_id: 't-1', account_id: 1, amount: 300 },
+            { id: 2, transaction_id: 't-1', account_id: 2, amount: -300 }
+        ]);
+        expect(db.prepare('SELECT kind, balance FROM accounts ORDER BY id').all()).to.equal([{ kind: 'available', balance: 300 }, { kind: 'available', balance: -300 }]);
+        const keys = db.prepare('SELECT key, outcome, keep_until FROM idempotency_keys ORDER BY key').all() as { key: string; outcome: string; keep_until: string }[];
+        expect(keys.map((row) => ({ ...row, outcome: JSON.parse(row.outcome) as unknown }))).to.equal([
+            { key: 'k-1', outcome: { transaction: { id: 't-1', created_at: '2030-01-01T00:00:00.000Z', settles_at: '2030-01-01T00:00:00.000Z', settled_at: '2030-01-01T00:00:00.000Z', failure_code: null } }, keep_until: '2030-01-02T00:00:00.000Z' },
+            { key: 'k-2', outcome: { refusal: { kind: 'conflict', code: 'insufficient_funds', message: 'no' } }, keep_until: '2030-01-02T00:00:00.000Z' }
+        ]);
+        expect(db.pragma('foreign_key_check')).to.equal([]);
+        expect(() => db.exec(`INSERT INTO entries (transaction_id, account_id, amount, created_at) VALUES ('t-1', 1, -1000, 'x')`)).to.throw(/balance >= 0/);
+        expect(() => db.exec(`UPDATE entries SET amount = 1`)).to.throw(/ledger entries are immutable/);
+        expect((db.pragma('foreign_key_list(entries)') as { table: string; from: string }[]).map(({ table, from }) => [from, table]).sort()).to.equal([['account_id', 'accounts'], ['transaction_id', 'transactions']]);
+        const orphan = `INSERT INTO transactions (id, wallet_id, type, asset, amount, provider_id, status, created_at, settles_at, settled_at)
+            VALUES ('t-2', 'w-none', 'deposit', 'USD', 1, 'sandbox', 'completed', 'x', 'x', 'x')`;
+        expect(() => db.exec(orphan)).to.throw(/FOREIGN KEY constraint failed/);
+        db.close();
+    });
+});
+
+
+describe('pay settlement across connections', () => {
+
+    it('applies each due transition once when two stores over one file take turns at them, and keeps the ledger exact', async () => {
+
+        const { server, file } = await payServer();
+        const other = await testServer({ pay: server.app.localgate.settings.pay });
+        const pending: string[] = [];
+        for (const subject of ['uma', 'vic', 'wes']) {
+            expect((await move(serverWorld(server), subject, 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 1000 })).statusCode).to.equal(201);
+            for (const [direction, amount] of [['deposit', 300], ['deposit', 399], ['withdraw', 100], ['withdraw', 199]] as const) {
+                const res = await move(serverWorld(other), subject, direction, { provider_id: 'bank-transfer', asset: 'USD', amount });
+                pending.push(body<Transaction>(res).id);
+            }
+        }
+
+        const [a, b] = [await timedPay(server), await timedPay(other)];
+        const until = new Date(Date.now() + 3 * day);
+        const applied: string[] = [];
+        for (let i = 0; i < pending.length; ++i) {
+            const both = await Promise.all([a.applyDue(until, 1), b.applyDue(until, 1)]);
+            applied.push(...both.flat().map(({ id }) => id));
+        }
+
+        expect(applied.sort()).to.equal([...pending].sort());
+        expect(await b.nextDue()).to.be.null();
+        expect((await walletOf(serverWorld(server), 'uma')).balances).to.equal([{ asset: 'USD', amount: 1200, pending_in: 0, pending_out: 0 }]);
+        await expectLedgerExact((text, ...params) => Promise.resolve(withDatabase(file, (db) => db.prepare(text).all(...params) as Record<string, unknown>[])));
+        await other.stop();
+        await server.stop();
     });
 });
 

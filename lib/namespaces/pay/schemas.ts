@@ -42,7 +42,7 @@ export const transactionSchema = Joi.object({
     created_at: timestamp.required(),
     settles_at: timestamp.required().description('When it settles: its created_at for a move that settles at once'),
     settled_at: timestamp.allow(null).required().description('When it settled, which is its settles_at; null while pending'),
-    failure_code: Joi.string().valid('returned').allow(null).required().description('Why it failed (returned: the bank sent the money back); null unless failed')
+    failure_code: Joi.string().allow(null).required().description('Why it failed, a stable code (returned: the bank sent the money back); null unless failed')
 }).label('PayTransaction');
 
 export const transactionListSchema = listSchema(transactionSchema, 'PayTransactionList');
