@@ -3,10 +3,11 @@
 //
 // A read shows the status of its data set's clock even before the timeline has stored it (between the instant and the
 // timer, or while a frozen clock was moved): the stored status, moved on by the instants the row already keeps. It is
-// one CASE over the columns of the row being read, with no further lookup (bookings: the rule of bookingStatusAt). Time
-// never takes a record back: a stored status later than the clock's stands.
+// one CASE over the columns of the row being read, with no further lookup (bookings: bookingStatusAt's rule, for a row
+// stored confirmed). Time never takes a record back: a stored status later than the clock's stands (a clock set back),
+// and a cancelled booking stays cancelled.
 
-/** A booking's status at now (bookingStatusAt in SQL), as the column `status`. */
+/** A booking's status at now, as the column `status`. */
 export function bookingStatusColumn(now: string): string {
 
     return `CASE

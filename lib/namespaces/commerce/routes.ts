@@ -131,7 +131,7 @@ export function commerceRoutes(server: Server): void {
         options: {
             auth: optional,
             description: 'List offers, optionally of one product',
-            notes: listOrder,
+            notes: [listOrder, 'Each offer\'s status is the one of the data set\'s clock: valid before its valid_until, expired from then.'],
             tags,
             validate: { query: offerListQuery },
             response: { status: { 200: offerListSchema } },

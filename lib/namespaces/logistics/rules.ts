@@ -31,21 +31,17 @@ export function overlapRefusal(vehicleId: string): DomainError {
 
 
 /**
- * The status a booking has at `now` (timestamps in toISOString() form, so text order is time order): confirmed before
- * its pickup_at, active from then, completed from its return_at. Time never takes a booking back, nor moves a
- * cancelled one: a stored status later than the clock's (a clock set back) stands.
+ * The status a booking has at `now` by its own instants (timestamps in toISOString() form, so text order is time
+ * order): confirmed before its pickup_at, active from then, completed from its return_at. A new booking is stored in
+ * it; a stored booking reads it unless stored later (lifecycle-sql.ts).
  */
-export function bookingStatusAt(booking: Pick<Booking, 'pickup_at' | 'return_at'>, stored: BookingStatus, now: string): BookingStatus {
-
-    if (stored === 'cancelled' || stored === 'completed') {
-        return stored;
-    }
+export function bookingStatusAt(booking: Pick<Booking, 'pickup_at' | 'return_at'>, now: string): BookingStatus {
 
     if (booking.return_at <= now) {
         return 'completed';
     }
 
-    return stored === 'active' || booking.pickup_at <= now ? 'active' : 'confirmed';
+    return booking.pickup_at <= now ? 'active' : 'confirmed';
 }
 
 

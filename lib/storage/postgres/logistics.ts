@@ -126,7 +126,7 @@ export class PgLogisticsStore implements LogisticsStore {
                 return_at: booking.return_at,
                 notes: booking.notes,
                 customer_id: customerId,
-                status: bookingStatusAt(booking, 'confirmed', this.now()),
+                status: bookingStatusAt(booking, this.now()),
                 created_at: createdAt(this.context.clock, facts.latest_created, facts.now)
             };
 

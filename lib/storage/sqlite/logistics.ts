@@ -120,7 +120,7 @@ export class SqliteLogisticsStore implements LogisticsStore {
                 id,
                 ...booking,
                 customer_id: customerId,
-                status: bookingStatusAt(booking, 'confirmed', context.clock.now().toISOString()),
+                status: bookingStatusAt(booking, context.clock.now().toISOString()),
                 created_at: createdAt(context.clock, statements.latestBookingOfCustomer.pluck().get({ customer_id: customerId }))
             });
 
