@@ -15,7 +15,7 @@
 // warm-up unless those are set. BENCH_PG_SCENARIOS picks some of the PostgreSQL scenarios; BENCH_PROFILE=<dir> runs
 // localgate-pg and floor-pg with --cpu-prof, writing their profiles there. BENCH_ONLY=journal measures faults and the
 // request journal alone (bench/journal.js), BENCH_ONLY=hardening what the requests that once stalled the server cost
-// now (bench/hardening.js).
+// now (bench/hardening.js). BENCH_ONLY=time measures the timeline alone (bench/time.js), which a full run measures last.
 
 const ChildProcess = require('node:child_process');
 const { randomBytes } = require('node:crypto');
@@ -34,6 +34,7 @@ const FloorPg = require('./floor-pg');
 const Localgate = require('../dist');
 const Ports = require('./ports');
 const Suite = require('./suite');
+const Time = require('./time');
 
 
 const internals = {
@@ -104,12 +105,20 @@ internals.main = async function () {
         return require('./hardening').main();
     }
 
-    if (only !== undefined && only !== 'postgres' && only !== 'sqlite' && only !== 'suite') {
-        throw new Error(`BENCH_ONLY must be postgres, sqlite, suite, journal or hardening, not ${only}`);
+    if (only !== undefined && only !== 'postgres' && only !== 'sqlite' && only !== 'suite' && only !== 'time') {
+        throw new Error(`BENCH_ONLY must be postgres, sqlite, suite, time, journal or hardening, not ${only}`);
     }
 
     if (only === 'suite') {
         Suite.writeSection(await Suite.run({ log: internals.log }));
+        return;
+    }
+
+    // The timeline (bench/time.js): advance, throughput beside the code before it, the scenario played twice.
+    if (only === 'time') {
+        const section = await Time.run({ log: internals.log });
+        Time.writeSection(section);
+        process.stdout.write('\n' + section);
         return;
     }
 
@@ -212,6 +221,7 @@ internals.main = async function () {
 
         const startup = await internals.startup(tmp);
         Object.assign(instances, internals.inProcess());
+        const time = await Time.run({ log: internals.log });
         const report = internals.report({ measured, startup, logs, instances, seconds: (Date.now() - started) / 1000 }) + '\n' + internals.pgReport(postgres);
         // The suite's section is kept from its own run (BENCH_ONLY=suite).
         const suite = Suite.section();
@@ -219,6 +229,8 @@ internals.main = async function () {
         if (suite) {
             Suite.writeSection(suite);
         }
+
+        Time.writeSection(time);
 
         Fs.writeFileSync(Path.join(internals.results, `raw-${new Date().toISOString().replace(/[:.]/g, '-')}.json`), JSON.stringify({ settings: internals.settings, machine: internals.machine(), measured, startup, logs, instances, postgres }, null, 2));
         process.stdout.write('\n' + report);

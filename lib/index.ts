@@ -70,7 +70,7 @@ export async function createServer(options: Options = {}): Promise<Server> {
         journalBudget: new JournalBudget(settings.journalBudgetMib * 2 ** 20),
         log
     });
-    const defaultServices = servicesFor({ clock: defaultClock(settings, log), ids: new IdSource() });
+    const defaultServices = servicesFor({ clock: defaultClock(settings, sharedByProcesses(settings), log), ids: new IdSource() });
     const defaultScope: Scope = { basePath: '', services: defaultServices, get data() {
 
         return defaultData();

@@ -335,43 +335,49 @@ describe('the timeline of a data set', () => {
 
 describe('the default data set\'s clock', () => {
 
-    it('follows the wall clock without CLOCK, stands at CLOCK in memory, and is kept in the data directory on files', () => {
+    it('follows the wall clock without CLOCK, stands at CLOCK in memory and over databases other processes share, and is kept in the data directory on files', () => {
 
         const log: FailureLog = () => undefined;
-        expect(defaultClock({ storage: 'file', dataDir: tempDir() }, log).frozen).to.be.null();
+        expect(defaultClock({ storage: 'file', dataDir: tempDir() }, false, log).frozen).to.be.null();
         const memoryDir = tempDir();
-        expect(defaultClock({ storage: 'memory', dataDir: memoryDir, clock: '2030-01-01T00:00:00.000Z' }, log).frozen).to.equal('2030-01-01T00:00:00.000Z');
+        expect(defaultClock({ storage: 'memory', dataDir: memoryDir, clock: '2030-01-01T00:00:00.000Z' }, false, log).frozen).to.equal('2030-01-01T00:00:00.000Z');
         expect(Fs.existsSync(Path.join(memoryDir, clockFileName))).to.be.false();
 
         const dataDir = tempDir();
-        const clock = defaultClock({ storage: 'file', dataDir, clock: '2030-01-01T00:00:00.000Z' }, log);
+        const clock = defaultClock({ storage: 'file', dataDir, clock: '2030-01-01T00:00:00.000Z' }, false, log);
         clock.advance(3 * 24 * hour);
         expect(JSON.parse(Fs.readFileSync(Path.join(dataDir, clockFileName), 'utf8'))).to.equal({ start: '2030-01-01T00:00:00.000Z', now: '2030-01-04T00:00:00.000Z' });
         // The same CLOCK goes on from where the clock stood; another starts over.
-        expect(defaultClock({ storage: 'file', dataDir, clock: '2030-01-01T00:00:00.000Z' }, log).frozen).to.equal('2030-01-04T00:00:00.000Z');
-        expect(defaultClock({ storage: 'file', dataDir, clock: '2031-06-01T00:00:00.000Z' }, log).frozen).to.equal('2031-06-01T00:00:00.000Z');
+        expect(defaultClock({ storage: 'file', dataDir, clock: '2030-01-01T00:00:00.000Z' }, false, log).frozen).to.equal('2030-01-04T00:00:00.000Z');
+        expect(defaultClock({ storage: 'file', dataDir, clock: '2031-06-01T00:00:00.000Z' }, false, log).frozen).to.equal('2031-06-01T00:00:00.000Z');
 
         // A file this server did not write is ignored.
         Fs.writeFileSync(Path.join(dataDir, clockFileName), '{"start": "2031-06-01T00:00:00.000Z"}');
-        expect(defaultClock({ storage: 'file', dataDir, clock: '2031-06-01T00:00:00.000Z' }, log).frozen).to.equal('2031-06-01T00:00:00.000Z');
+        expect(defaultClock({ storage: 'file', dataDir, clock: '2031-06-01T00:00:00.000Z' }, false, log).frozen).to.equal('2031-06-01T00:00:00.000Z');
         Fs.writeFileSync(Path.join(dataDir, clockFileName), '{"start": "2031-06-01T00:00:00.000Z", "now": "later"}');
-        expect(defaultClock({ storage: 'file', dataDir, clock: '2031-06-01T00:00:00.000Z' }, log).frozen).to.equal('2031-06-01T00:00:00.000Z');
+        expect(defaultClock({ storage: 'file', dataDir, clock: '2031-06-01T00:00:00.000Z' }, false, log).frozen).to.equal('2031-06-01T00:00:00.000Z');
         Fs.writeFileSync(Path.join(dataDir, clockFileName), '{"now": "2031-07-01T00:00:00.000Z"}');
-        expect(defaultClock({ storage: 'file', dataDir, clock: '2031-06-01T00:00:00.000Z' }, log).frozen).to.equal('2031-06-01T00:00:00.000Z');
+        expect(defaultClock({ storage: 'file', dataDir, clock: '2031-06-01T00:00:00.000Z' }, false, log).frozen).to.equal('2031-06-01T00:00:00.000Z');
         for (const text of ['null', '"2031-07-01T00:00:00.000Z"', '{"start": 1, "now": "2031-07-01T00:00:00.000Z"}', '{"start": "2031-06-01T00:00:00.000Z", "now": 1}']) {
             Fs.writeFileSync(Path.join(dataDir, clockFileName), text);
-            expect(defaultClock({ storage: 'file', dataDir, clock: '2031-06-01T00:00:00.000Z' }, log).frozen, text).to.equal('2031-06-01T00:00:00.000Z');
+            expect(defaultClock({ storage: 'file', dataDir, clock: '2031-06-01T00:00:00.000Z' }, false, log).frozen, text).to.equal('2031-06-01T00:00:00.000Z');
         }
 
         Fs.writeFileSync(Path.join(dataDir, clockFileName), 'not json');
-        expect(defaultClock({ storage: 'file', dataDir, clock: '2031-06-01T00:00:00.000Z' }, log).frozen).to.equal('2031-06-01T00:00:00.000Z');
+        expect(defaultClock({ storage: 'file', dataDir, clock: '2031-06-01T00:00:00.000Z' }, false, log).frozen).to.equal('2031-06-01T00:00:00.000Z');
+
+        // Where other processes serve the same databases, each process's clock starts at CLOCK, and no file is kept.
+        const sharedDir = tempDir();
+        defaultClock({ storage: 'file', dataDir: sharedDir, clock: '2030-01-01T00:00:00.000Z' }, true, log).advance(hour);
+        expect(defaultClock({ storage: 'file', dataDir: sharedDir, clock: '2030-01-01T00:00:00.000Z' }, true, log).frozen).to.equal('2030-01-01T00:00:00.000Z');
+        expect(Fs.existsSync(Path.join(sharedDir, clockFileName))).to.be.false();
     });
 
     it('logs a clock file it cannot write as the clock moves, and the clock moves on', () => {
 
         const lines: Record<string, unknown>[] = [];
         const dataDir = tempDir();
-        const clock = defaultClock({ storage: 'file', dataDir, clock: '2030-01-01T00:00:00.000Z' }, (tags, data) => lines.push({ tags, ...data }));
+        const clock = defaultClock({ storage: 'file', dataDir, clock: '2030-01-01T00:00:00.000Z' }, false, (tags, data) => lines.push({ tags, ...data }));
         // A directory where the file's replacement would go: the rename fails.
         Fs.rmSync(Path.join(dataDir, clockFileName));
         Fs.mkdirSync(Path.join(dataDir, clockFileName, 'inside'), { recursive: true });

@@ -38,16 +38,17 @@ function readClockFile(file: string): ClockFile | null {
 /**
  * The clock of the default data set. Without CLOCK, the wall clock. With it, frozen there; on files, a restart with the
  * same CLOCK goes on from where the clock stood when the server stopped (each move is written to DATA_DIR/clock.json),
- * while another CLOCK starts over at the new instant.
+ * while another CLOCK starts over at the new instant. In memory, and where other processes serve the same databases
+ * (shared: each process has a clock of its own), it starts at CLOCK every time.
  */
-export function defaultClock(settings: Pick<Settings, 'clock' | 'storage' | 'dataDir'>, log: FailureLog): Clock {
+export function defaultClock(settings: Pick<Settings, 'clock' | 'storage' | 'dataDir'>, shared: boolean, log: FailureLog): Clock {
 
     const start = settings.clock;
     if (start === undefined) {
         return new Clock();
     }
 
-    if (settings.storage === 'memory') {
+    if (settings.storage === 'memory' || shared) {
         return new Clock(new Date(start));
     }
 

@@ -3,12 +3,11 @@ import Fs from 'node:fs';
 
 import Code from '@hapi/code';
 import Lab from '@hapi/lab';
-import Pg from 'pg';
 
-import { mintToken } from '../../lib';
-import { freshDatabase, skipWithoutPostgres } from '../helpers/postgres';
-import { runCli, type SpawnedServer, spawnServer, statusCounts } from '../helpers/processes';
-import { bearer, tempDir, testServer } from '../helpers/server';
+import { count, measured, provisionPayWithCli, query, send, startAll, stopAll, until, withDatabase, withServers, type Database, type Reply } from '../helpers/pg-processes';
+import { skipWithoutPostgres } from '../helpers/postgres';
+import { spawnServer, statusCounts, type SpawnedServer } from '../helpers/processes';
+import { bearer, testServer } from '../helpers/server';
 
 
 export const lab = Lab.script();
@@ -21,16 +20,7 @@ const { expect } = Code;
 // a load. Each test makes a database of its own and drops it. LOCALGATE_TEST_MEASURE=1 prints what each race took.
 
 const skip = skipWithoutPostgres('test/processes/postgres.ts');
-const processCount = 4;
 
-type Database = Awaited<ReturnType<typeof freshDatabase>>;
-
-interface Reply {
-    status: number;
-    text: string;
-    body: { id?: string; code?: string; total?: number; [key: string]: unknown };
-    replayed: boolean;
-}
 
 interface Slot {
     vehicle_id: string;
@@ -38,109 +28,6 @@ interface Slot {
     dropoff_location_id: string;
     pickup_at: string;
     return_at: string;
-}
-
-interface PayKeys {
-    PAY_DB_URL: string;
-    PAY_DB_PUBLISHABLE_KEY: string;
-    PAY_DB_SECRET_KEY: string;
-}
-
-
-function measured(what: string, numbers: object): void {
-
-    if (process.env.LOCALGATE_TEST_MEASURE === '1') {
-        process.stderr.write(`\n  ${what}: ${JSON.stringify(numbers)}\n`);
-    }
-}
-
-
-/** Runs SQL with parameters on one database of the test server. */
-async function query<Row extends Pg.QueryResultRow = Record<string, unknown>>(url: string, text: string, values: unknown[] = []): Promise<Row[]> {
-
-    const client = new Pg.Client({ connectionString: url });
-    await client.connect();
-    try {
-        return (await client.query<Row>(text, values)).rows;
-    }
-    finally {
-        await client.end();
-    }
-}
-
-
-async function count(url: string, text: string, values: unknown[] = []): Promise<number> {
-
-    const [row] = await query<{ count: number }>(url, `SELECT (${text})::int AS count`, values);
-    return row!.count;
-}
-
-
-async function send(url: string, secret: string, subject: string, payload?: object, headers: Record<string, string> = {}): Promise<Reply> {
-
-    const res = await fetch(url, {
-        method: payload ? 'POST' : 'GET',
-        headers: { authorization: `Bearer ${mintToken(secret, subject)}`, 'content-type': 'application/json', ...headers },
-        body: payload ? JSON.stringify(payload) : undefined
-    });
-
-    const text = await res.text();
-    return { status: res.status, text, body: text ? JSON.parse(text) : {}, replayed: res.headers.get('idempotent-replayed') === 'true' };
-}
-
-
-/** A fresh database, a data directory and a secret for the processes of one test; run() gets the settings they share. */
-async function withDatabase(run: (database: Database, env: NodeJS.ProcessEnv, secret: string) => Promise<void>): Promise<void> {
-
-    const database = await freshDatabase();
-    const dataDir = tempDir();
-    const secret = Crypto.randomBytes(32).toString('hex');
-    try {
-        // Small pools whose requests wait for a connection rather than answer 503: the in-process lane uses the same
-        // PostgreSQL server at the same time, within its 100 connections.
-        const pools = { DB_POOL_MAX: '4', DB_CONNECT_TIMEOUT_MS: '30000' };
-        await run(database, { DATABASE_URL: database.url, ...pools, AUTH_JWT_SECRET: secret, DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'silent' }, secret);
-    }
-    finally {
-        await database.drop();
-        Fs.rmSync(dataDir, { recursive: true, force: true });
-    }
-}
-
-
-/** Starts processes at once with the same settings; if any fails to listen, stops the others and throws. */
-async function startAll(env: NodeJS.ProcessEnv, processes = processCount): Promise<SpawnedServer[]> {
-
-    const started = await Promise.allSettled(Array.from({ length: processes }, () => spawnServer(env)));
-    const servers = started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
-    const failed = started.find((result) => result.status === 'rejected');
-    if (failed) {
-        await stopAll(servers);
-        throw failed.reason;
-    }
-
-    return servers;
-}
-
-
-async function stopAll(servers: SpawnedServer[]): Promise<void> {
-
-    const started = performance.now();
-    await Promise.all(servers.map((server) => server.stop()));
-    measured('stopped', { ms: Math.round(performance.now() - started) });
-}
-
-
-/** Settings, servers, and a guarantee that the servers stop before the database is dropped. */
-async function withServers(env: NodeJS.ProcessEnv, run: (servers: SpawnedServer[]) => Promise<void>, servers?: SpawnedServer[]): Promise<void> {
-
-    const running = servers ?? await startAll(env);
-    try {
-        await run(running);
-    }
-    finally {
-        await stopAll(running);
-    }
 }
 
 
@@ -187,28 +74,6 @@ async function expectOneBooking(database: Database, servers: SpawnedServer[], se
         expect(fetched.status).to.equal(200);
         expect(fetched.body).to.equal(booking);
     }
-}
-
-
-/** Provisions pay on the database with the CLI and returns the three settings it prints. */
-async function provisionPay(url: string, secret: string): Promise<PayKeys> {
-
-    const result = await runCli(['provision', 'pay'], { PAY_DB_URL: url, AUTH_JWT_SECRET: secret });
-    expect(result.code, result.stderr).to.equal(0);
-
-    const printed: Record<string, string> = {};
-    for (const line of result.stdout.split('\n')) {
-        const match = /^(PAY_DB_\w+)=(.*)$/.exec(line);
-        if (match) {
-            // Values are printed shell-quoted when they need it: 'it'\''s'.
-            const value = match[2]!;
-            printed[match[1]!] = value.startsWith('\'') ? value.slice(1, -1).replaceAll('\'\\\'\'', '\'') : value;
-        }
-    }
-
-    expect(Object.keys(printed).sort()).to.equal(['PAY_DB_PUBLISHABLE_KEY', 'PAY_DB_SECRET_KEY', 'PAY_DB_URL']);
-    expect(printed.PAY_DB_URL).to.equal(url);
-    return printed as unknown as PayKeys;
 }
 
 
@@ -282,21 +147,6 @@ function tcpPorts(pid: number): number[] {
     }
 
     return ports;
-}
-
-
-async function until(condition: () => Promise<boolean>, timeoutMs: number): Promise<number> {
-
-    const started = performance.now();
-    while (!await condition()) {
-        if (performance.now() - started > timeoutMs) {
-            throw new Error(`not within ${timeoutMs} ms`);
-        }
-
-        await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-
-    return Math.round(performance.now() - started);
 }
 
 
@@ -387,7 +237,7 @@ describe('PostgreSQL shared by four localgate processes (slow)', { skip, timeout
             let servers = [first];
             try {
                 await query(database.url, 'ALTER TABLE logistics.bookings DROP CONSTRAINT bookings_no_overlap');
-                servers = [first, ...await startAll({ ...env, ...raceSettings }, processCount - 1)];
+                servers = [first, ...await startAll({ ...env, ...raceSettings }, 3)];
             }
             catch (err) {
                 await stopAll(servers);
@@ -410,7 +260,7 @@ describe('PostgreSQL shared by four localgate processes (slow)', { skip, timeout
             await withDatabase(async (database, env, secret) => {
 
                 await query(database.url, `ALTER DATABASE ${database.name} SET default_transaction_isolation = '${isolation}'`);
-                const pay = await provisionPay(database.url, secret);
+                const pay = await provisionPayWithCli(database.url, secret);
                 await withServers({ ...env, ...pay, SEED: 'none' }, async (servers) => {
 
                     const { ms } = await drainRace(database, servers, secret);
@@ -424,7 +274,7 @@ describe('PostgreSQL shared by four localgate processes (slow)', { skip, timeout
 
         await withDatabase(async (database, env, secret) => {
 
-            const pay = await provisionPay(database.url, secret);
+            const pay = await provisionPayWithCli(database.url, secret);
             await withServers({ ...env, ...pay, SEED: 'none' }, async (servers) => {
 
                 const key = Crypto.randomUUID();
