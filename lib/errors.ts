@@ -10,7 +10,7 @@ import { safely } from './safe-listener';
 
 
 // What a store may report: domain outcomes only, never HTTP or an engine's own errors. This module turns them into Boom errors.
-export type DomainErrorKind = 'not_found' | 'conflict' | 'unprocessable' | 'busy' | 'unavailable' | 'limit';
+export type DomainErrorKind = 'not_found' | 'payment_required' | 'conflict' | 'unprocessable' | 'busy' | 'unavailable' | 'limit';
 
 export class DomainError extends Error {
 
@@ -25,6 +25,7 @@ export class DomainError extends Error {
 
 const statusOfKind: Record<DomainErrorKind, number> = {
     not_found: 404,
+    payment_required: 402,
     conflict: 409,
     unprocessable: 422,
     busy: 503,

@@ -137,7 +137,7 @@ for (const engine of engines) {
             }
 
             const { wallets } = (await data.exportRecords() as { pay: { wallets: { owner_id: string; balances: unknown[] }[] } }).pay;
-            expect(wallets.map(({ owner_id: owner, balances }) => [owner, balances]).sort()).to.equal(['ana', ...owners].map((owner) => [owner, [{ asset: 'USD', amount: 50 }]]).sort());
+            expect(wallets.map(({ owner_id: owner, balances }) => [owner, balances]).sort()).to.equal(['ana', ...owners].map((owner) => [owner, [{ asset: 'USD', amount: 50, pending_in: 0, pending_out: 0 }]]).sort());
             await server.stop();
         });
 

@@ -184,7 +184,7 @@ describe('export and load back', () => {
             const file = await frozenMovesExport(kit, 'ana');
             const copy = await kit.instance({ fixture: file });
             expect(await copy.export(), `copy ${i}`).to.equal(file);
-            expect(body<{ balances: unknown[] }>(await copy.inject({ url: '/v1/pay/wallet', headers: copy.auth('ana') })).balances, `copy ${i}`).to.equal([{ asset: 'USD', amount: 50 }]);
+            expect(body<{ balances: unknown[] }>(await copy.inject({ url: '/v1/pay/wallet', headers: copy.auth('ana') })).balances, `copy ${i}`).to.equal([{ asset: 'USD', amount: 50, pending_in: 0, pending_out: 0 }]);
             await copy.close();
         }
     });
@@ -199,7 +199,7 @@ describe('export and load back', () => {
             expect(made.statusCode, made.payload).to.equal(201);
             const copy = body<{ id: string }>(made).id;
             const wallet = await kit.server.inject({ url: `/i/${copy}/v1/pay/wallet`, headers: bearer(kit.server, 'ana') });
-            expect(body<{ balances: unknown[] }>(wallet).balances, `instance ${i}`).to.equal([{ asset: 'USD', amount: 50 }]);
+            expect(body<{ balances: unknown[] }>(wallet).balances, `instance ${i}`).to.equal([{ asset: 'USD', amount: 50, pending_in: 0, pending_out: 0 }]);
             await kit.server.inject({ method: 'DELETE', url: `/_instances/${copy}`, headers: admin });
         }
     });
@@ -219,7 +219,7 @@ describe('export and load back', () => {
         ['an id mode it does not know', { localgate: { format: 1, instance: { clock: null, ids: 'counting', id_counter: 0 } } }, 'localgate.instance.ids', /must be one of/],
         ['pay records for an instance without pay', { pay: { wallets: [wallet] } }, 'pay', /no pay namespace ready/, false],
         ['a transaction of a wallet the fixture does not hold', { pay: { transactions: [deposit] } }, 'pay.transactions[0].wallet_id', /"w-ana" names no wallet of this fixture/],
-        ['balances that are not what the transactions add up to', { pay: { wallets: [{ ...wallet, balances: [{ asset: 'USD', amount: 400 }] }], transactions: [deposit] } }, 'pay.wallets[0].balances', /is not what its transactions add up to: \[{"asset":"USD","amount":500}\]/],
+        ['balances that are not what the transactions add up to', { pay: { wallets: [{ ...wallet, balances: [{ asset: 'USD', amount: 400 }] }], transactions: [deposit] } }, 'pay.wallets[0].balances', /is not what its transactions add up to: \[{"asset":"USD","amount":500,"pending_in":0,"pending_out":0}\]/],
         ['a withdrawal of more than was deposited', { pay: { wallets: [wallet], transactions: [deposit, later({ ...deposit, type: 'withdrawal', amount: 600 }, 't-2', 1)] } }, 'pay.transactions[1].amount', /Your USD balance is 500, less than the 600 to withdraw \(insufficient_funds, as of this transaction\)/],
         ['a withdrawal made before the deposit that covers it', { pay: { wallets: [wallet], transactions: [later(deposit, 't-1', 5), later({ ...deposit, type: 'withdrawal', amount: 100 }, 't-2', 1)] } }, 'pay.transactions[1].amount', /Your USD balance is 0, less than the 100 to withdraw/],
         ['a transaction through an unknown provider', { pay: { wallets: [wallet], transactions: [{ ...deposit, provider_id: 'mattress' }] } }, 'pay.transactions[0].provider_id', /provider_id refers to no existing provider/],
@@ -229,11 +229,20 @@ describe('export and load back', () => {
         ['a transaction before its wallet was opened', { pay: { wallets: [wallet], transactions: [{ ...deposit, created_at: '2029-12-31T23:59:59.999Z' }] } }, 'pay.transactions[0].created_at', /2029-12-31T23:59:59.999Z is before its wallet was opened \(2030-01-01T00:00:00.000Z\)/],
         ['a transaction id used twice', { pay: { wallets: [wallet], transactions: [deposit, later({ ...deposit, type: 'withdrawal' }, 't-1', 1)] } }, 'pay.transactions[1].id', /"t-1" is already the id of transactions\[0\]: no two records of transactions share it/],
         ['a business id used twice', { commerce: { businesses: [{ id: 'b-1', name: 'A', category: 'C', city: 'X', phone: '1' }, { id: 'b-1', name: 'B', category: 'C', city: 'X', phone: '2' }] } }, 'commerce.businesses[1].id', /"b-1" is already the id of businesses\[0\]/],
-        ['balances given without the transactions that make them', { pay: { wallets: [{ ...wallet, balances: [{ asset: 'USD', amount: 1000 }] }] } }, 'pay.wallets[0].balances', /\[{"asset":"USD","amount":1000}\] is not what its transactions add up to: \[\]/],
+        ['balances given without the transactions that make them', { pay: { wallets: [{ ...wallet, balances: [{ asset: 'USD', amount: 1000 }] }] } }, 'pay.wallets[0].balances', /\[{"asset":"USD","amount":1000,"pending_in":0,"pending_out":0}\] is not what its transactions add up to: \[\]/],
         ['two wallets of one owner', { pay: { wallets: [wallet, { ...wallet, id: 'w-two' }] } }, 'pay.wallets[1].owner_id', /"ana" is already the owner_id of wallets\[0\]: no two records of wallets share it/],
         ['two drivers with one licence', { logistics: { drivers: [{ name: 'A', phone: '1', license_number: 'L1' }, { name: 'B', phone: '2', license_number: 'L1' }] } }, 'logistics.drivers[1].license_number', /"L1" is already the license_number of drivers\[0\]/],
         ['two scam reports of one reporter about one target', { commerce: { scam_reports: [{ target_type: 'business', target_id: bakery, reason: 'Odd', reporter_id: 'r' }, { target_type: 'business', target_id: bakery, reason: 'Again', reporter_id: 'r' }] } }, 'commerce.scam_reports[1].target_type', /target_type, target_id, reporter_id \["business","d851fadb-03ca-5a24-ba16-c15cce19933b","r"\] are already those of scam_reports\[0\]/],
-        ['a transaction of no status the API gives', { pay: { wallets: [wallet], transactions: [{ ...deposit, status: 'pending' }] } }, 'pay.transactions[0].status', /must be \[completed\]/],
+        ['a transaction of no status the API gives', { pay: { wallets: [wallet], transactions: [{ ...deposit, status: 'settled' }] } }, 'pay.transactions[0].status', /must be one of \[pending, completed, failed\]/],
+        ['a pending transaction through a provider that settles at once', { pay: { wallets: [wallet], transactions: [{ ...deposit, status: 'pending' }] } }, 'pay.transactions[0].status', /A deposit through provider sandbox settles at once: it is never pending/],
+        ['a settles_at other than the provider\'s terms give', { pay: { wallets: [wallet], transactions: [{ ...deposit, provider_id: 'bank-transfer', status: 'pending', settles_at: '2030-01-03T00:00:00.000Z' }] } }, 'pay.transactions[0].settles_at', /2030-01-03T00:00:00.000Z is not when a deposit through provider bank-transfer made at 2030-01-02T00:00:00.000Z settles: 2030-01-04T00:00:00.000Z/],
+        ['a settled transaction whose outcome is not the provider\'s', { pay: { wallets: [wallet], transactions: [{ ...deposit, provider_id: 'bank-transfer', amount: 599 }] } }, 'pay.transactions[0].status', /A deposit of 599 through provider bank-transfer settles failed, not completed/],
+        ['a pending transaction with a settled_at', { pay: { wallets: [wallet], transactions: [{ ...deposit, provider_id: 'bank-transfer', status: 'pending', settled_at: '2030-01-04T00:00:00.000Z' }] } }, 'pay.transactions[0].settled_at', /A pending transaction has not settled: settled_at must be null/],
+        ['a settled_at other than its settles_at', { pay: { wallets: [wallet], transactions: [{ ...deposit, provider_id: 'bank-transfer', settled_at: '2030-01-05T00:00:00.000Z' }] } }, 'pay.transactions[0].settled_at', /A transaction settles when it is due: settled_at must be its settles_at, 2030-01-04T00:00:00.000Z/],
+        ['a failed transaction without its failure_code', { pay: { wallets: [wallet], transactions: [{ ...deposit, provider_id: 'bank-transfer', amount: 599, status: 'failed' }] } }, 'pay.transactions[0].failure_code', /A failed transaction carries why: failure_code must be returned/],
+        ['a completed transaction with a failure_code', { pay: { wallets: [wallet], transactions: [{ ...deposit, failure_code: 'returned' }] } }, 'pay.transactions[0].failure_code', /Only a failed transaction carries a failure_code: it must be null/],
+        ['a card deposit the card provider declines', { pay: { wallets: [wallet], transactions: [{ ...deposit, provider_id: 'card', amount: 502 }] } }, 'pay.transactions[0].amount', /Provider card declined this deposit: the card was refused, nothing moved \(card_declined, as of this transaction\)/],
+        ['a withdrawal of money a pending deposit has not brought in yet', { pay: { wallets: [wallet], transactions: [{ ...deposit, provider_id: 'bank-transfer', status: 'pending' }, later({ ...deposit, type: 'withdrawal', amount: 100 }, 't-2', 1)] } }, 'pay.transactions[1].amount', /Your USD balance is 0, less than the 100 to withdraw/],
         ['a booking of an unknown vehicle', { logistics: { bookings: [{ ...booking, vehicle_id: 'v-none' }] } }, 'logistics.bookings[0].vehicle_id', /"v-none" names no record of vehicles/],
         ['a booking that returns before its pickup', { logistics: { bookings: [{ ...booking, return_at: '2030-04-01T00:00:00Z' }] } }, 'logistics.bookings[0].return_at', /must be after pickup_at/],
         ['a booking of no status the API gives', { logistics: { bookings: [{ ...booking, status: 'pending' }] } }, 'logistics.bookings[0].status', /must be one of \[confirmed, cancelled\]/],
@@ -262,7 +271,7 @@ describe('export and load back', () => {
         expect((await alone.export()).commerce).to.equal({ businesses: [], products: [], offers: [], inquiries: [], scam_reports: [] });
 
         const wallets = await kit.instance({ seed: 'none', pay: true, fixture: { pay: { wallets: [wallet], transactions: [deposit, { ...deposit, id: 't-2', asset: 'MIT', amount: 40 }, { ...deposit, id: 't-3', type: 'withdrawal', amount: 100 }] } } });
-        expect(body(await wallets.inject({ url: '/v1/pay/wallet', headers: wallets.auth('ana') }))).to.equal({ ...wallet, balances: [{ asset: 'MIT', amount: 40 }, { asset: 'USD', amount: 400 }] });
+        expect(body(await wallets.inject({ url: '/v1/pay/wallet', headers: wallets.auth('ana') }))).to.equal({ ...wallet, balances: [{ asset: 'MIT', amount: 40, pending_in: 0, pending_out: 0 }, { asset: 'USD', amount: 400, pending_in: 0, pending_out: 0 }] });
         await Promise.all([t.close(), alone.close(), wallets.close()]);
     });
 });

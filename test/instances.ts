@@ -279,10 +279,10 @@ describe('/_instances', () => {
         const { snapshot_id: snapshotId } = body<{ snapshot_id: string }>(await call('POST', `/_instances/${id}/snapshots`));
         expect((await move('withdraw', 'w1', 400)).statusCode).to.equal(201);
         const wallet = async () => body<{ balances: object[] }>(await as('fay', 'GET', `${base}/v1/pay/wallet`));
-        expect((await wallet()).balances).to.equal([{ asset: 'USD', amount: 600 }]);
+        expect((await wallet()).balances).to.equal([{ asset: 'USD', amount: 600, pending_in: 0, pending_out: 0 }]);
 
         await call('POST', `/_instances/${id}/restore`, { snapshot_id: snapshotId });
-        expect((await wallet()).balances).to.equal([{ asset: 'USD', amount: 1000 }]);
+        expect((await wallet()).balances).to.equal([{ asset: 'USD', amount: 1000, pending_in: 0, pending_out: 0 }]);
         await call('POST', `/_instances/${id}/reset`);
         expect(body<List<unknown>>(await as('fay', 'GET', `${base}/v1/pay/wallet/transactions`)).total).to.equal(0);
         expect(body(await server.inject('/v1/pay/status'))).to.include({ configured: false });

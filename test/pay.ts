@@ -11,6 +11,8 @@ import { provisionPay } from '../lib';
 import { idempotencyRetentionMs, maxAmount, maxBalance } from '../lib/namespaces/pay/rules';
 import { queries } from '../lib/storage/sqlite/pay';
 import { expectError } from './helpers/errors';
+import { expectLedgerExact, timedPay } from './helpers/ledger';
+import type { AppliedTransition } from '../lib/data-set/transitions';
 import { engines } from './helpers/postgres';
 import { bearer, body, tempDir, testServer } from './helpers/server';
 import { engineWorlds, ledgerWorlds, serverWorld, type World } from './helpers/worlds';
@@ -29,18 +31,29 @@ interface Transaction {
     provider_id: string;
     status: string;
     created_at: string;
+    settles_at: string;
+    settled_at: string | null;
+    failure_code: string | null;
 }
 
 interface Wallet {
     id: string;
     owner_id: string;
-    balances: { asset: string; amount: number }[];
+    balances: { asset: string; amount: number; pending_in: number; pending_out: number }[];
     created_at: string;
 }
 
 type Direction = 'deposit' | 'withdraw';
 
 type Engine = 'sqlite' | 'postgres';
+
+const day = 24 * 60 * 60 * 1000;
+
+/** The instant `ms` after an ISO instant, as ISO. */
+function later(instant: string, ms: number): string {
+
+    return new Date(Date.parse(instant) + ms).toISOString();
+}
 
 
 /** A server on a freshly provisioned pay database, and that database's file. */
@@ -232,9 +245,9 @@ for (const engine of engines) {
             expect((await move(world(), 'carol', 'withdraw', { provider_id: 'sandbox', asset: 'JPY', amount: 500 })).statusCode).to.equal(201);
 
             expect((await walletOf(world(), 'carol')).balances).to.equal([
-                { asset: 'JPY', amount: 0 },
-                { asset: 'MIT', amount: 300 },
-                { asset: 'USD', amount: 1000 }
+                { asset: 'JPY', amount: 0, pending_in: 0, pending_out: 0 },
+                { asset: 'MIT', amount: 300, pending_in: 0, pending_out: 0 },
+                { asset: 'USD', amount: 1000, pending_in: 0, pending_out: 0 }
             ]);
 
             expect((await walletOf(world(), 'bob')).balances).to.equal([]);
@@ -289,24 +302,32 @@ for (const engine of engines) {
 
         const world = useWorld(apiWorlds, { shared: true });
 
-        it('lists the sandbox and a disabled provider by id in a list envelope', async () => {
+        it('lists the providers by id in a list envelope, each with its settlement terms', async () => {
 
             const res = await world().inject({ url: '/v1/pay/gateway/providers', headers: bearer(world().server, 'alice') });
             expect(res.statusCode).to.equal(200);
-            expect(res.headers['x-total-count']).to.equal('2');
+            expect(res.headers['x-total-count']).to.equal('4');
             expect(body(res)).to.equal({
                 data: [
                     {
+                        id: 'bank-transfer', name: 'Bank transfer (deposits settle in 2 days, withdrawals in 1)', assets: ['EUR', 'GBP', 'USD'],
+                        supports_deposit: true, supports_withdrawal: true, status: 'active', settlement: { deposit: '2d', withdrawal: '1d' }, created_at: '2026-01-01T00:00:00.000Z'
+                    },
+                    {
+                        id: 'card', name: 'Card (settles at once, deposits may be declined)', assets: ['EUR', 'GBP', 'USD'],
+                        supports_deposit: true, supports_withdrawal: true, status: 'active', settlement: { deposit: '0s', withdrawal: '0s' }, created_at: '2026-01-01T00:00:00.000Z'
+                    },
+                    {
                         id: 'legacy-bank', name: 'Legacy bank transfer (switched off)', assets: ['EUR', 'USD'],
-                        supports_deposit: true, supports_withdrawal: true, status: 'disabled', created_at: '2026-01-01T00:00:00.000Z'
+                        supports_deposit: true, supports_withdrawal: true, status: 'disabled', settlement: { deposit: '0s', withdrawal: '0s' }, created_at: '2026-01-01T00:00:00.000Z'
                     },
                     {
                         id: 'sandbox', name: 'Local sandbox (settles at once)', assets: ['EUR', 'GBP', 'JPY', 'KES', 'MIT', 'MXT', 'NST', 'USD'],
-                        supports_deposit: true, supports_withdrawal: true, status: 'active', created_at: '2026-01-01T00:00:00.000Z'
+                        supports_deposit: true, supports_withdrawal: true, status: 'active', settlement: { deposit: '0s', withdrawal: '0s' }, created_at: '2026-01-01T00:00:00.000Z'
                     }
                 ],
-                count: 2,
-                total: 2
+                count: 4,
+                total: 4
             });
         });
     });
@@ -322,7 +343,8 @@ for (const engine of engines) {
             expect(res.statusCode).to.equal(201);
             const transaction = body<Transaction>(res);
             expect(transaction).to.equal({
-                id: transaction.id, type: 'deposit', asset: 'USD', amount: 5000, provider_id: 'sandbox', status: 'completed', created_at: transaction.created_at
+                id: transaction.id, type: 'deposit', asset: 'USD', amount: 5000, provider_id: 'sandbox', status: 'completed', created_at: transaction.created_at,
+                settles_at: transaction.created_at, settled_at: transaction.created_at, failure_code: null
             });
             expect(res.headers.location).to.equal(`${world().basePath}/v1/pay/wallet/transactions/${transaction.id}`);
             expect(res.headers['idempotent-replayed']).to.not.exist();
@@ -340,10 +362,11 @@ for (const engine of engines) {
             expect(res.statusCode).to.equal(201);
             const transaction = body<Transaction>(res);
             expect(transaction).to.equal({
-                id: transaction.id, type: 'withdrawal', asset: 'EUR', amount: 999, provider_id: 'sandbox', status: 'completed', created_at: transaction.created_at
+                id: transaction.id, type: 'withdrawal', asset: 'EUR', amount: 999, provider_id: 'sandbox', status: 'completed', created_at: transaction.created_at,
+                settles_at: transaction.created_at, settled_at: transaction.created_at, failure_code: null
             });
             expect(res.headers.location).to.equal(`${world().basePath}/v1/pay/wallet/transactions/${transaction.id}`);
-            expect((await walletOf(world(), 'dora')).balances).to.equal([{ asset: 'EUR', amount: 1 }]);
+            expect((await walletOf(world(), 'dora')).balances).to.equal([{ asset: 'EUR', amount: 1, pending_in: 0, pending_out: 0 }]);
         });
 
         it('moves the largest amount allowed and tokens in pilot or live', async () => {
@@ -354,7 +377,7 @@ for (const engine of engines) {
             expect((await move(world(), 'erin', 'deposit', { provider_id: 'sandbox', asset: 'MXT', amount: 10 })).statusCode).to.equal(201);
             expect((await move(world(), 'erin', 'withdraw', { provider_id: 'sandbox', asset: 'MIT', amount: 10 })).statusCode).to.equal(201);
             expect((await move(world(), 'erin', 'withdraw', { provider_id: 'sandbox', asset: 'MXT', amount: 4 })).statusCode).to.equal(201);
-            expect((await walletOf(world(), 'erin')).balances).to.equal([{ asset: 'GBP', amount: 0 }, { asset: 'MIT', amount: 0 }, { asset: 'MXT', amount: 6 }]);
+            expect((await walletOf(world(), 'erin')).balances).to.equal([{ asset: 'GBP', amount: 0, pending_in: 0, pending_out: 0 }, { asset: 'MIT', amount: 0, pending_in: 0, pending_out: 0 }, { asset: 'MXT', amount: 6, pending_in: 0, pending_out: 0 }]);
         });
 
         it('accepts a JSON number written with an exponent when it is an integer', async () => {
@@ -497,7 +520,7 @@ for (const engine of engines) {
                 expect(error.message).to.equal(message);
                 expect(error.details).to.equal([{ field, message }]);
                 expect((await transactionsOf(world(), subject)).list).to.equal(earlier.list);
-                expect((await walletOf(world(), subject)).balances).to.equal([{ asset: 'USD', amount: 30000 }]);
+                expect((await walletOf(world(), subject)).balances).to.equal([{ asset: 'USD', amount: 30000, pending_in: 0, pending_out: 0 }]);
             });
         });
 
@@ -507,7 +530,7 @@ for (const engine of engines) {
             const res = await move(world(), 'frank', 'withdraw', { provider_id: 'payout-only', asset: 'USD', amount: 70 });
             expect(res.statusCode).to.equal(201);
             expect(body(res)).to.include({ type: 'withdrawal', provider_id: 'payout-only', amount: 70 });
-            expect((await walletOf(world(), 'frank')).balances).to.equal([{ asset: 'USD', amount: 0 }]);
+            expect((await walletOf(world(), 'frank')).balances).to.equal([{ asset: 'USD', amount: 0, pending_in: 0, pending_out: 0 }]);
         });
     });
 
@@ -524,7 +547,7 @@ for (const engine of engines) {
             const deposit = await move(world(), 'gina', 'deposit', { provider_id: 'sandbox', asset: 'MXT', amount: 1 });
             expect(expectError(deposit, 409, 'token_stage_not_allowed', 'asset').message).to.equal('Token MXT is in stage retired: a deposit needs stage pilot or live');
             expect((await move(world(), 'gina', 'withdraw', { provider_id: 'sandbox', asset: 'MXT', amount: 50 })).statusCode).to.equal(201);
-            expect((await walletOf(world(), 'gina')).balances).to.equal([{ asset: 'MXT', amount: 0 }]);
+            expect((await walletOf(world(), 'gina')).balances).to.equal([{ asset: 'MXT', amount: 0, pending_in: 0, pending_out: 0 }]);
         });
     });
 
@@ -542,12 +565,22 @@ for (const engine of engines) {
             const over = await move(world(), 'hank', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 6 });
             expect(expectError(over, 409, 'balance_limit_exceeded', 'amount').message).to.equal(`This deposit would take a USD balance beyond ${maxBalance} minor units`);
             expect((await move(world(), 'hank', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 5 })).statusCode).to.equal(201);
-            expect((await walletOf(world(), 'hank')).balances).to.equal([{ asset: 'USD', amount: maxBalance }]);
+            expect((await walletOf(world(), 'hank')).balances).to.equal([{ asset: 'USD', amount: maxBalance, pending_in: 0, pending_out: 0 }]);
 
             // The provider's clearing account mirrors every wallet: it has the same limit on the negative side.
             await world().sql('UPDATE accounts SET balance = ? WHERE provider_id IS NOT NULL', -(maxBalance - 5));
             expectError(await move(world(), 'ivy', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 6 }), 409, 'balance_limit_exceeded', 'amount');
             expect((await move(world(), 'ivy', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 5 })).statusCode).to.equal(201);
+        });
+
+        it('counts deposits still pending toward the limit', async () => {
+
+            expect((await move(world(), 'hank', 'deposit', { provider_id: 'bank-transfer', asset: 'USD', amount: 10 })).statusCode).to.equal(201);
+            await world().sql(`UPDATE accounts SET balance = ? WHERE wallet_id IS NOT NULL AND kind = 'pending_in'`, maxBalance - 5);
+            const over = await move(world(), 'hank', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 6 });
+            expect(expectError(over, 409, 'balance_limit_exceeded', 'amount').message).to.equal(`This deposit would take a USD balance beyond ${maxBalance} minor units`);
+            expect((await move(world(), 'hank', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 5 })).statusCode).to.equal(201);
+            expect((await walletOf(world(), 'hank')).balances).to.equal([{ asset: 'USD', amount: 5, pending_in: maxBalance - 5, pending_out: 0 }]);
         });
     });
 
@@ -648,8 +681,8 @@ for (const engine of engines) {
             expect((await move(world(), 'kurt', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 1 })).statusCode).to.equal(201);
             const [wallet] = await world().sql(`SELECT id FROM wallets WHERE owner_id = 'kurt'`);
             for (const id of ids) {
-                await world().sql(`INSERT INTO transactions (id, wallet_id, type, asset, amount, provider_id, status, created_at)
-                    VALUES (?, ?, 'deposit', 'USD', 1, 'sandbox', 'completed', ?)`, id, wallet!.id, createdAt);
+                await world().sql(`INSERT INTO transactions (id, wallet_id, type, asset, amount, provider_id, status, created_at, settles_at, settled_at)
+                    VALUES (?, ?, 'deposit', 'USD', 1, 'sandbox', 'completed', ?, ?, ?)`, id, wallet!.id, createdAt, createdAt, createdAt);
             }
 
             const { list } = await transactionsOf(world(), 'kurt', '?limit=3');
@@ -678,7 +711,7 @@ for (const engine of engines) {
             }
 
             expect((await transactionsOf(world(), 'lena')).list.total).to.equal(1);
-            expect((await walletOf(world(), 'lena')).balances).to.equal([{ asset: 'USD', amount: 700 }]);
+            expect((await walletOf(world(), 'lena')).balances).to.equal([{ asset: 'USD', amount: 700, pending_in: 0, pending_out: 0 }]);
         });
 
         it('replays the first response after the balance has moved on', async () => {
@@ -690,7 +723,7 @@ for (const engine of engines) {
             expect((await move(world(), 'lena', 'withdraw', payout)).statusCode).to.equal(201);
             const again = await move(world(), 'lena', 'withdraw', payout, 'payout-1');
             expect(again.payload).to.equal(first.payload);
-            expect((await walletOf(world(), 'lena')).balances).to.equal([{ asset: 'USD', amount: 500 }]);
+            expect((await walletOf(world(), 'lena')).balances).to.equal([{ asset: 'USD', amount: 500, pending_in: 0, pending_out: 0 }]);
         });
 
         const reuses: [string, Direction, object][] = [
@@ -709,7 +742,7 @@ for (const engine of engines) {
                 const error = expectError(res, 422, 'idempotency_key_reused');
                 expect(error.message).to.equal('This Idempotency-Key was already used for a different request: send a new key for a new deposit or withdrawal');
                 expect(res.headers['idempotent-replayed']).to.not.exist();
-                expect((await walletOf(world(), 'lena')).balances).to.equal([{ asset: 'USD', amount: 700 }]);
+                expect((await walletOf(world(), 'lena')).balances).to.equal([{ asset: 'USD', amount: 700, pending_in: 0, pending_out: 0 }]);
             });
         });
 
@@ -719,7 +752,7 @@ for (const engine of engines) {
             const res = await move(world(), 'milo', 'deposit', payload, 'order-1');
             expect(res.statusCode).to.equal(201);
             expect(res.headers['idempotent-replayed']).to.not.exist();
-            expect((await walletOf(world(), 'milo')).balances).to.equal([{ asset: 'USD', amount: 700 }]);
+            expect((await walletOf(world(), 'milo')).balances).to.equal([{ asset: 'USD', amount: 700, pending_in: 0, pending_out: 0 }]);
         });
 
         it('replays a refusal too: the same key keeps its answer, a new key tries again', async () => {
@@ -753,22 +786,26 @@ for (const engine of engines) {
             expect(responses.map((res) => res.statusCode)).to.equal(Array.from({ length: 20 }, () => 201));
             expect(new Set(responses.map((res) => res.payload)).size).to.equal(1);
             expect(responses.filter((res) => res.headers['idempotent-replayed'] === 'true')).to.have.length(19);
-            expect((await walletOf(world(), 'pia')).balances).to.equal([{ asset: 'EUR', amount: 25 }]);
+            expect((await walletOf(world(), 'pia')).balances).to.equal([{ asset: 'EUR', amount: 25, pending_in: 0, pending_out: 0 }]);
         });
 
         it('keeps keys for 24 hours and forgets older ones on the next deposit or withdrawal', async () => {
 
             const small = { provider_id: 'sandbox', asset: 'USD', amount: 9 };
             const first = await move(world(), 'quinn', 'deposit', small, 'aging');
-            const recent = new Date(Date.now() - idempotencyRetentionMs + 60_000).toISOString();
-            await world().sql(`UPDATE idempotency_keys SET created_at = ? WHERE owner_id = 'quinn'`, recent);
+            // Kept 24 hours from the instant its move settled, which a move through the sandbox did as it was made.
+            expect(await world().sql(`SELECT keep_until FROM idempotency_keys WHERE owner_id = 'quinn'`)).to.equal([
+                { keep_until: new Date(Date.parse(body<Transaction>(first).settles_at) + idempotencyRetentionMs).toISOString() }
+            ]);
+            const recent = new Date(Date.now() - idempotencyRetentionMs + 60_000);
+            await world().sql(`UPDATE idempotency_keys SET created_at = ?, keep_until = ? WHERE owner_id = 'quinn'`, recent.toISOString(), new Date(recent.getTime() + idempotencyRetentionMs).toISOString());
 
             const kept = await move(world(), 'quinn', 'deposit', small, 'aging');
             expect(kept.payload).to.equal(first.payload);
             expect(kept.headers['idempotent-replayed']).to.equal('true');
 
-            const expired = new Date(Date.now() - idempotencyRetentionMs - 1).toISOString();
-            await world().sql(`UPDATE idempotency_keys SET created_at = ? WHERE owner_id = 'quinn'`, expired);
+            const expired = new Date(Date.now() - idempotencyRetentionMs - 1);
+            await world().sql(`UPDATE idempotency_keys SET created_at = ?, keep_until = ? WHERE owner_id = 'quinn'`, expired.toISOString(), new Date(expired.getTime() + idempotencyRetentionMs).toISOString());
             expect((await move(world(), 'someone-else', 'deposit', small)).statusCode).to.equal(201);
             expect(await world().sql(`SELECT CAST(count(*) AS integer) AS n FROM idempotency_keys WHERE owner_id = 'quinn'`)).to.equal([{ n: 0 }]);
 
@@ -776,7 +813,7 @@ for (const engine of engines) {
             expect(fresh.statusCode).to.equal(201);
             expect(fresh.headers['idempotent-replayed']).to.not.exist();
             expect(body(fresh).id).to.not.equal(body(first).id);
-            expect((await walletOf(world(), 'quinn')).balances).to.equal([{ asset: 'USD', amount: 18 }]);
+            expect((await walletOf(world(), 'quinn')).balances).to.equal([{ asset: 'USD', amount: 18, pending_in: 0, pending_out: 0 }]);
         });
 
         it('keeps no key when the transaction fails, so a retry with the same key does the work', async () => {
@@ -798,7 +835,194 @@ for (const engine of engines) {
             const retried = await move(world(), 'rosa', 'deposit', small, 'retry-me');
             expect(retried.statusCode).to.equal(201);
             expect(retried.headers['idempotent-replayed']).to.not.exist();
-            expect((await walletOf(world(), 'rosa')).balances).to.equal([{ asset: 'USD', amount: 3 }]);
+            expect((await walletOf(world(), 'rosa')).balances).to.equal([{ asset: 'USD', amount: 3, pending_in: 0, pending_out: 0 }]);
+        });
+    });
+
+
+    describe(`moves that take time (${engine})`, () => {
+
+        const world = useWorld(sqlWorlds);
+
+        // Where each entry of a transaction went, by how much and when, in the order written.
+        function entriesOf(id: string): Promise<Record<string, unknown>[]> {
+
+            return world().sql(`SELECT CASE WHEN a.wallet_id IS NULL THEN 'clearing' ELSE a.kind END AS account, CAST(e.amount AS integer) AS amount, e.created_at
+                FROM entries e JOIN accounts a ON a.id = e.account_id WHERE e.transaction_id = ? ORDER BY e.id`, id);
+        }
+
+        async function made(subject: string, direction: Direction, payload: object, key?: string): Promise<Transaction> {
+
+            const res = await move(world(), subject, direction, payload, key);
+            expect(res.statusCode, res.payload).to.equal(201);
+            return body<Transaction>(res);
+        }
+
+        it('answers a bank-transfer deposit 201 pending for two days, not spendable until it completes at its own due instant', async () => {
+
+            const pending = await made('ada', 'deposit', { provider_id: 'bank-transfer', asset: 'USD', amount: 10000 });
+            expect(pending).to.equal({
+                id: pending.id, type: 'deposit', asset: 'USD', amount: 10000, provider_id: 'bank-transfer', status: 'pending',
+                created_at: pending.created_at, settles_at: later(pending.created_at, 2 * day), settled_at: null, failure_code: null
+            });
+            expect((await walletOf(world(), 'ada')).balances).to.equal([{ asset: 'USD', amount: 0, pending_in: 10000, pending_out: 0 }]);
+            const spend = await move(world(), 'ada', 'withdraw', { provider_id: 'sandbox', asset: 'USD', amount: 1 });
+            expect(expectError(spend, 409, 'insufficient_funds', 'amount').message).to.equal('Your USD balance is 0, less than the 1 to withdraw');
+            await expectLedgerExact(world().sql);
+
+            const store = await timedPay(world().server);
+            expect(await store.nextDue()).to.equal(new Date(pending.settles_at));
+            expect(await store.applyDue(new Date(Date.parse(pending.settles_at) - 1), 10)).to.equal([]);
+            expect(await store.applyDue(new Date(later(pending.settles_at, day)), 10)).to.equal([{ type: 'pay.transaction.completed', id: pending.id, due: pending.settles_at }]);
+            expect(await store.nextDue()).to.be.null();
+            expect(await store.applyDue(new Date(later(pending.settles_at, day)), 10)).to.equal([]);
+
+            const read = await world().inject({ url: `/v1/pay/wallet/transactions/${pending.id}`, headers: bearer(world().server, 'ada') });
+            expect(body(read)).to.equal({ ...pending, status: 'completed', settled_at: pending.settles_at });
+            expect((await walletOf(world(), 'ada')).balances).to.equal([{ asset: 'USD', amount: 10000, pending_in: 0, pending_out: 0 }]);
+            expect(await entriesOf(pending.id)).to.equal([
+                { account: 'clearing', amount: -10000, created_at: pending.created_at },
+                { account: 'pending_in', amount: 10000, created_at: pending.created_at },
+                { account: 'pending_in', amount: -10000, created_at: pending.settles_at },
+                { account: 'available', amount: 10000, created_at: pending.settles_at }
+            ]);
+            await expectLedgerExact(world().sql);
+            expect((await move(world(), 'ada', 'withdraw', { provider_id: 'sandbox', asset: 'USD', amount: 10000 })).statusCode).to.equal(201);
+        });
+
+        it('holds a pending withdrawal\'s amount at once, so that a second withdrawal cannot spend it, and completes it a day later', async () => {
+
+            await made('bea', 'deposit', { provider_id: 'sandbox', asset: 'EUR', amount: 500 });
+            const pending = await made('bea', 'withdraw', { provider_id: 'bank-transfer', asset: 'EUR', amount: 300 });
+            expect(pending).to.equal({
+                id: pending.id, type: 'withdrawal', asset: 'EUR', amount: 300, provider_id: 'bank-transfer', status: 'pending',
+                created_at: pending.created_at, settles_at: later(pending.created_at, day), settled_at: null, failure_code: null
+            });
+            expect((await walletOf(world(), 'bea')).balances).to.equal([{ asset: 'EUR', amount: 200, pending_in: 0, pending_out: 300 }]);
+            const second = await move(world(), 'bea', 'withdraw', { provider_id: 'sandbox', asset: 'EUR', amount: 201 });
+            expect(expectError(second, 409, 'insufficient_funds', 'amount').message).to.equal('Your EUR balance is 200, less than the 201 to withdraw');
+            await expectLedgerExact(world().sql);
+
+            const store = await timedPay(world().server);
+            expect(await store.applyDue(new Date(pending.settles_at), 10)).to.equal([{ type: 'pay.transaction.completed', id: pending.id, due: pending.settles_at }]);
+            expect((await walletOf(world(), 'bea')).balances).to.equal([{ asset: 'EUR', amount: 200, pending_in: 0, pending_out: 0 }]);
+            expect(await entriesOf(pending.id)).to.equal([
+                { account: 'available', amount: -300, created_at: pending.created_at },
+                { account: 'pending_out', amount: 300, created_at: pending.created_at },
+                { account: 'pending_out', amount: -300, created_at: pending.settles_at },
+                { account: 'clearing', amount: 300, created_at: pending.settles_at }
+            ]);
+            await expectLedgerExact(world().sql);
+        });
+
+        it('fails a bank-transfer move whose amount ends in 99 as it falls due, returned: a deposit never arrives, a withdrawal gives its amount back', async () => {
+
+            await made('cal', 'deposit', { provider_id: 'sandbox', asset: 'GBP', amount: 1000 });
+            const deposit = await made('cal', 'deposit', { provider_id: 'bank-transfer', asset: 'GBP', amount: 1099 });
+            const withdrawal = await made('cal', 'withdraw', { provider_id: 'bank-transfer', asset: 'GBP', amount: 599 });
+            expect([deposit.status, withdrawal.status]).to.equal(['pending', 'pending']);
+            expect((await walletOf(world(), 'cal')).balances).to.equal([{ asset: 'GBP', amount: 401, pending_in: 1099, pending_out: 599 }]);
+
+            const store = await timedPay(world().server);
+            expect(await store.applyDue(new Date(later(deposit.settles_at, day)), 10)).to.equal([
+                { type: 'pay.transaction.failed', id: withdrawal.id, due: withdrawal.settles_at },
+                { type: 'pay.transaction.failed', id: deposit.id, due: deposit.settles_at }
+            ]);
+
+            const { list } = await transactionsOf(world(), 'cal');
+            expect(list.data.filter(({ provider_id: provider }) => provider === 'bank-transfer')).to.equal([
+                { ...withdrawal, status: 'failed', settled_at: withdrawal.settles_at, failure_code: 'returned' },
+                { ...deposit, status: 'failed', settled_at: deposit.settles_at, failure_code: 'returned' }
+            ]);
+            expect((await walletOf(world(), 'cal')).balances).to.equal([{ asset: 'GBP', amount: 1000, pending_in: 0, pending_out: 0 }]);
+            expect(await entriesOf(deposit.id)).to.equal([
+                { account: 'clearing', amount: -1099, created_at: deposit.created_at },
+                { account: 'pending_in', amount: 1099, created_at: deposit.created_at },
+                { account: 'pending_in', amount: -1099, created_at: deposit.settles_at },
+                { account: 'clearing', amount: 1099, created_at: deposit.settles_at }
+            ]);
+            expect(await entriesOf(withdrawal.id)).to.equal([
+                { account: 'available', amount: -599, created_at: withdrawal.created_at },
+                { account: 'pending_out', amount: 599, created_at: withdrawal.created_at },
+                { account: 'pending_out', amount: -599, created_at: withdrawal.settles_at },
+                { account: 'available', amount: 599, created_at: withdrawal.settles_at }
+            ]);
+            await expectLedgerExact(world().sql);
+        });
+
+        it('settles a card move at once, and refuses a card deposit ending in 02 with a 402 that its key replays, writing nothing', async () => {
+
+            const paid = await made('dev', 'deposit', { provider_id: 'card', asset: 'USD', amount: 500 });
+            expect(paid).to.equal({
+                id: paid.id, type: 'deposit', asset: 'USD', amount: 500, provider_id: 'card', status: 'completed',
+                created_at: paid.created_at, settles_at: paid.created_at, settled_at: paid.created_at, failure_code: null
+            });
+
+            const declined = await move(world(), 'dev', 'deposit', { provider_id: 'card', asset: 'USD', amount: 502 }, 'card-1');
+            const error = expectError(declined, 402, 'card_declined', 'amount');
+            expect(error.message).to.equal('Provider card declined this deposit: the card was refused, nothing moved');
+            expect(declined.headers['idempotent-replayed']).to.not.exist();
+            const replayed = await move(world(), 'dev', 'deposit', { provider_id: 'card', asset: 'USD', amount: 502 }, 'card-1');
+            expect(replayed.statusCode).to.equal(402);
+            expect(replayed.payload).to.equal(declined.payload);
+            expect(replayed.headers['idempotent-replayed']).to.equal('true');
+
+            // Only deposits are declined: a card withdrawal of an amount ending in 02 goes through.
+            const refund = await made('dev', 'withdraw', { provider_id: 'card', asset: 'USD', amount: 102 });
+            expect(refund.status).to.equal('completed');
+            expect((await transactionsOf(world(), 'dev')).list.total).to.equal(2);
+            expect((await walletOf(world(), 'dev')).balances).to.equal([{ asset: 'USD', amount: 398, pending_in: 0, pending_out: 0 }]);
+            expect(await (await timedPay(world().server)).nextDue()).to.be.null();
+            await expectLedgerExact(world().sql);
+        });
+
+        it('replays a pending deposit as it was answered, after it settled, and keeps its key until 24 hours past its settlement', async () => {
+
+            const payload = { provider_id: 'bank-transfer', asset: 'EUR', amount: 2500 };
+            const first = await move(world(), 'eve', 'deposit', payload, 'slow-1');
+            const pending = body<Transaction>(first);
+            expect(await world().sql(`SELECT keep_until FROM idempotency_keys WHERE owner_id = 'eve'`)).to.equal([{ keep_until: later(pending.settles_at, idempotencyRetentionMs) }]);
+
+            expect(await (await timedPay(world().server)).applyDue(new Date(pending.settles_at), 1)).to.have.length(1);
+            const again = await move(world(), 'eve', 'deposit', payload, 'slow-1');
+            expect(again.statusCode).to.equal(201);
+            expect(again.payload).to.equal(first.payload);
+            expect(again.headers['idempotent-replayed']).to.equal('true');
+            expect(body<Transaction>(again).status).to.equal('pending');
+            expect((await walletOf(world(), 'eve')).balances).to.equal([{ asset: 'EUR', amount: 2500, pending_in: 0, pending_out: 0 }]);
+        });
+
+        it('applies at most limit transitions a call, earliest due first, ties by id', async () => {
+
+            const withdrawals: Transaction[] = [];
+            await made('fay', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 100 });
+            const deposit = await made('fay', 'deposit', { provider_id: 'bank-transfer', asset: 'USD', amount: 40 });
+            for (const amount of [10, 20]) {
+                withdrawals.push(await made('fay', 'withdraw', { provider_id: 'bank-transfer', asset: 'USD', amount }));
+            }
+
+            // Two withdrawals due at one instant, the second written past the API with its hold: the id decides.
+            const twin = '00000000-0000-4000-8000-000000000000';
+            await world().sql(`INSERT INTO transactions (id, wallet_id, type, asset, amount, provider_id, status, created_at, settles_at)
+                SELECT ?, wallet_id, type, asset, amount, provider_id, status, created_at, settles_at FROM transactions WHERE id = ?`, twin, withdrawals[1]!.id);
+            await world().sql(`INSERT INTO entries (transaction_id, account_id, amount, created_at)
+                SELECT t.id, a.id, CASE a.kind WHEN 'available' THEN -t.amount ELSE t.amount END, t.created_at
+                FROM transactions t JOIN accounts a ON a.wallet_id = t.wallet_id AND a.asset = t.asset AND a.kind IN ('available', 'pending_out') WHERE t.id = ?`, twin);
+            const tied = { id: twin, due: withdrawals[1]!.settles_at };
+
+            const store = await timedPay(world().server);
+            const until = new Date(later(deposit.settles_at, day));
+            const byDue = [
+                ...[{ id: withdrawals[0]!.id, due: withdrawals[0]!.settles_at }, tied, { id: withdrawals[1]!.id, due: withdrawals[1]!.settles_at }].sort((a, b) => a.due.localeCompare(b.due) || a.id.localeCompare(b.id)),
+                { id: deposit.id, due: deposit.settles_at }
+            ].map((transition): AppliedTransition => ({ type: 'pay.transaction.completed', ...transition }));
+            expect(await store.applyDue(until, 0)).to.equal([]);
+            expect(await store.applyDue(until, 2)).to.equal(byDue.slice(0, 2));
+            expect(await store.nextDue()).to.equal(new Date(byDue[2]!.due));
+            expect(await store.applyDue(until, 2)).to.equal(byDue.slice(2));
+            expect(await store.applyDue(until, 2)).to.equal([]);
+            expect((await walletOf(world(), 'fay')).balances).to.equal([{ asset: 'USD', amount: 90, pending_in: 0, pending_out: 0 }]);
+            await expectLedgerExact(world().sql);
         });
     });
 }
@@ -899,6 +1123,39 @@ describe('pay ledger schema', () => {
 });
 
 
+describe('pay settlement across connections', () => {
+
+    it('applies each due transition once when two stores over one file take turns at them, and keeps the ledger exact', async () => {
+
+        const { server, file } = await payServer();
+        const other = await testServer({ pay: server.app.localgate.settings.pay });
+        const pending: string[] = [];
+        for (const subject of ['uma', 'vic', 'wes']) {
+            expect((await move(serverWorld(server), subject, 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 1000 })).statusCode).to.equal(201);
+            for (const [direction, amount] of [['deposit', 300], ['deposit', 399], ['withdraw', 100], ['withdraw', 199]] as const) {
+                const res = await move(serverWorld(other), subject, direction, { provider_id: 'bank-transfer', asset: 'USD', amount });
+                pending.push(body<Transaction>(res).id);
+            }
+        }
+
+        const [a, b] = [await timedPay(server), await timedPay(other)];
+        const until = new Date(Date.now() + 3 * day);
+        const applied: string[] = [];
+        for (let i = 0; i < pending.length; ++i) {
+            const both = await Promise.all([a.applyDue(until, 1), b.applyDue(until, 1)]);
+            applied.push(...both.flat().map(({ id }) => id));
+        }
+
+        expect(applied.sort()).to.equal([...pending].sort());
+        expect(await b.nextDue()).to.be.null();
+        expect((await walletOf(serverWorld(server), 'uma')).balances).to.equal([{ asset: 'USD', amount: 1200, pending_in: 0, pending_out: 0 }]);
+        await expectLedgerExact((text, ...params) => Promise.resolve(withDatabase(file, (db) => db.prepare(text).all(...params) as Record<string, unknown>[])));
+        await other.stop();
+        await server.stop();
+    });
+});
+
+
 describe('pay store per connection', () => {
 
     it('builds a new store when the pay file is provisioned again', async () => {
@@ -910,7 +1167,7 @@ describe('pay store per connection', () => {
         const server = await testServer({ pay: { url: file, publishableKey: credentials.PAY_DB_PUBLISHABLE_KEY, secretKey: credentials.PAY_DB_SECRET_KEY } });
         const world = serverWorld(server);
         await move(world, 'tess', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 5 });
-        expect((await walletOf(world, 'tess')).balances).to.equal([{ asset: 'USD', amount: 5 }]);
+        expect((await walletOf(world, 'tess')).balances).to.equal([{ asset: 'USD', amount: 5, pending_in: 0, pending_out: 0 }]);
 
         for (const suffix of ['', '-wal', '-shm']) {
             Fs.rmSync(file + suffix, { force: true });
@@ -921,7 +1178,7 @@ describe('pay store per connection', () => {
         Fs.copyFileSync(spare, file);
         expect((await walletOf(world, 'tess')).balances).to.equal([]);
         expect((await move(world, 'tess', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 7 })).statusCode).to.equal(201);
-        expect((await walletOf(world, 'tess')).balances).to.equal([{ asset: 'USD', amount: 7 }]);
+        expect((await walletOf(world, 'tess')).balances).to.equal([{ asset: 'USD', amount: 7, pending_in: 0, pending_out: 0 }]);
         await server.stop();
     });
 

@@ -4,6 +4,7 @@ import Path from 'node:path';
 import Code from '@hapi/code';
 import Lab from '@hapi/lab';
 import type { Server, ServerInjectResponse } from '@hapi/hapi';
+import Pg from 'pg';
 
 import { provisionPay, rotatePayKeys, type PayCredentials } from '../lib/storage';
 import type { PaySettings } from '../lib/config';
@@ -11,7 +12,8 @@ import { namespaceMigrations, paySchema } from '../lib/storage/migrations';
 import { mintPayKeys } from '../lib/storage/pay-keys';
 import { PgDatabase } from '../lib/storage/postgres/database';
 import { migrate } from '../lib/storage/postgres/migrate';
-import { adminQuery, freshDatabase, skipWithoutPostgres } from './helpers/postgres';
+import { expectLedgerExact, timedPay, type PaySql } from './helpers/ledger';
+import { adminQuery, freshDatabase, schemaQuery, skipWithoutPostgres } from './helpers/postgres';
 import { bearer, body, tempDir, testServer } from './helpers/server';
 
 
@@ -70,7 +72,7 @@ function shape(res: ServerInjectResponse): { status: number; replayed: unknown; 
 
     const masked = res.payload
         .replace(/"id":"[0-9a-f-]{36}"/g, '"id":"<id>"')
-        .replace(/"created_at":"\d{4}-\d\d-\d\dT[\d:.]+Z"/g, '"created_at":"<instant>"');
+        .replace(/"(created_at|settles_at|settled_at)":"\d{4}-\d\d-\d\dT[\d:.]+Z"/g, '"$1":"<instant>"');
     return { status: res.statusCode, replayed: res.headers['idempotent-replayed'], body: masked };
 }
 
@@ -279,7 +281,14 @@ describe('pay on PostgreSQL', { skip }, () => {
                 ['alice', 'deposit', { provider_id: 'sandbox', asset: 'MXT', amount: 250 }],
                 ['bob', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 7 }, 'k1'],
                 ['bob', 'withdraw', { provider_id: 'sandbox', asset: 'USD', amount: 7 }],
-                ['bob', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 9_007_199_254_740_991 }]
+                ['bob', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 9_007_199_254_740_991 }],
+                ['carol', 'deposit', { provider_id: 'bank-transfer', asset: 'USD', amount: 5000 }],
+                ['carol', 'deposit', { provider_id: 'card', asset: 'USD', amount: 502 }, 'k4'],
+                ['carol', 'deposit', { provider_id: 'card', asset: 'USD', amount: 502 }, 'k4'],
+                ['carol', 'deposit', { provider_id: 'card', asset: 'USD', amount: 300 }],
+                ['carol', 'withdraw', { provider_id: 'bank-transfer', asset: 'USD', amount: 200 }],
+                ['carol', 'withdraw', { provider_id: 'bank-transfer', asset: 'USD', amount: 101 }],
+                ['carol', 'withdraw', { provider_id: 'card', asset: 'USD', amount: 100 }]
             ];
 
             for (const [subject, direction, payload, key] of steps) {
@@ -338,7 +347,7 @@ describe('pay on PostgreSQL', { skip }, () => {
             await expect(adminQuery(`BEGIN; INSERT INTO pay.entries (transaction_id, account_id, amount, created_at) VALUES ('${transaction.id}', ${account.id}, -60, 'x'); INSERT INTO pay.entries (transaction_id, account_id, amount, created_at) SELECT '${transaction.id}', id, 60, 'x' FROM pay.accounts WHERE provider_id = 'sandbox'; COMMIT`, db.url)).to.reject(/accounts_check/);
             await expect(adminQuery('UPDATE pay.entries SET amount = amount * 2', db.url)).to.reject('ledger entries are immutable');
             await expect(adminQuery('DELETE FROM pay.transactions', db.url)).to.reject('transactions are immutable');
-            expect(body(await server.inject({ url: '/v1/pay/wallet', headers: bearer(server, 'jane') }))).to.include({ balances: [{ asset: 'USD', amount: 50 }] });
+            expect(body(await server.inject({ url: '/v1/pay/wallet', headers: bearer(server, 'jane') }))).to.include({ balances: [{ asset: 'USD', amount: 50, pending_in: 0, pending_out: 0 }] });
             await server.stop();
         });
     });
@@ -356,8 +365,8 @@ describe('pay on PostgreSQL', { skip }, () => {
             expect(codes.filter((code) => code === '201')).to.have.length(100);
             expect(codes.filter((code) => code === '409 insufficient_funds')).to.have.length(100);
 
-            const wallet = body<{ balances: { asset: string; amount: number }[] }>(await server.inject({ url: '/v1/pay/wallet', headers: bearer(server, 'gina') }));
-            expect(wallet.balances).to.equal([{ asset: 'USD', amount: 0 }]);
+            const wallet = body<{ balances: { asset: string; amount: number; pending_in: number; pending_out: number }[] }>(await server.inject({ url: '/v1/pay/wallet', headers: bearer(server, 'gina') }));
+            expect(wallet.balances).to.equal([{ asset: 'USD', amount: 0, pending_in: 0, pending_out: 0 }]);
             const list = body<{ total: number }>(await server.inject({ url: '/v1/pay/wallet/transactions', headers: bearer(server, 'gina') }));
             expect(list.total).to.equal(101);
             await server.stop();
@@ -375,7 +384,74 @@ describe('pay on PostgreSQL', { skip }, () => {
 
             const list = body<{ total: number }>(await server.inject({ url: '/v1/pay/wallet/transactions', headers: bearer(server, 'hugo') }));
             expect(list.total).to.equal(1);
-            expect(body(await server.inject({ url: '/v1/pay/wallet', headers: bearer(server, 'hugo') }))).to.include({ balances: [{ asset: 'KES', amount: 300 }] });
+            expect(body(await server.inject({ url: '/v1/pay/wallet', headers: bearer(server, 'hugo') }))).to.include({ balances: [{ asset: 'KES', amount: 300, pending_in: 0, pending_out: 0 }] });
+            await server.stop();
+        });
+
+        it('applies each due transition once when two stores over one schema apply them at once beside new moves, and keeps the ledger exact', { timeout: 20_000 }, async () => {
+
+            const { server, credentials } = await provisionedServer();
+            const other = await pgPayServer(settings(credentials));
+            const sql: PaySql = (text, ...params) => schemaQuery(credentials.PAY_DB_URL, 'pay', text, params);
+            const callers = ['kai', 'lou', 'max', 'ned', 'oli'];
+            const pending: string[] = [];
+            for (const subject of callers) {
+                expect((await move(server, subject, 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 1000 })).statusCode).to.equal(201);
+                for (const [direction, amount] of [['deposit', 300], ['deposit', 399], ['withdraw', 100], ['withdraw', 199]] as const) {
+                    const res = await move(server, subject, direction, { provider_id: 'bank-transfer', asset: 'USD', amount });
+                    expect(body(res).status).to.equal('pending');
+                    pending.push(body<{ id: string }>(res).id);
+                }
+            }
+
+            const [a, b] = [await timedPay(server), await timedPay(other)];
+            const until = new Date(Date.now() + 3 * 24 * 60 * 60 * 1000);
+            const [fromA, fromB, ...moves] = await Promise.all([
+                a.applyDue(until, 100),
+                b.applyDue(until, 100),
+                ...callers.map((subject) => move(other, subject, 'withdraw', { provider_id: 'sandbox', asset: 'USD', amount: 50 }))
+            ]);
+
+            expect(moves.map((res) => res.statusCode)).to.equal(callers.map(() => 201));
+            const applied = [...fromA, ...fromB];
+            expect(applied.map(({ id }) => id).sort()).to.equal([...pending].sort());
+            expect(applied.filter(({ type }) => type === 'pay.transaction.failed')).to.have.length(10);
+            expect(await a.nextDue()).to.be.null();
+            for (const subject of callers) {
+                expect(body(await server.inject({ url: '/v1/pay/wallet', headers: bearer(server, subject) }))).to.include({ balances: [{ asset: 'USD', amount: 1150, pending_in: 0, pending_out: 0 }] });
+            }
+
+            await expectLedgerExact(sql);
+            await other.stop();
+            await server.stop();
+        });
+
+        it('skips a transition another store claimed between its scan and its claim', async () => {
+
+            const { server, credentials, db } = await provisionedServer();
+            const other = await pgPayServer(settings(credentials));
+            const res = await move(server, 'pat', 'deposit', { provider_id: 'bank-transfer', asset: 'EUR', amount: 700 });
+            const pending = body<{ id: string; settles_at: string }>(res);
+
+            // A third connection holds the row: both stores scan it as pending, then wait to claim it.
+            const holder = new Pg.Client({ connectionString: credentials.PAY_DB_URL });
+            await holder.connect();
+            await holder.query('BEGIN');
+            await holder.query('SELECT id FROM pay.transactions WHERE id = $1 FOR UPDATE', [pending.id]);
+            const until = new Date(pending.settles_at);
+            const both = Promise.all([(await timedPay(server)).applyDue(until, 10), (await timedPay(other)).applyDue(until, 10)]);
+            const waiting = async () => Number((await adminQuery(`SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`, db.url)).rows[0].n);
+            while (await waiting() < 2) {
+                await new Promise((resolve) => setTimeout(resolve, 10));
+            }
+
+            await holder.query('COMMIT');
+            await holder.end();
+            const [first, second] = await both;
+            expect([...first, ...second]).to.equal([{ type: 'pay.transaction.completed', id: pending.id, due: pending.settles_at }]);
+            expect(body(await server.inject({ url: '/v1/pay/wallet', headers: bearer(server, 'pat') }))).to.include({ balances: [{ asset: 'EUR', amount: 700, pending_in: 0, pending_out: 0 }] });
+            await expectLedgerExact((text, ...params) => schemaQuery(credentials.PAY_DB_URL, 'pay', text, params));
+            await other.stop();
             await server.stop();
         });
 
@@ -385,7 +461,7 @@ describe('pay on PostgreSQL', { skip }, () => {
             await server.start();
             const results = await Promise.all(Array.from({ length: 20 }, () => move(server, 'ivan', 'deposit', { provider_id: 'sandbox', asset: 'JPY', amount: 5 })));
             expect(results.map((res) => res.statusCode)).to.equal(Array(20).fill(201));
-            expect(body(await server.inject({ url: '/v1/pay/wallet', headers: bearer(server, 'ivan') }))).to.include({ balances: [{ asset: 'JPY', amount: 100 }] });
+            expect(body(await server.inject({ url: '/v1/pay/wallet', headers: bearer(server, 'ivan') }))).to.include({ balances: [{ asset: 'JPY', amount: 100, pending_in: 0, pending_out: 0 }] });
             await server.stop();
         });
     });

@@ -97,6 +97,10 @@ const errorRules: Record<number, ErrorRule> = {
         },
         example: () => errorExample(401, 'unauthorized', 'Token expired')
     },
+    402: {
+        description: () => 'The provider refused the payment at once (code card_declined): nothing moved',
+        example: () => errorExample(402, 'card_declined', 'Provider card declined this deposit: the card was refused, nothing moved', { details: [{ field: 'amount', message: 'Provider card declined this deposit: the card was refused, nothing moved' }] })
+    },
     403: {
         applies: (route) => route.admin,
         description: () => 'The token is valid but its role claim is not admin (code admin_required)',

@@ -50,7 +50,7 @@ function extraResponses(route: RequestRoute, facts: RouteFacts): Record<number, 
     }
 
     for (const [code, { description, example }] of errorResponses(facts)) {
-        const headers = { ...requestIdHeaders, ...(code === 401 ? authenticateHeader : {}), ...(code === 409 || code === 422 ? replayed : {}) };
+        const headers = { ...requestIdHeaders, ...(code === 401 ? authenticateHeader : {}), ...(code === 402 || code === 409 || code === 422 ? replayed : {}) };
         responses[code] = { description, schema: errorSchemaWith(example), headers };
     }
 

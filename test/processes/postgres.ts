@@ -236,7 +236,7 @@ async function drainRace(database: Database, servers: SpawnedServer[], secret: s
     expect(statusCounts(replies)).to.equal({ '201': 100, '409 insufficient_funds': 100 });
 
     const wallet = await send(`${servers[1]!.url}/v1/pay/wallet`, secret, subject);
-    expect(wallet.body.balances).to.equal([{ asset: 'USD', amount: 0 }]);
+    expect(wallet.body.balances).to.equal([{ asset: 'USD', amount: 0, pending_in: 0, pending_out: 0 }]);
 
     // The ledger: two entries per transaction summing to zero, the wallet's one moving by the transaction's amount.
     const unbalanced = await query(database.url, `SELECT t.id FROM pay.transactions t
@@ -446,7 +446,7 @@ describe('PostgreSQL shared by four localgate processes (slow)', { skip, timeout
                 expect(await count(database.url, 'SELECT count(*) FROM pay.transactions')).to.equal(1);
                 expect(await count(database.url, 'SELECT count(*) FROM pay.idempotency_keys')).to.equal(1);
                 const wallet = await send(`${servers[2]!.url}/v1/pay/wallet`, secret, 'repeater');
-                expect(wallet.body.balances).to.equal([{ asset: 'USD', amount: 42 }]);
+                expect(wallet.body.balances).to.equal([{ asset: 'USD', amount: 42, pending_in: 0, pending_out: 0 }]);
             });
         });
     });

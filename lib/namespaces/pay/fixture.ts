@@ -2,13 +2,26 @@ import Joi from 'joi';
 
 import { recordId, utcTimestamp, visibleText } from '../../fields';
 import { recordOf, type FixtureRefusal, type FixtureSpec } from '../../fixtures';
-import { maxAmount, maxBalance, transferRefusal, type ProviderTerms } from './rules';
-import type { TransactionType } from './store';
+import {
+    creationLegs,
+    maxAmount,
+    maxBalance,
+    settlementLegs,
+    settlementOf,
+    settlementSeconds,
+    settlesAt,
+    transferDecision,
+    type AccountKind,
+    type Leg,
+    type ProviderTerms
+} from './rules';
+import type { PayTransaction, TransactionStatus, TransactionType, WalletBalance } from './store';
 
 
 // Pay records as the API shows them, each transaction with the wallet it moved. Balances are not stored as given: the
-// ledger is written as the API writes it (an account per wallet and asset, a clearing account per provider and asset,
-// two entries per transaction), so a wallet's balances must be exactly what its transactions add up to.
+// ledger is written as the API writes it (accounts per wallet, asset and kind, a clearing account per provider and
+// asset, the entries of each move and of its settlement), so a wallet's balances must be exactly what its transactions
+// add up to. A pending transaction loads pending with its settles_at, and settles as the API's would have.
 
 function record(keys: Joi.PartialSchemaMap): Joi.ObjectSchema {
 
@@ -36,13 +49,54 @@ export interface FixtureProvider extends ProviderTerms {
 }
 
 /** The providers the pay migrations ship, which fixtures move money through (a fixture adds none). */
+const instant = { deposit_settlement_s: 0, withdrawal_settlement_s: 0, failure_mode: 'none' } as const;
+const settlementCurrencies = { EUR: null, GBP: null, USD: null };
+
 export const payProviders: Record<string, FixtureProvider> = {
-    sandbox: {
+    'bank-transfer': {
         status: 'active', supports_deposit: true, supports_withdrawal: true,
+        deposit_settlement_s: 172_800, withdrawal_settlement_s: 86_400, failure_mode: 'returned', assets: settlementCurrencies
+    },
+    card: { status: 'active', supports_deposit: true, supports_withdrawal: true, ...instant, failure_mode: 'declined', assets: settlementCurrencies },
+    sandbox: {
+        status: 'active', supports_deposit: true, supports_withdrawal: true, ...instant,
         assets: { ...Object.fromEntries(currencies.map((code) => [code, null])), ...tokenStages }
     },
-    'legacy-bank': { status: 'disabled', supports_deposit: true, supports_withdrawal: true, assets: { EUR: null, USD: null } }
+    'legacy-bank': { status: 'disabled', supports_deposit: true, supports_withdrawal: true, ...instant, assets: { EUR: null, USD: null } }
 };
+
+
+type Settled = Pick<PayTransaction, 'status' | 'settles_at' | 'settled_at' | 'failure_code'>;
+
+/**
+ * A transaction's settlement, what it gives or else what the API would have written: settles_at its provider's delay
+ * after created_at, settled_at its settles_at unless pending, no failure_code. An unknown provider settles at once
+ * (the check refuses it).
+ */
+export function settlementFields(transaction: Record<string, unknown>): Settled {
+
+    const provider = payProviders[String(transaction.provider_id)];
+    const seconds = provider ? settlementSeconds(provider, transaction.type as TransactionType) : 0;
+    const status = transaction.status as TransactionStatus;
+    const due = (transaction.settles_at as string | undefined) ?? settlesAt(String(transaction.created_at), seconds);
+    return {
+        status,
+        settles_at: due,
+        settled_at: transaction.settled_at === undefined ? (status === 'pending' ? null : due) : transaction.settled_at as string | null,
+        failure_code: (transaction.failure_code as string | null | undefined) ?? null
+    };
+}
+
+
+/** The legs a stored transaction posts as the API did: its move's at created_at, its settlement's at settles_at. */
+export function transactionLegs(row: Record<string, unknown>): { legs: Leg[]; at: string }[] {
+
+    const { type, amount, created_at: created } = row as { type: TransactionType; amount: number; created_at: string };
+    const { status, settles_at: due } = settlementFields(row);
+    const delayed = due > created || status === 'pending';
+    const postings = [{ legs: creationLegs(type, delayed, amount), at: created }];
+    return status !== 'pending' && delayed ? [...postings, { legs: settlementLegs(type, status, amount), at: due }] : postings;
+}
 
 
 /**
@@ -64,12 +118,88 @@ function inTimeOrder(transactions: Record<string, unknown>[]): [Record<string, u
 }
 
 
-// Walks the transactions in time order with running balances, each decided by the API's own rule as it was made.
+// Why a transaction's settlement is not one the API could have written, or null: the field and the reason.
+function settlementProblem(transaction: Record<string, unknown>, provider: ProviderTerms): [field: string, message: string] | null {
+
+    const { type, amount, created_at: created } = transaction as { type: TransactionType; amount: number; created_at: string };
+    const { status, settles_at: due, settled_at: settled, failure_code: code } = settlementFields(transaction);
+    const seconds = settlementSeconds(provider, type);
+    const expected = settlesAt(created, seconds);
+    if (due !== expected) {
+        return ['settles_at', `${due} is not when a ${type} through provider ${String(transaction.provider_id)} made at ${created} settles: ${expected}`];
+    }
+
+    const outcome = settlementOf(provider.failure_mode, amount);
+    if (status === 'pending' ? seconds === 0 : status !== outcome.status) {
+        return ['status', status === 'pending' ? `A ${type} through provider ${String(transaction.provider_id)} settles at once: it is never pending` :
+            `A ${type} of ${amount} through provider ${String(transaction.provider_id)} settles ${outcome.status}, not ${status}`];
+    }
+
+    if (settled !== (status === 'pending' ? null : due)) {
+        return ['settled_at', status === 'pending' ? 'A pending transaction has not settled: settled_at must be null' : `A transaction settles when it is due: settled_at must be its settles_at, ${due}`];
+    }
+
+    if (code !== (status === 'pending' ? null : outcome.failure_code)) {
+        return ['failure_code', status === 'failed' ? `A failed transaction carries why: failure_code must be ${String(outcome.failure_code)}` : `Only a failed transaction carries a failure_code: it must be null`];
+    }
+
+    return null;
+}
+
+
+// What a walk of the ledger holds: each wallet's accounts by asset and kind, and the clearing account of each provider and asset.
+class RunningLedger {
+
+    readonly wallets = new Map<string, Map<string, Record<AccountKind, number>>>();
+    readonly clearing = new Map<string, number>();
+
+    account(walletId: string, code: string): Record<AccountKind, number> {
+
+        const assets = this.wallets.get(walletId) ?? new Map<string, Record<AccountKind, number>>();
+        this.wallets.set(walletId, assets);
+        const accounts = assets.get(code) ?? { available: 0, pending_in: 0, pending_out: 0 };
+        assets.set(code, accounts);
+        return accounts;
+    }
+
+    post(transaction: Record<string, unknown>, legs: Leg[]): void {
+
+        const { wallet_id: walletId, provider_id: providerId, asset: code } = transaction as Record<string, string>;
+        for (const { account, amount } of legs) {
+            if (account === 'clearing') {
+                this.clearing.set(`${providerId} ${code}`, (this.clearing.get(`${providerId} ${code}`) ?? 0) + amount);
+            }
+            else {
+                this.account(walletId, code)[account] += amount;
+            }
+        }
+    }
+
+    balances(walletId: string): WalletBalance[] {
+
+        return [...this.wallets.get(walletId) ?? []]
+            .map(([code, { available, pending_in: incoming, pending_out: outgoing }]) => ({ asset: code, amount: available, pending_in: incoming, pending_out: outgoing }))
+            .sort(byAsset);
+    }
+}
+
+
+// Walks the moves and the settlements in time order with running balances, each move decided by the API's own rule as
+// it was made; a settlement due at the instant of a move comes first, as the timeline applies what is due before it.
 function checkTransactions(transactions: Record<string, unknown>[], wallets: Record<string, unknown>[], refuse: FixtureRefusal): void {
 
     const walletsById = new Map(wallets.map((wallet) => [wallet.id as string, wallet]));
-    const sums = new Map<string, Map<string, number>>(wallets.map((wallet) => [wallet.id as string, new Map()]));
-    const clearing = new Map<string, number>();
+    const ledger = new RunningLedger();
+    const settlements: { at: string; transaction: Record<string, unknown>; legs: Leg[] }[] = [];
+    const settleUntil = (until: string) => {
+
+        settlements.sort((a, b) => Number(a.at > b.at) - Number(a.at < b.at));
+        while (settlements.length && settlements[0]!.at <= until) {
+            const { transaction, legs } = settlements.shift()!;
+            ledger.post(transaction, legs);
+        }
+    };
+
     for (const [transaction, index] of inTimeOrder(transactions)) {
         const walletId = transaction.wallet_id as string;
         const wallet = walletsById.get(walletId);
@@ -81,27 +211,39 @@ function checkTransactions(transactions: Record<string, unknown>[], wallets: Rec
             refuse('transactions', index, 'created_at', `${String(transaction.created_at)} is before its wallet was opened (${String(wallet.created_at)})`);
         }
 
+        settleUntil(String(transaction.created_at));
         const { type, asset: code, amount, provider_id: providerId } = transaction as { type: TransactionType; asset: string; amount: number; provider_id: string };
         const provider = Object.hasOwn(payProviders, providerId) ? payProviders[providerId] : undefined;
         const stage = provider && Object.hasOwn(provider.assets, code) ? { stage: provider.assets[code]! } : undefined;
-        const sum = sums.get(walletId)!;
-        const balances = { wallet: sum.get(code) ?? 0, clearing: clearing.get(`${providerId} ${code}`) ?? 0 };
-        const refusal = transferRefusal(type, { idempotencyKey: '', providerId, asset: code, amount }, provider, stage, balances);
-        if (refusal) {
-            refuse('transactions', index, refusal.field!, `${refusal.message} (${refusal.code}, as of this transaction)`);
+        const accounts = ledger.account(walletId, code);
+        const balances = { wallet: accounts.available, incoming: accounts.pending_in, clearing: ledger.clearing.get(`${providerId} ${code}`) ?? 0 };
+        const decision = transferDecision(type, { idempotencyKey: '', providerId, asset: code, amount }, provider, stage, balances);
+        if ('refusal' in decision) {
+            refuse('transactions', index, decision.refusal.field!, `${decision.refusal.message} (${decision.refusal.code}, as of this transaction)`);
         }
 
-        const signed = type === 'deposit' ? amount : -amount;
-        sum.set(code, balances.wallet + signed);
-        clearing.set(`${providerId} ${code}`, balances.clearing - signed);
+        const problem = settlementProblem(transaction, decision.terms);
+        if (problem) {
+            refuse('transactions', index, problem[0], problem[1]);
+        }
+
+        const [made, settlement] = transactionLegs(transaction);
+        ledger.post(transaction, made!.legs);
+        if (settlement) {
+            settlements.push({ transaction, ...settlement });
+        }
     }
+
+    // What is still due after the last move settles too: every instant sorts before U+FFFF.
+    settleUntil('\uffff');
 
     // A wallet's balances, when given, must be what its transactions add up to.
     wallets.forEach((wallet, index) => {
 
-        const totals = [...sums.get(wallet.id as string)!].map(([code, amount]) => ({ asset: code, amount })).sort(byAsset);
-        const given = wallet.balances as { asset: string; amount: number }[] | undefined;
-        if (given && JSON.stringify(given.map(({ asset: code, amount }) => ({ asset: code, amount })).sort(byAsset)) !== JSON.stringify(totals)) {
+        const totals = ledger.balances(wallet.id as string);
+        const given = wallet.balances as WalletBalance[] | undefined;
+        const shown = given?.map(({ asset: code, amount, pending_in: incoming, pending_out: outgoing }) => ({ asset: code, amount, pending_in: incoming, pending_out: outgoing })).sort(byAsset);
+        if (shown && JSON.stringify(shown) !== JSON.stringify(totals)) {
             refuse('wallets', index, 'balances', `${JSON.stringify(given)} is not what its transactions add up to: ${JSON.stringify(totals)}`);
         }
     });
@@ -114,7 +256,9 @@ export const payFixture: FixtureSpec = {
             owner_id: visibleText(200).required(),
             balances: Joi.array().items(Joi.object({
                 asset: asset.required(),
-                amount: Joi.number().integer().min(0).max(maxBalance).required()
+                amount: Joi.number().integer().min(0).max(maxBalance).required(),
+                pending_in: Joi.number().integer().min(0).max(maxBalance).default(0),
+                pending_out: Joi.number().integer().min(0).max(maxBalance).default(0)
             }))
         }),
         references: {},
@@ -122,16 +266,17 @@ export const payFixture: FixtureSpec = {
         unique: [['owner_id']],
         matchStored: true,
         toRow: ({ balances, ...row }) => row,
-        // A wallet's balances are those of its ledger accounts, by asset, as the API shows them.
+        // A wallet's balances are those of its ledger accounts, by asset and kind, as the API shows them.
         reads: ['accounts'],
-        fromRow: (row, { accounts }) => ({
-            id: row.id,
-            owner_id: row.owner_id,
-            balances: accounts!.filter((account) => account.wallet_id === row.id)
-                .map((account) => ({ asset: account.asset as string, amount: Number(account.balance) }))
-                .sort(byAsset),
-            created_at: row.created_at
-        })
+        fromRow(row, { accounts }) {
+
+            const ledger = new RunningLedger();
+            for (const account of accounts!.filter(({ wallet_id: walletId }) => walletId === row.id)) {
+                ledger.account(row.id as string, account.asset as string)[account.kind as AccountKind] += Number(account.balance);
+            }
+
+            return { id: row.id, owner_id: row.owner_id, balances: ledger.balances(row.id as string), created_at: row.created_at };
+        }
     },
     transactions: {
         schema: record({
@@ -140,13 +285,16 @@ export const payFixture: FixtureSpec = {
             asset: asset.required(),
             amount: Joi.number().integer().min(1).max(maxAmount).required(),
             provider_id: recordId.required(),
-            status: Joi.string().valid('completed').default('completed')
+            status: Joi.string().valid('pending', 'completed', 'failed').default('completed'),
+            settles_at: utcTimestamp(),
+            settled_at: utcTimestamp().allow(null),
+            failure_code: Joi.string().valid('returned').allow(null)
         }),
         references: { wallet_id: () => 'wallets', provider_id: () => 'providers' },
         // A stored transaction of the same id is the same move, or the balances checked would not be those stored.
         matchStored: true,
-        toRow: (value) => value,
-        fromRow: (row) => recordOf(row, ['id', 'wallet_id', 'type', 'asset', 'amount', 'provider_id', 'status', 'created_at'], readers),
+        toRow: (value) => ({ ...value, ...settlementFields(value) }),
+        fromRow: (row) => recordOf(row, ['id', 'wallet_id', 'type', 'asset', 'amount', 'provider_id', 'status', 'created_at', 'settles_at', 'settled_at', 'failure_code'], readers),
         // Walked in time order with the API's rule for each move: provider, asset, stage and running balances.
         check: (transactions, { wallets = [] }, refuse) => checkTransactions(transactions, wallets, refuse)
     }

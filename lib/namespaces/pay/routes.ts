@@ -89,19 +89,22 @@ export function payRoutes(server: Server): void {
     const unprovisioned = notProvisioned('unconfigured');
     const gated = (errors: Record<number, string> = {}) => ({ ext, plugins: { localgate: { errors: { ...errors, 501: unprovisioned } } } });
 
-    const gatewayRoute = (path: string, description: string, conflicts: string, move: (store: PayStore, ownerId: string, request: GatewayRequest) => Promise<GatewayOutcome>): ServerRoute<{ Payload: GatewayPayload; Headers: { 'idempotency-key': string } }> => ({
+    const gatewayRoute = (path: string, description: string, errors: Record<number, string>, move: (store: PayStore, ownerId: string, request: GatewayRequest) => Promise<GatewayOutcome>): ServerRoute<{ Payload: GatewayPayload; Headers: { 'idempotency-key': string } }> => ({
         method: 'POST',
         path,
         options: {
             description,
             notes: [
-                'Needs an Idempotency-Key header (1 to 255 printable ASCII characters), scoped to the caller and kept at least 24 hours.',
-                'Repeating the key with the same body replays the first response (status and body) with Idempotent-Replayed: true and moves no money;',
+                'Through a provider that settles at once (sandbox, card) the transaction is completed as it is made.',
+                'Through one with a delay (bank-transfer: deposits 2 days, withdrawals 1 day) it is pending until its settles_at, then completed or failed',
+                '(failure_code returned: a bank-transfer amount ending in 99); a pending deposit is not spendable, a pending withdrawal holds its amount at once.',
+                'Needs an Idempotency-Key header (1 to 255 printable ASCII characters), scoped to the caller and kept at least 24 hours after its move settles.',
+                'Repeating the key with the same body replays the first response (status and body, as it was answered) with Idempotent-Replayed: true and moves no money;',
                 'the same key with another body is a 422 idempotency_key_reused.'
             ].join(' '),
             tags,
             ...gated({
-                409: conflicts,
+                ...errors,
                 422: 'provider_not_found (unknown provider_id), operation_not_supported, asset_not_supported (not an asset of the provider), idempotency_key_reused (the key was used for another request)'
             }),
             validate: { headers: idempotencyHeaders, payload: gatewayPayload },
@@ -139,7 +142,10 @@ export function payRoutes(server: Server): void {
         path: '/wallet',
         options: {
             description: 'The caller\'s wallet and balances',
-            notes: 'Opened on first use. Balances are integers in the asset\'s minor units, one per asset the wallet has held, ordered by asset.',
+            notes: [
+                'Opened on first use. Balances are integers in the asset\'s minor units, one per asset the wallet has held, ordered by asset:',
+                'amount is available to spend, pending_in the deposits not settled yet, pending_out the withdrawals held until they settle.'
+            ].join(' '),
             tags,
             ...gated(),
             validate: { query: noQuery },
@@ -209,7 +215,7 @@ export function payRoutes(server: Server): void {
         path: '/gateway/providers',
         options: {
             description: 'Fiat on/off-ramp processors',
-            notes: 'Ordered by id.',
+            notes: 'Ordered by id. settlement says how long a deposit and a withdrawal take to settle (2d, 1d; 0s settles at once).',
             tags,
             ...gated(),
             validate: { query: noQuery },
@@ -218,12 +224,13 @@ export function payRoutes(server: Server): void {
         }
     });
 
-    server.route(gatewayRoute('/gateway/deposit', 'Deposit into the caller\'s wallet through a provider',
-        'provider_unavailable (the provider is disabled), token_stage_not_allowed (a token not in stage pilot or live), balance_limit_exceeded',
-        (store, ownerId, request) => store.deposit(ownerId, request)));
-    server.route(gatewayRoute('/gateway/withdraw', 'Withdraw from the caller\'s wallet through a provider',
-        'insufficient_funds (the balance is below the amount), provider_unavailable (the provider is disabled), token_stage_not_allowed (a token not in stage pilot, live or retired)',
-        (store, ownerId, request) => store.withdraw(ownerId, request)));
+    server.route(gatewayRoute('/gateway/deposit', 'Deposit into the caller\'s wallet through a provider', {
+        402: 'card_declined: the card provider refused the deposit (an amount ending in 02); nothing moved, and the key replays the refusal',
+        409: 'provider_unavailable (the provider is disabled), token_stage_not_allowed (a token not in stage pilot or live), balance_limit_exceeded'
+    }, (store, ownerId, request) => store.deposit(ownerId, request)));
+    server.route(gatewayRoute('/gateway/withdraw', 'Withdraw from the caller\'s wallet through a provider', {
+        409: 'insufficient_funds (the available balance is below the amount), provider_unavailable (the provider is disabled), token_stage_not_allowed (a token not in stage pilot, live or retired)'
+    }, (store, ownerId, request) => store.withdraw(ownerId, request)));
 }
 
 

@@ -1,7 +1,7 @@
 import Crypto from 'node:crypto';
 
 import { DomainError, type DomainErrorKind } from '../../errors';
-import type { GatewayRequest, PayTransaction, TransactionType } from './store';
+import type { GatewayRequest, PayTransaction, TransactionStatus, TransactionType } from './store';
 
 
 // The decisions of the pay namespace: every engine reads the rows, calls these, and writes what they allow.
@@ -12,7 +12,7 @@ export const maxAmount = 100_000_000_000;
 /** Largest balance of any ledger account, in minor units: the largest integer a JSON client reads exactly. */
 export const maxBalance = Number.MAX_SAFE_INTEGER;
 
-/** How long an Idempotency-Key is remembered; older keys are pruned by the next deposit or withdrawal. */
+/** How long an Idempotency-Key is remembered after its move settled; older keys are pruned by the next deposit or withdrawal. */
 export const idempotencyRetentionMs = 24 * 60 * 60 * 1000;
 
 // Lifecycle stages in which a token may move, per direction.
@@ -34,17 +34,46 @@ export interface StoredOutcome {
     refusal?: Refusal;
 }
 
+/**
+ * How a provider's moves fail: `returned`, a move whose amount in minor units ends in 99 settles failed; `declined`, a
+ * deposit whose amount ends in 02 is refused at once.
+ */
+export type FailureMode = 'none' | 'returned' | 'declined';
+
 /** What a provider row says about moving money. */
 export interface ProviderTerms {
     status: 'active' | 'disabled';
     supports_deposit: boolean;
     supports_withdrawal: boolean;
+    /** Seconds a deposit and a withdrawal take to settle; 0 settles at once. */
+    deposit_settlement_s: number;
+    withdrawal_settlement_s: number;
+    failure_mode: FailureMode;
 }
 
-/** The balances a move is decided on: the wallet's and the provider's clearing account in the asset, 0 when never opened. */
+/**
+ * The balances a move is decided on, 0 for an account never opened: the wallet's spendable amount in the asset, what
+ * its pending deposits bring in, and the provider's clearing account.
+ */
 export interface Balances {
     wallet: number;
+    incoming: number;
     clearing: number;
+}
+
+/** A wallet account of an asset: spendable, deposits pending, withdrawals held until they settle. */
+export type AccountKind = 'available' | 'pending_in' | 'pending_out';
+
+/** One line of a posting: the account it moves (a wallet account, or the provider's clearing account) and by how much. */
+export interface Leg {
+    account: AccountKind | 'clearing';
+    amount: number;
+}
+
+/** How a pending move ends as it falls due. */
+export interface Settlement {
+    status: Exclude<TransactionStatus, 'pending'>;
+    failure_code: string | null;
 }
 
 
@@ -67,15 +96,100 @@ export function checkReplay(storedFingerprint: string, fingerprint: string): voi
 }
 
 
-/** Keys created before this instant are forgotten. */
-export function idempotencyCutoff(now: Date): string {
+/** Until when a key is kept: 24 hours after its move, or after the move settles when that is later. */
+export function keepUntil(now: Date, due?: string): string {
 
-    return new Date(now.getTime() - idempotencyRetentionMs).toISOString();
+    const from = Math.max(now.getTime(), due ? Date.parse(due) : 0);
+    return new Date(from + idempotencyRetentionMs).toISOString();
 }
 
 
-/** Why a move may not happen, or null when it may: provider, asset, stage and balances, in that order. */
-export function transferRefusal(type: TransactionType, request: GatewayRequest, provider: ProviderTerms | undefined, assetStage: { stage: string | null } | undefined, balances: Balances): Refusal | null {
+/** Seconds a move of this type through a provider takes to settle; 0 settles at once. */
+export function settlementSeconds(terms: Pick<ProviderTerms, 'deposit_settlement_s' | 'withdrawal_settlement_s'>, type: TransactionType): number {
+
+    return type === 'deposit' ? terms.deposit_settlement_s : terms.withdrawal_settlement_s;
+}
+
+
+/** The transaction a move allowed on these terms makes at `createdAt`: pending until it settles, unless it settles at once. */
+export function madeTransaction(id: string, type: TransactionType, request: GatewayRequest, terms: ProviderTerms, createdAt: string): PayTransaction {
+
+    const seconds = settlementSeconds(terms, type);
+    const pending = seconds > 0;
+    return {
+        id,
+        type,
+        asset: request.asset,
+        amount: request.amount,
+        provider_id: request.providerId,
+        status: pending ? 'pending' : 'completed',
+        created_at: createdAt,
+        settles_at: settlesAt(createdAt, seconds),
+        settled_at: pending ? null : createdAt,
+        failure_code: null
+    };
+}
+
+
+/** When a move made at `createdAt` settles: `seconds` later. */
+export function settlesAt(createdAt: string, seconds: number): string {
+
+    return new Date(Date.parse(createdAt) + seconds * 1000).toISOString();
+}
+
+
+const durationUnits: [unit: string, seconds: number][] = [['d', 86_400], ['h', 3_600], ['m', 60]];
+
+/** A settlement delay as the API words it: the largest whole unit (2d, 36h, 90m, 45s), 0s for at once. */
+export function durationText(seconds: number): string {
+
+    const [unit, size] = durationUnits.find(([, length]) => seconds > 0 && seconds % length === 0) ?? ['s', 1];
+    return `${seconds / size}${unit}`;
+}
+
+
+/** How a pending move settles as it falls due: a provider that returns them fails the amounts ending in 99. */
+export function settlementOf(failureMode: FailureMode, amount: number): Settlement {
+
+    return failureMode === 'returned' && amount % 100 === 99 ? { status: 'failed', failure_code: 'returned' } : { status: 'completed', failure_code: null };
+}
+
+
+/**
+ * The legs a move posts as it is made. At once: the wallet's available account and the clearing account. Pending: a
+ * deposit moves clearing into pending_in (not spendable yet); a withdrawal moves available into pending_out (held).
+ */
+export function creationLegs(type: TransactionType, pending: boolean, amount: number): Leg[] {
+
+    if (!pending) {
+        const signed = type === 'deposit' ? amount : -amount;
+        return [{ account: 'available', amount: signed }, { account: 'clearing', amount: -signed }];
+    }
+
+    return type === 'deposit' ?
+        [{ account: 'clearing', amount: -amount }, { account: 'pending_in', amount }] :
+        [{ account: 'available', amount: -amount }, { account: 'pending_out', amount }];
+}
+
+
+/**
+ * The legs a pending move posts as it settles: a deposit's pending_in goes to available (completed) or back to
+ * clearing (failed); a withdrawal's pending_out goes to clearing (completed) or back to available (failed).
+ */
+export function settlementLegs(type: TransactionType, status: Settlement['status'], amount: number): Leg[] {
+
+    const from: AccountKind = type === 'deposit' ? 'pending_in' : 'pending_out';
+    const completedTo: Leg['account'] = type === 'deposit' ? 'available' : 'clearing';
+    const failedTo: Leg['account'] = type === 'deposit' ? 'clearing' : 'available';
+    return [{ account: from, amount: -amount }, { account: status === 'completed' ? completedTo : failedTo, amount }];
+}
+
+
+/**
+ * Why a move may not happen (provider, asset, stage, balances and the provider's own refusal, in that order), or the
+ * terms of the provider it moves through when it may.
+ */
+export function transferDecision<Terms extends ProviderTerms>(type: TransactionType, request: GatewayRequest, provider: Terms | undefined, assetStage: { stage: string | null } | undefined, balances: Balances): { refusal: Refusal } | { terms: Terms } {
 
     const { providerId, asset, amount } = request;
     if (!provider) {
@@ -104,17 +218,21 @@ export function transferRefusal(type: TransactionType, request: GatewayRequest, 
         return refusal('conflict', 'insufficient_funds', `Your ${asset} balance is ${balances.wallet}, less than the ${amount} to withdraw`, 'amount');
     }
 
-    if (type === 'deposit' && (balances.wallet + amount > maxBalance || balances.clearing - amount < -maxBalance)) {
+    if (type === 'deposit' && (balances.wallet + balances.incoming + amount > maxBalance || balances.clearing - amount < -maxBalance)) {
         return refusal('conflict', 'balance_limit_exceeded', `This deposit would take a ${asset} balance beyond ${maxBalance} minor units`, 'amount');
     }
 
-    return null;
+    if (type === 'deposit' && provider.failure_mode === 'declined' && amount % 100 === 2) {
+        return refusal('payment_required', 'card_declined', `Provider ${providerId} declined this deposit: the card was refused, nothing moved`, 'amount');
+    }
+
+    return { terms: provider };
 }
 
 
-function refusal(kind: DomainErrorKind, code: string, message: string, field: string): Refusal {
+function refusal(kind: DomainErrorKind, code: string, message: string, field: string): { refusal: Refusal } {
 
-    return { kind, code, message, field };
+    return { refusal: { kind, code, message, field } };
 }
 
 

@@ -22,7 +22,9 @@ export const walletSchema = Joi.object({
     owner_id: Joi.string().required().description('The caller (the token\'s sub)'),
     balances: Joi.array().items(Joi.object({
         asset: assetCode.required(),
-        amount: Joi.number().integer().min(0).required().description('Balance in the asset\'s minor units (cents for USD)')
+        amount: Joi.number().integer().min(0).required().description('Money available to spend, in the asset\'s minor units (cents for USD)'),
+        pending_in: Joi.number().integer().min(0).required().description('Deposits not settled yet: not spendable until they complete'),
+        pending_out: Joi.number().integer().min(0).required().description('Withdrawals not settled yet: held, given back if they fail')
     }).label('WalletBalance')).required().description('One entry per asset the wallet has held, by asset').label('WalletBalances'),
     created_at: timestamp.required()
 }).label('Wallet');
@@ -34,8 +36,13 @@ export const transactionSchema = Joi.object({
     asset: assetCode.required(),
     amount: Joi.number().integer().min(1).max(maxAmount).required().description('Minor units of the asset'),
     provider_id: Joi.string().required(),
-    status: Joi.string().valid('completed').required().description('The sandbox provider settles at once').label('TransactionStatus'),
-    created_at: timestamp.required()
+    status: Joi.string().valid('pending', 'completed', 'failed').required()
+        .description('pending until settles_at through a provider with a delay, then completed or failed; a move through an instant provider is completed at once')
+        .label('TransactionStatus'),
+    created_at: timestamp.required(),
+    settles_at: timestamp.required().description('When it settles: its created_at for a move that settles at once'),
+    settled_at: timestamp.allow(null).required().description('When it settled, which is its settles_at; null while pending'),
+    failure_code: Joi.string().valid('returned').allow(null).required().description('Why it failed (returned: the bank sent the money back); null unless failed')
 }).label('PayTransaction');
 
 export const transactionListSchema = listSchema(transactionSchema, 'PayTransactionList');
@@ -63,6 +70,8 @@ export const tokenParams = Joi.object({
 });
 
 
+const duration = Joi.string().pattern(/^\d+[smhd]$/).description('A duration: a whole number of seconds, minutes, hours or days (0s, 90m, 1d)');
+
 export const providerSchema = Joi.object({
     id: Joi.string().required(),
     name: Joi.string().required(),
@@ -70,6 +79,10 @@ export const providerSchema = Joi.object({
     supports_deposit: Joi.boolean().required(),
     supports_withdrawal: Joi.boolean().required(),
     status: Joi.string().valid('active', 'disabled').required().label('ProviderStatus'),
+    settlement: Joi.object({
+        deposit: duration.required(),
+        withdrawal: duration.required()
+    }).required().description('How long a move takes to settle each way; 0s settles at once').label('ProviderSettlement'),
     created_at: timestamp.required()
 }).label('Provider');
 
@@ -90,6 +103,9 @@ export const gatewayPayload = requestBody({
     wallet_id: setByService('the caller\'s own wallet'),
     created_at: setByService('the time of creation'),
     status: setByService('the outcome of the transfer'),
+    settles_at: setByService('the provider\'s settlement terms'),
+    settled_at: setByService('the settlement'),
+    failure_code: setByService('the settlement'),
     type: setByService('the endpoint: deposit or withdraw')
 }, 'GatewayRequest');
 

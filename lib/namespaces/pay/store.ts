@@ -1,13 +1,25 @@
+import type { TimedStore } from '../../data-set/transitions';
 import type { DomainError } from '../../errors';
 import type { ListResult, Page } from '../../lists';
 
 
 export type TransactionType = 'deposit' | 'withdrawal';
 
+/** A move through a provider with a delay is pending until its settles_at, then completed or failed. */
+export type TransactionStatus = 'pending' | 'completed' | 'failed';
+
+/** What an asset's money is in a wallet: spendable, coming in (deposits pending), held going out (withdrawals pending). */
+export interface WalletBalance {
+    asset: string;
+    amount: number;
+    pending_in: number;
+    pending_out: number;
+}
+
 export interface Wallet {
     id: string;
     owner_id: string;
-    balances: { asset: string; amount: number }[];
+    balances: WalletBalance[];
     created_at: string;
 }
 
@@ -17,8 +29,14 @@ export interface PayTransaction {
     asset: string;
     amount: number;
     provider_id: string;
-    status: 'completed';
+    status: TransactionStatus;
     created_at: string;
+    /** When it settles (or settled): its created_at for a move that settles at once. */
+    settles_at: string;
+    /** Its settles_at once it completed or failed; null while pending. */
+    settled_at: string | null;
+    /** Why it failed (returned); null unless failed. */
+    failure_code: string | null;
 }
 
 export interface TokenType {
@@ -37,6 +55,8 @@ export interface Provider {
     supports_deposit: boolean;
     supports_withdrawal: boolean;
     status: 'active' | 'disabled';
+    /** How long its moves take to settle, each direction as a duration (2d, 1d, 0s for at once). */
+    settlement: { deposit: string; withdrawal: string };
     created_at: string;
 }
 
@@ -59,8 +79,8 @@ export interface PayStatus {
 export const sections = ['wallet', 'tokens', 'gateway'];
 
 
-/** The pay namespace as the routes see it, whatever engine keeps it. */
-export interface PayStore {
+/** The pay namespace as the routes see it, whatever engine keeps it; its pending moves settle as the timeline applies them. */
+export interface PayStore extends TimedStore {
 
     /** The caller's wallet with a balance per asset it has held, opened on first use. */
     openWallet(ownerId: string): Promise<Wallet>;

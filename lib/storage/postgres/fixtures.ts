@@ -1,5 +1,5 @@
 import { FixtureError, refuseChanged, refuseOverlap, sameRow, storedRefusal, type FixtureRow, type FixtureRows } from '../../fixtures';
-import { ledgerPosting, overlapQuery, storedRowQuery, transactionsInTimeOrder, type Placeholder } from '../fixture-sql';
+import { ledgerPosting, ledgerStatements, overlapQuery, storedRowQuery, transactionsInTimeOrder, type Placeholder } from '../fixture-sql';
 import type { SeedCheck, StoredRows } from '../engine';
 import type { PgDatabase, Runner } from './database';
 import { engineError, sqlState } from './errors';
@@ -81,9 +81,10 @@ export async function insertPayFixtureRows(tx: Runner, fixture: FixtureRows, wit
     }
 
     const added = await insertFixtureRows(tx, fixture);
+    const statements = ledgerStatements(parameter);
     for (const record of transactionsInTimeOrder(added)) {
-        for (const [text, ids] of ledgerPosting(parameter)) {
-            await fixtureWrite(tx, record, 'transactions', () => tx.rows({ name: '', text }, ...Array<unknown>(ids).fill(record.row.id)));
+        for (const [name, params] of ledgerPosting(record.row)) {
+            await fixtureWrite(tx, record, 'transactions', () => tx.rows({ name: '', text: statements[name] }, ...params));
         }
     }
 

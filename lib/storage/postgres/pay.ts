@@ -1,7 +1,24 @@
 import type { RecordContext } from '../../clock';
+import type { AppliedTransition } from '../../data-set/transitions';
 import type { ListResult, Page } from '../../lists';
-import { checkReplay, fromStored, idempotencyCutoff, requestFingerprint, transferRefusal, type StoredOutcome } from '../../namespaces/pay/rules';
-import type { GatewayOutcome, GatewayRequest, PayStore, PayTransaction, Provider, TokenType, TransactionType, Wallet } from '../../namespaces/pay/store';
+import {
+    checkReplay,
+    creationLegs,
+    durationText,
+    fromStored,
+    keepUntil,
+    madeTransaction,
+    requestFingerprint,
+    settlementLegs,
+    settlementOf,
+    transferDecision,
+    type AccountKind,
+    type FailureMode,
+    type Leg,
+    type ProviderTerms,
+    type StoredOutcome
+} from '../../namespaces/pay/rules';
+import type { GatewayOutcome, GatewayRequest, PayStore, PayTransaction, Provider, TokenType, TransactionType, Wallet, WalletBalance } from '../../namespaces/pay/store';
 import { createdAt, found, recordNow } from '../../records';
 import { insertRow, sql, type PgDatabase, type Runner } from './database';
 import { serverNow } from './pages';
@@ -12,8 +29,23 @@ interface AccountRow {
     balance: number;
 }
 
+/** The accounts a posting may move, locked: the wallet's of the asset by kind, and the provider's clearing account. */
+type LockedAccounts = Map<AccountKind | 'clearing', AccountRow>;
+
+/** A pending transaction as its settlement reads it. */
+interface DueRow {
+    id: string;
+    wallet_id: string;
+    type: TransactionType;
+    asset: string;
+    amount: number;
+    provider_id: string;
+    settles_at: string;
+    failure_mode: FailureMode;
+}
+
 // Amounts and balances are bigint: read back as float8, exact for every value the checks allow (below 2^53).
-const transactionColumns = 't.id, t.type, t.asset, t.amount::float8 AS amount, t.provider_id, t.status, t.created_at';
+const transactionColumns = 't.id, t.type, t.asset, t.amount::float8 AS amount, t.provider_id, t.status, t.created_at, t.settles_at, t.settled_at, t.failure_code';
 
 /** Every statement the store runs, prepared once per connection. */
 export const queries = {
@@ -21,7 +53,9 @@ export const queries = {
     walletByOwner: sql<[string], Omit<Wallet, 'balances'>>('pay_wallet_by_owner', 'SELECT id, owner_id, created_at FROM wallets WHERE owner_id = $1'),
     lockWallet: sql<[string], { id: string }>('pay_lock_wallet', 'SELECT id FROM wallets WHERE owner_id = $1 FOR UPDATE'),
     insertWallet: sql<[string, string, string]>('pay_insert_wallet', 'INSERT INTO wallets (id, owner_id, created_at) VALUES ($1, $2, $3) ON CONFLICT (owner_id) DO NOTHING'),
-    balances: sql<[string], Wallet['balances'][number]>('pay_balances', 'SELECT asset, balance::float8 AS amount FROM accounts WHERE wallet_id = $1 ORDER BY asset'),
+    balances: sql<[string], WalletBalance>('pay_balances', `SELECT asset, coalesce(sum(balance) FILTER (WHERE kind = 'available'), 0)::float8 AS amount,
+        coalesce(sum(balance) FILTER (WHERE kind = 'pending_in'), 0)::float8 AS pending_in, coalesce(sum(balance) FILTER (WHERE kind = 'pending_out'), 0)::float8 AS pending_out
+        FROM accounts WHERE wallet_id = $1 GROUP BY asset ORDER BY asset`),
     transactions: sql<[string, number, number], PayTransaction>('pay_transactions', `SELECT ${transactionColumns} FROM transactions t
         WHERE t.wallet_id = $1 ORDER BY t.created_at DESC, t.id DESC LIMIT $2 OFFSET $3`),
     countTransactions: sql<[string], { total: number }>('pay_count_transactions', 'SELECT count(*)::int AS total FROM transactions WHERE wallet_id = $1'),
@@ -30,30 +64,40 @@ export const queries = {
         FROM transactions t JOIN wallets w ON w.id = t.wallet_id WHERE t.id = $1 AND w.owner_id = $2`),
     tokens: sql<[], TokenType>('pay_tokens', 'SELECT symbol, name, decimals, stage, description, created_at FROM token_types ORDER BY symbol'),
     token: sql<[string], TokenType>('pay_token', 'SELECT symbol, name, decimals, stage, description, created_at FROM token_types WHERE symbol = $1'),
-    providers: sql<[], Provider>('pay_providers', `SELECT p.id, p.name,
+    providers: sql<[], Omit<Provider, 'settlement'> & ProviderTerms>('pay_providers', `SELECT p.id, p.name,
         ARRAY(SELECT asset FROM provider_assets WHERE provider_id = p.id ORDER BY asset) AS assets,
-        p.supports_deposit, p.supports_withdrawal, p.status, p.created_at
+        p.supports_deposit, p.supports_withdrawal, p.status, p.created_at, p.deposit_settlement_s, p.withdrawal_settlement_s, p.failure_mode
         FROM providers p ORDER BY p.id`),
-    provider: sql<[string], { status: 'active' | 'disabled'; supports_deposit: boolean; supports_withdrawal: boolean }>('pay_provider',
-        'SELECT status, supports_deposit, supports_withdrawal FROM providers WHERE id = $1'),
+    provider: sql<[string], ProviderTerms>('pay_provider',
+        'SELECT status, supports_deposit, supports_withdrawal, deposit_settlement_s, withdrawal_settlement_s, failure_mode FROM providers WHERE id = $1'),
     providerAsset: sql<[string, string], { stage: string | null }>('pay_provider_asset', `SELECT t.stage FROM provider_assets pa LEFT JOIN token_types t ON t.symbol = pa.token_symbol
         WHERE pa.provider_id = $1 AND pa.asset = $2`),
     // Accounts are opened with ON CONFLICT: two first moves at once both find the one row, then lock it.
-    openWalletAccount: sql<[string, string, string]>('pay_open_wallet_account', `INSERT INTO accounts (wallet_id, asset, created_at) VALUES ($1, $2, $3)
-        ON CONFLICT (wallet_id, asset) WHERE wallet_id IS NOT NULL DO NOTHING`),
+    openWalletAccount: sql<[string, string, AccountKind, string]>('pay_open_wallet_account', `INSERT INTO accounts (wallet_id, asset, kind, created_at) VALUES ($1, $2, $3, $4)
+        ON CONFLICT (wallet_id, asset, kind) WHERE wallet_id IS NOT NULL DO NOTHING`),
     openClearingAccount: sql<[string, string, string]>('pay_open_clearing_account', `INSERT INTO accounts (provider_id, asset, created_at) VALUES ($1, $2, $3)
         ON CONFLICT (provider_id, asset) WHERE provider_id IS NOT NULL DO NOTHING`),
-    lockWalletAccount: sql<[string, string], AccountRow>('pay_lock_wallet_account', 'SELECT id, balance::float8 AS balance FROM accounts WHERE wallet_id = $1 AND asset = $2 FOR UPDATE'),
+    // Every posting locks the wallet's accounts of the asset (by id) before the clearing account: none deadlock.
+    lockWalletAccounts: sql<[string, string], AccountRow & { kind: AccountKind }>('pay_lock_wallet_accounts',
+        'SELECT id, kind, balance::float8 AS balance FROM accounts WHERE wallet_id = $1 AND asset = $2 ORDER BY id FOR UPDATE'),
+    lockWalletAccount: sql<[string, string, AccountKind], AccountRow>('pay_lock_wallet_account',
+        'SELECT id, balance::float8 AS balance FROM accounts WHERE wallet_id = $1 AND asset = $2 AND kind = $3 FOR UPDATE'),
     lockClearingAccount: sql<[string, string], AccountRow>('pay_lock_clearing_account', 'SELECT id, balance::float8 AS balance FROM accounts WHERE provider_id = $1 AND asset = $2 FOR UPDATE'),
     insertTransaction: insertRow<PayTransaction & { wallet_id: string }>('pay_insert_transaction', 'transactions',
-        ['id', 'wallet_id', 'type', 'asset', 'amount', 'provider_id', 'status', 'created_at']),
+        ['id', 'wallet_id', 'type', 'asset', 'amount', 'provider_id', 'status', 'created_at', 'settles_at', 'settled_at', 'failure_code']),
     insertEntry: sql<[string, string, number, string]>('pay_insert_entry', 'INSERT INTO entries (transaction_id, account_id, amount, created_at) VALUES ($1, $2, $3, $4)'),
-    pruneKeys: sql<[string]>('pay_prune_keys', 'DELETE FROM idempotency_keys WHERE created_at < $1'),
+    nextDue: sql<[], { due: string | null }>('pay_next_due', `SELECT min(settles_at) AS due FROM transactions WHERE status = 'pending'`),
+    due: sql<[string, number], DueRow>('pay_due', `SELECT t.id, t.wallet_id, t.type, t.asset, t.amount::float8 AS amount, t.provider_id, t.settles_at, p.failure_mode
+        FROM transactions t JOIN providers p ON p.id = t.provider_id WHERE t.status = 'pending' AND t.settles_at <= $1 ORDER BY t.settles_at, t.id LIMIT $2`),
+    // The claim: the row is still pending only for the first process to get here; a later one updates nothing.
+    settle: sql<[string, string | null, string], { id: string }>('pay_settle',
+        `UPDATE transactions SET status = $1, settled_at = settles_at, failure_code = $2 WHERE id = $3 AND status = 'pending' RETURNING id`),
+    pruneKeys: sql<[string]>('pay_prune_keys', 'DELETE FROM idempotency_keys WHERE keep_until < $1'),
     // A new key comes back with no outcome yet; a key already used comes back as it was settled, once the move that
     // claimed it has committed (the conflicting insert waits for it, and the no-op update then reads the committed row).
-    claimKey: sql<[string, string, string, string], { fingerprint: string; outcome: string }>('pay_claim_key', `INSERT INTO idempotency_keys (owner_id, key, fingerprint, outcome, created_at)
-        VALUES ($1, $2, $3, '', $4) ON CONFLICT (owner_id, key) DO UPDATE SET outcome = idempotency_keys.outcome RETURNING fingerprint, outcome`),
-    settleKey: sql<[string, string, string]>('pay_settle_key', 'UPDATE idempotency_keys SET outcome = $3 WHERE owner_id = $1 AND key = $2')
+    claimKey: sql<[string, string, string, string], { fingerprint: string; outcome: string }>('pay_claim_key', `INSERT INTO idempotency_keys (owner_id, key, fingerprint, outcome, created_at, keep_until)
+        VALUES ($1, $2, $3, '', $4, $4) ON CONFLICT (owner_id, key) DO UPDATE SET outcome = idempotency_keys.outcome RETURNING fingerprint, outcome`),
+    settleKey: sql<[string, string, string, string]>('pay_settle_key', 'UPDATE idempotency_keys SET outcome = $3, keep_until = $4 WHERE owner_id = $1 AND key = $2')
 };
 
 
@@ -110,7 +154,12 @@ export class PgPayStore implements PayStore {
 
     async listProviders(): Promise<ListResult<Provider>> {
 
-        const data = await this.db.rows(queries.providers);
+        const data = (await this.db.rows(queries.providers)).map(({ deposit_settlement_s: deposit, withdrawal_settlement_s: withdrawal, failure_mode: _mode, created_at, ...provider }) => ({
+            ...provider,
+            settlement: { deposit: durationText(deposit), withdrawal: durationText(withdrawal) },
+            created_at
+        }));
+
         return { data, total: data.length };
     }
 
@@ -124,11 +173,43 @@ export class PgPayStore implements PayStore {
         return this.db.transaction((tx) => this.idempotentMove(tx, ownerId, 'withdrawal', request));
     }
 
+    async nextDue(): Promise<Date | null> {
+
+        const { due } = (await this.db.row(queries.nextDue))!;
+        return due === null ? null : new Date(due);
+    }
+
+    async applyDue(until: Date, limit: number): Promise<AppliedTransition[]> {
+
+        const applied: AppliedTransition[] = [];
+        for (const due of await this.db.rows(queries.due, until.toISOString(), limit)) {
+            const transition = await this.db.transaction((tx) => this.settle(tx, due));
+            if (transition) {
+                applied.push(transition);
+            }
+        }
+
+        return applied;
+    }
+
+    // Claims one pending transaction and posts its settlement at its own due instant; null when another process had.
+    private async settle(tx: Runner, due: DueRow): Promise<AppliedTransition | null> {
+
+        const settlement = settlementOf(due.failure_mode, due.amount);
+        if (!await tx.row(queries.settle, settlement.status, settlement.failure_code, due.id)) {
+            return null;
+        }
+
+        const accounts = await this.lockAccounts(tx, due.wallet_id, due.provider_id, due.asset);
+        await this.post(tx, due.id, due.wallet_id, due.provider_id, due.asset, accounts, settlementLegs(due.type, settlement.status, due.amount), due.settles_at);
+        return { type: `pay.transaction.${settlement.status}`, id: due.id, due: due.settles_at };
+    }
+
     // Runs inside one transaction: the key, the rule checks, the ledger write and the stored outcome commit together.
     private async idempotentMove(tx: Runner, ownerId: string, type: TransactionType, request: GatewayRequest): Promise<GatewayOutcome> {
 
         const now = await this.now(tx);
-        await tx.rows(queries.pruneKeys, idempotencyCutoff(new Date(now)));
+        await tx.rows(queries.pruneKeys, now);
 
         // The key is claimed first: a second request with the same key waits here until the first commits, then
         // finds its outcome (or, should the first roll back, claims the key itself). Keys past retention were pruned
@@ -142,51 +223,55 @@ export class PgPayStore implements PayStore {
 
         const walletId = await this.lockWallet(tx, ownerId, now);
         const outcome = await this.transfer(tx, walletId, type, request, now);
-        await tx.rows(queries.settleKey, ownerId, request.idempotencyKey, JSON.stringify(outcome));
+        await tx.rows(queries.settleKey, ownerId, request.idempotencyKey, JSON.stringify(outcome), keepUntil(new Date(now), outcome.transaction?.settles_at));
         return { replayed: false, ...fromStored(outcome) };
     }
 
-    // Reads what the rules decide on under row locks, and writes one transaction with two balanced entries when they allow it.
+    // Reads what the rules decide on under row locks, and writes one transaction with its balanced entries when they allow it.
     private async transfer(tx: Runner, walletId: string, type: TransactionType, request: GatewayRequest, now: string): Promise<StoredOutcome> {
 
-        const { providerId, asset, amount } = request;
+        const { providerId, asset } = request;
         const provider = await tx.row(queries.provider, providerId);
         const assetStage = provider && await tx.row(queries.providerAsset, providerId, asset);
-        // Locked wallet account first, then the clearing account: every move takes them in this order, so none deadlock.
-        const walletAccount = await tx.row(queries.lockWalletAccount, walletId, asset);
-        const clearingAccount = provider && await tx.row(queries.lockClearingAccount, providerId, asset);
-        const refused = transferRefusal(type, request, provider, assetStage, { wallet: walletAccount?.balance ?? 0, clearing: clearingAccount?.balance ?? 0 });
-        if (refused) {
-            return { refusal: refused };
+        const accounts = await this.lockAccounts(tx, walletId, providerId, asset);
+        const balance = (kind: AccountKind | 'clearing') => accounts.get(kind)?.balance ?? 0;
+        const decision = transferDecision(type, request, provider, assetStage, { wallet: balance('available'), incoming: balance('pending_in'), clearing: balance('clearing') });
+        if ('refusal' in decision) {
+            return decision;
         }
-
-        const wallet = walletAccount ?? await this.openAccount(tx, queries.openWalletAccount, queries.lockWalletAccount, walletId, asset, now);
-        const clearing = clearingAccount ?? await this.openAccount(tx, queries.openClearingAccount, queries.lockClearingAccount, providerId, asset, now);
 
         // The wallet is locked: its transactions get created_at in the order they commit, even when clocks differ.
         const latest = await tx.row(queries.latestTransaction, walletId);
-        const transaction: PayTransaction = {
-            id: this.context.ids.next(),
-            type,
-            asset,
-            amount,
-            provider_id: providerId,
-            status: 'completed',
-            created_at: createdAt(this.context.clock, latest?.created_at, now)
-        };
-
-        const signed = type === 'deposit' ? amount : -amount;
+        const transaction = madeTransaction(this.context.ids.next(), type, request, decision.terms, createdAt(this.context.clock, latest?.created_at, now));
         await tx.rows(queries.insertTransaction, { ...transaction, wallet_id: walletId });
-        await tx.rows(queries.insertEntry, transaction.id, wallet.id, signed, transaction.created_at);
-        await tx.rows(queries.insertEntry, transaction.id, clearing.id, -signed, transaction.created_at);
-
+        await this.post(tx, transaction.id, walletId, providerId, asset, accounts, creationLegs(type, transaction.status === 'pending', transaction.amount), transaction.created_at);
         return { transaction };
     }
 
-    private async openAccount(tx: Runner, open: typeof queries.openWalletAccount, lock: typeof queries.lockWalletAccount, owner: string, asset: string, now: string): Promise<AccountRow> {
+    // Locks the wallet's accounts of the asset, then the provider's clearing account: the one order every posting takes.
+    private async lockAccounts(tx: Runner, walletId: string, providerId: string, asset: string): Promise<LockedAccounts> {
 
-        await tx.rows(open, owner, asset, now);
-        return (await tx.row(lock, owner, asset))!;
+        const accounts: LockedAccounts = new Map();
+        for (const { kind, ...account } of await tx.rows(queries.lockWalletAccounts, walletId, asset)) {
+            accounts.set(kind, account);
+        }
+
+        const clearing = await tx.row(queries.lockClearingAccount, providerId, asset);
+        if (clearing) {
+            accounts.set('clearing', clearing);
+        }
+
+        return accounts;
+    }
+
+    // Writes the entries of a posting at `at`, opening (and locking) the accounts it moves that are not open yet.
+    private async post(tx: Runner, transactionId: string, walletId: string, providerId: string, asset: string, accounts: LockedAccounts, legs: Leg[], at: string): Promise<void> {
+
+        for (const { account, amount } of legs) {
+            const row = accounts.get(account) ?? await openAccount(tx, account, walletId, providerId, asset, at);
+            accounts.set(account, row);
+            await tx.rows(queries.insertEntry, transactionId, row.id, amount, at);
+        }
     }
 
     // Opens the wallet when it has none and locks it: the moves of one wallet take turns.
@@ -205,6 +290,19 @@ export class PgPayStore implements PayStore {
 
         return recordNow(this.context.clock, (await tx.row(queries.now))!.now).toISOString();
     }
+}
+
+
+// Opens an account of the wallet (or the provider's clearing account) in the asset and locks it.
+async function openAccount(tx: Runner, account: AccountKind | 'clearing', walletId: string, providerId: string, asset: string, at: string): Promise<AccountRow> {
+
+    if (account === 'clearing') {
+        await tx.rows(queries.openClearingAccount, providerId, asset, at);
+        return (await tx.row(queries.lockClearingAccount, providerId, asset))!;
+    }
+
+    await tx.rows(queries.openWalletAccount, walletId, asset, account, at);
+    return (await tx.row(queries.lockWalletAccount, walletId, asset, account))!;
 }
 
 

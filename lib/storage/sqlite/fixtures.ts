@@ -1,7 +1,7 @@
 import type Sqlite from 'better-sqlite3';
 
 import { FixtureError, refuseChanged, refuseOverlap, sameRow, storedRefusal, type FixtureRow, type FixtureRows } from '../../fixtures';
-import { ledgerPosting, overlapQuery, storedRowQuery, transactionsInTimeOrder, type Placeholder } from '../fixture-sql';
+import { ledgerPosting, ledgerStatements, overlapQuery, storedRowQuery, transactionsInTimeOrder, type Placeholder } from '../fixture-sql';
 import type { NamespaceSchema } from '../../namespaces/namespace';
 import { demoData } from '../demo';
 import type { SeedCheck, StoredRows } from '../engine';
@@ -111,12 +111,15 @@ function fixtureWrite<T>(record: FixtureRow, collection: string, write: () => T)
 /** Stores pay's fixture rows, then posts each transaction added to the ledger as the API did, in time order. */
 export function storePayFixtureRows(db: Database, fixture: FixtureRows, within: () => void, seed?: SeedCheck): number | null {
 
-    const posting = ledgerPosting(parameter).map(([sql, ids]) => [db.prepare(sql), ids] as const);
+    const texts = ledgerStatements(parameter);
+    const statements = new Map<string, Sqlite.Statement>();
     const post = (added: StoredFixtureRow[]) => {
 
         for (const record of transactionsInTimeOrder(added)) {
-            for (const [statement, ids] of posting) {
-                fixtureWrite(record, 'transactions', () => statement.run(...Array<unknown>(ids).fill(record.row.id)));
+            for (const [name, params] of ledgerPosting(record.row)) {
+                const statement = statements.get(name) ?? db.prepare(texts[name]);
+                statements.set(name, statement);
+                fixtureWrite(record, 'transactions', () => statement.run(...params));
             }
         }
     };

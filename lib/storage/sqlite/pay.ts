@@ -1,9 +1,25 @@
 import type { Transaction } from 'better-sqlite3';
 
 import type { RecordContext } from '../../clock';
+import type { AppliedTransition } from '../../data-set/transitions';
 import type { ListResult, Page } from '../../lists';
-import { checkReplay, fromStored, idempotencyCutoff, requestFingerprint, transferRefusal, type StoredOutcome } from '../../namespaces/pay/rules';
-import type { GatewayOutcome, GatewayRequest, PayStore, PayTransaction, Provider, TokenType, TransactionType, Wallet } from '../../namespaces/pay/store';
+import {
+    checkReplay,
+    creationLegs,
+    durationText,
+    fromStored,
+    keepUntil,
+    madeTransaction,
+    requestFingerprint,
+    settlementLegs,
+    settlementOf,
+    transferDecision,
+    type AccountKind,
+    type FailureMode,
+    type Leg,
+    type StoredOutcome
+} from '../../namespaces/pay/rules';
+import type { GatewayOutcome, GatewayRequest, PayStore, PayTransaction, Provider, TokenType, TransactionType, Wallet, WalletBalance } from '../../namespaces/pay/store';
 import { createdAt, found } from '../../records';
 import type { Database } from './open';
 import { lazyStatements, settled, sql, type Statements } from './statements';
@@ -16,6 +32,9 @@ interface ProviderRow {
     supports_deposit: number;
     supports_withdrawal: number;
     status: 'active' | 'disabled';
+    deposit_settlement_s: number;
+    withdrawal_settlement_s: number;
+    failure_mode: FailureMode;
     created_at: string;
 }
 
@@ -24,37 +43,59 @@ interface AccountRow {
     balance: number;
 }
 
+/** A pending transaction as its settlement reads it. */
+interface DueRow {
+    id: string;
+    wallet_id: string;
+    type: TransactionType;
+    asset: string;
+    amount: number;
+    provider_id: string;
+    settles_at: string;
+    failure_mode: FailureMode;
+}
+
+const transactionColumns = 't.id, t.type, t.asset, t.amount, t.provider_id, t.status, t.created_at, t.settles_at, t.settled_at, t.failure_code';
+const providerTerms = 'status, supports_deposit, supports_withdrawal, deposit_settlement_s, withdrawal_settlement_s, failure_mode';
+
 /** Every statement the store runs, prepared once per connection. */
 // LIMIT and OFFSET take their parameters behind a unary plus: SQLite plans a bare LIMIT parameter with its bound value,
 // and so prepares the statement again each time a new value is bound, that is on every call.
 export const queries = {
     walletByOwner: sql<[string], Omit<Wallet, 'balances'>>('SELECT id, owner_id, created_at FROM wallets WHERE owner_id = ?'),
     insertWallet: sql<[string, string, string]>('INSERT INTO wallets (id, owner_id, created_at) VALUES (?, ?, ?)'),
-    balances: sql<[string], Wallet['balances'][number]>('SELECT asset, balance AS amount FROM accounts WHERE wallet_id = ? ORDER BY asset'),
-    transactions: sql<[string, number, number], PayTransaction>(`SELECT id, type, asset, amount, provider_id, status, created_at FROM transactions
-        WHERE wallet_id = ? ORDER BY created_at DESC, id DESC LIMIT +? OFFSET +?`),
+    balances: sql<[string], WalletBalance>(`SELECT asset, sum(CASE kind WHEN 'available' THEN balance ELSE 0 END) AS amount,
+        sum(CASE kind WHEN 'pending_in' THEN balance ELSE 0 END) AS pending_in, sum(CASE kind WHEN 'pending_out' THEN balance ELSE 0 END) AS pending_out
+        FROM accounts WHERE wallet_id = ? GROUP BY asset ORDER BY asset`),
+    transactions: sql<[string, number, number], PayTransaction>(`SELECT ${transactionColumns} FROM transactions t
+        WHERE t.wallet_id = ? ORDER BY t.created_at DESC, t.id DESC LIMIT +? OFFSET +?`),
     countTransactions: sql<[string], { total: number }>('SELECT count(*) AS total FROM transactions WHERE wallet_id = ?'),
     latestTransaction: sql<[string], string | null>('SELECT max(created_at) FROM transactions WHERE wallet_id = ?'),
-    transaction: sql<[string, string], PayTransaction>(`SELECT t.id, t.type, t.asset, t.amount, t.provider_id, t.status, t.created_at
+    transaction: sql<[string, string], PayTransaction>(`SELECT ${transactionColumns}
         FROM transactions t JOIN wallets w ON w.id = t.wallet_id WHERE t.id = ? AND w.owner_id = ?`),
     tokens: sql<[], TokenType>('SELECT symbol, name, decimals, stage, description, created_at FROM token_types ORDER BY symbol'),
     token: sql<[string], TokenType>('SELECT symbol, name, decimals, stage, description, created_at FROM token_types WHERE symbol = ?'),
     providers: sql<[], ProviderRow>(`SELECT p.id, p.name, p.supports_deposit, p.supports_withdrawal, p.status, p.created_at,
+        p.deposit_settlement_s, p.withdrawal_settlement_s, p.failure_mode,
         (SELECT json_group_array(asset) FROM (SELECT asset FROM provider_assets WHERE provider_id = p.id ORDER BY asset)) AS assets
         FROM providers p ORDER BY p.id`),
-    provider: sql<[string], Pick<ProviderRow, 'status' | 'supports_deposit' | 'supports_withdrawal'>>('SELECT status, supports_deposit, supports_withdrawal FROM providers WHERE id = ?'),
+    provider: sql<[string], Omit<ProviderRow, 'id' | 'name' | 'assets' | 'created_at'>>(`SELECT ${providerTerms} FROM providers WHERE id = ?`),
     providerAsset: sql<[string, string], { stage: string | null }>(`SELECT t.stage FROM provider_assets pa LEFT JOIN token_types t ON t.symbol = pa.token_symbol
         WHERE pa.provider_id = ? AND pa.asset = ?`),
-    walletAccount: sql<[string, string], AccountRow>('SELECT id, balance FROM accounts WHERE wallet_id = ? AND asset = ?'),
+    walletAccount: sql<[string, string, AccountKind], AccountRow>('SELECT id, balance FROM accounts WHERE wallet_id = ? AND asset = ? AND kind = ?'),
     clearingAccount: sql<[string, string], AccountRow>('SELECT id, balance FROM accounts WHERE provider_id = ? AND asset = ?'),
-    insertWalletAccount: sql<[string, string, string], AccountRow>('INSERT INTO accounts (wallet_id, asset, created_at) VALUES (?, ?, ?) RETURNING id, balance'),
+    insertWalletAccount: sql<[string, string, AccountKind, string], AccountRow>('INSERT INTO accounts (wallet_id, asset, kind, created_at) VALUES (?, ?, ?, ?) RETURNING id, balance'),
     insertClearingAccount: sql<[string, string, string], AccountRow>('INSERT INTO accounts (provider_id, asset, created_at) VALUES (?, ?, ?) RETURNING id, balance'),
-    insertTransaction: sql<[string, string, TransactionType, string, number, string, string]>(`INSERT INTO transactions (id, wallet_id, type, asset, amount, provider_id, status, created_at)
-        VALUES (?, ?, ?, ?, ?, ?, 'completed', ?)`),
+    insertTransaction: sql<[PayTransaction & { wallet_id: string }]>(`INSERT INTO transactions (id, wallet_id, type, asset, amount, provider_id, status, created_at, settles_at, settled_at, failure_code)
+        VALUES (@id, @wallet_id, @type, @asset, @amount, @provider_id, @status, @created_at, @settles_at, @settled_at, @failure_code)`),
     insertEntry: sql<[string, number, number, string]>('INSERT INTO entries (transaction_id, account_id, amount, created_at) VALUES (?, ?, ?, ?)'),
-    pruneKeys: sql<[string]>('DELETE FROM idempotency_keys WHERE created_at < ?'),
+    nextDue: sql<[], string | null>(`SELECT min(settles_at) FROM transactions WHERE status = 'pending'`),
+    firstDue: sql<[string], DueRow>(`SELECT t.id, t.wallet_id, t.type, t.asset, t.amount, t.provider_id, t.settles_at, p.failure_mode
+        FROM transactions t JOIN providers p ON p.id = t.provider_id WHERE t.status = 'pending' AND t.settles_at <= ? ORDER BY t.settles_at, t.id LIMIT 1`),
+    settle: sql<[string, string | null, string]>(`UPDATE transactions SET status = ?, settled_at = settles_at, failure_code = ? WHERE id = ? AND status = 'pending'`),
+    pruneKeys: sql<[string]>('DELETE FROM idempotency_keys WHERE keep_until < ?'),
     findKey: sql<[string, string], { fingerprint: string; outcome: string }>('SELECT fingerprint, outcome FROM idempotency_keys WHERE owner_id = ? AND key = ?'),
-    insertKey: sql<[string, string, string, string, string]>('INSERT INTO idempotency_keys (owner_id, key, fingerprint, outcome, created_at) VALUES (?, ?, ?, ?, ?)')
+    insertKey: sql<[string, string, string, string, string, string]>('INSERT INTO idempotency_keys (owner_id, key, fingerprint, outcome, created_at, keep_until) VALUES (?, ?, ?, ?, ?, ?)')
 };
 
 export class SqlitePayStore implements PayStore {
@@ -64,6 +105,7 @@ export class SqlitePayStore implements PayStore {
     private readonly walletOpen: Transaction<(ownerId: string) => Wallet>;
     private readonly transactionsRead: Transaction<(ownerId: string, page: Page) => ListResult<PayTransaction>>;
     private readonly moneyMove: Transaction<(ownerId: string, type: TransactionType, request: GatewayRequest) => GatewayOutcome>;
+    private readonly settleFirstDue: Transaction<(until: string) => AppliedTransition | null>;
 
     constructor(db: Database, private readonly context: RecordContext) {
 
@@ -79,6 +121,7 @@ export class SqlitePayStore implements PayStore {
 
         this.transactionsRead = db.transaction((ownerId: string, page: Page) => this.readTransactions(ownerId, page));
         this.moneyMove = db.transaction((ownerId: string, type: TransactionType, request: GatewayRequest) => this.idempotentMove(ownerId, type, request));
+        this.settleFirstDue = db.transaction((until: string) => this.settleDue(until));
     }
 
     openWallet(ownerId: string): Promise<Wallet> {
@@ -130,6 +173,7 @@ export class SqlitePayStore implements PayStore {
                 supports_deposit: row.supports_deposit === 1,
                 supports_withdrawal: row.supports_withdrawal === 1,
                 status: row.status,
+                settlement: { deposit: durationText(row.deposit_settlement_s), withdrawal: durationText(row.withdrawal_settlement_s) },
                 created_at: row.created_at
             }));
 
@@ -147,11 +191,51 @@ export class SqlitePayStore implements PayStore {
         return settled(() => this.moneyMove.immediate(ownerId, 'withdrawal', request));
     }
 
+    nextDue(): Promise<Date | null> {
+
+        return settled(() => {
+
+            const due = this.sql.nextDue.pluck().get();
+            return due ? new Date(due) : null;
+        });
+    }
+
+    // Each transition is found and claimed under the write lock of its own immediate transaction: another process
+    // applying the same rows takes turns with this one, and finds them settled.
+    applyDue(until: Date, limit: number): Promise<AppliedTransition[]> {
+
+        return settled(() => {
+
+            const applied: AppliedTransition[] = [];
+            let transition = applied.length < limit ? this.settleFirstDue.immediate(until.toISOString()) : null;
+            while (transition) {
+                applied.push(transition);
+                transition = applied.length < limit ? this.settleFirstDue.immediate(until.toISOString()) : null;
+            }
+
+            return applied;
+        });
+    }
+
+    // Settles the earliest pending transaction due by `until`, stamped and posted at its own due instant.
+    private settleDue(until: string): AppliedTransition | null {
+
+        const due = this.sql.firstDue.get(until);
+        if (!due) {
+            return null;
+        }
+
+        const settlement = settlementOf(due.failure_mode, due.amount);
+        this.sql.settle.run(settlement.status, settlement.failure_code, due.id);
+        this.post(due.id, due.wallet_id, due.provider_id, due.asset, settlementLegs(due.type, settlement.status, due.amount), due.settles_at);
+        return { type: `pay.transaction.${settlement.status}`, id: due.id, due: due.settles_at };
+    }
+
     // Runs inside one immediate transaction: the key, the rule checks, the ledger write and the stored outcome commit together.
     private idempotentMove(ownerId: string, type: TransactionType, request: GatewayRequest): GatewayOutcome {
 
         const now = this.context.clock.now();
-        this.sql.pruneKeys.run(idempotencyCutoff(now));
+        this.sql.pruneKeys.run(now.toISOString());
 
         const fingerprint = requestFingerprint(type, request);
         const stored = this.sql.findKey.get(ownerId, request.idempotencyKey);
@@ -163,34 +247,44 @@ export class SqlitePayStore implements PayStore {
         const at = now.toISOString();
         const walletId = this.ensureWallet(ownerId, at);
         const outcome = this.transfer(walletId, type, request, at);
-        this.sql.insertKey.run(ownerId, request.idempotencyKey, fingerprint, JSON.stringify(outcome), at);
+        this.sql.insertKey.run(ownerId, request.idempotencyKey, fingerprint, JSON.stringify(outcome), at, keepUntil(now, outcome.transaction?.settles_at));
         return { replayed: false, ...fromStored(outcome) };
     }
 
-    // Reads what the rules decide on, and writes one transaction with two balanced entries when they allow it.
+    // Reads what the rules decide on, and writes one transaction with its balanced entries when they allow it.
     private transfer(walletId: string, type: TransactionType, request: GatewayRequest, now: string): StoredOutcome {
 
-        const { providerId, asset, amount } = request;
+        const { providerId, asset } = request;
         const provider = this.sql.provider.get(providerId);
-        const terms = provider && { status: provider.status, supports_deposit: provider.supports_deposit === 1, supports_withdrawal: provider.supports_withdrawal === 1 };
+        const terms = provider && { ...provider, supports_deposit: provider.supports_deposit === 1, supports_withdrawal: provider.supports_withdrawal === 1 };
         const assetStage = provider && this.sql.providerAsset.get(providerId, asset);
-        const walletAccount = this.sql.walletAccount.get(walletId, asset);
-        const clearingAccount = this.sql.clearingAccount.get(providerId, asset);
-        const refused = transferRefusal(type, request, terms, assetStage, { wallet: walletAccount?.balance ?? 0, clearing: clearingAccount?.balance ?? 0 });
-        if (refused) {
-            return { refusal: refused };
+        const balances = {
+            wallet: this.sql.walletAccount.get(walletId, asset, 'available')?.balance ?? 0,
+            incoming: this.sql.walletAccount.get(walletId, asset, 'pending_in')?.balance ?? 0,
+            clearing: this.sql.clearingAccount.get(providerId, asset)?.balance ?? 0
+        };
+
+        const decision = transferDecision(type, request, terms, assetStage, balances);
+        if ('refusal' in decision) {
+            return decision;
         }
 
-        const wallet = walletAccount ?? this.sql.insertWalletAccount.get(walletId, asset, now)!;
-        const clearing = clearingAccount ?? this.sql.insertClearingAccount.get(providerId, asset, now)!;
         const created = createdAt(this.context.clock, this.sql.latestTransaction.pluck().get(walletId));
-        const id = this.context.ids.next();
-        const signed = type === 'deposit' ? amount : -amount;
-        this.sql.insertTransaction.run(id, walletId, type, asset, amount, providerId, created);
-        this.sql.insertEntry.run(id, wallet.id, signed, created);
-        this.sql.insertEntry.run(id, clearing.id, -signed, created);
+        const transaction = madeTransaction(this.context.ids.next(), type, request, decision.terms, created);
+        this.sql.insertTransaction.run({ ...transaction, wallet_id: walletId });
+        this.post(transaction.id, walletId, providerId, asset, creationLegs(type, transaction.status === 'pending', transaction.amount), created);
+        return { transaction };
+    }
 
-        return { transaction: { id, type, asset, amount, provider_id: providerId, status: 'completed', created_at: created } };
+    // Writes the entries of a posting at `at`, opening the accounts it moves that are not open yet.
+    private post(transactionId: string, walletId: string, providerId: string, asset: string, legs: Leg[], at: string): void {
+
+        for (const { account, amount } of legs) {
+            const row = account === 'clearing' ?
+                this.sql.clearingAccount.get(providerId, asset) ?? this.sql.insertClearingAccount.get(providerId, asset, at) :
+                this.sql.walletAccount.get(walletId, asset, account) ?? this.sql.insertWalletAccount.get(walletId, asset, account, at);
+            this.sql.insertEntry.run(transactionId, row!.id, amount, at);
+        }
     }
 
     private ensureWallet(ownerId: string, at: string): string {
