@@ -11,14 +11,20 @@ import { maxJsonDepth, nestsDeeperThan } from './nesting';
 // API's rules before an engine stores them.
 
 /**
- * Rows of a collection that may not overlap: two rows with the same `key` whose [from, to) ranges overlap, both with
- * `when` set to its value, break the API's rule (a vehicle's confirmed bookings, say).
+ * Rows of a collection that may not overlap: two rows with the same `key` whose [from, to) ranges overlap, neither with
+ * `unless` set to its value, break the API's rule (a vehicle's bookings that are not cancelled, say).
  */
 export interface FixtureExclusion {
     key: string;
     from: string;
     to: string;
-    when: [field: string, value: string];
+    unless: [field: string, value: string];
+}
+
+/** A stored row a new one overlaps: its id, and its value of the exclusion's `unless` field. */
+export interface OverlappedRow {
+    id: string;
+    state: string;
 }
 
 /** Throws the FixtureError naming a record of the namespace (collection, index) and its field. */
@@ -246,11 +252,18 @@ export function refuseChanged({ where, origin, row }: FixtureRow, collection: st
 }
 
 
-/** Refuses a row that overlaps another (one found by the overlap query), naming both. */
-export function refuseOverlap({ where, origin, row }: FixtureRow, { key, from, to, when }: FixtureExclusion, other: string | undefined): void {
+/** True when a row is held to its collection's exclusion: it has one, and the row is not exempt from it. */
+export function excludes(exclusion: FixtureExclusion | undefined, row: Record<string, unknown>): exclusion is FixtureExclusion {
+
+    return exclusion !== undefined && row[exclusion.unless[0]] !== exclusion.unless[1];
+}
+
+
+/** Refuses a row that overlaps another (one found by the overlap query), naming both and the other's state. */
+export function refuseOverlap({ where, origin, row }: FixtureRow, { key, from, to }: FixtureExclusion, other: OverlappedRow | undefined): void {
 
     if (other !== undefined) {
-        throw new FixtureError(`${origin}: ${where}.${from}: [${String(row[from])}, ${String(row[to])}) overlaps ${JSON.stringify(other)}, another ${when[1]} record of ${key} ${JSON.stringify(row[key])}`, `${where}.${from}`);
+        throw new FixtureError(`${origin}: ${where}.${from}: [${String(row[from])}, ${String(row[to])}) overlaps ${JSON.stringify(other.id)}, another ${other.state} record of ${key} ${JSON.stringify(row[key])}`, `${where}.${from}`);
     }
 }
 

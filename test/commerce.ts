@@ -563,6 +563,8 @@ describe('commerce', () => {
 
         it('lists offers oldest first in the list envelope', async () => {
 
+            // Before any demo offer ends, so that every one reads valid.
+            t.clock.set('2026-06-01T00:00:00.000Z');
             const res = await get('/offers');
             expect(res.statusCode).to.equal(200);
             const list = body<List<Offer>>(res);
@@ -578,11 +580,39 @@ describe('commerce', () => {
                 currency: 'USD',
                 valid_from: '2026-01-04T06:00:00.000Z',
                 valid_until: '2026-12-27T12:00:00.000Z',
+                status: 'valid',
                 created_at: '2026-01-02T09:30:00.000Z',
                 scam_report_count: 0
             });
             const yen = list.data.filter((offer) => offer.currency === 'JPY').map((offer) => offer.price);
             expect(yen).to.equal([3500, 4200]);
+            expect(list.data.map((offer) => offer.status)).to.equal(list.data.map(() => 'valid'));
+        });
+
+        it('shows an offer expired from its valid_until on, by the instance\'s clock', async () => {
+
+            const sunday = async () => body<List<Offer>>(await get(`/offers?product_id=${demo.croissants}`)).data[0]!;
+            t.clock.set('2026-12-27T11:59:59.999Z');
+            expect(await sunday()).to.include({ valid_until: '2026-12-27T12:00:00.000Z', status: 'valid' });
+
+            t.clock.advance(1);
+            expect(await sunday()).to.include({ valid_until: '2026-12-27T12:00:00.000Z', status: 'expired' });
+
+            // Long past the end of every demo offer, each one reads expired.
+            t.clock.set('2030-01-01T00:00:00.000Z');
+            const offers = await all<Offer>('/offers');
+            expect(offers.map((offer) => offer.status)).to.equal(offers.map(() => 'expired'));
+        });
+
+        it('keeps the status a fixture gives an offer, and reads one without as the clock says', async () => {
+
+            const offer = { product_id: demo.sourdough, title: 'Half price', price: 2, currency: 'USD', valid_from: '2030-01-01T00:00:00Z', valid_until: '2030-02-01T00:00:00Z' };
+            await replaceInstance({ clock: '2030-01-15T00:00:00.000Z', fixture: { commerce: { offers: [{ ...offer, id: 'o-open' }, { ...offer, id: 'o-withdrawn', status: 'expired' }] } } });
+            const read = async () => body<List<Offer>>(await get(`/offers?product_id=${demo.sourdough}`)).data.map((item) => [item.id, item.status]);
+            expect(await read()).to.equal([['o-open', 'valid'], ['o-withdrawn', 'expired']]);
+
+            t.clock.set('2030-02-01T00:00:00.000Z');
+            expect(await read()).to.equal([['o-open', 'expired'], ['o-withdrawn', 'expired']]);
         });
 
         it('filters by product_id and pages with limit and offset', async () => {

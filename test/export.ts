@@ -64,8 +64,8 @@ describe('export and load back', () => {
             localgate: {
                 format: 1,
                 migrations: {
-                    commerce: ['001_catalogue_inquiries_scam_reports'],
-                    logistics: ['001_vehicles_locations_drivers_bookings', '002_booking_counts'],
+                    commerce: ['001_catalogue_inquiries_scam_reports', '002_offer_expiry'],
+                    logistics: ['001_vehicles_locations_drivers_bookings', '002_booking_counts', '003_booking_lifecycle'],
                     pay: ['001_token_types', '002_ledger', '003_credentials']
                 },
                 instance: { clock: null, ids: 'random', id_counter: 0, pay: true }
@@ -245,8 +245,10 @@ describe('export and load back', () => {
         ['a withdrawal of money a pending deposit has not brought in yet', { pay: { wallets: [wallet], transactions: [{ ...deposit, provider_id: 'bank-transfer', status: 'pending' }, later({ ...deposit, type: 'withdrawal', amount: 100 }, 't-2', 1)] } }, 'pay.transactions[1].amount', /Your USD balance is 0, less than the 100 to withdraw/],
         ['a booking of an unknown vehicle', { logistics: { bookings: [{ ...booking, vehicle_id: 'v-none' }] } }, 'logistics.bookings[0].vehicle_id', /"v-none" names no record of vehicles/],
         ['a booking that returns before its pickup', { logistics: { bookings: [{ ...booking, return_at: '2030-04-01T00:00:00Z' }] } }, 'logistics.bookings[0].return_at', /must be after pickup_at/],
-        ['a booking of no status the API gives', { logistics: { bookings: [{ ...booking, status: 'pending' }] } }, 'logistics.bookings[0].status', /must be one of \[confirmed, cancelled\]/],
-        ['two confirmed bookings of one vehicle that overlap', { logistics: { bookings: [{ ...booking, id: 'b-1' }, { ...booking, id: 'b-2', pickup_at: '2030-05-02T23:59:59Z', return_at: '2030-05-04T00:00:00Z' }] } }, 'logistics.bookings[1].pickup_at', /\[2030-05-02T23:59:59.000Z, 2030-05-04T00:00:00.000Z\) overlaps "b-1", another confirmed record of vehicle_id/]
+        ['a booking of no status the API gives', { logistics: { bookings: [{ ...booking, status: 'pending' }] } }, 'logistics.bookings[0].status', /must be one of \[confirmed, active, completed, cancelled\]/],
+        ['two confirmed bookings of one vehicle that overlap', { logistics: { bookings: [{ ...booking, id: 'b-1' }, { ...booking, id: 'b-2', pickup_at: '2030-05-02T23:59:59Z', return_at: '2030-05-04T00:00:00Z' }] } }, 'logistics.bookings[1].pickup_at', /\[2030-05-02T23:59:59.000Z, 2030-05-04T00:00:00.000Z\) overlaps "b-1", another confirmed record of vehicle_id/],
+        ['a booking that overlaps a completed one of its vehicle', { logistics: { bookings: [{ ...booking, id: 'b-1', status: 'completed' }, { ...booking, id: 'b-2', status: 'confirmed' }] } }, 'logistics.bookings[1].pickup_at', /overlaps "b-1", another completed record of vehicle_id/],
+        ['an offer of no status the API gives', { commerce: { offers: [{ product_id: 'p', title: 'T', price: 1, currency: 'USD', valid_from: '2030-01-01T00:00:00Z', valid_until: '2030-02-01T00:00:00Z', status: 'withdrawn' }] } }, 'commerce.offers[0].status', /must be one of \[valid, expired\]/]
     ];
 
     it('refuses a bad export file or record with a 400 naming the field, and makes nothing', async () => {

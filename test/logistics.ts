@@ -410,6 +410,92 @@ for (const engine of engines) {
 
 
 for (const engine of engines) {
+    describe(`logistics booking lifecycle (${engine})`, () => {
+
+        const world = useWorld(engine);
+        const auth = (subject: string) => bearer(world().server, subject);
+        const book = (payload: Record<string, unknown>, subject = 'alice') => world().inject({ method: 'POST', url: '/v1/logistics/bookings', headers: auth(subject), payload });
+        const read = (id: string, subject = 'alice') => world().inject({ url: `/v1/logistics/bookings/${id}`, headers: auth(subject) });
+        const cancel = (id: string, subject = 'alice') => world().inject({ method: 'POST', url: `/v1/logistics/bookings/${id}/cancel`, headers: auth(subject) });
+
+        // A range around the wall clock's now, in hours from it, in the form records keep.
+        const hours = (from: number, to: number) => {
+
+            const now = Date.now();
+            return { pickup_at: new Date(now + from * 3_600_000).toISOString(), return_at: new Date(now + to * 3_600_000).toISOString() };
+        };
+
+        it('stores a booking whose pickup_at has passed as active, and one whose return_at has passed too as completed', async () => {
+
+            const range = hours(-2, 2);
+            const active = await book(newBooking(range));
+            expect(active.statusCode).to.equal(201);
+            const activeBooking = body<Booking>(active);
+            expect(activeBooking).to.equal({
+                id: activeBooking.id,
+                vehicle_id: availableVehicles[0]!.id,
+                pickup_location_id: quay!.id,
+                dropoff_location_id: station!.id,
+                ...range,
+                notes: '',
+                customer_id: 'alice',
+                status: 'active',
+                created_at: activeBooking.created_at
+            });
+            expect(body(await read(activeBooking.id))).to.equal(activeBooking);
+
+            const completed = await book(newBooking({ pickup_at: '2020-03-01T10:00:00Z', return_at: '2020-03-02T10:00:00Z' }));
+            expect(completed.statusCode).to.equal(201);
+            expect(body<Booking>(completed).status).to.equal('completed');
+            expect(body<Envelope<Booking>>(await world().inject({ url: '/v1/logistics/bookings', headers: auth('alice') })).data.map((booking) => booking.status)).to.equal(['active', 'completed']);
+        });
+
+        it('keeps a vehicle held by its active and completed bookings: overlapping either is a 409', async () => {
+
+            expect((await book(newBooking(hours(-2, 2)))).statusCode).to.equal(201);
+            expect((await book(newBooking({ pickup_at: '2020-03-01T10:00:00Z', return_at: '2020-03-02T10:00:00Z' }))).statusCode).to.equal(201);
+
+            expectError(await book(newBooking(hours(1, 3)), 'bob'), 409, 'booking_overlap');
+            expectError(await book(newBooking({ pickup_at: '2020-03-01T12:00:00Z', return_at: '2020-03-01T13:00:00Z' }), 'bob'), 409, 'booking_overlap');
+        });
+
+        it('cancels a booking that has not started, freeing its vehicle, and answers a cancelled one as it is', async () => {
+
+            const booking = body<Booking>(await book(newBooking()));
+            const res = await cancel(booking.id);
+            expect(res.statusCode).to.equal(200);
+            expect(body(res)).to.equal({ ...booking, status: 'cancelled' });
+            expect(body(await read(booking.id))).to.equal({ ...booking, status: 'cancelled' });
+
+            const again = await cancel(booking.id);
+            expect(again.statusCode).to.equal(200);
+            expect(body(again)).to.equal({ ...booking, status: 'cancelled' });
+
+            const rebooked = await book(newBooking(), 'bob');
+            expect(rebooked.statusCode).to.equal(201);
+            expect(body<Booking>(rebooked).status).to.equal('confirmed');
+        });
+
+        it('answers 409 booking_started for an active booking and 409 booking_completed for a completed one, and keeps each', async () => {
+
+            const active = body<Booking>(await book(newBooking(hours(-2, 2))));
+            const started = expectError(await cancel(active.id), 409, 'booking_started');
+            expect(started.message).to.equal(`Booking ${active.id} started at its pickup_at (${active.pickup_at}) and holds its vehicle until ${active.return_at}: only a booking that has not started can be cancelled`);
+            expect(body(await read(active.id))).to.equal(active);
+
+            const done = body<Booking>(await book(newBooking({ pickup_at: '2020-03-01T10:00:00Z', return_at: '2020-03-02T10:00:00Z' })));
+            const completed = expectError(await cancel(done.id), 409, 'booking_completed');
+            expect(completed.message).to.equal(`Booking ${done.id} ended at its return_at (2020-03-02T10:00:00.000Z): a completed booking cannot be cancelled`);
+            expect(body(await read(done.id))).to.equal(done);
+        });
+
+        it('answers 400 naming booking_id for a malformed id on cancel', async () => {
+
+            expectError(await cancel('x'.repeat(101)), 400, 'validation_failed', 'booking_id');
+        });
+    });
+
+
     describe(`logistics booking ownership (${engine})`, () => {
 
         const world = useWorld(engine);
@@ -455,6 +541,11 @@ for (const engine of engines) {
             expect(theirs.headers['content-type']).to.equal(missing.headers['content-type']);
             expect(theirs.headers['content-length']).to.equal(missing.headers['content-length']);
 
+            const cancelTheirs = await world().inject({ method: 'POST', url: `/v1/logistics/bookings/${owned.id}/cancel`, headers: auth('mallory') });
+            const cancelMissing = await world().inject({ method: 'POST', url: `/v1/logistics/bookings/${unknownId}/cancel`, headers: auth('mallory') });
+            expectError(cancelTheirs, 404, 'booking_not_found');
+            expect(cancelTheirs.payload).to.equal(cancelMissing.payload);
+
             const alices = await world().inject({ url: '/v1/logistics/bookings', headers: auth('alice') });
             expect(body(alices)).to.equal({ data: [owned], count: 1, total: 1 });
         });
@@ -462,7 +553,8 @@ for (const engine of engines) {
         const routes: [string, 'GET' | 'POST', () => string, (() => Record<string, unknown>) | undefined][] = [
             ['POST /bookings', 'POST', () => '/v1/logistics/bookings', () => newBooking({ pickup_at: at('10:00:00', 9), return_at: at('12:00:00', 9) })],
             ['GET /bookings', 'GET', () => '/v1/logistics/bookings', undefined],
-            ['GET /bookings/{booking_id}', 'GET', () => `/v1/logistics/bookings/${owned.id}`, undefined]
+            ['GET /bookings/{booking_id}', 'GET', () => `/v1/logistics/bookings/${owned.id}`, undefined],
+            ['POST /bookings/{booking_id}/cancel', 'POST', () => `/v1/logistics/bookings/${owned.id}/cancel`, undefined]
         ];
 
         routes.forEach(([title, method, url, payload]) => {

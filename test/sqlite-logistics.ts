@@ -6,11 +6,12 @@ import type { Server } from '@hapi/hapi';
 import Lab from '@hapi/lab';
 
 import { sqliteDatabase } from '../lib/storage/sqlite/engine';
-import { queries } from '../lib/storage/sqlite/logistics';
+import { queries, SqliteLogisticsStore } from '../lib/storage/sqlite/logistics';
 import { migrate, namespaceMigrations } from '../lib/storage/sqlite/migrate';
 import { openSqliteNamespace } from '../lib/storage/sqlite/namespace';
 import { openDatabase } from '../lib/storage/sqlite/open';
 import { expectError } from './helpers/errors';
+import { bookingLifecycle, frozenContext } from './helpers/lifecycle';
 import { bearer, body, testServer } from './helpers/server';
 import { insertRows } from './helpers/sqlite';
 import { logisticsNamespace } from '../lib/namespaces/logistics';
@@ -58,6 +59,43 @@ describe('logistics on SQLite', () => {
 });
 
 
+describe('logistics bookings over time on SQLite', () => {
+
+    const id = (n: number) => `00000000-0000-4000-8000-00000000000${n}`;
+
+    it('reads each booking\'s status at the store\'s clock, and applies due transitions earliest first, each once', async () => {
+
+        const namespace = openSqliteNamespace(logisticsNamespace, undefined, { storage: 'memory', dataDir: ':memory:', seed: true });
+        const context = frozenContext('2031-03-01T09:00:00.000Z');
+        const transcript = await bookingLifecycle(new SqliteLogisticsStore(namespace.db, context), context.clock);
+        const stored = namespace.db.prepare('SELECT id, status FROM bookings ORDER BY id').all();
+        await namespace.close();
+
+        const vehicle = demo.vehicles!.find((row) => row.is_available !== false)!.id;
+        const location = demo.locations![0]!.id;
+        const transition = (n: number, type: string, due: string) => ({ id: id(n), due, type: `logistics.booking.${type}` });
+        expect(transcript).to.equal([
+            [id(1), id(2), id(3)],
+            {
+                id: id(3), vehicle_id: vehicle, pickup_location_id: location, dropoff_location_id: location,
+                pickup_at: '2031-03-05T10:00:00.000Z', return_at: '2031-03-06T10:00:00.000Z', notes: '', customer_id: 'booker', status: 'cancelled',
+                created_at: '2031-03-01T09:00:00.000Z'
+            },
+            new Date('2031-03-02T10:00:00.000Z'), ['confirmed', 'confirmed', 'cancelled'],
+            ['active', 'confirmed', 'cancelled'], 'active',
+            ['completed', 'active', 'cancelled'], new Date('2031-03-02T10:00:00.000Z'),
+            [transition(1, 'started', '2031-03-02T10:00:00.000Z'), transition(1, 'completed', '2031-03-02T12:00:00.000Z')],
+            [transition(2, 'started', '2031-03-02T12:00:00.000Z')],
+            [], new Date('2031-03-04T00:00:00.000Z'),
+            ['completed', 'active', 'cancelled'],
+            [],
+            [transition(2, 'completed', '2031-03-04T00:00:00.000Z')], null, ['completed', 'completed', 'cancelled']
+        ]);
+        expect(stored).to.equal([{ id: id(1), status: 'completed' }, { id: id(2), status: 'completed' }, { id: id(3), status: 'cancelled' }]);
+    });
+});
+
+
 describe('logistics query plans on SQLite', () => {
 
     let server: Server;
@@ -92,12 +130,16 @@ describe('logistics query plans on SQLite', () => {
     const params = {
         limit: 20, offset: 0, available: 1, id: 'vehicle-1', customer_id: 'customer-1', vehicle_id: 'vehicle-1',
         pickup_at: '2030-03-01T00:00:00.000Z', return_at: '2030-03-02T00:00:00.000Z', pickup_location_id: 'here', dropoff_location_id: 'here',
-        notes: '', status: 'confirmed', created_at: '2030-01-01T00:00:00.000Z'
+        notes: '', status: 'confirmed', created_at: '2030-01-01T00:00:00.000Z', now: '2030-02-01T00:00:00.000Z', until: '2030-02-01T00:00:00.000Z'
     };
 
-    const plan = (sql: string) => {
+    // The claims take the booking's id alone, as their one positional parameter.
+    const positional = new Set(['start', 'complete']);
 
-        const rows = sqliteDatabase(server.app.localgate.data, 'logistics').prepare(`EXPLAIN QUERY PLAN ${sql}`).all(params) as { detail: string }[];
+    const plan = (sql: string, name?: string) => {
+
+        const statement = sqliteDatabase(server.app.localgate.data, 'logistics').prepare(`EXPLAIN QUERY PLAN ${sql}`);
+        const rows = (positional.has(name ?? '') ? statement.all('booking-1') : statement.all(params)) as { detail: string }[];
         return rows.map((row) => row.detail);
     };
 
@@ -114,19 +156,37 @@ describe('logistics query plans on SQLite', () => {
         ['countBookings', /^SEARCH customer_booking_counts USING PRIMARY KEY \(customer_id=\?\)$/],
         ['latestBookingOfCustomer', /^SEARCH bookings USING COVERING INDEX bookings_by_customer \(customer_id=\?\)$/],
         ['bookingById', /^SEARCH bookings USING INDEX sqlite_autoindex_bookings_1 \(id=\?\)$/],
-        ['latestBookingBefore', /^SEARCH bookings USING COVERING INDEX bookings_by_vehicle_schedule \(vehicle_id=\? AND status=\? AND pickup_at<\?\)$/]
+        ['storedBooking', /^SEARCH bookings USING INDEX sqlite_autoindex_bookings_1 \(id=\?\)$/],
+        ['latestBookingBefore', /^SEARCH bookings USING COVERING INDEX bookings_holding_vehicle \(vehicle_id=\? AND pickup_at<\?\)$/],
+        ['cancelBooking', /^SEARCH bookings USING INDEX sqlite_autoindex_bookings_1 \(id=\?\)$/],
+        ['start', /^SEARCH bookings USING INDEX sqlite_autoindex_bookings_1 \(id=\?\)$/],
+        ['complete', /^SEARCH bookings USING INDEX sqlite_autoindex_bookings_1 \(id=\?\)$/]
+    ];
+
+    // The timeline's scans read one row of each partial index; the next transition sorts the two rows found.
+    const scans: [keyof typeof queries, string[]][] = [
+        ['nextDue', ['SEARCH bookings USING COVERING INDEX bookings_due_to_start', 'SEARCH bookings USING COVERING INDEX bookings_due_to_complete']],
+        ['nextTransition', ['SCAN bookings USING COVERING INDEX bookings_due_to_start', 'SCAN bookings USING COVERING INDEX bookings_due_to_complete']]
     ];
 
     it('has an expectation for every read the store makes', () => {
 
         const reads = Object.keys(queries).filter((name) => !name.startsWith('insert'));
-        expect(expected.map(([name]) => name as string).sort()).to.equal(reads.sort());
+        expect([...expected, ...scans].map(([name]) => name as string).sort()).to.equal(reads.sort());
     });
+
+    for (const [name, steps] of scans) {
+        it(`scans for ${name} one step of each partial index`, () => {
+
+            const details = plan(queries[name]);
+            expect(details.filter((detail) => / bookings /.test(detail))).to.equal(steps);
+        });
+    }
 
     for (const [name, pattern] of expected) {
         it(`serves ${name} from an index, without a full scan or a temporary b-tree`, () => {
 
-            const details = plan(queries[name]);
+            const details = plan(queries[name], name);
             expect(details, details.join('; ')).to.have.length(1);
             expect(details[0]).to.match(pattern);
             expect(details.join('; ')).to.not.contain('TEMP B-TREE');
@@ -143,7 +203,7 @@ describe('logistics query plans on SQLite', () => {
         expectError(res, 409, 'booking_overlap');
 
         // The search key starts with the vehicle and the index is read backwards from the return: one row is visited.
-        expect(plan(queries.latestBookingBefore)[0]).to.contain('(vehicle_id=? AND status=? AND pickup_at<?)');
+        expect(plan(queries.latestBookingBefore)[0]).to.contain('(vehicle_id=? AND pickup_at<?)');
     });
 });
 
@@ -174,5 +234,36 @@ describe('logistics booking counts on SQLite', () => {
         expect(counts()).to.equal({ ann: 1, bob: 0, cat: 1 });
         db.close();
     });
-});
 
+    it('keeps every booking and count through the rebuild of 003, which takes the four statuses and refuses others', () => {
+
+        const db = openDatabase(':memory:');
+        const migrations = namespaceMigrations(logisticsNamespace);
+        migrate(db, migrations.slice(0, 2));
+        insertRows(db, 'vehicles', [{ id: 'van', make: 'Make', model: 'Model', year: 2020, seats: 3, daily_rate: 60, currency: 'GBP', is_available: true, created_at: '2025-01-01T00:00:00.000Z' }]);
+        insertRows(db, 'locations', [{ id: 'depot', name: 'Depot', address: '1 Road', city: 'Harbourside', latitude: 50, longitude: -3, created_at: '2025-01-01T00:00:00.000Z' }]);
+        insertRows(db, 'bookings', ['confirmed', 'cancelled'].map((status, index) => ({
+            id: `booking-${index}`, vehicle_id: 'van', pickup_location_id: 'depot', dropoff_location_id: 'depot',
+            pickup_at: `2030-01-0${index + 1}T00:00:00.000Z`, return_at: `2030-01-0${index + 1}T12:00:00.000Z`,
+            notes: 'kept', customer_id: 'ann', status, created_at: `2025-01-01T00:00:0${index}.000Z`
+        })));
+        const rows = db.prepare('SELECT * FROM bookings ORDER BY id').all();
+
+        expect(migrate(db, migrations)).to.equal([3]);
+        expect(db.prepare('SELECT * FROM bookings ORDER BY id').all()).to.equal(rows);
+        expect(db.prepare('SELECT bookings FROM customer_booking_counts WHERE customer_id = ?').pluck().get('ann')).to.equal(2);
+        expect(db.prepare(`SELECT name FROM sqlite_master WHERE tbl_name = 'bookings' AND type IN ('index', 'trigger') AND sql IS NOT NULL ORDER BY name`).pluck().all()).to.equal([
+            'bookings_by_customer', 'bookings_counted', 'bookings_due_to_complete', 'bookings_due_to_start', 'bookings_holding_vehicle', 'bookings_moved', 'bookings_uncounted'
+        ]);
+        expect(db.pragma('foreign_key_check')).to.equal([]);
+
+        // The stored status moves without touching the count; a status the API does not give is refused.
+        db.prepare(`UPDATE bookings SET status = 'active' WHERE id = 'booking-0'`).run();
+        db.prepare(`UPDATE bookings SET status = 'completed' WHERE id = 'booking-0'`).run();
+        expect(db.prepare('SELECT bookings FROM customer_booking_counts WHERE customer_id = ?').pluck().get('ann')).to.equal(2);
+        expect(() => db.prepare(`UPDATE bookings SET status = 'pending' WHERE id = 'booking-0'`).run()).to.throw(/CHECK constraint failed/);
+        db.prepare('DELETE FROM bookings WHERE id = ?').run('booking-1');
+        expect(db.prepare('SELECT bookings FROM customer_booking_counts WHERE customer_id = ?').pluck().get('ann')).to.equal(1);
+        db.close();
+    });
+});

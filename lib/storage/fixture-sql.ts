@@ -8,10 +8,10 @@ import { byTimeOrder, transactionLegs } from '../namespaces/pay/fixture';
 export type Placeholder = (n: number) => string;
 
 
-/** The query for a stored row that a new one may not overlap: same key and state, overlapping range, another id. */
-export function overlapQuery(collection: string, { key, from, to, when }: FixtureExclusion, placeholder: Placeholder): string {
+/** The query for a stored row that a new one may not overlap: same key, not exempt, overlapping range, another id. */
+export function overlapQuery(collection: string, { key, from, to, unless }: FixtureExclusion, placeholder: Placeholder): string {
 
-    return `SELECT id FROM "${collection}" WHERE "${key}" = ${placeholder(1)} AND "${when[0]}" = ${placeholder(2)} AND "${from}" < ${placeholder(3)} AND "${to}" > ${placeholder(4)} AND id <> ${placeholder(5)} LIMIT 1`;
+    return `SELECT id, "${unless[0]}" AS state FROM "${collection}" WHERE "${key}" = ${placeholder(1)} AND "${unless[0]}" <> ${placeholder(2)} AND "${from}" < ${placeholder(3)} AND "${to}" > ${placeholder(4)} AND id <> ${placeholder(5)} LIMIT 1`;
 }
 
 

@@ -4,10 +4,12 @@ import { currency, recordId, text, utcTimestamp, visibleText } from '../../field
 import { recordOf, type FixtureSpec } from '../../fixtures';
 import { fromMinorUnits, toMinorUnits } from './money';
 import { maxLengths, price } from './schemas';
-import { targetTypes } from './store';
+import { offerStatuses, targetTypes } from './store';
 
 
-// Commerce records as the API shows them; scam_report_count is not loaded but counted from the scam reports.
+// Commerce records as the API shows them; scam_report_count is not loaded but counted from the scam reports. An offer
+// keeps the status it is given (an export's); one without is stored valid, whatever the clock of the load: reads show
+// the status of the data set's clock and the timeline stores it (docs/api.md, "Time moves bookings and offers").
 
 function record(keys: Joi.PartialSchemaMap): Joi.ObjectSchema {
 
@@ -64,11 +66,12 @@ export const commerceFixture: FixtureSpec = {
             price: price.required(),
             currency: currency.required(),
             valid_from: utcTimestamp().required(),
-            valid_until: utcTimestamp().required()
+            valid_until: utcTimestamp().required(),
+            status: Joi.string().valid(...offerStatuses).default('valid')
         }),
         references: { product_id: () => 'products' },
         toRow: priced,
-        fromRow: (row) => fieldsOf(row, ['id', 'product_id', 'title', 'price', 'currency', 'valid_from', 'valid_until', 'created_at'])
+        fromRow: (row) => fieldsOf(row, ['id', 'product_id', 'title', 'price', 'currency', 'valid_from', 'valid_until', 'status', 'created_at'])
     },
     inquiries: {
         schema: record({

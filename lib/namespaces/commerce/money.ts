@@ -62,6 +62,7 @@ export function offerRecord(row: Priced<Offer>): Offer {
         currency: row.currency,
         valid_from: row.valid_from,
         valid_until: row.valid_until,
+        status: row.status,
         created_at: row.created_at,
         scam_report_count: row.scam_report_count
     };

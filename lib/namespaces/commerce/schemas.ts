@@ -3,7 +3,7 @@ import Joi from 'joi';
 import { currency, isCurrencyCode, recordId, requestBody, setByService, text, timestamp, visibleText, wording } from '../../fields';
 import { listSchema, pageQuery } from '../../lists';
 import { currencyDigits, fitsCurrency } from './money';
-import { targetTypes } from './store';
+import { offerStatuses, targetTypes } from './store';
 
 
 // Longest accepted text of each kind, in UTF-16 code units (what JavaScript's String length counts).
@@ -130,6 +130,8 @@ export const offerSchema = Joi.object({
     currency: Joi.string().length(3).required(),
     valid_from: timestamp.required(),
     valid_until: timestamp.required(),
+    status: Joi.string().valid(...offerStatuses).required()
+        .description('valid until valid_until, expired from then, as of the data set\'s clock').label('OfferStatus'),
     created_at: timestamp.required(),
     scam_report_count: scamReportCount
 }).label('Offer');

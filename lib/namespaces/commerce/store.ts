@@ -1,9 +1,15 @@
+import type { TimedStore } from '../../data-set/transitions';
 import type { ListResult, Page } from '../../lists';
 
 
 export const targetTypes = ['product', 'business', 'offer'] as const;
 
 export type TargetType = typeof targetTypes[number];
+
+/** Valid until valid_until, expired from then. */
+export const offerStatuses = ['valid', 'expired'] as const;
+
+export type OfferStatus = typeof offerStatuses[number];
 
 export interface Product {
     id: string;
@@ -36,6 +42,7 @@ export interface Offer {
     currency: string;
     valid_from: string;
     valid_until: string;
+    status: OfferStatus;
     created_at: string;
     scam_report_count: number;
 }
@@ -76,8 +83,11 @@ export interface NewScamReport {
 }
 
 
-/** The commerce namespace as the routes see it, whatever engine keeps it. */
-export interface CommerceStore {
+/**
+ * The commerce namespace as the routes and the timeline see it, whatever engine keeps it. An offer read shows the
+ * status of the store's clock, whether or not the timeline has stored it yet.
+ */
+export interface CommerceStore extends TimedStore {
 
     /** One page of products, oldest first, optionally only those of one business. */
     listProducts(filter: { business_id?: string }, page: Page): Promise<ListResult<Product>>;

@@ -34,5 +34,6 @@ export const logisticsNamespace: Namespace<LogisticsStore> = {
         }
     },
     liveBodies: true,
+    timed: (store) => store,
     warmUp: (store) => store.listVehicles({ limit: 20, offset: 0 })
 };

@@ -79,8 +79,9 @@ export function logisticsRoutes(server: Server): void {
         options: {
             description: 'Book a vehicle',
             notes: [
-                'The booking belongs to the caller (customer_id is the subject of the bearer token) and is confirmed at once.',
-                'It holds the vehicle over [pickup_at, return_at): a booking may pick up at the instant another returns.',
+                'The booking belongs to the caller (customer_id is the subject of the bearer token) and is confirmed at once;',
+                'with a pickup_at already past by the data set\'s clock it is active (completed with a return_at past too).',
+                'It holds the vehicle over [pickup_at, return_at) until cancelled, whatever its status: a booking may pick up at the instant another returns.',
                 '409 vehicle_unavailable when the vehicle cannot be booked, 409 booking_overlap when the time is taken, 422 for an unknown vehicle or location.'
             ],
             tags,
@@ -107,7 +108,7 @@ export function logisticsRoutes(server: Server): void {
         path: '/bookings',
         options: {
             description: 'List the caller\'s bookings',
-            notes: 'Only bookings made with the caller\'s identity, oldest first (created_at, then id).',
+            notes: 'Only bookings made with the caller\'s identity, oldest first (created_at, then id). Each status is the one of the data set\'s clock: confirmed before pickup_at, active from then, completed from return_at.',
             tags,
             validate: { query: pageOnlyQuery },
             response: { status: { 200: bookingListSchema } },
@@ -120,11 +121,34 @@ export function logisticsRoutes(server: Server): void {
         path: '/bookings/{booking_id}',
         options: {
             description: 'Get one of the caller\'s bookings',
-            notes: 'Another caller\'s booking answers the same 404 as an id that does not exist.',
+            notes: 'Another caller\'s booking answers the same 404 as an id that does not exist. Its status is the one of the data set\'s clock.',
             tags,
             validate: { params: bookingParams },
             response: { status: { 200: bookingSchema } },
             handler: (request) => logisticsOf(request).getBooking(callerId(request), request.params.booking_id)
+        }
+    };
+
+    const cancelBooking: ServerRoute<{ Params: { booking_id: string } }> = {
+        method: 'POST',
+        path: '/bookings/{booking_id}/cancel',
+        options: {
+            description: 'Cancel one of the caller\'s bookings',
+            notes: [
+                'Only a booking that has not started by the data set\'s clock (confirmed) can be cancelled; it frees its vehicle at once.',
+                'A booking already cancelled is answered as it is. Another caller\'s booking answers the same 404 as an id that does not exist.'
+            ],
+            tags,
+            plugins: {
+                localgate: {
+                    errors: {
+                        409: 'booking_started: its pickup_at has passed (it is active); booking_completed: its return_at has passed'
+                    }
+                }
+            },
+            validate: { params: bookingParams },
+            response: { status: { 200: bookingSchema } },
+            handler: (request) => logisticsOf(request).cancelBooking(callerId(request), request.params.booking_id)
         }
     };
 
@@ -135,4 +159,5 @@ export function logisticsRoutes(server: Server): void {
     server.route(createBooking);
     server.route(listBookings);
     server.route(getBooking);
+    server.route(cancelBooking);
 }

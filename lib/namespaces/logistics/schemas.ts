@@ -2,6 +2,7 @@ import Joi from 'joi';
 
 import { recordId, requestBody, setByService, text, timestamp, timestampExample, utcTimestamp, wording, type TimestampRule } from '../../fields';
 import { listSchema, pageQuery } from '../../lists';
+import { bookingStatuses } from './store';
 
 
 export const maxNotesLength = 1000;
@@ -45,7 +46,7 @@ export const bookingPayload = requestBody({
     notes: text(maxNotesLength).allow('').default('').description('Free text for the rental desk'),
     id: setByService('generated'),
     customer_id: setByService('the caller\'s identity'),
-    status: setByService('confirmed on creation'),
+    status: setByService('confirmed on creation, or the status of the clock for a pickup_at already past'),
     created_at: setByService('the time of creation')
 }, 'NewBooking');
 
@@ -81,7 +82,9 @@ export const bookingSchema = Joi.object({
     return_at: timestamp.required().description('End of the booking (exclusive), ISO 8601 UTC with milliseconds'),
     notes: Joi.string().allow('').required(),
     customer_id: Joi.string().required().description('The caller who booked: the subject of their token'),
-    status: Joi.string().valid('confirmed', 'cancelled').required().description('confirmed on creation; only confirmed bookings hold their vehicle').label('BookingStatus'),
+    status: Joi.string().valid(...bookingStatuses).required()
+        .description('confirmed until pickup_at, active from then, completed from return_at, as of the data set\'s clock; cancelled stays cancelled. Every booking but a cancelled one holds its vehicle')
+        .label('BookingStatus'),
     created_at: timestamp.required()
 }).label('Booking');
 

@@ -1,3 +1,4 @@
+import type { TimedStore } from '../../data-set/transitions';
 import type { ListResult, Page } from '../../lists';
 
 
@@ -23,7 +24,10 @@ export interface Location {
     created_at: string;
 }
 
-export type BookingStatus = 'confirmed' | 'cancelled';
+/** Confirmed until pickup_at, active from then, completed from return_at; cancelled stays cancelled. */
+export const bookingStatuses = ['confirmed', 'active', 'completed', 'cancelled'] as const;
+
+export type BookingStatus = typeof bookingStatuses[number];
 
 export interface Booking {
     id: string;
@@ -44,8 +48,11 @@ export type NewBooking = Pick<Booking, 'vehicle_id' | 'pickup_location_id' | 'dr
 export type VehicleFilter = Page & { available?: boolean };
 
 
-/** The logistics namespace as the routes see it, whatever engine keeps it. */
-export interface LogisticsStore {
+/**
+ * The logistics namespace as the routes and the timeline see it, whatever engine keeps it. A booking read shows the
+ * status of the store's clock, whether or not the timeline has stored it yet.
+ */
+export interface LogisticsStore extends TimedStore {
 
     /** A page of vehicles, oldest first, optionally only those with the given availability. */
     listVehicles(filter: VehicleFilter): Promise<ListResult<Vehicle>>;
@@ -62,6 +69,15 @@ export interface LogisticsStore {
     /** One booking of the customer; booking_not_found when it does not exist or belongs to someone else (same error). */
     getBooking(customerId: string, id: string): Promise<Booking>;
 
-    /** Books a vehicle for the customer: references, availability and overlap decided in one write transaction. */
+    /**
+     * Books a vehicle for the customer: references, availability and overlap decided in one write transaction. A
+     * booking whose pickup_at (or return_at) has passed by the store's clock is stored active (or completed).
+     */
     createBooking(customerId: string, booking: NewBooking): Promise<Booking>;
+
+    /**
+     * Cancels one of the customer's bookings that has not started by the store's clock; booking_not_found as getBooking,
+     * booking_started or booking_completed (409) for one that has. A cancelled booking is answered as it is.
+     */
+    cancelBooking(customerId: string, id: string): Promise<Booking>;
 }

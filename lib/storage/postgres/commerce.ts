@@ -1,10 +1,12 @@
 import type { RecordContext } from '../../clock';
+import type { AppliedTransition } from '../../data-set/transitions';
 import type { ListResult, Page } from '../../lists';
 import { fromMinorUnits, offerRecord, toMinorUnits, type Priced } from '../../namespaces/commerce/money';
 import { checkFirstReport } from '../../namespaces/commerce/rules';
 import type { Business, CommerceStore, Inquiry, NewInquiry, NewProduct, NewScamReport, Offer, Product, ScamReport, TargetType } from '../../namespaces/commerce/store';
 import { createdAt, found, referenced } from '../../records';
 import { insertRow, sql, type PgDatabase } from './database';
+import { nextOfferDue, nextOfferExpiry, offerStatusColumn } from '../lifecycle-sql';
 import { pageOf, paged, serverNow, type PageParams, type Paged } from './pages';
 
 
@@ -30,9 +32,15 @@ interface ReportFacts {
 // Minor units are bigint: read as float8 so that pg gives a number (every amount the checks allow is exact in one).
 const productColumns = 'id, name, description, price_minor::float8 AS price_minor, currency, business_id, created_by, created_at, scam_report_count';
 const businessColumns = 'id, name, description, category, city, phone, created_at, scam_report_count';
-const offerColumns = 'id, product_id, title, price_minor::float8 AS price_minor, currency, valid_from, valid_until, created_at, scam_report_count';
 const inquiryColumns = 'id, product_id, business_id, message, owner_id, created_at';
 const scamReportColumns = 'id, target_type, target_id, reason, reporter_id, created_at';
+
+
+// An offer as it reads at now (the parameter named): its status is the one the clock implies (lifecycle-sql.ts).
+function offerAt(now: string): string {
+
+    return `id, product_id, title, price_minor::float8 AS price_minor, currency, valid_from, valid_until, ${offerStatusColumn(now)}, created_at, scam_report_count`;
+}
 
 
 // Every statement the store runs, prepared once per connection under its name.
@@ -56,9 +64,15 @@ export const queries = {
     listBusinesses: sql<PageParams, Paged<Business>>('commerce.listBusinesses', paged(businessColumns, 'businesses', 'SELECT count(*) FROM businesses')),
     business: sql<[string], Business>('commerce.business', `SELECT ${businessColumns} FROM businesses WHERE id = $1`),
 
-    listOffers: sql<PageParams, Paged<Priced<Offer>>>('commerce.listOffers', paged(offerColumns, 'offers', 'SELECT count(*) FROM offers')),
-    listOffersOfProduct: sql<[...PageParams, string], Paged<Priced<Offer>>>('commerce.listOffersOfProduct',
-        paged(offerColumns, 'offers WHERE product_id = $3', 'SELECT count(*) FROM offers WHERE product_id = $3')),
+    listOffers: sql<[...PageParams, string], Paged<Priced<Offer>>>('commerce.listOffers', paged(offerAt('$3'), 'offers', 'SELECT count(*) FROM offers')),
+    listOffersOfProduct: sql<[...PageParams, string, string], Paged<Priced<Offer>>>('commerce.listOffersOfProduct',
+        paged(offerAt('$4'), 'offers WHERE product_id = $3', 'SELECT count(*) FROM offers WHERE product_id = $3')),
+
+    // The timeline's scans, each one step of a partial index (migrations/postgres/commerce/002), and its claim. The offer
+    // found is locked until the claim commits; one another process is claiming is skipped, one it claimed no longer matches.
+    nextDue: sql<[], { due: string | null }>('commerce.nextDue', nextOfferDue),
+    nextExpiry: sql<[string], AppliedTransition & { type: 'commerce.offer.expired' }>('commerce.nextExpiry', nextOfferExpiry('$1', 'FOR UPDATE SKIP LOCKED')),
+    expire: sql<[string]>('commerce.expire', `UPDATE offers SET status = 'expired' WHERE id = $1 AND status = 'valid'`),
 
     inquiryFacts: sql<[string | null, string | null], InquiryFacts>('commerce.inquiryFacts', `SELECT
         CASE WHEN $1::text IS NULL
@@ -138,10 +152,42 @@ export class PgCommerceStore implements CommerceStore {
     async listOffers(filter: { product_id?: string }, page: Page): Promise<ListResult<Offer>> {
 
         const rows = filter.product_id === undefined ?
-            await this.db.rows(queries.listOffers, page.limit, page.offset) :
-            await this.db.rows(queries.listOffersOfProduct, page.limit, page.offset, filter.product_id);
+            await this.db.rows(queries.listOffers, page.limit, page.offset, this.now()) :
+            await this.db.rows(queries.listOffersOfProduct, page.limit, page.offset, filter.product_id, this.now());
 
         return pageOf(rows, offerRecord);
+    }
+
+    async nextDue(): Promise<Date | null> {
+
+        const { due } = (await this.db.row(queries.nextDue))!;
+        return due ? new Date(due) : null;
+    }
+
+    async applyDue(until: Date, limit: number): Promise<AppliedTransition[]> {
+
+        // One at a time, earliest first, each claimed in its own transaction.
+        const applied: AppliedTransition[] = [];
+        const at = until.toISOString();
+        while (applied.length < limit) {
+            const next = await this.db.transaction(async (tx) => {
+
+                const due = await tx.row(queries.nextExpiry, at);
+                if (due) {
+                    await tx.rows(queries.expire, due.id);
+                }
+
+                return due;
+            });
+
+            if (!next) {
+                break;
+            }
+
+            applied.push(next);
+        }
+
+        return applied;
     }
 
     createInquiry(input: NewInquiry, ownerId: string): Promise<Inquiry> {
@@ -200,6 +246,12 @@ export class PgCommerceStore implements CommerceStore {
     async getScamReport(id: string, reporterId: string): Promise<ScamReport> {
 
         return found(await this.db.row(queries.scamReport, id, reporterId), 'scam_report');
+    }
+
+    // The store's clock as text, in the form records keep.
+    private now(): string {
+
+        return this.context.clock.now().toISOString();
     }
 }
 

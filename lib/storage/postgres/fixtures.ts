@@ -1,4 +1,4 @@
-import { FixtureError, refuseChanged, refuseOverlap, sameRow, storedRefusal, type FixtureRow, type FixtureRows } from '../../fixtures';
+import { excludes, FixtureError, refuseChanged, refuseOverlap, sameRow, storedRefusal, type FixtureRow, type FixtureRows, type OverlappedRow } from '../../fixtures';
 import { ledgerPosting, ledgerStatements, overlapQuery, storedRowQuery, transactionsInTimeOrder, type Placeholder } from '../fixture-sql';
 import type { SeedCheck, StoredRows } from '../engine';
 import type { PgDatabase, Runner } from './database';
@@ -25,9 +25,9 @@ export async function insertFixtureRows(tx: Runner, fixture: FixtureRows): Promi
             }
 
             // Checked before the insert, so that the refusal names the record rather than the exclusion constraint.
-            if (exclusion && row[exclusion.when[0]] === exclusion.when[1]) {
-                const other = await tx.row<unknown[], { id: string }>({ name: '', text: overlapQuery(collection, exclusion, parameter) }, row[exclusion.key], exclusion.when[1], row[exclusion.to], row[exclusion.from], row.id);
-                refuseOverlap(record, exclusion, other?.id);
+            if (excludes(exclusion, row)) {
+                const other = await tx.row<unknown[], OverlappedRow>({ name: '', text: overlapQuery(collection, exclusion, parameter) }, row[exclusion.key], exclusion.unless[1], row[exclusion.to], row[exclusion.from], row.id);
+                refuseOverlap(record, exclusion, other);
             }
 
             const names = Object.keys(row);

@@ -1,15 +1,19 @@
 import type { RecordContext } from '../../clock';
+import type { AppliedTransition } from '../../data-set/transitions';
 import type { ListResult, Page } from '../../lists';
-import { checkBooking, overlapRefusal } from '../../namespaces/logistics/rules';
+import { bookingStatusAt, checkBooking, checkCancellable, overlapRefusal } from '../../namespaces/logistics/rules';
 import type { Booking, Location, LogisticsStore, NewBooking, Vehicle, VehicleFilter } from '../../namespaces/logistics/store';
 import { createdAt, found, referenced } from '../../records';
+import { bookingStatusColumn, nextBookingDue, nextBookingTransition } from '../lifecycle-sql';
 import { insertRow, sql, type PgDatabase } from './database';
 import { sqlState } from './errors';
 import { pageOf, paged, serverNow, type PageParams, type Paged } from './pages';
 
 
+type BookingTransition = AppliedTransition & { type: 'logistics.booking.started' | 'logistics.booking.completed' };
+
 // What a booking needs decided once its vehicle is locked: whether its locations exist, the return of the latest
-// confirmed booking of the vehicle that starts before the requested return, the customer's newest booking, and now.
+// booking that holds the vehicle that starts before the requested return, the customer's newest booking, and now.
 interface BookingFacts {
     pickup: boolean;
     dropoff: boolean;
@@ -23,6 +27,12 @@ const vehicleColumns = 'id, make, model, year, seats, daily_rate, currency, is_a
 const locationColumns = 'id, name, address, city, latitude, longitude, created_at';
 const bookingColumns = 'id, vehicle_id, pickup_location_id, dropoff_location_id, pickup_at, return_at, notes, customer_id, status, created_at';
 
+// A booking as it reads at now (the parameter named): its status is the one the clock implies (lifecycle-sql.ts).
+function bookingAt(now: string): string {
+
+    return `id, vehicle_id, pickup_location_id, dropoff_location_id, pickup_at, return_at, notes, customer_id, ${bookingStatusColumn(now)}, created_at`;
+}
+
 
 // Every statement the store runs, prepared once per connection under its name.
 export const queries = {
@@ -32,15 +42,26 @@ export const queries = {
     vehicleById: sql<[string], Vehicle>('logistics.vehicleById', `SELECT ${vehicleColumns} FROM vehicles WHERE id = $1`),
     listLocations: sql<PageParams, Paged<Location>>('logistics.listLocations', paged(locationColumns, 'locations', 'SELECT count(*) FROM locations')),
     // The total is kept by a trigger (migrations/postgres/logistics/002): no row until the customer's first booking.
-    listBookings: sql<[...PageParams, string], Paged<Booking>>('logistics.listBookings',
-        paged(bookingColumns, 'bookings WHERE customer_id = $3', 'SELECT coalesce((SELECT bookings FROM customer_booking_counts WHERE customer_id = $3), 0)')),
-    bookingById: sql<[string, string], Booking>('logistics.bookingById', `SELECT ${bookingColumns} FROM bookings WHERE id = $1 AND customer_id = $2`),
+    listBookings: sql<[...PageParams, string, string], Paged<Booking>>('logistics.listBookings',
+        paged(bookingAt('$4'), 'bookings WHERE customer_id = $3', 'SELECT coalesce((SELECT bookings FROM customer_booking_counts WHERE customer_id = $3), 0)')),
+    bookingById: sql<[string, string, string], Booking>('logistics.bookingById', `SELECT ${bookingAt('$3')} FROM bookings WHERE id = $1 AND customer_id = $2`),
+    // Locked until the cancellation commits: the timeline's claim of the same row waits, then finds it moved.
+    lockBooking: sql<[string, string, string], Booking>('logistics.lockBooking', `SELECT ${bookingAt('$3')} FROM bookings WHERE id = $1 AND customer_id = $2 FOR UPDATE`),
+    cancelBooking: sql<[string], Booking>('logistics.cancelBooking', `UPDATE bookings SET status = 'cancelled' WHERE id = $1 RETURNING ${bookingColumns}`),
+
+    // The timeline's scans, each one step of a partial index (migrations/postgres/logistics/003).
+    nextDue: sql<[], { due: string | null }>('logistics.nextDue', nextBookingDue),
+    // Locked until the claim commits; a row another process is claiming is skipped, one it claimed no longer matches.
+    nextTransition: sql<[string], BookingTransition>('logistics.nextTransition', nextBookingTransition('$1', 'FOR UPDATE SKIP LOCKED')),
+    // Each transition is claimed by a conditional update: the row moves only from the status the transition leaves.
+    start: sql<[string]>('logistics.start', `UPDATE bookings SET status = 'active' WHERE id = $1 AND status = 'confirmed'`),
+    complete: sql<[string]>('logistics.complete', `UPDATE bookings SET status = 'completed' WHERE id = $1 AND status = 'active'`),
     // The vehicle's row stays locked until the booking commits: bookings of one vehicle are decided one at a time.
     lockVehicle: sql<[string], Vehicle>('logistics.lockVehicle', `SELECT ${vehicleColumns} FROM vehicles WHERE id = $1 FOR UPDATE`),
     bookingFacts: sql<[string, string, string, string, string], BookingFacts>('logistics.bookingFacts', `SELECT
         EXISTS (SELECT 1 FROM locations WHERE id = $1) AS pickup,
         EXISTS (SELECT 1 FROM locations WHERE id = $2) AS dropoff,
-        (SELECT return_at FROM bookings WHERE vehicle_id = $3 AND status = 'confirmed' AND pickup_at < $4 ORDER BY pickup_at DESC LIMIT 1) AS latest_return,
+        (SELECT return_at FROM bookings WHERE vehicle_id = $3 AND status <> 'cancelled' AND pickup_at < $4 ORDER BY pickup_at DESC LIMIT 1) AS latest_return,
         (SELECT created_at FROM bookings WHERE customer_id = $5 ORDER BY created_at DESC, id DESC LIMIT 1) AS latest_created,
         ${serverNow} AS now`),
     insertBooking: insertRow<Booking, Booking>('logistics.insertBooking', 'bookings',
@@ -74,12 +95,12 @@ export class PgLogisticsStore implements LogisticsStore {
 
     async listBookings(customerId: string, paging: Page): Promise<ListResult<Booking>> {
 
-        return pageOf(await this.db.rows(queries.listBookings, paging.limit, paging.offset, customerId));
+        return pageOf(await this.db.rows(queries.listBookings, paging.limit, paging.offset, customerId, this.now()));
     }
 
     async getBooking(customerId: string, id: string): Promise<Booking> {
 
-        return found(await this.db.row(queries.bookingById, id, customerId), 'booking');
+        return found(await this.db.row(queries.bookingById, id, customerId, this.now()), 'booking');
     }
 
     /**
@@ -105,7 +126,7 @@ export class PgLogisticsStore implements LogisticsStore {
                 return_at: booking.return_at,
                 notes: booking.notes,
                 customer_id: customerId,
-                status: 'confirmed',
+                status: bookingStatusAt(booking, 'confirmed', this.now()),
                 created_at: createdAt(this.context.clock, facts.latest_created, facts.now)
             };
 
@@ -121,5 +142,55 @@ export class PgLogisticsStore implements LogisticsStore {
                 throw err;
             }
         });
+    }
+
+    /** Cancels under a lock on the booking's row, decided by the status it has at the store's clock. */
+    cancelBooking(customerId: string, id: string): Promise<Booking> {
+
+        return this.db.transaction(async (tx) => {
+
+            const booking = found(await tx.row(queries.lockBooking, id, customerId, this.now()), 'booking');
+            checkCancellable(booking, booking.status);
+            return (await tx.row(queries.cancelBooking, id))!;
+        });
+    }
+
+    async nextDue(): Promise<Date | null> {
+
+        const { due } = (await this.db.row(queries.nextDue))!;
+        return due ? new Date(due) : null;
+    }
+
+    async applyDue(until: Date, limit: number): Promise<AppliedTransition[]> {
+
+        // One at a time, earliest first, each claimed in its own transaction: a booking started here may fall due to
+        // complete before the next one starts.
+        const applied: AppliedTransition[] = [];
+        const at = until.toISOString();
+        while (applied.length < limit) {
+            const next = await this.db.transaction(async (tx) => {
+
+                const due = await tx.row(queries.nextTransition, at);
+                if (due) {
+                    await tx.rows(due.type === 'logistics.booking.started' ? queries.start : queries.complete, due.id);
+                }
+
+                return due;
+            });
+
+            if (!next) {
+                break;
+            }
+
+            applied.push(next);
+        }
+
+        return applied;
+    }
+
+    // The store's clock as text, in the form records keep.
+    private now(): string {
+
+        return this.context.clock.now().toISOString();
     }
 }

@@ -1,11 +1,13 @@
 import type { Statement, Transaction } from 'better-sqlite3';
 
 import type { RecordContext } from '../../clock';
+import type { AppliedTransition } from '../../data-set/transitions';
 import type { ListResult, Page } from '../../lists';
 import { fromMinorUnits, offerRecord, toMinorUnits, type Priced } from '../../namespaces/commerce/money';
 import { checkFirstReport } from '../../namespaces/commerce/rules';
 import type { Business, CommerceStore, Inquiry, NewInquiry, NewProduct, NewScamReport, Offer, Product, ScamReport, TargetType } from '../../namespaces/commerce/store';
 import { createdAt, found, referenced } from '../../records';
+import { nextOfferDue, nextOfferExpiry, offerStatusColumn } from '../lifecycle-sql';
 import type { Database } from './open';
 import { lazyStatements, settled, sql, type Statements } from './statements';
 
@@ -15,11 +17,11 @@ import { lazyStatements, settled, sql, type Statements } from './statements';
 type ProductRow = [id: string, name: string, description: string, priceMinor: number, currency: string, businessId: string, createdBy: string, createdAt: string, scamReportCount: number];
 
 // A list that may be narrowed to the records of one parent (the products of a business, the offers of a product).
-interface ListStatements<Row> {
+interface ListStatements<Row, Params extends Page = Page> {
     parentColumn: string;
-    all: () => Statement<[Page], Row>;
+    all: () => Statement<[Params], Row>;
     countAll: () => Statement<[], Total>;
-    ofParent: () => Statement<[PageOfParent], Row>;
+    ofParent: () => Statement<[Params & PageOfParent], Row>;
     countOfParent: () => Statement<[string], Total>;
 }
 
@@ -30,10 +32,16 @@ type PageOfParent = Page & Record<string, string | number>;
 
 type Found = { found: 1 };
 
+// A page read at an instant: the store's clock as text, which the statuses that move with time are read at.
+type PageAtNow = Page & { now: string };
+
+type OfferExpiry = AppliedTransition & { type: 'commerce.offer.expired' };
+
 
 const productColumns = 'id, name, description, price_minor, currency, business_id, created_by, created_at, scam_report_count';
 const businessColumns = 'id, name, description, category, city, phone, created_at, scam_report_count';
-const offerColumns = 'id, product_id, title, price_minor, currency, valid_from, valid_until, created_at, scam_report_count';
+// An offer as it reads at @now: its status is the one the clock implies (lifecycle-sql.ts).
+const offerColumns = `id, product_id, title, price_minor, currency, valid_from, valid_until, ${offerStatusColumn('@now')}, created_at, scam_report_count`;
 const inquiryColumns = 'id, product_id, business_id, message, owner_id, created_at';
 const scamReportColumns = 'id, target_type, target_id, reason, reporter_id, created_at';
 
@@ -55,14 +63,19 @@ export const queries = {
     countBusinesses: sql<[], Total>('SELECT count(*) AS total FROM businesses'),
     business: sql<[string], Business>(`SELECT ${businessColumns} FROM businesses WHERE id = ?`),
 
-    listOffers: sql<[Page], Priced<Offer>>(`SELECT ${offerColumns} FROM offers ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`),
-    listOffersOfProduct: sql<[PageOfParent], Priced<Offer>>(`SELECT ${offerColumns} FROM offers WHERE product_id = @product_id ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`),
+    listOffers: sql<[PageAtNow], Priced<Offer>>(`SELECT ${offerColumns} FROM offers ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`),
+    listOffersOfProduct: sql<[PageAtNow & PageOfParent], Priced<Offer>>(`SELECT ${offerColumns} FROM offers WHERE product_id = @product_id ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`),
     countOffers: sql<[], Total>('SELECT count(*) AS total FROM offers'),
     countOffersOfProduct: sql<[string], Total>('SELECT count(*) AS total FROM offers WHERE product_id = ?'),
 
     productExists: sql<[string], Found>('SELECT 1 AS found FROM products WHERE id = ?'),
     businessExists: sql<[string], Found>('SELECT 1 AS found FROM businesses WHERE id = ?'),
     offerExists: sql<[string], Found>('SELECT 1 AS found FROM offers WHERE id = ?'),
+
+    // The timeline's scans, each one step of a partial index (migrations/sqlite/commerce/002), and its claim.
+    nextDue: sql<[], { due: string | null }>(nextOfferDue),
+    nextExpiry: sql<[{ until: string }], OfferExpiry>(nextOfferExpiry('@until')),
+    expire: sql<[string]>(`UPDATE offers SET status = 'expired' WHERE id = ? AND status = 'valid'`),
 
     insertInquiry: sql<[Inquiry]>(`INSERT INTO inquiries (id, product_id, business_id, message, owner_id, created_at)
         VALUES (@id, @product_id, @business_id, @message, @owner_id, @created_at)`),
@@ -88,6 +101,7 @@ export class SqliteCommerceStore implements CommerceStore {
     private readonly insertProduct: Transaction<(input: NewProduct, createdBy: string) => Product>;
     private readonly insertInquiry: Transaction<(input: NewInquiry, ownerId: string) => Inquiry>;
     private readonly insertScamReport: Transaction<(input: NewScamReport, reporterId: string) => ScamReport>;
+    private readonly claimNext: Transaction<(until: string) => OfferExpiry | null>;
 
     constructor(db: Database, context: RecordContext) {
 
@@ -102,7 +116,7 @@ export class SqliteCommerceStore implements CommerceStore {
             countOfParent: () => statements.countProductsOfBusiness
         };
 
-        const offers: ListStatements<Priced<Offer>> = {
+        const offers: ListStatements<Priced<Offer>, PageAtNow> = {
             parentColumn: 'product_id',
             all: () => statements.listOffers,
             countAll: () => statements.countOffers,
@@ -113,7 +127,7 @@ export class SqliteCommerceStore implements CommerceStore {
         // Each page and its total come from one read transaction, so they agree.
         this.readProducts = db.transaction((filter: { business_id?: string }, page: Page) => {
 
-            const { rows, total } = readPage<ProductRow>(products, filter.business_id, page);
+            const { rows, total } = readPage(products, filter.business_id, page);
             return { data: rows.map(toProduct), total };
         });
 
@@ -124,8 +138,19 @@ export class SqliteCommerceStore implements CommerceStore {
 
         this.readOffers = db.transaction((filter: { product_id?: string }, page: Page) => {
 
-            const { rows, total } = readPage<Priced<Offer>>(offers, filter.product_id, page);
+            const { rows, total } = readPage(offers, filter.product_id, { ...page, now: context.clock.now().toISOString() });
             return { data: rows.map(offerRecord), total };
+        });
+
+        // Found and claimed under the write lock, so that no other process claims it in between.
+        this.claimNext = db.transaction((until: string) => {
+
+            const next = statements.nextExpiry.get({ until });
+            if (next) {
+                statements.expire.run(next.id);
+            }
+
+            return next ?? null;
         });
 
         this.insertProduct = db.transaction((input: NewProduct, createdBy: string) => {
@@ -201,6 +226,34 @@ export class SqliteCommerceStore implements CommerceStore {
         return settled(() => this.readOffers.deferred(filter, page));
     }
 
+    nextDue(): Promise<Date | null> {
+
+        return settled(() => {
+
+            const { due } = this.sql.nextDue.get()!;
+            return due ? new Date(due) : null;
+        });
+    }
+
+    applyDue(until: Date, limit: number): Promise<AppliedTransition[]> {
+
+        return settled(() => {
+
+            const applied: AppliedTransition[] = [];
+            const at = until.toISOString();
+            while (applied.length < limit) {
+                const next = this.claimNext.immediate(at);
+                if (!next) {
+                    break;
+                }
+
+                applied.push(next);
+            }
+
+            return applied;
+        });
+    }
+
     createInquiry(input: NewInquiry, ownerId: string): Promise<Inquiry> {
 
         return settled(() => this.insertInquiry.immediate(input, ownerId));
@@ -229,7 +282,7 @@ export class SqliteCommerceStore implements CommerceStore {
 
 
 /** One page of a list, of one parent when its id is given, and the total it is a page of. */
-function readPage<Row>(list: ListStatements<Row>, parentId: string | undefined, page: Page): { rows: Row[]; total: number } {
+function readPage<Row, Params extends Page>(list: ListStatements<Row, Params>, parentId: string | undefined, page: Params): { rows: Row[]; total: number } {
 
     if (parentId === undefined) {
         return { rows: list.all().all(page), total: list.countAll().get()!.total };

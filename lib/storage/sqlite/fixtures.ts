@@ -1,6 +1,6 @@
 import type Sqlite from 'better-sqlite3';
 
-import { FixtureError, refuseChanged, refuseOverlap, sameRow, storedRefusal, type FixtureRow, type FixtureRows } from '../../fixtures';
+import { excludes, FixtureError, refuseChanged, refuseOverlap, sameRow, storedRefusal, type FixtureRow, type FixtureRows, type OverlappedRow } from '../../fixtures';
 import { ledgerPosting, ledgerStatements, overlapQuery, storedRowQuery, transactionsInTimeOrder, type Placeholder } from '../fixture-sql';
 import type { NamespaceSchema } from '../../namespaces/namespace';
 import { demoData } from '../demo';
@@ -47,8 +47,8 @@ export function storeFixtureRows(db: Database, fixture: FixtureRows, { within = 
                     }
                 }
 
-                if (exclusion && row[exclusion.when[0]] === exclusion.when[1]) {
-                    const other = prepared(overlapQuery(collection, exclusion, parameter)).pluck().get(row[exclusion.key], exclusion.when[1], row[exclusion.to], row[exclusion.from], row.id) as string | undefined;
+                if (excludes(exclusion, row)) {
+                    const other = prepared(overlapQuery(collection, exclusion, parameter)).get(row[exclusion.key], exclusion.unless[1], row[exclusion.to], row[exclusion.from], row.id) as OverlappedRow | undefined;
                     refuseOverlap(record, exclusion, other);
                 }
 

@@ -1,10 +1,12 @@
 import type { Transaction } from 'better-sqlite3';
 
 import type { RecordContext } from '../../clock';
+import type { AppliedTransition } from '../../data-set/transitions';
 import type { ListResult, Page } from '../../lists';
-import { checkBooking } from '../../namespaces/logistics/rules';
+import { bookingStatusAt, checkBooking, checkCancellable } from '../../namespaces/logistics/rules';
 import type { Booking, Location, LogisticsStore, NewBooking, Vehicle, VehicleFilter } from '../../namespaces/logistics/store';
 import { createdAt, found, referenced } from '../../records';
+import { bookingStatusColumn, nextBookingDue, nextBookingTransition } from '../lifecycle-sql';
 import type { Database } from './open';
 import { lazyStatements, settled, sql, type Statements } from './statements';
 
@@ -15,12 +17,20 @@ type ById = [{ id: string }];
 
 type OfCustomer = [{ customer_id: string }];
 
+type AtNow = { now: string };
+
+type BookingKey = { id: string; customer_id: string };
+
+type BookingTransition = 'logistics.booking.started' | 'logistics.booking.completed';
+
 type PageOf<Filter = object> = [Page & Filter];
 
 
 const vehicleColumns = 'id, make, model, year, seats, daily_rate, currency, is_available, created_at';
 const locationColumns = 'id, name, address, city, latitude, longitude, created_at';
 const bookingColumns = 'id, vehicle_id, pickup_location_id, dropoff_location_id, pickup_at, return_at, notes, customer_id, status, created_at';
+// A booking as it reads at @now: its status is the one the clock implies (lifecycle-sql.ts).
+const bookingAtNow = `id, vehicle_id, pickup_location_id, dropoff_location_id, pickup_at, return_at, notes, customer_id, ${bookingStatusColumn('@now')}, created_at`;
 
 // Every statement the store runs; exported so that a test can check their query plans.
 // LIMIT and OFFSET take their parameters behind a unary plus: SQLite plans a bare LIMIT parameter with its bound value,
@@ -34,15 +44,24 @@ export const queries = {
     listLocations: sql<PageOf, Location>(`SELECT ${locationColumns} FROM locations ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`),
     countLocations: sql<[], number>('SELECT count(*) FROM locations'),
     locationExists: sql<ById, 1>('SELECT 1 FROM locations WHERE id = @id'),
-    listBookings: sql<PageOf<{ customer_id: string }>, Booking>(`SELECT ${bookingColumns} FROM bookings WHERE customer_id = @customer_id ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`),
+    listBookings: sql<PageOf<{ customer_id: string } & AtNow>, Booking>(`SELECT ${bookingAtNow} FROM bookings WHERE customer_id = @customer_id ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`),
     // Kept by triggers (migrations/logistics/002): no row until the customer's first booking.
     countBookings: sql<OfCustomer, number>('SELECT bookings FROM customer_booking_counts WHERE customer_id = @customer_id'),
     latestBookingOfCustomer: sql<OfCustomer, string>('SELECT created_at FROM bookings WHERE customer_id = @customer_id ORDER BY created_at DESC, id DESC LIMIT 1'),
-    bookingById: sql<[{ id: string; customer_id: string }], Booking>(`SELECT ${bookingColumns} FROM bookings WHERE id = @id AND customer_id = @customer_id`),
+    bookingById: sql<[BookingKey & AtNow], Booking>(`SELECT ${bookingAtNow} FROM bookings WHERE id = @id AND customer_id = @customer_id`),
+    storedBooking: sql<[BookingKey], Booking>(`SELECT ${bookingColumns} FROM bookings WHERE id = @id AND customer_id = @customer_id`),
     // The one booking the overlap rule (checkBooking) needs, found in one step of the index.
     latestBookingBefore: sql<[NewBooking], string>(`SELECT return_at FROM bookings
-        WHERE vehicle_id = @vehicle_id AND status = 'confirmed' AND pickup_at < @return_at
+        WHERE vehicle_id = @vehicle_id AND status <> 'cancelled' AND pickup_at < @return_at
         ORDER BY pickup_at DESC LIMIT 1`),
+    cancelBooking: sql<[{ id: string }]>(`UPDATE bookings SET status = 'cancelled' WHERE id = @id`),
+
+    // The timeline's scans, each one step of a partial index (migrations/sqlite/logistics/003).
+    nextDue: sql<[], { due: string | null }>(nextBookingDue),
+    nextTransition: sql<[{ until: string }], AppliedTransition & { type: BookingTransition }>(nextBookingTransition('@until')),
+    // Each transition is claimed by a conditional update: the row moves only from the status the transition leaves.
+    start: sql<[string]>(`UPDATE bookings SET status = 'active' WHERE id = ? AND status = 'confirmed'`),
+    complete: sql<[string]>(`UPDATE bookings SET status = 'completed' WHERE id = ? AND status = 'active'`),
     insertBooking: sql<[Booking]>(`INSERT INTO bookings (${bookingColumns})
         VALUES (@id, @vehicle_id, @pickup_location_id, @dropoff_location_id, @pickup_at, @return_at, @notes, @customer_id, @status, @created_at)`)
 };
@@ -56,8 +75,10 @@ export class SqliteLogisticsStore implements LogisticsStore {
     private readonly readLocations: Transaction<(page: Page) => ListResult<Location>>;
     private readonly readBookings: Transaction<(customerId: string, page: Page) => ListResult<Booking>>;
     private readonly book: Transaction<(customerId: string, booking: NewBooking) => Booking>;
+    private readonly cancel: Transaction<(customerId: string, id: string) => Booking>;
+    private readonly claimNext: Transaction<(until: string) => AppliedTransition | null>;
 
-    constructor(db: Database, context: RecordContext) {
+    constructor(db: Database, private readonly context: RecordContext) {
 
         const statements = lazyStatements(db, queries);
         this.statements = statements;
@@ -82,7 +103,7 @@ export class SqliteLogisticsStore implements LogisticsStore {
         }));
 
         this.readBookings = db.transaction((customerId: string, paging: Page) => ({
-            data: statements.listBookings.all({ ...page(paging), customer_id: customerId }),
+            data: statements.listBookings.all({ ...page(paging), customer_id: customerId, now: context.clock.now().toISOString() }),
             total: statements.countBookings.pluck().get({ customer_id: customerId }) ?? 0
         }));
 
@@ -99,11 +120,31 @@ export class SqliteLogisticsStore implements LogisticsStore {
                 id,
                 ...booking,
                 customer_id: customerId,
-                status: 'confirmed',
+                status: bookingStatusAt(booking, 'confirmed', context.clock.now().toISOString()),
                 created_at: createdAt(context.clock, statements.latestBookingOfCustomer.pluck().get({ customer_id: customerId }))
             });
 
-            return statements.bookingById.get({ id, customer_id: customerId })!;
+            return statements.storedBooking.get({ id, customer_id: customerId })!;
+        });
+
+        this.cancel = db.transaction((customerId: string, id: string) => {
+
+            const key = { id, customer_id: customerId };
+            const booking = found(statements.bookingById.get({ ...key, now: context.clock.now().toISOString() }), 'booking');
+            checkCancellable(booking, booking.status);
+            statements.cancelBooking.run({ id });
+            return statements.storedBooking.get(key)!;
+        });
+
+        // Found and claimed under the write lock, so that no other process claims it in between.
+        this.claimNext = db.transaction((until: string) => {
+
+            const next = statements.nextTransition.get({ until });
+            if (next) {
+                (next.type === 'logistics.booking.started' ? statements.start : statements.complete).run(next.id);
+            }
+
+            return next ?? null;
         });
     }
 
@@ -134,13 +175,47 @@ export class SqliteLogisticsStore implements LogisticsStore {
 
         return settled(() => {
 
-            return found(this.statements.bookingById.get({ id, customer_id: customerId }), 'booking');
+            return found(this.statements.bookingById.get({ id, customer_id: customerId, now: this.context.clock.now().toISOString() }), 'booking');
         });
     }
 
     createBooking(customerId: string, booking: NewBooking): Promise<Booking> {
 
         return settled(() => this.book.immediate(customerId, booking));
+    }
+
+    cancelBooking(customerId: string, id: string): Promise<Booking> {
+
+        return settled(() => this.cancel.immediate(customerId, id));
+    }
+
+    nextDue(): Promise<Date | null> {
+
+        return settled(() => {
+
+            const { due } = this.statements.nextDue.get()!;
+            return due ? new Date(due) : null;
+        });
+    }
+
+    applyDue(until: Date, limit: number): Promise<AppliedTransition[]> {
+
+        return settled(() => {
+
+            // One at a time, earliest first: a booking started here may fall due to complete before the next one starts.
+            const applied: AppliedTransition[] = [];
+            const at = until.toISOString();
+            while (applied.length < limit) {
+                const next = this.claimNext.immediate(at);
+                if (!next) {
+                    break;
+                }
+
+                applied.push(next);
+            }
+
+            return applied;
+        });
     }
 }
 
@@ -155,4 +230,3 @@ function vehicleRecord(row: VehicleRow): Vehicle {
 
     return { ...row, is_available: row.is_available === 1 };
 }
-
