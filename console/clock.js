@@ -32,7 +32,7 @@ export function ClockBar({ instances }) {
     const instance = instances.list.find((candidate) => candidate.id === selected);
     const frozen = selected ? instance?.clock ?? null : read.data ?? null;
     const name = selected ? `instance ${shortId(selected)}` : 'the default data set';
-    const move = (step) => run(() => instances.moveClock(step.advance), (applied) => `Moved the clock of ${name} ${step.label.slice(1)}: ${appliedWords(applied)}.`);
+    const move = (step) => run(() => instances.moveClock(step.advance), (applied) => `Moved the clock of ${name} forward ${step.label.slice(1)}: ${appliedWords(applied)}.`);
 
     return html`<section class="clock card" aria-labelledby="clock-heading">
         <h3 id="clock-heading">Clock</h3>
