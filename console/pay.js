@@ -54,7 +54,9 @@ function Transfer({ providers, balances, tokens, onMoved }) {
 
     const api = useApi();
     const usable = providers.filter((provider) => provider.status === 'active');
-    const [providerId, setProviderId] = useState(usable[0]?.id ?? providers[0]?.id);
+    // The form starts on the local sandbox, where a deposit lands at once in any asset; the providers whose moves take
+    // time (a bank transfer) are a choice away.
+    const [providerId, setProviderId] = useState((usable.find((provider) => provider.id === 'sandbox') ?? usable[0])?.id ?? providers[0]?.id);
     const provider = providers.find((candidate) => candidate.id === providerId);
     const [asset, setAsset] = useState(provider?.assets[0]);
     const [key, setKey] = useState(() => randomKey('console'));

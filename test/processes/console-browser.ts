@@ -291,7 +291,7 @@ describe('the console in a browser', () => {
             await balances.getByText('€25.00').waitFor();
             await transfer.getByRole('button', { name: 'Send again (same key)' }).click();
             await transfer.getByRole('status').getByText(/replayed, Idempotent-Replayed: true/).waitFor();
-            expect(await balances.innerText()).to.equal('€25.00 EUR');
+            expect(await balances.innerText()).to.equal('€25.00 EUR available');
             expect(await page.getByRole('table').getByRole('row').nth(1).getByRole('cell').nth(2).innerText()).to.equal('€25.00');
             const usedKey = await transfer.locator('p.meta code').innerText();
             expect(usedKey).to.match(/^console-[0-9a-f]{16}$/);
@@ -763,7 +763,7 @@ describe('the console in a browser', () => {
 
             await transfer.getByRole('button', { name: 'Send again (same key)' }).click();
             await transfer.getByRole('status').getByText(/replayed, Idempotent-Replayed: true/).waitFor();
-            expect(await page.getByRole('list', { name: 'Balances' }).innerText()).to.equal('€25.00 EUR');
+            expect(await page.getByRole('list', { name: 'Balances' }).innerText()).to.equal('€25.00 EUR available');
             expect(await ledger()).to.equal(1);
             // The replay's entry comes when its event does: wait for it on top of the log.
             await newest('POST', '/v1/pay/gateway/deposit').locator('.status', { hasText: /^201$/ }).waitFor();
@@ -925,7 +925,7 @@ describe('the console in a browser', () => {
             await clock.getByText('Frozen at 5 Jan 2040, 01:00').waitFor();
             await row.getByText('completed', { exact: true }).waitFor();
             expect(await balances.getByText('pending in').count()).to.equal(0);
-            expect(await balances.innerText()).to.contain('€25.00');
+            expect(await balances.innerText()).to.equal('€25.00 EUR available');
             expect(await accessibilityViolations(page)).to.equal([]);
             await page.screenshot({ path: Path.join(screenshots, 'clock-settled.png') });
 
