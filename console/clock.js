@@ -28,21 +28,20 @@ export function ClockBar({ instances }) {
     const { selected, ready } = instances;
     const [state, run] = useAction();
     // The default data set's clock is read from its route; an instance's is in its record, read again after a move.
-    const read = useLoad(() => (ready && !selected ? instances.adminCall('/_clock', { housekeeping: true }).then((res) => res.data.frozen) : Promise.resolve(null)), [ready, selected, instances.clockRevision]);
+    const read = useLoad(() => (ready && !selected ? instances.adminCall('/_clock', { housekeeping: true }).then((res) => res.data.frozen) : Promise.resolve(undefined)), [ready, selected, instances.clockRevision]);
     const instance = instances.list.find((candidate) => candidate.id === selected);
-    const frozen = selected ? instance?.clock ?? null : read.data ?? null;
+    // undefined until read: the list of instances, or the default data set's clock, has not answered yet.
+    const frozen = selected ? instance?.clock : read.data;
     const name = selected ? `instance ${shortId(selected)}` : 'the default data set';
     const move = (step) => run(() => instances.moveClock(step.advance), (applied) => `Moved the clock of ${name} forward ${step.label.slice(1)}: ${appliedWords(applied)}.`);
 
-    return html`<section class="clock card" aria-labelledby="clock-heading">
+    return html`<section class="clock" aria-labelledby="clock-heading">
         <h3 id="clock-heading">Clock</h3>
-        <p class="row">
-            <span class="now" role="status">${frozen ? html`Frozen at <strong title=${frozen}>${when(frozen)}</strong>` : 'On the wall clock'}</span>
-            <span class="row" role="group" aria-label="Move the clock forward">
-                ${steps.map((step) => html`<button type="button" disabled=${state.busy || !ready} onClick=${() => move(step)}>${step.label}</button>`)}
-            </span>
-        </p>
-        <p class="hint">Moving the clock applies what falls due on the way (payments settling, bookings starting and ending, offers expiring) and leaves it frozen there until moved again.</p>
+        <span class="now" role="status">${frozen === undefined ? 'Not read yet' : frozen ? html`Frozen at <strong title=${frozen}>${when(frozen)}</strong>` : 'On the wall clock'}</span>
+        <span class="row" role="group" aria-label="Move the clock forward">
+            ${steps.map((step) => html`<button type="button" disabled=${state.busy || !ready} onClick=${() => move(step)}>${step.label}</button>`)}
+        </span>
+        <span class="meta">A move applies what falls due on the way (payments settle, bookings start and end, offers expire) and leaves the clock frozen there.</span>
         ${state.done ? html`<p class="done" role="status">${state.done}</p>` : null}
         <${ErrorNote} error=${state.error ?? read.error ?? (instances.notMounted ? instances.error : null)} hint=${instances.notMounted ? notMountedHint : null} />
     </section>`;

@@ -19,7 +19,7 @@ const skip = skipWithoutChromium('the console browser test');
 
 // Kept after the run and ignored by git: one picture per step of the demo. The README's pictures are two of them:
 // docs/console-commerce.png is 03-product-reported.png, docs/console-live-log.png is 08-live-log.png; the faults
-// guide's docs/console-faults.png is faults-reply-lost.png.
+// guide's docs/console-faults.png is faults-reply-lost.png; the console guide's docs/console-clock.png is clock-settled.png.
 const screenshots = Path.join(__dirname, '..', 'screenshots');
 
 
