@@ -64,12 +64,12 @@ export async function createServer(options: Options = {}): Promise<Server> {
     };
 
     // What every data set carries beside its databases: a failed scheduled task is logged by the server.
+    const log = (tags: string[], data: object): void => server.log(tags, data);
     const servicesFor = servicesFactory({
         journalSize: settings.journalSize,
         journalBudget: new JournalBudget(settings.journalBudgetMib * 2 ** 20),
-        log: (tags, data) => server.log(tags, data)
+        log
     });
-    const log = (tags: string[], data: object): void => server.log(tags, data);
     const defaultServices = servicesFor({ clock: defaultClock(settings, log), ids: new IdSource() });
     const defaultScope: Scope = { basePath: '', services: defaultServices, get data() {
 
@@ -99,7 +99,7 @@ export async function createServer(options: Options = {}): Promise<Server> {
 
     // The idle sweeper's and the pool's failures go to the server's log.
     const limits = { idleTtlMs: settings.instanceIdleTtlMs, maxInstances: settings.maxInstances, maxSnapshotBytes: settings.maxSnapshotMib * 2 ** 20, poolBytes: settings.instancePoolMib * 2 ** 20, fixtureImages: settings.fixtureCacheMib > 0 };
-    const instances = new InstanceRegistry(engine, servicesFor, limits, (tags, data) => server.log(tags, data));
+    const instances = new InstanceRegistry(engine, servicesFor, limits, log);
     const localgate: Localgate = { settings, secret, instances, get data() {
 
         return defaultData();

@@ -1,5 +1,6 @@
 import Fs from 'node:fs';
 import Path from 'node:path';
+import Stream from 'node:stream';
 
 import Code from '@hapi/code';
 import type { Server } from '@hapi/hapi';
@@ -356,6 +357,11 @@ describe('the default data set\'s clock', () => {
         expect(defaultClock({ storage: 'file', dataDir, clock: '2031-06-01T00:00:00.000Z' }, log).frozen).to.equal('2031-06-01T00:00:00.000Z');
         Fs.writeFileSync(Path.join(dataDir, clockFileName), '{"now": "2031-07-01T00:00:00.000Z"}');
         expect(defaultClock({ storage: 'file', dataDir, clock: '2031-06-01T00:00:00.000Z' }, log).frozen).to.equal('2031-06-01T00:00:00.000Z');
+        for (const text of ['null', '"2031-07-01T00:00:00.000Z"', '{"start": 1, "now": "2031-07-01T00:00:00.000Z"}', '{"start": "2031-06-01T00:00:00.000Z", "now": 1}']) {
+            Fs.writeFileSync(Path.join(dataDir, clockFileName), text);
+            expect(defaultClock({ storage: 'file', dataDir, clock: '2031-06-01T00:00:00.000Z' }, log).frozen, text).to.equal('2031-06-01T00:00:00.000Z');
+        }
+
         Fs.writeFileSync(Path.join(dataDir, clockFileName), 'not json');
         expect(defaultClock({ storage: 'file', dataDir, clock: '2031-06-01T00:00:00.000Z' }, log).frozen).to.equal('2031-06-01T00:00:00.000Z');
     });
@@ -440,6 +446,27 @@ describe('an instance\'s timeline', () => {
         ...notesNamespace,
         timed: () => (failing ? { nextDue: () => Promise.reject(new Error('no timeline')), applyDue: () => Promise.resolve([]) } : store)
     };
+
+    it('applies what fell due while the server was stopped as it starts, before it answers, and logs what it applied', async () => {
+
+        const lines: Record<string, unknown>[] = [];
+        const logStream = new Stream.Writable({
+            write(chunk, encoding, callback) {
+
+                lines.push(JSON.parse(String(chunk)) as Record<string, unknown>);
+                callback();
+            }
+        });
+        const overdue = new ArrayStore([{ id: 'late', due: new Date('2020-01-01T00:00:00Z'), type: 'logistics.booking.completed' }]);
+        const server = await testServer({ namespaces: [...builtInNamespaces, { ...notesNamespace, timed: () => overdue }], logLevel: 'info', logStream });
+        try {
+            expect(overdue.applied.map((row) => row.id)).to.equal(['late']);
+            expect(lines.filter((line) => (line.tags as string[] | undefined)?.includes('transitions')).map((line) => line.data)).to.equal([{ applied: { 'logistics.booking.completed': 1 } }]);
+        }
+        finally {
+            await server.stop();
+        }
+    });
 
     it('answers a move of an instance\'s clock with the transitions it applied, through the kit and over HTTP', async () => {
 

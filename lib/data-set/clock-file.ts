@@ -16,11 +16,17 @@ interface ClockFile {
 }
 
 
+function isClockFile(kept: unknown): kept is ClockFile {
+
+    return typeof kept === 'object' && kept !== null && 'start' in kept && 'now' in kept && typeof kept.start === 'string' && typeof kept.now === 'string' && !Number.isNaN(Date.parse(kept.now));
+}
+
+
 function readClockFile(file: string): ClockFile | null {
 
     try {
-        const kept = JSON.parse(Fs.readFileSync(file, 'utf8')) as Partial<ClockFile>;
-        return typeof kept.start === 'string' && typeof kept.now === 'string' && !Number.isNaN(Date.parse(kept.now)) ? { start: kept.start, now: kept.now } : null;
+        const kept: unknown = JSON.parse(Fs.readFileSync(file, 'utf8'));
+        return isClockFile(kept) ? kept : null;
     }
     catch {
         // None yet, or not one this server wrote: the clock starts at CLOCK.

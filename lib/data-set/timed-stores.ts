@@ -10,15 +10,15 @@ import type { TimedStore } from './transitions';
  */
 export function timedStoresOf(namespaces: readonly Namespace[], data: () => DataSet): TimedStores {
 
-    const timed = namespaces.filter((namespace) => namespace.timed);
+    const timed = namespaces.flatMap((namespace) => (namespace.timed ? [{ namespace, hook: namespace.timed }] : []));
     return async () => {
 
         const stores: TimedStore[] = [];
         const set = data();
-        for (const namespace of timed) {
+        for (const { namespace, hook } of timed) {
             const store = namespace.readiness === 'provisioned' ? await set.pay.store() : set.store(namespace);
             if (store) {
-                stores.push(namespace.timed!(store));
+                stores.push(hook(store));
             }
         }
 
