@@ -4,6 +4,7 @@ import Lab from '@hapi/lab';
 import { createTestKit, type TestInstance, type TestKit } from '../lib/testing';
 import { expectError } from './helpers/errors';
 import { adminBearer, bearer, body } from './helpers/server';
+import { timedPay } from './helpers/ledger';
 import { bakery, frozenMovesExport, readWorld, worldFixture, writeWorld, type World } from './helpers/world';
 
 
@@ -46,7 +47,7 @@ describe('export and load back', () => {
         expect(await readWorld((request) => copy.inject(request), (subject) => copy.auth(subject), file)).to.equal(seen);
         expect(Object.keys(seen).length).to.equal(158);
         expect(seen['- /v1/commerce/products?limit=4&offset=0']).to.startWith('200 38 ');
-        expect(seen['alice /v1/pay/wallet']).to.contain('"balances":[{"asset":"MIT","amount":500},{"asset":"USD","amount":7500}]');
+        expect(seen['alice /v1/pay/wallet']).to.contain('"balances":[{"asset":"MIT","amount":500,"pending_in":0,"pending_out":0},{"asset":"USD","amount":7500,"pending_in":0,"pending_out":0}]');
         expect(seen['alice /v1/logistics/bookings?limit=4&offset=0']).to.contain('"status":"cancelled"');
 
         // The copy continues the clock and the id counter: the next record is the same in both.
@@ -66,7 +67,7 @@ describe('export and load back', () => {
                 migrations: {
                     commerce: ['001_catalogue_inquiries_scam_reports', '002_offer_expiry'],
                     logistics: ['001_vehicles_locations_drivers_bookings', '002_booking_counts', '003_booking_lifecycle'],
-                    pay: ['001_token_types', '002_ledger', '003_credentials']
+                    pay: ['001_token_types', '002_ledger', '003_credentials', '004_settlement']
                 },
                 instance: { clock: null, ids: 'random', id_counter: 0, pay: true }
             },
@@ -187,6 +188,49 @@ describe('export and load back', () => {
             expect(body<{ balances: unknown[] }>(await copy.inject({ url: '/v1/pay/wallet', headers: copy.auth('ana') })).balances, `copy ${i}`).to.equal([{ asset: 'USD', amount: 50, pending_in: 0, pending_out: 0 }]);
             await copy.close();
         }
+    });
+
+    it('loads back pending, settled and failed moves as they were, and a world loaded back settles as the original does', async () => {
+
+        const original = await kit.instance({ seed: 'none', pay: true, ids: 'sequential', clock: '2030-01-01T00:00:00.000Z' });
+        const moved = async (direction: 'deposit' | 'withdraw', provider: string, amount: number) => {
+
+            const res = await original.inject({ method: 'POST', url: `/v1/pay/gateway/${direction}`, headers: { ...original.auth('ana'), 'idempotency-key': `${direction}-${provider}-${amount}` }, payload: { provider_id: provider, asset: 'USD', amount } });
+            expect(res.statusCode, res.payload).to.equal(201);
+            return body<{ id: string; settles_at: string }>(res);
+        };
+
+        await moved('deposit', 'sandbox', 1000);
+        const returned = await moved('deposit', 'bank-transfer', 299);
+        await moved('withdraw', 'bank-transfer', 100);
+        expect(await (await timedPay(kit.server, original.id)).applyDue(new Date('2030-01-02T00:00:00.000Z'), 10)).to.have.length(1);
+        original.clock.advance('1d');
+        await moved('withdraw', 'bank-transfer', 199);
+        await moved('deposit', 'card', 300);
+        await moved('deposit', 'bank-transfer', 500);
+
+        const file = await original.export();
+        const transactions = (file.pay as { transactions: { id: string; status: string; settles_at: string; settled_at: string | null; failure_code: string | null }[] }).transactions;
+        expect(transactions.map(({ status, settles_at: due, settled_at: settled, failure_code: code }) => [status, due, settled, code])).to.equal([
+            ['completed', '2030-01-01T00:00:00.000Z', '2030-01-01T00:00:00.000Z', null],
+            ['pending', '2030-01-03T00:00:00.000Z', null, null],
+            ['completed', '2030-01-02T00:00:00.000Z', '2030-01-02T00:00:00.000Z', null],
+            ['pending', '2030-01-03T00:00:00.000Z', null, null],
+            ['completed', '2030-01-02T00:00:00.000Z', '2030-01-02T00:00:00.000Z', null],
+            ['pending', '2030-01-04T00:00:00.000Z', null, null]
+        ]);
+        expect((file.pay as { wallets: { balances: unknown[] }[] }).wallets[0]!.balances).to.equal([{ asset: 'USD', amount: 1001, pending_in: 799, pending_out: 199 }]);
+
+        const copy = await kit.instance({ fixture: file });
+        expect(await copy.export()).to.equal(file);
+        const until = new Date('2030-01-05T00:00:00.000Z');
+        const [settledOriginal, settledCopy] = [await (await timedPay(kit.server, original.id)).applyDue(until, 10), await (await timedPay(kit.server, copy.id)).applyDue(until, 10)];
+        expect(settledCopy).to.equal(settledOriginal);
+        // The bank-transfer deposit of 299 and withdrawal of 199 come back returned, in the copy as in the original.
+        expect(settledCopy.filter(({ type }) => type === 'pay.transaction.failed').map(({ id }) => id).sort()).to.equal([returned.id, transactions[3]!.id].sort());
+        expect(await copy.export()).to.equal(await original.export());
+        expect(body<{ balances: unknown[] }>(await copy.inject({ url: '/v1/pay/wallet', headers: copy.auth('ana') })).balances).to.equal([{ asset: 'USD', amount: 1700, pending_in: 0, pending_out: 0 }]);
+        await Promise.all([original.close(), copy.close()]);
     });
 
     it('loads a fixture of moves without ids or times, as listed, each time it is made into an instance', async () => {

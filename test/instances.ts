@@ -265,7 +265,7 @@ describe('/_instances', () => {
         const created = await create();
         const { id, base_path: base } = await create({ pay: true });
         expect(body(await server.inject(`${base}/v1/pay/status`))).to.equal({ configured: true, schema_ready: true, sections: ['wallet', 'tokens', 'gateway'] });
-        expect(body<{ namespaces: Record<string, object> }>(await server.inject(`${base}/health`)).namespaces.pay).to.equal({ state: 'ready', engine: 'sqlite', schema_version: 3, storage: 'memory' });
+        expect(body<{ namespaces: Record<string, object> }>(await server.inject(`${base}/health`)).namespaces.pay).to.equal({ state: 'ready', engine: 'sqlite', schema_version: 4, storage: 'memory' });
         expect(await server.app.localgate.instances.find(created.id)!.data.pay.store()).to.be.null();
         const move = (path: string, key: string, amount: number) => {
 

@@ -46,7 +46,7 @@ describe('a data set of SQLite namespaces placed one by one', () => {
             commerce: { state: 'ready', engine: 'sqlite', schema_version: 1, storage: 'file' },
             logistics: { state: 'ready', engine: 'sqlite', schema_version: 2, storage: 'memory' },
             weather: { state: 'ready', engine: 'sqlite', schema_version: 1, storage: 'memory' },
-            pay: { state: 'ready', engine: 'sqlite', schema_version: 3, storage: 'memory' }
+            pay: { state: 'ready', engine: 'sqlite', schema_version: 4, storage: 'memory' }
         });
 
         const products = body<{ total: number }>(await server.inject('/v1/commerce/products'));

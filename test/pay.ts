@@ -9,6 +9,8 @@ import Sqlite from 'better-sqlite3';
 
 import { provisionPay } from '../lib';
 import { idempotencyRetentionMs, maxAmount, maxBalance } from '../lib/namespaces/pay/rules';
+import { migrationsRoot } from '../lib/paths';
+import { migrate, namespaceMigrations } from '../lib/storage/sqlite/migrate';
 import { queries } from '../lib/storage/sqlite/pay';
 import { expectError } from './helpers/errors';
 import { expectLedgerExact, timedPay } from './helpers/ledger';
@@ -1119,6 +1121,72 @@ describe('pay ledger schema', () => {
                 expect(fullScans, name).to.equal([]);
             }
         });
+    });
+});
+
+
+describe('pay settlement schema', () => {
+
+    it('lets a pending transaction settle once, to completed or failed at its settles_at, and changes nothing else', async () => {
+
+        const { server, file } = await payServer();
+        const pending = body<Transaction>(await move(serverWorld(server), 'xia', 'deposit', { provider_id: 'bank-transfer', asset: 'USD', amount: 800 }));
+        await server.stop();
+        withDatabase(file, (db) => {
+
+            const update = (set: string) => {
+
+                return () => db.prepare(`UPDATE transactions SET ${set} WHERE id = ?`).run(pending.id);
+            };
+
+            expect(update('amount = 1'), 'amount').to.throw(/transactions are immutable but for a pending one settling/);
+            expect(update(`status = 'completed', settled_at = created_at, settles_at = created_at`), 'settles_at').to.throw(/transactions are immutable but for a pending one settling/);
+            expect(update(`status = 'completed', settled_at = created_at`), 'settled_at').to.throw(/CHECK constraint failed: settled_at = settles_at/);
+            expect(update(`status = 'failed', settled_at = settles_at`), 'failure_code').to.throw(/CHECK constraint failed: \(status = 'failed'\) = \(failure_code IS NOT NULL\)/);
+            expect(update(`status = 'completed'`), 'no settled_at').to.throw(/CHECK constraint failed: \(status = 'pending'\) = \(settled_at IS NULL\)/);
+            update(`status = 'completed', settled_at = settles_at`)();
+            expect(update(`status = 'failed', failure_code = 'returned'`), 'settled twice').to.throw(/transactions are immutable but for a pending one settling/);
+            expect(() => db.prepare('DELETE FROM transactions WHERE id = ?').run(pending.id)).to.throw(/transactions are immutable/);
+        });
+    });
+
+    it('migrates a ledger written before settlement: its moves settled as made, its entries and keys kept', () => {
+
+        const db = new Sqlite(':memory:');
+        db.pragma('foreign_keys = ON');
+        const migrations = namespaceMigrations({ name: 'pay', migrations: migrationsRoot });
+        migrate(db, migrations.slice(0, 3));
+        db.exec(`INSERT INTO wallets VALUES ('w-1', 'yan', '2030-01-01T00:00:00.000Z');
+            INSERT INTO accounts (wallet_id, asset, created_at) VALUES ('w-1', 'USD', '2030-01-01T00:00:00.000Z');
+            INSERT INTO accounts (provider_id, asset, created_at) VALUES ('sandbox', 'USD', '2030-01-01T00:00:00.000Z');
+            INSERT INTO transactions VALUES ('t-1', 'w-1', 'deposit', 'USD', 300, 'sandbox', 'completed', '2030-01-01T00:00:00.000Z');
+            INSERT INTO entries (transaction_id, account_id, amount, created_at) VALUES ('t-1', 1, 300, '2030-01-01T00:00:00.000Z'), ('t-1', 2, -300, '2030-01-01T00:00:00.000Z');
+            INSERT INTO idempotency_keys VALUES ('yan', 'k-1', 'f', '{"transaction":{"id":"t-1","created_at":"2030-01-01T00:00:00.000Z"}}', '2030-01-01T00:00:00.000Z'),
+                ('yan', 'k-2', 'f', '{"refusal":{"kind":"conflict","code":"insufficient_funds","message":"no"}}', '2030-01-01T00:00:00.000Z')`);
+
+        expect(migrate(db, migrations)).to.equal([4]);
+        expect(db.prepare('SELECT * FROM transactions').all()).to.equal([{
+            id: 't-1', wallet_id: 'w-1', type: 'deposit', asset: 'USD', amount: 300, provider_id: 'sandbox', status: 'completed',
+            created_at: '2030-01-01T00:00:00.000Z', settles_at: '2030-01-01T00:00:00.000Z', settled_at: '2030-01-01T00:00:00.000Z', failure_code: null
+        }]);
+        expect(db.prepare('SELECT id, transaction_id, account_id, amount FROM entries').all()).to.equal([
+            { id: 1, transaction_id: 't-1', account_id: 1, amount: 300 },
+            { id: 2, transaction_id: 't-1', account_id: 2, amount: -300 }
+        ]);
+        expect(db.prepare('SELECT kind, balance FROM accounts ORDER BY id').all()).to.equal([{ kind: 'available', balance: 300 }, { kind: 'available', balance: -300 }]);
+        const keys = db.prepare('SELECT key, outcome, keep_until FROM idempotency_keys ORDER BY key').all() as { key: string; outcome: string; keep_until: string }[];
+        expect(keys.map((row) => ({ ...row, outcome: JSON.parse(row.outcome) as unknown }))).to.equal([
+            { key: 'k-1', outcome: { transaction: { id: 't-1', created_at: '2030-01-01T00:00:00.000Z', settles_at: '2030-01-01T00:00:00.000Z', settled_at: '2030-01-01T00:00:00.000Z', failure_code: null } }, keep_until: '2030-01-02T00:00:00.000Z' },
+            { key: 'k-2', outcome: { refusal: { kind: 'conflict', code: 'insufficient_funds', message: 'no' } }, keep_until: '2030-01-02T00:00:00.000Z' }
+        ]);
+        expect(db.pragma('foreign_key_check')).to.equal([]);
+        expect(() => db.exec(`INSERT INTO entries (transaction_id, account_id, amount, created_at) VALUES ('t-1', 1, -1000, 'x')`)).to.throw(/balance >= 0/);
+        expect(() => db.exec(`UPDATE entries SET amount = 1`)).to.throw(/ledger entries are immutable/);
+        expect((db.pragma('foreign_key_list(entries)') as { table: string; from: string }[]).map(({ table, from }) => [from, table]).sort()).to.equal([['account_id', 'accounts'], ['transaction_id', 'transactions']]);
+        const orphan = `INSERT INTO transactions (id, wallet_id, type, asset, amount, provider_id, status, created_at, settles_at, settled_at)
+            VALUES ('t-2', 'w-none', 'deposit', 'USD', 1, 'sandbox', 'completed', 'x', 'x', 'x')`;
+        expect(() => db.exec(orphan)).to.throw(/FOREIGN KEY constraint failed/);
+        db.close();
     });
 });
 

@@ -352,6 +352,59 @@ describe('pay on PostgreSQL', { skip }, () => {
         });
     });
 
+    describe('settlement schema', () => {
+
+        it('lets a pending transaction settle once, to completed or failed at its settles_at, and changes nothing else', async () => {
+
+            const { server, db } = await provisionedServer();
+            const pending = body<{ id: string }>(await move(server, 'xia', 'deposit', { provider_id: 'bank-transfer', asset: 'USD', amount: 800 }));
+            const update = (set: string) => adminQuery(`UPDATE pay.transactions SET ${set} WHERE id = '${pending.id}'`, db.url);
+            await expect(update('amount = 1')).to.reject(/transactions are immutable but for a pending one settling/);
+            await expect(update(`status = 'completed', settled_at = created_at, settles_at = created_at`)).to.reject(/transactions are immutable but for a pending one settling/);
+            await expect(update(`status = 'completed', settled_at = created_at`)).to.reject(/transactions_settled_when_due/);
+            await expect(update(`status = 'failed', settled_at = settles_at`)).to.reject(/transactions_failure_when_failed/);
+            await expect(update(`status = 'completed'`)).to.reject(/transactions_settled_unless_pending/);
+            await update(`status = 'completed', settled_at = settles_at`);
+            await expect(update(`status = 'failed', failure_code = 'returned'`)).to.reject(/transactions are immutable but for a pending one settling/);
+            await expect(adminQuery('DELETE FROM pay.transactions', db.url)).to.reject('transactions are immutable');
+            await server.stop();
+        });
+
+        it('migrates a ledger written before settlement: its moves settled as made, its entries and keys kept', async () => {
+
+            const db = await freshDatabase();
+            const pg = new PgDatabase(db.url, 'pay', database);
+            const migrations = namespaceMigrations('postgres', paySchema);
+            await migrate(pg, migrations.slice(0, 3));
+            await adminQuery(`SET search_path TO pay;
+                INSERT INTO wallets VALUES ('w-1', 'yan', '2030-01-01T00:00:00.000Z');
+                INSERT INTO accounts (wallet_id, asset, created_at) VALUES ('w-1', 'USD', '2030-01-01T00:00:00.000Z');
+                INSERT INTO accounts (provider_id, asset, created_at) VALUES ('sandbox', 'USD', '2030-01-01T00:00:00.000Z');
+                BEGIN;
+                INSERT INTO transactions VALUES ('t-1', 'w-1', 'deposit', 'USD', 300, 'sandbox', 'completed', '2030-01-01T00:00:00.000Z');
+                INSERT INTO entries (transaction_id, account_id, amount, created_at) VALUES ('t-1', 1, 300, '2030-01-01T00:00:00.000Z'), ('t-1', 2, -300, '2030-01-01T00:00:00.000Z');
+                COMMIT;
+                INSERT INTO idempotency_keys VALUES ('yan', 'k-1', 'f', '{"transaction":{"id":"t-1","created_at":"2030-01-01T00:00:00.000Z"}}', '2030-01-01T00:00:00.000Z'),
+                    ('yan', 'k-2', 'f', '{"refusal":{"kind":"conflict","code":"insufficient_funds","message":"no"}}', '2030-01-01T00:00:00.000Z')`, db.url);
+
+            expect(await migrate(pg, migrations)).to.equal([4]);
+            const sql: PaySql = (text, ...params) => schemaQuery(db.url, 'pay', text, params);
+            expect(await sql('SELECT id, status, created_at, settles_at, settled_at, failure_code FROM transactions')).to.equal([
+                { id: 't-1', status: 'completed', created_at: '2030-01-01T00:00:00.000Z', settles_at: '2030-01-01T00:00:00.000Z', settled_at: '2030-01-01T00:00:00.000Z', failure_code: null }
+            ]);
+            expect(await sql('SELECT kind, balance::int AS balance FROM accounts ORDER BY id')).to.equal([{ kind: 'available', balance: 300 }, { kind: 'available', balance: -300 }]);
+            const keys = await sql('SELECT key, outcome, keep_until FROM idempotency_keys ORDER BY key');
+            expect(keys.map(({ key, outcome, keep_until: until }) => ({ key, outcome: JSON.parse(String(outcome)) as unknown, keep_until: until }))).to.equal([
+                { key: 'k-1', outcome: { transaction: { id: 't-1', created_at: '2030-01-01T00:00:00.000Z', settles_at: '2030-01-01T00:00:00.000Z', settled_at: '2030-01-01T00:00:00.000Z', failure_code: null } }, keep_until: '2030-01-02T00:00:00.000Z' },
+                { key: 'k-2', outcome: { refusal: { kind: 'conflict', code: 'insufficient_funds', message: 'no' } }, keep_until: '2030-01-02T00:00:00.000Z' }
+            ]);
+            await expectLedgerExact(sql);
+            await expect(sql(`UPDATE transactions SET amount = 1`)).to.reject(/transactions are immutable/);
+            await pg.close();
+            await db.drop();
+        });
+    });
+
     describe('concurrency', { timeout: 20_000 }, () => {
 
         it('lets exactly 100 of 200 concurrent withdrawals of 10 from 1000 through', { timeout: 20_000 }, async () => {

@@ -12,10 +12,14 @@ const { expect } = Code;
 export type PaySql = (text: string, ...params: unknown[]) => Promise<Record<string, unknown>[]>;
 
 
-/** The pay store of a server's default data set as the timeline sees it, through the pay descriptor's `timed` hook. */
-export async function timedPay(server: Server): Promise<TimedStore> {
+/**
+ * The pay store of a server's default data set, or of one of its instances, as the timeline sees it: through the pay
+ * descriptor's `timed` hook.
+ */
+export async function timedPay(server: Server, instanceId?: string): Promise<TimedStore> {
 
-    const store = await server.app.localgate.data.pay.store();
+    const { localgate } = server.app;
+    const store = await (instanceId === undefined ? localgate.data : localgate.instances.find(instanceId)?.data)?.pay.store();
     if (!store || !payNamespace.timed) {
         throw new Error('Pay is not ready on this server, or its descriptor has no timed hook');
     }
