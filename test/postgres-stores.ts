@@ -178,7 +178,7 @@ describe('PostgreSQL stores through the routes', { skip }, () => {
 
     it('ignores cancelled bookings when checking for overlap', async () => {
 
-        // No route cancels a booking: the cancelled one is written below the API.
+        // The cancelled one is written below the API, by another customer.
         const { pickup_at: pickupAt, return_at: returnAt } = slot(30);
         await insertRecords(pg, 'logistics', 'bookings', [{
             id: Crypto.randomUUID(), vehicle_id: vehicle.id, pickup_location_id: quay!.id, dropoff_location_id: quay!.id,

@@ -29,7 +29,10 @@ describe('commerce offers over time on SQLite', () => {
 
         const namespace = openSqliteNamespace(commerceNamespace, undefined, { storage: 'memory', dataDir: ':memory:', seed: true });
         const context = frozenContext('2026-01-01T00:00:00.000Z');
-        const transcript = await offerExpiry(new SqliteCommerceStore(namespace.db, context), context.clock);
+        const store = new SqliteCommerceStore(namespace.db, context);
+        // The timeline reaches the store through the namespace's descriptor.
+        expect(commerceNamespace.timed?.(store)).to.shallow.equal(store);
+        const transcript = await offerExpiry(store, context.clock);
         const stored = namespace.db.prepare('SELECT DISTINCT status FROM offers').pluck().all();
         await namespace.close();
 

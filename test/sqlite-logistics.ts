@@ -42,7 +42,7 @@ describe('logistics on SQLite', () => {
         const server = await testServer();
         const vehicle = demo.vehicles!.find((row) => row.is_available)!;
         const [quay, station] = demo.locations!;
-        // No route cancels a booking: the cancelled one comes in a fixture.
+        // The cancelled one comes in a fixture, made by another customer.
         expect(await server.app.localgate.data.loadFixture({ logistics: { bookings: [{
             vehicle_id: vehicle.id, pickup_location_id: quay!.id, dropoff_location_id: quay!.id,
             pickup_at: '2030-01-07T10:00:00.000Z', return_at: '2030-01-07T12:00:00.000Z', customer_id: 'dave', status: 'cancelled'
@@ -67,7 +67,10 @@ describe('logistics bookings over time on SQLite', () => {
 
         const namespace = openSqliteNamespace(logisticsNamespace, undefined, { storage: 'memory', dataDir: ':memory:', seed: true });
         const context = frozenContext('2031-03-01T09:00:00.000Z');
-        const transcript = await bookingLifecycle(new SqliteLogisticsStore(namespace.db, context), context.clock);
+        const store = new SqliteLogisticsStore(namespace.db, context);
+        // The timeline reaches the store through the namespace's descriptor.
+        expect(logisticsNamespace.timed?.(store)).to.shallow.equal(store);
+        const transcript = await bookingLifecycle(store, context.clock);
         const stored = namespace.db.prepare('SELECT id, status FROM bookings ORDER BY id').all();
         await namespace.close();
 

@@ -18,7 +18,7 @@ type Inject = (options: ServerInjectOptions) => Promise<ServerInjectResponse>;
 export type World = Record<string, unknown>;
 
 
-/** Records written past the demo data: what the API cannot write itself (offers, a cancelled booking) comes in a fixture. */
+/** Records written past the demo data: what the API cannot write itself (offers) and a cancelled booking come in a fixture. */
 export const worldFixture = {
     commerce: {
         offers: [{ id: 'offer-two-loaves', product_id: 'p-sourdough', title: 'Two loaves', price: 7.5, currency: 'USD', valid_from: '2030-01-01T00:00:00Z', valid_until: '2030-02-01T00:00:00Z' }],
