@@ -1,6 +1,7 @@
 import { render } from 'preact';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 
+import { ClockBar } from './clock.js';
 import { Commerce } from './commerce.js';
 import { Faults, isLive, useFaults } from './faults.js';
 import { basePathOf, InstancePicker, Instances, notMountedHint, shortId, useInstances } from './instances.js';
@@ -11,10 +12,11 @@ import { apiClient, ApiContext, consoleApi, ErrorNote, html, useAction } from '.
 import { Weather } from './weather.js';
 
 
+// Views whose records move with the data set's clock show the clock, with buttons that move it.
 const views = [
     { id: 'commerce', label: 'Commerce', View: Commerce },
-    { id: 'logistics', label: 'Logistics', View: Logistics },
-    { id: 'pay', label: 'Pay', View: Pay },
+    { id: 'logistics', label: 'Logistics', View: Logistics, timed: true },
+    { id: 'pay', label: 'Pay', View: Pay, timed: true },
     { id: 'weather', label: 'Weather', View: Weather },
     { id: 'faults', label: 'Faults', View: Faults },
     { id: 'instances', label: 'Instances', View: Instances }
@@ -68,7 +70,7 @@ function App() {
         history.replaceState(null, '', `#${current}`);
     }, [current]);
 
-    const { View } = views.find((view) => view.id === current);
+    const { View, timed } = views.find((view) => view.id === current);
     const { selected } = instances;
     const api = useMemo(() => apiClient(basePathOf(selected), persona?.token), [selected, persona]);
     const instance = instances.list.find((candidate) => candidate.id === selected);
@@ -96,6 +98,7 @@ function App() {
                     ${views.map((view) => html`<button type="button" aria-current=${view.id === current ? 'page' : null} onClick=${() => setCurrent(view.id)}>${view.label}</button>`)}
                 </nav>
                 <p class="where">${selected ? html`Data set: instance <strong>${shortId(selected)}</strong>${instance?.pay ? ', with pay' : ''}` : 'Data set: the default one'}${active ? html` · <strong class="faulty">${active} fault rule${active === 1 ? '' : 's'} in force</strong>` : null}</p>
+                ${timed ? html`<${ClockBar} key=${selected ?? 'default'} instances=${instances} />` : null}
                 <${ApiContext.Provider} value=${api}>
                     <${View} key=${key} persona=${persona} instances=${instances} faults=${faults} />
                 <//>

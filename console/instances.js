@@ -38,6 +38,8 @@ export function useInstances() {
     // /console?instance=<id> opens the page on that instance (a test kit's consoleUrl).
     const [selected, setSelected] = useState(() => new URLSearchParams(location.search).get('instance'));
     const [revision, setRevision] = useState(0);
+    // Changes whenever the page moved a clock, so that the default data set's clock is read again.
+    const [clockRevision, setClockRevision] = useState(0);
     const [snapshots, setSnapshots] = useState({});
     // The new instance form's choices outlive the view, which leaves the page whenever another view opens.
     const [choices, setChoices] = useState({ seed: 'demo', pay: true });
@@ -122,6 +124,7 @@ export function useInstances() {
         list: live.list,
         selected,
         revision,
+        clockRevision,
         snapshots: snapshots[selected] ?? [],
         switchTo: setSelected,
         choices,
@@ -160,6 +163,21 @@ export function useInstances() {
 
             await callOn(id, '/restore', { method: 'POST', body: { snapshot_id: snapshotId } });
             putBack();
+        },
+        // Moves the clock of the data set in use forward (2h, 1d); resolves to what the move applied, counted by type.
+        async moveClock(advance) {
+
+            const id = selected;
+            const body = { advance };
+            const { data } = id ? await callOn(id, '/clock', { method: 'PUT', body }) : await call('/_clock', { method: 'PUT', body });
+            const { applied, ...record } = data;
+            if (id) {
+                setLive((previous) => ({ ...previous, list: previous.list.map((instance) => (instance.id === id ? record : instance)) }));
+            }
+
+            setClockRevision((n) => n + 1);
+            putBack();
+            return applied;
         },
         async remove(id) {
 

@@ -44,6 +44,15 @@ export function vehicleLabel(vehicle) {
 }
 
 
+// A booking's status as it reads: confirmed until its pickup, active from then, completed from its return.
+const bookingBadges = { confirmed: 'badge', active: 'badge ok', completed: 'badge', cancelled: 'badge warn' };
+
+function BookingStatus({ status }) {
+
+    return html`<span class=${bookingBadges[status] ?? 'badge'}>${status}</span>`;
+}
+
+
 function Timeline({ bookings, vehicles, anchor, setAnchor }) {
 
     const [mode, setMode] = useState('week');
@@ -184,7 +193,7 @@ function Bookings({ persona, vehicles, locations, version }) {
                     <td>${when(booking.pickup_at)}</td>
                     <td>${when(booking.return_at)}</td>
                     <td>${places.get(booking.pickup_location_id)} → ${places.get(booking.dropoff_location_id)}</td>
-                    <td>${booking.status}</td>
+                    <td><${BookingStatus} status=${booking.status} /></td>
                 </tr>`)}</tbody>
             </table></div>` : html`<p class="hint">${persona.name} has no bookings.</p>`}` : null}
     </section>`;

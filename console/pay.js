@@ -42,6 +42,8 @@ function transferWords(error, request, provider, balances, tokens) {
             return `${name} takes no ${operations[request.operation]}s.`;
         case 'asset_not_supported':
             return `${name} does not move ${asset}.`;
+        case 'card_declined':
+            return `The card was declined: no money moved.`;
         default:
             return null;
     }
@@ -51,9 +53,10 @@ function transferWords(error, request, provider, balances, tokens) {
 function Transfer({ providers, balances, tokens, onMoved }) {
 
     const api = useApi();
-    // The local sandbox first, when it is there: it settles at once and never fails.
-    const usable = providers.filter((provider) => provider.status === 'active').sort((a, b) => Number(b.id === 'sandbox') - Number(a.id === 'sandbox'));
-    const [providerId, setProviderId] = useState(usable[0]?.id ?? providers[0]?.id);
+    const usable = providers.filter((provider) => provider.status === 'active');
+    // The form starts on the local sandbox, where a deposit lands at once in any asset; the providers whose moves take
+    // time (a bank transfer) are a choice away.
+    const [providerId, setProviderId] = useState((usable.find((provider) => provider.id === 'sandbox') ?? usable[0])?.id ?? providers[0]?.id);
     const provider = providers.find((candidate) => candidate.id === providerId);
     const [asset, setAsset] = useState(provider?.assets[0]);
     const [key, setKey] = useState(() => randomKey('console'));
@@ -70,7 +73,8 @@ function Transfer({ providers, balances, tokens, onMoved }) {
 
         onMoved();
         const replayed = res.headers.get('idempotent-replayed') === 'true';
-        return `${res.status} ${res.data.type} of ${minorMoney(res.data.amount, res.data.asset, tokens)} through ${provider?.name ?? res.data.provider_id}${replayed ? ': replayed, Idempotent-Replayed: true, no money moved twice' : ''}.`;
+        const pending = res.data.status === 'pending' ? `, pending until ${when(res.data.settles_at)}` : '';
+        return `${res.status} ${res.data.type} of ${minorMoney(res.data.amount, res.data.asset, tokens)} through ${provider?.name ?? res.data.provider_id}${pending}${replayed ? ': replayed, Idempotent-Replayed: true, no money moved twice' : ''}.`;
     });
 
     return html`<form class="card" aria-labelledby="transfer-heading" onSubmit=${(event) => {
@@ -119,6 +123,30 @@ function Transfer({ providers, balances, tokens, onMoved }) {
 }
 
 
+// A transaction's status as it reads: a pending one with the instant it settles, a failed one with why.
+function TransactionStatus({ transaction }) {
+
+    switch (transaction.status) {
+        case 'pending':
+            return html`<span class="badge pending">pending</span> <span class="meta">settles ${when(transaction.settles_at)}</span>`;
+        case 'failed':
+            return html`<span class="badge warn">failed</span> <span class="meta">${transaction.failure_code}</span>`;
+        default:
+            return html`<span class="badge ok">${transaction.status}</span>`;
+    }
+}
+
+
+// A balance: the money available to spend, and beside it what is on its way in and held on its way out.
+function Balance({ balance, tokens }) {
+
+    const { asset, amount, pending_in: pendingIn = 0, pending_out: pendingOut = 0 } = balance;
+    return html`<li><strong>${minorMoney(amount, asset, tokens)}</strong> <span class="meta">${asset} available</span>
+        ${pendingIn ? html` <span class="pending-amount">+${minorMoney(pendingIn, asset, tokens)} pending in</span>` : null}
+        ${pendingOut ? html` <span class="pending-amount">${minorMoney(pendingOut, asset, tokens)} pending out</span>` : null}</li>`;
+}
+
+
 function Wallet({ persona }) {
 
     const api = useApi();
@@ -142,13 +170,13 @@ function Wallet({ persona }) {
     const providerName = (id) => providers.find((provider) => provider.id === id)?.name ?? id;
     return html`<section aria-labelledby="wallet-heading">
         <h3 id="wallet-heading">Wallet of ${persona.name} <span class="scope">private</span></h3>
-        ${wallet.balances.length ? html`<ul class="balances" aria-label="Balances">${wallet.balances.map((balance) => html`<li><strong>${minorMoney(balance.amount, balance.asset, tokens)}</strong> <span class="meta">${balance.asset}</span></li>`)}</ul>` : html`<p class="hint">No balance yet: make a deposit.</p>`}
+        ${wallet.balances.length ? html`<ul class="balances" aria-label="Balances">${wallet.balances.map((balance) => html`<${Balance} key=${balance.asset} balance=${balance} tokens=${tokens} />`)}</ul>` : html`<p class="hint">No balance yet: make a deposit.</p>`}
         <${Transfer} providers=${providers} balances=${wallet.balances} tokens=${tokens} onMoved=${() => setVersion((n) => n + 1)} />
         <div class="scroll" tabindex="0" role="region" aria-label="Scrollable table"><table>
             <caption>Transactions, newest first (${transactions.total})</caption>
             <thead><tr><th scope="col">When</th><th scope="col">Type</th><th scope="col">Amount</th><th scope="col">Provider</th><th scope="col">Status</th></tr></thead>
             <tbody>${transactions.data.map((transaction) => html`<tr key=${transaction.id}>
-                <td>${when(transaction.created_at)}</td><td>${transaction.type}</td><td class="amount">${minorMoney(transaction.amount, transaction.asset, tokens)}</td><td>${providerName(transaction.provider_id)}</td><td>${transaction.status}</td>
+                <td>${when(transaction.created_at)}</td><td>${transaction.type}</td><td class="amount">${minorMoney(transaction.amount, transaction.asset, tokens)}</td><td>${providerName(transaction.provider_id)}</td><td><${TransactionStatus} transaction=${transaction} /></td>
             </tr>`)}</tbody>
         </table></div>
     </section>`;

@@ -65,7 +65,10 @@ export interface TestClock {
      * bookings starting and ending, offers expiring); resolves to how many of each type were applied.
      */
     set(instant: string | Date): Promise<AppliedCounts>;
-    /** Moves the clock forward (500ms, 90s, 30m, 2h, 3d, or milliseconds) and freezes it there, applying what falls due on the way. */
+    /**
+     * Moves the clock forward (500ms, 90s, 30m, 2h, 3d, or milliseconds) and freezes it there, applying what falls due
+     * on the way; resolves to how many of each type were applied ({} for none), as set does.
+     */
     advance(by: string | number): Promise<AppliedCounts>;
 }
 

@@ -173,9 +173,11 @@ describe('the console page', () => {
         expect(page.headers['content-type']).to.contain('text/html');
         expect(page.payload).to.contain('<script type="importmap">');
 
-        const app = await server.inject('/console/assets/app.js');
-        expect(app.statusCode).to.equal(200);
-        expect(app.headers['content-type']).to.contain('javascript');
+        for (const file of ['app.js', 'clock.js']) {
+            const res = await server.inject(`/console/assets/${file}`);
+            expect(res.statusCode, file).to.equal(200);
+            expect(res.headers['content-type'], file).to.contain('javascript');
+        }
 
         for (const file of ['preact.mjs', 'hooks.mjs', 'htm.mjs']) {
             const res = await server.inject(`/console/vendor/${file}`);
@@ -242,6 +244,58 @@ describe('the console API', () => {
         expect(refused.statusCode).to.equal(403);
         expect(body(refused).code).to.equal('admin_required');
         expect(body(await server.inject(mintRequest('bob'))).admin).to.be.false();
+        await server.stop();
+    });
+
+    it('moves the clock with its admin token as the page\'s buttons do, each move answering what it applied and the records reading their new states', { timeout: 20_000 }, async () => {
+
+        // The default data set frozen far past the demo data's instants: only what this test schedules falls due.
+        const server = await testServer({ host: '127.0.0.1', clock: '2040-01-01T00:00:00Z' });
+        const admin = { authorization: `Bearer ${body<{ token: string }>(await server.inject(adminRequest())).token}` };
+        const alice = { authorization: `Bearer ${body<{ token: string }>(await server.inject(mintRequest('alice'))).token}` };
+        expect(body(await server.inject({ url: '/_clock', headers: { ...admin, 'x-localgate-console': 'housekeeping' } }))).to.equal({ now: '2040-01-01T00:00:00.000Z', frozen: '2040-01-01T00:00:00.000Z' });
+
+        // The default data set: a booking confirmed, then "+1 hour" and "+3 days" (PUT /_clock).
+        const vehicles = body<{ data: { id: string; is_available: boolean }[] }>(await server.inject('/v1/logistics/vehicles?available=true&limit=1')).data;
+        const locations = body<{ data: { id: string }[] }>(await server.inject('/v1/logistics/locations?limit=1')).data;
+        const booked = await server.inject({
+            method: 'POST', url: '/v1/logistics/bookings', headers: alice,
+            payload: { vehicle_id: vehicles[0]!.id, pickup_location_id: locations[0]!.id, dropoff_location_id: locations[0]!.id, pickup_at: '2040-01-01T02:00:00Z', return_at: '2040-01-02T02:00:00Z' }
+        });
+        expect(booked.statusCode).to.equal(201);
+        const booking = body<{ id: string; status: string }>(booked);
+        expect(booking.status).to.equal('confirmed');
+        const statusOf = async () => body<{ status: string }>(await server.inject({ url: `/v1/logistics/bookings/${booking.id}`, headers: alice })).status;
+
+        const hour = await server.inject({ method: 'PUT', url: '/_clock', headers: admin, payload: { advance: '1h' } });
+        expect(hour.statusCode).to.equal(200);
+        expect(body(hour)).to.equal({ now: '2040-01-01T01:00:00.000Z', frozen: '2040-01-01T01:00:00.000Z', applied: {} });
+        expect(await statusOf()).to.equal('confirmed');
+        const days = await server.inject({ method: 'PUT', url: '/_clock', headers: admin, payload: { advance: '3d' } });
+        expect(body(days)).to.equal({ now: '2040-01-04T01:00:00.000Z', frozen: '2040-01-04T01:00:00.000Z', applied: { 'logistics.booking.started': 1, 'logistics.booking.completed': 1 } });
+        expect(await statusOf()).to.equal('completed');
+
+        // An instance with pay: a bank transfer pending, then "+1 day" twice (PUT /_instances/{id}/clock).
+        const made = body<{ id: string }>(await server.inject({ method: 'POST', url: '/_instances', headers: admin, payload: { seed: 'none', pay: true, clock: '2030-01-01T00:00:00Z' } }));
+        const wallet = async () => body<{ balances: unknown[] }>(await server.inject({ url: `/i/${made.id}/v1/pay/wallet`, headers: alice })).balances;
+        const deposit = await server.inject({
+            method: 'POST', url: `/i/${made.id}/v1/pay/gateway/deposit`, headers: { ...alice, 'idempotency-key': 'console-clock-1' },
+            payload: { provider_id: 'bank-transfer', asset: 'EUR', amount: 2500 }
+        });
+        expect(body(deposit)).to.include({ status: 'pending', settles_at: '2030-01-03T00:00:00.000Z', settled_at: null });
+        expect(await wallet()).to.equal([{ asset: 'EUR', amount: 0, pending_in: 2500, pending_out: 0 }]);
+
+        const moveInstance = (advance: string) => server.inject({ method: 'PUT', url: `/_instances/${made.id}/clock`, headers: admin, payload: { advance } });
+        const first = await moveInstance('1d');
+        expect(first.statusCode).to.equal(200);
+        expect(body(first)).to.include({ id: made.id, clock: '2030-01-02T00:00:00.000Z', applied: {} });
+        expect(body(await moveInstance('1d'))).to.include({ clock: '2030-01-03T00:00:00.000Z', applied: { 'pay.transaction.completed': 1 } });
+        expect(await wallet()).to.equal([{ asset: 'EUR', amount: 2500, pending_in: 0, pending_out: 0 }]);
+
+        // A persona's token moves no clock.
+        const refused = await server.inject({ method: 'PUT', url: '/_clock', headers: alice, payload: { advance: '1h' } });
+        expect(refused.statusCode).to.equal(403);
+        expect(body(refused).code).to.equal('admin_required');
         await server.stop();
     });
 

@@ -109,6 +109,51 @@ describe('createTestKit()', () => {
         t.close();
     });
 
+    it('moves the clock through a bank transfer: pending and not spendable, then completed and spendable, t.clock.advance resolving to what it applied', async () => {
+
+        // As docs/testing.md shows it.
+        const t = await kit.instance({ seed: 'none', pay: true, clock: '2030-01-01T00:00:00Z' });
+        const move = (operation: 'deposit' | 'withdraw', payload: { provider_id: string; asset: string; amount: number }, key: string) => {
+
+            return t.inject({ method: 'POST', url: `/v1/pay/gateway/${operation}`, headers: { ...t.auth('alice'), 'idempotency-key': key }, payload });
+        };
+
+        const ledger = async () => ({
+            balances: body<{ balances: unknown[] }>(await t.inject({ url: '/v1/pay/wallet', headers: t.auth('alice') })).balances,
+            transactions: body<List<unknown>>(await t.inject({ url: '/v1/pay/wallet/transactions', headers: t.auth('alice') })).data
+        });
+
+        const made = await move('deposit', { provider_id: 'bank-transfer', asset: 'USD', amount: 10000 }, 'deposit-1');
+        expect(made.statusCode).to.equal(201);
+        const deposit = body<Record<string, unknown> & { id: string }>(made);
+        expect(deposit).to.equal({
+            id: deposit.id, type: 'deposit', asset: 'USD', amount: 10000, provider_id: 'bank-transfer', status: 'pending',
+            created_at: '2030-01-01T00:00:00.000Z', settles_at: '2030-01-03T00:00:00.000Z', settled_at: null, failure_code: null
+        });
+        expect(await ledger()).to.equal({ balances: [{ asset: 'USD', amount: 0, pending_in: 10000, pending_out: 0 }], transactions: [deposit] });
+
+        const early = await move('withdraw', { provider_id: 'sandbox', asset: 'USD', amount: 2500 }, 'withdraw-1');
+        expect(early.statusCode).to.equal(409);
+        expect(body(early)).to.include({ code: 'insufficient_funds' });
+
+        expect(await t.clock.advance('1d')).to.equal({});
+        expect(await ledger()).to.equal({ balances: [{ asset: 'USD', amount: 0, pending_in: 10000, pending_out: 0 }], transactions: [deposit] });
+
+        expect(await t.clock.advance('1d')).to.equal({ 'pay.transaction.completed': 1 });
+        const completed = { ...deposit, status: 'completed', settled_at: '2030-01-03T00:00:00.000Z' };
+        expect(await ledger()).to.equal({ balances: [{ asset: 'USD', amount: 10000, pending_in: 0, pending_out: 0 }], transactions: [completed] });
+
+        const spent = await move('withdraw', { provider_id: 'sandbox', asset: 'USD', amount: 2500 }, 'withdraw-2');
+        expect(spent.statusCode).to.equal(201);
+        expect(body(spent)).to.include({ status: 'completed', settled_at: '2030-01-03T00:00:00.000Z' });
+        expect(await ledger()).to.equal({ balances: [{ asset: 'USD', amount: 7500, pending_in: 0, pending_out: 0 }], transactions: [body(spent), completed] });
+
+        // Back: nothing applies and nothing is undone.
+        expect(await t.clock.set('2030-01-01T00:00:00Z')).to.equal({});
+        expect(await ledger()).to.equal({ balances: [{ asset: 'USD', amount: 7500, pending_in: 0, pending_out: 0 }], transactions: [body(spent), completed] });
+        await t.close();
+    });
+
     it('refuses instance options that POST /_instances would refuse, naming the option', async () => {
 
         await expect(kit.instance({ clock: 'next tuesday' })).to.reject(/^Invalid instance options: clock must be an ISO 8601 UTC timestamp ending in Z/);

@@ -49,5 +49,8 @@ export const passingTests = [
     'tests/test_example.py::test_an_empty_world_with_a_frozen_clock PASSED',
     'tests/test_faults_journal.py::test_an_instance_fault_fires_as_set_counts_its_hits_and_clears PASSED',
     'tests/test_faults_journal.py::test_an_instance_journal_lists_counts_finds_and_clears PASSED',
-    'tests/test_faults_journal.py::test_the_default_data_set_has_its_own_faults_and_journal PASSED'
+    'tests/test_faults_journal.py::test_the_default_data_set_has_its_own_faults_and_journal PASSED',
+    'tests/test_time.py::test_a_bank_transfer_deposit_is_pending_until_the_clock_passes_its_two_days PASSED',
+    'tests/test_time.py::test_a_move_with_nothing_due_applies_nothing_and_keeps_the_record PASSED',
+    'tests/test_time.py::test_the_default_data_set_has_a_clock_of_its_own PASSED'
 ];

@@ -19,7 +19,7 @@ const skip = skipWithoutChromium('the console browser test');
 
 // Kept after the run and ignored by git: one picture per step of the demo. The README's pictures are two of them:
 // docs/console-commerce.png is 03-product-reported.png, docs/console-live-log.png is 08-live-log.png; the faults
-// guide's docs/console-faults.png is faults-reply-lost.png.
+// guide's docs/console-faults.png is faults-reply-lost.png; the console guide's docs/console-clock.png is clock-settled.png.
 const screenshots = Path.join(__dirname, '..', 'screenshots');
 
 
@@ -291,7 +291,7 @@ describe('the console in a browser', () => {
             await balances.getByText('€25.00').waitFor();
             await transfer.getByRole('button', { name: 'Send again (same key)' }).click();
             await transfer.getByRole('status').getByText(/replayed, Idempotent-Replayed: true/).waitFor();
-            expect(await balances.innerText()).to.equal('€25.00 EUR');
+            expect(await balances.innerText()).to.equal('€25.00 EUR available');
             expect(await page.getByRole('table').getByRole('row').nth(1).getByRole('cell').nth(2).innerText()).to.equal('€25.00');
             const usedKey = await transfer.locator('p.meta code').innerText();
             expect(usedKey).to.match(/^console-[0-9a-f]{16}$/);
@@ -763,7 +763,7 @@ describe('the console in a browser', () => {
 
             await transfer.getByRole('button', { name: 'Send again (same key)' }).click();
             await transfer.getByRole('status').getByText(/replayed, Idempotent-Replayed: true/).waitFor();
-            expect(await page.getByRole('list', { name: 'Balances' }).innerText()).to.equal('€25.00 EUR');
+            expect(await page.getByRole('list', { name: 'Balances' }).innerText()).to.equal('€25.00 EUR available');
             expect(await ledger()).to.equal(1);
             // The replay's entry comes when its event does: wait for it on top of the log.
             await newest('POST', '/v1/pay/gateway/deposit').locator('.status', { hasText: /^201$/ }).waitFor();
@@ -857,6 +857,102 @@ describe('the console in a browser', () => {
         catch (err) {
             await context.pages()[0]!.screenshot({ path: Path.join(screenshots, 'faults-failure.png'), fullPage: true });
             throw err;
+        }
+        finally {
+            await browser.close();
+            await bare.stop();
+        }
+    });
+
+    it('moves the clock with its buttons, saying what applied, so that a transfer settles and a booking starts and ends on screen', { skip, timeout: 180_000 }, async () => {
+
+        expect(Fs.existsSync(chromiumPath), `CI=true needs Debian's chromium at ${chromiumPath}: .ci/run installs it`).to.be.true();
+        Fs.mkdirSync(screenshots, { recursive: true });
+        // Both clocks frozen far past the demo data's instants: only what this test schedules falls due.
+        const bare = await testServer({ port: 0, host: '127.0.0.1', clock: '2040-01-01T00:00:00Z' });
+        await bare.start();
+        const made = await bare.inject({ method: 'POST', url: '/_instances', headers: adminBearer(bare), payload: { pay: true, clock: '2040-01-01T00:00:00Z' } });
+        expect(made.statusCode).to.equal(201);
+        const { id } = body<{ id: string }>(made);
+        const short = id.split('-')[0]!;
+        const vehicle = body<List<{ id: string; make: string; model: string }>>(await bare.inject(`/i/${id}/v1/logistics/vehicles?available=true&limit=1`)).data[0]!;
+        const location = body<List<{ id: string }>>(await bare.inject(`/i/${id}/v1/logistics/locations?limit=1`)).data[0]!;
+        const booked = await bare.inject({
+            method: 'POST', url: `/i/${id}/v1/logistics/bookings`, headers: bearer(bare, 'alice'),
+            payload: { vehicle_id: vehicle.id, pickup_location_id: location.id, dropoff_location_id: location.id, pickup_at: '2040-01-06T00:00:00Z', return_at: '2040-01-07T00:00:00Z' }
+        });
+        expect(booked.statusCode).to.equal(201);
+
+        const browser = await launchBrowser({ laptop: true });
+        const { context } = browser;
+        try {
+            const { page, elsewhere, pageErrors } = await offlinePage(context, bare.info.uri);
+            const { sent, refused } = pageTraffic(page, bare.info.uri);
+            const clock = page.getByRole('region', { name: 'Clock' });
+            const moveBy = async (label: string, said: string) => {
+
+                await clock.getByRole('button', { name: label }).click();
+                await clock.getByText(said).waitFor();
+            };
+
+            await page.goto(`${bare.info.uri}/console?instance=${id}#pay`);
+            await page.getByRole('button', { name: 'alice' }).click();
+            await page.getByText('Acting as alice').waitFor();
+            await page.getByRole('heading', { name: 'Wallet of alice' }).waitFor();
+            await clock.getByText('Frozen at 1 Jan 2040, 00:00').waitFor();
+
+            // A bank transfer answers pending, with the instant it settles; the balance shows it on its way in.
+            await page.getByLabel('Provider').selectOption({ value: 'bank-transfer' });
+            await page.getByLabel('Asset').selectOption('EUR');
+            await page.getByLabel('Amount (EUR)').fill('25.00');
+            await page.getByRole('button', { name: 'Send', exact: true }).click();
+            await page.getByText(/^201 deposit of €25\.00 through Bank transfer .*, pending until 3 Jan 2040, 00:00\.$/).waitFor();
+            const balances = page.getByRole('list', { name: 'Balances' });
+            await balances.getByText('+€25.00 pending in').waitFor();
+            const row = page.getByRole('row').filter({ hasText: '€25.00' }).filter({ hasText: 'Bank transfer' });
+            await row.getByText('pending', { exact: true }).waitFor();
+            expect(await row.getByText('settles 3 Jan 2040, 00:00').count()).to.equal(1);
+            expect(await accessibilityViolations(page)).to.equal([]);
+            await page.screenshot({ path: Path.join(screenshots, 'clock-pending.png') });
+
+            await moveBy('+1 hour', `Moved the clock of instance ${short} forward 1 hour: applied: nothing fell due.`);
+            await moveBy('+1 day', `Moved the clock of instance ${short} forward 1 day: applied: nothing fell due.`);
+            await clock.getByText('Frozen at 2 Jan 2040, 01:00').waitFor();
+            await row.getByText('pending', { exact: true }).waitFor();
+
+            // Past its settles_at the view loads again: completed, and the money available.
+            await moveBy('+3 days', `Moved the clock of instance ${short} forward 3 days: applied: 1 pay.transaction.completed.`);
+            await clock.getByText('Frozen at 5 Jan 2040, 01:00').waitFor();
+            await row.getByText('completed', { exact: true }).waitFor();
+            expect(await balances.getByText('pending in').count()).to.equal(0);
+            expect(await balances.innerText()).to.equal('€25.00 EUR available');
+            expect(await accessibilityViolations(page)).to.equal([]);
+            await page.screenshot({ path: Path.join(screenshots, 'clock-settled.png') });
+
+            // The booking: confirmed until its pickup, active from then, completed from its return.
+            await page.getByRole('navigation', { name: 'Views' }).getByRole('button', { name: 'Logistics' }).click();
+            const bookingRow = page.getByRole('table').filter({ hasText: 'booking' }).getByRole('row').filter({ hasText: `${vehicle.make} ${vehicle.model}` });
+            await bookingRow.getByText('confirmed', { exact: true }).waitFor();
+            await moveBy('+1 day', `Moved the clock of instance ${short} forward 1 day: applied: 1 logistics.booking.started.`);
+            await bookingRow.getByText('active', { exact: true }).waitFor();
+            expect(await accessibilityViolations(page)).to.equal([]);
+            await moveBy('+1 day', `Moved the clock of instance ${short} forward 1 day: applied: 1 logistics.booking.completed.`);
+            await bookingRow.getByText('completed', { exact: true }).waitFor();
+
+            // The default data set's clock moves through its own route.
+            await page.getByLabel('Data set', { exact: true }).selectOption({ label: 'Default data set' });
+            await clock.getByText('Frozen at 1 Jan 2040, 00:00').waitFor();
+            await moveBy('+1 hour', 'Moved the clock of the default data set forward 1 hour: applied: nothing fell due.');
+            await clock.getByText('Frozen at 1 Jan 2040, 01:00').waitFor();
+
+            expect(sent.filter((line) => line.startsWith('PUT '))).to.equal([
+                `PUT /_instances/${id}/clock`, `PUT /_instances/${id}/clock`, `PUT /_instances/${id}/clock`,
+                `PUT /_instances/${id}/clock`, `PUT /_instances/${id}/clock`, 'PUT /_clock'
+            ]);
+            expect(body(await bare.inject({ url: '/_clock', headers: adminBearer(bare) }))).to.equal({ now: '2040-01-01T01:00:00.000Z', frozen: '2040-01-01T01:00:00.000Z' });
+            expect(refused).to.equal([]);
+            expect(elsewhere).to.equal([]);
+            expect(pageErrors).to.equal([]);
         }
         finally {
             await browser.close();

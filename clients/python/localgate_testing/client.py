@@ -1,4 +1,4 @@
-"""A client for a running localgate: tokens, instances, requests into an instance, faults and the request journal."""
+"""A client for a running localgate: tokens, instances, clocks, requests into an instance, faults and the request journal."""
 
 import base64
 import hashlib
@@ -139,6 +139,25 @@ class Localgate:
 
         return self.admin("GET", "/_instances?limit=100")["data"]
 
+    def clock(self):
+        """The default data set's clock: {"now": <ISO instant>, "frozen": <the instant it stands at, or None on the wall clock>}."""
+
+        return self.admin("GET", "/_clock")
+
+    def set_clock(self, now):
+        """Freezes the default data set's clock at an ISO 8601 UTC instant; returns what fell due on the way, counted by type."""
+
+        return self.admin("PUT", "/_clock", {"now": now})["applied"]
+
+    def advance_clock(self, by):
+        """Moves the default data set's clock forward (500ms, 90s, 30m, 2h, 7d) and freezes it there; returns what fell due, counted by type.
+
+        The default data set is shared by everything that uses the server: its clock stays frozen until moved again
+        (a restart with CLOCK unset puts it back on the wall clock).
+        """
+
+        return self.admin("PUT", "/_clock", {"advance": by})["applied"]
+
     def close(self):
         """Closes this thread's connection."""
 
@@ -214,14 +233,25 @@ class Instance:
         self.record = self.server.admin("POST", self._admin("/restore"), {"snapshot_id": snapshot_id})
 
     def set_clock(self, now):
-        """Freezes the instance's clock at an ISO 8601 UTC instant."""
+        """Freezes the instance's clock at an ISO 8601 UTC instant; returns what fell due on the way (see advance_clock)."""
 
-        self.record = self.server.admin("PUT", self._admin("/clock"), {"now": now})
+        return self._move_clock({"now": now})
 
     def advance_clock(self, by):
-        """Moves the clock forward (500ms, 90s, 30m, 2h, 7d) and freezes it there."""
+        """Moves the clock forward (500ms, 90s, 30m, 2h, 7d) and freezes it there.
 
-        self.record = self.server.admin("PUT", self._admin("/clock"), {"advance": by})
+        Every transition due on the way (a pending payment settling, a booking starting or ending, an offer expiring)
+        is applied before this returns; the answer counts them by type, {"pay.transaction.completed": 1}, and is {}
+        when nothing fell due. The instance's record (with its new clock) is kept in record.
+        """
+
+        return self._move_clock({"advance": by})
+
+    def _move_clock(self, body):
+        answer = self.server.admin("PUT", self._admin("/clock"), body)
+        applied = answer.pop("applied")
+        self.record = answer
+        return applied
 
     def delete(self):
         """Deletes the instance; deleting one already gone is not an error."""
