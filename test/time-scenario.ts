@@ -110,6 +110,9 @@ const moves = [
     // +2d: the deposits of 700 and 250 EUR settle, 399 is returned; the second booking starts. An offer ends too, which
     // its reads show and no move applies.
     { 'pay.transaction.completed': 2, 'pay.transaction.failed': 1, 'logistics.booking.started': 1 },
+    // A second between the deposit and the withdrawal made after it, so that they sort by their created_at, not by
+    // PostgreSQL's random ids.
+    {},
     // +1d: the withdrawal of 1299 is returned; the second booking ends.
     { 'logistics.booking.completed': 1, 'pay.transaction.failed': 1 },
     // Back to the start: nothing applies, nothing is undone.
