@@ -50,4 +50,3 @@ export const nextBookingDue = `SELECT min(due) AS due FROM (
     UNION ALL
     SELECT min(return_at) AS due FROM bookings WHERE status = 'active'
 ) pending`;
-
