@@ -41,7 +41,7 @@ export function ClockBar({ instances }) {
         <span class="row" role="group" aria-label="Move the clock forward">
             ${steps.map((step) => html`<button type="button" disabled=${state.busy || !ready} onClick=${() => move(step)}>${step.label}</button>`)}
         </span>
-        <span class="meta">A move applies what falls due on the way (payments settle, bookings start and end, offers expire) and leaves the clock frozen there.</span>
+        <span class="meta">A move applies what falls due on the way (payments settle, bookings start and end; offers read expired by the clock) and leaves the clock frozen there.</span>
         ${state.done ? html`<p class="done" role="status">${state.done}</p>` : null}
         <${ErrorNote} error=${state.error ?? read.error ?? (instances.notMounted ? instances.error : null)} hint=${instances.notMounted ? notMountedHint : null} />
     </section>`;

@@ -62,7 +62,7 @@ export interface TestClock {
     now(): Date;
     /**
      * Freezes the clock at an instant, applying every transition that falls due on the way (payments settling,
-     * bookings starting and ending, offers expiring); resolves to how many of each type were applied.
+     * bookings starting and ending; offers are read off the clock); resolves to how many of each type were applied.
      */
     set(instant: string | Date): Promise<AppliedCounts>;
     /**

@@ -17,7 +17,7 @@ import { SqliteCommerceStore } from '../lib/storage/sqlite/commerce';
 import { openSqliteNamespace, type SqliteNamespace } from '../lib/storage/sqlite/namespace';
 import { SqliteLogisticsStore } from '../lib/storage/sqlite/logistics';
 import { engineServer, freshDatabase, insertRecords, skipWithoutPostgres } from './helpers/postgres';
-import { bookingLifecycle, frozenContext, offerExpiry } from './helpers/lifecycle';
+import { bookingLifecycle, frozenContext, offerStatusesOverTime } from './helpers/lifecycle';
 import { bearer } from './helpers/server';
 import { commerceNamespace } from '../lib/namespaces/commerce';
 import { logisticsNamespace } from '../lib/namespaces/logistics';
@@ -355,29 +355,29 @@ describe('PostgreSQL stores on a frozen clock', { skip }, () => {
         expect(reportTaken.code).to.equal('conflict');
     });
 
-    it('moves bookings and offers with the clock as SQLite does: reads, due instants and transitions', async () => {
+    it('moves bookings and reads offers with the clock as SQLite does: reads, due instants and transitions', async () => {
 
         const url = await fresh();
         const [pgCommerce, liteCommerce] = await open('commerce', url);
         const [pgLogistics, liteLogistics] = await open('logistics', url);
         const contexts = [0, 1].map(() => [frozenContext('2031-03-01T09:00:00.000Z'), frozenContext('2026-01-01T00:00:00.000Z')] as const);
         const [onPg, onLite] = await Promise.all([
-            Promise.all([bookingLifecycle(new PgLogisticsStore(pgLogistics.db, contexts[0]![0]), contexts[0]![0].clock), offerExpiry(new PgCommerceStore(pgCommerce.db, contexts[0]![1]), contexts[0]![1].clock)]),
-            Promise.all([bookingLifecycle(new SqliteLogisticsStore(liteLogistics.db, contexts[1]![0]), contexts[1]![0].clock), offerExpiry(new SqliteCommerceStore(liteCommerce.db, contexts[1]![1]), contexts[1]![1].clock)])
+            Promise.all([bookingLifecycle(new PgLogisticsStore(pgLogistics.db, contexts[0]![0]), contexts[0]![0].clock), offerStatusesOverTime(new PgCommerceStore(pgCommerce.db, contexts[0]![1]), contexts[0]![1].clock)]),
+            Promise.all([bookingLifecycle(new SqliteLogisticsStore(liteLogistics.db, contexts[1]![0]), contexts[1]![0].clock), offerStatusesOverTime(new SqliteCommerceStore(liteCommerce.db, contexts[1]![1]), contexts[1]![1].clock)])
         ]);
 
         expect(JSON.stringify(onPg)).to.equal(JSON.stringify(onLite));
         expect(await pgLogistics.db.rows({ name: '', text: 'SELECT status, count(*)::int AS n FROM bookings GROUP BY status ORDER BY status' })).to.equal([{ status: 'cancelled', n: 1 }, { status: 'completed', n: 2 }]);
+        // An offer's end is a read: nothing is stored.
+        expect(await pgCommerce.db.rows({ name: '', text: 'SELECT DISTINCT status FROM offers' })).to.equal([{ status: 'valid' }]);
     });
 
     it('applies each transition once when two processes\' stores apply at once over one schema', { timeout: 20_000 }, async () => {
 
         const url = await fresh();
         const [first] = await open('logistics', url);
-        const [firstCommerce] = await open('commerce', url);
         const second = await PgNamespace.open(logisticsNamespace, url, dbSettings, true);
-        const secondCommerce = await PgNamespace.open(commerceNamespace, url, dbSettings, true);
-        namespaces.push(second, secondCommerce);
+        namespaces.push(second);
 
         // Forty bookings of one vehicle, a day each, all in the clock's past by the time they are applied.
         const booker = new PgLogisticsStore(first.db, frozen());
@@ -386,16 +386,15 @@ describe('PostgreSQL stores on a frozen clock', { skip }, () => {
         }
 
         const until = new Date('2040-01-01T00:00:00.000Z');
-        const stores = [new PgLogisticsStore(first.db, frozen()), new PgLogisticsStore(second.db, frozen()), new PgCommerceStore(firstCommerce.db, frozen()), new PgCommerceStore(secondCommerce.db, frozen())];
+        const stores = [new PgLogisticsStore(first.db, frozen()), new PgLogisticsStore(second.db, frozen())];
         const applied = (await Promise.all(stores.map((store) => store.applyDue(until, 1000)))).flat();
 
         const keys = applied.map((transition) => `${transition.type} ${transition.id}`);
         expect(new Set(keys).size).to.equal(keys.length);
         expect(keys.filter((key) => key.startsWith('logistics.booking.started')).length).to.equal(40);
         expect(keys.filter((key) => key.startsWith('logistics.booking.completed')).length).to.equal(40);
-        expect(keys.filter((key) => key.startsWith('commerce.offer.expired')).length).to.equal(17);
         expect(await stores[0]!.nextDue()).to.be.null();
-        expect(await stores[3]!.nextDue()).to.be.null();
+        expect(await stores[1]!.nextDue()).to.be.null();
         expect(await first.db.rows({ name: '', text: 'SELECT DISTINCT status FROM bookings' })).to.equal([{ status: 'completed' }]);
     });
 });

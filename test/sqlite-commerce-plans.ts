@@ -65,8 +65,6 @@ describe('commerce query plans', () => {
         business: [['b'], /USING INDEX sqlite_autoindex_businesses_1 \(id=\?\)/],
         listOffers: [{ ...page, now: '2030-01-01T00:00:00.000Z' }, /USING INDEX offers_by_created$/],
         listOffersOfProduct: [{ ...page, product_id: 'p', now: '2030-01-01T00:00:00.000Z' }, /USING INDEX offers_by_product \(product_id=\?\)$/],
-        nextDue: [[], /USING COVERING INDEX offers_due_to_expire$/],
-        nextExpiry: [{ until: '2030-01-01T00:00:00.000Z' }, /USING COVERING INDEX offers_due_to_expire \(valid_until<\?\)$/],
         countOffers: [[], /USING COVERING INDEX/],
         countOffersOfProduct: [['p'], /USING COVERING INDEX offers_by_product \(product_id=\?\)/],
         productExists: [['p'], /USING COVERING INDEX sqlite_autoindex_products_1 \(id=\?\)/],

@@ -6,7 +6,7 @@ import { SqliteCommerceStore } from '../lib/storage/sqlite/commerce';
 import { migrate, namespaceMigrations } from '../lib/storage/sqlite/migrate';
 import { openSqliteNamespace } from '../lib/storage/sqlite/namespace';
 import { openDatabase } from '../lib/storage/sqlite/open';
-import { demoOffers, frozenContext, offerExpiry } from './helpers/lifecycle';
+import { demoOffers, frozenContext, offerStatusesOverTime } from './helpers/lifecycle';
 import { insertRows } from './helpers/sqlite';
 
 
@@ -15,46 +15,53 @@ const { describe, it } = lab;
 const { expect } = Code;
 
 
-// The SQLite engine's own side of commerce offers over time: what no route shows (applying expiries, the migration).
-
-// The demo offers in the order they fall due, ties by id.
-const byDue = [...demoOffers].sort((a, b) => a.valid_until.localeCompare(b.valid_until) || a.id.localeCompare(b.id));
-
-const expiry = ({ id, valid_until: due }: { id: string; valid_until: string }) => ({ id, due, type: 'commerce.offer.expired' });
+// The SQLite engine's own side of commerce offers over time: what no route shows (the store's reads at each instant, the
+// migration).
 
 
 describe('commerce offers over time on SQLite', () => {
 
-    it('reads each offer\'s status at the store\'s clock, and expires the due ones earliest first, each once', async () => {
+    it('reads each offer\'s status at the store\'s clock and stores none of them', async () => {
 
         const namespace = openSqliteNamespace(commerceNamespace, undefined, { storage: 'memory', dataDir: ':memory:', seed: true });
         const context = frozenContext('2026-01-01T00:00:00.000Z');
         const store = new SqliteCommerceStore(namespace.db, context);
-        // The timeline reaches the store through the namespace's descriptor.
-        expect(commerceNamespace.timed?.(store)).to.shallow.equal(store);
-        const transcript = await offerExpiry(store, context.clock);
+        // No timeline reaches commerce: an offer's end is a read.
+        expect(commerceNamespace.timed).to.not.exist();
+        const transcript = await offerStatusesOverTime(store, context.clock);
         const stored = namespace.db.prepare('SELECT DISTINCT status FROM offers').pluck().all();
         await namespace.close();
 
-        const dueBy = (instant: string) => byDue.filter((offer) => offer.valid_until <= instant);
         const inListOrder = (status: (offer: { id: string; valid_until: string }) => string) => demoOffers.map((offer) => [offer.id, status(offer)]);
         // The file lists them in list order (created_at, then id).
         expect(demoOffers.length).to.equal(17);
-        expect(dueBy('2026-12-01T00:00:00.000Z').length).to.equal(3);
+        expect(demoOffers.filter((offer) => offer.valid_until <= '2026-12-01T00:00:00.000Z').length).to.equal(3);
         expect(transcript).to.equal([
-            new Date(byDue[0]!.valid_until),
             inListOrder(() => 'valid'),
             inListOrder((offer) => (offer.valid_until <= '2026-12-01T00:00:00.000Z' ? 'expired' : 'valid')),
-            byDue.slice(0, 2).map(expiry), new Date(byDue[2]!.valid_until),
-            byDue.slice(2, 3).map(expiry), new Date(byDue[3]!.valid_until),
-            byDue.slice(3).map(expiry), null,
-            // Time never takes an offer back: a clock set back shows what is stored.
-            inListOrder(() => 'expired')
+            inListOrder(() => 'expired'),
+            // A clock set back reads them valid again: nothing was stored.
+            inListOrder(() => 'valid')
         ]);
-        expect(stored).to.equal(['expired']);
+        expect(stored).to.equal(['valid']);
     });
 
-    it('adds the status to the offers stored before 002, each valid until the timeline moves it', () => {
+    it('keeps an offer stored expired expired at any instant', async () => {
+
+        const namespace = openSqliteNamespace(commerceNamespace, undefined, { storage: 'memory', dataDir: ':memory:', seed: true });
+        const context = frozenContext('2026-01-01T00:00:00.000Z');
+        const store = new SqliteCommerceStore(namespace.db, context);
+        const id = demoOffers[0]!.id;
+        namespace.db.prepare(`UPDATE offers SET status = 'expired' WHERE id = ?`).run(id);
+        const statusOf = async () => (await store.listOffers({}, { limit: 100, offset: 0 })).data.filter((offer) => offer.id === id).map((offer) => offer.status);
+
+        expect(await statusOf()).to.equal(['expired']);
+        context.clock.freeze(new Date('2020-01-01T00:00:00.000Z'));
+        expect(await statusOf()).to.equal(['expired']);
+        await namespace.close();
+    });
+
+    it('adds the status to the offers stored before 002, each valid until its valid_until', () => {
 
         const db = openDatabase(':memory:');
         const migrations = namespaceMigrations(commerceNamespace);

@@ -199,7 +199,7 @@ describe('the timeline of a data set', () => {
 
         // Frozen before the wall clock's instant: the transition is not due until the clock follows the wall clock.
         const clock = new Clock(new Date('2020-01-01T00:00:00Z'));
-        const store = new ArrayStore([{ id: 'a', due: new Date(Date.now() + 20), type: 'commerce.offer.expired' }]);
+        const store = new ArrayStore([{ id: 'a', due: new Date(Date.now() + 20), type: 'logistics.booking.started' }]);
         const { timeline, scheduler } = timelineOver(clock);
         await timeline.watch(() => Promise.resolve([store]));
         timeline.expect(new Date(Date.now() + 10));
@@ -465,7 +465,7 @@ describe('an instance\'s timeline', () => {
             }
         });
         const overdue = new ArrayStore([{ id: 'late', due: new Date('2020-01-01T00:00:00Z'), type: 'logistics.booking.completed' }]);
-        // No demo data: its offers past their valid_until would be applied too.
+        // No demo data: only the fake store's transition is logged.
         const server = await testServer({ namespaces: [...builtInNamespaces, { ...notesNamespace, timed: () => overdue }], seed: false, logLevel: 'debug', logStream });
         try {
             expect(overdue.applied.map((row) => row.id)).to.equal(['late']);
@@ -481,22 +481,22 @@ describe('an instance\'s timeline', () => {
         const kit = await createTestKit({ namespaces: [...builtInNamespaces, timedNotes] });
         try {
             store.pending.push(
-                { id: 'n1', due: at(hour), type: 'commerce.offer.expired' },
-                { id: 'n2', due: at(2 * hour), type: 'commerce.offer.expired' },
+                { id: 'n1', due: at(hour), type: 'logistics.booking.started' },
+                { id: 'n2', due: at(2 * hour), type: 'logistics.booking.started' },
                 { id: 'n3', due: at(26 * hour), type: 'logistics.booking.completed' }
             );
             const t = await kit.instance({ clock: start.toISOString(), seed: 'none' });
-            expect(await t.clock.advance('90m')).to.equal({ 'commerce.offer.expired': 1 });
+            expect(await t.clock.advance('90m')).to.equal({ 'logistics.booking.started': 1 });
 
             const res = await kit.server.inject({ method: 'PUT', url: `/_instances/${t.id}/clock`, headers: adminBearer(kit.server), payload: { advance: '1d' } });
             expect(res.statusCode).to.equal(200);
-            expect(body(res)).to.include({ clock: '2030-01-02T01:30:00.000Z', applied: { 'commerce.offer.expired': 1 } });
+            expect(body(res)).to.include({ clock: '2030-01-02T01:30:00.000Z', applied: { 'logistics.booking.started': 1 } });
             expect(await t.clock.set('2030-01-03T00:00:00Z')).to.equal({ 'logistics.booking.completed': 1 });
             expect(store.applied.map((row) => row.due)).to.equal(['2030-01-01T01:00:00.000Z', '2030-01-01T02:00:00.000Z', '2030-01-02T02:00:00.000Z']);
 
             // Overdue rows of a data set put back are applied as it is put back.
             const snapshot = await t.snapshot();
-            store.pending.push({ id: 'n4', due: at(hour), type: 'commerce.offer.expired' });
+            store.pending.push({ id: 'n4', due: at(hour), type: 'logistics.booking.started' });
             await t.restore(snapshot);
             expect(store.pending).to.equal([]);
 
@@ -518,10 +518,10 @@ describe('an instance\'s timeline', () => {
         try {
             const without = await kit.instance({ clock: start.toISOString(), seed: 'none' });
             const paid = await kit.instance({ clock: start.toISOString(), seed: 'none', pay: true });
-            pay.pending.push({ id: 'p1', due: at(hour), type: 'commerce.offer.expired' });
+            pay.pending.push({ id: 'p1', due: at(hour), type: 'pay.transaction.completed' });
             expect(await without.clock.advance('2h')).to.equal({});
             expect(pay.pending).to.have.length(1);
-            expect(await paid.clock.advance('2h')).to.equal({ 'commerce.offer.expired': 1 });
+            expect(await paid.clock.advance('2h')).to.equal({ 'pay.transaction.completed': 1 });
             expect(pay.applied.map((row) => row.id)).to.equal(['p1']);
         }
         finally {

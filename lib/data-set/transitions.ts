@@ -1,7 +1,8 @@
 /**
  * The transitions a data set's world makes on its own as its clock passes an instant: a pending payment settling, a
- * booking starting or ending, an offer expiring. Each is a row with its due instant in the namespace's database, never
- * only a timer in memory; the timeline (timeline.ts) finds what is due and asks the namespace's store to apply it.
+ * booking starting or ending. Each is a row with its due instant in the namespace's database, never only a timer in
+ * memory; the timeline (timeline.ts) finds what is due and asks the namespace's store to apply it. An offer's end is
+ * no transition: it changes no other record and announces nothing, so reads take it off the clock (lifecycle-sql.ts).
  */
 
 /** What a transition is, named as the event of its change: `<namespace>.<record>.<what happened>`. */
@@ -9,8 +10,7 @@ export const transitionTypes = [
     'pay.transaction.completed',
     'pay.transaction.failed',
     'logistics.booking.started',
-    'logistics.booking.completed',
-    'commerce.offer.expired'
+    'logistics.booking.completed'
 ] as const;
 
 export type TransitionType = typeof transitionTypes[number];

@@ -235,9 +235,10 @@ type ClockPayload = { now: string } | { advance: string };
 
 const clockNotes = [
     '{"now": "2030-01-01T00:00:00Z"} freezes it at an instant; {"advance": "2h"} moves it forward. Either way it then stands still until moved again.',
-    'Every transition that falls due on the way (a pending payment settling, a booking starting or ending, an offer expiring) is applied in time order,',
+    'Every transition that falls due on the way (a pending payment settling, a booking starting or ending) is applied in time order,',
     'each stamped with its own due instant, before the answer, which counts them by type in applied.',
-    'Moving back applies nothing and undoes nothing: what was applied stays, and what is pending applies when the clock reaches its instant again.'
+    'Moving back applies nothing and undoes nothing: what was applied stays, and what is pending applies when the clock reaches its instant again.',
+    'Offers are no transitions: each reads expired from its valid_until by the clock, so a clock moved back reads it valid again.'
 ].join(' ');
 
 const clockErrors = {

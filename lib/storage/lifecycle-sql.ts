@@ -1,11 +1,13 @@
 // The SQL both engines read statuses that move with time through, written once: each engine passes how it writes the
 // parameter holding now (the store's clock as text, in the form records keep, so text order is time order).
 //
-// A read shows the status of its data set's clock even before the timeline has stored it (between the instant and the
-// timer, or while a frozen clock was moved): the stored status, moved on by the instants the row already keeps. It is
-// one CASE over the columns of the row being read, with no further lookup (bookings: bookingStatusAt's rule, for a row
-// stored confirmed). Time never takes a record back: a stored status later than the clock's stands (a clock set back),
-// and a cancelled booking stays cancelled.
+// A read shows the status of its data set's clock: the stored status, moved on by the instants the row already keeps.
+// It is one CASE over the columns of the row being read, with no further lookup (bookings: bookingStatusAt's rule, for
+// a row stored confirmed). A booking's moves are also stored by the timeline, so a read only runs ahead of it (between
+// the instant and the timer, or while a frozen clock was moved), and time never takes a booking back: a stored status
+// later than the clock's stands (a clock set back), and a cancelled booking stays cancelled. An offer's end is never
+// stored: it is this read alone, so an offer reads valid again under a clock set back before its valid_until, unless
+// it was stored expired (a fixture's or an export's).
 
 /** A booking's status at now, as the column `status`. */
 export function bookingStatusColumn(now: string): string {
@@ -19,7 +21,7 @@ export function bookingStatusColumn(now: string): string {
 }
 
 
-/** An offer's status at now, as the column `status`: expired from its valid_until on. */
+/** An offer's status at now, as the column `status`: expired from its valid_until on, or stored expired. */
 export function offerStatusColumn(now: string): string {
 
     return `CASE WHEN status = 'valid' AND valid_until <= ${now} THEN 'expired' ELSE status END AS status`;
@@ -42,22 +44,9 @@ export function nextBookingTransition(until: string, lock = ''): string {
 }
 
 
-/** The offer due to expire first, if it is due by `until`: its id and due instant; `lock` as above. */
-export function nextOfferExpiry(until: string, lock = ''): string {
-
-    return `SELECT id, valid_until AS due, 'commerce.offer.expired' AS type FROM offers
-        WHERE status = 'valid' AND valid_until <= ${until} ORDER BY valid_until, id LIMIT 1 ${lock}`;
-}
-
-
 /** The earliest due instant of a booking transition, null when none is pending. */
 export const nextBookingDue = `SELECT min(due) AS due FROM (
     SELECT min(pickup_at) AS due FROM bookings WHERE status = 'confirmed'
     UNION ALL
     SELECT min(return_at) AS due FROM bookings WHERE status = 'active'
 ) pending`;
-
-
-
-/** The earliest due instant of an offer's expiry, null when none is pending. */
-export const nextOfferDue = `SELECT min(valid_until) AS due FROM offers WHERE status = 'valid'`;

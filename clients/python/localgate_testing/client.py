@@ -240,7 +240,7 @@ class Instance:
     def advance_clock(self, by):
         """Moves the clock forward (500ms, 90s, 30m, 2h, 7d) and freezes it there.
 
-        Every transition due on the way (a pending payment settling, a booking starting or ending, an offer expiring)
+        Every transition due on the way (a pending payment settling, a booking starting or ending)
         is applied before this returns; the answer counts them by type, {"pay.transaction.completed": 1}, and is {}
         when nothing fell due. The instance's record (with its new clock) is kept in record.
         """

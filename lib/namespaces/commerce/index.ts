@@ -34,6 +34,5 @@ export const commerceNamespace: Namespace<CommerceStore> = {
         }
     },
     liveBodies: true,
-    timed: (store) => store,
     warmUp: (store) => store.listProducts({}, { limit: 20, offset: 0 })
 };

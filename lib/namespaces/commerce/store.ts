@@ -1,4 +1,3 @@
-import type { TimedStore } from '../../data-set/transitions';
 import type { ListResult, Page } from '../../lists';
 
 
@@ -84,10 +83,10 @@ export interface NewScamReport {
 
 
 /**
- * The commerce namespace as the routes and the timeline see it, whatever engine keeps it. An offer read shows the
- * status of the store's clock, whether or not the timeline has stored it yet.
+ * The commerce namespace as the routes see it, whatever engine keeps it. An offer read shows the status of the store's
+ * clock: its end is read off the clock, never stored by the timeline.
  */
-export interface CommerceStore extends TimedStore {
+export interface CommerceStore {
 
     /** One page of products, oldest first, optionally only those of one business. */
     listProducts(filter: { business_id?: string }, page: Page): Promise<ListResult<Product>>;

@@ -1,12 +1,11 @@
 import type { RecordContext } from '../../clock';
-import type { AppliedTransition } from '../../data-set/transitions';
 import type { ListResult, Page } from '../../lists';
 import { fromMinorUnits, offerRecord, toMinorUnits, type Priced } from '../../namespaces/commerce/money';
 import { checkFirstReport } from '../../namespaces/commerce/rules';
 import type { Business, CommerceStore, Inquiry, NewInquiry, NewProduct, NewScamReport, Offer, Product, ScamReport, TargetType } from '../../namespaces/commerce/store';
 import { createdAt, found, referenced } from '../../records';
 import { insertRow, sql, type PgDatabase } from './database';
-import { nextOfferDue, nextOfferExpiry, offerStatusColumn } from '../lifecycle-sql';
+import { offerStatusColumn } from '../lifecycle-sql';
 import { pageOf, paged, serverNow, type PageParams, type Paged } from './pages';
 
 
@@ -67,12 +66,6 @@ export const queries = {
     listOffers: sql<[...PageParams, string], Paged<Priced<Offer>>>('commerce.listOffers', paged(offerAt('$3'), 'offers', 'SELECT count(*) FROM offers')),
     listOffersOfProduct: sql<[...PageParams, string, string], Paged<Priced<Offer>>>('commerce.listOffersOfProduct',
         paged(offerAt('$4'), 'offers WHERE product_id = $3', 'SELECT count(*) FROM offers WHERE product_id = $3')),
-
-    // The timeline's scans, each one step of a partial index (migrations/postgres/commerce/002), and its claim. The offer
-    // found is locked until the claim commits; one another process is claiming is skipped, one it claimed no longer matches.
-    nextDue: sql<[], { due: string | null }>('commerce.nextDue', nextOfferDue),
-    nextExpiry: sql<[string], AppliedTransition & { type: 'commerce.offer.expired' }>('commerce.nextExpiry', nextOfferExpiry('$1', 'FOR UPDATE SKIP LOCKED')),
-    expire: sql<[string]>('commerce.expire', `UPDATE offers SET status = 'expired' WHERE id = $1 AND status = 'valid'`),
 
     inquiryFacts: sql<[string | null, string | null], InquiryFacts>('commerce.inquiryFacts', `SELECT
         CASE WHEN $1::text IS NULL
@@ -156,38 +149,6 @@ export class PgCommerceStore implements CommerceStore {
             await this.db.rows(queries.listOffersOfProduct, page.limit, page.offset, filter.product_id, this.now());
 
         return pageOf(rows, offerRecord);
-    }
-
-    async nextDue(): Promise<Date | null> {
-
-        const [due] = (await this.db.rows(queries.nextDue)).map((row) => row.due);
-        return due ? new Date(due) : null;
-    }
-
-    async applyDue(until: Date, limit: number): Promise<AppliedTransition[]> {
-
-        // One at a time, earliest first, each claimed in its own transaction.
-        const applied: AppliedTransition[] = [];
-        const at = until.toISOString();
-        while (applied.length < limit) {
-            const next = await this.db.transaction(async (tx) => {
-
-                const due = await tx.row(queries.nextExpiry, at);
-                if (due) {
-                    await tx.rows(queries.expire, due.id);
-                }
-
-                return due;
-            });
-
-            if (!next) {
-                break;
-            }
-
-            applied.push(next);
-        }
-
-        return applied;
     }
 
     createInquiry(input: NewInquiry, ownerId: string): Promise<Inquiry> {

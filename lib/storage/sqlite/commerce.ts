@@ -1,13 +1,12 @@
 import type { Statement, Transaction } from 'better-sqlite3';
 
 import type { RecordContext } from '../../clock';
-import type { AppliedTransition } from '../../data-set/transitions';
 import type { ListResult, Page } from '../../lists';
 import { fromMinorUnits, offerRecord, toMinorUnits, type Priced } from '../../namespaces/commerce/money';
 import { checkFirstReport } from '../../namespaces/commerce/rules';
 import type { Business, CommerceStore, Inquiry, NewInquiry, NewProduct, NewScamReport, Offer, Product, ScamReport, TargetType } from '../../namespaces/commerce/store';
 import { createdAt, found, referenced } from '../../records';
-import { nextOfferDue, nextOfferExpiry, offerStatusColumn } from '../lifecycle-sql';
+import { offerStatusColumn } from '../lifecycle-sql';
 import type { Database } from './open';
 import { lazyStatements, settled, sql, type Statements } from './statements';
 
@@ -34,8 +33,6 @@ type Found = { found: 1 };
 
 // A page read at an instant: the store's clock as text, which the statuses that move with time are read at.
 type PageAtNow = Page & { now: string };
-
-type OfferExpiry = AppliedTransition & { type: 'commerce.offer.expired' };
 
 
 const productColumns = 'id, name, description, price_minor, currency, business_id, created_by, created_at, scam_report_count';
@@ -72,11 +69,6 @@ export const queries = {
     businessExists: sql<[string], Found>('SELECT 1 AS found FROM businesses WHERE id = ?'),
     offerExists: sql<[string], Found>('SELECT 1 AS found FROM offers WHERE id = ?'),
 
-    // The timeline's scans, each one step of a partial index (migrations/sqlite/commerce/002), and its claim.
-    nextDue: sql<[], string | null>(nextOfferDue),
-    nextExpiry: sql<[{ until: string }], OfferExpiry>(nextOfferExpiry('@until')),
-    expire: sql<[string]>(`UPDATE offers SET status = 'expired' WHERE id = ? AND status = 'valid'`),
-
     insertInquiry: sql<[Inquiry]>(`INSERT INTO inquiries (id, product_id, business_id, message, owner_id, created_at)
         VALUES (@id, @product_id, @business_id, @message, @owner_id, @created_at)`),
     inquiry: sql<[string, string], Inquiry>(`SELECT ${inquiryColumns} FROM inquiries WHERE id = ? AND owner_id = ?`),
@@ -101,7 +93,6 @@ export class SqliteCommerceStore implements CommerceStore {
     private readonly insertProduct: Transaction<(input: NewProduct, createdBy: string) => Product>;
     private readonly insertInquiry: Transaction<(input: NewInquiry, ownerId: string) => Inquiry>;
     private readonly insertScamReport: Transaction<(input: NewScamReport, reporterId: string) => ScamReport>;
-    private readonly claimNext: Transaction<(until: string) => OfferExpiry | null>;
 
     constructor(db: Database, context: RecordContext) {
 
@@ -140,17 +131,6 @@ export class SqliteCommerceStore implements CommerceStore {
 
             const { rows, total } = readPage(offers, filter.product_id, { ...page, now: context.clock.now().toISOString() });
             return { data: rows.map(offerRecord), total };
-        });
-
-        // Found and claimed under the write lock, so that no other process claims it in between.
-        this.claimNext = db.transaction((until: string) => {
-
-            const next = statements.nextExpiry.get({ until });
-            if (next) {
-                statements.expire.run(next.id);
-            }
-
-            return next ?? null;
         });
 
         this.insertProduct = db.transaction((input: NewProduct, createdBy: string) => {
@@ -224,34 +204,6 @@ export class SqliteCommerceStore implements CommerceStore {
     listOffers(filter: { product_id?: string }, page: Page): Promise<ListResult<Offer>> {
 
         return settled(() => this.readOffers.deferred(filter, page));
-    }
-
-    nextDue(): Promise<Date | null> {
-
-        return settled(() => {
-
-            const due = this.sql.nextDue.pluck().get();
-            return due ? new Date(due) : null;
-        });
-    }
-
-    applyDue(until: Date, limit: number): Promise<AppliedTransition[]> {
-
-        return settled(() => {
-
-            const applied: AppliedTransition[] = [];
-            const at = until.toISOString();
-            while (applied.length < limit) {
-                const next = this.claimNext.immediate(at);
-                if (!next) {
-                    break;
-                }
-
-                applied.push(next);
-            }
-
-            return applied;
-        });
     }
 
     createInquiry(input: NewInquiry, ownerId: string): Promise<Inquiry> {
