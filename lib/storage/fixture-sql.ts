@@ -58,8 +58,9 @@ export function ledgerStatements(placeholder: Placeholder): LedgerStatements {
 export function ledgerPosting(row: Record<string, unknown>): [statement: keyof LedgerStatements, params: unknown[]][] {
 
     const id = row.id;
+    const { made, settlement } = transactionLegs(row);
     const steps: [keyof LedgerStatements, unknown[]][] = [];
-    for (const { legs, at } of transactionLegs(row)) {
+    for (const { legs, at } of settlement ? [made, settlement] : [made]) {
         for (const { account, amount } of legs) {
             if (account === 'clearing') {
                 steps.push(['openClearingAccount', [at, id]], ['clearingEntry', [amount, at, id]]);

@@ -88,14 +88,20 @@ export function settlementFields(transaction: Record<string, unknown>): Settled 
 }
 
 
+/** The legs a stored transaction posts, each with its instant. */
+export interface Posting {
+    legs: Leg[];
+    at: string;
+}
+
 /** The legs a stored transaction posts as the API did: its move's at created_at, its settlement's at settles_at. */
-export function transactionLegs(row: Record<string, unknown>): { legs: Leg[]; at: string }[] {
+export function transactionLegs(row: Record<string, unknown>): { made: Posting; settlement?: Posting } {
 
     const { type, amount, created_at: created } = row as { type: TransactionType; amount: number; created_at: string };
     const { status, settles_at: due } = settlementFields(row);
     const delayed = due > created || status === 'pending';
-    const postings = [{ legs: creationLegs(type, delayed, amount), at: created }];
-    return status !== 'pending' && delayed ? [...postings, { legs: settlementLegs(type, status, amount), at: due }] : postings;
+    const made = { legs: creationLegs(type, delayed, amount), at: created };
+    return status !== 'pending' && delayed ? { made, settlement: { legs: settlementLegs(type, status, amount), at: due } } : { made };
 }
 
 
@@ -194,9 +200,11 @@ function checkTransactions(transactions: Record<string, unknown>[], wallets: Rec
     const settleUntil = (until: string) => {
 
         settlements.sort((a, b) => Number(a.at > b.at) - Number(a.at < b.at));
-        while (settlements.length && settlements[0]!.at <= until) {
-            const { transaction, legs } = settlements.shift()!;
-            ledger.post(transaction, legs);
+        let next = settlements[0];
+        while (next && next.at <= until) {
+            ledger.post(next.transaction, next.legs);
+            settlements.shift();
+            next = settlements[0];
         }
     };
 
@@ -227,8 +235,8 @@ function checkTransactions(transactions: Record<string, unknown>[], wallets: Rec
             refuse('transactions', index, problem[0], problem[1]);
         }
 
-        const [made, settlement] = transactionLegs(transaction);
-        ledger.post(transaction, made!.legs);
+        const { made, settlement } = transactionLegs(transaction);
+        ledger.post(transaction, made.legs);
         if (settlement) {
             settlements.push({ transaction, ...settlement });
         }
