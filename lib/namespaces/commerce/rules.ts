@@ -11,4 +11,3 @@ export function checkFirstReport(targetType: TargetType, alreadyReported: boolea
         throw new DomainError('conflict', 'duplicate_scam_report', `You have already reported this ${targetType}: one report per caller per target`);
     }
 }
-

@@ -160,7 +160,7 @@ export class PgCommerceStore implements CommerceStore {
 
     async nextDue(): Promise<Date | null> {
 
-        const { due } = (await this.db.row(queries.nextDue))!;
+        const [due] = (await this.db.rows(queries.nextDue)).map((row) => row.due);
         return due ? new Date(due) : null;
     }
 

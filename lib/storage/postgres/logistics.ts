@@ -47,7 +47,7 @@ export const queries = {
     bookingById: sql<[string, string, string], Booking>('logistics.bookingById', `SELECT ${bookingAt('$3')} FROM bookings WHERE id = $1 AND customer_id = $2`),
     // Locked until the cancellation commits: the timeline's claim of the same row waits, then finds it moved.
     lockBooking: sql<[string, string, string], Booking>('logistics.lockBooking', `SELECT ${bookingAt('$3')} FROM bookings WHERE id = $1 AND customer_id = $2 FOR UPDATE`),
-    cancelBooking: sql<[string], Booking>('logistics.cancelBooking', `UPDATE bookings SET status = 'cancelled' WHERE id = $1 RETURNING ${bookingColumns}`),
+    cancelBooking: sql<[string]>('logistics.cancelBooking', `UPDATE bookings SET status = 'cancelled' WHERE id = $1`),
 
     // The timeline's scans, each one step of a partial index (migrations/postgres/logistics/003).
     nextDue: sql<[], { due: string | null }>('logistics.nextDue', nextBookingDue),
@@ -151,13 +151,14 @@ export class PgLogisticsStore implements LogisticsStore {
 
             const booking = found(await tx.row(queries.lockBooking, id, customerId, this.now()), 'booking');
             checkCancellable(booking, booking.status);
-            return (await tx.row(queries.cancelBooking, id))!;
+            await tx.rows(queries.cancelBooking, id);
+            return { ...booking, status: 'cancelled' };
         });
     }
 
     async nextDue(): Promise<Date | null> {
 
-        const { due } = (await this.db.row(queries.nextDue))!;
+        const [due] = (await this.db.rows(queries.nextDue)).map((row) => row.due);
         return due ? new Date(due) : null;
     }
 

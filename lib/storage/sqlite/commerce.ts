@@ -73,7 +73,7 @@ export const queries = {
     offerExists: sql<[string], Found>('SELECT 1 AS found FROM offers WHERE id = ?'),
 
     // The timeline's scans, each one step of a partial index (migrations/sqlite/commerce/002), and its claim.
-    nextDue: sql<[], { due: string | null }>(nextOfferDue),
+    nextDue: sql<[], string | null>(nextOfferDue),
     nextExpiry: sql<[{ until: string }], OfferExpiry>(nextOfferExpiry('@until')),
     expire: sql<[string]>(`UPDATE offers SET status = 'expired' WHERE id = ? AND status = 'valid'`),
 
@@ -230,7 +230,7 @@ export class SqliteCommerceStore implements CommerceStore {
 
         return settled(() => {
 
-            const { due } = this.sql.nextDue.get()!;
+            const due = this.sql.nextDue.pluck().get();
             return due ? new Date(due) : null;
         });
     }

@@ -57,7 +57,7 @@ export const queries = {
     cancelBooking: sql<[{ id: string }]>(`UPDATE bookings SET status = 'cancelled' WHERE id = @id`),
 
     // The timeline's scans, each one step of a partial index (migrations/sqlite/logistics/003).
-    nextDue: sql<[], { due: string | null }>(nextBookingDue),
+    nextDue: sql<[], string | null>(nextBookingDue),
     nextTransition: sql<[{ until: string }], AppliedTransition & { type: BookingTransition }>(nextBookingTransition('@until')),
     // Each transition is claimed by a conditional update: the row moves only from the status the transition leaves.
     start: sql<[string]>(`UPDATE bookings SET status = 'active' WHERE id = ? AND status = 'confirmed'`),
@@ -133,7 +133,7 @@ export class SqliteLogisticsStore implements LogisticsStore {
             const booking = found(statements.bookingById.get({ ...key, now: context.clock.now().toISOString() }), 'booking');
             checkCancellable(booking, booking.status);
             statements.cancelBooking.run({ id });
-            return statements.storedBooking.get(key)!;
+            return { ...booking, status: 'cancelled' };
         });
 
         // Found and claimed under the write lock, so that no other process claims it in between.
@@ -193,7 +193,7 @@ export class SqliteLogisticsStore implements LogisticsStore {
 
         return settled(() => {
 
-            const { due } = this.statements.nextDue.get()!;
+            const due = this.statements.nextDue.pluck().get();
             return due ? new Date(due) : null;
         });
     }
