@@ -101,7 +101,7 @@ function renameIds(answers: string[]): string[] {
 
 // What each move of the clock applies: the same on both engines.
 const moves = [
-    // A second between the first requests, so that the records they make sort by their created_at on both engines.
+    // A second after each request that writes, so that the records they make sort by their created_at on both engines.
     ...Array.from({ length: 13 }, () => ({})),
     // +3h: the first booking starts.
     { 'logistics.booking.started': 1 },
@@ -110,8 +110,8 @@ const moves = [
     // +2d: the deposits of 700 and 250 EUR settle, 399 is returned; the second booking starts. An offer ends too, which
     // its reads show and no move applies.
     { 'pay.transaction.completed': 2, 'pay.transaction.failed': 1, 'logistics.booking.started': 1 },
-    // A second between the deposit and the withdrawal made after it, so that they sort by their created_at, not by
-    // PostgreSQL's random ids.
+    // A second after each of the two moves made then.
+    {},
     {},
     // +1d: the withdrawal of 1299 is returned; the second booking ends.
     { 'logistics.booking.completed': 1, 'pay.transaction.failed': 1 },

@@ -433,6 +433,26 @@ describe('the default data set\'s clock', () => {
             expectError(await server.inject({ method: 'PUT', url: '/_clock', headers: adminBearer(server), payload: { now: '1969-12-31T00:00:00Z' } }), 422, 'clock_out_of_range', 'now');
         });
 
+        it('logs a clock file it cannot write to the server\'s log, and the clock moves on', async () => {
+
+            const own = tempDir();
+            const logged = await testServer({ storage: 'file', dataDir: own, clock: '2030-01-01T00:00:00.000Z' });
+            try {
+                const lines: string[][] = [];
+                logged.events.on('log', (event) => lines.push(event.tags));
+                // A directory where the file's replacement would go: the rename fails.
+                Fs.rmSync(Path.join(own, clockFileName));
+                Fs.mkdirSync(Path.join(own, clockFileName, 'inside'), { recursive: true });
+
+                const moved = await logged.inject({ method: 'PUT', url: '/_clock', headers: adminBearer(logged), payload: { advance: '1h' } });
+                expect(body(moved)).to.equal({ now: '2030-01-01T01:00:00.000Z', frozen: '2030-01-01T01:00:00.000Z', applied: {} });
+                expect(lines).to.equal([['error', 'listener']]);
+            }
+            finally {
+                await logged.stop();
+            }
+        });
+
         it('goes on from where the clock stood after a restart with the same CLOCK', async () => {
 
             await server.inject({ method: 'PUT', url: '/_clock', headers: adminBearer(server), payload: { now: '2030-03-01T00:00:00Z' } });

@@ -95,6 +95,20 @@ async function depositAll(servers: SpawnedServer[], secret: string, plan: Moveme
 }
 
 
+/** Four processes started at once with the same settings: the last is the one a test kills, the others survive it. */
+async function fourProcesses(env: NodeJS.ProcessEnv): Promise<{ all: SpawnedServer[]; victim: SpawnedServer; survivors: [SpawnedServer, SpawnedServer, SpawnedServer] }> {
+
+    const all = await startAll(env, 4);
+    const [first, second, third, victim] = all;
+    if (!first || !second || !third || !victim) {
+        await stopAll(all);
+        throw new Error(`${all.length} processes started, not 4`);
+    }
+
+    return { all, victim, survivors: [first, second, third] };
+}
+
+
 /** Waits, looking every 10 ms, until the database holds at least so many completed transactions; answers how many it saw. */
 async function completedAtLeast(database: Database, least: number, timeoutMs: number): Promise<number> {
 
@@ -158,8 +172,7 @@ describe('pending moves settled by four processes on one PostgreSQL database (sl
         await withDatabase(async (database, env, secret) => {
 
             const pay = await provisionPayWithCli(database.url, secret);
-            const servers = await startAll({ ...env, ...pay, SEED: 'none', CLOCK: start, DB_STATEMENT_TIMEOUT_MS: '60000' });
-            const [victim, ...survivors] = [servers[3]!, servers[0]!, servers[1]!, servers[2]!];
+            const { all: servers, victim, survivors } = await fourProcesses({ ...env, ...pay, SEED: 'none', CLOCK: start, DB_STATEMENT_TIMEOUT_MS: '60000' });
             try {
                 const plan = depositPlan();
                 await depositAll(servers, secret, plan);
@@ -182,7 +195,7 @@ describe('pending moves settled by four processes on one PostgreSQL database (sl
                 }
 
                 // A later move on a survivor finds nothing left: what the dead process held rolled back and was taken.
-                const after = await moveClock(survivors[0]!, secret, { advance: '1s' });
+                const after = await moveClock(survivors[0], secret, { advance: '1s' });
                 expect(after.applied).to.equal({});
 
                 const bySurvivors = answers.map((answer) => answer.applied['pay.transaction.completed'] ?? 0);
@@ -191,7 +204,7 @@ describe('pending moves settled by four processes on one PostgreSQL database (sl
                 expect(deposits - total).to.be.at.least(byVictim);
                 measured('300 deposits, four frozen clocks advanced, one killed', { byVictimBeforeOthers: byVictim, killedAt, bySurvivors, byVictim: deposits - total });
 
-                await expectSettledOnce(database, survivors[1]!, secret, plan);
+                await expectSettledOnce(database, survivors[1], secret, plan);
             }
             finally {
                 await stopAll(survivors);
@@ -206,11 +219,14 @@ describe('pending moves settled by four processes on one PostgreSQL database (sl
 
             const pay = await provisionPayWithCli(database.url, secret);
             const shared = { ...env, ...pay, SEED: 'none', DB_STATEMENT_TIMEOUT_MS: '60000' };
-            const pollers = await startAll(shared);
             // A fifth process, its clock frozen years back, makes deposits that are overdue on the wall clock as they
             // are written; its own timeline never applies them (a frozen clock moves only when moved).
             const writer = await spawnServer({ ...shared, CLOCK: '2020-01-01T00:00:00.000Z' });
-            const [victim, ...survivors] = [pollers[3]!, pollers[0]!, pollers[1]!, pollers[2]!];
+            const { victim, survivors } = await fourProcesses(shared).catch(async (err: unknown) => {
+
+                await writer.stop();
+                throw err;
+            });
             try {
                 const plan = depositPlan();
                 const written = depositAll([writer], secret, plan);
@@ -221,7 +237,7 @@ describe('pending moves settled by four processes on one PostgreSQL database (sl
                 const settled = await completedAtLeast(database, deposits, 120_000);
                 measured('300 overdue deposits settled by the poll, one poller killed', { killedAt, settled });
                 expect(await count(database.url, `SELECT count(*) FROM pay.transactions WHERE settles_at <> '2020-01-03T00:00:00.000Z'`)).to.equal(0);
-                await expectSettledOnce(database, survivors[0]!, secret, plan);
+                await expectSettledOnce(database, survivors[0], secret, plan);
             }
             finally {
                 await stopAll([...survivors, writer]);
