@@ -67,6 +67,10 @@ export class Clock {
 }
 
 
+/** The latest instant a record's times can hold (four-digit years): no clock, due instant or retention goes past it. */
+export const latestInstant = Date.parse('9999-12-31T23:59:59.999Z');
+
+
 export type IdMode = 'random' | 'sequential';
 
 // A sequential id spells its counter in the last 12 hex digits of a UUID: ffffffffffff is the last one there is.

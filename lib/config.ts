@@ -4,7 +4,7 @@ import Path from 'node:path';
 
 import Joi from 'joi';
 
-import { utcTimestamp } from './fields';
+import { clockTimestamp } from './fields';
 import { builtInNamespaces, type Namespace } from './namespaces';
 import { engines, locate, type Location } from './storage/engines';
 
@@ -202,7 +202,7 @@ export const settingsSchema = Joi.object<Settings>({
     journalBodyBytes: Joi.number().integer().min(0).default(16_384).label('JOURNAL_BODY_BYTES'),
     journalBudgetMib: Joi.number().integer().min(1).default(64).label('JOURNAL_BUDGET_MIB'),
     // Stored as the instant's ISO form, so that a restart compares it with the clock file's as text.
-    clock: utcTimestamp().custom((value: string) => new Date(value).toISOString()).label('CLOCK'),
+    clock: clockTimestamp().label('CLOCK'),
     // Programmatic only: where log lines go instead of stdout.
     logStream: Joi.object().label('logStream'),
     // The namespaces are programmer input, checked on their own; decisions are made again from the settings they came

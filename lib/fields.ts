@@ -162,5 +162,14 @@ export function utcTimestamp(rule: TimestampRule = (normalized) => normalized): 
 }
 
 
+/** An instant a data set's clock can stand at: from 1970 on (the pattern's four-digit years end it at 9999). */
+export function clockTimestamp(): Joi.StringSchema {
+
+    return wording(utcTimestamp((normalized, helpers) => (Date.parse(normalized) >= 0 ? normalized : helpers.error('clock.range'))), {
+        'clock.range': '{{#label}} must be 1970-01-01T00:00:00Z or later: a clock stands between 1970 and the year 9999, which records can hold'
+    });
+}
+
+
 /** The response schema of a route that answers 204: no body at all. */
 export const noContent = Joi.valid(null);

@@ -584,6 +584,17 @@ for (const engine of engines) {
             expect((await move(world(), 'hank', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 5 })).statusCode).to.equal(201);
             expect((await walletOf(world(), 'hank')).balances).to.equal([{ asset: 'USD', amount: 5, pending_in: maxBalance - 5, pending_out: 0 }]);
         });
+
+        it('counts withdrawals held toward the limit: a held withdrawal that fails comes back to the wallet', async () => {
+
+            expect((await move(world(), 'hank', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 10 })).statusCode).to.equal(201);
+            expect((await move(world(), 'hank', 'withdraw', { provider_id: 'bank-transfer', asset: 'USD', amount: 4 })).statusCode).to.equal(201);
+            await world().sql(`UPDATE accounts SET balance = ? WHERE wallet_id IS NOT NULL AND kind = 'available'`, maxBalance - 5);
+            const over = await move(world(), 'hank', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 2 });
+            expect(expectError(over, 409, 'balance_limit_exceeded', 'amount').message).to.equal(`This deposit would take a USD balance beyond ${maxBalance} minor units`);
+            expect((await move(world(), 'hank', 'deposit', { provider_id: 'sandbox', asset: 'USD', amount: 1 })).statusCode).to.equal(201);
+            expect((await walletOf(world(), 'hank')).balances).to.equal([{ asset: 'USD', amount: maxBalance - 4, pending_in: 0, pending_out: 4 }]);
+        });
     });
 
 

@@ -299,6 +299,82 @@ describe('the timeline of a data set', () => {
         timeline.close();
     });
 
+    it('waits before it tries again a transition that failed or that it could not claim, rather than spin, under the wall clock', async () => {
+
+        let applies = 0;
+        const failing: TimedStore = {
+            nextDue: () => Promise.resolve(new Date(Date.now() - 1000)),
+            applyDue: () => {
+
+                applies += 1;
+                return Promise.reject(new Error('settlement refused'));
+            }
+        };
+        const { timeline, scheduler } = timelineOver(new Clock());
+        await expect(timeline.watch(() => Promise.resolve([failing]))).to.reject(Error, 'settlement refused');
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        // One try, and a task armed a second on, not at the overdue instant.
+        expect(applies).to.equal(1);
+        expect(scheduler.size).to.equal(1);
+        timeline.close();
+
+        let asked = 0;
+        const unclaimed: TimedStore = {
+            nextDue: () => Promise.resolve(new Date(Date.now() - 1000)),
+            applyDue: () => {
+
+                asked += 1;
+                return Promise.resolve([]);
+            }
+        };
+        const stalled = timelineOver(new Clock());
+        expect(await stalled.timeline.watch(() => Promise.resolve([unclaimed]))).to.equal({ transitions: [], counts: {} });
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        expect(asked).to.equal(2);
+        stalled.timeline.close();
+    });
+
+    it('stops between batches once its data set closes, and polls no more while a catch-up waits', async () => {
+
+        const store = new ArrayStore(Array.from({ length: 600 }, (_, index) => ({ id: `c${String(index).padStart(3, '0')}`, due: at(index + 1), type: 'pay.transaction.completed' as const })));
+        const clock = new Clock(start);
+        const { timeline } = timelineOver(clock);
+        // The data set closes as the first batch is applied.
+        const closing: TimedStore = {
+            nextDue: () => store.nextDue(),
+            applyDue: async (until, limit) => {
+
+                const applied = await store.applyDue(until, limit);
+                timeline.close();
+                return applied;
+            }
+        };
+        await timeline.watch(() => Promise.resolve([closing]));
+        expect((await timeline.move({ advance: hour })).counts).to.equal({ 'pay.transaction.completed': 500 });
+        expect(store.pending).to.have.length(100);
+
+        // A poll every millisecond while one catch-up is held: none queues behind it.
+        let open!: () => void;
+        const gate = new Promise<void>((resolve) => {
+
+            open = resolve;
+        });
+        let looks = 0;
+        const held: TimedStore = { nextDue: async () => {
+
+            looks += 1;
+            await gate;
+            return null;
+        }, applyDue: () => Promise.resolve([]) };
+        const polled = timelineOver(new Clock());
+        const watching = polled.timeline.watch(() => Promise.resolve([held]), 1);
+        await new Promise((resolve) => setTimeout(resolve, 30));
+        expect(looks).to.equal(1);
+        open();
+        await watching;
+        polled.timeline.close();
+    });
+
     it('logs a failure to find the next due instant, and goes on with the next catch-up', async () => {
 
         const lines: { tags: string[]; data: Record<string, unknown> }[] = [];
@@ -392,6 +468,7 @@ describe('the default data set\'s clock', () => {
         expect(settingsFromEnvironment({ CLOCK: '2030-01-01T00:00:00Z' }).clock).to.equal('2030-01-01T00:00:00.000Z');
         expect(settingsFromEnvironment({ CLOCK: '2030-01-01T00:00:00Z' }, { clock: '2031-01-01T00:00:00Z' }).clock).to.equal('2031-01-01T00:00:00.000Z');
         expect(() => settingsFromEnvironment({ CLOCK: 'tomorrow' })).to.throw(/^CLOCK /);
+        expect(() => settingsFromEnvironment({ CLOCK: '1969-12-31T23:59:59Z' })).to.throw('CLOCK must be 1970-01-01T00:00:00Z or later: a clock stands between 1970 and the year 9999, which records can hold');
         expect(() => settingsFromEnvironment({}, { clock: '2030-01-01' })).to.throw(/^--clock /);
     });
 
@@ -493,6 +570,24 @@ describe('an instance\'s timeline', () => {
         }
         finally {
             await server.stop();
+        }
+    });
+
+    it('refuses an instance whose clock would stand before 1970, and settles a move made in the clock\'s last year at its last instant', async () => {
+
+        const kit = await createTestKit();
+        try {
+            const early = await kit.server.inject({ method: 'POST', url: '/_instances', headers: adminBearer(kit.server), payload: { clock: '1960-01-01T00:00:00Z' } });
+            expect(expectError(early, 400, 'validation_failed').details).to.equal([{ field: 'clock', message: 'clock must be 1970-01-01T00:00:00Z or later: a clock stands between 1970 and the year 9999, which records can hold' }]);
+
+            const t = await kit.instance({ clock: '9999-12-30T12:00:00Z', pay: true, seed: 'none' });
+            const res = await t.inject({ method: 'POST', url: '/v1/pay/gateway/deposit', headers: { authorization: `Bearer ${t.token('zoe')}`, 'idempotency-key': 'last-year' }, payload: { provider_id: 'bank-transfer', asset: 'EUR', amount: 1000 } });
+            expect(res.statusCode).to.equal(201);
+            expect(JSON.parse(res.payload)).to.include({ status: 'pending', created_at: '9999-12-30T12:00:00.000Z', settles_at: '9999-12-31T23:59:59.999Z' });
+            expect(await t.clock.set('9999-12-31T23:59:59.999Z')).to.equal({ 'pay.transaction.completed': 1 });
+        }
+        finally {
+            await kit.close();
         }
     });
 

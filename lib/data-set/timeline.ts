@@ -1,4 +1,4 @@
-import type { Clock } from '../clock';
+import { latestInstant, type Clock } from '../clock';
 import { DomainError } from '../errors';
 import { failureOf, safely, type FailureLog } from '../safe-listener';
 import type { Scheduler } from './scheduler';
@@ -19,8 +19,11 @@ const noop = (): void => undefined;
 // How many transitions one call of a store applies: the bound of one pass, never of the whole catch-up.
 const batchSize = 500;
 
-// A data set's clock stays where a created_at can be: 1970 to the year 9999 (four-digit years).
-const latestInstant = Date.parse('9999-12-31T23:59:59.999Z');
+// After a catch-up that failed, or left a due transition it could not claim, the wall clock's task waits this long
+// before it tries again, doubling up to the longest: a transition that keeps failing is not retried in a busy loop.
+const firstRetryMs = 1000;
+const longestRetryMs = 60_000;
+
 
 
 /** Refuses an instant a record's created_at cannot hold, naming the field that asked for it. */
@@ -46,6 +49,11 @@ export class Timeline {
     private cancelTask: (() => void) | null = null;
     private armedFor: number | null = null;
     private poller: NodeJS.Timeout | null = null;
+    // Catch-ups queued or running: the poll adds none while one waits.
+    private queued = 0;
+    // How long the task waits before trying a due transition again after a failed or stalled catch-up; 0 after one
+    // that went through.
+    private retryMs = 0;
     private closed = false;
     private readonly stopListening: () => void;
 
@@ -73,13 +81,21 @@ export class Timeline {
     catchUp(): Promise<CatchUp> {
 
         const until = this.clock.now();
+        this.queued += 1;
         // The next catch-up waits for this one and its arming, whatever became of either; a failed arming is logged.
         const run = this.queue.then(async () => {
 
             try {
-                return await this.apply(until);
+                const { caught, stalled } = await this.apply(until);
+                this.retryMs = stalled ? this.nextRetry() : 0;
+                return caught;
+            }
+            catch (err) {
+                this.retryMs = this.nextRetry();
+                throw err;
             }
             finally {
+                this.queued -= 1;
                 await this.arm().catch((err: unknown) => this.log(['error', 'listener'], { task: 'transitions arm', ...failureOf(err) }));
             }
         });
@@ -125,19 +141,24 @@ export class Timeline {
     // Applies what is due by until, one store's run at a time, always the store whose next transition is earliest (the
     // first in namespace order on a tie), up to the next of any other store: transitions of every namespace are applied
     // in one time order.
-    private async apply(until: Date): Promise<CatchUp> {
+    private async apply(until: Date): Promise<{ caught: CatchUp; stalled: boolean }> {
 
         const result: CatchUp = { transitions: [], counts: {} };
         const stores = await this.stores();
         let stalled = false;
         for (;;) {
+            // A data set closed meanwhile: its databases are going, what is left waits in them.
+            if (this.closed) {
+                return { caught: result, stalled: false };
+            }
+
             const dues = await Promise.all(stores.map(async (store, order) => ({ store, order, due: await store.nextDue() })));
             // Stable: stores due at one instant stay in namespace order.
             const waiting = dues.filter((entry): entry is { store: TimedStore; order: number; due: Date } => entry.due !== null && entry.due.getTime() <= until.getTime())
                 .sort((a, b) => a.due.getTime() - b.due.getTime());
             const [first, ...others] = waiting;
             if (!first) {
-                return result;
+                return { caught: result, stalled: false };
             }
 
             // Up to another store's next instant: that instant too when this store comes first in namespace order.
@@ -147,7 +168,7 @@ export class Timeline {
             // asked once more; twice in a row, it is left for the next catch-up rather than asked forever.
             if (applied.length === 0) {
                 if (stalled) {
-                    return result;
+                    return { caught: result, stalled: true };
                 }
 
                 stalled = true;
@@ -178,7 +199,9 @@ export class Timeline {
             return;
         }
 
-        const due = await this.nextDue();
+        const next = await this.nextDue();
+        // After a failed or stalled catch-up, not before the retry's wait is over.
+        const due = next && this.retryMs > 0 ? new Date(Math.max(next.getTime(), this.clock.now().getTime() + this.retryMs)) : next;
         if (due !== null && !this.closed && (this.armedFor === null || due.getTime() < this.armedFor)) {
             this.schedule(due);
         }
@@ -214,11 +237,16 @@ export class Timeline {
         this.armedFor = null;
     }
 
-    // The poll: under the wall clock, what other processes made due is applied here too.
+    // The poll: under the wall clock, what other processes made due is applied here too; one waiting is enough.
     private async tick(): Promise<void> {
 
-        if (this.clock.frozen === null) {
+        if (this.clock.frozen === null && this.queued === 0) {
             await this.catchUp();
         }
+    }
+
+    private nextRetry(): number {
+
+        return Math.min(Math.max(this.retryMs * 2, firstRetryMs), longestRetryMs);
     }
 }

@@ -2,7 +2,7 @@ import Joi from 'joi';
 
 import { maxIdCounter } from '../clock';
 import { transitionTypes } from '../data-set/transitions';
-import { optionalBody, recordId, requestBody, timestamp, utcTimestamp, wording } from '../fields';
+import { clockTimestamp, optionalBody, recordId, requestBody, timestamp, utcTimestamp, wording } from '../fields';
 import { listSchema, pageQuery } from '../lists';
 
 
@@ -25,12 +25,13 @@ export const newInstanceSchema = optionalBody(requestBody({
     seed: notWithFrom(Joi.string().valid('demo', 'none').description('demo: the demo data set; none: empty; unset, demo (none under an exported fixture, which holds the whole world)')),
     fixture: notWithFrom(wording(Joi.object().unknown(true), { 'object.base': '{{#label}} must be an object keyed by namespace' })
         .description('Records to load, in the API\'s shape: {"<namespace>": {"<collection>": [records]}}, each namespace that keeps records (a namespace without records, such as weather, takes none) and localgate, the header of an exported file; every record follows the API\'s rules, and one that breaks them is a 400 invalid_fixture naming it')),
-    clock: notWithFrom(utcTimestamp().description('An ISO 8601 UTC instant at which the instance\'s clock stands still until moved; unset, it follows the wall clock (or stands where an exported fixture carries it)')),
+    clock: notWithFrom(clockTimestamp().description('An ISO 8601 UTC instant at which the instance\'s clock stands still until moved; unset, it follows the wall clock (or stands where an exported fixture carries it)')),
     ids: notWithFrom(Joi.string().valid('random', 'sequential').description('sequential: every new id comes from a counter of the instance; unset, random (or as an exported fixture carries it)')),
     pay: notWithFrom(Joi.boolean().description('true gives the instance a provisioned pay namespace; unset, false (or as an exported fixture carries it, or true when the fixture holds pay records)'))
 }, 'NewInstance'));
 
 export const clockSchema = wording(requestBody({
+    // Checked against the clock's range as it moves: out of range is a 422 clock_out_of_range, as for advance.
     now: utcTimestamp().description('Freeze the clock at this instant'),
     advance: wording(Joi.string().pattern(/^\d+(?:ms|[smhd])$/), { 'string.pattern.base': '{{#label}} must be a duration such as 500ms, 90s, 30m, 2h or 7d' })
         .description('Move the clock forward by this much (500ms, 90s, 30m, 2h, 7d), freezing it there')

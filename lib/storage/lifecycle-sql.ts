@@ -29,7 +29,9 @@ export function offerStatusColumn(now: string): string {
 
 
 /**
- * The booking transition due first, if it is due by `until`: its booking's id, its due instant and its type. `lock`
+ * The booking transition due first, if it is due by `until`: its booking's id, its due instant and its type. At one
+ * instant a completion comes before a start (its type sorts first), so a vehicle returned at noon is free before the
+ * next booking of it starts at noon. `lock`
  * is what locks the rows read where the engine locks rows (PostgreSQL: skip a row another claim holds).
  */
 export function nextBookingTransition(until: string, lock = ''): string {
@@ -40,7 +42,7 @@ export function nextBookingTransition(until: string, lock = ''): string {
         UNION ALL
         SELECT * FROM (SELECT id, return_at AS due, 'logistics.booking.completed' AS type FROM bookings
             WHERE status = 'active' ORDER BY return_at, id LIMIT 1 ${lock}) completions
-    ) pending WHERE due <= ${until} ORDER BY due, id LIMIT 1`;
+    ) pending WHERE due <= ${until} ORDER BY due, type, id LIMIT 1`;
 }
 
 

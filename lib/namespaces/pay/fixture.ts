@@ -224,7 +224,7 @@ function checkTransactions(transactions: Record<string, unknown>[], wallets: Rec
         const provider = Object.hasOwn(payProviders, providerId) ? payProviders[providerId] : undefined;
         const stage = provider && Object.hasOwn(provider.assets, code) ? { stage: provider.assets[code]! } : undefined;
         const accounts = ledger.account(walletId, code);
-        const balances = { wallet: accounts.available, incoming: accounts.pending_in, clearing: ledger.clearing.get(`${providerId} ${code}`) ?? 0 };
+        const balances = { wallet: accounts.available, incoming: accounts.pending_in, outgoing: accounts.pending_out, clearing: ledger.clearing.get(`${providerId} ${code}`) ?? 0 };
         const decision = transferDecision(type, { idempotencyKey: '', providerId, asset: code, amount }, provider, stage, balances);
         if ('refusal' in decision) {
             refuse('transactions', index, decision.refusal.field!, `${decision.refusal.message} (${decision.refusal.code}, as of this transaction)`);

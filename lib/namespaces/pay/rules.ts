@@ -1,5 +1,6 @@
 import Crypto from 'node:crypto';
 
+import { latestInstant } from '../../clock';
 import { DomainError, type DomainErrorKind } from '../../errors';
 import type { GatewayRequest, PayTransaction, TransactionStatus, TransactionType } from './store';
 
@@ -58,6 +59,8 @@ export interface ProviderTerms {
 export interface Balances {
     wallet: number;
     incoming: number;
+    // Held for pending withdrawals: it comes back to the wallet if one fails, so a deposit's limit counts it.
+    outgoing: number;
     clearing: number;
 }
 
@@ -100,7 +103,7 @@ export function checkReplay(storedFingerprint: string, fingerprint: string): voi
 export function keepUntil(now: Date, due?: string): string {
 
     const from = Math.max(now.getTime(), due ? Date.parse(due) : 0);
-    return new Date(from + idempotencyRetentionMs).toISOString();
+    return new Date(Math.min(from + idempotencyRetentionMs, latestInstant)).toISOString();
 }
 
 
@@ -131,10 +134,10 @@ export function madeTransaction(id: string, type: TransactionType, request: Gate
 }
 
 
-/** When a move made at `createdAt` settles: `seconds` later. */
+/** When a move made at `createdAt` settles: `seconds` later, or at the last instant a record holds, if that comes first. */
 export function settlesAt(createdAt: string, seconds: number): string {
 
-    return new Date(Date.parse(createdAt) + seconds * 1000).toISOString();
+    return new Date(Math.min(Date.parse(createdAt) + seconds * 1000, latestInstant)).toISOString();
 }
 
 
@@ -218,7 +221,7 @@ export function transferDecision<Terms extends ProviderTerms>(type: TransactionT
         return refusal('conflict', 'insufficient_funds', `Your ${asset} balance is ${balances.wallet}, less than the ${amount} to withdraw`, 'amount');
     }
 
-    if (type === 'deposit' && (balances.wallet + balances.incoming + amount > maxBalance || balances.clearing - amount < -maxBalance)) {
+    if (type === 'deposit' && (balances.wallet + balances.incoming + balances.outgoing + amount > maxBalance || balances.clearing - amount < -maxBalance)) {
         return refusal('conflict', 'balance_limit_exceeded', `This deposit would take a ${asset} balance beyond ${maxBalance} minor units`, 'amount');
     }
 

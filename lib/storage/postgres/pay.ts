@@ -235,7 +235,7 @@ export class PgPayStore implements PayStore {
         const assetStage = provider && await tx.row(queries.providerAsset, providerId, asset);
         const accounts = await this.lockAccounts(tx, walletId, providerId, asset);
         const balance = (kind: AccountKind | 'clearing') => accounts.get(kind)?.balance ?? 0;
-        const decision = transferDecision(type, request, provider, assetStage, { wallet: balance('available'), incoming: balance('pending_in'), clearing: balance('clearing') });
+        const decision = transferDecision(type, request, provider, assetStage, { wallet: balance('available'), incoming: balance('pending_in'), outgoing: balance('pending_out'), clearing: balance('clearing') });
         if ('refusal' in decision) {
             return decision;
         }

@@ -261,6 +261,7 @@ export class SqlitePayStore implements PayStore {
         const balances = {
             wallet: this.sql.walletAccount.get(walletId, asset, 'available')?.balance ?? 0,
             incoming: this.sql.walletAccount.get(walletId, asset, 'pending_in')?.balance ?? 0,
+            outgoing: this.sql.walletAccount.get(walletId, asset, 'pending_out')?.balance ?? 0,
             clearing: this.sql.clearingAccount.get(providerId, asset)?.balance ?? 0
         };
 

@@ -143,11 +143,17 @@ export function openSqliteProvisioned(namespace: Namespace, settings: Pick<Setti
 }
 
 
-// Which file a path names right now: device, inode and birth time; empty when there is none.
+// Which file a path names right now: device, inode and birth time; empty when there is none, or when it cannot be read
+// (a directory in the way, no permission), which then reads as no pay database rather than failing the request.
 function fileIdentity(file: string): string {
 
-    const stat = Fs.statSync(file, { throwIfNoEntry: false });
-    return stat ? `${stat.dev}:${stat.ino}:${stat.birthtimeMs}` : '';
+    try {
+        const stat = Fs.statSync(file, { throwIfNoEntry: false });
+        return stat ? `${stat.dev}:${stat.ino}:${stat.birthtimeMs}` : '';
+    }
+    catch {
+        return '';
+    }
 }
 
 
