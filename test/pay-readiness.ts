@@ -84,6 +84,20 @@ describe('pay readiness', () => {
         await server.stop();
     });
 
+    it('is unconfigured, never a 500, when the path cannot be read: a file where a folder should be, or a loop of links', async () => {
+
+        const dir = tempDir();
+        Fs.writeFileSync(Path.join(dir, 'plain'), 'a file');
+        Fs.symlinkSync(Path.join(dir, 'loop-b'), Path.join(dir, 'loop-a'));
+        Fs.symlinkSync(Path.join(dir, 'loop-a'), Path.join(dir, 'loop-b'));
+        for (const file of [Path.join(dir, 'plain', 'pay.db'), Path.join(dir, 'loop-a')]) {
+            const server = await testServer({ pay: { url: file, ...keys } });
+            expect(body(await server.inject('/v1/pay/status')), file).to.include({ configured: false });
+            expect((await server.inject({ url: '/v1/pay/wallet', headers: bearer(server, 'ann') })).statusCode, file).to.equal(501);
+            await server.stop();
+        }
+    });
+
     it('is unconfigured when the file is not a database', async () => {
 
         const file = Path.join(tempDir(), 'pay.db');
