@@ -215,7 +215,7 @@ exports.job = async function (run) {
     const vehicle = Job.booking.vehicle_id;
     await rows(sql.commerce.listProducts, Job.limit, 0);
     await rows(sql.logistics.listVehicles, Job.limit, 0);
-    const before = await rows(sql.logistics.listBookings, Job.limit, 0, Job.caller);
+    const before = await rows(sql.logistics.listBookings, Job.limit, 0, Job.caller, new Date().toISOString());
 
     await run({ text: 'BEGIN' }, []);
     await rows(sql.commerce.lockCatalogue);
@@ -247,7 +247,7 @@ exports.job = async function (run) {
     await rows(sql.logistics.insertBooking, { id, vehicle_id: vehicle, ...Job.booking, notes: '', customer_id: Job.caller, status: 'confirmed', created_at: facts.now });
     await run({ text: 'COMMIT' }, []);
 
-    const after = await rows(sql.logistics.listBookings, Job.limit, 0, Job.caller);
+    const after = await rows(sql.logistics.listBookings, Job.limit, 0, Job.caller, new Date().toISOString());
     return after[0].total === before[0].total + 1 && after.some((row) => row.id === id);
 };
 
