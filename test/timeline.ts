@@ -150,6 +150,21 @@ describe('the timeline of a data set', () => {
         timeline.close();
     });
 
+    it('answers a move whose catch-up fails with a 503 error that says the clock moved, and logs the failure', async () => {
+
+        const lines: Record<string, unknown>[] = [];
+        const clock = new Clock(start);
+        const { timeline } = timelineOver(clock, (tags, data) => lines.push({ tags, ...data }));
+        const broken: TimedStore = { nextDue: () => Promise.resolve(at(hour)), applyDue: () => Promise.reject(new Error('CHECK constraint failed')) };
+        await timeline.watch(() => Promise.resolve([broken]));
+        const err = await expect(timeline.move({ advance: 2 * hour })).to.reject(DomainError);
+        expect(err).to.include({ kind: 'unavailable', code: 'transitions_failed' });
+        expect(err.message).to.equal('The clock stands at 2030-01-01T02:00:00.000Z, but a transition due on the way could not be applied: what was applied stays, and the rest is applied by the next move');
+        expect(clock.frozen).to.equal('2030-01-01T02:00:00.000Z');
+        expect(lines).to.equal([{ tags: ['error', 'transitions'], task: 'clock move', type: 'Error', at: lines[0]!.at }]);
+        timeline.close();
+    });
+
     it('leaves a store that names a due transition it then applies none of to the next catch-up, rather than asking forever', async () => {
 
         const stuck: TimedStore = {

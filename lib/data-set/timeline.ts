@@ -126,7 +126,15 @@ export class Timeline {
         const target = 'now' in to ? to.now : new Date(this.clock.now().getTime() + to.advance);
         clockInRange(target, 'now' in to ? 'now' : 'advance');
         this.clock.freeze(target);
-        return await this.catchUp();
+        try {
+            return await this.catchUp();
+        }
+        catch (err) {
+            // The clock has moved, and what was applied before the failure stays applied: the rest waits, pending, for
+            // the next move. The failure itself is the server's to log, not the caller's to read.
+            this.log(['error', 'transitions'], { task: 'clock move', ...failureOf(err) });
+            throw new DomainError('unavailable', 'transitions_failed', `The clock stands at ${target.toISOString()}, but a transition due on the way could not be applied: what was applied stays, and the rest is applied by the next move`);
+        }
     }
 
     /** Stops the task and the poll: the data set is going. */
