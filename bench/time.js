@@ -161,10 +161,11 @@ internals.determinism = async function (Testing) {
 };
 
 
-// The baseline's dist, built once from git into bench/.cache (kept between runs: a commit does not change).
+// The baseline's dist, built once from git into bench/.baseline (kept between runs: a commit does not change). Not in
+// bench/.cache, whose node_modules (the suite's tools) holds other versions of joi and hapi's types than the checkout.
 internals.buildBaseline = function () {
 
-    const dir = Path.join(__dirname, '.cache', `baseline-${internals.baseline}`);
+    const dir = Path.join(__dirname, '.baseline', `baseline-${internals.baseline}`);
     if (Fs.existsSync(Path.join(dir, 'dist', 'index.js'))) {
         return Path.join(dir, 'dist');
     }
