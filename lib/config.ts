@@ -244,6 +244,16 @@ export function sharedByProcesses(settings: Pick<Settings, 'placements' | 'payLo
 }
 
 
+/**
+ * How often, in ms, the default data set looks for transitions other processes made due under the wall clock: every
+ * second where other processes may share its databases, never (0) where they cannot.
+ */
+export function transitionPollMs(settings: Pick<Settings, 'placements' | 'payLocation'>): number {
+
+    return sharedByProcesses(settings) ? 1000 : 0;
+}
+
+
 /** Validates programmatic options once; the first problem becomes a SettingError naming the setting. */
 export function resolveSettings(options: Options = {}): Settings {
 

@@ -5,7 +5,7 @@ import HapiPino from 'hapi-pino';
 
 import { authPlugin, resolveSecret } from './auth';
 import { IdSource } from './clock';
-import { resolveSettings, sharedByProcesses, type Options, type Settings } from './config';
+import { resolveSettings, sharedByProcesses, transitionPollMs, type Options, type Settings } from './config';
 import { consolePlugin } from './console';
 import { servicesFactory, timedStoresOf } from './data-set';
 import { defaultClock } from './data-set/clock-file';
@@ -43,8 +43,6 @@ declare module '@hapi/hapi' {
 
 export const maxPayloadBytes = 64 * 1024;
 
-// How often a default data set shared with other processes looks for transitions they made due (wall clock only).
-const transitionPollMs = 1000;
 
 
 /** Builds an initialized server from plain options: the default data set open and migrated, plugins registered, nothing listening yet. */
@@ -110,7 +108,7 @@ export async function createServer(options: Options = {}): Promise<Server> {
         opened = await engine.openDefault(defaultServices);
         // What fell due while the server was stopped is applied before it answers; with other processes on the same
         // databases, what they made due is looked for every second too.
-        const { counts } = await defaultServices.timeline.watch(timedStoresOf(settings.namespaces, defaultData), sharedByProcesses(settings) ? transitionPollMs : 0);
+        const { counts } = await defaultServices.timeline.watch(timedStoresOf(settings.namespaces, defaultData), transitionPollMs(settings));
         if (Object.keys(counts).length > 0) {
             server.log(['debug', 'transitions'], { applied: counts });
         }

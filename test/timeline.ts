@@ -7,7 +7,7 @@ import type { Server } from '@hapi/hapi';
 import Lab from '@hapi/lab';
 
 import { Clock } from '../lib/clock';
-import { settingsFromEnvironment } from '../lib/config';
+import { resolveSettings, settingsFromEnvironment, transitionPollMs } from '../lib/config';
 import { Scheduler, Timeline } from '../lib/data-set';
 import { clockFileName, defaultClock } from '../lib/data-set/clock-file';
 import type { AppliedTransition, TimedStore, TransitionType } from '../lib/data-set/transitions';
@@ -476,6 +476,12 @@ describe('the default data set\'s clock', () => {
         expect(clock.frozen).to.equal('2030-01-01T01:00:00.000Z');
         expect(lines).to.have.length(1);
         expect(lines[0]).to.include({ task: 'clock file' });
+    });
+
+    it('polls for what other processes made due only where they may share its databases', () => {
+
+        expect(transitionPollMs(resolveSettings({}))).to.equal(0);
+        expect(transitionPollMs(resolveSettings({ databaseUrl: 'postgres://127.0.0.1:1/none', jwtSecret: 'a'.repeat(32) }))).to.equal(1000);
     });
 
     it('reads CLOCK and --clock as an instant, and refuses one that is not', () => {
