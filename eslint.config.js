@@ -6,7 +6,7 @@ const TsEslint = require('typescript-eslint');
 
 module.exports = TsEslint.config(
     {
-        ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'bench/results/**', 'bench/.cache/**', 'test/**/*.d.ts', 'test/generated/**']
+        ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'bench/results/**', 'bench/.cache/**', 'bench/.baseline/**', 'test/**/*.d.ts', 'test/generated/**']
     },
     ...HapiPlugin.configs.module,
     {

@@ -21,6 +21,7 @@ const Ports = require('./ports');
 const Localgate = require('./suite/localgate');
 const Mocks = require('./suite/mocks');
 const Postgres = require('./suite/postgres');
+const ResultsFile = require('./results-file');
 
 
 const internals = {
@@ -434,25 +435,4 @@ exports.section = function () {
 
 
 /** Puts the suite's section into results.md: in place of the last one, else before the PostgreSQL section. */
-exports.writeSection = function (section) {
-
-    const file = Path.join(__dirname, 'results.md');
-    const existing = Fs.existsSync(file) ? Fs.readFileSync(file, 'utf8') : '# localgate benchmark results\n';
-    const start = existing.indexOf('\n## Suite:');
-    let before = existing;
-    let after = '';
-    if (start !== -1) {
-        const end = existing.indexOf('\n## ', start + 1);
-        before = existing.slice(0, start + 1);
-        after = end === -1 ? '' : existing.slice(end + 1);
-    }
-    else {
-        const pg = existing.indexOf('\n## PostgreSQL\n');
-        if (pg !== -1) {
-            before = existing.slice(0, pg + 1);
-            after = existing.slice(pg + 1);
-        }
-    }
-
-    Fs.writeFileSync(file, `${before.replace(/\n*$/, '\n\n')}${section}${after ? `\n${after}` : ''}`);
-};
+exports.writeSection = (section) => ResultsFile.replaceSection('## Suite:', section);

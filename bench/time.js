@@ -23,6 +23,7 @@ const Os = require('node:os');
 const Path = require('node:path');
 
 const Autocannon = require('autocannon');
+const ResultsFile = require('./results-file');
 
 
 const internals = {
@@ -458,28 +459,7 @@ internals.section = function ({ advance, determinism, throughput, inProcess, sec
 
 
 /** Writes the section into results.md: in place of the last one, or before the PostgreSQL section. */
-exports.writeSection = function (section) {
-
-    const file = Path.join(__dirname, 'results.md');
-    const existing = Fs.existsSync(file) ? Fs.readFileSync(file, 'utf8') : '# localgate benchmark results\n';
-    const start = existing.indexOf('\n## Time:');
-    let before = existing;
-    let after = '';
-    if (start !== -1) {
-        const end = existing.indexOf('\n## ', start + 1);
-        before = existing.slice(0, start + 1);
-        after = end === -1 ? '' : existing.slice(end + 1);
-    }
-    else {
-        const pg = existing.indexOf('\n## PostgreSQL\n');
-        if (pg !== -1) {
-            before = existing.slice(0, pg + 1);
-            after = existing.slice(pg + 1);
-        }
-    }
-
-    Fs.writeFileSync(file, `${before.replace(/\n*$/, '\n\n')}${section}${after ? `\n${after}` : ''}`);
-};
+exports.writeSection = (section) => ResultsFile.replaceSection('## Time:', section);
 
 
 /** The section of the last run, to keep when results.md is written again. */

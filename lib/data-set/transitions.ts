@@ -25,6 +25,26 @@ export interface AppliedTransition {
 /** How many transitions of each type a move of the clock applied; types with none are absent. */
 export type AppliedCounts = Partial<Record<TransitionType, number>>;
 
+/**
+ * Applies transitions one claim at a time, earliest first, until none is due or `limit` are applied: for a store whose
+ * next transition can be one the last made (a booking started falls due to complete), each claim in its own transaction.
+ */
+export async function claimEach(limit: number, claim: () => Promise<AppliedTransition | null | undefined>): Promise<AppliedTransition[]> {
+
+    const applied: AppliedTransition[] = [];
+    while (applied.length < limit) {
+        const next = await claim();
+        if (!next) {
+            break;
+        }
+
+        applied.push(next);
+    }
+
+    return applied;
+}
+
+
 /** A store whose records move with time: it says when its next transition falls due and applies those that have. */
 export interface TimedStore {
 

@@ -1,5 +1,5 @@
 import type { RecordContext } from '../../clock';
-import type { AppliedTransition } from '../../data-set/transitions';
+import { claimEach, type AppliedTransition } from '../../data-set/transitions';
 import type { ListResult, Page } from '../../lists';
 import { bookingStatusAt, checkBooking, checkCancellable, overlapRefusal } from '../../namespaces/logistics/rules';
 import type { Booking, Location, LogisticsStore, NewBooking, Vehicle, VehicleFilter } from '../../namespaces/logistics/store';
@@ -166,27 +166,22 @@ export class PgLogisticsStore implements LogisticsStore {
 
         // One at a time, earliest first, each claimed in its own transaction: a booking started here may fall due to
         // complete before the next one starts.
-        const applied: AppliedTransition[] = [];
         const at = until.toISOString();
-        while (applied.length < limit) {
-            const next = await this.db.transaction(async (tx) => {
+        return await claimEach(limit, () => this.claimNext(at));
+    }
 
-                const due = await tx.row(queries.nextTransition, at);
-                if (due) {
-                    await tx.rows(due.type === 'logistics.booking.started' ? queries.start : queries.complete, due.id);
-                }
+    // Finds the booking transition due first by `at` and claims it, in one transaction; none when nothing is due.
+    private claimNext(at: string): Promise<AppliedTransition | undefined> {
 
-                return due;
-            });
+        return this.db.transaction(async (tx) => {
 
-            if (!next) {
-                break;
+            const due = await tx.row(queries.nextTransition, at);
+            if (due) {
+                await tx.rows(due.type === 'logistics.booking.started' ? queries.start : queries.complete, due.id);
             }
 
-            applied.push(next);
-        }
-
-        return applied;
+            return due;
+        });
     }
 
     // The store's clock as text, in the form records keep.

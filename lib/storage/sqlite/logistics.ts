@@ -1,7 +1,7 @@
 import type { Transaction } from 'better-sqlite3';
 
 import type { RecordContext } from '../../clock';
-import type { AppliedTransition } from '../../data-set/transitions';
+import { claimEach, type AppliedTransition } from '../../data-set/transitions';
 import type { ListResult, Page } from '../../lists';
 import { bookingStatusAt, checkBooking, checkCancellable } from '../../namespaces/logistics/rules';
 import type { Booking, Location, LogisticsStore, NewBooking, Vehicle, VehicleFilter } from '../../namespaces/logistics/store';
@@ -200,22 +200,9 @@ export class SqliteLogisticsStore implements LogisticsStore {
 
     applyDue(until: Date, limit: number): Promise<AppliedTransition[]> {
 
-        return settled(() => {
-
-            // One at a time, earliest first: a booking started here may fall due to complete before the next one starts.
-            const applied: AppliedTransition[] = [];
-            const at = until.toISOString();
-            while (applied.length < limit) {
-                const next = this.claimNext.immediate(at);
-                if (!next) {
-                    break;
-                }
-
-                applied.push(next);
-            }
-
-            return applied;
-        });
+        // One at a time, earliest first: a booking started here may fall due to complete before the next one starts.
+        const at = until.toISOString();
+        return claimEach(limit, () => settled(() => this.claimNext.immediate(at)));
     }
 }
 

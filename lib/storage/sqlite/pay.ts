@@ -1,7 +1,7 @@
 import type { Transaction } from 'better-sqlite3';
 
 import type { RecordContext } from '../../clock';
-import type { AppliedTransition } from '../../data-set/transitions';
+import { claimEach, type AppliedTransition } from '../../data-set/transitions';
 import type { ListResult, Page } from '../../lists';
 import {
     checkReplay,
@@ -204,17 +204,8 @@ export class SqlitePayStore implements PayStore {
     // applying the same rows takes turns with this one, and finds them settled.
     applyDue(until: Date, limit: number): Promise<AppliedTransition[]> {
 
-        return settled(() => {
-
-            const applied: AppliedTransition[] = [];
-            let transition = applied.length < limit ? this.settleFirstDue.immediate(until.toISOString()) : null;
-            while (transition) {
-                applied.push(transition);
-                transition = applied.length < limit ? this.settleFirstDue.immediate(until.toISOString()) : null;
-            }
-
-            return applied;
-        });
+        const at = until.toISOString();
+        return claimEach(limit, () => settled(() => this.settleFirstDue.immediate(at)));
     }
 
     // Settles the earliest pending transaction due by `until`, stamped and posted at its own due instant.
