@@ -99,6 +99,25 @@ export class IdSource {
         this.counter += 1;
         return `00000000-0000-4000-8000-${this.counter.toString(16).padStart(12, '0')}`;
     }
+
+    // The last event position handed out or found in the data set's databases (SQLite's; PostgreSQL's come from a sequence).
+    lastEventPosition = 0;
+    // Events handed out, ever: the data set's services compare it after a request or a batch of transitions.
+    eventsWritten = 0;
+
+    /** The position of a new event on an engine that hands them out in the process: past the last one and past `floor`, the last its own database holds. */
+    eventPosition(floor: number): number {
+
+        this.lastEventPosition = Math.max(this.lastEventPosition, floor) + 1;
+        return this.lastEventPosition;
+    }
+
+    /** The id of the event at a position: random, or with sequential ids one that spells the position, apart from the records' counter. */
+    eventId(position: number): string {
+
+        this.eventsWritten += 1;
+        return this.mode === 'random' ? Crypto.randomUUID() : `00000000-0000-4000-9000-${position.toString(16).padStart(12, '0')}`;
+    }
 }
 
 

@@ -1,7 +1,7 @@
 import type { Clock, IdSource, RecordContext } from '../clock';
 import type { FaultSet } from '../faults/rules';
 import { Journal, type JournalBudget } from '../journal/journal';
-import type { FailureLog } from '../safe-listener';
+import { safely, type FailureLog } from '../safe-listener';
 import { Scheduler } from './scheduler';
 import { heldSender, type OutboundSender } from './sender';
 import { Timeline } from './timeline';
@@ -36,6 +36,8 @@ export class DataSetServices implements RecordContext {
     readonly sender: OutboundSender = heldSender;
     // Set by PUT .../faults, none until then.
     faults: FaultSet | null = null;
+    private eventsNoticed = 0;
+    private readonly eventListeners = new Set<() => void>();
 
     constructor(context: RecordContext, private readonly shared: SharedServices) {
 
@@ -43,12 +45,36 @@ export class DataSetServices implements RecordContext {
         this.ids = context.ids;
         this.journal = new Journal(shared.journalSize, shared.journalBudget);
         this.scheduler = new Scheduler(this.clock, shared.log);
-        this.timeline = new Timeline(this.clock, this.scheduler, shared.log);
+        this.timeline = new Timeline(this.clock, this.scheduler, shared.log, () => this.noticeEvents());
+    }
+
+    /** Hears when events were written: after the request or the batch of transitions that wrote them has committed. */
+    onEvents(listener: () => void): () => void {
+
+        this.eventListeners.add(listener);
+        return () => this.eventListeners.delete(listener);
+    }
+
+    /**
+     * Tells the listeners when events were written since the last notice (the id source counts them). Called after
+     * each request and each batch of transitions, once their transactions have committed; a listener's failure is logged.
+     */
+    noticeEvents(): void {
+
+        if (this.ids.eventsWritten === this.eventsNoticed) {
+            return;
+        }
+
+        this.eventsNoticed = this.ids.eventsWritten;
+        for (const listener of this.eventListeners) {
+            safely('events listener', this.shared.log, listener)();
+        }
     }
 
     /** Stops the scheduler, gives the journal's memory back and drops the fault rules, as the data set goes. */
     close(): void {
 
+        this.eventListeners.clear();
         this.timeline.close();
         this.scheduler.close();
         this.shared.journalBudget.leave(this.journal);

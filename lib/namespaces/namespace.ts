@@ -44,6 +44,9 @@ export interface Namespace<Store = unknown> {
     /** Its store over each engine's database; none for a namespace that keeps no records. */
     readonly stores?: StoreFactories<Store>;
 
+    /** Whether its changes write events (its migrations make the tables of storage's EventLog). */
+    readonly events?: boolean;
+
     /** Whether the console's live log shows its success bodies (error bodies are always shown). */
     readonly liveBodies: boolean;
 

@@ -2,7 +2,7 @@ import type { RecordContext } from '../clock';
 import { FixtureError, fixtureBody, fixtureFormat, fixtureNamespaces, fixtureRows, type FixtureRows } from '../fixtures';
 import type { Namespace } from '../namespaces/namespace';
 import { fixtureSpecs } from './demo';
-import type { DataSet, ImmediateRecords, NamespaceDatabase, NamespaceHealth, Readiness, SeedCheck, WaitingRecords } from './engine';
+import type { DataSet, EventLog, ImmediateRecords, NamespaceDatabase, NamespaceHealth, Readiness, SeedCheck, WaitingRecords } from './engine';
 import { appliedMigrationNames, shippedMigrationNames } from './migrations';
 import type { ProvisionedNamespace } from './readiness';
 
@@ -80,6 +80,7 @@ export class NamespacesDataSet implements DataSet {
 
     // Stores by the database they were made over: a provisioned namespace's database can change (a replaced file).
     private stores = new WeakMap<NamespaceDatabase, unknown>();
+    private logs = new WeakMap<NamespaceDatabase, EventLog>();
     private readonly specs: ReturnType<typeof fixtureSpecs>;
 
     constructor(protected readonly namespaces: readonly Namespace[], protected databases: NamespaceDatabases, protected readonly provisioned: ProvisionedNamespaces, protected readonly context: RecordContext) {
@@ -175,6 +176,26 @@ export class NamespacesDataSet implements DataSet {
         return { localgate: { format: fixtureFormat, migrations }, ...records };
     }
 
+    async eventLogs(): Promise<EventLog[]> {
+
+        const databases = await this.readyDatabases();
+        const logs: EventLog[] = [];
+        for (const namespace of this.namespaces) {
+            const database = databases[namespace.name];
+            if (namespace.events && database?.eventLog) {
+                let log = this.logs.get(database);
+                if (!log) {
+                    log = database.eventLog(namespace.name, this.context);
+                    this.logs.set(database, log);
+                }
+
+                logs.push(log);
+            }
+        }
+
+        return logs;
+    }
+
     async close(): Promise<void> {
 
         await Promise.all([...Object.values(this.databases), ...Object.values(this.provisioned)].map((database) => database.close()));
@@ -241,6 +262,7 @@ export class NamespacesDataSet implements DataSet {
     protected forgetStores(): void {
 
         this.stores = new WeakMap();
+        this.logs = new WeakMap();
     }
 
     // The store of a namespace over one of its databases, made once per database by the namespace's factory.

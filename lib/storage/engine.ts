@@ -1,4 +1,5 @@
 import type { RecordContext } from '../clock';
+import type { AttemptOutcome, ClaimedAttempt, StoredEndpoint, StoredEvent, TypePattern } from '../events/model';
 import type { FixtureRows } from '../fixtures';
 import type { Namespace } from '../namespaces/namespace';
 import type { EngineName } from './engines';
@@ -24,6 +25,9 @@ interface NamespaceDatabaseBase {
 
     /** The store of this database's own namespace, made by the namespace's factory for this engine. */
     store(context: RecordContext): unknown;
+
+    /** The event log of this database, for a namespace that writes events (its migrations made the tables). */
+    eventLog?(namespace: string, context: RecordContext): EventLog;
 
     /** Closes the database (or its pool). */
     close(): Promise<void>;
@@ -79,6 +83,46 @@ export type ReadinessGap = 'unconfigured' | 'keys_differ' | 'no_schema';
 /** Whether a namespace is ready, with its store when it is, or why not. */
 export type Readiness<Store> = { ready: true; store: Store } | { ready: false; configured: boolean; gap: ReadinessGap };
 
+/**
+ * The events and webhook outbox of one namespace's database (one whose descriptor says `events`): the log its changes
+ * wrote, the data set's endpoints (the same in each such database) and the deliveries of its events to them.
+ */
+export interface EventLog {
+
+    /** The namespace whose database this is. */
+    readonly namespace: string;
+
+    /** Events after a position (null: from the oldest kept), of the types asked for (null: all), in position order, at most `limit`. */
+    list(after: number | null, types: TypePattern[] | null, limit: number): Promise<StoredEvent[]>;
+
+    /** The position of the event with this id, or null when this database holds none. */
+    positionOf(id: string): Promise<number | null>;
+
+    /** The position of the last event this database holds, 0 when none. */
+    lastPosition(): Promise<number>;
+
+    /** Replaces the endpoints (and drops the deliveries to the ones removed), in one transaction. */
+    replaceEndpoints(endpoints: StoredEndpoint[]): Promise<void>;
+
+    /** The endpoints, in their order, with their counts in this database. */
+    endpoints(): Promise<StoredEndpoint[]>;
+
+    /** The earliest instant a pending delivery's next attempt falls due, or null. */
+    nextDue(): Promise<Date | null>;
+
+    /**
+     * Claims the attempts due at or before `until`, earliest first (ties by event position, then endpoint order), at
+     * most `limit`: each is leased until `leaseUntil` (the wall clock), so that no other process claims it meanwhile.
+     */
+    claimDue(until: Date, limit: number, leaseUntil: Date): Promise<ClaimedAttempt[]>;
+
+    /**
+     * Records an attempt's outcome, unless another process recorded that attempt first (answers false then): the
+     * delivery delivered, due again, or given up with its event written; the endpoint's counts follow.
+     */
+    record(outcome: AttemptOutcome): Promise<boolean>;
+}
+
 /** The databases of one data set (the default one, or an instance's) behind the stores of its namespaces. */
 export interface DataSet {
 
@@ -99,6 +143,9 @@ export interface DataSet {
 
     /** Every record of every collection, in the API's shape, as a fixture that loads it all back; opened by the localgate object. */
     exportRecords(): Promise<Record<string, unknown>>;
+
+    /** The event logs of the namespaces that write events and are ready, in namespace order. */
+    eventLogs(): Promise<EventLog[]>;
 
     /** Closes every database (or pool) of the data set. */
     close(): Promise<void>;

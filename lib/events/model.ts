@@ -1,0 +1,108 @@
+import Crypto from 'node:crypto';
+
+
+/**
+ * The events a data set writes, one for each change a client can see, named `<namespace>.<record>.<what happened>`;
+ * the last is the dispatcher's own, written when a delivery is given up.
+ */
+export const eventTypes = [
+    'commerce.product.created',
+    'commerce.inquiry.created',
+    'commerce.scam_report.created',
+    'commerce.business.flagged',
+    'logistics.booking.created',
+    'logistics.booking.started',
+    'logistics.booking.completed',
+    'logistics.booking.cancelled',
+    'pay.transaction.created',
+    'pay.transaction.completed',
+    'pay.transaction.failed',
+    'webhook.delivery.given_up'
+] as const;
+
+export type EventType = typeof eventTypes[number];
+
+/** Events of these types are listed and streamed but never delivered: a receiver that is down would be sent news of its own failure. */
+export const undeliveredPrefix = 'webhook.';
+
+/** An event as the API shows it. */
+export interface Event {
+    id: string;
+    type: EventType;
+    created_at: string;
+    data: Record<string, unknown>;
+}
+
+/** An event as a namespace's database holds it: its place in the data set's order, and its data as JSON text. */
+export interface StoredEvent {
+    position: number;
+    id: string;
+    type: EventType;
+    created_at: string;
+    data: string;
+}
+
+/** A type an endpoint or a query asks for: one type, or with `prefix` every type that starts with `pattern` (`pay.*` is `pay.`). */
+export interface TypePattern {
+    pattern: string;
+    prefix: boolean;
+}
+
+/** Reads `pay.transaction.completed` or `pay.*` (a trailing `*` matches a prefix; `*` alone, every type). */
+export function typePattern(text: string): TypePattern {
+
+    return text.endsWith('*') ? { pattern: text.slice(0, -1), prefix: true } : { pattern: text, prefix: false };
+}
+
+/** Whether a type matches one of the patterns; no patterns match every type. */
+export function matchesType(type: string, patterns: readonly TypePattern[] | null): boolean {
+
+    return patterns === null || patterns.some(({ pattern, prefix }) => (prefix ? type.startsWith(pattern) : type === pattern));
+}
+
+export type SigningClock = 'wall' | 'instance';
+
+/** A webhook endpoint as each event-writing database of the data set holds it. */
+export interface StoredEndpoint {
+    id: string;
+    // Its place in the list the endpoints were set with.
+    ordinal: number;
+    url: string;
+    // Null: every type.
+    types: TypePattern[] | null;
+    secret: string;
+    signing_clock: SigningClock;
+    // The delays after each failed attempt, in milliseconds: one attempt more than delays in all.
+    retry_schedule: number[];
+    created_at: string;
+    // Deliveries that succeeded, and attempts that failed, in this database.
+    delivered: number;
+    failed: number;
+}
+
+/** An attempt claimed for sending: the event, its endpoint, which attempt (1 for the first) and the instant it fell due. */
+export interface ClaimedAttempt {
+    event: StoredEvent;
+    endpoint: StoredEndpoint;
+    attempt: number;
+    due_at: string;
+}
+
+/**
+ * What became of an attempt: delivered, or failed with the next attempt due at `next_due_at`, or failed for the last
+ * time (`next_due_at` null), when `given_up` is the `webhook.delivery.given_up` event to write in the same transaction.
+ */
+export interface AttemptOutcome {
+    position: number;
+    endpoint_id: string;
+    attempt: number;
+    delivered: boolean;
+    next_due_at: string | null;
+    given_up: { created_at: string; data: Record<string, unknown> } | null;
+}
+
+/** The same `webhook-id` for every attempt of one event to one endpoint, and another for each other pair. */
+export function webhookId(eventId: string, endpointId: string): string {
+
+    return `msg_${Crypto.createHash('sha256').update(`${eventId}\n${endpointId}`).digest('base64url').slice(0, 26)}`;
+}
