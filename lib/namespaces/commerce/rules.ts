@@ -11,3 +11,14 @@ export function checkFirstReport(targetType: TargetType, alreadyReported: boolea
         throw new DomainError('conflict', 'duplicate_scam_report', `You have already reported this ${targetType}: one report per caller per target`);
     }
 }
+
+
+/** A business is flagged (the console marks it as reported) from this many scam reports on. */
+export const flaggedAtReports = 1;
+
+
+/** Whether the scam report that brought a business to `count` reports is the one that flags it (once per crossing). */
+export function flagsBusiness(count: number): boolean {
+
+    return count === flaggedAtReports;
+}

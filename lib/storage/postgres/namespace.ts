@@ -3,10 +3,11 @@ import type { DatabaseSettings } from '../../config';
 import type { FixtureRows } from '../../fixtures';
 import type { Namespace } from '../../namespaces/namespace';
 import { demoData } from '../demo';
-import type { NamespaceHealth, SeedCheck, StoredRows, WaitingDatabase } from '../engine';
+import type { EventLog, NamespaceHealth, SeedCheck, StoredRows, WaitingDatabase } from '../engine';
 import { noStores } from '../engines';
 import { namespaceMigrations } from '../migrations';
 import { PgDatabase } from './database';
+import { PgEventLog } from './events';
 import { collectionsEmpty, exportRows, insertFixtureRows, postFixtureRows, seedMayLoad } from './fixtures';
 import { describeUrl, migrate, schemaVersion, underMigrationLock } from './migrate';
 
@@ -83,6 +84,11 @@ export class PgNamespace implements WaitingDatabase {
     store(context: RecordContext): unknown {
 
         return this.makeStore(this.db, context);
+    }
+
+    eventLog(namespace: string, context: RecordContext): EventLog {
+
+        return new PgEventLog(namespace, this.db, context);
     }
 
     close(): Promise<void> {
