@@ -353,6 +353,43 @@ describe('events on PostgreSQL', { skip }, () => {
         expect(await first.logs.logistics.lastPosition()).to.equal(2);
     });
 
+    it('hands out positions in commit order: a writer waits for the one that took the last position to commit', async () => {
+
+        const url = await fresh();
+        const one = await world(url);
+        const two = await world(url, { clock: new Clock(new Date(start)), ids: new IdSource() });
+        let commit = () => undefined as void;
+        const held = new Promise<void>((resolve) => {
+
+            commit = resolve;
+        });
+
+        const order: string[] = [];
+        let taken = () => undefined as void;
+        const positioned = new Promise<void>((resolve) => {
+
+            taken = resolve;
+        });
+
+        const first = one.databases.commerce.db.transaction(async (tx) => {
+
+            await eventWriter(one.databases.commerce.db).write(tx, one.context, { type: 'commerce.product.created', created_at: start, data: {} });
+            taken();
+            await held;
+            order.push('first commits');
+        });
+
+        await positioned;
+        const second = products(two.commerce, 1).then(() => order.push('second commits'));
+        // The second writer waits on the first's transaction, whatever the time given.
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        expect(order).to.equal([]);
+        commit();
+        await Promise.all([first, second]);
+        expect(order).to.equal(['first commits', 'second commits']);
+        expect((await all(one.logs.commerce)).map(({ position }) => position)).to.equal([1, 2]);
+    });
+
     it('claims each attempt in one process only when two processes claim at once', { timeout: 30_000 }, async () => {
 
         const url = await fresh();

@@ -16,6 +16,11 @@ interface DueRow {
 const eventColumns = 'position::float8 AS position, id, type, created_at, data';
 
 export const queries = {
+    // Positions follow commits: a transaction takes the next one under a lock of the database (the key space of the
+    // migration lock, storage/postgres/migrate.ts) held until it ends, so that a reader that has seen a position has
+    // seen every one before it. Without it, nextval hands them out in the order transactions ask and a stream would
+    // step past a position whose transaction commits after a later one's.
+    lockOrder: sql<[], never>('events.lockOrder', 'SELECT pg_advisory_xact_lock(7206115, 2)'),
     // The next position of the database's sequence (shared by the namespaces placed on it), and this schema's last.
     nextPosition: sql<[], { position: number; floor: number }>('events.nextPosition',
         `SELECT nextval('public.localgate_event_positions')::float8 AS position, (SELECT coalesce(max(position), 0) FROM events)::float8 AS floor`),
@@ -72,7 +77,8 @@ export const queries = {
 
 /**
  * Writes the events of one schema, inside the transaction of the change they announce: a position from the
- * database's sequence, the event and its deliveries, and a prune when the schema's positions pass a multiple of 100.
+ * database's sequence (in commit order), the event and its deliveries, and a prune when the schema's positions pass a
+ * multiple of 100.
  */
 export class PgEventWriter {
 
@@ -81,6 +87,7 @@ export class PgEventWriter {
     /** Writes an event and its deliveries on the transaction's connection; answers the event. */
     async write(tx: Runner, context: RecordContext, event: NewEvent): Promise<StoredEvent> {
 
+        await tx.rows(queries.lockOrder);
         const { position, floor } = (await tx.row(queries.nextPosition))!;
         const stored = { position, id: context.ids.eventId(position), type: event.type, created_at: event.created_at, data: JSON.stringify(event.data) };
         await tx.rows(queries.insertEvent, stored);
