@@ -13,12 +13,11 @@ export function checkFirstReport(targetType: TargetType, alreadyReported: boolea
 }
 
 
-/** A business is flagged (the console marks it as reported) from this many scam reports on. */
-export const flaggedAtReports = 1;
+// The console shows a record flagged (its warning badge) from its first scam report on.
+const flaggedFrom = 1;
 
+/** Whether a report that brought a target's count to `count` is the one that makes it cross into flagged: once, never again. */
+export function crossesFlagged(count: number): boolean {
 
-/** Whether the scam report that brought a business to `count` reports is the one that flags it (once per crossing). */
-export function flagsBusiness(count: number): boolean {
-
-    return count === flaggedAtReports;
+    return count === flaggedFrom;
 }
