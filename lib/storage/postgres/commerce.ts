@@ -1,7 +1,7 @@
 import type { RecordContext } from '../../clock';
 import type { ListResult, Page } from '../../lists';
 import { fromMinorUnits, offerRecord, toMinorUnits, type Priced } from '../../namespaces/commerce/money';
-import { checkFirstReport, flagsBusiness } from '../../namespaces/commerce/rules';
+import { checkFirstReport, crossesFlagged } from '../../namespaces/commerce/rules';
 import type { Business, CommerceStore, Inquiry, NewInquiry, NewProduct, NewScamReport, Offer, Product, ScamReport, TargetType } from '../../namespaces/commerce/store';
 import { createdAt, found, referenced } from '../../records';
 import { insertRow, sql, type PgDatabase, type Runner } from './database';
@@ -205,7 +205,7 @@ export class PgCommerceStore implements CommerceStore {
             await this.events.write(tx, this.context, { type: 'commerce.scam_report.created', created_at: report.created_at, data: report });
             // Read after the insert, under the row lock its trigger took to count the report: one report crosses.
             const business = report.target_type === 'business' ? await tx.row(queries.business, report.target_id) : undefined;
-            if (business && flagsBusiness(business.scam_report_count)) {
+            if (business && crossesFlagged(business.scam_report_count)) {
                 await this.events.write(tx, this.context, { type: 'commerce.business.flagged', created_at: report.created_at, data: business });
             }
 

@@ -7,7 +7,7 @@ import type { EventLog, NamespaceHealth, SeedCheck, StoredRows, WaitingDatabase 
 import { noStores } from '../engines';
 import { namespaceMigrations } from '../migrations';
 import { PgDatabase } from './database';
-import { PgEventLog } from './events';
+import { eventWriter, PgEventLog } from './events';
 import { collectionsEmpty, exportRows, insertFixtureRows, postFixtureRows, seedMayLoad } from './fixtures';
 import { describeUrl, migrate, schemaVersion, underMigrationLock } from './migrate';
 
@@ -25,10 +25,14 @@ export class PgNamespace implements WaitingDatabase {
         return new PgNamespace(db, namespace, await storeFactory(namespace));
     }
 
-    /** Opens the pool of a namespace's schema, migrates it, and loads the demo data once when asked and it has none. */
-    static async open(namespace: Namespace, url: string, settings: DatabaseSettings, seed: boolean): Promise<PgNamespace> {
+    /**
+     * Opens the pool of a namespace's schema, migrates it, and loads the demo data once when asked and it has none;
+     * `eventsKept` (EVENTS_KEPT) reaches the pool's event writer.
+     */
+    static async open(namespace: Namespace, url: string, settings: DatabaseSettings, seed: boolean, eventsKept?: number): Promise<PgNamespace> {
 
         const db = new PgDatabase(url, namespace.name, settings);
+        eventWriter(db, eventsKept);
         let makeStore;
         try {
             makeStore = await storeFactory(namespace);
