@@ -6,12 +6,11 @@ import Lab from '@hapi/lab';
 
 import { Clock, IdSource, type RecordContext } from '../lib/clock';
 import type { StoredEndpoint, StoredEvent } from '../lib/events/model';
+// The namespaces through their list, which loads them in its order (loading one alone first closes a cycle through the settings).
+import { builtInNamespaces } from '../lib/namespaces';
 import type { CommerceStore } from '../lib/namespaces/commerce/store';
-import { commerceNamespace } from '../lib/namespaces/commerce';
 import type { LogisticsStore } from '../lib/namespaces/logistics/store';
-import { logisticsNamespace } from '../lib/namespaces/logistics';
 import type { PayStore } from '../lib/namespaces/pay/store';
-import { payNamespace } from '../lib/namespaces/pay';
 import type { EventLog } from '../lib/storage/engine';
 import { eventWriter } from '../lib/storage/postgres/events';
 import { PgNamespace } from '../lib/storage/postgres/namespace';
@@ -35,6 +34,7 @@ const vehicle = String(logisticsDemo.vehicles!.find((row) => row.is_available !=
 const location = String(logisticsDemo.locations![0]!.id);
 
 const start = '2031-03-01T09:00:00.000Z';
+const [commerceNamespace, logisticsNamespace, payNamespace] = ['commerce', 'logistics', 'pay'].map((name) => builtInNamespaces.find((namespace) => namespace.name === name)!);
 
 
 /** The namespaces of one data set on one database: their stores and event logs, all on one frozen clock and id source. */
@@ -79,11 +79,11 @@ describe('events on PostgreSQL', { skip }, () => {
         return database.url;
     }
 
-    async function open(url: string): Promise<World['databases']> {
+    async function open(url: string, eventsKept?: number): Promise<World['databases']> {
 
-        const [commerce, logistics, pay] = await Promise.all([commerceNamespace, logisticsNamespace, payNamespace].map(async (namespace) => {
+        const [commerce, logistics, pay] = await Promise.all([commerceNamespace!, logisticsNamespace!, payNamespace!].map(async (namespace) => {
 
-            const database = await PgNamespace.open(namespace, url, dbSettings, true);
+            const database = await PgNamespace.open(namespace, url, dbSettings, true, eventsKept);
             opened.push(database);
             return database;
         }));
@@ -315,11 +315,10 @@ describe('events on PostgreSQL', { skip }, () => {
 
     it('prunes the events more than EVENTS_KEPT positions old as a write passes a multiple of 100, but those with a delivery pending', async () => {
 
-        const url = await fresh();
-        const namespaces = await open(url);
+        // EVENTS_KEPT 3: the pools' writers keep what their namespace was opened with.
+        const namespaces = await open(await fresh(), 3);
         const context = { clock: new Clock(new Date(start)), ids: new IdSource('sequential') };
-        // The writer is made once per pool, by the first that asks: here with EVENTS_KEPT 3.
-        eventWriter(namespaces.commerce.db, 3);
+        expect(eventWriter(namespaces.commerce.db, 10_000)).to.shallow.equal(eventWriter(namespaces.commerce.db));
         const log = namespaces.commerce.eventLog('commerce', context);
         const store = namespaces.commerce.store(context) as CommerceStore;
 
