@@ -19,13 +19,15 @@ export const queries = {
     // Positions follow commits: a transaction takes the next one under a lock of the database (the key space of the
     // migration lock, storage/postgres/migrate.ts) held until it ends, so that a reader that has seen a position has
     // seen every one before it. Without it, nextval hands them out in the order transactions ask and a stream would
-    // step past a position whose transaction commits after a later one's.
-    lockOrder: sql<[], never>('events.lockOrder', 'SELECT pg_advisory_xact_lock(7206115, 2)'),
-    // The next position of the database's sequence (shared by the namespaces placed on it), and this schema's last.
-    nextPosition: sql<[], { position: number; floor: number }>('events.nextPosition',
-        `SELECT nextval('public.localgate_event_positions')::float8 AS position, (SELECT coalesce(max(position), 0) FROM events)::float8 AS floor`),
-    insertEvent: insertRow<StoredEvent>('events.insertEvent', 'events', ['position', 'id', 'type', 'created_at', 'data']),
-    insertDeliveries: sql<[number, string, string]>('events.insertDeliveries', insertDeliveries('$1::bigint', '$2::text', '$3::text')),
+    // step past a position whose transaction commits after a later one's. The lock is taken in the FROM, before the
+    // position is drawn; this schema's last position comes along (for the prune).
+    nextPosition: sql<[], { position: number; floor: number }>('events.nextPosition', `SELECT nextval('public.localgate_event_positions')::float8 AS position,
+        (SELECT coalesce(max(position), 0) FROM events)::float8 AS floor FROM (SELECT pg_advisory_xact_lock(7206115, 2)) AS turn`),
+    // The event and its deliveries in one statement: a write holds the lock above for as few round trips as it can.
+    insertEvent: sql<[number, string, string, string, string]>('events.insertEvent', `WITH event AS (
+            INSERT INTO events (position, id, type, created_at, data) VALUES ($1, $2, $3, $4, $5)
+        )
+        ${insertDeliveries('$1::bigint', '$3::text', '$4::text')}`),
     prune: sql<[number]>('events.prune', pruneEvents('$1::bigint')),
 
     // The patterns asked for as exact types and prefixes; both null: every type.
@@ -87,11 +89,9 @@ export class PgEventWriter {
     /** Writes an event and its deliveries on the transaction's connection; answers the event. */
     async write(tx: Runner, context: RecordContext, event: NewEvent): Promise<StoredEvent> {
 
-        await tx.rows(queries.lockOrder);
         const { position, floor } = (await tx.row(queries.nextPosition))!;
         const stored = { position, id: context.ids.eventId(position), type: event.type, created_at: event.created_at, data: JSON.stringify(event.data) };
-        await tx.rows(queries.insertEvent, stored);
-        await tx.rows(queries.insertDeliveries, position, event.type, event.created_at);
+        await tx.rows(queries.insertEvent, position, stored.id, stored.type, stored.created_at, stored.data);
         if (prunes(position, floor)) {
             await tx.rows(queries.prune, position - this.kept);
         }
