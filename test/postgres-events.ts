@@ -5,7 +5,7 @@ import Code from '@hapi/code';
 import Lab from '@hapi/lab';
 
 import { Clock, IdSource, type RecordContext } from '../lib/clock';
-import type { StoredEndpoint, StoredEvent } from '../lib/events/model';
+import { eventTypes, matchesType, typePattern, type StoredEndpoint, type StoredEvent } from '../lib/events/model';
 // The namespaces through their list, which loads them in its order (loading one alone first closes a cycle through the settings).
 import { builtInNamespaces } from '../lib/namespaces';
 import type { CommerceStore } from '../lib/namespaces/commerce/store';
@@ -207,7 +207,7 @@ describe('events on PostgreSQL', { skip }, () => {
         await commerce.createInquiry({ business_id: business, message: 'Open?' }, 'buyer');
         await book(logistics, 0);
 
-        const types = async (after: number | null, patterns: string[] | null, limit = 100) => (await logs.commerce.list(after, patterns && patterns.map((text) => (text.endsWith('*') ? { pattern: text.slice(0, -1), prefix: true } : { pattern: text, prefix: false })), limit)).map(({ position, type }) => `${position} ${type}`);
+        const types = async (after: number | null, patterns: string[] | null, limit = 100) => (await logs.commerce.list(after, patterns && patterns.map(typePattern), limit)).map(({ position, type }) => `${position} ${type}`);
         expect(await types(null, null)).to.equal(['1 commerce.product.created', '2 commerce.product.created', '3 commerce.product.created', '4 commerce.inquiry.created']);
         expect(await types(2, null)).to.equal(['3 commerce.product.created', '4 commerce.inquiry.created']);
         expect(await types(null, null, 1)).to.equal(['1 commerce.product.created']);
@@ -217,6 +217,23 @@ describe('events on PostgreSQL', { skip }, () => {
         expect(await types(null, ['logistics.*', 'pay.transaction.created'])).to.equal([]);
         expect(await types(4, null)).to.equal([]);
         expect((await logs.logistics.list(null, null, 10)).map(({ position }) => position)).to.equal([5]);
+    });
+
+    it('filters a list by type as the shared model matches types', async () => {
+
+        const { databases: namespaces, logs, context } = await world();
+        const { db } = namespaces.commerce;
+        await db.transaction(async (tx) => {
+
+            for (const type of eventTypes) {
+                await eventWriter(db).write(tx, context, { type, created_at: start, data: {} });
+            }
+        });
+
+        for (const asked of [['*'], ['pay.*'], ['pay.transaction.failed', 'logistics.*'], ['commerce.business.flagged'], ['webhook.*'], ['commerce.']]) {
+            const patterns = asked.map(typePattern);
+            expect((await logs.commerce.list(null, patterns, 100)).map(({ type }) => type), asked.join()).to.equal(eventTypes.filter((type) => matchesType(type, patterns)));
+        }
     });
 
     it('writes deliveries to the endpoints whose patterns match, due at the event\'s instant, and none of the dispatcher\'s own', async () => {
