@@ -66,8 +66,9 @@ export async function lastCursor(logs: readonly EventLog[]): Promise<Cursor> {
 export async function readMerged(logs: readonly EventLog[], after: (rank: number) => number | null, types: TypePattern[] | null, limit: number): Promise<RankedEvent[]> {
 
     const lists = await Promise.all(logs.map((log, rank) => log.list(after(rank), types, limit)));
+    // In rank order before the sort, which is stable: events at one position stay in namespace order.
     const merged = lists.flatMap((list, rank) => list.map((stored) => ({ stored, rank })));
-    merged.sort((a, b) => a.stored.position - b.stored.position || a.rank - b.rank);
+    merged.sort((a, b) => a.stored.position - b.stored.position);
     return merged.slice(0, limit);
 }
 

@@ -13,8 +13,9 @@ const maxTypeLength = 100;
 /** A listed event type, or a prefix pattern ending in `*` that matches at least one (`pay.*`; `*` alone, every type). */
 export const eventTypeFilter = wording(Joi.string().max(maxTypeLength).custom((value: string, helpers) => {
 
+    // One refusal of a type too long: max has made it.
     const pattern = typePattern(value);
-    return eventTypes.some((type) => matchesType(type, [pattern])) ? value : helpers.error('type.unknown');
+    return value.length > maxTypeLength || eventTypes.some((type) => matchesType(type, [pattern])) ? value : helpers.error('type.unknown');
 }), {
     'type.unknown': `{{#label}} must be an event type (${eventTypes.join(', ')}) or a prefix of one ending in * (pay.*)`
 });
