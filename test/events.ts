@@ -339,6 +339,30 @@ describe('events', () => {
             live.close();
         });
 
+        it('streams what a move of the clock applies, once the move has committed, at the instant it fell due', async () => {
+
+            const { id, base_path: base } = await create({ pay: true, clock: '2040-01-01T00:00:00Z' });
+            const subscriber = new Subscriber(server, `/_instances/${id}/events/stream?type=pay.*`);
+            await subscriber.opened;
+            await subscriber.waitFor(() => subscriber.frames.length > 0);
+            const deposit = await server.inject({
+                method: 'POST', url: `${base}/v1/pay/gateway/deposit`, headers: { ...bearer(server, 'ada'), 'idempotency-key': 'k-1' },
+                payload: { provider_id: 'bank-transfer', asset: 'EUR', amount: 2500 }
+            });
+            expect(deposit.statusCode, deposit.payload).to.equal(201);
+            const pending = body<{ id: string; settles_at: string }>(deposit);
+            await subscriber.until(1);
+            const moved = await admin('PUT', `/_instances/${id}/clock`, { advance: '3d' });
+            expect(moved.statusCode, moved.payload).to.equal(200);
+            const [created, completed] = await subscriber.until(2);
+            expect(created!.event).to.equal('pay.transaction.created');
+            expect(created!.data!.data).to.equal(body(deposit));
+            expect(completed!.event).to.equal('pay.transaction.completed');
+            expect(completed!.data!.created_at).to.equal(pending.settles_at);
+            expect(completed!.data!.data).to.include({ id: pending.id, status: 'completed', settled_at: pending.settles_at });
+            subscriber.close();
+        });
+
         it('streams only the types asked for', async () => {
 
             const { id, base_path: base } = await create();
@@ -508,12 +532,12 @@ describe('events', () => {
         it('logs no failure of a read that fails once it is closed', async () => {
 
             const { id } = await create();
-            const before = logged.length;
+            const earlier = logged.length;
             const subscription = new EventSubscription(lateScope(id, () => Promise.reject(new Error('gone'))), { position: 0, rank: 0 }, null, settings());
             subscription.stream.resume();
             subscription.close();
             await new Promise((resolve) => setTimeout(resolve, 50));
-            expect(logged.length).to.equal(before);
+            expect(logged.length).to.equal(earlier);
         });
 
         it('ends its stream and logs the failure when a read fails', async () => {

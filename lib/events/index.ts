@@ -62,7 +62,7 @@ export const eventsPlugin: Plugin<EventsOptions> = {
         // before it found its data set (an instance that is gone) has none to tell.
         server.ext('onPreResponse', (request: Request, h: ResponseToolkit) => {
 
-            (request.app.scope as Scope | undefined)?.services.noticeEvents();
+            request.app.scope?.services.noticeEvents();
             return h.continue;
         });
 
