@@ -2,22 +2,25 @@ import Joi from 'joi';
 
 import { recordId, timestamp, wording } from '../fields';
 import { listSchema } from '../lists';
-import { eventTypes, matchesType, typePattern } from './model';
+import { eventTypes } from './model';
 
 
 export const maxEventsLimit = 1000;
 
-// Longer than any listed type: a longer one names none, and is refused before it is read.
-const maxTypeLength = 100;
+// Any prefix of the strings, the empty one included, as a regular expression: a trie of optional groups.
+function prefixesOf(strings: readonly string[]): string {
 
-/** A listed event type, or a prefix pattern ending in `*` that matches at least one (`pay.*`; `*` alone, every type). */
-export const eventTypeFilter = wording(Joi.string().max(maxTypeLength).custom((value: string, helpers) => {
+    const heads = [...new Set(strings.filter(Boolean).map((string) => string[0]!))];
+    const branches = heads.map((head) => head.replace(/[.*]/, '\\$&') + prefixesOf(strings.filter((string) => string.startsWith(head)).map((string) => string.slice(1))));
+    return branches.length ? `(?:${branches.join('|')})?` : '';
+}
 
-    // One refusal of a type too long: max has made it.
-    const pattern = typePattern(value);
-    return value.length > maxTypeLength || eventTypes.some((type) => matchesType(type, [pattern])) ? value : helpers.error('type.unknown');
-}), {
-    'type.unknown': `{{#label}} must be an event type (${eventTypes.join(', ')}) or a prefix of one ending in * (pay.*)`
+/**
+ * A listed event type, or a prefix of one ending in `*` (`pay.*`, `logistics.booking.*`; `*` alone, every type): a
+ * pattern the document shows, so that a client sees which values are taken (and bounded by it: no more is read).
+ */
+export const eventTypeFilter = wording(Joi.string().pattern(new RegExp(`^(?:${eventTypes.map((type) => type.replace(/\./g, '\\.')).join('|')}|${prefixesOf(eventTypes)}\\*)$`)), {
+    'string.pattern.base': `{{#label}} must be an event type (${eventTypes.join(', ')}) or a prefix of one ending in * (pay.*)`
 });
 
 const afterField = recordId.description('An event id: only the events after it (422 event_not_found when the data set holds no such event)');
@@ -42,6 +45,6 @@ export const eventSchema = Joi.object({
     type: Joi.string().valid(...eventTypes).required(),
     created_at: timestamp.required().description('The data set\'s clock at the change, or the instant a transition fell due'),
     data: Joi.object().unknown(true).required().description('The record as its owner reads it through the API')
-}).label('Event');
+}).label('EventRecord');
 
-export const eventListSchema = listSchema(eventSchema, 'EventList');
+export const eventListSchema = listSchema(eventSchema, 'EventRecordList');
