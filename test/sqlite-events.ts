@@ -314,6 +314,27 @@ describe('events on SQLite', () => {
         ]);
     });
 
+    it('tells the data set\'s listeners after a batch of transitions wrote events, and not after a move that wrote none', async () => {
+
+        const made = await make();
+        await as(made, 'ann', 'POST', '/v1/logistics/bookings', booking);
+        const services = server.app.localgate.instances.find(made.id)!.services;
+        let heard = 0;
+        const stop = services.onEvents(() => {
+
+            heard += 1;
+        });
+
+        await move(made, '11h');
+        expect(heard).to.equal(1);
+        await move(made, '1m');
+        expect(heard).to.equal(1);
+        stop();
+        await move(made, '2h');
+        expect(heard).to.equal(1);
+        expect((await eventsOf(dataOf(made))).map(({ type }) => type)).to.equal(['logistics.booking.created', 'logistics.booking.started', 'logistics.booking.completed']);
+    });
+
     it('keeps the default data set\'s positions across a restart on files', async () => {
 
         const dataDir = tempDir();
