@@ -317,7 +317,7 @@ describe('events', () => {
             subscriber.close();
         });
 
-        it('gives a subscriber that resumes (Last-Event-ID, or after) exactly what a live one read, in order, past a read\'s size', async () => {
+        it('gives a subscriber that resumes (Last-Event-ID, or after) exactly what a live one read, in order, past a read\'s size', { timeout: 60_000 }, async () => {
 
             const { id, base_path: base } = await create();
             await addProduct(base, 'First');
