@@ -4,7 +4,7 @@ import Lab from '@hapi/lab';
 
 import { Clock, IdSource } from '../lib/clock';
 import { settingsFromEnvironment } from '../lib/config';
-import { typePattern, type StoredEndpoint, type StoredEvent } from '../lib/events/model';
+import { eventTypes, matchesType, typePattern, webhookId, type StoredEndpoint, type StoredEvent } from '../lib/events/model';
 import { commerceNamespace } from '../lib/namespaces/commerce';
 import type { DataSet, EventLog } from '../lib/storage/engine';
 import { sqliteDatabase } from '../lib/storage/sqlite/engine';
@@ -275,6 +275,27 @@ describe('events on SQLite', () => {
         await pay.replaceEndpoints([{ ...endpoint('pay', 0, ['pay.transaction.*']), url: 'http://localhost/new' }]);
         expect(await pay.endpoints()).to.equal([{ ...endpoint('pay', 0, ['pay.transaction.*']), url: 'http://localhost/new' }]);
         expect(deliveries('pay').map((row) => Object.values(row as Json).slice(0, 2))).to.equal([[2, 'pay']]);
+    });
+
+    it('filters a list by type as the shared model matches types', async () => {
+
+        const namespace = openSqliteNamespace(commerceNamespace, undefined, { storage: 'memory', dataDir: ':memory:', seed: false });
+        const context = { clock: new Clock(new Date(frozen)), ids: new IdSource('sequential') };
+        const log = namespace.eventLog('commerce', context);
+        for (const type of eventTypes) {
+            eventWriter(namespace.db).write(context, { type, created_at: frozen, data: {} });
+        }
+
+        for (const asked of [['*'], ['pay.*'], ['pay.transaction.failed', 'logistics.*'], ['commerce.business.flagged'], ['webhook.*']]) {
+            const patterns = asked.map(typePattern);
+            expect((await log.list(null, patterns, 100)).map(({ type }) => type)).to.equal(eventTypes.filter((type) => matchesType(type, patterns)));
+        }
+
+        expect(eventTypes.filter((type) => matchesType(type, null))).to.equal([...eventTypes]);
+        // One webhook-id per event and endpoint, the same for each attempt.
+        expect(webhookId(eventId(1), 'a')).to.equal(webhookId(eventId(1), 'a'));
+        expect(new Set([webhookId(eventId(1), 'a'), webhookId(eventId(1), 'b'), webhookId(eventId(2), 'a')]).size).to.equal(3);
+        await namespace.close();
     });
 
     it('claims due attempts earliest first, leases them, and records each attempt once', async () => {
