@@ -10,6 +10,7 @@ import type { Scope } from '../lib/scope';
 import type { DataSet } from '../lib/storage/engine';
 import { adminBearer, bearer, body, type List, testServer } from './helpers/server';
 import { commerceNamespace } from '../lib/namespaces/commerce';
+import { freshDatabase, skipWithoutPostgres } from './helpers/postgres';
 
 
 export const lab = Lab.script();
@@ -451,6 +452,33 @@ describe('events', () => {
         await other.stop();
         await subscriber.end();
         expect(subscriber.ended).to.be.true();
+    });
+
+    it('streams to a subscriber of the default data set on PostgreSQL what another process wrote, by its poll', { skip: skipWithoutPostgres('events on PostgreSQL'), timeout: 60_000 }, async () => {
+
+        const database = await freshDatabase();
+        // Two servers on one database: what the second writes, no request of the first tells it of.
+        const shared = { databaseUrl: database.url, database: { poolMax: 4 }, jwtSecret: server.app.localgate.secret };
+        const first = await testServer(shared);
+        const second = await testServer(shared);
+        try {
+            await first.start();
+            const subscriber = new Subscriber(first, '/_events/stream?type=commerce.*');
+            await subscriber.opened;
+            await subscriber.waitFor(() => subscriber.frames.length > 0);
+            const made = await second.inject({ method: 'POST', url: '/v1/commerce/products', headers: bearer(second, 'ann'), payload: { name: 'Elsewhere', price: 2.5, currency: 'USD', business_id: bakery } });
+            expect(made.statusCode, made.payload).to.equal(201);
+            const [frame] = await subscriber.until(1);
+            expect(frame!.data!.data).to.equal(body(made));
+            const listed = body<List<Event>>(await first.inject({ url: `/_events?after=${frame!.id!}`, headers: adminBearer(first) }));
+            expect(listed).to.equal({ data: [], count: 0, total: 0 });
+            subscriber.close();
+        }
+        finally {
+            await first.stop();
+            await second.stop();
+            await database.drop();
+        }
     });
 
     describe('a subscription', () => {
