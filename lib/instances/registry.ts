@@ -230,6 +230,7 @@ export class InstanceRegistry implements InstanceFinder {
         const counter = context.ids.counter;
         try {
             await instance.services.timeline.watch(timedStoresOf(this.engine.namespaces, () => instance.data));
+            await instance.services.dispatcher.watch(() => instance.data.eventLogs());
         }
         catch (err) {
             instance.close();
