@@ -89,6 +89,8 @@ export interface Settings {
     journalSize: number;
     journalBodyBytes: number;
     journalBudgetMib: number;
+    /** EVENTS_KEPT: the events each event-writing database keeps, besides those with a delivery still pending. */
+    eventsKept: number;
     /** CLOCK: the instant the default data set's clock stands still at from the start, until moved (PUT /_clock); unset, the wall clock. */
     clock?: string;
     /** WEBHOOK_HOSTS: the hosts a webhook endpoint may name (any 127.0.0.0/8 address counts as loopback when 127.0.0.1 is one). */
@@ -208,6 +210,7 @@ export const settingsSchema = Joi.object<Settings>({
     journalSize: Joi.number().integer().min(0).max(100_000).default(1000).label('JOURNAL_SIZE'),
     journalBodyBytes: Joi.number().integer().min(0).default(16_384).label('JOURNAL_BODY_BYTES'),
     journalBudgetMib: Joi.number().integer().min(1).default(64).label('JOURNAL_BUDGET_MIB'),
+    eventsKept: Joi.number().integer().min(100).max(1_000_000).default(10_000).label('EVENTS_KEPT'),
     // Stored as the instant's ISO form, so that a restart compares it with the clock file's as text.
     clock: clockTimestamp().label('CLOCK'),
     // Host names as a URL's hostname reads them: lower case, IPv6 without its brackets.
@@ -387,6 +390,7 @@ export function settingsFromEnvironment(env: NodeJS.ProcessEnv = process.env, fl
         journalSize: env.JOURNAL_SIZE,
         journalBodyBytes: env.JOURNAL_BODY_BYTES,
         journalBudgetMib: env.JOURNAL_BUDGET_MIB,
+        eventsKept: env.EVENTS_KEPT,
         clock: pick(flags.clock, env.CLOCK),
         webhookHosts: env.WEBHOOK_HOSTS === undefined ? undefined : env.WEBHOOK_HOSTS.split(',').map((host) => host.trim()).filter(Boolean),
         webhookTimeoutMs: env.WEBHOOK_TIMEOUT_MS

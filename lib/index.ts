@@ -10,6 +10,7 @@ import { consolePlugin } from './console';
 import { servicesFactory, timedStoresOf } from './data-set';
 import { defaultClock } from './data-set/clock-file';
 import { errorsPlugin, validationFailed } from './errors';
+import { resyncEventPosition } from './events/positions';
 import { webhooksPlugin } from './events/webhooks';
 import { faultsPlugin } from './faults';
 import { healthPlugin } from './health';
@@ -108,6 +109,7 @@ export async function createServer(options: Options = {}): Promise<Server> {
     server.ext('onPreStart', async () => {
 
         opened = await engine.openDefault(defaultServices);
+        await resyncEventPosition(opened, defaultServices.ids);
         // What fell due while the server was stopped is applied before it answers; with other processes on the same
         // databases, what they made due is looked for every second too.
         const { counts } = await defaultServices.timeline.watch(timedStoresOf(settings.namespaces, defaultData), transitionPollMs(settings));
