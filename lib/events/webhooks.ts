@@ -32,7 +32,7 @@ const durationUnitsMs: [string, number][] = [['d', 86_400_000], ['h', 3_600_000]
 /** A delay in its largest whole unit, as an endpoint's retry_schedule reads back: 300000 is 5m, 1500 is 1500ms. */
 export function delayText(ms: number): string {
 
-    const [unit, size] = durationUnitsMs.find(([, unitMs]) => ms % unitMs === 0) ?? ['ms', 1];
+    const [unit, size] = durationUnitsMs.find(([, unitMs]) => ms > 0 && ms % unitMs === 0) ?? ['ms', 1];
     return `${ms / size}${unit}`;
 }
 
@@ -124,6 +124,14 @@ async function readEndpoints(scope: Scope): Promise<{ endpoints: Record<string, 
 export const webhooksPlugin: Plugin<{ registry: InstanceRegistry; hosts: readonly string[] }> = {
     name: 'localgate-webhooks',
     register(server, { registry, hosts }) {
+
+        // The events a request wrote have committed by now: the data set's listeners hear of them (the dispatcher sends
+        // their first attempts). A request refused before it found its data set has none.
+        server.ext('onPreResponse', (request, h) => {
+
+            request.app.scope?.services.noticeEvents();
+            return h.continue;
+        });
 
         const targets = [
             { path: '/_webhooks', scope: (request: Pick<Request, 'app' | 'params'>) => request.app.scope, params: undefined, what: 'the default data set' },
