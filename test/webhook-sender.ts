@@ -101,9 +101,9 @@ describe('the outbound sender', () => {
     it('follows no redirect: a 3xx is the answer', async () => {
 
         receiver.answers.push((response) => response.writeHead(302, { location: 'http://127.0.0.1:9/elsewhere' }).end());
-        const before = receiver.received.length;
+        const sentBefore = receiver.received.length;
         expect(await call(receiver.url)).to.include({ status: 302, error: null });
-        expect(receiver.received.length).to.equal(before + 1);
+        expect(receiver.received.length).to.equal(sentBefore + 1);
     });
 
     it('reads a long answer only up to its bound, and keeps its status', async () => {
@@ -150,11 +150,11 @@ describe('the outbound sender', () => {
 
     it('checks the host again as it sends: one WEBHOOK_HOSTS does not allow is never called', async () => {
 
-        const before = receiver.received.length;
+        const sentBefore = receiver.received.length;
         const strict = new HttpSender({ hosts: ['localhost'], timeoutMs: 300 });
         expect(await strict.send({ method: 'POST', url: receiver.url, headers: {}, body: '' })).to.include({ status: null, error: 'host_not_allowed', duration_ms: 0 });
         strict.close();
-        expect(receiver.received.length).to.equal(before);
+        expect(receiver.received.length).to.equal(sentBefore);
     });
 
     it('counts any 127.0.0.0/8 address as loopback when 127.0.0.1 is allowed', () => {

@@ -368,6 +368,7 @@ describe('webhooks', () => {
             [{ url: 'ftp://127.0.0.1/hook' }, 'endpoints.0.url', 'endpoints[0].url must be an http: or https: URL'],
             [{ url: 'not a url' }, 'endpoints.0.url', 'endpoints[0].url must be an http: or https: URL'],
             [{ url: 'http://user:pw@127.0.0.1/hook' }, 'endpoints.0.url', 'endpoints[0].url must not carry a user name or password: sign deliveries with the secret instead'],
+            [{ url: 'http://:pw@127.0.0.1/hook' }, 'endpoints.0.url', 'endpoints[0].url must not carry a user name or password: sign deliveries with the secret instead'],
             [{}, 'endpoints.0.url', 'endpoints[0].url is required'],
             [{ url: receiver.url, types: ['pay.nothing'] }, 'endpoints.0.types.0', 'endpoints[0].types[0] must be an event type (such as pay.transaction.completed) or a prefix ending with * that matches one (pay.*, *)'],
             [{ url: receiver.url, types: ['weather.*'] }, 'endpoints.0.types.0', 'endpoints[0].types[0] must be an event type (such as pay.transaction.completed) or a prefix ending with * that matches one (pay.*, *)'],
@@ -430,13 +431,13 @@ describe('webhooks across a restart', () => {
         server = await testServer({ ...options, jwtSecret: server.app.localgate.settings.jwtSecret });
         expect(receiver.received.length).to.equal(2);
         expect(receiver.received[1]!.headers['webhook-id']).to.equal(receiver.received[0]!.headers['webhook-id']);
-        expect(ok(await admin('GET', '/_webhooks/deliveries'))).to.include({ total: 1 });
+        expect(answered(await admin('GET', '/_webhooks/deliveries'))).to.include({ total: 1 });
         await server.stop();
         await receiver.close();
     });
 });
 
-function ok(res: ServerInjectResponse): Record<string, unknown> {
+function answered(res: ServerInjectResponse): Record<string, unknown> {
 
     expect(res.statusCode, res.payload).to.equal(200);
     return body(res);

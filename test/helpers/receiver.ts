@@ -52,10 +52,10 @@ export async function startReceiver(): Promise<Receiver> {
         port,
         received,
         answers,
-        close: () => new Promise((resolve) => {
+        async close() {
 
             server.closeAllConnections();
-            server.close(() => resolve());
-        })
+            await new Promise((resolve) => server.close(resolve));
+        }
     };
 }
