@@ -216,7 +216,7 @@ export const settingsSchema = Joi.object<Settings>({
     // Host names as a URL's hostname reads them: lower case, IPv6 without its brackets.
     webhookHosts: Joi.array().items(Joi.string().trim().lowercase().min(1).max(253).pattern(/^[^\s/@:[\]]+$|^[0-9a-f:.]+$/).messages({
         'string.pattern.base': '{{#label}} must be host names or IP addresses, without a scheme, port or path'
-    })).min(1).default([...defaultWebhookHosts]).label('WEBHOOK_HOSTS'),
+    }).label('WEBHOOK_HOSTS')).min(1).default([...defaultWebhookHosts]).label('WEBHOOK_HOSTS'),
     webhookTimeoutMs: Joi.number().integer().min(1).max(600_000).default(10_000).label('WEBHOOK_TIMEOUT_MS'),
     // Programmatic only: where log lines go instead of stdout.
     logStream: Joi.object().label('logStream'),

@@ -6,7 +6,8 @@ import { Webhook } from 'standardwebhooks';
 
 import { hostAllowed, HttpSender, maxResponseBytes } from '../lib/data-set/sender';
 import { deliveryBody } from '../lib/events/dispatcher';
-import { isSecret, maskedSecret, mintSecret, signatureHeaders } from '../lib/events/signing';
+import { maskedSecret, mintSecret, signatureHeaders } from '../lib/events/signing';
+import { isSecret } from '../lib/events/webhook-schemas';
 import { webhookId } from '../lib/events/model';
 import { startReceiver, type Receiver } from './helpers/receiver';
 
@@ -32,6 +33,10 @@ describe('webhook signing', () => {
         expect(isSecret(`whsec_${Buffer.alloc(24).toString('base64')}`)).to.equal(true);
         expect(isSecret(`whsec_${Buffer.alloc(64).toString('base64')}`)).to.equal(true);
         expect(isSecret(`whsec_${Buffer.alloc(23).toString('base64')}`)).to.equal(false);
+        for (let bytes = 16; bytes <= 72; ++bytes) {
+            expect(isSecret(`whsec_${Buffer.alloc(bytes, bytes).toString('base64')}`), String(bytes)).to.equal(bytes >= 24 && bytes <= 64);
+        }
+
         expect(isSecret(`whsec_${Buffer.alloc(65).toString('base64')}`)).to.equal(false);
         expect(isSecret(`whsec_${Buffer.alloc(32, 255).toString('base64url')}`)).to.equal(false);
         expect(isSecret('whsec_not base64!')).to.equal(false);

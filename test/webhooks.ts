@@ -364,11 +364,11 @@ describe('webhooks', () => {
 
         const { id } = await create();
         const refusals: [object, string, string][] = [
-            [{ url: 'http://example.com/hook' }, 'endpoints.0.url', 'endpoints[0].url names the host example.com, which WEBHOOK_HOSTS does not allow (it allows 127.0.0.1, localhost, ::1, host.docker.internal): set WEBHOOK_HOSTS to add it'],
-            [{ url: 'ftp://127.0.0.1/hook' }, 'endpoints.0.url', 'endpoints[0].url must be an http: or https: URL'],
-            [{ url: 'not a url' }, 'endpoints.0.url', 'endpoints[0].url must be an http: or https: URL'],
-            [{ url: 'http://user:pw@127.0.0.1/hook' }, 'endpoints.0.url', 'endpoints[0].url must not carry a user name or password: sign deliveries with the secret instead'],
-            [{ url: 'http://:pw@127.0.0.1/hook' }, 'endpoints.0.url', 'endpoints[0].url must not carry a user name or password: sign deliveries with the secret instead'],
+            [{ url: 'http://example.com/hook' }, 'endpoints.0.url', 'endpoints[0].url must be an http: or https: URL without a user name or password, to a host WEBHOOK_HOSTS allows (127.0.0.1, localhost, ::1, host.docker.internal; any 127.x.x.x counts as 127.0.0.1): set WEBHOOK_HOSTS to allow another'],
+            [{ url: 'ftp://127.0.0.1/hook' }, 'endpoints.0.url', 'endpoints[0].url must be an http: or https: URL without a user name or password, to a host WEBHOOK_HOSTS allows (127.0.0.1, localhost, ::1, host.docker.internal; any 127.x.x.x counts as 127.0.0.1): set WEBHOOK_HOSTS to allow another'],
+            [{ url: 'not a url' }, 'endpoints.0.url', 'endpoints[0].url must be an http: or https: URL without a user name or password, to a host WEBHOOK_HOSTS allows (127.0.0.1, localhost, ::1, host.docker.internal; any 127.x.x.x counts as 127.0.0.1): set WEBHOOK_HOSTS to allow another'],
+            [{ url: 'http://user:pw@127.0.0.1/hook' }, 'endpoints.0.url', 'endpoints[0].url must be an http: or https: URL without a user name or password, to a host WEBHOOK_HOSTS allows (127.0.0.1, localhost, ::1, host.docker.internal; any 127.x.x.x counts as 127.0.0.1): set WEBHOOK_HOSTS to allow another'],
+            [{ url: 'http://:pw@127.0.0.1/hook' }, 'endpoints.0.url', 'endpoints[0].url must be an http: or https: URL without a user name or password, to a host WEBHOOK_HOSTS allows (127.0.0.1, localhost, ::1, host.docker.internal; any 127.x.x.x counts as 127.0.0.1): set WEBHOOK_HOSTS to allow another'],
             [{}, 'endpoints.0.url', 'endpoints[0].url is required'],
             [{ url: receiver.url, types: ['pay.nothing'] }, 'endpoints.0.types.0', 'endpoints[0].types[0] must be an event type (such as pay.transaction.completed) or a prefix ending with * that matches one (pay.*, *)'],
             [{ url: receiver.url, types: ['weather.*'] }, 'endpoints.0.types.0', 'endpoints[0].types[0] must be an event type (such as pay.transaction.completed) or a prefix ending with * that matches one (pay.*, *)'],
@@ -376,8 +376,11 @@ describe('webhooks', () => {
             [{ url: receiver.url, secret: 'hunter2' }, 'endpoints.0.secret', 'endpoints[0].secret must be whsec_ followed by the base64 of 24 to 64 bytes'],
             [{ url: receiver.url, secret: `whsec_${Buffer.alloc(16).toString('base64')}` }, 'endpoints.0.secret', 'endpoints[0].secret must be whsec_ followed by the base64 of 24 to 64 bytes'],
             [{ url: receiver.url, signing_clock: 'server' }, 'endpoints.0.signing_clock', 'endpoints[0].signing_clock must be one of [wall, instance]'],
-            [{ url: receiver.url, retry_schedule: ['5 minutes'] }, 'endpoints.0.retry_schedule.0', 'endpoints[0].retry_schedule[0] must be a duration such as 500ms, 5s, 5m, 2h or 1d'],
-            [{ url: receiver.url, retry_schedule: ['8d'] }, 'endpoints.0.retry_schedule.0', 'endpoints[0].retry_schedule[0] must be at most 7d'],
+            [{ url: receiver.url, retry_schedule: ['5 minutes'] }, 'endpoints.0.retry_schedule.0', 'endpoints[0].retry_schedule[0] must be a duration of at most 7d, such as 500ms, 5s, 5m, 2h or 1d'],
+            [{ url: receiver.url, retry_schedule: ['8d'] }, 'endpoints.0.retry_schedule.0', 'endpoints[0].retry_schedule[0] must be a duration of at most 7d, such as 500ms, 5s, 5m, 2h or 1d'],
+            ...['604800001ms', '604801s', '10081m', '169h'].map((delay): [object, string, string] => [{ url: receiver.url, retry_schedule: [delay] }, 'endpoints.0.retry_schedule.0', 'endpoints[0].retry_schedule[0] must be a duration of at most 7d, such as 500ms, 5s, 5m, 2h or 1d']),
+            [{ url: 'http://127.0.0.1:65536/hook' }, 'endpoints.0.url', 'endpoints[0].url must be an http: or https: URL without a user name or password, to a host WEBHOOK_HOSTS allows (127.0.0.1, localhost, ::1, host.docker.internal; any 127.x.x.x counts as 127.0.0.1): set WEBHOOK_HOSTS to allow another'],
+            [{ url: 'http://127.0.0.256/hook' }, 'endpoints.0.url', 'endpoints[0].url must be an http: or https: URL without a user name or password, to a host WEBHOOK_HOSTS allows (127.0.0.1, localhost, ::1, host.docker.internal; any 127.x.x.x counts as 127.0.0.1): set WEBHOOK_HOSTS to allow another'],
             [{ url: receiver.url, retry_schedule: Array.from({ length: 21 }, () => '1s') }, 'endpoints.0.retry_schedule', 'endpoints[0].retry_schedule must contain less than or equal to 20 items']
         ];
 
@@ -388,8 +391,9 @@ describe('webhooks', () => {
 
         expectError(await admin('PUT', `/_instances/${id}/webhooks`, { endpoints: Array.from({ length: 17 }, () => ({ url: receiver.url })) }), 400, 'validation_failed', 'endpoints');
         expectError(await admin('PUT', `/_instances/${id}/webhooks`, {}), 400, 'validation_failed', 'endpoints');
-        const loopbacks = await hooks(id, [{ url: 'http://127.0.0.9:1/hook' }, { url: 'http://[::1]:1/hook' }, { url: 'http://LOCALHOST:1/hook' }]);
-        expect(loopbacks.map(({ url }) => url)).to.equal(['http://127.0.0.9:1/hook', 'http://[::1]:1/hook', 'http://LOCALHOST:1/hook']);
+        const loopbacks = await hooks(id, [{ url: 'http://127.0.0.9:1/hook' }, { url: 'http://[::1]:65535/hook?to=me' }, { url: 'https://host.docker.internal/hook', retry_schedule: ['604800000ms', '604800s', '10080m', '168h', '7d'] }]);
+        expect(loopbacks.map(({ url }) => url)).to.equal(['http://127.0.0.9:1/hook', 'http://[::1]:65535/hook?to=me', 'https://host.docker.internal/hook']);
+        expect(loopbacks[2]!.retry_schedule).to.equal(['7d', '7d', '7d', '7d', '7d']);
     });
 
     it('answers 401 without a token, 403 to a token that is not an admin\'s, and 404 for an instance there is not', async () => {

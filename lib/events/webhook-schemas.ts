@@ -1,66 +1,81 @@
 import Joi from 'joi';
 
-import { hostAllowed, urlHost } from '../data-set/sender';
 import { recordId, requestBody, timestamp, wording } from '../fields';
-import { durationMs } from '../instances/schemas';
 import { listSchema, pageQuery } from '../lists';
 import { eventTypes } from './model';
-import { isSecret, secretKeyBytes } from './signing';
+import { secretKeyBytes } from './signing';
 
 
 export const maxEndpoints = 16;
 export const maxRetries = 20;
 export const maxUrlLength = 2048;
 
-// The longest delay between two attempts.
-const maxDelayMs = 7 * 86_400_000;
-
 /** The default delays between attempts: eight attempts over about a day and a half. */
 export const defaultRetrySchedule = ['5s', '5m', '30m', '2h', '5h', '10h', '10h'];
 
 
-/** Whether a text names event types: a listed type, or a prefix ending with * that matches at least one. */
-export function isTypePattern(text: string): boolean {
+function escaped(text: string): string {
 
-    return text.endsWith('*') ? eventTypes.some((type) => type.startsWith(text.slice(0, -1))) : eventTypes.some((type) => type === text);
+    return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 }
 
 
+// Every type, and every prefix of one followed by *: what the document says a type pattern is, exactly.
+const prefixes = [...new Set(eventTypes.flatMap((type) => Array.from({ length: type.length }, (_, length) => type.slice(0, length))))];
+const typePatternRegex = new RegExp(`^(?:${[...eventTypes.map(escaped), `(?:${prefixes.map(escaped).join('|')})\\*`].join('|')})$`);
+
+
 /** An event type or a prefix pattern, refused in words that say what is accepted. */
-export const typePatternSchema = wording(Joi.string().max(100).custom((value: string, helpers) => (isTypePattern(value) ? value : helpers.error('type.unknown'))), {
-    'type.unknown': '{{#label}} must be an event type (such as pay.transaction.completed) or a prefix ending with * that matches one (pay.*, *)'
+export const typePatternSchema = wording(Joi.string().max(100).pattern(typePatternRegex), {
+    'string.pattern.base': '{{#label}} must be an event type (such as pay.transaction.completed) or a prefix ending with * that matches one (pay.*, *)'
 });
 
 
-const duration = wording(Joi.string().max(20).pattern(/^\d+(?:ms|[smhd])$/).custom((value: string, helpers) => (durationMs(value) <= maxDelayMs ? value : helpers.error('duration.long'))), {
-    'string.pattern.base': '{{#label}} must be a duration such as 500ms, 5s, 5m, 2h or 1d',
-    'duration.long': '{{#label}} must be at most 7d'
+// A duration of at most 7d in each unit: 604800000ms, 604800s, 10080m, 168h, 7d.
+const durationRegex = /^(?:(?:\d{1,8}|[1-5]\d{8}|60[0-3]\d{6}|604[0-7]\d{5}|604800000)ms|(?:\d{1,5}|[1-5]\d{5}|60[0-3]\d{3}|604[0-7]\d{2}|604800)s|(?:\d{1,4}|100[0-7]\d|10080)m|(?:\d{1,2}|1[0-5]\d|16[0-8])h|[0-7]d)$/;
+
+const duration = wording(Joi.string().max(20).pattern(durationRegex), {
+    'string.pattern.base': '{{#label}} must be a duration of at most 7d, such as 500ms, 5s, 5m, 2h or 1d'
 });
+
+// The bytes of a secret's key, 24 to 64, in base64 with its padding: 8 to 21 groups of four characters and what is left.
+const secretRegex = /^whsec_(?:(?:[A-Za-z0-9+/]{4}){8,20}(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?|(?:[A-Za-z0-9+/]{4}){21}(?:[A-Za-z0-9+/]{2}==)?)$/;
+
+/** Whether a text is a secret Standard Webhooks reads: `whsec_` and the base64 of 24 to 64 bytes. */
+export function isSecret(text: string): boolean {
+
+    return secretRegex.test(text);
+}
+
+
+// 0 to 255.
+const octet = '(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)';
+const port = '(?::(?:6553[0-5]|655[0-2]\\d|65[0-4]\\d{2}|6[0-4]\\d{3}|[1-5]\\d{4}|[1-9]\\d{0,3}))?';
+// A path and a query of the characters a URL keeps as they are.
+const rest = "(?:/[\\w.~!$&'()*+,;=:@/-]*)?(?:\\?[\\w.~!$&'()*+,;=:@/?-]*)?";
+
+
+/** The URLs WEBHOOK_HOSTS allows, as a regular expression the document can say: http: or https:, a host it names (any 127.x.x.x when 127.0.0.1), no user name or password. */
+export function webhookUrlRegex(hosts: readonly string[]): RegExp {
+
+    const named = hosts.map((host) => (host.includes(':') ? `\\[${escaped(host)}\\]` : escaped(host)));
+    const loopback = hosts.includes('127.0.0.1') ? [`127\\.${octet}\\.${octet}\\.${octet}`] : [];
+    return new RegExp(`^https?://(?:${[...loopback, ...named].join('|')})${port}${rest}$`);
+}
 
 
 /** The body of PUT …/webhooks, the URLs checked against the hosts WEBHOOK_HOSTS allows. */
 export function endpointsPayload(hosts: readonly string[]): Joi.ObjectSchema {
 
-    const url = wording(Joi.string().max(maxUrlLength).uri({ scheme: ['http', 'https'] }).custom((value: string, helpers) => {
-
-        const parsed = new URL(value);
-        if (parsed.username !== '' || parsed.password !== '') {
-            return helpers.error('url.credentials');
-        }
-
-        return hostAllowed(urlHost(parsed), hosts) ? value : helpers.error('url.host', { host: urlHost(parsed) });
-    }), {
-        'string.uri': '{{#label}} must be an http: or https: URL',
-        'string.uriCustomScheme': '{{#label}} must be an http: or https: URL',
-        'url.credentials': '{{#label}} must not carry a user name or password: sign deliveries with the secret instead',
-        'url.host': `{{#label}} names the host {{#host}}, which WEBHOOK_HOSTS does not allow (it allows ${hosts.join(', ')}): set WEBHOOK_HOSTS to add it`
+    const url = wording(Joi.string().max(maxUrlLength).pattern(webhookUrlRegex(hosts)), {
+        'string.pattern.base': `{{#label}} must be an http: or https: URL without a user name or password, to a host WEBHOOK_HOSTS allows (${hosts.join(', ')}; any 127.x.x.x counts as 127.0.0.1): set WEBHOOK_HOSTS to allow another`
     });
 
     const endpoint = Joi.object({
         url: url.required().description('Where deliveries are POSTed: http: or https:, to a host WEBHOOK_HOSTS allows'),
         types: Joi.array().items(typePatternSchema).max(eventTypes.length * 2).description('The event types sent, each a type or a prefix ending with *; every type when left out'),
-        secret: wording(Joi.string().max(200).custom((value: string, helpers) => (isSecret(value) ? value : helpers.error('secret.format'))), {
-            'secret.format': `{{#label}} must be whsec_ followed by the base64 of ${secretKeyBytes.min} to ${secretKeyBytes.max} bytes`
+        secret: wording(Joi.string().max(200).pattern(secretRegex), {
+            'string.pattern.base': `{{#label}} must be whsec_ followed by the base64 of ${secretKeyBytes.min} to ${secretKeyBytes.max} bytes`
         }).description('The signing secret, whsec_<base64>; one is made when left out, and shown once, in this answer'),
         signing_clock: Joi.string().valid('wall', 'instance').default('wall').description('wall: webhook-timestamp is the wall clock as the attempt leaves; instance: the attempt\'s due instant on the data set\'s clock (repeatable runs)'),
         retry_schedule: Joi.array().items(duration).max(maxRetries).default(defaultRetrySchedule).description(`The delays after each failed attempt, ${maxRetries} at most, each at most 7d: one attempt more than delays in all`)

@@ -45,14 +45,20 @@ const ruleKeys = {
 const inboundOnly = wording(Joi.any().forbidden(), { 'any.unknown': '{{#label}} is for inbound rules: an outbound rule matches event and endpoint_id, and has latency_ms or drop' });
 const outboundOnly = wording(Joi.any().forbidden(), { 'any.unknown': '{{#label}} is for outbound rules (direction: outbound)' });
 
-const byDirection = {
-    is: 'outbound',
-    then: Joi.object({ method: inboundOnly, path: inboundOnly, status: inboundOnly, code: inboundOnly, message: inboundOnly, retry_after: inboundOnly, event: Joi.required() }),
-    otherwise: Joi.object({ event: outboundOnly, endpoint_id: outboundOnly, path: Joi.required() })
-};
+const { direction, method, path, status, code, message, retry_after: retryAfter, event, endpoint_id: endpointId, ...shared } = ruleKeys;
 
-export const faultRuleSchema = wording(Joi.object(ruleKeys)
-    .when('.direction', byDirection)
+const inboundRule = wording(Joi.object({
+    direction: direction.valid(Joi.override, 'inbound'),
+    method,
+    path: path.required(),
+    status,
+    code,
+    message,
+    retry_after: retryAfter,
+    ...shared,
+    event: outboundOnly,
+    endpoint_id: outboundOnly
+})
     .or('status', 'latency_ms', 'drop')
     .oxor('status', 'drop')
     .with('code', 'status')
@@ -62,6 +68,24 @@ export const faultRuleSchema = wording(Joi.object(ruleKeys)
     'object.oxor': '{{#label}} cannot both answer with a status and drop the connection',
     'object.with': '{{#label}} sets {{#main}}, which goes with status only'
 });
+
+const outboundRule = wording(Joi.object({
+    direction: direction.valid(Joi.override, 'outbound').required(),
+    event: event.required(),
+    endpoint_id: endpointId,
+    ...shared,
+    method: inboundOnly,
+    path: inboundOnly,
+    status: inboundOnly,
+    code: inboundOnly,
+    message: inboundOnly,
+    retry_after: inboundOnly
+}).or('latency_ms', 'drop'), {
+    'object.missing': '{{#label}} has no effect: give it latency_ms or drop'
+});
+
+// A rule's direction decides which fields it takes; none is inbound, as every rule was before webhooks.
+export const faultRuleSchema = Joi.alternatives().conditional('.direction', { is: 'outbound', then: outboundRule, otherwise: inboundRule });
 
 export const faultRulesPayload = requestBody({
     seed: Joi.number().integer().min(0).max(2 ** 32 - 1).default(0).description('Seeds the generator behind probability and latency ranges: the same seed and requests give the same faults'),
