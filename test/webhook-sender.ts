@@ -33,8 +33,8 @@ describe('webhook signing', () => {
         expect(isSecret(`whsec_${Buffer.alloc(24).toString('base64')}`)).to.equal(true);
         expect(isSecret(`whsec_${Buffer.alloc(64).toString('base64')}`)).to.equal(true);
         expect(isSecret(`whsec_${Buffer.alloc(23).toString('base64')}`)).to.equal(false);
-        for (let bytes = 16; bytes <= 72; ++bytes) {
-            expect(isSecret(`whsec_${Buffer.alloc(bytes, bytes).toString('base64')}`), String(bytes)).to.equal(bytes >= 24 && bytes <= 64);
+        for (let i = 16; i <= 72; ++i) {
+            expect(isSecret(`whsec_${Buffer.alloc(i, i).toString('base64')}`), `${i} bytes`).to.equal(i >= 24 && i <= 64);
         }
 
         expect(isSecret(`whsec_${Buffer.alloc(65).toString('base64')}`)).to.equal(false);
