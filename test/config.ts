@@ -85,6 +85,7 @@ describe('settings', () => {
             JOURNAL_SIZE: '50',
             JOURNAL_BODY_BYTES: '1024',
             JOURNAL_BUDGET_MIB: '8',
+            EVENTS_KEPT: '500',
             WEBHOOK_HOSTS: ' 127.0.0.1, Receiver.Local ,, ::1',
             WEBHOOK_TIMEOUT_MS: '2500'
         });
@@ -114,7 +115,7 @@ describe('settings', () => {
             journalSize: 50,
             journalBodyBytes: 1024,
             journalBudgetMib: 8,
-            eventsKept: 10_000,
+            eventsKept: 500,
             webhookHosts: ['127.0.0.1', 'receiver.local', '::1'],
             webhookTimeoutMs: 2500,
             databaseUrl: 'postgres://db.example/app',

@@ -4,7 +4,7 @@ import Lab from '@hapi/lab';
 
 import { Clock, IdSource } from '../lib/clock';
 import { settingsFromEnvironment } from '../lib/config';
-import { typePattern, type StoredEndpoint, type StoredEvent } from '../lib/events/model';
+import { eventTypes, matchesType, typePattern, webhookId, type StoredEndpoint, type StoredEvent } from '../lib/events/model';
 import { commerceNamespace } from '../lib/namespaces/commerce';
 import type { DataSet, EventLog } from '../lib/storage/engine';
 import { sqliteDatabase } from '../lib/storage/sqlite/engine';
@@ -277,6 +277,27 @@ describe('events on SQLite', () => {
         expect(deliveries('pay').map((row) => Object.values(row as Json).slice(0, 2))).to.equal([[2, 'pay']]);
     });
 
+    it('filters a list by type as the shared model matches types', async () => {
+
+        const namespace = openSqliteNamespace(commerceNamespace, undefined, { storage: 'memory', dataDir: ':memory:', seed: false });
+        const context = { clock: new Clock(new Date(frozen)), ids: new IdSource('sequential') };
+        const log = namespace.eventLog('commerce', context);
+        for (const type of eventTypes) {
+            eventWriter(namespace.db).write(context, { type, created_at: frozen, data: {} });
+        }
+
+        for (const asked of [['*'], ['pay.*'], ['pay.transaction.failed', 'logistics.*'], ['commerce.business.flagged'], ['webhook.*']]) {
+            const patterns = asked.map(typePattern);
+            expect((await log.list(null, patterns, 100)).map(({ type }) => type)).to.equal(eventTypes.filter((type) => matchesType(type, patterns)));
+        }
+
+        expect(eventTypes.filter((type) => matchesType(type, null))).to.equal([...eventTypes]);
+        // One webhook-id per event and endpoint, the same for each attempt.
+        expect(webhookId(eventId(1), 'a')).to.equal(webhookId(eventId(1), 'a'));
+        expect(new Set([webhookId(eventId(1), 'a'), webhookId(eventId(1), 'b'), webhookId(eventId(2), 'a')]).size).to.equal(3);
+        await namespace.close();
+    });
+
     it('claims due attempts earliest first, leases them, and records each attempt once', async () => {
 
         const made = await make();
@@ -312,6 +333,27 @@ describe('events on SQLite', () => {
         expect(retried.map(({ event, endpoint: { id }, attempt, due_at: due }) => [event.position, id, attempt, due])).to.equal([
             [2, 'a', 1, '2030-01-01T00:00:01.000Z'], [2, 'b', 1, '2030-01-01T00:00:01.000Z'], [1, 'b', 2, '2030-01-01T00:01:00.000Z']
         ]);
+    });
+
+    it('tells the data set\'s listeners after a batch of transitions wrote events, and not after a move that wrote none', async () => {
+
+        const made = await make();
+        await as(made, 'ann', 'POST', '/v1/logistics/bookings', booking);
+        const services = server.app.localgate.instances.find(made.id)!.services;
+        let heard = 0;
+        const stop = services.onEvents(() => {
+
+            heard += 1;
+        });
+
+        await move(made, '11h');
+        expect(heard).to.equal(1);
+        await move(made, '1m');
+        expect(heard).to.equal(1);
+        stop();
+        await move(made, '2h');
+        expect(heard).to.equal(1);
+        expect((await eventsOf(dataOf(made))).map(({ type }) => type)).to.equal(['logistics.booking.created', 'logistics.booking.started', 'logistics.booking.completed']);
     });
 
     it('keeps the default data set\'s positions across a restart on files', async () => {
