@@ -71,10 +71,9 @@ describe('outbound fault rules', () => {
     it('words which direction takes a field it refuses', async () => {
 
         const outbound = expectError(await admin('PUT', '/_faults', { rules: [{ direction: 'outbound', event: 'pay.*', status: 500 }] }), 400);
-        expect(outbound.details).to.equal([
-            { field: 'rules.0.status', message: 'rules[0].status is for inbound rules: an outbound rule matches event and endpoint_id, and has latency_ms or drop' },
-            { field: 'rules.0', message: 'rules[0] has no effect: give it latency_ms or drop' }
-        ]);
+        expect(outbound.details).to.equal([{ field: 'rules.0.status', message: 'rules[0].status is for inbound rules: an outbound rule matches event and endpoint_id, and has latency_ms or drop' }]);
+        const idle = expectError(await admin('PUT', '/_faults', { rules: [{ direction: 'outbound', event: 'pay.*' }] }), 400);
+        expect(idle.details).to.equal([{ field: 'rules.0', message: 'rules[0] has no effect: give it status, latency_ms or drop' }]);
         const inbound = expectError(await admin('PUT', '/_faults', { rules: [{ path: '/v1/pay/x', event: 'pay.*', status: 500 }] }), 400);
         expect(inbound.details).to.equal([{ field: 'rules.0.event', message: 'rules[0].event is for outbound rules (direction: outbound)' }]);
     });

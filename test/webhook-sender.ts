@@ -7,7 +7,7 @@ import { Webhook } from 'standardwebhooks';
 import { hostAllowed, HttpSender, maxResponseBytes } from '../lib/data-set/sender';
 import { deliveryBody } from '../lib/events/dispatcher';
 import { maskedSecret, mintSecret, signatureHeaders } from '../lib/events/signing';
-import { isSecret } from '../lib/events/webhook-schemas';
+import { isSecret, webhookUrlRegex } from '../lib/events/webhook-schemas';
 import { webhookId } from '../lib/events/model';
 import { startReceiver, type Receiver } from './helpers/receiver';
 
@@ -170,5 +170,10 @@ describe('the outbound sender', () => {
         expect(hostAllowed('127.example', loopback)).to.equal(false);
         expect(hostAllowed('10.0.0.1', loopback)).to.equal(false);
         expect(hostAllowed('::1', loopback)).to.equal(true);
+
+        // The routes refuse the same URLs, by a pattern the document says.
+        expect(webhookUrlRegex(loopback).test('http://127.1.2.3:8080/hook')).to.equal(true);
+        expect(webhookUrlRegex(['localhost']).test('http://127.1.2.3:8080/hook')).to.equal(false);
+        expect(webhookUrlRegex(['localhost']).test('https://localhost/hook?a=1')).to.equal(true);
     });
 });

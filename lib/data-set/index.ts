@@ -10,7 +10,7 @@ import { Timeline, type CatchUp } from './timeline';
 
 
 export { Scheduler, type Task } from './scheduler';
-export { hostAllowed, HttpSender, urlHost, type OutboundCall, type OutboundOutcome, type OutboundSender, type OutboundSettings } from './sender';
+export { HttpSender, type OutboundCall, type OutboundOutcome, type OutboundSender, type OutboundSettings } from './sender';
 export { Timeline, type CatchUp, type TimedStores } from './timeline';
 export { timedStoresOf } from './timed-stores';
 
@@ -54,7 +54,7 @@ export class DataSetServices implements RecordContext {
         this.sender = new HttpSender(shared.outbound);
         this.timeline = new Timeline(this.clock, this.scheduler, shared.log, () => this.noticeEvents());
         this.deliveries = new DeliveryJournal(shared.journalSize, shared.journalBudget);
-        this.dispatcher = new Dispatcher({ clock: this.clock, scheduler: this.scheduler, sender: this.sender, deliveries: this.deliveries, faults: () => this.faults, log: shared.log, timeoutMs: shared.outbound.timeoutMs });
+        this.dispatcher = new Dispatcher({ clock: this.clock, scheduler: this.scheduler, sender: this.sender, deliveries: this.deliveries, faults: () => this.faults, log: shared.log, written: () => this.noticeEvents(), timeoutMs: shared.outbound.timeoutMs });
         this.onEvents(() => this.dispatcher.notice());
     }
 

@@ -22,6 +22,8 @@ export interface DispatcherParts {
     deliveries: DeliveryJournal;
     faults: () => FaultSet | null;
     log: FailureLog;
+    // Told after each pass: the webhook.delivery.given_up events it wrote are there for the data set's listeners.
+    written: () => void;
     // WEBHOOK_TIMEOUT_MS: a claim's lease outlasts the longest attempt.
     timeoutMs: number;
 }
@@ -153,6 +155,7 @@ export class Dispatcher {
             this.waiting = null;
             try {
                 await this.sendDue(this.parts.clock.now());
+                this.parts.written();
                 await this.arm();
             }
             catch (err) {

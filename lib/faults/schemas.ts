@@ -47,7 +47,21 @@ const outboundOnly = wording(Joi.any().forbidden(), { 'any.unknown': '{{#label}}
 
 const { direction, method, path, status, code, message, retry_after: retryAfter, event, endpoint_id: endpointId, ...shared } = ruleKeys;
 
-const inboundRule = wording(Joi.object({
+// The document describes an inbound rule; an outbound rule (direction: outbound) takes its own fields instead, which
+// the fields' descriptions say.
+const outboundFields = Joi.object({
+    direction: direction.valid(Joi.override, 'outbound'),
+    method: inboundOnly,
+    path: inboundOnly,
+    status: inboundOnly,
+    code: inboundOnly,
+    message: inboundOnly,
+    retry_after: inboundOnly,
+    event: event.required(),
+    endpoint_id: endpointId.optional()
+});
+
+export const faultRuleSchema = wording(Joi.object({
     direction: direction.valid(Joi.override, 'inbound'),
     method,
     path: path.required(),
@@ -59,6 +73,7 @@ const inboundRule = wording(Joi.object({
     event: outboundOnly,
     endpoint_id: outboundOnly
 })
+    .when('.direction', { is: 'outbound', then: outboundFields })
     .or('status', 'latency_ms', 'drop')
     .oxor('status', 'drop')
     .with('code', 'status')
@@ -68,24 +83,6 @@ const inboundRule = wording(Joi.object({
     'object.oxor': '{{#label}} cannot both answer with a status and drop the connection',
     'object.with': '{{#label}} sets {{#main}}, which goes with status only'
 });
-
-const outboundRule = wording(Joi.object({
-    direction: direction.valid(Joi.override, 'outbound').required(),
-    event: event.required(),
-    endpoint_id: endpointId,
-    ...shared,
-    method: inboundOnly,
-    path: inboundOnly,
-    status: inboundOnly,
-    code: inboundOnly,
-    message: inboundOnly,
-    retry_after: inboundOnly
-}).or('latency_ms', 'drop'), {
-    'object.missing': '{{#label}} has no effect: give it latency_ms or drop'
-});
-
-// A rule's direction decides which fields it takes; none is inbound, as every rule was before webhooks.
-export const faultRuleSchema = Joi.alternatives().conditional('.direction', { is: 'outbound', then: outboundRule, otherwise: inboundRule });
 
 export const faultRulesPayload = requestBody({
     seed: Joi.number().integer().min(0).max(2 ** 32 - 1).default(0).description('Seeds the generator behind probability and latency ranges: the same seed and requests give the same faults'),
