@@ -9,6 +9,7 @@ import { Webhook } from 'standardwebhooks';
 import { webhookId } from '../lib/events/model';
 import { scrubJsonText } from '../lib/secrets';
 import { expectError } from './helpers/errors';
+import { engineServer, engines } from './helpers/postgres';
 import { startReceiver, type Receiver } from './helpers/receiver';
 import { adminBearer, bearer, body, type List, tempDir, testServer } from './helpers/server';
 
@@ -440,6 +441,36 @@ describe('webhooks across a restart', () => {
         await receiver.close();
     });
 });
+
+describe('webhooks on each engine', () => {
+
+    for (const engine of engines) {
+        it(`sends the default data set's events signed, and retries them, on ${engine}`, async () => {
+
+            const receiver = await startReceiver();
+            const server = await engineServer(engine, { webhookTimeoutMs: 500 });
+            try {
+                const admin = (method: string, url: string, payload?: object) => server.inject({ method, url, headers: adminBearer(server), payload } as ServerInjectOptions);
+                const [endpoint] = (answered(await admin('PUT', '/_webhooks', { endpoints: [{ url: receiver.url, retry_schedule: ['100ms'] }] })) as { endpoints: Endpoint[] }).endpoints;
+                receiver.answers.push(500);
+                const res = await server.inject({ method: 'POST', url: '/v1/commerce/products', headers: bearer(server, 'ann'), payload: { name: 'Bread', price: 2.5, currency: 'USD', business_id: bakery } });
+                expect(res.statusCode, res.payload).to.equal(201);
+                await until(() => receiver.received.length === 2);
+                const [first, second] = receiver.received;
+                const verifier = new Webhook(endpoint!.secret);
+                expect(verifier.verify(second!.body, second!.headers as Record<string, string>)).to.include({ type: 'commerce.product.created' });
+                expect(second!.headers['webhook-id']).to.equal(first!.headers['webhook-id']);
+                await admin('POST', '/_webhooks/flush');
+                expect((answered(await admin('GET', '/_webhooks')) as { endpoints: Endpoint[] }).endpoints[0]).to.include({ delivered: 1, failed: 1 });
+            }
+            finally {
+                await server.stop();
+                await receiver.close();
+            }
+        });
+    }
+});
+
 
 function answered(res: ServerInjectResponse): Record<string, unknown> {
 
