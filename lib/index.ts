@@ -10,7 +10,9 @@ import { consolePlugin } from './console';
 import { servicesFactory, timedStoresOf } from './data-set';
 import { defaultClock } from './data-set/clock-file';
 import { errorsPlugin, validationFailed } from './errors';
+import { eventsPlugin } from './events';
 import { resyncEventPosition } from './events/positions';
+import { webhooksPlugin } from './events/webhooks';
 import { faultsPlugin } from './faults';
 import { healthPlugin } from './health';
 import { instanceHeaderName, InstanceRegistry, instancesPlugin } from './instances';
@@ -67,7 +69,8 @@ export async function createServer(options: Options = {}): Promise<Server> {
     const servicesFor = servicesFactory({
         journalSize: settings.journalSize,
         journalBudget: new JournalBudget(settings.journalBudgetMib * 2 ** 20),
-        log
+        log,
+        outbound: { hosts: settings.webhookHosts, timeoutMs: settings.webhookTimeoutMs }
     });
     const defaultServices = servicesFor({ clock: defaultClock(settings, sharedByProcesses(settings), log), ids: new IdSource() });
     const defaultScope: Scope = { basePath: '', services: defaultServices, get data() {
@@ -114,6 +117,9 @@ export async function createServer(options: Options = {}): Promise<Server> {
         if (Object.keys(counts).length > 0) {
             server.log(['debug', 'transitions'], { applied: counts });
         }
+
+        // Deliveries a stopped process left pending are sent now; other processes' retries are looked for as transitions are.
+        await defaultServices.dispatcher.watch(() => defaultData().eventLogs(), transitionPollMs(settings));
     });
     server.ext('onPostStop', () => {
 
@@ -134,6 +140,8 @@ export async function createServer(options: Options = {}): Promise<Server> {
     // The test double: the journal numbers requests as they arrive, before a fault can hold one back.
     await server.register({ plugin: journalPlugin, options: { registry: instances, secrets, record: settings.journalSize > 0, bodyBytes: settings.journalBodyBytes } });
     await server.register({ plugin: faultsPlugin, options: { registry: instances } });
+    await server.register({ plugin: eventsPlugin, options: { registry: instances, pollMs: transitionPollMs(settings), heartbeatMs: settings.eventHeartbeatMs, log } });
+    await server.register({ plugin: webhooksPlugin, options: { registry: instances, hosts: settings.webhookHosts } });
     await server.register(healthPlugin);
     for (const namespace of settings.namespaces) {
         await server.register(namespace.plugin, { routes: { prefix: `/v1/${namespace.name}` } });
