@@ -125,14 +125,6 @@ export const webhooksPlugin: Plugin<{ registry: InstanceRegistry; hosts: readonl
     name: 'localgate-webhooks',
     register(server, { registry, hosts }) {
 
-        // The events a request wrote have committed by now: the data set's listeners hear of them (the dispatcher sends
-        // their first attempts). A request refused before it found its data set has none.
-        server.ext('onPreResponse', (request, h) => {
-
-            request.app.scope?.services.noticeEvents();
-            return h.continue;
-        });
-
         const targets = [
             { path: '/_webhooks', scope: (request: Pick<Request, 'app' | 'params'>) => request.app.scope, params: undefined, what: 'the default data set' },
             { path: '/_instances/{instance_id}/webhooks', scope: (request: Pick<Request, 'app' | 'params'>) => liveInstance(registry, (request.params as { instance_id: string }).instance_id), params: instanceParams, what: 'an instance' }
