@@ -20,9 +20,13 @@ export const queries = {
     // migration lock, storage/postgres/migrate.ts) held until it ends, so that a reader that has seen a position has
     // seen every one before it. Without it, nextval hands them out in the order transactions ask and a stream would
     // step past a position whose transaction commits after a later one's. The lock is taken in the FROM, before the
-    // position is drawn; this schema's last position comes along (for the prune).
+    // position is drawn; this schema's last position comes along (for the prune). The statement names the endpoints'
+    // table, so that it holds that table (as every statement does the tables it names, before it runs) before it waits
+    // for the order lock: a record that gives up holds the table and then waits for the order lock, so a writer waiting
+    // in the other order behind a replacement (which waits for the record) would close a deadlock.
     nextPosition: sql<[], { position: number; floor: number }>('events.nextPosition', `SELECT nextval('public.localgate_event_positions')::float8 AS position,
-        (SELECT coalesce(max(position), 0) FROM events)::float8 AS floor FROM (SELECT pg_advisory_xact_lock(7206115, 2)) AS turn`),
+        (SELECT coalesce(max(position), 0) FROM events)::float8 AS floor
+        FROM (SELECT pg_advisory_xact_lock(7206115, 2)) AS turn LEFT JOIN (SELECT FROM webhook_endpoints LIMIT 0) AS endpoints ON true`),
     // The event and its deliveries in one statement: a write holds the lock above for as few round trips as it can.
     insertEvent: sql<[number, string, string, string, string]>('events.insertEvent', `WITH event AS (
             INSERT INTO events (position, id, type, created_at, data) VALUES ($1, $2, $3, $4, $5)
