@@ -14,6 +14,7 @@ import type { PayStore } from '../lib/namespaces/pay/store';
 import type { EventLog } from '../lib/storage/engine';
 import { eventWriter, queries } from '../lib/storage/postgres/events';
 import { PgNamespace } from '../lib/storage/postgres/namespace';
+import { openSqliteNamespace } from '../lib/storage/sqlite/namespace';
 import { freshDatabase, skipWithoutPostgres, type TestDatabase } from './helpers/postgres';
 
 
@@ -64,7 +65,7 @@ function all(log: EventLog): Promise<StoredEvent[]> {
 describe('events on PostgreSQL', { skip }, () => {
 
     const databases: TestDatabase[] = [];
-    const opened: PgNamespace[] = [];
+    const opened: { close(): Promise<void> }[] = [];
 
     afterEach(async () => {
 
@@ -367,6 +368,17 @@ describe('events on PostgreSQL', { skip }, () => {
         await products(second.commerce, 1);
         expect((await all(first.logs.commerce)).map(({ position }) => position)).to.equal([1, 3]);
         expect(await first.logs.logistics.lastPosition()).to.equal(2);
+    });
+
+    it('places the events of a namespace on SQLite after those its data set wrote on PostgreSQL', async () => {
+
+        const { context, commerce, logs } = await world();
+        const sqlite = openSqliteNamespace(logisticsNamespace!, undefined, { storage: 'memory', dataDir: ':memory:', seed: true });
+        opened.push(sqlite);
+        await products(commerce, 3);
+        await book(sqlite.store(context) as LogisticsStore, 0);
+        expect((await all(logs.commerce)).map(({ position }) => position)).to.equal([1, 2, 3]);
+        expect((await all(sqlite.eventLog('logistics', context))).map(({ position }) => position)).to.equal([4]);
     });
 
     it('hands out positions in commit order: a writer waits for the one that took the last position to commit', async () => {
