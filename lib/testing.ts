@@ -15,6 +15,9 @@ import { durationMs, newInstanceSchema } from './instances/schemas';
 import { journalOf, requestPatternSchema, type JournalEntry, type RequestPattern } from './journal';
 
 
+export { startReceiver, type ReceivedWebhook, type ReceiverOptions, type WebhookReceiver } from './webhook-receiver';
+
+
 // The kit a test suite imports as localgate/testing: one server per suite, a fresh instance per test.
 
 export interface TestInstanceOptions {
