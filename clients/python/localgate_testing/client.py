@@ -247,9 +247,77 @@ class Instance:
 
         return self._move_clock({"advance": by})
 
+    def move_clock(self, now=None, advance=None):
+        """Moves the clock as set_clock (now=) or advance_clock (advance=) does; returns the whole answer:
+        {"applied": {type: count}, "attempted": <webhook attempts made on the way>}."""
+
+        if (now is None) == (advance is None):
+            raise ValueError("give one of now= and advance=")
+        answer = self.server.admin("PUT", self._admin("/clock"), {"now": now} if now is not None else {"advance": advance})
+        moved = {"applied": answer.pop("applied"), "attempted": answer.pop("attempted", 0)}
+        self.record = answer
+        return moved
+
+    def set_webhooks(self, endpoints):
+        """Replaces the instance's webhook endpoints ({"url", "types", "secret", "signing_clock", "retry_schedule"}, all
+        but url optional); returns them as stored, each with its id and its secret in full (the only time it is shown)."""
+
+        return self.server.admin("PUT", self._admin("/webhooks"), {"endpoints": endpoints})["endpoints"]
+
+    def webhooks(self):
+        """The endpoints, secrets masked, each with how many deliveries succeeded ("delivered") and attempts failed ("failed")."""
+
+        return self.server.admin("GET", self._admin("/webhooks"))["endpoints"]
+
+    def clear_webhooks(self):
+        """Removes every endpoint, and the deliveries pending to them."""
+
+        self.server.admin("DELETE", self._admin("/webhooks"))
+
+    def flush_webhooks(self):
+        """Makes every webhook attempt due at the instance's current instant; returns how many were made."""
+
+        return self.server.admin("POST", self._admin("/webhooks/flush"))["attempted"]
+
+    def deliveries(self, pattern=None):
+        """The webhook attempts made, in the order they were made; pattern: {type (a trailing * matches a prefix),
+        status (None for no answer), attempt, endpoint_id, webhook_id}, each given field must hold."""
+
+        return self.server.admin("POST", self._admin("/webhooks/deliveries/find"), pattern or {})["deliveries"]
+
+    def count_deliveries(self, pattern=None):
+        """How many webhook attempts a pattern (as deliveries takes it) matches; every attempt without one."""
+
+        return self.server.admin("POST", self._admin("/webhooks/deliveries/count"), pattern or {})["count"]
+
+    def clear_deliveries(self):
+        """Forgets the webhook attempts made (the deliveries still pending go on)."""
+
+        self.server.admin("DELETE", self._admin("/webhooks/deliveries"))
+
+    def events(self, after=None, type=None, limit=None):
+        """The instance's events in their order, after the event id ``after`` (from the first kept without it);
+        type: one type or a prefix ending in *. Every one that follows, read in pages, or at most ``limit``."""
+
+        events = []
+        while True:
+            page = limit - len(events) if limit is not None else _events_page
+            query = {"limit": min(page, _events_page)}
+            if after is not None:
+                query["after"] = after
+            if type is not None:
+                query["type"] = type
+            data = self.server.admin("GET", self._admin("/events?" + urllib.parse.urlencode(query)))["data"]
+            events.extend(data)
+            if len(data) < query["limit"] or (limit is not None and len(events) >= limit):
+                return events
+            after = data[-1]["id"]
+
     def _move_clock(self, body):
         answer = self.server.admin("PUT", self._admin("/clock"), body)
         applied = answer.pop("applied")
+        # The webhook attempts made on the way: move_clock answers them; the record stays the instance's.
+        answer.pop("attempted", None)
         self.record = answer
         return applied
 
@@ -262,6 +330,10 @@ class Instance:
 
     def _admin(self, rest):
         return "/_instances/" + urllib.parse.quote(self.id, safe="") + rest
+
+
+# GET .../events answers at most this many at once.
+_events_page = 1000
 
 
 class Faults:
