@@ -58,6 +58,7 @@ export const passingTests = [
     'tests/test_receiver.py::test_waits_for_deliveries_and_says_how_many_came_when_they_do_not PASSED',
     'tests/test_receiver.py::test_answers_413_to_a_body_over_the_bound PASSED',
     'tests/test_receiver.py::test_refuses_a_secret_that_holds_no_key PASSED',
+    'tests/test_receiver.py::test_signs_as_the_reference_library_does PASSED',
     'tests/test_time.py::test_a_bank_transfer_deposit_is_pending_until_the_clock_passes_its_two_days PASSED',
     'tests/test_time.py::test_a_move_with_nothing_due_applies_nothing_and_keeps_the_record PASSED',
     'tests/test_time.py::test_the_default_data_set_has_a_clock_of_its_own PASSED'

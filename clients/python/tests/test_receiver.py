@@ -133,3 +133,9 @@ def test_refuses_a_secret_that_holds_no_key():
     for secret in ("whsec_", "whsec_not base64!"):
         with pytest.raises(ValueError):
             start_receiver(secret=secret)
+
+
+def test_signs_as_the_reference_library_does():
+    # The value standardwebhooks 1.1.1 (npm) gives for this secret, id, timestamp and body.
+    secret = "whsec_" + base64.b64encode(b"0123456789abcdef0123456789abcdef").decode()
+    assert sign(secret, "msg_x", 1893456000, '{"a":1}') == "v1,YO+4KJefm90c4mpX3Q1Ae9Ikc8vq7D40aTbfrybe7ps="
