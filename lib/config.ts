@@ -89,6 +89,8 @@ export interface Settings {
     journalSize: number;
     journalBodyBytes: number;
     journalBudgetMib: number;
+    /** EVENTS_KEPT: the events each event-writing database keeps, besides those with a delivery still pending. */
+    eventsKept: number;
     /** CLOCK: the instant the default data set's clock stands still at from the start, until moved (PUT /_clock); unset, the wall clock. */
     clock?: string;
     logStream?: NodeJS.WritableStream;
@@ -201,6 +203,7 @@ export const settingsSchema = Joi.object<Settings>({
     journalSize: Joi.number().integer().min(0).max(100_000).default(1000).label('JOURNAL_SIZE'),
     journalBodyBytes: Joi.number().integer().min(0).default(16_384).label('JOURNAL_BODY_BYTES'),
     journalBudgetMib: Joi.number().integer().min(1).default(64).label('JOURNAL_BUDGET_MIB'),
+    eventsKept: Joi.number().integer().min(100).max(1_000_000).default(10_000).label('EVENTS_KEPT'),
     // Stored as the instant's ISO form, so that a restart compares it with the clock file's as text.
     clock: clockTimestamp().label('CLOCK'),
     // Programmatic only: where log lines go instead of stdout.
@@ -375,6 +378,7 @@ export function settingsFromEnvironment(env: NodeJS.ProcessEnv = process.env, fl
         journalSize: env.JOURNAL_SIZE,
         journalBodyBytes: env.JOURNAL_BODY_BYTES,
         journalBudgetMib: env.JOURNAL_BUDGET_MIB,
+        eventsKept: env.EVENTS_KEPT,
         clock: pick(flags.clock, env.CLOCK)
     };
 

@@ -10,6 +10,7 @@ import { consolePlugin } from './console';
 import { servicesFactory, timedStoresOf } from './data-set';
 import { defaultClock } from './data-set/clock-file';
 import { errorsPlugin, validationFailed } from './errors';
+import { resyncEventPosition } from './events/positions';
 import { faultsPlugin } from './faults';
 import { healthPlugin } from './health';
 import { instanceHeaderName, InstanceRegistry, instancesPlugin } from './instances';
@@ -106,6 +107,7 @@ export async function createServer(options: Options = {}): Promise<Server> {
     server.ext('onPreStart', async () => {
 
         opened = await engine.openDefault(defaultServices);
+        await resyncEventPosition(opened, defaultServices.ids);
         // What fell due while the server was stopped is applied before it answers; with other processes on the same
         // databases, what they made due is looked for every second too.
         const { counts } = await defaultServices.timeline.watch(timedStoresOf(settings.namespaces, defaultData), transitionPollMs(settings));

@@ -1175,7 +1175,7 @@ describe('pay settlement schema', () => {
             INSERT INTO idempotency_keys VALUES ('yan', 'k-1', 'f', '{"transaction":{"id":"t-1","created_at":"2030-01-01T00:00:00.000Z"}}', '2030-01-01T00:00:00.000Z'),
                 ('yan', 'k-2', 'f', '{"refusal":{"kind":"conflict","code":"insufficient_funds","message":"no"}}', '2030-01-01T00:00:00.000Z')`);
 
-        expect(migrate(db, migrations)).to.equal([4]);
+        expect(migrate(db, migrations.slice(0, 4))).to.equal([4]);
         expect(db.prepare('SELECT * FROM transactions').all()).to.equal([{
             id: 't-1', wallet_id: 'w-1', type: 'deposit', asset: 'USD', amount: 300, provider_id: 'sandbox', status: 'completed',
             created_at: '2030-01-01T00:00:00.000Z', settles_at: '2030-01-01T00:00:00.000Z', settled_at: '2030-01-01T00:00:00.000Z', failure_code: null

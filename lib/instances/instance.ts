@@ -3,6 +3,7 @@ import Crypto from 'node:crypto';
 import type { IdMode, RecordContext } from '../clock';
 import type { CatchUp, DataSetServices } from '../data-set';
 import { DomainError } from '../errors';
+import { resyncEventPosition } from '../events/positions';
 import { referenced } from '../records';
 import type { Scope } from '../scope';
 import type { DataSnapshot, InstanceData } from '../storage/engine';
@@ -200,6 +201,7 @@ export class Instance implements Scope {
 
         this.services.clock.freeze(checkpoint.frozen === null ? null : new Date(checkpoint.frozen));
         this.services.ids.counter = checkpoint.counter;
+        await this.using((data) => resyncEventPosition(data, this.services.ids));
         await this.using(() => this.services.timeline.catchUp());
     }
 }

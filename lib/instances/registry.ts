@@ -3,6 +3,7 @@ import Crypto from 'node:crypto';
 import { Clock, IdSource, type RecordContext } from '../clock';
 import { timedStoresOf, type DataSetServices } from '../data-set';
 import { DomainError } from '../errors';
+import { resyncEventPosition } from '../events/positions';
 import { safely, type FailureLog } from '../safe-listener';
 import type { NamespaceSchema } from '../namespaces/namespace';
 import type { Engine, InstanceData } from '../storage/engine';
@@ -229,6 +230,8 @@ export class InstanceRegistry implements InstanceFinder {
         const instance = new Instance(Crypto.randomUUID(), data, context, this.servicesFor(context), options, this.budget);
         const counter = context.ids.counter;
         try {
+            // A fork's events, or none after a pooled data set was rolled back: the next event follows what it holds.
+            await resyncEventPosition(data, context.ids);
             await instance.services.timeline.watch(timedStoresOf(this.engine.namespaces, () => instance.data));
         }
         catch (err) {

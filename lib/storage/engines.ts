@@ -56,7 +56,7 @@ const keepsNoRecords = (): never => {
 export const noStores: StoreFactories<never> = { sqlite: keepsNoRecords, postgres: () => Promise.resolve(keepsNoRecords) };
 
 /** What a settings block hands an engine to open a namespace's database. */
-export type OpenSettings = Pick<Settings, 'storage' | 'dataDir' | 'seed' | 'database'>;
+export type OpenSettings = Pick<Settings, 'storage' | 'dataDir' | 'seed' | 'database' | 'eventsKept'>;
 
 interface EngineEntry<Engine extends EngineName> {
 

@@ -25,7 +25,7 @@ export function createEngine(settings: Settings): Engine {
     return {
         namespaces: settings.namespaces,
         openDefault: (context) => openDefaultDataSet(settings, context),
-        createInstance: (options) => createSqliteInstance(settings.namespaces, options, fixtureImages),
+        createInstance: (options) => createSqliteInstance(settings.namespaces, options, fixtureImages, settings.eventsKept),
         hasFixtureImage: (key) => fixtureImages.has(key)
     };
 }

@@ -22,6 +22,7 @@ export const commerceNamespace: Namespace<CommerceStore> = {
     name: 'commerce',
     description: 'Local businesses, products, offers, inquiries and scam reports',
     plugin: commercePlugin,
+    events: true,
     readiness: 'migrated',
     migrations: migrationsRoot,
     fixture: { collections: commerceFixture, demo: Path.join(demoDataRoot, 'commerce.json') },

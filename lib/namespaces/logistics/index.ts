@@ -22,6 +22,7 @@ export const logisticsNamespace: Namespace<LogisticsStore> = {
     name: 'logistics',
     description: 'Vehicles, bookings and pickup and drop-off locations',
     plugin: logisticsPlugin,
+    events: true,
     readiness: 'migrated',
     migrations: migrationsRoot,
     fixture: { collections: logisticsFixture, demo: Path.join(demoDataRoot, 'logistics.json') },

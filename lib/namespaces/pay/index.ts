@@ -24,6 +24,7 @@ export const payNamespace: Namespace<PayStore> = {
     name: 'pay',
     description: 'Wallets, token types and the fiat gateway: data endpoints answer 501 until pay is provisioned',
     plugin: payPlugin,
+    events: true,
     readiness: 'provisioned',
     migrations: migrationsRoot,
     fixture: { collections: payFixture, posting: { collection: 'transactions', order: byTimeOrder, statements: ledgerStatements, steps: ledgerPosting } },

@@ -3,10 +3,11 @@ import type { Statement, Transaction } from 'better-sqlite3';
 import type { RecordContext } from '../../clock';
 import type { ListResult, Page } from '../../lists';
 import { fromMinorUnits, offerRecord, toMinorUnits, type Priced } from '../../namespaces/commerce/money';
-import { checkFirstReport } from '../../namespaces/commerce/rules';
+import { checkFirstReport, crossesFlagged } from '../../namespaces/commerce/rules';
 import type { Business, CommerceStore, Inquiry, NewInquiry, NewProduct, NewScamReport, Offer, Product, ScamReport, TargetType } from '../../namespaces/commerce/store';
 import { createdAt, found, referenced } from '../../records';
 import { offerStatusColumn } from '../lifecycle-sql';
+import { eventWriter } from './events';
 import type { Database } from './open';
 import { lazyStatements, settled, sql, type Statements } from './statements';
 
@@ -98,6 +99,7 @@ export class SqliteCommerceStore implements CommerceStore {
 
         const statements = lazyStatements(db, queries);
         this.sql = statements;
+        const events = eventWriter(db);
 
         const products: ListStatements<ProductRow> = {
             parentColumn: 'business_id',
@@ -149,7 +151,9 @@ export class SqliteCommerceStore implements CommerceStore {
                 created_at: createdAt(context.clock, latest)
             });
 
-            return toProduct(statements.product.raw().get(id)!);
+            const product = toProduct(statements.product.raw().get(id)!);
+            events.write(context, { type: 'commerce.product.created', created_at: product.created_at, data: product });
+            return product;
         });
 
         this.insertInquiry = db.transaction((input: NewInquiry, ownerId: string) => {
@@ -163,7 +167,9 @@ export class SqliteCommerceStore implements CommerceStore {
 
             const id = context.ids.next();
             statements.insertInquiry.run({ id, product_id: null, business_id: null, ...input, owner_id: ownerId, created_at: createdAt(context.clock) });
-            return statements.inquiry.get(id, ownerId)!;
+            const inquiry = statements.inquiry.get(id, ownerId)!;
+            events.write(context, { type: 'commerce.inquiry.created', created_at: inquiry.created_at, data: inquiry });
+            return inquiry;
         });
 
         this.insertScamReport = db.transaction((input: NewScamReport, reporterId: string) => {
@@ -172,7 +178,17 @@ export class SqliteCommerceStore implements CommerceStore {
             checkFirstReport(input.target_type, statements.scamReportByReporter.get(input.target_type, input.target_id, reporterId) !== undefined);
             const id = context.ids.next();
             statements.insertScamReport.run({ id, ...input, reporter_id: reporterId, created_at: createdAt(context.clock) });
-            return statements.scamReport.get(id, reporterId)!;
+            const report = statements.scamReport.get(id, reporterId)!;
+            events.write(context, { type: 'commerce.scam_report.created', created_at: report.created_at, data: report });
+            if (input.target_type === 'business') {
+                // The business as its GET reads it, its count raised by this report (the trigger of migration 001).
+                const business = statements.business.get(input.target_id)!;
+                if (crossesFlagged(business.scam_report_count)) {
+                    events.write(context, { type: 'commerce.business.flagged', created_at: report.created_at, data: business });
+                }
+            }
+
+            return report;
         });
     }
 

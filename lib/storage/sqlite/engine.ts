@@ -22,25 +22,25 @@ export function sqliteDatabase(data: DataSet, namespace: string): Database {
  * counter it left. As with a template database, what the load drew (the wall clock's time and the random id of a
  * record that names neither) was drawn once, when the image was made, and every instance from it has the same.
  */
-export function createSqliteInstance(namespaces: readonly Namespace[], options: InstanceDataOptions, fixtureImages: FixtureImages): Promise<InstanceData> {
+export function createSqliteInstance(namespaces: readonly Namespace[], options: InstanceDataOptions, fixtureImages: FixtureImages, eventsKept?: number): Promise<InstanceData> {
 
     return new Promise((resolve) => {
 
-        resolve(sqliteInstance(namespaces, options, fixtureImages));
+        resolve(sqliteInstance(namespaces, options, fixtureImages, eventsKept));
     });
 }
 
 
-function sqliteInstance(namespaces: readonly Namespace[], options: InstanceDataOptions, fixtureImages: FixtureImages): InstanceData {
+function sqliteInstance(namespaces: readonly Namespace[], options: InstanceDataOptions, fixtureImages: FixtureImages, eventsKept: number | undefined): InstanceData {
 
     const key = options.fixture && fixtureImages.maxBytes ? options.imageKey ?? fixtureImageKey(options) : null;
     const image = key === null ? undefined : fixtureImages.find(key);
     if (image) {
         options.context.ids.counter = image.counter;
-        return openInstance(namespaces, { ...options, fixture: undefined, from: image.data });
+        return openInstance(namespaces, { ...options, fixture: undefined, from: image.data }, eventsKept);
     }
 
-    const data = openInstance(namespaces, options);
+    const data = openInstance(namespaces, options, eventsKept);
     if (options.fixture) {
         try {
             data.loadFixtureNow(options.fixture.records, options.fixture.origin);
@@ -62,7 +62,7 @@ function sqliteInstance(namespaces: readonly Namespace[], options: InstanceDataO
 
 // A fork, or an instance from a fixture's image, starts from that copy, which is also what it resets to. A provisioned
 // namespace (pay) is there when asked (never seeded: in memory it is migrated as it is made), else absent.
-function openInstance(namespaces: readonly Namespace[], options: InstanceDataOptions): SqliteInstanceData {
+function openInstance(namespaces: readonly Namespace[], options: InstanceDataOptions, eventsKept: number | undefined): SqliteInstanceData {
 
     const from = (options.from as SqliteSnapshot | undefined)?.images;
     const placed = new Set(placedNamespaces(namespaces));
@@ -73,7 +73,7 @@ function openInstance(namespaces: readonly Namespace[], options: InstanceDataOpt
         const image = from ? from[namespace.name] : fresh(namespace);
         if (image) {
             images[namespace.name] = image;
-            databases[namespace.name] = new SqliteNamespace(namespace, null, 'memory', image);
+            databases[namespace.name] = new SqliteNamespace(namespace, null, 'memory', image, eventsKept);
         }
     }
 

@@ -7,6 +7,7 @@ import { bookingStatusAt, checkBooking, checkCancellable } from '../../namespace
 import type { Booking, Location, LogisticsStore, NewBooking, Vehicle, VehicleFilter } from '../../namespaces/logistics/store';
 import { createdAt, found, referenced } from '../../records';
 import { bookingStatusColumn, nextBookingDue, nextBookingTransition } from '../lifecycle-sql';
+import { eventWriter } from './events';
 import type { Database } from './open';
 import { lazyStatements, settled, sql, type Statements } from './statements';
 
@@ -49,6 +50,8 @@ export const queries = {
     countBookings: sql<OfCustomer, number>('SELECT bookings FROM customer_booking_counts WHERE customer_id = @customer_id'),
     latestBookingOfCustomer: sql<OfCustomer, string>('SELECT created_at FROM bookings WHERE customer_id = @customer_id ORDER BY created_at DESC, id DESC LIMIT 1'),
     bookingById: sql<[BookingKey & AtNow], Booking>(`SELECT ${bookingAtNow} FROM bookings WHERE id = @id AND customer_id = @customer_id`),
+    // A booking as it reads at an instant, whoever's it is: the one a transition moved, at its due instant.
+    bookingAt: sql<[{ id: string } & AtNow], Booking>(`SELECT ${bookingAtNow} FROM bookings WHERE id = @id`),
     storedBooking: sql<[BookingKey], Booking>(`SELECT ${bookingColumns} FROM bookings WHERE id = @id AND customer_id = @customer_id`),
     // The one booking the overlap rule (checkBooking) needs, found in one step of the index.
     latestBookingBefore: sql<[NewBooking], string>(`SELECT return_at FROM bookings
@@ -82,6 +85,7 @@ export class SqliteLogisticsStore implements LogisticsStore {
 
         const statements = lazyStatements(db, queries);
         this.statements = statements;
+        const events = eventWriter(db);
 
         // Each page and its total come from one read transaction, so they agree.
         this.readVehicles = db.transaction((filter: VehicleFilter) => {
@@ -124,7 +128,9 @@ export class SqliteLogisticsStore implements LogisticsStore {
                 created_at: createdAt(context.clock, statements.latestBookingOfCustomer.pluck().get({ customer_id: customerId }))
             });
 
-            return statements.storedBooking.get({ id, customer_id: customerId })!;
+            const made = statements.storedBooking.get({ id, customer_id: customerId })!;
+            events.write(context, { type: 'logistics.booking.created', created_at: made.created_at, data: made });
+            return made;
         });
 
         this.cancel = db.transaction((customerId: string, id: string) => {
@@ -133,7 +139,9 @@ export class SqliteLogisticsStore implements LogisticsStore {
             const booking = found(statements.bookingById.get({ ...key, now: context.clock.now().toISOString() }), 'booking');
             checkCancellable(booking, booking.status);
             statements.cancelBooking.run({ id });
-            return { ...booking, status: 'cancelled' };
+            const cancelled: Booking = { ...booking, status: 'cancelled' };
+            events.write(context, { type: 'logistics.booking.cancelled', created_at: context.clock.now().toISOString(), data: cancelled });
+            return cancelled;
         });
 
         // Found and claimed under the write lock, so that no other process claims it in between.
@@ -142,6 +150,7 @@ export class SqliteLogisticsStore implements LogisticsStore {
             const next = statements.nextTransition.get({ until });
             if (next) {
                 (next.type === 'logistics.booking.started' ? statements.start : statements.complete).run(next.id);
+                events.write(context, { type: next.type, created_at: next.due, data: statements.bookingAt.get({ id: next.id, now: next.due })! });
             }
 
             return next ?? null;

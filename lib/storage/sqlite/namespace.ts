@@ -2,8 +2,9 @@ import type { RecordContext } from '../../clock';
 import type { Settings } from '../../config';
 import type { FixtureRows } from '../../fixtures';
 import type { Namespace } from '../../namespaces/namespace';
-import type { ImmediateDatabase, NamespaceHealth, SeedCheck, StoredRows } from '../engine';
+import type { EventLog, ImmediateDatabase, NamespaceHealth, SeedCheck, StoredRows } from '../engine';
 import { noStores } from '../engines';
+import { eventWriter, SqliteEventLog } from './events';
 import { namespaceFile, openNamespace, prepareDataDir } from './files';
 import { exportRows, fixturePosting, seedDemo, storeFixtureRows } from './fixtures';
 import { namespaceImage } from './images';
@@ -35,9 +36,10 @@ export class SqliteNamespace implements ImmediateDatabase {
     // transaction: rolling that back puts the image back, connection and statements kept. Null once it cannot.
     private pristine: Buffer | null;
 
-    constructor(private readonly namespace: Pick<Namespace, 'name' | 'stores' | 'fixture'>, db: Database | null, private readonly storage: 'file' | 'memory', private image?: Buffer) {
+    // `eventsKept` (EVENTS_KEPT) reaches the event writer of each connection the database opens.
+    constructor(private readonly namespace: Pick<Namespace, 'name' | 'stores' | 'fixture'>, db: Database | null, private readonly storage: 'file' | 'memory', private image?: Buffer, private readonly eventsKept?: number) {
 
-        this.connection = db;
+        this.connection = db && this.connected(db);
         this.changesAtImage = image ? 0 : -1;
         this.pristine = image ?? null;
     }
@@ -46,7 +48,7 @@ export class SqliteNamespace implements ImmediateDatabase {
     get db(): Database {
 
         if (!this.connection) {
-            this.connection = openCopy(this.image!);
+            this.connection = this.connected(openCopy(this.image!));
             if (this.pristine) {
                 this.connection.exec('BEGIN');
             }
@@ -79,6 +81,11 @@ export class SqliteNamespace implements ImmediateDatabase {
     store(context: RecordContext): unknown {
 
         return (this.namespace.stores ?? noStores).sqlite(this.db, context);
+    }
+
+    eventLog(namespace: string, context: RecordContext): EventLog {
+
+        return new SqliteEventLog(namespace, this.db, context);
     }
 
     /** The database as bytes; an unchanged database gives the image it was copied from, with no copy made. */
@@ -138,6 +145,13 @@ export class SqliteNamespace implements ImmediateDatabase {
         }
     }
 
+    // Gives a new connection its event writer, keeping the events the settings ask for, before any store writes.
+    private connected(db: Database): Database {
+
+        eventWriter(db, this.eventsKept);
+        return db;
+    }
+
     close(): Promise<void> {
 
         if (this.connection) {
@@ -154,10 +168,10 @@ export class SqliteNamespace implements ImmediateDatabase {
 
 
 /** Opens a namespace on SQLite: the file a setting names, else its file in DATA_DIR, else memory; seeded when asked. */
-export function openSqliteNamespace(namespace: Namespace, file: string | undefined, settings: Pick<Settings, 'storage' | 'dataDir' | 'seed'>): SqliteNamespace {
+export function openSqliteNamespace(namespace: Namespace, file: string | undefined, settings: Pick<Settings, 'storage' | 'dataDir' | 'seed'> & Partial<Pick<Settings, 'eventsKept'>>): SqliteNamespace {
 
     if (!file && settings.storage === 'memory') {
-        return new SqliteNamespace(namespace, openCopy(namespaceImage(namespace, settings.seed)), 'memory');
+        return new SqliteNamespace(namespace, openCopy(namespaceImage(namespace, settings.seed)), 'memory', undefined, settings.eventsKept);
     }
 
     if (!file) {
@@ -169,7 +183,7 @@ export function openSqliteNamespace(namespace: Namespace, file: string | undefin
         seedDemo(db, namespace);
     }
 
-    return new SqliteNamespace(namespace, db, 'file');
+    return new SqliteNamespace(namespace, db, 'file', undefined, settings.eventsKept);
 }
 
 

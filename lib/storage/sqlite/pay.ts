@@ -21,6 +21,7 @@ import {
 } from '../../namespaces/pay/rules';
 import type { GatewayOutcome, GatewayRequest, PayStore, PayTransaction, Provider, TokenType, TransactionType, Wallet, WalletBalance } from '../../namespaces/pay/store';
 import { createdAt, found } from '../../records';
+import { eventWriter, type SqliteEventWriter } from './events';
 import type { Database } from './open';
 import { lazyStatements, settled, sql, type Statements } from './statements';
 
@@ -73,6 +74,7 @@ export const queries = {
     latestTransaction: sql<[string], string | null>('SELECT max(created_at) FROM transactions WHERE wallet_id = ?'),
     transaction: sql<[string, string], PayTransaction>(`SELECT ${transactionColumns}
         FROM transactions t JOIN wallets w ON w.id = t.wallet_id WHERE t.id = ? AND w.owner_id = ?`),
+    transactionById: sql<[string], PayTransaction>(`SELECT ${transactionColumns} FROM transactions t WHERE t.id = ?`),
     tokens: sql<[], TokenType>('SELECT symbol, name, decimals, stage, description, created_at FROM token_types ORDER BY symbol'),
     token: sql<[string], TokenType>('SELECT symbol, name, decimals, stage, description, created_at FROM token_types WHERE symbol = ?'),
     providers: sql<[], ProviderRow>(`SELECT p.id, p.name, p.supports_deposit, p.supports_withdrawal, p.status, p.created_at,
@@ -106,10 +108,12 @@ export class SqlitePayStore implements PayStore {
     private readonly transactionsRead: Transaction<(ownerId: string, page: Page) => ListResult<PayTransaction>>;
     private readonly moneyMove: Transaction<(ownerId: string, type: TransactionType, request: GatewayRequest) => GatewayOutcome>;
     private readonly settleFirstDue: Transaction<(until: string) => AppliedTransition | null>;
+    private readonly events: SqliteEventWriter;
 
     constructor(db: Database, private readonly context: RecordContext) {
 
         this.sql = lazyStatements(db, queries);
+        this.events = eventWriter(db);
 
         // Reads run deferred (one snapshot); writes run immediate, taking the write lock before they read.
         this.walletRead = db.transaction((ownerId: string) => this.readWallet(ownerId));
@@ -219,7 +223,9 @@ export class SqlitePayStore implements PayStore {
         const settlement = settlementOf(due.failure_mode, due.amount);
         this.sql.settle.run(settlement.status, settlement.failure_code, due.id);
         this.post(due.id, due.wallet_id, due.provider_id, due.asset, settlementLegs(due.type, settlement.status, due.amount), due.settles_at);
-        return { type: `pay.transaction.${settlement.status}`, id: due.id, due: due.settles_at };
+        const type: AppliedTransition['type'] = `pay.transaction.${settlement.status}`;
+        this.events.write(this.context, { type, created_at: due.settles_at, data: this.sql.transactionById.get(due.id)! });
+        return { type, id: due.id, due: due.settles_at };
     }
 
     // Runs inside one immediate transaction: the key, the rule checks, the ledger write and the stored outcome commit together.
@@ -265,6 +271,12 @@ export class SqlitePayStore implements PayStore {
         const transaction = madeTransaction(this.context.ids.next(), type, request, decision.terms, created);
         this.sql.insertTransaction.run({ ...transaction, wallet_id: walletId });
         this.post(transaction.id, walletId, providerId, asset, creationLegs(type, transaction.status === 'pending', transaction.amount), created);
+        this.events.write(this.context, { type: 'pay.transaction.created', created_at: created, data: transaction });
+        // A move made completed (a provider that settles at once) has settled as it was made: both, at one instant.
+        if (transaction.status === 'completed') {
+            this.events.write(this.context, { type: 'pay.transaction.completed', created_at: created, data: transaction });
+        }
+
         return { transaction };
     }
 

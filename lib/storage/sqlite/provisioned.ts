@@ -31,7 +31,7 @@ class SqliteProvisionedSource implements ProvisionedSource {
     private identity = '';
     private failedOpen = false;
 
-    constructor(private readonly namespace: Namespace, private readonly file: string | null, readonly storage: NamespaceHealth['storage']) { }
+    constructor(private readonly namespace: Namespace, private readonly file: string | null, readonly storage: NamespaceHealth['storage'], private readonly eventsKept?: number) { }
 
     /** Applies pending migrations at startup, but only to a database that was provisioned before. */
     upgrade(): void {
@@ -107,7 +107,7 @@ class SqliteProvisionedSource implements ProvisionedSource {
         if (!this.db) {
             try {
                 const connection = openPayDatabase(this.file, true);
-                this.db = { connection, version: connection.prepare('PRAGMA data_version').pluck(), database: new SqliteNamespace(this.namespace, connection, 'file') };
+                this.db = { connection, version: connection.prepare('PRAGMA data_version').pluck(), database: new SqliteNamespace(this.namespace, connection, 'file', undefined, this.eventsKept) };
             }
             catch {
                 this.failedOpen = true;
@@ -124,13 +124,13 @@ class SqliteProvisionedSource implements ProvisionedSource {
  * A provisioned namespace (pay) on SQLite: the file PAY_DB_URL names, followed as it is provisioned, with the keys
  * the settings give; without a file and both keys (or in memory, which is never provisioned), never configured.
  */
-export function openSqliteProvisioned(namespace: Namespace, settings: Pick<Settings, 'storage' | 'pay' | 'payLocation'>): ProvisionedNamespace {
+export function openSqliteProvisioned(namespace: Namespace, settings: Pick<Settings, 'storage' | 'pay' | 'payLocation'> & Partial<Pick<Settings, 'eventsKept'>>): ProvisionedNamespace {
 
     const { publishableKey, secretKey } = settings.pay;
     const file = settings.payLocation?.engine === 'sqlite' ? settings.payLocation.file : undefined;
     const followed = file && file !== memory && publishableKey && secretKey ? file : null;
     // Its storage: the file its settings name, else where the data set keeps its databases.
-    const source = new SqliteProvisionedSource(namespace, followed, followed ? 'file' : settings.storage);
+    const source = new SqliteProvisionedSource(namespace, followed, followed ? 'file' : settings.storage, settings.eventsKept);
     try {
         source.upgrade();
     }

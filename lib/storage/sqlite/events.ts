@@ -1,0 +1,271 @@
+import type { Transaction } from 'better-sqlite3';
+
+import type { RecordContext } from '../../clock';
+import { undeliveredPrefix, type AttemptOutcome, type ClaimedAttempt, type EventType, type SigningClock, type StoredEndpoint, type StoredEvent, type TypePattern, typePattern } from '../../events/model';
+import type { EventLog } from '../engine';
+import type { Database } from './open';
+import { lazyStatements, settled, sql, type Statements } from './statements';
+
+
+/** How many events a database keeps by default (EVENTS_KEPT), besides those with a delivery still pending. */
+export const defaultEventsKept = 10_000;
+
+// A write that carries the positions past a multiple of this prunes its database.
+const pruneEvery = 100;
+
+interface EndpointRow {
+    id: string;
+    ordinal: number;
+    url: string;
+    types: string | null;
+    secret: string;
+    signing_clock: SigningClock;
+    retry_schedule: string;
+    created_at: string;
+    delivered: number;
+    failed: number;
+}
+
+type EventRow = StoredEvent;
+
+interface DueRow {
+    position: number;
+    endpoint_id: string;
+    attempts: number;
+    due_at: string;
+}
+
+interface Prune {
+    before: number;
+}
+
+const eventColumns = 'position, id, type, created_at, data';
+const endpointColumns = 'id, ordinal, url, types, secret, signing_clock, retry_schedule, created_at, delivered, failed';
+
+export const queries = {
+    lastPosition: sql<[], number>('SELECT coalesce(max(position), 0) FROM events'),
+    insertEvent: sql<[EventRow]>(`INSERT INTO events (${eventColumns}) VALUES (@position, @id, @type, @created_at, @data)`),
+    // The event's deliveries: one per endpoint whose patterns match its type; none for the dispatcher's own events.
+    insertDeliveries: sql<[{ position: number; type: string; due_at: string }]>(`INSERT INTO webhook_deliveries (event_position, endpoint_id, due_at)
+        SELECT @position, e.id, @due_at FROM webhook_endpoints e
+        WHERE substr(@type, 1, ${undeliveredPrefix.length}) <> '${undeliveredPrefix}' AND (e.types IS NULL OR EXISTS (SELECT 1 FROM webhook_endpoint_types t
+            WHERE t.endpoint_id = e.id AND (t.pattern = @type OR (t.prefix = 1 AND substr(@type, 1, length(t.pattern)) = t.pattern))))`),
+    prune: sql<[Prune]>(`DELETE FROM events WHERE position < @before
+        AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_position = events.position AND d.state = 'pending')`),
+
+    // The patterns asked for as a JSON array of [pattern, prefix] pairs; NULL: every type.
+    list: sql<[{ after: number; patterns: string | null; limit: number }], EventRow>(`SELECT ${eventColumns} FROM events
+        WHERE position > @after AND (@patterns IS NULL OR EXISTS (SELECT 1 FROM json_each(@patterns) p
+            WHERE (p.value ->> 1 = 0 AND type = p.value ->> 0) OR (p.value ->> 1 = 1 AND substr(type, 1, length(p.value ->> 0)) = p.value ->> 0)))
+        ORDER BY position LIMIT +@limit`),
+    positionOf: sql<[string], number>('SELECT position FROM events WHERE id = ?'),
+    event: sql<[number], EventRow>(`SELECT ${eventColumns} FROM events WHERE position = ?`),
+
+    endpoints: sql<[], EndpointRow>(`SELECT ${endpointColumns} FROM webhook_endpoints ORDER BY ordinal`),
+    endpoint: sql<[string], EndpointRow>(`SELECT ${endpointColumns} FROM webhook_endpoints WHERE id = ?`),
+    dropEndpointsExcept: sql<[string]>('DELETE FROM webhook_endpoints WHERE id NOT IN (SELECT value FROM json_each(?))'),
+    upsertEndpoint: sql<[EndpointRow]>(`INSERT INTO webhook_endpoints (${endpointColumns})
+        VALUES (@id, @ordinal, @url, @types, @secret, @signing_clock, @retry_schedule, @created_at, @delivered, @failed)
+        ON CONFLICT (id) DO UPDATE SET ordinal = excluded.ordinal, url = excluded.url, types = excluded.types, secret = excluded.secret,
+            signing_clock = excluded.signing_clock, retry_schedule = excluded.retry_schedule`),
+    dropEndpointTypes: sql<[string]>('DELETE FROM webhook_endpoint_types WHERE endpoint_id = ?'),
+    insertEndpointType: sql<[string, string, number]>('INSERT OR IGNORE INTO webhook_endpoint_types (endpoint_id, pattern, prefix) VALUES (?, ?, ?)'),
+
+    nextDue: sql<[], string | null>(`SELECT min(due_at) FROM webhook_deliveries WHERE state = 'pending'`),
+    due: sql<[{ until: string; now: string; limit: number }], DueRow>(`SELECT d.event_position AS position, d.endpoint_id, d.attempts, d.due_at
+        FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+        WHERE d.state = 'pending' AND d.due_at <= @until AND (d.leased_until IS NULL OR d.leased_until <= @now)
+        ORDER BY d.due_at, d.event_position, e.ordinal LIMIT +@limit`),
+    lease: sql<[string, number, string]>('UPDATE webhook_deliveries SET leased_until = ? WHERE event_position = ? AND endpoint_id = ?'),
+    // Recorded only from the attempt before it: a second record of one attempt changes nothing.
+    recordAttempt: sql<[{ position: number; endpoint_id: string; attempt: number; state: string; due_at: string | null }]>(`UPDATE webhook_deliveries
+        SET attempts = @attempt, state = @state, due_at = coalesce(@due_at, due_at), leased_until = NULL
+        WHERE event_position = @position AND endpoint_id = @endpoint_id AND state = 'pending' AND attempts = @attempt - 1`),
+    countDelivered: sql<[string]>('UPDATE webhook_endpoints SET delivered = delivered + 1 WHERE id = ?'),
+    countFailed: sql<[string]>('UPDATE webhook_endpoints SET failed = failed + 1 WHERE id = ?')
+};
+
+/** What a store hands the writer: an event's type, its instant and the record it announces. */
+export interface NewEvent {
+    type: EventType;
+    created_at: string;
+    data: object;
+}
+
+
+/**
+ * Writes the events of one database, inside the transaction of the change they announce (synchronous: nothing awaits
+ * inside an SQLite transaction). Made once per connection, with its statements prepared on first use.
+ */
+export class SqliteEventWriter {
+
+    readonly statements: Statements<typeof queries>;
+
+    constructor(db: Database, private readonly kept: number) {
+
+        this.statements = lazyStatements(db, queries);
+    }
+
+    /** Writes an event and its deliveries, and prunes the database when its position passes a multiple of 100; answers the event. */
+    write(context: RecordContext, event: NewEvent): StoredEvent {
+
+        const floor = this.statements.lastPosition.pluck().get()!;
+        const position = context.ids.eventPosition(floor);
+        const stored = { position, id: context.ids.eventId(position), type: event.type, created_at: event.created_at, data: JSON.stringify(event.data) };
+        this.statements.insertEvent.run(stored);
+        this.statements.insertDeliveries.run({ position, type: event.type, due_at: event.created_at });
+        // Positions are shared by the data set's databases, so one database's positions skip: it prunes each time
+        // its own positions pass a multiple, whichever position that is.
+        if (Math.floor(position / pruneEvery) > Math.floor(floor / pruneEvery)) {
+            this.statements.prune.run({ before: position - this.kept });
+        }
+
+        return stored;
+    }
+}
+
+
+// The writer of each connection: the stores and the event log of one database share it.
+const writers = new WeakMap<Database, SqliteEventWriter>();
+
+
+/**
+ * The event writer of a connection, made on first use; `kept` (EVENTS_KEPT) is taken by the first call that makes it,
+ * which the database's owner makes as it opens the connection (a store made over a bare connection keeps the default).
+ */
+export function eventWriter(db: Database, kept = defaultEventsKept): SqliteEventWriter {
+
+    let writer = writers.get(db);
+    if (!writer) {
+        writer = new SqliteEventWriter(db, kept);
+        writers.set(db, writer);
+    }
+
+    return writer;
+}
+
+
+/** The event log of one SQLite namespace database. */
+export class SqliteEventLog implements EventLog {
+
+    private readonly writer: SqliteEventWriter;
+    private readonly statements: Statements<typeof queries>;
+    private readonly replace: Transaction<(endpoints: StoredEndpoint[]) => void>;
+    private readonly claim: Transaction<(until: string, limit: number, leaseUntil: string) => ClaimedAttempt[]>;
+    private readonly recordOutcome: Transaction<(outcome: AttemptOutcome) => boolean>;
+
+    constructor(readonly namespace: string, db: Database, private readonly context: RecordContext) {
+
+        this.writer = eventWriter(db);
+        const statements = this.writer.statements;
+        this.statements = statements;
+
+        this.replace = db.transaction((endpoints: StoredEndpoint[]) => {
+
+            // Removing an endpoint removes its deliveries (the cascade); one kept keeps its own and its counts.
+            statements.dropEndpointsExcept.run(JSON.stringify(endpoints.map(({ id }) => id)));
+            for (const endpoint of endpoints) {
+                statements.upsertEndpoint.run(endpointRow(endpoint));
+                statements.dropEndpointTypes.run(endpoint.id);
+                for (const { pattern, prefix } of endpoint.types ?? []) {
+                    statements.insertEndpointType.run(endpoint.id, pattern, prefix ? 1 : 0);
+                }
+            }
+        });
+
+        this.claim = db.transaction((until: string, limit: number, leaseUntil: string) => {
+
+            const due = statements.due.all({ until, now: new Date().toISOString(), limit });
+            const endpoints = new Map<string, StoredEndpoint>();
+            return due.map((row) => {
+
+                statements.lease.run(leaseUntil, row.position, row.endpoint_id);
+                let endpoint = endpoints.get(row.endpoint_id);
+                if (!endpoint) {
+                    endpoint = storedEndpoint(statements.endpoint.get(row.endpoint_id)!);
+                    endpoints.set(row.endpoint_id, endpoint);
+                }
+
+                return { event: statements.event.get(row.position)!, endpoint, attempt: row.attempts + 1, due_at: row.due_at };
+            });
+        });
+
+        this.recordOutcome = db.transaction((outcome: AttemptOutcome) => {
+
+            const state = outcome.delivered ? 'delivered' : (outcome.next_due_at === null ? 'given_up' : 'pending');
+            const { changes } = statements.recordAttempt.run({ position: outcome.position, endpoint_id: outcome.endpoint_id, attempt: outcome.attempt, state, due_at: outcome.next_due_at });
+            if (changes === 0) {
+                return false;
+            }
+
+            (outcome.delivered ? statements.countDelivered : statements.countFailed).run(outcome.endpoint_id);
+            if (outcome.given_up) {
+                this.writer.write(this.context, { type: 'webhook.delivery.given_up', ...outcome.given_up });
+            }
+
+            return true;
+        });
+    }
+
+    list(after: number | null, types: TypePattern[] | null, limit: number): Promise<StoredEvent[]> {
+
+        const patterns = types && JSON.stringify(types.map(({ pattern, prefix }) => [pattern, prefix ? 1 : 0]));
+        return settled(() => this.statements.list.all({ after: after ?? 0, patterns, limit }));
+    }
+
+    positionOf(id: string): Promise<number | null> {
+
+        return settled(() => this.statements.positionOf.pluck().get(id) ?? null);
+    }
+
+    lastPosition(): Promise<number> {
+
+        return settled(() => this.statements.lastPosition.pluck().get()!);
+    }
+
+    replaceEndpoints(endpoints: StoredEndpoint[]): Promise<void> {
+
+        return settled(() => this.replace.immediate(endpoints));
+    }
+
+    endpoints(): Promise<StoredEndpoint[]> {
+
+        return settled(() => this.statements.endpoints.all().map(storedEndpoint));
+    }
+
+    nextDue(): Promise<Date | null> {
+
+        return settled(() => {
+
+            const due = this.statements.nextDue.pluck().get();
+            return due ? new Date(due) : null;
+        });
+    }
+
+    claimDue(until: Date, limit: number, leaseUntil: Date): Promise<ClaimedAttempt[]> {
+
+        return settled(() => this.claim.immediate(until.toISOString(), limit, leaseUntil.toISOString()));
+    }
+
+    record(outcome: AttemptOutcome): Promise<boolean> {
+
+        return settled(() => this.recordOutcome.immediate(outcome));
+    }
+}
+
+
+function endpointRow(endpoint: StoredEndpoint): EndpointRow {
+
+    return {
+        ...endpoint,
+        types: endpoint.types && JSON.stringify(endpoint.types.map(({ pattern, prefix }) => (prefix ? `${pattern}*` : pattern))),
+        retry_schedule: JSON.stringify(endpoint.retry_schedule)
+    };
+}
+
+
+function storedEndpoint(row: EndpointRow): StoredEndpoint {
+
+    const types = row.types === null ? null : (JSON.parse(row.types) as string[]).map(typePattern);
+    return { ...row, types, retry_schedule: JSON.parse(row.retry_schedule) as number[] };
+}
