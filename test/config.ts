@@ -42,6 +42,7 @@ describe('settings', () => {
             journalSize: 1000,
             journalBodyBytes: 16_384,
             journalBudgetMib: 64,
+            eventsKept: 10_000,
             namespaceUrls: {},
             database: { poolMax: 10, connectTimeoutMs: 5000, statementTimeoutMs: 10000 },
             namespaces: builtInNamespaces,
@@ -81,7 +82,8 @@ describe('settings', () => {
             DB_STATEMENT_TIMEOUT_MS: '2000',
             JOURNAL_SIZE: '50',
             JOURNAL_BODY_BYTES: '1024',
-            JOURNAL_BUDGET_MIB: '8'
+            JOURNAL_BUDGET_MIB: '8',
+            EVENTS_KEPT: '500'
         });
 
         expect(settings).to.equal({
@@ -109,6 +111,7 @@ describe('settings', () => {
             journalSize: 50,
             journalBodyBytes: 1024,
             journalBudgetMib: 8,
+            eventsKept: 500,
             databaseUrl: 'postgres://db.example/app',
             namespaceUrls: { commerce: './commerce.db', logistics: 'postgresql://other.example/logistics' },
             database: { poolMax: 4, connectTimeoutMs: 1000, statementTimeoutMs: 2000 },

@@ -70,7 +70,7 @@ describe('commerce offers over time on SQLite', () => {
         insertRows(db, 'products', [{ id: 'p', business_id: 'b', name: 'Loaf', price_minor: 400, currency: 'USD', created_by: 'demo', created_at: '2025-01-01T00:00:00.000Z' }]);
         insertRows(db, 'offers', [{ id: 'o', product_id: 'p', title: 'Two', price_minor: 700, currency: 'USD', valid_from: '2025-01-01T00:00:00.000Z', valid_until: '2025-02-01T00:00:00.000Z', created_at: '2025-01-01T00:00:00.000Z' }]);
 
-        expect(migrate(db, migrations)).to.equal([2]);
+        expect(migrate(db, migrations.slice(0, 2))).to.equal([2]);
         expect(db.prepare('SELECT id, status FROM offers').all()).to.equal([{ id: 'o', status: 'valid' }]);
         expect(() => db.prepare(`UPDATE offers SET status = 'withdrawn'`).run()).to.throw(/CHECK constraint failed/);
         db.close();

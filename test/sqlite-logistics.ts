@@ -158,6 +158,7 @@ describe('logistics query plans on SQLite', () => {
         ['listBookings', /^SEARCH bookings USING INDEX bookings_by_customer \(customer_id=\?\)$/],
         ['countBookings', /^SEARCH customer_booking_counts USING PRIMARY KEY \(customer_id=\?\)$/],
         ['latestBookingOfCustomer', /^SEARCH bookings USING COVERING INDEX bookings_by_customer \(customer_id=\?\)$/],
+        ['bookingAt', /^SEARCH bookings USING INDEX sqlite_autoindex_bookings_1 \(id=\?\)$/],
         ['bookingById', /^SEARCH bookings USING INDEX sqlite_autoindex_bookings_1 \(id=\?\)$/],
         ['storedBooking', /^SEARCH bookings USING INDEX sqlite_autoindex_bookings_1 \(id=\?\)$/],
         ['latestBookingBefore', /^SEARCH bookings USING COVERING INDEX bookings_holding_vehicle \(vehicle_id=\? AND pickup_at<\?\)$/],
@@ -252,7 +253,7 @@ describe('logistics booking counts on SQLite', () => {
         })));
         const rows = db.prepare('SELECT * FROM bookings ORDER BY id').all();
 
-        expect(migrate(db, migrations)).to.equal([3]);
+        expect(migrate(db, migrations.slice(0, 3))).to.equal([3]);
         expect(db.prepare('SELECT * FROM bookings ORDER BY id').all()).to.equal(rows);
         expect(db.prepare('SELECT bookings FROM customer_booking_counts WHERE customer_id = ?').pluck().get('ann')).to.equal(2);
         expect(db.prepare(`SELECT name FROM sqlite_master WHERE tbl_name = 'bookings' AND type IN ('index', 'trigger') AND sql IS NOT NULL ORDER BY name`).pluck().all()).to.equal([

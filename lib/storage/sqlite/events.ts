@@ -53,10 +53,10 @@ export const queries = {
     prune: sql<[Prune]>(`DELETE FROM events WHERE position < @before
         AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_position = events.position AND d.state = 'pending')`),
 
-    // The patterns asked for as a JSON array of [pattern, prefix] pairs; NULL: every type.
+    // The patterns asked for as a JSON array of [pattern, prefix] pairs; NULL: every type. (json_each has a `type` column of its own.)
     list: sql<[{ after: number; patterns: string | null; limit: number }], EventRow>(`SELECT ${eventColumns} FROM events
         WHERE position > @after AND (@patterns IS NULL OR EXISTS (SELECT 1 FROM json_each(@patterns) p
-            WHERE (p.value ->> 1 = 0 AND type = p.value ->> 0) OR (p.value ->> 1 = 1 AND substr(type, 1, length(p.value ->> 0)) = p.value ->> 0)))
+            WHERE (p.value ->> 1 = 0 AND events.type = p.value ->> 0) OR (p.value ->> 1 = 1 AND substr(events.type, 1, length(p.value ->> 0)) = p.value ->> 0)))
         ORDER BY position LIMIT +@limit`),
     positionOf: sql<[string], number>('SELECT position FROM events WHERE id = ?'),
     event: sql<[number], EventRow>(`SELECT ${eventColumns} FROM events WHERE position = ?`),
