@@ -32,6 +32,7 @@ function waitingOver(inner: SqliteNamespace, events: string[], failAfter = false
         transactions: 'waiting',
         health: () => inner.health(),
         store: (context) => inner.store(context),
+        eventLog: (namespace, context) => inner.eventLog(namespace, context),
         close: () => inner.close(),
         exportRows: (tables) => inner.exportRows(tables),
         async storeFixture(rows: FixtureRows, within: () => Promise<void>, seed?: SeedCheck): Promise<number | null> {

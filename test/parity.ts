@@ -3,8 +3,9 @@ import type { Server, ServerInjectResponse } from '@hapi/hapi';
 import Lab from '@hapi/lab';
 
 import { provisionPay } from '../lib';
+import { renameIds } from './helpers/ids';
 import { engineServer, freshDatabase, skipWithoutPostgres } from './helpers/postgres';
-import { bearer, testServer } from './helpers/server';
+import { adminBearer, bearer, testServer } from './helpers/server';
 
 
 export const lab = Lab.script();
@@ -236,5 +237,82 @@ describe('provisioned pay on SQLite and on PostgreSQL', { skip: skipWithoutPostg
         const strip = (res: ServerInjectResponse) => ({ ...JSON.parse(res.payload) as object, id: 'id', created_at: 'created_at' });
         expect(sqlite.statusCode).to.equal(200);
         expect(strip(postgres)).to.equal(strip(sqlite));
+    });
+});
+
+
+describe('the events of one scenario on SQLite and on PostgreSQL', { skip: skipWithoutPostgres('the events parity tests') }, () => {
+
+    const clock = '2031-03-01T09:00:00.000Z';
+    const servers: Record<'sqlite' | 'postgres', Server> = {} as Record<'sqlite' | 'postgres', Server>;
+
+    before(async () => {
+
+        servers.sqlite = await testServer({ memoryPay: true, clock });
+        const database = await freshDatabase();
+        const credentials = await provisionPay(database.url);
+        servers.postgres = await testServer({
+            databaseUrl: database.url,
+            clock,
+            pay: { url: credentials.PAY_DB_URL, publishableKey: credentials.PAY_DB_PUBLISHABLE_KEY, secretKey: credentials.PAY_DB_SECRET_KEY }
+        });
+        servers.postgres.ext('onPostStop', () => database.drop());
+    });
+
+    after(async () => {
+
+        await Promise.all(Object.values(servers).map((server) => server.stop()));
+    });
+
+    // Every change the API makes an event of, and some it refuses or replays, then a move of the clock past the
+    // transitions they made due; answers each event as listed ({id, type, created_at, data}), in the data set's order.
+    async function scenario(server: Server): Promise<string[]> {
+
+        const send = async (as: string, method: string, url: string, payload?: object, key?: string) => {
+
+            const res = await server.inject({ method, url, payload, headers: { ...bearer(server, as), ...(key ? { 'idempotency-key': key } : {}) } });
+            expect(res.statusCode, `${method} ${url}`).to.be.below(500);
+            return JSON.parse(res.payload || '{}') as { id: string; data: { id: string }[] };
+        };
+
+        const [business] = (await send('ann', 'GET', '/v1/commerce/businesses?limit=1')).data;
+        const [vehicle] = (await send('ann', 'GET', '/v1/logistics/vehicles?available=true&limit=1')).data;
+        const [location] = (await send('ann', 'GET', '/v1/logistics/locations?limit=1')).data;
+        const product = await send('ann', 'POST', '/v1/commerce/products', { name: 'Tea', description: 'Green', price: 4.5, currency: 'GBP', business_id: business!.id });
+        await send('ben', 'POST', '/v1/commerce/inquiries', { product_id: product.id, message: 'Loose leaf?' });
+        await send('ben', 'POST', '/v1/commerce/products', { name: 'X', description: '', price: 1, currency: 'USD', business_id: 'nobody' });
+        for (const reporter of ['cat', 'dan', 'cat']) {
+            await send(reporter, 'POST', '/v1/commerce/scam-reports', { target_type: 'business', target_id: business!.id, reason: 'Never opens' });
+        }
+
+        const slot = { vehicle_id: vehicle!.id, pickup_location_id: location!.id, dropoff_location_id: location!.id };
+        await send('eve', 'POST', '/v1/logistics/bookings', { ...slot, pickup_at: '2031-03-02T10:00:00Z', return_at: '2031-03-02T12:00:00Z' });
+        const cancelled = await send('eve', 'POST', '/v1/logistics/bookings', { ...slot, pickup_at: '2031-03-05T10:00:00Z', return_at: '2031-03-05T12:00:00Z' });
+        await send('eve', 'POST', `/v1/logistics/bookings/${cancelled.id}/cancel`);
+
+        await send('pat', 'POST', '/v1/pay/gateway/deposit', { provider_id: 'sandbox', asset: 'USD', amount: 2500 }, 'k1');
+        await send('pat', 'POST', '/v1/pay/gateway/deposit', { provider_id: 'sandbox', asset: 'USD', amount: 2500 }, 'k1');
+        await send('pat', 'POST', '/v1/pay/gateway/deposit', { provider_id: 'card', asset: 'USD', amount: 402 }, 'k2');
+        await send('pat', 'POST', '/v1/pay/gateway/deposit', { provider_id: 'bank-transfer', asset: 'USD', amount: 700 }, 'k3');
+        await send('pat', 'POST', '/v1/pay/gateway/withdraw', { provider_id: 'bank-transfer', asset: 'USD', amount: 399 }, 'k4');
+        expect((await server.inject({ method: 'PUT', url: '/_clock', payload: { advance: '3d' }, headers: adminBearer(server) })).statusCode).to.equal(200);
+
+        const logs = await server.app.localgate.data.eventLogs();
+        const events = (await Promise.all(logs.map((log) => log.list(null, null, 1000)))).flat().sort((a, b) => a.position - b.position);
+        return renameIds(events.map(({ id, type, created_at: createdAt, data }) => `${JSON.stringify({ id, type, created_at: createdAt })} ${data}`));
+    }
+
+    it('writes the same events, in the same order, with the same data byte for byte once ids are named by first appearance', { timeout: 30_000 }, async () => {
+
+        const sqlite = await scenario(servers.sqlite);
+        const postgres = await scenario(servers.postgres);
+        expect(sqlite.map((event) => JSON.parse(event.split(' ')[0]!).type)).to.equal([
+            'commerce.product.created', 'commerce.inquiry.created', 'commerce.scam_report.created', 'commerce.business.flagged', 'commerce.scam_report.created',
+            'logistics.booking.created', 'logistics.booking.created', 'logistics.booking.cancelled',
+            'pay.transaction.created', 'pay.transaction.completed', 'pay.transaction.created', 'pay.transaction.created',
+            // Applied in due order across namespaces: the withdrawal returned a day on, the booking, the deposit two days on.
+            'pay.transaction.failed', 'logistics.booking.started', 'logistics.booking.completed', 'pay.transaction.completed'
+        ]);
+        expect(postgres).to.equal(sqlite);
     });
 });

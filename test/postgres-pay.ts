@@ -387,7 +387,7 @@ describe('pay on PostgreSQL', { skip }, () => {
                 INSERT INTO idempotency_keys VALUES ('yan', 'k-1', 'f', '{"transaction":{"id":"t-1","created_at":"2030-01-01T00:00:00.000Z"}}', '2030-01-01T00:00:00.000Z'),
                     ('yan', 'k-2', 'f', '{"refusal":{"kind":"conflict","code":"insufficient_funds","message":"no"}}', '2030-01-01T00:00:00.000Z')`, db.url);
 
-            expect(await migrate(pg, migrations)).to.equal([4]);
+            expect(await migrate(pg, migrations.slice(0, 4))).to.equal([4]);
             const sql: PaySql = (text, ...params) => schemaQuery(db.url, 'pay', text, params);
             expect(await sql('SELECT id, status, created_at, settles_at, settled_at, failure_code FROM transactions')).to.equal([
                 { id: 't-1', status: 'completed', created_at: '2030-01-01T00:00:00.000Z', settles_at: '2030-01-01T00:00:00.000Z', settled_at: '2030-01-01T00:00:00.000Z', failure_code: null }

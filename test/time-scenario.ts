@@ -9,6 +9,7 @@ import { mintToken } from '../lib';
 import { mintPayKeys } from '../lib/storage/pay-keys';
 import { createTestKit } from '../lib/testing';
 import { engineServer, skipWithoutPostgres, templateDatabase } from './helpers/postgres';
+import { renameIds } from './helpers/ids';
 import { adminBearer } from './helpers/server';
 
 
@@ -81,21 +82,6 @@ async function play(stage: Stage): Promise<string[]> {
     }
 
     return answers;
-}
-
-
-/** Renames every UUID by its order of first appearance across the answers: random ids, compared by where they recur. */
-function renameIds(answers: string[]): string[] {
-
-    const names = new Map<string, string>();
-    const rename = (id: string): string => {
-
-        const name = names.get(id) ?? `id-${names.size + 1}`;
-        names.set(id, name);
-        return name;
-    };
-
-    return answers.map((answer) => answer.replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, rename));
 }
 
 

@@ -182,7 +182,7 @@ export class NamespacesDataSet implements DataSet {
         const logs: EventLog[] = [];
         for (const namespace of this.namespaces) {
             const database = databases[namespace.name];
-            if (namespace.events && database?.eventLog) {
+            if (namespace.events && database) {
                 let log = this.logs.get(database);
                 if (!log) {
                     log = database.eventLog(namespace.name, this.context);

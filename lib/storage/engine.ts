@@ -27,7 +27,7 @@ interface NamespaceDatabaseBase {
     store(context: RecordContext): unknown;
 
     /** The event log of this database, for a namespace that writes events (its migrations made the tables). */
-    eventLog?(namespace: string, context: RecordContext): EventLog;
+    eventLog(namespace: string, context: RecordContext): EventLog;
 
     /** Closes the database (or its pool). */
     close(): Promise<void>;

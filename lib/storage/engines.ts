@@ -108,8 +108,8 @@ export const engines: { readonly [Name in EngineName]: EngineEntry<Name> } = {
         shared: true,
         describe: async (location) => `on PostgreSQL at ${(await import('./postgres/migrate')).describeUrl(location.url)}`,
         files: () => [],
-        openNamespace: async (namespace, location, settings) => (await import('./postgres/namespace')).PgNamespace.open(namespace, location.url, settings.database, settings.seed),
-        openProvisioned: async (namespace, settings) => (await import('./postgres/provisioned')).openPgProvisioned(namespace, settings.pay, settings.database),
+        openNamespace: async (namespace, location, settings) => (await import('./postgres/namespace')).PgNamespace.open(namespace, location.url, settings.database, settings.seed, settings.eventsKept),
+        openProvisioned: async (namespace, settings) => (await import('./postgres/provisioned')).openPgProvisioned(namespace, settings.pay, settings.database, settings.eventsKept),
         provisionPay: async (location, database, keys) => (await import('./postgres/provision')).provisionPostgresPay(location.url, database, keys),
         rotatePayKeys: async (location, database) => (await import('./postgres/provision')).rotatePostgresPayKeys(location.url, database)
     }

@@ -1,10 +1,11 @@
 import type { RecordContext } from '../../clock';
 import type { ListResult, Page } from '../../lists';
 import { fromMinorUnits, offerRecord, toMinorUnits, type Priced } from '../../namespaces/commerce/money';
-import { checkFirstReport } from '../../namespaces/commerce/rules';
+import { checkFirstReport, crossesFlagged } from '../../namespaces/commerce/rules';
 import type { Business, CommerceStore, Inquiry, NewInquiry, NewProduct, NewScamReport, Offer, Product, ScamReport, TargetType } from '../../namespaces/commerce/store';
 import { createdAt, found, referenced } from '../../records';
-import { insertRow, sql, type PgDatabase } from './database';
+import { insertRow, sql, type PgDatabase, type Runner } from './database';
+import { eventWriter, type PgEventWriter } from './events';
 import { offerStatusColumn } from '../lifecycle-sql';
 import { pageOf, paged, serverNow, type PageParams, type Paged } from './pages';
 
@@ -94,7 +95,12 @@ export const queries = {
 /** The commerce schema on PostgreSQL: listings, inquiries and scam reports. */
 export class PgCommerceStore implements CommerceStore {
 
-    constructor(private readonly db: PgDatabase, private readonly context: RecordContext) { }
+    private readonly events: PgEventWriter;
+
+    constructor(private readonly db: PgDatabase, private readonly context: RecordContext) {
+
+        this.events = eventWriter(db);
+    }
 
     async listProducts(filter: { business_id?: string }, page: Page): Promise<ListResult<Product>> {
 
@@ -117,7 +123,7 @@ export class PgCommerceStore implements CommerceStore {
             await tx.row(queries.lockCatalogue);
             const facts = (await tx.row(queries.productFacts, input.business_id))!;
             referenced(facts.business || undefined, 'business', 'business_id');
-            const row = await tx.row(queries.insertProduct, {
+            const row = (await tx.row(queries.insertProduct, {
                 id: this.context.ids.next(),
                 name: input.name,
                 description: input.description,
@@ -126,9 +132,11 @@ export class PgCommerceStore implements CommerceStore {
                 business_id: input.business_id,
                 created_by: createdBy,
                 created_at: createdAt(this.context.clock, facts.latest, facts.now)
-            });
+            }))!;
 
-            return toProduct(row!);
+            const product = toProduct(row);
+            await this.events.write(tx, this.context, { type: 'commerce.product.created', created_at: product.created_at, data: product });
+            return product;
         });
     }
 
@@ -159,7 +167,7 @@ export class PgCommerceStore implements CommerceStore {
 
             const facts = (await tx.row(queries.inquiryFacts, productId, businessId))!;
             referenced(facts.target || undefined, productId === null ? 'business' : 'product', productId === null ? 'business_id' : 'product_id');
-            return (await tx.row(queries.insertInquiry, {
+            const inquiry = (await tx.row(queries.insertInquiry, {
                 id: this.context.ids.next(),
                 product_id: productId,
                 business_id: businessId,
@@ -167,6 +175,9 @@ export class PgCommerceStore implements CommerceStore {
                 owner_id: ownerId,
                 created_at: createdAt(this.context.clock, null, facts.now)
             }))!;
+
+            await this.events.write(tx, this.context, { type: 'commerce.inquiry.created', created_at: inquiry.created_at, data: inquiry });
+            return inquiry;
         });
     }
 
@@ -182,26 +193,40 @@ export class PgCommerceStore implements CommerceStore {
             const facts = (await tx.row(queries.reportFacts, input.target_type, input.target_id, reporterId))!;
             referenced(facts.target || undefined, input.target_type, 'target_id');
             checkFirstReport(input.target_type, facts.reported);
-            try {
-                return (await tx.row(queries.insertScamReport, {
-                    id: this.context.ids.next(),
-                    target_type: input.target_type,
-                    target_id: input.target_id,
-                    reason: input.reason,
-                    reporter_id: reporterId,
-                    created_at: createdAt(this.context.clock, null, facts.now)
-                }))!;
-            }
-            catch (err) {
-                // A report of the same caller committed since the check: the unique index (its name is only ever on a
-                // unique violation) refuses it as the rule would.
-                if ((err as { constraint?: unknown }).constraint === 'scam_reports_one_per_reporter') {
-                    checkFirstReport(input.target_type, true);
-                }
+            const report = await this.insertScamReport(tx, {
+                id: this.context.ids.next(),
+                target_type: input.target_type,
+                target_id: input.target_id,
+                reason: input.reason,
+                reporter_id: reporterId,
+                created_at: createdAt(this.context.clock, null, facts.now)
+            });
 
-                throw err;
+            await this.events.write(tx, this.context, { type: 'commerce.scam_report.created', created_at: report.created_at, data: report });
+            // Read after the insert, under the row lock its trigger took to count the report: one report crosses.
+            const business = report.target_type === 'business' ? await tx.row(queries.business, report.target_id) : undefined;
+            if (business && crossesFlagged(business.scam_report_count)) {
+                await this.events.write(tx, this.context, { type: 'commerce.business.flagged', created_at: report.created_at, data: business });
             }
+
+            return report;
         });
+    }
+
+    private async insertScamReport(tx: Runner, report: ScamReport): Promise<ScamReport> {
+
+        try {
+            return (await tx.row(queries.insertScamReport, report))!;
+        }
+        catch (err) {
+            // A report of the same caller committed since the check: the unique index (its name is only ever on a
+            // unique violation) refuses it as the rule would.
+            if ((err as { constraint?: unknown }).constraint === 'scam_reports_one_per_reporter') {
+                checkFirstReport(report.target_type, true);
+            }
+
+            throw err;
+        }
     }
 
     async getScamReport(id: string, reporterId: string): Promise<ScamReport> {

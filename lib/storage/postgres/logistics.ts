@@ -6,6 +6,7 @@ import type { Booking, Location, LogisticsStore, NewBooking, Vehicle, VehicleFil
 import { createdAt, found, referenced } from '../../records';
 import { bookingStatusColumn, nextBookingDue, nextBookingTransition } from '../lifecycle-sql';
 import { insertRow, sql, type PgDatabase } from './database';
+import { eventWriter, type PgEventWriter } from './events';
 import { sqlState } from './errors';
 import { pageOf, paged, serverNow, type PageParams, type Paged } from './pages';
 
@@ -45,6 +46,8 @@ export const queries = {
     listBookings: sql<[...PageParams, string, string], Paged<Booking>>('logistics.listBookings',
         paged(bookingAt('$4'), 'bookings WHERE customer_id = $3', 'SELECT coalesce((SELECT bookings FROM customer_booking_counts WHERE customer_id = $3), 0)')),
     bookingById: sql<[string, string, string], Booking>('logistics.bookingById', `SELECT ${bookingAt('$3')} FROM bookings WHERE id = $1 AND customer_id = $2`),
+    // A booking as its owner reads it at an instant: what a transition's event announces.
+    bookingAtInstant: sql<[string, string], Booking>('logistics.bookingAtInstant', `SELECT ${bookingAt('$2')} FROM bookings WHERE id = $1`),
     // Locked until the cancellation commits: the timeline's claim of the same row waits, then finds it moved.
     lockBooking: sql<[string, string, string], Booking>('logistics.lockBooking', `SELECT ${bookingAt('$3')} FROM bookings WHERE id = $1 AND customer_id = $2 FOR UPDATE`),
     cancelBooking: sql<[string]>('logistics.cancelBooking', `UPDATE bookings SET status = 'cancelled' WHERE id = $1`),
@@ -72,7 +75,12 @@ export const queries = {
 /** The logistics schema on PostgreSQL: vehicles, locations and drivers from seed data, bookings made by callers. */
 export class PgLogisticsStore implements LogisticsStore {
 
-    constructor(private readonly db: PgDatabase, private readonly context: RecordContext) { }
+    private readonly events: PgEventWriter;
+
+    constructor(private readonly db: PgDatabase, private readonly context: RecordContext) {
+
+        this.events = eventWriter(db);
+    }
 
     async listVehicles(filter: VehicleFilter): Promise<ListResult<Vehicle>> {
 
@@ -130,8 +138,9 @@ export class PgLogisticsStore implements LogisticsStore {
                 created_at: createdAt(this.context.clock, facts.latest_created, facts.now)
             };
 
+            let made: Booking;
             try {
-                return (await tx.row(queries.insertBooking, row))!;
+                made = (await tx.row(queries.insertBooking, row))!;
             }
             catch (err) {
                 // Only a writer that bypassed the lock gets here: the constraint refuses what the rule would have.
@@ -141,6 +150,9 @@ export class PgLogisticsStore implements LogisticsStore {
 
                 throw err;
             }
+
+            await this.events.write(tx, this.context, { type: 'logistics.booking.created', created_at: made.created_at, data: made });
+            return made;
         });
     }
 
@@ -152,7 +164,9 @@ export class PgLogisticsStore implements LogisticsStore {
             const booking = found(await tx.row(queries.lockBooking, id, customerId, this.now()), 'booking');
             checkCancellable(booking, booking.status);
             await tx.rows(queries.cancelBooking, id);
-            return { ...booking, status: 'cancelled' };
+            const cancelled: Booking = { ...booking, status: 'cancelled' };
+            await this.events.write(tx, this.context, { type: 'logistics.booking.cancelled', created_at: this.now(), data: cancelled });
+            return cancelled;
         });
     }
 
@@ -178,6 +192,9 @@ export class PgLogisticsStore implements LogisticsStore {
             const due = await tx.row(queries.nextTransition, at);
             if (due) {
                 await tx.rows(due.type === 'logistics.booking.started' ? queries.start : queries.complete, due.id);
+                // Stamped with its due instant, and read as of it: the status the transition gave it.
+                const booking = (await tx.row(queries.bookingAtInstant, due.id, due.due))!;
+                await this.events.write(tx, this.context, { type: due.type, created_at: due.due, data: booking });
             }
 
             return due;

@@ -3,10 +3,11 @@ import type { DatabaseSettings } from '../../config';
 import type { FixtureRows } from '../../fixtures';
 import type { Namespace } from '../../namespaces/namespace';
 import { demoData } from '../demo';
-import type { NamespaceHealth, SeedCheck, StoredRows, WaitingDatabase } from '../engine';
+import type { EventLog, NamespaceHealth, SeedCheck, StoredRows, WaitingDatabase } from '../engine';
 import { noStores } from '../engines';
 import { namespaceMigrations } from '../migrations';
 import { PgDatabase } from './database';
+import { eventWriter, PgEventLog } from './events';
 import { collectionsEmpty, exportRows, insertFixtureRows, postFixtureRows, seedMayLoad } from './fixtures';
 import { describeUrl, migrate, schemaVersion, underMigrationLock } from './migrate';
 
@@ -24,10 +25,14 @@ export class PgNamespace implements WaitingDatabase {
         return new PgNamespace(db, namespace, await storeFactory(namespace));
     }
 
-    /** Opens the pool of a namespace's schema, migrates it, and loads the demo data once when asked and it has none. */
-    static async open(namespace: Namespace, url: string, settings: DatabaseSettings, seed: boolean): Promise<PgNamespace> {
+    /**
+     * Opens the pool of a namespace's schema, migrates it, and loads the demo data once when asked and it has none;
+     * `eventsKept` (EVENTS_KEPT) reaches the pool's event writer.
+     */
+    static async open(namespace: Namespace, url: string, settings: DatabaseSettings, seed: boolean, eventsKept?: number): Promise<PgNamespace> {
 
         const db = new PgDatabase(url, namespace.name, settings);
+        eventWriter(db, eventsKept);
         let makeStore;
         try {
             makeStore = await storeFactory(namespace);
@@ -83,6 +88,11 @@ export class PgNamespace implements WaitingDatabase {
     store(context: RecordContext): unknown {
 
         return this.makeStore(this.db, context);
+    }
+
+    eventLog(namespace: string, context: RecordContext): EventLog {
+
+        return new PgEventLog(namespace, this.db, context);
     }
 
     close(): Promise<void> {

@@ -21,6 +21,7 @@ import {
 import type { GatewayOutcome, GatewayRequest, PayStore, PayTransaction, Provider, TokenType, TransactionType, Wallet, WalletBalance } from '../../namespaces/pay/store';
 import { createdAt, found, recordNow } from '../../records';
 import { insertRow, sql, type PgDatabase, type Runner } from './database';
+import { eventWriter, type PgEventWriter } from './events';
 import { serverNow } from './pages';
 
 
@@ -62,6 +63,7 @@ export const queries = {
     latestTransaction: sql<[string], { created_at: string }>('pay_latest_transaction', 'SELECT max(created_at) AS created_at FROM transactions WHERE wallet_id = $1'),
     transaction: sql<[string, string], PayTransaction>('pay_transaction', `SELECT ${transactionColumns}
         FROM transactions t JOIN wallets w ON w.id = t.wallet_id WHERE t.id = $1 AND w.owner_id = $2`),
+    transactionById: sql<[string], PayTransaction>('pay_transaction_by_id', `SELECT ${transactionColumns} FROM transactions t WHERE t.id = $1`),
     tokens: sql<[], TokenType>('pay_tokens', 'SELECT symbol, name, decimals, stage, description, created_at FROM token_types ORDER BY symbol'),
     token: sql<[string], TokenType>('pay_token', 'SELECT symbol, name, decimals, stage, description, created_at FROM token_types WHERE symbol = $1'),
     providers: sql<[], Omit<Provider, 'settlement'> & ProviderTerms>('pay_providers', `SELECT p.id, p.name,
@@ -103,7 +105,12 @@ export const queries = {
 
 export class PgPayStore implements PayStore {
 
-    constructor(private readonly db: PgDatabase, private readonly context: RecordContext) { }
+    private readonly events: PgEventWriter;
+
+    constructor(private readonly db: PgDatabase, private readonly context: RecordContext) {
+
+        this.events = eventWriter(db);
+    }
 
     async openWallet(ownerId: string): Promise<Wallet> {
 
@@ -202,7 +209,9 @@ export class PgPayStore implements PayStore {
 
         const accounts = await this.lockAccounts(tx, due.wallet_id, due.provider_id, due.asset);
         await this.post(tx, due.id, due.wallet_id, due.provider_id, due.asset, accounts, settlementLegs(due.type, settlement.status, due.amount), due.settles_at);
-        return { type: `pay.transaction.${settlement.status}`, id: due.id, due: due.settles_at };
+        const transition: AppliedTransition = { type: `pay.transaction.${settlement.status}`, id: due.id, due: due.settles_at };
+        await this.events.write(tx, this.context, { type: transition.type, created_at: transition.due, data: (await tx.row(queries.transactionById, due.id))! });
+        return transition;
     }
 
     // Runs inside one transaction: the key, the rule checks, the ledger write and the stored outcome commit together.
@@ -245,6 +254,12 @@ export class PgPayStore implements PayStore {
         const transaction = madeTransaction(this.context.ids.next(), type, request, decision.terms, createdAt(this.context.clock, latest?.created_at, now));
         await tx.rows(queries.insertTransaction, { ...transaction, wallet_id: walletId });
         await this.post(tx, transaction.id, walletId, providerId, asset, accounts, creationLegs(type, transaction.status === 'pending', transaction.amount), transaction.created_at);
+        await this.events.write(tx, this.context, { type: 'pay.transaction.created', created_at: transaction.created_at, data: transaction });
+        // A move that settles at once is made completed: its completion is announced at the same instant.
+        if (transaction.status === 'completed') {
+            await this.events.write(tx, this.context, { type: 'pay.transaction.completed', created_at: transaction.created_at, data: transaction });
+        }
+
         return { transaction };
     }
 

@@ -3,6 +3,7 @@ import type { Namespace } from '../../namespaces/namespace';
 import { namespaceMigrations } from '../migrations';
 import { ProvisionedNamespace, type ProvisionedContents, type ProvisionedSource } from '../readiness';
 import { PgDatabase } from './database';
+import { eventWriter } from './events';
 import { appliedMigrations, migrate, schemaVersion } from './migrate';
 import { PgNamespace } from './namespace';
 import { migrationsApplied, payRecord, recordedKeys, schemaOccupied } from './pay-credentials';
@@ -82,9 +83,10 @@ async function readContents(db: PgDatabase): Promise<ProvisionedContents | null>
 
 /**
  * Opens the pool of a provisioned namespace's schema (pay's) and applies pending migrations, but only to a schema
- * provisioned before; without a URL and both keys no pool is opened and it is never configured.
+ * provisioned before; without a URL and both keys no pool is opened and it is never configured. `eventsKept`
+ * (EVENTS_KEPT) reaches the pool's event writer.
  */
-export async function openPgProvisioned(namespace: Namespace, settings: PaySettings, database: DatabaseSettings): Promise<ProvisionedNamespace> {
+export async function openPgProvisioned(namespace: Namespace, settings: PaySettings, database: DatabaseSettings, eventsKept?: number): Promise<ProvisionedNamespace> {
 
     const keys = { publishableKey: settings.publishableKey ?? '', secretKey: settings.secretKey ?? '' };
     if (!settings.url || !settings.publishableKey || !settings.secretKey) {
@@ -92,6 +94,7 @@ export async function openPgProvisioned(namespace: Namespace, settings: PaySetti
     }
 
     const db = new PgDatabase(settings.url, namespace.name, database);
+    eventWriter(db, eventsKept);
     try {
         // Unreachable, or not ours: nothing to upgrade, and it reads as unconfigured until it answers.
         const provisioned = await appliedMigrations(db).then((rows) => rows.length > 0, () => false);

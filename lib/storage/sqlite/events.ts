@@ -1,30 +1,12 @@
 import type { Transaction } from 'better-sqlite3';
 
 import type { RecordContext } from '../../clock';
-import { undeliveredPrefix, type AttemptOutcome, type ClaimedAttempt, type EventType, type SigningClock, type StoredEndpoint, type StoredEvent, type TypePattern, typePattern } from '../../events/model';
+import type { AttemptOutcome, ClaimedAttempt, StoredEndpoint, StoredEvent, TypePattern } from '../../events/model';
 import type { EventLog } from '../engine';
+import { defaultEventsKept, endpointColumns, endpointRow, insertDeliveries, prunes, pruneEvents, storedEndpoint, type EndpointRow, type NewEvent } from '../events-sql';
 import type { Database } from './open';
 import { lazyStatements, settled, sql, type Statements } from './statements';
 
-
-/** How many events a database keeps by default (EVENTS_KEPT), besides those with a delivery still pending. */
-export const defaultEventsKept = 10_000;
-
-// A write that carries the positions past a multiple of this prunes its database.
-const pruneEvery = 100;
-
-interface EndpointRow {
-    id: string;
-    ordinal: number;
-    url: string;
-    types: string | null;
-    secret: string;
-    signing_clock: SigningClock;
-    retry_schedule: string;
-    created_at: string;
-    delivered: number;
-    failed: number;
-}
 
 type EventRow = StoredEvent;
 
@@ -40,18 +22,13 @@ interface Prune {
 }
 
 const eventColumns = 'position, id, type, created_at, data';
-const endpointColumns = 'id, ordinal, url, types, secret, signing_clock, retry_schedule, created_at, delivered, failed';
+const endpointList = endpointColumns.join(', ');
 
 export const queries = {
     lastPosition: sql<[], number>('SELECT coalesce(max(position), 0) FROM events'),
     insertEvent: sql<[EventRow]>(`INSERT INTO events (${eventColumns}) VALUES (@position, @id, @type, @created_at, @data)`),
-    // The event's deliveries: one per endpoint whose patterns match its type; none for the dispatcher's own events.
-    insertDeliveries: sql<[{ position: number; type: string; due_at: string }]>(`INSERT INTO webhook_deliveries (event_position, endpoint_id, due_at)
-        SELECT @position, e.id, @due_at FROM webhook_endpoints e
-        WHERE substr(@type, 1, ${undeliveredPrefix.length}) <> '${undeliveredPrefix}' AND (e.types IS NULL OR EXISTS (SELECT 1 FROM webhook_endpoint_types t
-            WHERE t.endpoint_id = e.id AND (t.pattern = @type OR (t.prefix = 1 AND substr(@type, 1, length(t.pattern)) = t.pattern))))`),
-    prune: sql<[Prune]>(`DELETE FROM events WHERE position < @before
-        AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_position = events.position AND d.state = 'pending')`),
+    insertDeliveries: sql<[{ position: number; type: string; due_at: string }]>(insertDeliveries('@position', '@type', '@due_at')),
+    prune: sql<[Prune]>(pruneEvents('@before')),
 
     // The patterns asked for as a JSON array of [pattern, prefix] pairs; NULL: every type. (json_each has a `type` column of its own.)
     list: sql<[{ after: number; patterns: string | null; limit: number }], EventRow>(`SELECT ${eventColumns} FROM events
@@ -61,10 +38,10 @@ export const queries = {
     positionOf: sql<[string], number>('SELECT position FROM events WHERE id = ?'),
     event: sql<[number], EventRow>(`SELECT ${eventColumns} FROM events WHERE position = ?`),
 
-    endpoints: sql<[], EndpointRow>(`SELECT ${endpointColumns} FROM webhook_endpoints ORDER BY ordinal`),
-    endpoint: sql<[string], EndpointRow>(`SELECT ${endpointColumns} FROM webhook_endpoints WHERE id = ?`),
+    endpoints: sql<[], EndpointRow>(`SELECT ${endpointList} FROM webhook_endpoints ORDER BY ordinal`),
+    endpoint: sql<[string], EndpointRow>(`SELECT ${endpointList} FROM webhook_endpoints WHERE id = ?`),
     dropEndpointsExcept: sql<[string]>('DELETE FROM webhook_endpoints WHERE id NOT IN (SELECT value FROM json_each(?))'),
-    upsertEndpoint: sql<[EndpointRow]>(`INSERT INTO webhook_endpoints (${endpointColumns})
+    upsertEndpoint: sql<[EndpointRow]>(`INSERT INTO webhook_endpoints (${endpointList})
         VALUES (@id, @ordinal, @url, @types, @secret, @signing_clock, @retry_schedule, @created_at, @delivered, @failed)
         ON CONFLICT (id) DO UPDATE SET ordinal = excluded.ordinal, url = excluded.url, types = excluded.types, secret = excluded.secret,
             signing_clock = excluded.signing_clock, retry_schedule = excluded.retry_schedule`),
@@ -84,14 +61,6 @@ export const queries = {
     countDelivered: sql<[string]>('UPDATE webhook_endpoints SET delivered = delivered + 1 WHERE id = ?'),
     countFailed: sql<[string]>('UPDATE webhook_endpoints SET failed = failed + 1 WHERE id = ?')
 };
-
-/** What a store hands the writer: an event's type, its instant and the record it announces. */
-export interface NewEvent {
-    type: EventType;
-    created_at: string;
-    data: object;
-}
-
 
 /**
  * Writes the events of one database, inside the transaction of the change they announce (synchronous: nothing awaits
@@ -114,9 +83,7 @@ export class SqliteEventWriter {
         const stored = { position, id: context.ids.eventId(position), type: event.type, created_at: event.created_at, data: JSON.stringify(event.data) };
         this.statements.insertEvent.run(stored);
         this.statements.insertDeliveries.run({ position, type: event.type, due_at: event.created_at });
-        // Positions are shared by the data set's databases, so one database's positions skip: it prunes each time
-        // its own positions pass a multiple, whichever position that is.
-        if (Math.floor(position / pruneEvery) > Math.floor(floor / pruneEvery)) {
+        if (prunes(position, floor)) {
             this.statements.prune.run({ before: position - this.kept });
         }
 
@@ -253,19 +220,3 @@ export class SqliteEventLog implements EventLog {
     }
 }
 
-
-function endpointRow(endpoint: StoredEndpoint): EndpointRow {
-
-    return {
-        ...endpoint,
-        types: endpoint.types && JSON.stringify(endpoint.types.map(({ pattern, prefix }) => (prefix ? `${pattern}*` : pattern))),
-        retry_schedule: JSON.stringify(endpoint.retry_schedule)
-    };
-}
-
-
-function storedEndpoint(row: EndpointRow): StoredEndpoint {
-
-    const types = row.types === null ? null : (JSON.parse(row.types) as string[]).map(typePattern);
-    return { ...row, types, retry_schedule: JSON.parse(row.retry_schedule) as number[] };
-}

@@ -1,0 +1,209 @@
+import type { RecordContext } from '../../clock';
+import type { AttemptOutcome, ClaimedAttempt, StoredEndpoint, StoredEvent, TypePattern } from '../../events/model';
+import type { EventLog } from '../engine';
+import { defaultEventsKept, endpointColumns, endpointRow, insertDeliveries, prunes, pruneEvents, storedEndpoint, type EndpointRow, type NewEvent } from '../events-sql';
+import { insertRow, sql, type PgDatabase, type Runner } from './database';
+
+
+interface DueRow {
+    position: number;
+    endpoint_id: string;
+    attempts: number;
+    due_at: string;
+}
+
+// Positions are bigint: read as float8 so that pg gives a number (exact below 2^53).
+const eventColumns = 'position::float8 AS position, id, type, created_at, data';
+
+export const queries = {
+    // Positions follow commits: a transaction takes the next one under a lock of the database (the key space of the
+    // migration lock, storage/postgres/migrate.ts) held until it ends, so that a reader that has seen a position has
+    // seen every one before it. Without it, nextval hands them out in the order transactions ask and a stream would
+    // step past a position whose transaction commits after a later one's. The lock is taken in the FROM, before the
+    // position is drawn; this schema's last position comes along (for the prune).
+    nextPosition: sql<[], { position: number; floor: number }>('events.nextPosition', `SELECT nextval('public.localgate_event_positions')::float8 AS position,
+        (SELECT coalesce(max(position), 0) FROM events)::float8 AS floor FROM (SELECT pg_advisory_xact_lock(7206115, 2)) AS turn`),
+    // The event and its deliveries in one statement: a write holds the lock above for as few round trips as it can.
+    insertEvent: sql<[number, string, string, string, string]>('events.insertEvent', `WITH event AS (
+            INSERT INTO events (position, id, type, created_at, data) VALUES ($1, $2, $3, $4, $5)
+        )
+        ${insertDeliveries('$1::bigint', '$3::text', '$4::text')}`),
+    prune: sql<[number]>('events.prune', pruneEvents('$1::bigint')),
+
+    // The patterns asked for as exact types and prefixes; both null: every type.
+    list: sql<[number, string[] | null, string[] | null, number], StoredEvent>('events.list', `SELECT ${eventColumns} FROM events
+        WHERE position > $1 AND ($2::text[] IS NULL OR type = ANY ($2::text[])
+            OR EXISTS (SELECT 1 FROM unnest($3::text[]) AS p (prefix) WHERE substr(type, 1, length(p.prefix)) = p.prefix))
+        ORDER BY position LIMIT $4`),
+    positionOf: sql<[string], { position: number }>('events.positionOf', 'SELECT position::float8 AS position FROM events WHERE id = $1'),
+    lastPosition: sql<[], { position: number }>('events.lastPosition', 'SELECT coalesce(max(position), 0)::float8 AS position FROM events'),
+    eventsAt: sql<[number[]], StoredEvent>('events.eventsAt', `SELECT ${eventColumns} FROM events WHERE position = ANY ($1::bigint[])`),
+
+    endpoints: sql<[], EndpointRow>('events.endpoints', `SELECT ${endpointColumns.join(', ')} FROM webhook_endpoints ORDER BY ordinal`),
+    // Every statement that reads the endpoints waits for a replacement to commit, then reads the new ones: an event
+    // written meanwhile never names an endpoint the replacement removed.
+    lockEndpoints: 'LOCK TABLE webhook_endpoints IN ACCESS EXCLUSIVE MODE',
+    dropEndpointsExcept: sql<[string[]]>('events.dropEndpointsExcept', 'DELETE FROM webhook_endpoints WHERE id <> ALL ($1::text[])'),
+    upsertEndpoint: insertRow<EndpointRow>('events.upsertEndpoint', 'webhook_endpoints', endpointColumns,
+        `ON CONFLICT (id) DO UPDATE SET ordinal = excluded.ordinal, url = excluded.url, types = excluded.types, secret = excluded.secret,
+            signing_clock = excluded.signing_clock, retry_schedule = excluded.retry_schedule`),
+    dropEndpointTypes: sql<[string]>('events.dropEndpointTypes', 'DELETE FROM webhook_endpoint_types WHERE endpoint_id = $1'),
+    insertEndpointTypes: sql<[string, string[], number[]]>('events.insertEndpointTypes', `INSERT INTO webhook_endpoint_types (endpoint_id, pattern, prefix)
+        SELECT $1, p.pattern, p.prefix FROM unnest($2::text[], $3::integer[]) AS p (pattern, prefix) ON CONFLICT DO NOTHING`),
+
+    nextDue: sql<[], { due: string | null }>('events.nextDue', `SELECT min(due_at) AS due FROM webhook_deliveries WHERE state = 'pending'`),
+    // Locked until the claim commits: a row another process is claiming is skipped, one it leased no longer matches.
+    claim: sql<[string, string, number, string], DueRow>('events.claim', `WITH due AS (
+            SELECT d.event_position, d.endpoint_id FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+            WHERE d.state = 'pending' AND d.due_at <= $1 AND (d.leased_until IS NULL OR d.leased_until <= $2)
+            ORDER BY d.due_at, d.event_position, e.ordinal LIMIT $3
+            FOR UPDATE OF d SKIP LOCKED
+        ), leased AS (
+            UPDATE webhook_deliveries d SET leased_until = $4 FROM due
+            WHERE d.event_position = due.event_position AND d.endpoint_id = due.endpoint_id
+            RETURNING d.event_position, d.endpoint_id, d.attempts, d.due_at
+        )
+        SELECT l.event_position::float8 AS position, l.endpoint_id, l.attempts, l.due_at
+        FROM leased l JOIN webhook_endpoints e ON e.id = l.endpoint_id ORDER BY l.due_at, l.event_position, e.ordinal`),
+    // Recorded only from the attempt before it, and counted on its endpoint, in one statement: a second record of one
+    // attempt changes nothing.
+    record: sql<[number, string, number, string, string | null, number], { id: string }>('events.record', `WITH moved AS (
+            UPDATE webhook_deliveries SET attempts = $3, state = $4, due_at = coalesce($5, due_at), leased_until = NULL
+            WHERE event_position = $1 AND endpoint_id = $2 AND state = 'pending' AND attempts = $3::integer - 1
+            RETURNING endpoint_id
+        )
+        UPDATE webhook_endpoints e SET delivered = e.delivered + $6, failed = e.failed + 1 - $6::integer
+        FROM moved WHERE e.id = moved.endpoint_id RETURNING e.id`)
+};
+
+
+/**
+ * Writes the events of one schema, inside the transaction of the change they announce: a position from the
+ * database's sequence (in commit order), the event and its deliveries, and a prune when the schema's positions pass a
+ * multiple of 100.
+ */
+export class PgEventWriter {
+
+    constructor(private readonly kept: number) { }
+
+    /** Writes an event and its deliveries on the transaction's connection; answers the event. */
+    async write(tx: Runner, context: RecordContext, event: NewEvent): Promise<StoredEvent> {
+
+        const { position, floor } = (await tx.row(queries.nextPosition))!;
+        const stored = { position, id: context.ids.eventId(position), type: event.type, created_at: event.created_at, data: JSON.stringify(event.data) };
+        await tx.rows(queries.insertEvent, position, stored.id, stored.type, stored.created_at, stored.data);
+        if (prunes(position, floor)) {
+            await tx.rows(queries.prune, position - this.kept);
+        }
+
+        return stored;
+    }
+}
+
+
+// The writer of each pool: the stores and the event log of one schema share it.
+const writers = new WeakMap<PgDatabase, PgEventWriter>();
+
+
+/**
+ * The event writer of a schema's pool, made on first use; `kept` (EVENTS_KEPT) is taken by the first call that makes
+ * it, which the database's owner makes as it opens the pool (a store made over a bare pool keeps the default).
+ */
+export function eventWriter(db: PgDatabase, kept = defaultEventsKept): PgEventWriter {
+
+    let writer = writers.get(db);
+    if (!writer) {
+        writer = new PgEventWriter(kept);
+        writers.set(db, writer);
+    }
+
+    return writer;
+}
+
+
+/** The event log of one PostgreSQL namespace schema. */
+export class PgEventLog implements EventLog {
+
+    private readonly writer: PgEventWriter;
+
+    constructor(readonly namespace: string, private readonly db: PgDatabase, private readonly context: RecordContext) {
+
+        this.writer = eventWriter(db);
+    }
+
+    async list(after: number | null, types: TypePattern[] | null, limit: number): Promise<StoredEvent[]> {
+
+        const exact = types && types.filter(({ prefix }) => !prefix).map(({ pattern }) => pattern);
+        const prefixes = types && types.filter(({ prefix }) => prefix).map(({ pattern }) => pattern);
+        return await this.db.rows(queries.list, after ?? 0, exact, prefixes, limit);
+    }
+
+    async positionOf(id: string): Promise<number | null> {
+
+        return (await this.db.row(queries.positionOf, id))?.position ?? null;
+    }
+
+    async lastPosition(): Promise<number> {
+
+        return (await this.db.row(queries.lastPosition))!.position;
+    }
+
+    replaceEndpoints(endpoints: StoredEndpoint[]): Promise<void> {
+
+        return this.db.transaction(async (tx) => {
+
+            await tx.exec(queries.lockEndpoints);
+            // Removing an endpoint removes its deliveries (the cascade); one kept keeps its own and its counts.
+            await tx.rows(queries.dropEndpointsExcept, endpoints.map(({ id }) => id));
+            for (const endpoint of endpoints) {
+                await tx.rows(queries.upsertEndpoint, endpointRow(endpoint));
+                await tx.rows(queries.dropEndpointTypes, endpoint.id);
+                const types = endpoint.types ?? [];
+                await tx.rows(queries.insertEndpointTypes, endpoint.id, types.map(({ pattern }) => pattern), types.map(({ prefix }) => (prefix ? 1 : 0)));
+            }
+        });
+    }
+
+    async endpoints(): Promise<StoredEndpoint[]> {
+
+        return (await this.db.rows(queries.endpoints)).map(storedEndpoint);
+    }
+
+    async nextDue(): Promise<Date | null> {
+
+        const { due } = (await this.db.row(queries.nextDue))!;
+        return due === null ? null : new Date(due);
+    }
+
+    claimDue(until: Date, limit: number, leaseUntil: Date): Promise<ClaimedAttempt[]> {
+
+        return this.db.transaction(async (tx) => {
+
+            const due = await tx.rows(queries.claim, until.toISOString(), new Date().toISOString(), limit, leaseUntil.toISOString());
+            if (due.length === 0) {
+                return [];
+            }
+
+            const events = new Map((await tx.rows(queries.eventsAt, due.map(({ position }) => position))).map((event) => [event.position, event]));
+            const endpoints = new Map((await tx.rows(queries.endpoints)).map((row) => [row.id, storedEndpoint(row)]));
+            return due.map((row) => ({ event: events.get(row.position)!, endpoint: endpoints.get(row.endpoint_id)!, attempt: row.attempts + 1, due_at: row.due_at }));
+        });
+    }
+
+    record(outcome: AttemptOutcome): Promise<boolean> {
+
+        const state = outcome.delivered ? 'delivered' : (outcome.next_due_at === null ? 'given_up' : 'pending');
+        return this.db.transaction(async (tx) => {
+
+            if (!await tx.row(queries.record, outcome.position, outcome.endpoint_id, outcome.attempt, state, outcome.next_due_at, outcome.delivered ? 1 : 0)) {
+                return false;
+            }
+
+            if (outcome.given_up) {
+                await this.writer.write(tx, this.context, { type: 'webhook.delivery.given_up', ...outcome.given_up });
+            }
+
+            return true;
+        });
+    }
+}
