@@ -3,6 +3,7 @@ import { useEffect, useMemo, useState } from 'preact/hooks';
 
 import { ClockBar } from './clock.js';
 import { Commerce } from './commerce.js';
+import { Events } from './events.js';
 import { Faults, isLive, useFaults } from './faults.js';
 import { basePathOf, InstancePicker, Instances, notMountedHint, shortId, useInstances } from './instances.js';
 import { LiveLog } from './log.js';
@@ -18,6 +19,7 @@ const views = [
     { id: 'logistics', label: 'Logistics', View: Logistics, timed: true },
     { id: 'pay', label: 'Pay', View: Pay, timed: true },
     { id: 'weather', label: 'Weather', View: Weather },
+    { id: 'events', label: 'Events', View: Events, timed: true },
     { id: 'faults', label: 'Faults', View: Faults },
     { id: 'instances', label: 'Instances', View: Instances }
 ];

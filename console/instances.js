@@ -145,6 +145,8 @@ export function useInstances() {
         },
         // Calls an admin route with the page's admin token (the faults view reads and sets rules with it).
         adminCall: call,
+        // The token itself, for what a call cannot read: the events view's stream.
+        adminToken: admin.data,
         refresh,
         create,
         async reset(id) {

@@ -94,6 +94,8 @@ export interface Settings {
     /** CLOCK: the instant the default data set's clock stands still at from the start, until moved (PUT /_clock); unset, the wall clock. */
     clock?: string;
     logStream?: NodeJS.WritableStream;
+    /** Programmatic only: the interval of an event stream's heartbeat comment (15 s). */
+    eventHeartbeatMs: number;
     /** The server's namespaces, each one registered unit: the one list every place that goes through them reads. */
     namespaces: readonly Namespace[];
     /** Decided from the settings above: where each placed namespace's database is, by name. */
@@ -208,6 +210,8 @@ export const settingsSchema = Joi.object<Settings>({
     clock: clockTimestamp().label('CLOCK'),
     // Programmatic only: where log lines go instead of stdout.
     logStream: Joi.object().label('logStream'),
+    // Programmatic only: a test need not wait 15 s for a heartbeat.
+    eventHeartbeatMs: Joi.number().integer().min(10).default(15_000).label('eventHeartbeatMs'),
     // The namespaces are programmer input, checked on their own; decisions are made again from the settings they came
     // from, whatever a caller passes back.
     namespaces: Joi.any().strip(),

@@ -10,6 +10,7 @@ import { consolePlugin } from './console';
 import { servicesFactory, timedStoresOf } from './data-set';
 import { defaultClock } from './data-set/clock-file';
 import { errorsPlugin, validationFailed } from './errors';
+import { eventsPlugin } from './events';
 import { resyncEventPosition } from './events/positions';
 import { faultsPlugin } from './faults';
 import { healthPlugin } from './health';
@@ -134,6 +135,7 @@ export async function createServer(options: Options = {}): Promise<Server> {
     // The test double: the journal numbers requests as they arrive, before a fault can hold one back.
     await server.register({ plugin: journalPlugin, options: { registry: instances, secrets, record: settings.journalSize > 0, bodyBytes: settings.journalBodyBytes } });
     await server.register({ plugin: faultsPlugin, options: { registry: instances } });
+    await server.register({ plugin: eventsPlugin, options: { registry: instances, pollMs: transitionPollMs(settings), heartbeatMs: settings.eventHeartbeatMs, log } });
     await server.register(healthPlugin);
     for (const namespace of settings.namespaces) {
         await server.register(namespace.plugin, { routes: { prefix: `/v1/${namespace.name}` } });

@@ -38,6 +38,7 @@ export class DataSetServices implements RecordContext {
     faults: FaultSet | null = null;
     private eventsNoticed = 0;
     private readonly eventListeners = new Set<() => void>();
+    private readonly closeListeners = new Set<() => void>();
 
     constructor(context: RecordContext, private readonly shared: SharedServices) {
 
@@ -71,9 +72,21 @@ export class DataSetServices implements RecordContext {
         }
     }
 
+    /** Hears when the data set goes (an instance deleted or expired, the server stopped); told once, its failure logged. */
+    onClose(listener: () => void): () => void {
+
+        this.closeListeners.add(listener);
+        return () => this.closeListeners.delete(listener);
+    }
+
     /** Stops the scheduler, gives the journal's memory back and drops the fault rules, as the data set goes. */
     close(): void {
 
+        for (const listener of this.closeListeners) {
+            safely('close listener', this.shared.log, listener)();
+        }
+
+        this.closeListeners.clear();
         this.eventListeners.clear();
         this.timeline.close();
         this.scheduler.close();

@@ -59,7 +59,9 @@ function describeOperation(operation: Operation, route: RequestRoute, converter:
             delete response.content;
         }
         else if (Joi.isSchema(schema)) {
-            response.content!['application/json']!.schema = converter.schemaOf(schema);
+            // A body with a schema is JSON, also where the route's success is not (an event stream's errors).
+            const [content] = Object.values(response.content!);
+            response.content = { 'application/json': { ...content, schema: converter.schemaOf(schema) } };
         }
     }
 }

@@ -1,0 +1,50 @@
+import Joi from 'joi';
+
+import { recordId, timestamp, wording } from '../fields';
+import { listSchema } from '../lists';
+import { eventTypes } from './model';
+
+
+export const maxEventsLimit = 1000;
+
+// Any prefix of the strings, the empty one included, as a regular expression: a trie of optional groups.
+function prefixesOf(strings: readonly string[]): string {
+
+    const heads = [...new Set(strings.filter(Boolean).map((string) => string[0]!))];
+    const branches = heads.map((head) => head.replace(/[.*]/, '\\$&') + prefixesOf(strings.filter((string) => string.startsWith(head)).map((string) => string.slice(1))));
+    return branches.length ? `(?:${branches.join('|')})?` : '';
+}
+
+/**
+ * A listed event type, or a prefix of one ending in `*` (`pay.*`, `logistics.booking.*`; `*` alone, every type): a
+ * pattern the document shows, so that a client sees which values are taken (and bounded by it: no more is read).
+ */
+export const eventTypeFilter = wording(Joi.string().pattern(new RegExp(`^(?:${eventTypes.map((type) => type.replace(/\./g, '\\.')).join('|')}|${prefixesOf(eventTypes)}\\*)$`)), {
+    'string.pattern.base': `{{#label}} must be an event type (${eventTypes.join(', ')}) or a prefix of one ending in * (pay.*)`
+});
+
+const afterField = recordId.description('An event id: only the events after it (422 event_not_found when the data set holds no such event)');
+
+export const eventListQuery = Joi.object({
+    after: afterField,
+    type: eventTypeFilter.description('Only events of this type, or of the types a prefix ending in * matches (pay.*)'),
+    limit: Joi.number().integer().min(1).max(maxEventsLimit).default(100).description(`Events per page, 1 to ${maxEventsLimit}`)
+});
+
+export const eventStreamQuery = Joi.object({
+    after: afterField.description('An event id: the stream begins after it (Last-Event-ID wins over it); unset, with the events written from now on'),
+    type: eventTypeFilter.description('Only events of this type, or of the types a prefix ending in * matches (pay.*)')
+});
+
+export const eventStreamHeaders = Joi.object({
+    'last-event-id': recordId.empty('').description('The id of the last event received: the stream resumes after it')
+}).unknown(true);
+
+export const eventSchema = Joi.object({
+    id: Joi.string().required(),
+    type: Joi.string().valid(...eventTypes).required(),
+    created_at: timestamp.required().description('The data set\'s clock at the change, or the instant a transition fell due'),
+    data: Joi.object().unknown(true).required().description('The record as its owner reads it through the API')
+}).label('EventRecord');
+
+export const eventListSchema = listSchema(eventSchema, 'EventRecordList');
