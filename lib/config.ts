@@ -93,6 +93,10 @@ export interface Settings {
     eventsKept: number;
     /** CLOCK: the instant the default data set's clock stands still at from the start, until moved (PUT /_clock); unset, the wall clock. */
     clock?: string;
+    /** WEBHOOK_HOSTS: the hosts a webhook endpoint may name (any 127.0.0.0/8 address counts as loopback when 127.0.0.1 is one). */
+    webhookHosts: string[];
+    /** WEBHOOK_TIMEOUT_MS: how long a webhook attempt waits for the receiver's answer. */
+    webhookTimeoutMs: number;
     logStream?: NodeJS.WritableStream;
     /** Programmatic only: the interval of an event stream's heartbeat comment (15 s). */
     eventHeartbeatMs: number;
@@ -105,6 +109,9 @@ export interface Settings {
 }
 
 export type Options = Partial<Omit<Settings, 'pay' | 'database' | 'placements' | 'payLocation' | 'seed' | 'seedFile'>> & { pay?: PaySettings; database?: Partial<DatabaseSettings>; seed?: boolean | string };
+
+/** The hosts a webhook may call when WEBHOOK_HOSTS is unset: this machine, and the host of a container. */
+export const defaultWebhookHosts = ['127.0.0.1', 'localhost', '::1', 'host.docker.internal'] as const;
 
 const namespaceName = /^[a-z][a-z0-9]*$/;
 
@@ -208,6 +215,11 @@ export const settingsSchema = Joi.object<Settings>({
     eventsKept: Joi.number().integer().min(100).max(1_000_000).default(10_000).label('EVENTS_KEPT'),
     // Stored as the instant's ISO form, so that a restart compares it with the clock file's as text.
     clock: clockTimestamp().label('CLOCK'),
+    // Host names as a URL's hostname reads them: lower case, IPv6 without its brackets.
+    webhookHosts: Joi.array().items(Joi.string().trim().lowercase().min(1).max(253).pattern(/^[^\s/@:[\]]+$|^[0-9a-f:.]+$/).messages({
+        'string.pattern.base': '{{#label}} must be host names or IP addresses, without a scheme, port or path'
+    }).label('WEBHOOK_HOSTS')).min(1).default([...defaultWebhookHosts]).label('WEBHOOK_HOSTS'),
+    webhookTimeoutMs: Joi.number().integer().min(1).max(600_000).default(10_000).label('WEBHOOK_TIMEOUT_MS'),
     // Programmatic only: where log lines go instead of stdout.
     logStream: Joi.object().label('logStream'),
     // Programmatic only: a test need not wait 15 s for a heartbeat.
@@ -383,7 +395,9 @@ export function settingsFromEnvironment(env: NodeJS.ProcessEnv = process.env, fl
         journalBodyBytes: env.JOURNAL_BODY_BYTES,
         journalBudgetMib: env.JOURNAL_BUDGET_MIB,
         eventsKept: env.EVENTS_KEPT,
-        clock: pick(flags.clock, env.CLOCK)
+        clock: pick(flags.clock, env.CLOCK),
+        webhookHosts: env.WEBHOOK_HOSTS === undefined ? undefined : env.WEBHOOK_HOSTS.split(',').map((host) => host.trim()).filter(Boolean),
+        webhookTimeoutMs: env.WEBHOOK_TIMEOUT_MS
     };
 
     try {

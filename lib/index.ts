@@ -12,6 +12,7 @@ import { defaultClock } from './data-set/clock-file';
 import { errorsPlugin, validationFailed } from './errors';
 import { eventsPlugin } from './events';
 import { resyncEventPosition } from './events/positions';
+import { webhooksPlugin } from './events/webhooks';
 import { faultsPlugin } from './faults';
 import { healthPlugin } from './health';
 import { instanceHeaderName, InstanceRegistry, instancesPlugin } from './instances';
@@ -68,7 +69,8 @@ export async function createServer(options: Options = {}): Promise<Server> {
     const servicesFor = servicesFactory({
         journalSize: settings.journalSize,
         journalBudget: new JournalBudget(settings.journalBudgetMib * 2 ** 20),
-        log
+        log,
+        outbound: { hosts: settings.webhookHosts, timeoutMs: settings.webhookTimeoutMs }
     });
     const defaultServices = servicesFor({ clock: defaultClock(settings, sharedByProcesses(settings), log), ids: new IdSource() });
     const defaultScope: Scope = { basePath: '', services: defaultServices, get data() {
@@ -115,6 +117,9 @@ export async function createServer(options: Options = {}): Promise<Server> {
         if (Object.keys(counts).length > 0) {
             server.log(['debug', 'transitions'], { applied: counts });
         }
+
+        // Deliveries a stopped process left pending are sent now; other processes' retries are looked for as transitions are.
+        await defaultServices.dispatcher.watch(() => defaultData().eventLogs(), transitionPollMs(settings));
     });
     server.ext('onPostStop', () => {
 
@@ -136,6 +141,7 @@ export async function createServer(options: Options = {}): Promise<Server> {
     await server.register({ plugin: journalPlugin, options: { registry: instances, secrets, record: settings.journalSize > 0, bodyBytes: settings.journalBodyBytes } });
     await server.register({ plugin: faultsPlugin, options: { registry: instances } });
     await server.register({ plugin: eventsPlugin, options: { registry: instances, pollMs: transitionPollMs(settings), heartbeatMs: settings.eventHeartbeatMs, log } });
+    await server.register({ plugin: webhooksPlugin, options: { registry: instances, hosts: settings.webhookHosts } });
     await server.register(healthPlugin);
     for (const namespace of settings.namespaces) {
         await server.register(namespace.plugin, { routes: { prefix: `/v1/${namespace.name}` } });

@@ -44,6 +44,8 @@ describe('settings', () => {
             journalBudgetMib: 64,
             eventsKept: 10_000,
             eventHeartbeatMs: 15_000,
+            webhookHosts: ['127.0.0.1', 'localhost', '::1', 'host.docker.internal'],
+            webhookTimeoutMs: 10_000,
             namespaceUrls: {},
             database: { poolMax: 10, connectTimeoutMs: 5000, statementTimeoutMs: 10000 },
             namespaces: builtInNamespaces,
@@ -84,7 +86,9 @@ describe('settings', () => {
             JOURNAL_SIZE: '50',
             JOURNAL_BODY_BYTES: '1024',
             JOURNAL_BUDGET_MIB: '8',
-            EVENTS_KEPT: '500'
+            EVENTS_KEPT: '500',
+            WEBHOOK_HOSTS: ' 127.0.0.1, Receiver.Local ,, ::1',
+            WEBHOOK_TIMEOUT_MS: '2500'
         });
 
         expect(settings).to.equal({
@@ -114,6 +118,8 @@ describe('settings', () => {
             journalBudgetMib: 8,
             eventsKept: 500,
             eventHeartbeatMs: 15_000,
+            webhookHosts: ['127.0.0.1', 'receiver.local', '::1'],
+            webhookTimeoutMs: 2500,
             databaseUrl: 'postgres://db.example/app',
             namespaceUrls: { commerce: './commerce.db', logistics: 'postgresql://other.example/logistics' },
             database: { poolMax: 4, connectTimeoutMs: 1000, statementTimeoutMs: 2000 },
@@ -200,7 +206,11 @@ describe('settings', () => {
         [{ COMMERCE_DB_URL: 'mysql://localhost/test' }, 'COMMERCE_DB_URL must be a postgres:// URL, a path or a file: URL on this machine'],
         [{ DB_POOL_MAX: '0' }, 'DB_POOL_MAX must be greater than or equal to 1'],
         [{ DB_CONNECT_TIMEOUT_MS: 'soon' }, 'DB_CONNECT_TIMEOUT_MS must be a number'],
-        [{ DB_STATEMENT_TIMEOUT_MS: '-1' }, 'DB_STATEMENT_TIMEOUT_MS must be greater than or equal to 1']
+        [{ DB_STATEMENT_TIMEOUT_MS: '-1' }, 'DB_STATEMENT_TIMEOUT_MS must be greater than or equal to 1'],
+        [{ WEBHOOK_HOSTS: ' , ' }, 'WEBHOOK_HOSTS must contain at least 1 items'],
+        [{ WEBHOOK_HOSTS: 'localhost, http://receiver.local:8080' }, 'WEBHOOK_HOSTS must be host names or IP addresses, without a scheme, port or path'],
+        [{ WEBHOOK_TIMEOUT_MS: '0' }, 'WEBHOOK_TIMEOUT_MS must be greater than or equal to 1'],
+        [{ WEBHOOK_TIMEOUT_MS: 'soon' }, 'WEBHOOK_TIMEOUT_MS must be a number']
     ];
 
     for (const [env, message] of invalid) {

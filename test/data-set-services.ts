@@ -5,7 +5,7 @@ import Code from '@hapi/code';
 import type { Server } from '@hapi/hapi';
 import Lab from '@hapi/lab';
 
-import { heldSender } from '../lib/data-set';
+import { HttpSender } from '../lib/data-set';
 import { expectError } from './helpers/errors';
 import { adminBearer, bearer, body, testServer } from './helpers/server';
 
@@ -165,17 +165,11 @@ describe('a data set\'s services', () => {
 
 describe('the outbound sender', () => {
 
-    it('sends nothing yet, and says so', async () => {
-
-        const outcome = await heldSender.send({ method: 'POST', url: 'http://127.0.0.1:9/hook', headers: {}, body: '{}' });
-        expect(outcome).to.equal({ sent: false, reason: 'localgate makes no outbound calls yet: the call stays in the process' });
-    });
-
-    it('is the sender of every data set, and the default data set\'s services close with the server', async () => {
+    it('is a sender of the data set\'s own, and the default data set\'s services close with the server', async () => {
 
         const server = await testServer();
         const { services } = (await server.inject('/health')).request.app.scope;
-        expect(services.sender).to.shallow.equal(heldSender);
+        expect(services.sender).to.be.an.instanceof(HttpSender);
         services.scheduler.at(new Date(Date.now() + 60_000), 'after stop', () => undefined);
         expect(services.scheduler.size).to.equal(1);
 

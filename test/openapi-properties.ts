@@ -481,7 +481,7 @@ describe('the OpenAPI document, walked with requests generated from its schemas'
     }
 
     // /_clock last: a walk moves the default data set's clock.
-    const prefixes = ['/v1/commerce/', '/v1/logistics/', '/v1/pay/', '/v1/weather/', '/_instances', '/_requests', '/_faults', '/_events', '/_export', '/health', '/console/', '/_clock'];
+    const prefixes = ['/v1/commerce/', '/v1/logistics/', '/v1/pay/', '/v1/weather/', '/_instances', '/_requests', '/_faults', '/_events', '/_export', '/health', '/console/', '/_clock', '/_webhooks'];
     const walkedCounts: number[] = [];
 
     for (const [index, prefix] of prefixes.entries()) {

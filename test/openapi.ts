@@ -163,7 +163,7 @@ describe('the OpenAPI document', () => {
         const ids = new Set<string>();
         for (const route of documentedRoutes(server)) {
             const operation = operationOf(document, route);
-            const namespace = /^\/_(?:instances|faults|requests|export|clock|events)/.test(route.path) ? 'instances' : /^\/(?:v1\/)?([^/]+)\//.exec(route.path)?.[1] ?? 'health';
+            const namespace = /^\/_(?:instances|faults|requests|export|clock|events|webhooks)/.test(route.path) ? 'instances' : /^\/(?:v1\/)?([^/]+)\//.exec(route.path)?.[1] ?? 'health';
             expect(operation.tags, route.path).to.equal([namespace]);
             expect(operation.summary, route.path).to.be.a.string().and.to.not.be.empty();
             expect(ids.has(operation.operationId), operation.operationId).to.be.false();
@@ -296,11 +296,11 @@ describe('the OpenAPI document', () => {
             const requestBody = operationOf(document, route).requestBody!;
             const name = requestBody.content['application/json'].schema.$ref.replace('#/components/schemas/', '');
             // A body that may be left out stands for its defaults.
-            expect(requestBody.required, route.path).to.equal(!['NewInstance', 'RequestPattern'].includes(name));
+            expect(requestBody.required, route.path).to.equal(!['NewInstance', 'RequestPattern', 'WebhookDeliveryPattern'].includes(name));
             const schema = document.components.schemas[name]!;
             // A new instance takes defaults for everything; a clock change takes one of two fields; an empty request
-            // pattern matches every request.
-            if (['NewInstance', 'InstanceClock', 'RequestPattern'].includes(name)) {
+            // pattern matches every request, and an empty delivery pattern every attempt.
+            if (['NewInstance', 'InstanceClock', 'RequestPattern', 'WebhookDeliveryPattern'].includes(name)) {
                 expect(schema.required, name).to.not.exist();
             }
             else {

@@ -69,7 +69,14 @@ describe('events on SQLite', () => {
     after(() => server.stop());
 
     const admin = () => adminBearer(server);
-    const make = async (payload: Json = {}): Promise<Made> => body<Made>(await server.inject({ method: 'POST', url: '/_instances', headers: admin(), payload: { clock: frozen, ids: 'sequential', ...payload } }));
+    // These tests read and drive the outbox by hand: each instance's dispatcher is stopped, so that it claims nothing.
+    const make = async (payload: Json = {}): Promise<Made> => {
+
+        const made = body<Made>(await server.inject({ method: 'POST', url: '/_instances', headers: admin(), payload: { clock: frozen, ids: 'sequential', ...payload } }));
+        server.app.localgate.instances.find(made.id)!.services.dispatcher.close();
+        return made;
+    };
+
     const dataOf = (made: Made): DataSet => server.app.localgate.instances.find(made.id)!.data;
     const as = (made: Made, subject: string, method: string, url: string, payload?: object, headers: Json = {}): Promise<ServerInjectResponse> => server.inject({ method, url: `${made.base_path}${url}`, headers: { ...bearer(server, subject), ...headers }, ...(payload ? { payload } : {}) });
     const move = (made: Made, advance: string) => server.inject({ method: 'PUT', url: `/_instances/${made.id}/clock`, headers: admin(), payload: { advance } });

@@ -520,7 +520,7 @@ describe('the default data set\'s clock', () => {
 
             const moved = await server.inject({ method: 'PUT', url: '/_clock', headers: adminBearer(server), payload: { advance: '3d' } });
             expect(moved.statusCode).to.equal(200);
-            expect(body(moved)).to.equal({ now: '2030-01-04T00:00:00.000Z', frozen: '2030-01-04T00:00:00.000Z', applied: {} });
+            expect(body(moved)).to.equal({ now: '2030-01-04T00:00:00.000Z', frozen: '2030-01-04T00:00:00.000Z', applied: {}, attempted: 0 });
 
             const set = await server.inject({ method: 'PUT', url: '/_clock', headers: adminBearer(server), payload: { now: '2030-02-01T12:00:00Z' } });
             expect(body(set)).to.include({ now: '2030-02-01T12:00:00.000Z' });
@@ -543,7 +543,7 @@ describe('the default data set\'s clock', () => {
                 Fs.mkdirSync(Path.join(own, clockFileName, 'inside'), { recursive: true });
 
                 const moved = await logged.inject({ method: 'PUT', url: '/_clock', headers: adminBearer(logged), payload: { advance: '1h' } });
-                expect(body(moved)).to.equal({ now: '2030-01-01T01:00:00.000Z', frozen: '2030-01-01T01:00:00.000Z', applied: {} });
+                expect(body(moved)).to.equal({ now: '2030-01-01T01:00:00.000Z', frozen: '2030-01-01T01:00:00.000Z', applied: {}, attempted: 0 });
                 expect(lines).to.equal([['error', 'listener']]);
             }
             finally {

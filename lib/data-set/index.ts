@@ -1,14 +1,16 @@
 import type { Clock, IdSource, RecordContext } from '../clock';
+import { DeliveryJournal } from '../events/deliveries';
+import { Dispatcher } from '../events/dispatcher';
 import type { FaultSet } from '../faults/rules';
 import { Journal, type JournalBudget } from '../journal/journal';
 import { safely, type FailureLog } from '../safe-listener';
 import { Scheduler } from './scheduler';
-import { heldSender, type OutboundSender } from './sender';
-import { Timeline } from './timeline';
+import { HttpSender, type OutboundSender, type OutboundSettings } from './sender';
+import { Timeline, type CatchUp } from './timeline';
 
 
 export { Scheduler, type Task } from './scheduler';
-export { heldSender, type OutboundCall, type OutboundOutcome, type OutboundSender } from './sender';
+export { HttpSender, type OutboundCall, type OutboundOutcome, type OutboundSender, type OutboundSettings } from './sender';
 export { Timeline, type CatchUp, type TimedStores } from './timeline';
 export { timedStoresOf } from './timed-stores';
 
@@ -18,6 +20,8 @@ export interface SharedServices {
     journalSize: number;
     journalBudget: JournalBudget;
     log: FailureLog;
+    // The hosts a webhook may call and how long an attempt waits.
+    outbound: OutboundSettings;
 }
 
 
@@ -33,7 +37,9 @@ export class DataSetServices implements RecordContext {
     readonly journal: Journal;
     readonly scheduler: Scheduler;
     readonly timeline: Timeline;
-    readonly sender: OutboundSender = heldSender;
+    readonly sender: OutboundSender;
+    readonly deliveries: DeliveryJournal;
+    readonly dispatcher: Dispatcher;
     // Set by PUT .../faults, none until then.
     faults: FaultSet | null = null;
     private eventsNoticed = 0;
@@ -46,7 +52,21 @@ export class DataSetServices implements RecordContext {
         this.ids = context.ids;
         this.journal = new Journal(shared.journalSize, shared.journalBudget);
         this.scheduler = new Scheduler(this.clock, shared.log);
+        this.sender = new HttpSender(shared.outbound);
         this.timeline = new Timeline(this.clock, this.scheduler, shared.log, () => this.noticeEvents());
+        this.deliveries = new DeliveryJournal(shared.journalSize, shared.journalBudget);
+        this.dispatcher = new Dispatcher({ clock: this.clock, scheduler: this.scheduler, sender: this.sender, deliveries: this.deliveries, faults: () => this.faults, log: shared.log, written: () => this.noticeEvents(), timeoutMs: shared.outbound.timeoutMs });
+        this.onEvents(() => this.dispatcher.notice());
+    }
+
+    /**
+     * Moves the clock, applying the transitions due on the way, then sends every webhook attempt due up to the new
+     * instant, in due order, before it resolves.
+     */
+    async moveClock(to: { now: Date } | { advance: number }): Promise<CatchUp & { attempted: number }> {
+
+        const { result, attempted } = await this.dispatcher.during(() => this.timeline.move(to));
+        return { ...result, attempted };
     }
 
     /** Hears when events were written: after the request or the batch of transitions that wrote them has committed. */
@@ -79,7 +99,7 @@ export class DataSetServices implements RecordContext {
         return () => this.closeListeners.delete(listener);
     }
 
-    /** Stops the scheduler, gives the journal's memory back and drops the fault rules, as the data set goes. */
+    /** Stops the scheduler and the dispatcher, closes the sender's connections, gives the journals' memory back and drops the fault rules, as the data set goes. */
     close(): void {
 
         for (const listener of this.closeListeners) {
@@ -89,8 +109,11 @@ export class DataSetServices implements RecordContext {
         this.closeListeners.clear();
         this.eventListeners.clear();
         this.timeline.close();
+        this.dispatcher.close();
         this.scheduler.close();
+        this.sender.close();
         this.shared.journalBudget.leave(this.journal);
+        this.shared.journalBudget.leave(this.deliveries);
         this.faults = null;
     }
 }

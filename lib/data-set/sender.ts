@@ -1,3 +1,12 @@
+import Fs from 'node:fs';
+import Http from 'node:http';
+import Https from 'node:https';
+import Net from 'node:net';
+import Path from 'node:path';
+
+import { packageRoot } from '../paths';
+
+
 /** A call out of the process, as a webhook makes one. */
 export interface OutboundCall {
     method: 'POST';
@@ -6,24 +15,132 @@ export interface OutboundCall {
     body: string;
 }
 
-/** What became of a call out: whether it left the process, and if not, why. */
+/**
+ * What became of a call out: the receiver's status, or null with why there was none (`timeout`,
+ * `connection_refused`, `host_not_allowed`, ...), and how long it took on the wall clock.
+ */
 export interface OutboundOutcome {
-    sent: boolean;
-    reason: string;
+    status: number | null;
+    error: string | null;
+    duration_ms: number;
 }
 
-/** The one door out of the process for a data set: each call out goes through it, where it is journaled and fault rules reach it. */
+/** What a data set's sender is allowed: the hosts it may call and how long it waits for an answer. */
+export interface OutboundSettings {
+    hosts: readonly string[];
+    timeoutMs: number;
+}
+
+/** The one door out of the process for a data set: each call out goes through it. */
 export interface OutboundSender {
 
-    /** Makes the call, or says why it was not made. */
+    /** Makes the call, and answers what became of it; never throws. */
     send(call: OutboundCall): Promise<OutboundOutcome>;
+
+    /** Closes the connections it keeps alive, as the data set goes. */
+    close(): void;
+}
+
+// The bytes of a receiver's answer read (and thrown away) before the connection is closed: its status is what counts.
+export const maxResponseBytes = 64 * 1024;
+
+// Every call says what made it.
+const userAgent = `localgate/${(JSON.parse(Fs.readFileSync(Path.join(packageRoot, 'package.json'), 'utf8')) as { version: string }).version}`;
+
+// Connection failures by their system code, in the words the delivery journal uses.
+const connectionErrors: Record<string, string> = {
+    ECONNREFUSED: 'connection_refused',
+    ECONNRESET: 'connection_reset',
+    EPIPE: 'connection_reset',
+    ENOTFOUND: 'host_not_found',
+    EAI_AGAIN: 'host_not_found',
+    EHOSTUNREACH: 'host_unreachable',
+    ENETUNREACH: 'host_unreachable'
+};
+
+
+/** The host of a URL as WEBHOOK_HOSTS names it: lower case, an IPv6 address without its brackets. */
+export function urlHost(url: URL): string {
+
+    return url.hostname.replace(/^\[(.*)\]$/, '$1').toLowerCase();
 }
 
 
-const notYet = 'localgate makes no outbound calls yet: the call stays in the process';
+/** Whether a host is one WEBHOOK_HOSTS allows: named there, or a 127.0.0.0/8 address when 127.0.0.1 is. */
+export function hostAllowed(host: string, hosts: readonly string[]): boolean {
+
+    return hosts.includes(host) || (hosts.includes('127.0.0.1') && Net.isIPv4(host) && host.startsWith('127.'));
+}
 
 
-/** The sender of every data set until the API calls anything back: it sends nothing, and says so. */
-export const heldSender: OutboundSender = {
-    send: () => Promise.resolve({ sent: false, reason: notYet })
-};
+/** A data set's sender: POSTs over node:http or node:https, one agent of each kept alive, redirects never followed. */
+export class HttpSender implements OutboundSender {
+
+    private readonly http = new Http.Agent({ keepAlive: true });
+    private readonly https = new Https.Agent({ keepAlive: true });
+
+    constructor(private readonly settings: OutboundSettings) {}
+
+    send(call: OutboundCall): Promise<OutboundOutcome> {
+
+        const started = performance.now();
+        const outcome = (status: number | null, error: string | null): OutboundOutcome => ({ status, error, duration_ms: Math.round(performance.now() - started) });
+        const url = new URL(call.url);
+        // Checked again here, whatever the route checked: the settings are the door's.
+        if (!hostAllowed(urlHost(url), this.settings.hosts)) {
+            return Promise.resolve(outcome(null, 'host_not_allowed'));
+        }
+
+        const secure = url.protocol === 'https:';
+        const request = (secure ? Https : Http).request;
+        return new Promise((resolve) => {
+
+            let settled = false;
+            const settle = (status: number | null, error: string | null): void => {
+
+                if (!settled) {
+                    settled = true;
+                    clearTimeout(timer);
+                    resolve(outcome(status, error));
+                }
+            };
+
+            const body = Buffer.from(call.body);
+            const outgoing = request(url, {
+                method: call.method,
+                agent: secure ? this.https : this.http,
+                headers: { ...call.headers, 'user-agent': userAgent, 'content-length': String(body.length) }
+            }, (response) => {
+
+                const status = Number(response.statusCode);
+                let read = 0;
+                response.on('data', (chunk: Buffer) => {
+
+                    read += chunk.length;
+                    if (read > maxResponseBytes) {
+                        // Enough: the rest is never read, and the connection is not used again.
+                        response.destroy();
+                        settle(status, null);
+                    }
+                });
+                response.on('end', () => settle(status, null));
+                response.on('error', () => settle(status, null));
+            });
+
+            const timer = setTimeout(() => {
+
+                settle(null, 'timeout');
+                outgoing.destroy();
+            }, this.settings.timeoutMs);
+
+            outgoing.on('error', (err: NodeJS.ErrnoException) => settle(null, connectionErrors[String(err.code)] ?? 'connection_failed'));
+            outgoing.end(body);
+        });
+    }
+
+    close(): void {
+
+        this.http.destroy();
+        this.https.destroy();
+    }
+}

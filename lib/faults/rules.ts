@@ -5,8 +5,14 @@ import { seededRandom } from './random';
 
 /** A fault rule as a client sends it (see schemas.ts). */
 export interface FaultRuleInput {
+    // Absent: inbound, a rule on the API's requests; outbound: a rule on webhook deliveries.
+    direction?: 'inbound' | 'outbound';
     method?: string;
-    path: string;
+    // Inbound rules only: the path they match.
+    path?: string;
+    // Outbound rules only: the event type (or prefix with *) and the endpoint they match.
+    event?: string;
+    endpoint_id?: string;
     after?: number;
     times?: number;
     probability?: number;
@@ -39,8 +45,9 @@ export interface FaultDecision {
 
 interface Tracked {
     rule: FaultRule;
+    outbound: boolean;
     method: string | null;
-    // The path without its trailing *, and whether everything below it matches.
+    // The path (or the event type) without its trailing *, and whether everything below it matches.
     path: string;
     below: boolean;
     seen: number;
@@ -62,6 +69,14 @@ export function describeRule(rule: FaultRuleInput): string {
     if (rule.status !== undefined) {
         const retry = rule.retry_after === undefined ? '' : `, Retry-After: ${rule.retry_after}`;
         effects.push(`${[rule.status, rule.code].filter(Boolean).join(' ')}${retry}`);
+    }
+
+    if (rule.direction === 'outbound') {
+        if (rule.drop !== undefined) {
+            effects.push(rule.drop === 'before' ? 'not sent, counted failed' : 'sent, counted failed as if unanswered');
+        }
+
+        return `webhook ${rule.event}${rule.endpoint_id === undefined ? '' : ` to ${rule.endpoint_id}`}: ${effects.join(', ')}`;
     }
 
     if (rule.drop !== undefined) {
@@ -90,11 +105,15 @@ export class FaultSet {
         this.random = seededRandom(seed);
         this.tracked = rules.map((input) => {
 
-            const below = input.path.endsWith('*');
+            const outbound = input.direction === 'outbound';
+            // The schema gives an inbound rule its path and an outbound one its event.
+            const matched = String(outbound ? input.event : input.path);
+            const below = matched.endsWith('*');
             return {
                 rule: { id: Crypto.randomUUID(), ...input, description: describeRule(input), hits: 0 },
+                outbound,
                 method: input.method?.toUpperCase() ?? null,
-                path: below ? input.path.slice(0, -1) : input.path,
+                path: below ? matched.slice(0, -1) : matched,
                 below,
                 seen: 0
             };
@@ -107,17 +126,29 @@ export class FaultSet {
         return { seed: this.seed, rules: this.tracked.map(({ rule }) => ({ ...rule })) };
     }
 
-    /** Whether a rule that drops a reply can still act. */
+    /** Whether an inbound rule that drops a reply can still act. */
     get drops(): boolean {
 
-        return this.tracked.some(({ rule }) => rule.drop !== undefined && isLive(rule));
+        return this.tracked.some(({ rule, outbound }) => !outbound && rule.drop !== undefined && isLive(rule));
     }
 
-    /** The first rule that acts on a request, counting it; null when every rule lets the request through. */
+    /** The first inbound rule that acts on a request, counting it; null when every rule lets the request through. */
     decide(method: string, path: string): FaultDecision | null {
 
+        return this.first((tracked) => !tracked.outbound && (tracked.method === null || tracked.method === method) && matches(tracked, path));
+    }
+
+    /** The first outbound rule that acts on an attempt to deliver an event of this type to this endpoint, counting it. */
+    decideOutbound(type: string, endpointId: string): FaultDecision | null {
+
+        return this.first((tracked) => tracked.outbound && (tracked.rule.endpoint_id === undefined || tracked.rule.endpoint_id === endpointId) && matches(tracked, type));
+    }
+
+    // The first matching rule that acts: past its after, times left, and drawn by its probability.
+    private first(matching: (tracked: Tracked) => boolean): FaultDecision | null {
+
         for (const tracked of this.tracked) {
-            if ((tracked.method !== null && tracked.method !== method) || !(tracked.below ? path.startsWith(tracked.path) : path === tracked.path)) {
+            if (!matching(tracked)) {
                 continue;
             }
 
@@ -147,4 +178,10 @@ export class FaultSet {
         const [min, max] = latency;
         return min + Math.floor(this.random() * (max - min + 1));
     }
+}
+
+
+function matches(tracked: Tracked, text: string): boolean {
+
+    return tracked.below ? text.startsWith(tracked.path) : text === tracked.path;
 }

@@ -1,6 +1,7 @@
 import Joi from 'joi';
 
-import { requestBody, wording } from '../fields';
+import { typePatternSchema } from '../events/webhook-schemas';
+import { recordId, requestBody, wording } from '../fields';
 
 
 // The longest latency a rule may add: longer than any client timeout a test would set.
@@ -12,8 +13,9 @@ export const maxRules = 100;
 const latency = Joi.number().integer().min(0).max(maxLatencyMs);
 
 const ruleKeys = {
+    direction: Joi.string().valid('inbound', 'outbound').description('inbound (when left out): the rule acts on the API\'s requests; outbound: on webhook deliveries'),
     method: Joi.string().pattern(/^[A-Za-z]+$/).max(16).description('HTTP method; any when left out'),
-    path: wording(Joi.string().pattern(/^\/v1\/[^*?#\s]*\*?$/).max(1000).required(), {
+    path: wording(Joi.string().pattern(/^\/v1\/[^*?#\s]*\*?$/).max(1000), {
         'string.pattern.base': '{{#label}} must be an API path under /v1/ (without an instance\'s base path), with * only at its end'
     }).description('An API path under /v1; a trailing * matches everything below'),
     after: Joi.number().integer().min(0).description('Let the first N matching requests through'),
@@ -34,10 +36,44 @@ const ruleKeys = {
         'alternatives.any': `{{#label}} must be milliseconds from 0 to ${maxLatencyMs}, or [min, max] of them`,
         'latency.range': '{{#label}} must be [min, max] with min at most max'
     }).description(`Milliseconds (0 to ${maxLatencyMs}) to wait before answering, or [min, max] drawn from the seeded generator, min at most max`),
-    drop: Joi.string().valid('before', 'after').description('before: close the connection with no answer, nothing written; after: carry the request out, then close the connection with no answer')
+    drop: Joi.string().valid('before', 'after').description('before: close the connection with no answer, nothing written; after: carry the request out, then close the connection with no answer. Outbound, before: the attempt is not sent; after: it is sent, and counts failed whatever the receiver answered (a duplicate follows)'),
+    event: typePatternSchema.description('Outbound rules: the event type of the deliveries they act on, or a prefix ending with *'),
+    endpoint_id: recordId.description('Outbound rules: only deliveries to this endpoint')
 };
 
-export const faultRuleSchema = wording(Joi.object(ruleKeys)
+// The fields of one direction refused on a rule of the other, in words that say which direction takes them.
+const inboundOnly = wording(Joi.any().forbidden(), { 'any.unknown': '{{#label}} is for inbound rules: an outbound rule matches event and endpoint_id, and has latency_ms or drop' });
+const outboundOnly = wording(Joi.any().forbidden(), { 'any.unknown': '{{#label}} is for outbound rules (direction: outbound)' });
+
+const { direction, method, path, status, code, message, retry_after: retryAfter, event, endpoint_id: endpointId, ...shared } = ruleKeys;
+
+// The document describes an inbound rule; an outbound rule (direction: outbound) takes its own fields instead, which
+// the fields' descriptions say.
+const outboundFields = Joi.object({
+    direction: direction.valid(Joi.override, 'outbound'),
+    method: inboundOnly,
+    path: inboundOnly,
+    status: inboundOnly,
+    code: inboundOnly,
+    message: inboundOnly,
+    retry_after: inboundOnly,
+    event: event.required(),
+    endpoint_id: endpointId.optional()
+});
+
+export const faultRuleSchema = wording(Joi.object({
+    direction: direction.valid(Joi.override, 'inbound'),
+    method,
+    path: path.required(),
+    status,
+    code,
+    message,
+    retry_after: retryAfter,
+    ...shared,
+    event: outboundOnly,
+    endpoint_id: outboundOnly
+})
+    .when('.direction', { is: 'outbound', then: outboundFields })
     .or('status', 'latency_ms', 'drop')
     .oxor('status', 'drop')
     .with('code', 'status')

@@ -165,9 +165,9 @@ export class Instance implements Scope {
      * Moves the clock to an instant (1970 to the year 9999, what a created_at can hold) or forward by ms, freezing it
      * there, and applies every transition that falls due on the way, in time order, before it resolves.
      */
-    async moveClock(to: { now: Date } | { advance: number }): Promise<CatchUp> {
+    async moveClock(to: { now: Date } | { advance: number }): Promise<CatchUp & { attempted: number }> {
 
-        return await this.using(() => this.services.timeline.move(to));
+        return await this.using(() => this.services.moveClock(to));
     }
 
     // Refuses one more snapshot of this many bytes past either limit.

@@ -233,6 +233,7 @@ export class InstanceRegistry implements InstanceFinder {
             // A fork's events, or none after a pooled data set was rolled back: the next event follows what it holds.
             await resyncEventPosition(data, context.ids);
             await instance.services.timeline.watch(timedStoresOf(this.engine.namespaces, () => instance.data));
+            await instance.services.dispatcher.watch(() => instance.data.eventLogs());
         }
         catch (err) {
             instance.close();

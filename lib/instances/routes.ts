@@ -223,8 +223,8 @@ export function instanceRoutes(server: Server, registry: InstanceRegistry, maxFi
             async handler(request) {
 
                 const instance = live(request);
-                const { counts } = await instance.moveClock(clockTarget(request.payload));
-                return { ...describe(instance), applied: counts };
+                const { counts, attempted } = await instance.moveClock(clockTarget(request.payload));
+                return { ...describe(instance), applied: counts, attempted };
             }
         }
     });
@@ -238,7 +238,8 @@ const clockNotes = [
     'Every transition that falls due on the way (a pending payment settling, a booking starting or ending) is applied in time order,',
     'each stamped with its own due instant, before the answer, which counts them by type in applied.',
     'Moving back applies nothing and undoes nothing: what was applied stays, and what is pending applies when the clock reaches its instant again.',
-    'Offers are no transitions: each reads expired from its valid_until by the clock, so a clock moved back reads it valid again.'
+    'Offers are no transitions: each reads expired from its valid_until by the clock, so a clock moved back reads it valid again.',
+    'Then every webhook attempt due up to the new instant (first attempts of the events written on the way, and retries due meanwhile) is made, in due order, before the answer; attempted counts them.'
 ].join(' ');
 
 const clockErrors = {
@@ -255,7 +256,7 @@ function clockTarget(payload: ClockPayload): { now: Date } | { advance: number }
 /** GET and PUT /_clock: the default data set's clock, read and moved as an instance's is. */
 export function defaultClockRoutes(server: Server, defaultScope: Scope): void {
 
-    const { clock, timeline } = defaultScope.services;
+    const { clock } = defaultScope.services;
     const read = () => ({ now: clock.now().toISOString(), frozen: clock.frozen });
 
     server.route({
@@ -284,8 +285,8 @@ export function defaultClockRoutes(server: Server, defaultScope: Scope): void {
             response: { status: { 200: defaultClockMoveSchema } },
             async handler(request) {
 
-                const { counts } = await timeline.move(clockTarget(request.payload));
-                return { ...read(), applied: counts };
+                const { counts, attempted } = await defaultScope.services.moveClock(clockTarget(request.payload));
+                return { ...read(), applied: counts, attempted };
             }
         }
     });

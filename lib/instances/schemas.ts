@@ -63,14 +63,16 @@ export const appliedSchema = Joi.object()
     .description(`Transitions applied by the move, by type (${transitionTypes.join(', ')}); a type with none is absent`)
     .label('AppliedTransitions');
 
-export const instanceClockMoveSchema = instanceSchema.keys({ applied: appliedSchema.required() }).label('InstanceClockMove');
+const attemptedSchema = Joi.number().integer().min(0).description('The webhook attempts made up to the new instant, retries included');
+
+export const instanceClockMoveSchema = instanceSchema.keys({ applied: appliedSchema.required(), attempted: attemptedSchema.required() }).label('InstanceClockMove');
 
 export const defaultClockSchema = Joi.object({
     now: timestamp.required().description('The current instant of the default data set\'s clock'),
     frozen: timestamp.allow(null).required().description('The frozen instant, null while the clock follows the wall clock')
 }).label('Clock');
 
-export const defaultClockMoveSchema = defaultClockSchema.keys({ applied: appliedSchema.required() }).label('ClockMove');
+export const defaultClockMoveSchema = defaultClockSchema.keys({ applied: appliedSchema.required(), attempted: attemptedSchema.required() }).label('ClockMove');
 
 export const exportSchema = Joi.object({
     localgate: Joi.object({

@@ -1,11 +1,22 @@
 import type { Recorded } from './entry';
 
 
+/** A journal the budget can shrink: the request journal, or the delivery journal of webhooks. */
+export interface BudgetedJournal {
+    readonly bytes: number;
+    closed: boolean;
+    /** Drops the oldest entry. */
+    dropOldest(): void;
+    /** Forgets every entry. */
+    clear(): void;
+}
+
+
 /** The memory all journals of a server share, in bytes as the entries estimate them. */
 export class JournalBudget {
 
     used = 0;
-    private readonly journals = new Set<Journal>();
+    private readonly journals = new Set<BudgetedJournal>();
 
     constructor(readonly maxBytes: number) {}
 
@@ -13,7 +24,7 @@ export class JournalBudget {
     reserve(bytes: number): void {
 
         while (this.used + bytes > this.maxBytes && this.used > 0) {
-            let fullest: Journal | null = null;
+            let fullest: BudgetedJournal | null = null;
             for (const journal of this.journals) {
                 if (!fullest || journal.bytes > fullest.bytes) {
                     fullest = journal;
@@ -25,13 +36,13 @@ export class JournalBudget {
     }
 
     /** Counts a journal in, so that its entries can be dropped to make room. */
-    join(journal: Journal): void {
+    join(journal: BudgetedJournal): void {
 
         this.journals.add(journal);
     }
 
     /** Gives a journal's memory back, as its data set goes; a request still in flight then adds nothing. */
-    leave(journal: Journal): void {
+    leave(journal: BudgetedJournal): void {
 
         journal.clear();
         journal.closed = true;
@@ -41,7 +52,7 @@ export class JournalBudget {
 
 
 /** The requests one data set received, in arrival order: at most size entries, the oldest dropped first. */
-export class Journal {
+export class Journal implements BudgetedJournal {
 
     bytes = 0;
     closed = false;

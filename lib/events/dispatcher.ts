@@ -1,0 +1,289 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+
+import type { Clock } from '../clock';
+import type { Scheduler } from '../data-set/scheduler';
+import type { OutboundOutcome, OutboundSender } from '../data-set/sender';
+import type { FaultSet } from '../faults/rules';
+import { failureOf, safely, type FailureLog } from '../safe-listener';
+import type { EventLog } from '../storage/engine';
+import type { DeliveryJournal } from './deliveries';
+import { webhookId, type AttemptOutcome, type ClaimedAttempt } from './model';
+import { signatureHeaders } from './signing';
+
+
+/** Finds the event logs of a data set as it is now: a restore or a pay provisioned since may have made new ones. */
+export type EventLogs = () => Promise<EventLog[]>;
+
+/** What a dispatcher works with: its data set's clock, scheduler, door out, delivery journal and fault rules. */
+export interface DispatcherParts {
+    clock: Clock;
+    scheduler: Scheduler;
+    sender: OutboundSender;
+    deliveries: DeliveryJournal;
+    faults: () => FaultSet | null;
+    log: FailureLog;
+    // Told after each pass: the webhook.delivery.given_up events it wrote are there for the data set's listeners.
+    written: () => void;
+    // WEBHOOK_TIMEOUT_MS: a claim's lease outlasts the longest attempt.
+    timeoutMs: number;
+}
+
+interface Claimed {
+    log: EventLog;
+    attempt: ClaimedAttempt;
+}
+
+// Attempts claimed from each log at once, and endpoints sent to at once (each endpoint's attempts go one at a time).
+const claimBatch = 100;
+const concurrency = 8;
+
+// A lease outlasts an attempt: its timeout, the longest latency a fault rule adds, and a margin.
+const leaseMarginMs = 70_000;
+
+// When attempts are due that no pass could claim (another process holds them, or one that stopped does until its
+// lease is over), the dispatcher looks again after this long rather than at once.
+const unclaimedRetryMs = 1000;
+
+const noop = (): void => undefined;
+
+
+// Due order: the instant, then the event's position, then the endpoint's place in the list.
+function byDue(a: Claimed, b: Claimed): number {
+
+    const at = a.attempt.due_at.localeCompare(b.attempt.due_at);
+    return at !== 0 ? at : a.attempt.event.position - b.attempt.event.position || a.attempt.endpoint.ordinal - b.attempt.endpoint.ordinal;
+}
+
+
+/** The body of a delivery: the event as the API lists it, its data as stored (JSON text, not parsed again). */
+export function deliveryBody(event: ClaimedAttempt['event']): string {
+
+    return `{"id":${JSON.stringify(event.id)},"type":${JSON.stringify(event.type)},"created_at":${JSON.stringify(event.created_at)},"data":${event.data}}`;
+}
+
+
+/**
+ * Sends a data set's webhook deliveries: on each notice of new events, on each clock move and when the next attempt
+ * falls due (a scheduler task under the wall clock), it claims what is due from every event log, in due order, sends
+ * each attempt signed, journals it and records its outcome. Passes run one at a time; a failure is logged, never thrown
+ * from a timer.
+ */
+export class Dispatcher {
+
+    private logs: EventLogs = () => Promise.resolve([]);
+    private queue: Promise<unknown> = Promise.resolve();
+    // A pass queued that has not started: a notice meanwhile is served by it.
+    private waiting: Promise<void> | null = null;
+    private holding = 0;
+    private made = 0;
+    // The instant the last pass sent up to: what is due by then and still pending was claimed by someone else.
+    private lastUntil = 0;
+    private cancelTask: (() => void) | null = null;
+    private poller: NodeJS.Timeout | null = null;
+    private closed = false;
+    private readonly stopListening: () => void;
+
+    constructor(private readonly parts: DispatcherParts) {
+
+        this.stopListening = parts.clock.onMove(() => this.notice());
+    }
+
+    /**
+     * Follows the data set's event logs from now on: sends what is due already (left pending by a process that
+     * stopped), then waits for the next. With pollMs, also looks for attempts other processes made due, every pollMs.
+     */
+    async watch(logs: EventLogs, pollMs = 0): Promise<number> {
+
+        this.logs = logs;
+        if (pollMs > 0) {
+            this.poller = setInterval(() => this.notice(), pollMs).unref();
+        }
+
+        return await this.flush();
+    }
+
+    /** Events were written, or the clock moved: what is due is sent, unless a move of the clock holds it back. */
+    notice(): void {
+
+        if (this.holding === 0 && !this.closed) {
+            safely('webhook deliveries', this.parts.log, () => this.pass())();
+        }
+    }
+
+    /** Sends every attempt due at the clock's instant; answers how many attempts were made meanwhile. */
+    async flush(): Promise<number> {
+
+        const before = this.made;
+        await this.pass();
+        return this.made - before;
+    }
+
+    /**
+     * Runs a move of the clock with the notices it causes held back, then sends every attempt due up to the new instant
+     * in due order (the events the move wrote and the retries due on the way), whatever became of the move.
+     */
+    async during<T>(move: () => Promise<T>): Promise<{ result: T; attempted: number }> {
+
+        const before = this.made;
+        this.holding += 1;
+        const moved = move().finally(() => {
+
+            this.holding -= 1;
+        });
+        const [result] = await Promise.all([moved, moved.catch(noop).then(() => this.pass())]);
+        return { result, attempted: this.made - before };
+    }
+
+    /** Stops the task and the poll: the data set is going. */
+    close(): void {
+
+        this.closed = true;
+        this.stopListening();
+        clearInterval(this.poller ?? undefined);
+        this.cancel();
+    }
+
+    // One pass at a time, after those queued; never rejects (its failure is logged).
+    private pass(): Promise<void> {
+
+        if (this.waiting) {
+            return this.waiting;
+        }
+
+        const run = this.queue.then(async () => {
+
+            this.waiting = null;
+            try {
+                await this.sendDue(this.parts.clock.now());
+                this.parts.written();
+                await this.arm();
+            }
+            catch (err) {
+                this.parts.log(['error', 'webhooks'], { task: 'webhook deliveries', ...failureOf(err) });
+            }
+        });
+
+        this.waiting = run;
+        this.queue = run;
+        return run;
+    }
+
+    private async sendDue(until: Date): Promise<void> {
+
+        this.lastUntil = until.getTime();
+        const logs = await this.logs();
+        for (;;) {
+            if (this.closed) {
+                return;
+            }
+
+            const leaseUntil = new Date(Date.now() + this.parts.timeoutMs + leaseMarginMs);
+            const claims = await Promise.all(logs.map(async (log) => (await log.claimDue(until, claimBatch, leaseUntil)).map((attempt) => ({ log, attempt }))));
+            const claimed = claims.flat().sort(byDue);
+            if (claimed.length === 0) {
+                return;
+            }
+
+            await this.sendAll(claimed);
+        }
+    }
+
+    // Each endpoint's attempts in due order, one at a time; endpoints side by side, a few at once.
+    private async sendAll(claimed: Claimed[]): Promise<void> {
+
+        const byEndpoint = new Map<string, Claimed[]>();
+        for (const item of claimed) {
+            const chain = byEndpoint.get(item.attempt.endpoint.id) ?? [];
+            chain.push(item);
+            byEndpoint.set(item.attempt.endpoint.id, chain);
+        }
+
+        const chains = [...byEndpoint.values()];
+        const worker = async (): Promise<void> => {
+
+            let chain = chains.shift();
+            while (chain) {
+                for (const item of chain) {
+                    // One attempt's failure (its outcome not recorded) leaves it leased, and the others go on.
+                    await this.attempt(item).catch((err: unknown) => this.parts.log(['error', 'webhooks'], { task: 'webhook attempt', ...failureOf(err) }));
+                }
+
+                chain = chains.shift();
+            }
+        };
+
+        await Promise.all(Array.from({ length: Math.min(concurrency, chains.length) }, worker));
+    }
+
+    private async attempt({ log, attempt: claimed }: Claimed): Promise<void> {
+
+        const { event, endpoint, attempt } = claimed;
+        const due = new Date(claimed.due_at);
+        // On a frozen clock an attempt is made at its due instant, as a transition is applied at its own.
+        const at = this.parts.clock.frozen === null ? this.parts.clock.now() : due;
+        const id = webhookId(event.id, endpoint.id);
+        const decision = this.parts.faults()?.decideOutbound(event.type, endpoint.id) ?? null;
+        const drop = decision?.rule.drop ?? null;
+        if (decision && decision.latencyMs > 0) {
+            await sleep(decision.latencyMs);
+        }
+
+        let sent: OutboundOutcome = { status: null, error: 'dropped', duration_ms: 0 };
+        if (drop !== 'before') {
+            const body = deliveryBody(event);
+            const signedAt = endpoint.signing_clock === 'instance' ? due : new Date();
+            const headers = { 'content-type': 'application/json', ...signatureHeaders(endpoint.secret, id, signedAt, body) };
+            sent = await this.parts.sender.send({ method: 'POST', url: endpoint.url, headers, body });
+        }
+
+        // A reply dropped after it was sent counts failed: the receiver has it, and gets it again.
+        const delivered = drop === null && sent.status !== null && sent.status >= 200 && sent.status < 300;
+        const step = endpoint.retry_schedule[attempt - 1];
+        const next = delivered || step === undefined ? null : new Date(due.getTime() + step).toISOString();
+        this.made += 1;
+        this.parts.deliveries.add({
+            id: `${id}.${attempt}`,
+            event_id: event.id,
+            type: event.type,
+            webhook_id: id,
+            endpoint_id: endpoint.id,
+            url: endpoint.url,
+            attempt,
+            at: at.toISOString(),
+            status: sent.status,
+            duration_ms: sent.duration_ms,
+            error: drop === 'after' ? 'dropped' : sent.error,
+            fault: decision?.rule.id ?? null,
+            next_attempt_at: next
+        });
+
+        const givenUp = delivered || next !== null ? null : { created_at: at.toISOString(), data: { webhook_id: id, endpoint_id: endpoint.id, event_id: event.id, event_type: event.type, attempts: attempt } };
+        const outcome: AttemptOutcome = { position: event.position, endpoint_id: endpoint.id, attempt, delivered, next_due_at: next, given_up: givenUp };
+        await log.record(outcome);
+    }
+
+    // Under the wall clock: one scheduler task at the next attempt's instant. Under a frozen clock: none, a move sends.
+    private async arm(): Promise<void> {
+
+        this.cancel();
+        if (this.closed || this.parts.clock.frozen !== null) {
+            return;
+        }
+
+        const logs = await this.logs();
+        const dues = await Promise.all(logs.map((log) => log.nextDue()));
+        const next = dues.reduce<number | null>((earliest, due) => (due !== null && (earliest === null || due.getTime() < earliest) ? due.getTime() : earliest), null);
+        if (next === null || this.closed) {
+            return;
+        }
+
+        const at = next <= this.lastUntil ? this.parts.clock.now().getTime() + unclaimedRetryMs : next;
+        this.cancelTask = this.parts.scheduler.at(new Date(at), 'webhook deliveries', () => this.notice());
+    }
+
+    private cancel(): void {
+
+        this.cancelTask?.();
+        this.cancelTask = null;
+    }
+}

@@ -1,0 +1,334 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+
+import Code from '@hapi/code';
+import Lab from '@hapi/lab';
+
+import { Clock } from '../lib/clock';
+import { Scheduler, type OutboundCall, type OutboundOutcome, type OutboundSender } from '../lib/data-set';
+import { DeliveryJournal, matchesDelivery, type DeliveryEntry } from '../lib/events/deliveries';
+import { Dispatcher, type DispatcherParts } from '../lib/events/dispatcher';
+import { matchesType, type AttemptOutcome, type ClaimedAttempt, type StoredEndpoint, type StoredEvent } from '../lib/events/model';
+import { JournalBudget } from '../lib/journal/journal';
+import type { EventLog } from '../lib/storage/engine';
+
+
+export const lab = Lab.script();
+const { describe, it } = lab;
+const { expect } = Code;
+
+const start = new Date('2030-01-01T00:00:00.000Z');
+
+
+function endpoint(id: string, ordinal: number, retry: number[] = []): StoredEndpoint {
+
+    return { id, ordinal, url: `http://127.0.0.1:9/${id}`, types: null, secret: `whsec_${Buffer.alloc(32).toString('base64')}`, signing_clock: 'instance', retry_schedule: retry, created_at: start.toISOString(), delivered: 0, failed: 0 };
+}
+
+
+function event(position: number): StoredEvent {
+
+    return { position, id: `e${position}`, type: 'pay.transaction.created', created_at: start.toISOString(), data: '{}' };
+}
+
+
+// An event log in memory: the attempts it holds due, claimed and recorded as the engines' are.
+class MemoryLog implements EventLog {
+
+    readonly namespace = 'memory';
+    due: ClaimedAttempt[] = [];
+    recorded: AttemptOutcome[] = [];
+    // Due instants it reports that nobody can claim (another process leases them).
+    leasedElsewhere: Date | null = null;
+    failClaim = false;
+    failRecord = false;
+
+    list(): Promise<StoredEvent[]> {
+
+        return Promise.resolve([]);
+    }
+
+    positionOf(): Promise<number | null> {
+
+        return Promise.resolve(null);
+    }
+
+    lastPosition(): Promise<number> {
+
+        return Promise.resolve(0);
+    }
+
+    replaceEndpoints(): Promise<void> {
+
+        return Promise.resolve();
+    }
+
+    endpoints(): Promise<StoredEndpoint[]> {
+
+        return Promise.resolve([]);
+    }
+
+    nextDue(): Promise<Date | null> {
+
+        const dues = this.due.map(({ due_at: due }) => Date.parse(due));
+        const earliest = dues.length ? new Date(Math.min(...dues)) : null;
+        return Promise.resolve(this.leasedElsewhere ?? earliest);
+    }
+
+    claimDue(until: Date, limit: number): Promise<ClaimedAttempt[]> {
+
+        if (this.failClaim) {
+            return Promise.reject(new Error('claim failed'));
+        }
+
+        const claimed = this.due.filter(({ due_at: due }) => Date.parse(due) <= until.getTime()).slice(0, limit);
+        this.due = this.due.filter((attempt) => !claimed.includes(attempt));
+        return Promise.resolve(claimed);
+    }
+
+    record(outcome: AttemptOutcome): Promise<boolean> {
+
+        if (this.failRecord) {
+            return Promise.reject(new Error('record failed'));
+        }
+
+        this.recorded.push(outcome);
+        return Promise.resolve(true);
+    }
+}
+
+
+class CountingSender implements OutboundSender {
+
+    calls: OutboundCall[] = [];
+    statuses: (number | null)[] = [];
+
+    send(call: OutboundCall): Promise<OutboundOutcome> {
+
+        this.calls.push(call);
+        const [status = 200] = this.statuses.splice(0, 1);
+        return Promise.resolve({ status, error: status === null ? 'connection_refused' : null, duration_ms: 1 });
+    }
+
+    close(): void {
+
+        this.calls = [];
+    }
+}
+
+
+function dispatcherOver(clock: Clock): { dispatcher: Dispatcher; sender: CountingSender; failures: object[]; parts: DispatcherParts; scheduler: Scheduler; passes: number[] } {
+
+    const failures: object[] = [];
+    const passes: number[] = [];
+    const log = (_tags: string[], data: object) => failures.push(data);
+    const scheduler = new Scheduler(clock, log);
+    const sender = new CountingSender();
+    const parts = { clock, scheduler, sender, deliveries: new DeliveryJournal(100, new JournalBudget(2 ** 20)), faults: () => null, log, written: () => passes.push(sender.calls.length), timeoutMs: 100 };
+    return { dispatcher: new Dispatcher(parts), sender, failures, parts, scheduler, passes };
+}
+
+
+describe('the webhook dispatcher', () => {
+
+    it('sends in due order across logs: the instant, then the event\'s position, then the endpoint\'s place', async () => {
+
+        const clock = new Clock(start);
+        const { dispatcher, sender } = dispatcherOver(clock);
+        const first = new MemoryLog();
+        const second = new MemoryLog();
+        const [a, b] = [endpoint('a', 0), endpoint('b', 1)];
+        const at = (ms: number) => new Date(start.getTime() + ms).toISOString();
+        first.due = [{ event: event(2), endpoint: a, attempt: 1, due_at: at(0) }, { event: event(3), endpoint: a, attempt: 1, due_at: at(0) }, { event: event(9), endpoint: b, attempt: 2, due_at: at(-5) }];
+        second.due = [{ event: event(1), endpoint: a, attempt: 1, due_at: at(5) }, { event: event(2), endpoint: b, attempt: 1, due_at: at(0) }, { event: event(1), endpoint: b, attempt: 1, due_at: at(5) }];
+        expect(await dispatcher.watch(() => Promise.resolve([first, second]))).to.equal(4);
+        // Each endpoint's attempts in due order; the endpoints side by side.
+        expect(sender.calls.map(({ url, body }) => [url.slice(-1), JSON.parse(body).id])).to.equal([['b', 'e9'], ['a', 'e2'], ['b', 'e2'], ['a', 'e3']]);
+        expect(sender.calls[0]!.headers['webhook-timestamp']).to.equal('1893455999');
+        const { attempted } = await dispatcher.during(async () => {
+
+            clock.advance(5);
+            dispatcher.notice();
+            return await Promise.resolve(null);
+        });
+        expect(attempted).to.equal(2);
+        expect(sender.calls.slice(4).map(({ url }) => url.slice(-1))).to.equal(['a', 'b']);
+        dispatcher.close();
+    });
+
+    it('sends what is due whatever became of a clock move, and passes the failure on', async () => {
+
+        const clock = new Clock(start);
+        const { dispatcher, sender } = dispatcherOver(clock);
+        const memory = new MemoryLog();
+        await dispatcher.watch(() => Promise.resolve([memory]));
+        memory.due = [{ event: event(1), endpoint: endpoint('a', 0), attempt: 1, due_at: start.toISOString() }];
+        await expect(dispatcher.during(() => Promise.reject(new Error('move failed')))).to.reject('move failed');
+        await dispatcher.flush();
+        expect(sender.calls.length).to.equal(1);
+        dispatcher.close();
+    });
+
+    it('logs a failed pass and a failed record instead of throwing, and goes on with the next attempt', async () => {
+
+        const clock = new Clock(start);
+        const { dispatcher, sender, failures } = dispatcherOver(clock);
+        const memory = new MemoryLog();
+        memory.failClaim = true;
+        expect(await dispatcher.watch(() => Promise.resolve([memory]))).to.equal(0);
+        expect(failures).to.equal([{ task: 'webhook deliveries', type: 'Error', at: (failures[0] as { at: string[] }).at }]);
+
+        memory.failClaim = false;
+        memory.failRecord = true;
+        memory.due = [{ event: event(1), endpoint: endpoint('a', 0), attempt: 1, due_at: start.toISOString() }, { event: event(2), endpoint: endpoint('a', 0), attempt: 1, due_at: start.toISOString() }];
+        expect(await dispatcher.flush()).to.equal(2);
+        expect(sender.calls.length).to.equal(2);
+        expect(failures.slice(1).map((failure) => (failure as { task: string }).task)).to.equal(['webhook attempt', 'webhook attempt']);
+        dispatcher.close();
+    });
+
+    it('serves notices that come while a pass waits with that pass, and none once closed', async () => {
+
+        const clock = new Clock(start);
+        const { dispatcher, sender } = dispatcherOver(clock);
+        const memory = new MemoryLog();
+        expect(await dispatcher.flush()).to.equal(0);
+        await dispatcher.watch(() => Promise.resolve([memory]));
+        memory.due = [{ event: event(1), endpoint: endpoint('a', 0), attempt: 1, due_at: start.toISOString() }];
+        const [one, two] = await Promise.all([dispatcher.flush(), dispatcher.flush(), dispatcher.flush()]);
+        expect([one, two]).to.equal([1, 1]);
+        dispatcher.close();
+        memory.due = [{ event: event(2), endpoint: endpoint('a', 0), attempt: 1, due_at: start.toISOString() }];
+        dispatcher.notice();
+        expect(await dispatcher.flush()).to.equal(0);
+        expect(sender.calls.length).to.equal(1);
+    });
+
+    it('under the wall clock, waits for the next attempt\'s instant, polls when told to, and looks again later for attempts others hold', async () => {
+
+        const clock = new Clock();
+        const { dispatcher, sender, scheduler } = dispatcherOver(clock);
+        const memory = new MemoryLog();
+        memory.due = [{ event: event(1), endpoint: endpoint('a', 0, [30]), attempt: 1, due_at: new Date(Date.now() + 30).toISOString() }];
+        const later = new MemoryLog();
+        later.due = [{ event: event(5), endpoint: endpoint('a', 0), attempt: 1, due_at: new Date(Date.now() + 3_600_000).toISOString() }];
+        await dispatcher.watch(() => Promise.resolve([later, memory, later]), 20);
+        expect(scheduler.size).to.equal(1);
+        await sleep(80);
+        expect(sender.calls.length).to.equal(1);
+
+        // Due, but leased by another process: looked at again a second later, not at once.
+        memory.leasedElsewhere = new Date(Date.now() - 1000);
+        await dispatcher.flush();
+        expect(scheduler.size).to.equal(1);
+        memory.leasedElsewhere = null;
+
+        // The poll finds what another process made due.
+        memory.due = [{ event: event(2), endpoint: endpoint('a', 0), attempt: 1, due_at: new Date(Date.now() - 1).toISOString() }];
+        await sleep(60);
+        expect(sender.calls.length).to.equal(2);
+
+        // Frozen, nothing waits on the scheduler: a move sends.
+        clock.freeze(new Date());
+        await dispatcher.flush();
+        expect(scheduler.size).to.equal(0);
+        dispatcher.close();
+        scheduler.close();
+    });
+
+    it('stops between batches when its data set closes, and arms nothing after', async () => {
+
+        const clock = new Clock();
+        const { dispatcher, sender, scheduler } = dispatcherOver(clock);
+        const memory = new MemoryLog();
+        memory.due = [{ event: event(1), endpoint: endpoint('a', 0), attempt: 1, due_at: new Date(Date.now() - 1).toISOString() }];
+        const logs = async () => {
+
+            dispatcher.close();
+            return await Promise.resolve([memory]);
+        };
+
+        expect(await dispatcher.watch(logs)).to.equal(0);
+        expect(sender.calls.length).to.equal(0);
+        expect(scheduler.size).to.equal(0);
+
+        // Closed while it looked for the next instant.
+        const other = dispatcherOver(clock);
+        const later = new MemoryLog();
+        later.due = [{ event: event(1), endpoint: endpoint('a', 0), attempt: 1, due_at: new Date(Date.now() + 60_000).toISOString() }];
+        let looks = 0;
+        await other.dispatcher.watch(async () => {
+
+            looks += 1;
+            if (looks === 2) {
+                other.dispatcher.close();
+            }
+
+            return await Promise.resolve([later]);
+        });
+        expect(other.scheduler.size).to.equal(0);
+        scheduler.close();
+        other.scheduler.close();
+    });
+
+    it('counts a redirect or no answer failed, and gives up past the schedule', async () => {
+
+        const clock = new Clock(start);
+        const { dispatcher, sender, parts, passes } = dispatcherOver(clock);
+        const memory = new MemoryLog();
+        sender.statuses.push(302, null, 199);
+        memory.due = [
+            { event: event(1), endpoint: endpoint('a', 0, [1000]), attempt: 1, due_at: start.toISOString() },
+            { event: event(2), endpoint: endpoint('b', 1), attempt: 1, due_at: start.toISOString() },
+            { event: event(3), endpoint: endpoint('c', 2, [1000]), attempt: 1, due_at: start.toISOString() }
+        ];
+        await dispatcher.watch(() => Promise.resolve([memory]));
+        expect(memory.recorded.map(({ delivered, next_due_at: next, given_up: givenUp }) => [delivered, next, givenUp?.data ?? null])).to.equal([
+            [false, '2030-01-01T00:00:01.000Z', null],
+            [false, null, { webhook_id: parts.deliveries.list()[1]!.webhook_id, endpoint_id: 'b', event_id: 'e2', event_type: 'pay.transaction.created', attempts: 1 }],
+            [false, '2030-01-01T00:00:01.000Z', null]
+        ]);
+        // The data set's listeners are told after the pass, once the given-up event is written.
+        expect(passes).to.equal([3]);
+        dispatcher.close();
+    });
+});
+
+
+describe('the delivery journal', () => {
+
+    const entry = (attempt: number): DeliveryEntry => ({ id: `msg_1.${attempt}`, event_id: 'e1', type: 'pay.transaction.created', webhook_id: 'msg_1', endpoint_id: 'we_1', url: 'http://127.0.0.1/hook', attempt, at: start.toISOString(), status: 500, duration_ms: 1, error: null, fault: null, next_attempt_at: null });
+
+    it('keeps at most its size, the oldest dropped, inside the memory the journals share, and nothing once closed', () => {
+
+        const budget = new JournalBudget(2 ** 20);
+        const journal = new DeliveryJournal(2, budget);
+        [1, 2, 3].forEach((attempt) => journal.add(entry(attempt)));
+        expect(journal.list().map(({ attempt }) => attempt)).to.equal([2, 3]);
+        expect(budget.used).to.equal(journal.bytes);
+
+        const tight = new JournalBudget(journal.bytes);
+        const squeezed = new DeliveryJournal(10, tight);
+        [1, 2, 3].forEach((attempt) => squeezed.add(entry(attempt)));
+        expect(squeezed.list().length).to.equal(2);
+
+        const none = new DeliveryJournal(0, budget);
+        none.add(entry(1));
+        expect(none.list()).to.equal([]);
+
+        budget.leave(journal);
+        journal.add(entry(4));
+        expect(journal.list()).to.equal([]);
+        expect(budget.used).to.equal(0);
+    });
+
+    it('matches a pattern field by field', () => {
+
+        expect(matchesDelivery(entry(1), {})).to.equal(true);
+        expect(matchesDelivery(entry(1), { type: 'pay.*', status: 500, attempt: 1, endpoint_id: 'we_1', webhook_id: 'msg_1' })).to.equal(true);
+        expect(matchesDelivery(entry(1), { type: 'pay.transaction.failed' })).to.equal(false);
+        expect(matchesDelivery(entry(1), { status: null })).to.equal(false);
+        expect(matchesType('pay.transaction.created', null)).to.equal(true);
+        expect(matchesType('pay.transaction.created', [{ pattern: 'pay.', prefix: true }])).to.equal(true);
+        expect(matchesType('pay.transaction.created', [{ pattern: 'pay.transaction.failed', prefix: false }])).to.equal(false);
+    });
+});
