@@ -296,22 +296,12 @@ class Instance:
         self.server.admin("DELETE", self._admin("/webhooks/deliveries"))
 
     def events(self, after=None, type=None, limit=None):
-        """The instance's events in their order, after the event id ``after`` (from the first kept without it);
-        type: one type or a prefix ending in *. Every one that follows, read in pages, or at most ``limit``."""
+        """A page of the instance's events in their order: after the event id ``after`` (from the oldest kept without
+        it), of one type or a prefix ending in * (``pay.*``), at most ``limit`` (1 to 1000; the server's default 100).
+        Read on with after= the last one's id for more."""
 
-        events = []
-        while True:
-            page = limit - len(events) if limit is not None else _events_page
-            query = {"limit": min(page, _events_page)}
-            if after is not None:
-                query["after"] = after
-            if type is not None:
-                query["type"] = type
-            data = self.server.admin("GET", self._admin("/events?" + urllib.parse.urlencode(query)))["data"]
-            events.extend(data)
-            if len(data) < query["limit"] or (limit is not None and len(events) >= limit):
-                return events
-            after = data[-1]["id"]
+        query = {name: value for name, value in (("after", after), ("type", type), ("limit", limit)) if value is not None}
+        return self.server.admin("GET", self._admin("/events?" + urllib.parse.urlencode(query)))["data"]
 
     def _move_clock(self, body):
         answer = self.server.admin("PUT", self._admin("/clock"), body)
@@ -330,10 +320,6 @@ class Instance:
 
     def _admin(self, rest):
         return "/_instances/" + urllib.parse.quote(self.id, safe="") + rest
-
-
-# GET .../events answers at most this many at once.
-_events_page = 1000
 
 
 class Faults:
