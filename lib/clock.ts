@@ -100,7 +100,7 @@ export class IdSource {
         return `00000000-0000-4000-8000-${this.counter.toString(16).padStart(12, '0')}`;
     }
 
-    // The last event position handed out or found in the data set's databases (SQLite's; PostgreSQL's come from a sequence).
+    // The last event position handed out, drawn from a PostgreSQL sequence, or found in the data set's databases.
     lastEventPosition = 0;
     // Events handed out, ever: the data set's services compare it after a request or a batch of transitions.
     eventsWritten = 0;
@@ -112,9 +112,14 @@ export class IdSource {
         return this.lastEventPosition;
     }
 
-    /** The id of the event at a position: random, or with sequential ids one that spells the position, apart from the records' counter. */
+    /**
+     * The id of the event at a position: random, or with sequential ids one that spells the position, apart from the
+     * records' counter. A position drawn elsewhere (a PostgreSQL sequence) moves the last one, so that a namespace of
+     * the same data set on SQLite writes after it rather than repeating it.
+     */
     eventId(position: number): string {
 
+        this.lastEventPosition = Math.max(this.lastEventPosition, position);
         this.eventsWritten += 1;
         return this.mode === 'random' ? Crypto.randomUUID() : `00000000-0000-4000-9000-${position.toString(16).padStart(12, '0')}`;
     }

@@ -12,8 +12,9 @@ import type { CommerceStore } from '../lib/namespaces/commerce/store';
 import type { LogisticsStore } from '../lib/namespaces/logistics/store';
 import type { PayStore } from '../lib/namespaces/pay/store';
 import type { EventLog } from '../lib/storage/engine';
-import { eventWriter } from '../lib/storage/postgres/events';
+import { eventWriter, queries } from '../lib/storage/postgres/events';
 import { PgNamespace } from '../lib/storage/postgres/namespace';
+import { openSqliteNamespace } from '../lib/storage/sqlite/namespace';
 import { freshDatabase, skipWithoutPostgres, type TestDatabase } from './helpers/postgres';
 
 
@@ -64,7 +65,7 @@ function all(log: EventLog): Promise<StoredEvent[]> {
 describe('events on PostgreSQL', { skip }, () => {
 
     const databases: TestDatabase[] = [];
-    const opened: PgNamespace[] = [];
+    const opened: { close(): Promise<void> }[] = [];
 
     afterEach(async () => {
 
@@ -369,6 +370,17 @@ describe('events on PostgreSQL', { skip }, () => {
         expect(await first.logs.logistics.lastPosition()).to.equal(2);
     });
 
+    it('places the events of a namespace on SQLite after those its data set wrote on PostgreSQL', async () => {
+
+        const { context, commerce, logs } = await world();
+        const sqlite = openSqliteNamespace(logisticsNamespace!, undefined, { storage: 'memory', dataDir: ':memory:', seed: true });
+        opened.push(sqlite);
+        await products(commerce, 3);
+        await book(sqlite.store(context) as LogisticsStore, 0);
+        expect((await all(logs.commerce)).map(({ position }) => position)).to.equal([1, 2, 3]);
+        expect((await all(sqlite.eventLog('logistics', context))).map(({ position }) => position)).to.equal([4]);
+    });
+
     it('hands out positions in commit order: a writer waits for the one that took the last position to commit', async () => {
 
         const url = await fresh();
@@ -404,6 +416,55 @@ describe('events on PostgreSQL', { skip }, () => {
         await Promise.all([first, second]);
         expect(order).to.equal(['first commits', 'second commits']);
         expect((await all(one.logs.commerce)).map(({ position }) => position)).to.equal([1, 2]);
+    });
+
+    it('writes an event while endpoints are replaced and an outcome is recorded at once, without a deadlock', { timeout: 30_000 }, async () => {
+
+        const url = await fresh();
+        const one = await world(url);
+        const two = await world(url, { clock: new Clock(new Date(start)), ids: new IdSource() });
+        await one.logs.commerce.replaceEndpoints([endpoint('a', 0, null, [])]);
+        await products(one.commerce, 1);
+
+        let resume = () => undefined as void;
+        const held = new Promise<void>((resolve) => {
+
+            resume = resolve;
+        });
+
+        let recorded = () => undefined as void;
+        const counted = new Promise<void>((resolve) => {
+
+            recorded = resolve;
+        });
+
+        // A record that gives up (as the event log's record does, paused between its two statements): it holds the
+        // endpoints' table, then takes the order lock for its event.
+        let runs = 0;
+        const record = one.databases.commerce.db.transaction(async (tx) => {
+
+            runs += 1;
+            await tx.row(queries.record, 1, 'a', 1, 'given_up', null, 0);
+            recorded();
+            await held;
+            await eventWriter(one.databases.commerce.db).write(tx, one.context, { type: 'webhook.delivery.given_up', created_at: start, data: {} });
+        });
+
+        await counted;
+        // A replacement waits for the record's table lock; a product's event waits for the replacement.
+        const replaced = two.logs.commerce.replaceEndpoints([endpoint('a', 0, null, []), endpoint('b', 1, null)]);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        const created = products(two.commerce, 1);
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        resume();
+        await Promise.all([record, replaced, created]);
+
+        // Each ran once, in the order each waited: the product's event matches the endpoints the replacement set.
+        expect(runs).to.equal(1);
+        const events = await all(one.logs.commerce);
+        expect(events.map(({ position, type }) => [position, type])).to.equal([[1, 'commerce.product.created'], [2, 'webhook.delivery.given_up'], [3, 'commerce.product.created']]);
+        const due = await one.logs.commerce.claimDue(new Date(start), 10, new Date(Date.now() + 60_000));
+        expect(due.map(({ event, endpoint: { id } }) => [event.position, id])).to.equal([[3, 'a'], [3, 'b']]);
     });
 
     it('claims each attempt in one process only when two processes claim at once', { timeout: 30_000 }, async () => {

@@ -1,4 +1,4 @@
-import { typePattern, undeliveredPrefix, type EventType, type SigningClock, type StoredEndpoint } from '../events/model';
+import { typePattern, undeliveredPrefix, type AttemptOutcome, type EventType, type SigningClock, type StoredEndpoint, type StoredEvent } from '../events/model';
 
 
 // What both engines' event logs do alike, written once: the SQL of an event's deliveries and of a prune (each engine
@@ -48,6 +48,37 @@ export function pruneEvents(before: string): string {
 
     return `DELETE FROM events WHERE position < ${before}
         AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_position = events.position AND d.state = 'pending')`;
+}
+
+
+/** A delivery due, as a claim reads it in one statement: its event, its endpoint, the attempts made and when the next fell due. */
+export interface DueRow {
+    position: number;
+    endpoint_id: string;
+    attempts: number;
+    due_at: string;
+    event_id: string;
+    type: EventType;
+    created_at: string;
+    data: string;
+}
+
+
+/** The event a claimed delivery's row carries. */
+export function dueEvent(row: DueRow): StoredEvent {
+
+    return { position: row.position, id: row.event_id, type: row.type, created_at: row.created_at, data: row.data };
+}
+
+
+/** The state a delivery is left in by an attempt's outcome: delivered, given up after the last, else pending again. */
+export function deliveryState(outcome: AttemptOutcome): 'delivered' | 'given_up' | 'pending' {
+
+    if (outcome.delivered) {
+        return 'delivered';
+    }
+
+    return outcome.next_due_at === null ? 'given_up' : 'pending';
 }
 
 

@@ -1,16 +1,9 @@
 import type { RecordContext } from '../../clock';
 import type { AttemptOutcome, ClaimedAttempt, StoredEndpoint, StoredEvent, TypePattern } from '../../events/model';
 import type { EventLog } from '../engine';
-import { defaultEventsKept, endpointColumns, endpointRow, insertDeliveries, prunes, pruneEvents, storedEndpoint, type EndpointRow, type NewEvent } from '../events-sql';
+import { defaultEventsKept, deliveryState, dueEvent, endpointColumns, endpointRow, insertDeliveries, prunes, pruneEvents, storedEndpoint, type DueRow, type EndpointRow, type NewEvent } from '../events-sql';
 import { insertRow, sql, type PgDatabase, type Runner } from './database';
 
-
-interface DueRow {
-    position: number;
-    endpoint_id: string;
-    attempts: number;
-    due_at: string;
-}
 
 // Positions are bigint: read as float8 so that pg gives a number (exact below 2^53).
 const eventColumns = 'position::float8 AS position, id, type, created_at, data';
@@ -20,9 +13,13 @@ export const queries = {
     // migration lock, storage/postgres/migrate.ts) held until it ends, so that a reader that has seen a position has
     // seen every one before it. Without it, nextval hands them out in the order transactions ask and a stream would
     // step past a position whose transaction commits after a later one's. The lock is taken in the FROM, before the
-    // position is drawn; this schema's last position comes along (for the prune).
+    // position is drawn; this schema's last position comes along (for the prune). The statement names the endpoints'
+    // table, so that it holds that table (as every statement does the tables it names, before it runs) before it waits
+    // for the order lock: a record that gives up holds the table and then waits for the order lock, so a writer waiting
+    // in the other order behind a replacement (which waits for the record) would close a deadlock.
     nextPosition: sql<[], { position: number; floor: number }>('events.nextPosition', `SELECT nextval('public.localgate_event_positions')::float8 AS position,
-        (SELECT coalesce(max(position), 0) FROM events)::float8 AS floor FROM (SELECT pg_advisory_xact_lock(7206115, 2)) AS turn`),
+        (SELECT coalesce(max(position), 0) FROM events)::float8 AS floor
+        FROM (SELECT pg_advisory_xact_lock(7206115, 2)) AS turn LEFT JOIN (SELECT FROM webhook_endpoints LIMIT 0) AS endpoints ON true`),
     // The event and its deliveries in one statement: a write holds the lock above for as few round trips as it can.
     insertEvent: sql<[number, string, string, string, string]>('events.insertEvent', `WITH event AS (
             INSERT INTO events (position, id, type, created_at, data) VALUES ($1, $2, $3, $4, $5)
@@ -37,7 +34,6 @@ export const queries = {
         ORDER BY position LIMIT $4`),
     positionOf: sql<[string], { position: number }>('events.positionOf', 'SELECT position::float8 AS position FROM events WHERE id = $1'),
     lastPosition: sql<[], { position: number }>('events.lastPosition', 'SELECT coalesce(max(position), 0)::float8 AS position FROM events'),
-    eventsAt: sql<[number[]], StoredEvent>('events.eventsAt', `SELECT ${eventColumns} FROM events WHERE position = ANY ($1::bigint[])`),
 
     endpoints: sql<[], EndpointRow>('events.endpoints', `SELECT ${endpointColumns.join(', ')} FROM webhook_endpoints ORDER BY ordinal`),
     // Every statement that reads the endpoints waits for a replacement to commit, then reads the new ones: an event
@@ -63,8 +59,9 @@ export const queries = {
             WHERE d.event_position = due.event_position AND d.endpoint_id = due.endpoint_id
             RETURNING d.event_position, d.endpoint_id, d.attempts, d.due_at
         )
-        SELECT l.event_position::float8 AS position, l.endpoint_id, l.attempts, l.due_at
-        FROM leased l JOIN webhook_endpoints e ON e.id = l.endpoint_id ORDER BY l.due_at, l.event_position, e.ordinal`),
+        SELECT l.event_position::float8 AS position, l.endpoint_id, l.attempts, l.due_at, v.id AS event_id, v.type, v.created_at, v.data
+        FROM leased l JOIN webhook_endpoints e ON e.id = l.endpoint_id JOIN events v ON v.position = l.event_position
+        ORDER BY l.due_at, l.event_position, e.ordinal`),
     // Recorded only from the attempt before it, and counted on its endpoint, in one statement: a second record of one
     // attempt changes nothing.
     record: sql<[number, string, number, string, string | null, number], { id: string }>('events.record', `WITH moved AS (
@@ -184,15 +181,14 @@ export class PgEventLog implements EventLog {
                 return [];
             }
 
-            const events = new Map((await tx.rows(queries.eventsAt, due.map(({ position }) => position))).map((event) => [event.position, event]));
             const endpoints = new Map((await tx.rows(queries.endpoints)).map((row) => [row.id, storedEndpoint(row)]));
-            return due.map((row) => ({ event: events.get(row.position)!, endpoint: endpoints.get(row.endpoint_id)!, attempt: row.attempts + 1, due_at: row.due_at }));
+            return due.map((row) => ({ event: dueEvent(row), endpoint: endpoints.get(row.endpoint_id)!, attempt: row.attempts + 1, due_at: row.due_at }));
         });
     }
 
     record(outcome: AttemptOutcome): Promise<boolean> {
 
-        const state = outcome.delivered ? 'delivered' : (outcome.next_due_at === null ? 'given_up' : 'pending');
+        const state = deliveryState(outcome);
         return this.db.transaction(async (tx) => {
 
             if (!await tx.row(queries.record, outcome.position, outcome.endpoint_id, outcome.attempt, state, outcome.next_due_at, outcome.delivered ? 1 : 0)) {

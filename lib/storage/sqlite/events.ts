@@ -3,19 +3,12 @@ import type { Transaction } from 'better-sqlite3';
 import type { RecordContext } from '../../clock';
 import type { AttemptOutcome, ClaimedAttempt, StoredEndpoint, StoredEvent, TypePattern } from '../../events/model';
 import type { EventLog } from '../engine';
-import { defaultEventsKept, endpointColumns, endpointRow, insertDeliveries, prunes, pruneEvents, storedEndpoint, type EndpointRow, type NewEvent } from '../events-sql';
+import { defaultEventsKept, deliveryState, dueEvent, endpointColumns, endpointRow, insertDeliveries, prunes, pruneEvents, storedEndpoint, type DueRow, type EndpointRow, type NewEvent } from '../events-sql';
 import type { Database } from './open';
 import { lazyStatements, settled, sql, type Statements } from './statements';
 
 
 type EventRow = StoredEvent;
-
-interface DueRow {
-    position: number;
-    endpoint_id: string;
-    attempts: number;
-    due_at: string;
-}
 
 interface Prune {
     before: number;
@@ -36,7 +29,6 @@ export const queries = {
             WHERE (p.value ->> 1 = 0 AND events.type = p.value ->> 0) OR (p.value ->> 1 = 1 AND substr(events.type, 1, length(p.value ->> 0)) = p.value ->> 0)))
         ORDER BY position LIMIT +@limit`),
     positionOf: sql<[string], number>('SELECT position FROM events WHERE id = ?'),
-    event: sql<[number], EventRow>(`SELECT ${eventColumns} FROM events WHERE position = ?`),
 
     endpoints: sql<[], EndpointRow>(`SELECT ${endpointList} FROM webhook_endpoints ORDER BY ordinal`),
     endpoint: sql<[string], EndpointRow>(`SELECT ${endpointList} FROM webhook_endpoints WHERE id = ?`),
@@ -49,8 +41,9 @@ export const queries = {
     insertEndpointType: sql<[string, string, number]>('INSERT OR IGNORE INTO webhook_endpoint_types (endpoint_id, pattern, prefix) VALUES (?, ?, ?)'),
 
     nextDue: sql<[], string | null>(`SELECT min(due_at) FROM webhook_deliveries WHERE state = 'pending'`),
-    due: sql<[{ until: string; now: string; limit: number }], DueRow>(`SELECT d.event_position AS position, d.endpoint_id, d.attempts, d.due_at
-        FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+    due: sql<[{ until: string; now: string; limit: number }], DueRow>(`SELECT d.event_position AS position, d.endpoint_id, d.attempts, d.due_at,
+            v.id AS event_id, v.type, v.created_at, v.data
+        FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id JOIN events v ON v.position = d.event_position
         WHERE d.state = 'pending' AND d.due_at <= @until AND (d.leased_until IS NULL OR d.leased_until <= @now)
         ORDER BY d.due_at, d.event_position, e.ordinal LIMIT +@limit`),
     lease: sql<[string, number, string]>('UPDATE webhook_deliveries SET leased_until = ? WHERE event_position = ? AND endpoint_id = ?'),
@@ -153,13 +146,13 @@ export class SqliteEventLog implements EventLog {
                     endpoints.set(row.endpoint_id, endpoint);
                 }
 
-                return { event: statements.event.get(row.position)!, endpoint, attempt: row.attempts + 1, due_at: row.due_at };
+                return { event: dueEvent(row), endpoint, attempt: row.attempts + 1, due_at: row.due_at };
             });
         });
 
         this.recordOutcome = db.transaction((outcome: AttemptOutcome) => {
 
-            const state = outcome.delivered ? 'delivered' : (outcome.next_due_at === null ? 'given_up' : 'pending');
+            const state = deliveryState(outcome);
             const { changes } = statements.recordAttempt.run({ position: outcome.position, endpoint_id: outcome.endpoint_id, attempt: outcome.attempt, state, due_at: outcome.next_due_at });
             if (changes === 0) {
                 return false;
