@@ -6,6 +6,12 @@ import type Joi from 'joi';
 import { mintToken } from './auth';
 import type { Options } from './config';
 import type { AppliedCounts } from './data-set/transitions';
+import type { DeliveryEntry, DeliveryPattern } from './events/deliveries';
+import { listEvents } from './events/log';
+import { typePattern, type Event } from './events/model';
+import { eventListQuery } from './events/schemas';
+import { deliveryPatternPayload } from './events/webhook-schemas';
+import { webhooksOf, type EndpointInput, type WebhookEndpointInput, type WebhookEndpointRead, type WebhookEndpointSet } from './events/webhooks';
 import { faultsOf, faultRulesPayload, type FaultRuleInput, type FaultRules } from './faults';
 import { createServer } from './index';
 import type { Instance } from './instances';
@@ -13,6 +19,12 @@ import { liveInstance } from './instances/lookup';
 import { instanceOptions as optionsOf, type NewInstance } from './instances/options';
 import { durationMs, newInstanceSchema } from './instances/schemas';
 import { journalOf, requestPatternSchema, type JournalEntry, type RequestPattern } from './journal';
+
+
+export { startReceiver, type ReceivedWebhook, type ReceiverOptions, type WebhookReceiver } from './webhook-receiver';
+export type { DeliveryEntry as WebhookDelivery, DeliveryPattern as WebhookDeliveryPattern } from './events/deliveries';
+export type { Event, EventType, SigningClock } from './events/model';
+export type { WebhookEndpointInput, WebhookEndpointRead, WebhookEndpointSet } from './events/webhooks';
 
 
 // The kit a test suite imports as localgate/testing: one server per suite, a fresh instance per test.
@@ -56,6 +68,54 @@ export interface TestRequests {
     clear(): void;
 }
 
+/** The webhook attempts the instance made, from its delivery journal. */
+export interface TestDeliveries {
+    /** Every attempt kept, in the order they were made. */
+    list(): DeliveryEntry[];
+    /** How many attempts a pattern matches ({type, status, attempt, endpoint_id, webhook_id}, each given must hold; type may end with *). */
+    count(pattern?: DeliveryPattern): number;
+    /** The attempts a pattern matches, in the order they were made. */
+    find(pattern?: DeliveryPattern): DeliveryEntry[];
+    /** Forgets every attempt (pending deliveries go on). */
+    clear(): void;
+}
+
+/** The instance's webhook endpoints, set from the test. */
+export interface TestWebhooks {
+    /** Replaces the endpoints, as PUT /_instances/{id}/webhooks does; resolves to them as stored, each with its id and its secret in full. */
+    set(endpoints: WebhookEndpointInput[]): Promise<WebhookEndpointSet[]>;
+    /** The endpoints, secrets masked, each with its delivered and failed counts. */
+    get(): Promise<WebhookEndpointRead[]>;
+    /** Removes every endpoint and the deliveries pending to them. */
+    clear(): Promise<void>;
+    /** Makes every attempt due at the instance's current instant; resolves to how many were made. */
+    flush(): Promise<number>;
+    readonly deliveries: TestDeliveries;
+}
+
+/** Which events a list reads, as GET …/events takes it. */
+export interface EventQuery {
+    /** An event id: the events after it (from the oldest kept without it); one the instance does not hold rejects. */
+    after?: string;
+    /** An event type, or a prefix ending in * (`pay.*`). */
+    type?: string;
+    /** At most this many (1 to 1000, default 100): read on after the last for more. */
+    limit?: number;
+}
+
+/** The instance's events. */
+export interface TestEvents {
+    /** A page of the events in their order (the same each run with sequential ids). */
+    list(query?: EventQuery): Promise<Event[]>;
+}
+
+/** What a move of the clock did: the transitions it applied, counted by type, and the webhook attempts it made. */
+export interface ClockMove {
+    now: Date;
+    applied: AppliedCounts;
+    attempted: number;
+}
+
 /** The instance's clock, read and moved from the test. */
 export interface TestClock {
     /** The instance's current time. */
@@ -70,6 +130,12 @@ export interface TestClock {
      * on the way; resolves to how many of each type were applied ({} for none), as set does.
      */
     advance(by: string | number): Promise<AppliedCounts>;
+    /**
+     * Moves the clock as set ({ to }) or advance ({ by }) does, and resolves to the whole of what the move did: the
+     * counts set and advance resolve to, and the webhook attempts made on the way (first attempts of the events the
+     * move wrote, and retries due meanwhile).
+     */
+    move(to: { to: string | Date } | { by: string | number }): Promise<ClockMove>;
 }
 
 /** One isolated data set of the kit's server. */
@@ -82,6 +148,8 @@ export interface TestInstance {
     readonly clock: TestClock;
     readonly faults: TestFaults;
     readonly requests: TestRequests;
+    readonly webhooks: TestWebhooks;
+    readonly events: TestEvents;
     /** Injects a request into the instance; the url is the API's own (/v1/...). */
     inject(options: string | ServerInjectOptions): Promise<ServerInjectResponse>;
     /** A bearer token for a subject, signed with the server's secret; ttlSec: whole seconds (default 3600), negative for one that expired that long ago, 0 throws. */
@@ -209,11 +277,37 @@ function asPromise<T>(call: () => Promise<T>): Promise<T> {
 }
 
 
+// The target of a move of the clock, as PUT …/clock takes it.
+function clockTarget(to: { to: string | Date } | { by: string | number }): { now: Date } | { advance: number } {
+
+    if ('to' in to) {
+        return { now: new Date(to.to) };
+    }
+
+    return { advance: typeof to.by === 'number' ? to.by : durationMs(to.by) };
+}
+
+
+// A page of the instance's events, the query checked as GET …/events checks it.
+async function eventsOf(instance: Instance, options: EventQuery): Promise<Event[]> {
+
+    const { after, type, limit } = validated<Required<Pick<EventQuery, 'limit'>> & EventQuery>(eventListQuery, options, 'event query');
+    const types = type === undefined ? null : [typePattern(type)];
+    return (await listEvents(await instance.data.eventLogs(), { after: after ?? null, types, limit })).data;
+}
+
+
 function testInstance(server: Server, instance: Instance, token: TestInstance['token'], failOnUnexpected: boolean, kit: TestKit): TestInstance {
 
     const registry = server.app.localgate.instances;
     // Each call reaches the instance as a request does: a use that keeps it alive, or instance_not_found once it is gone.
     const live = (): Instance => liveInstance(registry, instance.id);
+    const move: TestClock['move'] = async (to) => {
+
+        const moving = live();
+        const { counts, attempted } = await moving.moveClock(clockTarget(to));
+        return { now: moving.now(), applied: counts, attempted };
+    };
 
     return {
         id: instance.id,
@@ -224,8 +318,9 @@ function testInstance(server: Server, instance: Instance, token: TestInstance['t
         },
         clock: {
             now: () => live().now(),
-            set: async (instant) => (await live().moveClock({ now: new Date(instant) })).counts,
-            advance: async (by) => (await live().moveClock({ advance: typeof by === 'number' ? by : durationMs(by) })).counts
+            set: async (instant) => (await move({ to: instant })).applied,
+            advance: async (by) => (await move({ by })).applied,
+            move
         },
         faults: {
             set: (rules, options = {}) => faultsOf(server).set(live(), validated(faultRulesPayload, { ...options, rules }, 'fault rules')),
@@ -237,6 +332,24 @@ function testInstance(server: Server, instance: Instance, token: TestInstance['t
             count: (pattern = {}) => journalOf(server).find(live(), validated(requestPatternSchema, pattern, 'request pattern')).length,
             find: (pattern = {}) => journalOf(server).find(live(), validated(requestPatternSchema, pattern, 'request pattern')),
             clear: () => journalOf(server).clear(live())
+        },
+        webhooks: {
+            set: async (endpoints) => (await webhooksOf(server).set(live(), validated<{ endpoints: EndpointInput[] }>(webhooksOf(server).payload, { endpoints }, 'webhook endpoints').endpoints)).endpoints,
+            get: async () => (await webhooksOf(server).get(live())).endpoints,
+            async clear() {
+
+                await webhooksOf(server).set(live(), []);
+            },
+            flush: () => asPromise(() => live().services.dispatcher.flush()),
+            deliveries: {
+                list: () => live().services.deliveries.list(),
+                count: (pattern = {}) => webhooksOf(server).find(live(), validated(deliveryPatternPayload, pattern, 'delivery pattern')).length,
+                find: (pattern = {}) => webhooksOf(server).find(live(), validated(deliveryPatternPayload, pattern, 'delivery pattern')),
+                clear: () => live().services.deliveries.clear()
+            }
+        },
+        events: {
+            list: (options = {}) => asPromise(() => eventsOf(live(), options))
         },
         inject(options) {
 

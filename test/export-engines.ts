@@ -55,7 +55,7 @@ for (const engine of engines) {
 
         after(() => kit.close());
 
-        it('reads the same in a new data set of the engine and in an instance', { timeout: 20_000 }, async () => {
+        it('reads the same in a new data set of the engine and in an instance', { timeout: 40_000 }, async () => {
 
             const original = await provisionedServer(engine, true);
             await original.app.localgate.data.loadFixture(worldFixture, 'test');

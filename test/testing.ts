@@ -2,7 +2,7 @@ import Code from '@hapi/code';
 import Lab from '@hapi/lab';
 
 import { mintToken } from '../lib/auth';
-import { createTestKit, type TestKit } from '../lib/testing';
+import { createTestKit, startReceiver, type TestInstance, type TestKit, type WebhookReceiver } from '../lib/testing';
 import { body, type List } from './helpers/server';
 
 
@@ -172,5 +172,105 @@ describe('createTestKit()', () => {
         expect(res.status).to.equal(200);
         expect(res.headers.get('x-total-count')).to.equal('12');
         t.close();
+    });
+});
+
+
+describe('createTestKit(): events and webhooks', () => {
+
+    let kit: TestKit;
+    let receiver: WebhookReceiver;
+
+    before(async () => {
+
+        kit = await createTestKit({ validateResponses: true });
+        receiver = await startReceiver();
+    });
+
+    after(async () => {
+
+        await receiver.close();
+        await kit.close();
+    });
+
+    const transfer = (t: TestInstance, key: string) => {
+
+        return t.inject({
+            method: 'POST', url: '/v1/pay/gateway/deposit', headers: { ...t.auth('alice'), 'idempotency-key': key },
+            payload: { provider_id: 'bank-transfer', asset: 'USD', amount: 100 }
+        });
+    };
+
+    it('sets, reads and clears endpoints, refusing what PUT …/webhooks refuses', async () => {
+
+        const t = await kit.instance({ seed: 'none', clock: '2030-01-01T00:00:00Z' });
+        const [set] = await t.webhooks.set([{ url: receiver.url, types: ['pay.*'], retry_schedule: ['1s'] }]);
+        expect(set).to.equal({ id: set!.id, url: receiver.url, types: ['pay.*'], secret: set!.secret, signing_clock: 'wall', retry_schedule: ['1s'], created_at: '2030-01-01T00:00:00.000Z' });
+        expect(set!.secret).to.match(/^whsec_/);
+        expect(await t.webhooks.get()).to.equal([{ ...set!, secret: 'whsec_********', delivered: 0, failed: 0 }]);
+
+        await expect(t.webhooks.set([{ url: 'http://example.com/hooks' }])).to.reject(/^Invalid webhook endpoints: endpoints\[0\]\.url must be an http: or https: URL without a user name or password, to a host WEBHOOK_HOSTS allows/);
+        await expect(t.webhooks.set([{ url: receiver.url, types: ['pay.nothing'] }])).to.reject(/^Invalid webhook endpoints: /);
+
+        await t.webhooks.clear();
+        expect(await t.webhooks.get()).to.equal([]);
+        await t.close();
+        await expect(t.webhooks.get()).to.reject(/There is no instance/);
+    });
+
+    it('lists events a page at a time, after an event and of a type, refusing what GET …/events refuses', async () => {
+
+        const t = await kit.instance({ seed: 'none', pay: true, ids: 'sequential', clock: '2030-01-01T00:00:00Z' });
+        for (const key of ['one', 'two']) {
+            expect((await transfer(t, key)).statusCode).to.equal(201);
+        }
+
+        expect(await t.clock.advance('2d')).to.equal({ 'pay.transaction.completed': 2 });
+        const events = await t.events.list();
+        expect(events.map(({ id, type, created_at: at }) => [id.slice(-2), type, at])).to.equal([
+            ['01', 'pay.transaction.created', '2030-01-01T00:00:00.000Z'],
+            ['02', 'pay.transaction.created', '2030-01-01T00:00:00.000Z'],
+            ['03', 'pay.transaction.completed', '2030-01-03T00:00:00.000Z'],
+            ['04', 'pay.transaction.completed', '2030-01-03T00:00:00.000Z']
+        ]);
+        expect(events[2]!.data).to.include({ status: 'completed', amount: 100 });
+        expect(await t.events.list({ after: events[0]!.id, limit: 2 })).to.equal(events.slice(1, 3));
+        expect(await t.events.list({ type: 'pay.transaction.completed' })).to.equal(events.slice(2));
+
+        await expect(t.events.list({ limit: 0 })).to.reject('Invalid event query: limit must be greater than or equal to 1');
+        await expect(t.events.list({ type: 'pay.nothing' })).to.reject(/^Invalid event query: type must be an event type/);
+        await expect(t.events.list({ after: '00000000-0000-4000-9000-0000000000ff' })).to.reject(/^after names no event this data set holds/);
+        await t.close();
+    });
+
+    it('flushes, moves the clock with its attempts counted, and reads the delivery journal', async () => {
+
+        receiver.clear();
+        receiver.respondWith(503);
+        const t = await kit.instance({ seed: 'none', pay: true, ids: 'sequential', clock: '2030-01-01T00:00:00Z' });
+        const [endpoint] = await t.webhooks.set([{ url: receiver.url, secret: receiver.secret, types: ['pay.transaction.completed'], retry_schedule: ['1m'] }]);
+        expect((await transfer(t, 'one')).statusCode).to.equal(201);
+        expect(await t.webhooks.flush()).to.equal(0);
+
+        expect(await t.clock.move({ to: '2030-01-03T00:00:00Z' })).to.equal({ now: new Date('2030-01-03T00:00:00Z'), applied: { 'pay.transaction.completed': 1 }, attempted: 1 });
+        expect(await t.clock.move({ by: '30s' })).to.equal({ now: new Date('2030-01-03T00:00:30Z'), applied: {}, attempted: 0 });
+        expect(await t.clock.move({ by: 30_000 })).to.equal({ now: new Date('2030-01-03T00:01:00Z'), applied: {}, attempted: 1 });
+        expect(receiver.deliveries.map(({ status, verified }) => ({ status, verified }))).to.equal([{ status: 503, verified: true }, { status: 204, verified: true }]);
+
+        const attempts = t.webhooks.deliveries.list();
+        expect(attempts.map(({ attempt, status, at, next_attempt_at: next, endpoint_id: id }) => ({ attempt, status, at, next, id }))).to.equal([
+            { attempt: 1, status: 503, at: '2030-01-03T00:00:00.000Z', next: '2030-01-03T00:01:00.000Z', id: endpoint!.id },
+            { attempt: 2, status: 204, at: '2030-01-03T00:01:00.000Z', next: null, id: endpoint!.id }
+        ]);
+        expect(t.webhooks.deliveries.count()).to.equal(2);
+        expect(t.webhooks.deliveries.count({ status: 503 })).to.equal(1);
+        expect(t.webhooks.deliveries.find({ attempt: 2 })).to.equal([attempts[1]!]);
+        expect(t.webhooks.deliveries.find()).to.equal(attempts);
+        expect(() => t.webhooks.deliveries.count({ status: 42 })).to.throw(/^Invalid delivery pattern: status must be greater than or equal to 100/);
+        expect(await t.webhooks.get()).to.equal([{ ...endpoint!, secret: 'whsec_********', delivered: 1, failed: 1 }]);
+
+        t.webhooks.deliveries.clear();
+        expect(t.webhooks.deliveries.list()).to.equal([]);
+        await t.close();
     });
 });

@@ -1,6 +1,7 @@
 import Crypto from 'node:crypto';
 
 import type { Plugin, Request, Server } from '@hapi/hapi';
+import type Joi from 'joi';
 
 import { requireAdmin } from '../auth';
 import { noContent, optionalBody } from '../fields';
@@ -9,19 +10,60 @@ import type { InstanceRegistry } from '../instances/registry';
 import { durationMs, instanceParams } from '../instances/schemas';
 import { listResponse, type Page } from '../lists';
 import type { Scope } from '../scope';
-import { matchesDelivery, type DeliveryPattern } from './deliveries';
+import { matchesDelivery, type DeliveryEntry, type DeliveryPattern } from './deliveries';
 import { typePattern, type SigningClock, type StoredEndpoint, type TypePattern } from './model';
 import { maskedSecret, mintSecret } from './signing';
 import { deliveryCountSchema, deliveryFindSchema, deliveryListQuery, deliveryListSchema, deliveryPatternPayload, endpointsPayload, endpointsSchema, endpointsSetSchema, flushSchema } from './webhook-schemas';
 
 
 /** An endpoint as PUT …/webhooks takes it, defaults applied. */
-interface EndpointInput {
+export interface EndpointInput {
     url: string;
     types?: string[];
     secret?: string;
     signing_clock: SigningClock;
     retry_schedule: string[];
+}
+
+/** An endpoint as a caller gives it: url, and what it leaves out takes its default. */
+export type WebhookEndpointInput = Pick<EndpointInput, 'url' | 'types' | 'secret'> & Partial<Pick<EndpointInput, 'signing_clock' | 'retry_schedule'>>;
+
+/** An endpoint as set: its secret in full, shown this once. */
+export interface WebhookEndpointSet {
+    id: string;
+    url: string;
+    // As given; null: every type.
+    types: string[] | null;
+    secret: string;
+    signing_clock: SigningClock;
+    retry_schedule: string[];
+    created_at: string;
+}
+
+/** An endpoint as read back: its secret masked, and its deliveries that succeeded and attempts that failed. */
+export interface WebhookEndpointRead extends WebhookEndpointSet {
+    delivered: number;
+    failed: number;
+}
+
+/** The webhooks of each data set, for the test kit. */
+export interface WebhooksApi {
+    /** The body of PUT …/webhooks, with the hosts WEBHOOK_HOSTS allows. */
+    payload: Joi.ObjectSchema;
+    /** Replaces a data set's endpoints (none removes them); the input has passed payload. */
+    set(scope: Scope, endpoints: EndpointInput[]): Promise<{ endpoints: WebhookEndpointSet[] }>;
+    /** A data set's endpoints, secrets masked, with their counts. */
+    get(scope: Scope): Promise<{ endpoints: WebhookEndpointRead[] }>;
+    /** The attempts a data set made that a pattern matches (it has passed deliveryPatternPayload), in the order they were made. */
+    find(scope: Scope, pattern: DeliveryPattern): DeliveryEntry[];
+}
+
+const pluginName = 'localgate-webhooks';
+
+declare module '@hapi/hapi' {
+    interface PluginProperties {
+        [pluginName]: WebhooksApi;
+    }
 }
 
 const tags = ['api', 'instances'];
@@ -44,7 +86,7 @@ function patternText({ pattern, prefix }: TypePattern): string {
 
 
 // How an endpoint reads back, its secret as the caller may see it.
-function shown(endpoint: StoredEndpoint, secret: string): Record<string, unknown> {
+function shown(endpoint: StoredEndpoint, secret: string): WebhookEndpointSet {
 
     return {
         id: endpoint.id,
@@ -71,7 +113,7 @@ function endpointId(scope: Scope, createdAt: string, ordinal: number, input: End
 
 
 /** Replaces a data set's endpoints in each of its event logs; answers them with their secrets in full. */
-async function setEndpoints(scope: Scope, inputs: EndpointInput[]): Promise<{ endpoints: Record<string, unknown>[] }> {
+async function setEndpoints(scope: Scope, inputs: EndpointInput[]): Promise<{ endpoints: WebhookEndpointSet[] }> {
 
     const createdAt = scope.services.clock.now().toISOString();
     const endpoints = inputs.map((input, ordinal): StoredEndpoint => {
@@ -101,7 +143,7 @@ async function setEndpoints(scope: Scope, inputs: EndpointInput[]): Promise<{ en
 
 
 /** A data set's endpoints, secrets masked, with their counts summed over its event logs. */
-async function readEndpoints(scope: Scope): Promise<{ endpoints: Record<string, unknown>[] }> {
+async function readEndpoints(scope: Scope): Promise<{ endpoints: WebhookEndpointRead[] }> {
 
     const logs = await scope.data.eventLogs();
     const read = await Promise.all(logs.map((log) => log.endpoints()));
@@ -120,9 +162,23 @@ async function readEndpoints(scope: Scope): Promise<{ endpoints: Record<string, 
 }
 
 
+// The attempts a data set made that a pattern matches.
+function findDeliveries(scope: Scope, pattern: DeliveryPattern): DeliveryEntry[] {
+
+    return scope.services.deliveries.list().filter((entry) => matchesDelivery(entry, pattern));
+}
+
+
+/** The webhooks of a server's data sets, as its webhooks plugin exposes them. */
+export function webhooksOf(server: Server): WebhooksApi {
+
+    return server.plugins[pluginName];
+}
+
+
 /** The webhook routes of the default data set (/_webhooks…) and of each instance (/_instances/{id}/webhooks…). */
 export const webhooksPlugin: Plugin<{ registry: InstanceRegistry; hosts: readonly string[] }> = {
-    name: 'localgate-webhooks',
+    name: pluginName,
     register(server, { registry, hosts }) {
 
         const targets = [
@@ -130,10 +186,14 @@ export const webhooksPlugin: Plugin<{ registry: InstanceRegistry; hosts: readonl
             { path: '/_instances/{instance_id}/webhooks', scope: (request: Pick<Request, 'app' | 'params'>) => liveInstance(registry, (request.params as { instance_id: string }).instance_id), params: instanceParams, what: 'an instance' }
         ];
 
+        const payload = endpointsPayload(hosts);
         for (const target of targets) {
-            endpointRoutes(server, target, endpointsPayload(hosts));
+            endpointRoutes(server, target, payload);
             deliveryRoutes(server, target);
         }
+
+        const api: WebhooksApi = { payload, set: setEndpoints, get: readEndpoints, find: findDeliveries };
+        server.expose(api);
     }
 };
 
@@ -220,7 +280,7 @@ function deliveryRoutes(server: Server, { path, scope, params, what }: Target): 
 
     const deliveries = `${path}/deliveries`;
     const patternNotes = 'Admin token required. The body is a pattern: type (an event type, or a prefix ending with *), status (the receiver\'s, or null for none), attempt, endpoint_id, webhook_id; each one given must match, and an empty body matches every attempt.';
-    const find = (request: Pick<Request, 'app' | 'params'>, pattern: DeliveryPattern) => scope(request).services.deliveries.list().filter((entry) => matchesDelivery(entry, pattern));
+    const find = (request: Pick<Request, 'app' | 'params'>, pattern: DeliveryPattern) => findDeliveries(scope(request), pattern);
 
     server.route<{ Query: Page }>({
         method: 'GET',

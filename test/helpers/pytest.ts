@@ -50,7 +50,18 @@ export const passingTests = [
     'tests/test_faults_journal.py::test_an_instance_fault_fires_as_set_counts_its_hits_and_clears PASSED',
     'tests/test_faults_journal.py::test_an_instance_journal_lists_counts_finds_and_clears PASSED',
     'tests/test_faults_journal.py::test_the_default_data_set_has_its_own_faults_and_journal PASSED',
+    'tests/test_receiver.py::test_records_verified_deliveries_in_arrival_order PASSED',
+    'tests/test_receiver.py::test_says_why_a_delivery_is_not_verified PASSED',
+    'tests/test_receiver.py::test_checks_timestamps_against_the_clock_it_is_given PASSED',
+    'tests/test_receiver.py::test_records_a_body_that_is_no_event_with_event_none PASSED',
+    'tests/test_receiver.py::test_answers_what_it_is_told_then_its_default PASSED',
+    'tests/test_receiver.py::test_waits_for_deliveries_and_says_how_many_came_when_they_do_not PASSED',
+    'tests/test_receiver.py::test_answers_413_to_a_body_over_the_bound PASSED',
+    'tests/test_receiver.py::test_refuses_a_secret_that_holds_no_key PASSED',
+    'tests/test_receiver.py::test_signs_as_the_reference_library_does PASSED',
     'tests/test_time.py::test_a_bank_transfer_deposit_is_pending_until_the_clock_passes_its_two_days PASSED',
     'tests/test_time.py::test_a_move_with_nothing_due_applies_nothing_and_keeps_the_record PASSED',
-    'tests/test_time.py::test_the_default_data_set_has_a_clock_of_its_own PASSED'
+    'tests/test_time.py::test_the_default_data_set_has_a_clock_of_its_own PASSED',
+    'tests/test_webhooks.py::test_a_settled_transfer_is_credited_once_though_its_webhook_came_twice PASSED',
+    'tests/test_webhooks.py::test_endpoints_events_and_deliveries_are_read_flushed_and_cleared PASSED'
 ];

@@ -102,7 +102,7 @@ function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEn
 
 
 const kitSource = `import { createServer, mintToken } from 'localgate';
-import { createTestKit, type TestInstanceOptions } from 'localgate/testing';
+import { createTestKit, startReceiver, type Event, type ReceivedWebhook, type TestInstanceOptions, type WebhookEndpointSet } from 'localgate/testing';
 
 // @ts-expect-error: the kit's types know the seeds, so a misspelt one is an error here
 export const misspelt: TestInstanceOptions = { seed: 'demos' };
@@ -114,6 +114,12 @@ async function main(): Promise<void> {
     const products = await t.inject('/v1/commerce/products?limit=1');
     const total: number = (JSON.parse(products.payload) as { total: number }).total;
     console.log(\`products \${products.statusCode} \${total} at \${t.clock.now().toISOString()}\`);
+    const receiver = await startReceiver();
+    const endpoints: WebhookEndpointSet[] = await t.webhooks.set([{ url: receiver.url, secret: receiver.secret, types: ['commerce.*'] }]);
+    const events: Event[] = await t.events.list({ limit: 1 });
+    const deliveries: ReceivedWebhook[] = receiver.deliveries;
+    console.log(\`webhooks \${endpoints.map(({ types }) => types?.join()).join()} \${events.length} \${deliveries.length}\`);
+    await receiver.close();
     t.close();
     await kit.close();
 
@@ -237,7 +243,7 @@ describe('the package, packed and installed into an empty project (slow)', { ski
 
         const ran = await run(process.execPath, [Path.join('out', 'kit.js')], app);
         expect(ran.code, ran.stderr).to.equal(0);
-        expect(ran.stdout).to.equal('products 200 35 at 2030-01-01T00:00:00.000Z\nbookings 200\n');
+        expect(ran.stdout).to.equal('products 200 35 at 2030-01-01T00:00:00.000Z\nwebhooks commerce.* 0 0\nbookings 200\n');
     });
 });
 

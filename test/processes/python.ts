@@ -78,6 +78,15 @@ describe('the Python suite of test/python', { skip, timeout: 30_000 }, () => {
         expect(report).to.contain('test_a_lost_reply_is_retried_with_its_key_and_replayed (test_faults.FaultTest');
     });
 
+    it('passes the webhooks suite: a settled transfer delivered to a receiver of its own, its signature checked with hmac', { timeout: 60_000 }, async () => {
+
+        expectPython();
+        const { code, report } = await runSuite(server.url, secret, 'test_webhooks');
+        expect(code, report).to.equal(0);
+        expect(report).to.match(/^Ran 1 test in /m);
+        expect(report).to.contain('test_a_settled_transfer_is_delivered_signed (test_webhooks.WebhookTest');
+    });
+
     it('fails when its tokens are signed with another secret', { timeout: 60_000 }, async () => {
 
         expectPython();

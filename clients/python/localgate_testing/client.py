@@ -247,9 +247,67 @@ class Instance:
 
         return self._move_clock({"advance": by})
 
+    def move_clock(self, now=None, advance=None):
+        """Moves the clock as set_clock (now=) or advance_clock (advance=) does; returns the whole answer:
+        {"applied": {type: count}, "attempted": <webhook attempts made on the way>}."""
+
+        if (now is None) == (advance is None):
+            raise ValueError("give one of now= and advance=")
+        answer = self.server.admin("PUT", self._admin("/clock"), {"now": now} if now is not None else {"advance": advance})
+        moved = {"applied": answer.pop("applied"), "attempted": answer.pop("attempted", 0)}
+        self.record = answer
+        return moved
+
+    def set_webhooks(self, endpoints):
+        """Replaces the instance's webhook endpoints ({"url", "types", "secret", "signing_clock", "retry_schedule"}, all
+        but url optional); returns them as stored, each with its id and its secret in full (the only time it is shown)."""
+
+        return self.server.admin("PUT", self._admin("/webhooks"), {"endpoints": endpoints})["endpoints"]
+
+    def webhooks(self):
+        """The endpoints, secrets masked, each with how many deliveries succeeded ("delivered") and attempts failed ("failed")."""
+
+        return self.server.admin("GET", self._admin("/webhooks"))["endpoints"]
+
+    def clear_webhooks(self):
+        """Removes every endpoint, and the deliveries pending to them."""
+
+        self.server.admin("DELETE", self._admin("/webhooks"))
+
+    def flush_webhooks(self):
+        """Makes every webhook attempt due at the instance's current instant; returns how many were made."""
+
+        return self.server.admin("POST", self._admin("/webhooks/flush"))["attempted"]
+
+    def deliveries(self, pattern=None):
+        """The webhook attempts made, in the order they were made; pattern: {type (a trailing * matches a prefix),
+        status (None for no answer), attempt, endpoint_id, webhook_id}, each given field must hold."""
+
+        return self.server.admin("POST", self._admin("/webhooks/deliveries/find"), pattern or {})["deliveries"]
+
+    def count_deliveries(self, pattern=None):
+        """How many webhook attempts a pattern (as deliveries takes it) matches; every attempt without one."""
+
+        return self.server.admin("POST", self._admin("/webhooks/deliveries/count"), pattern or {})["count"]
+
+    def clear_deliveries(self):
+        """Forgets the webhook attempts made (the deliveries still pending go on)."""
+
+        self.server.admin("DELETE", self._admin("/webhooks/deliveries"))
+
+    def events(self, after=None, type=None, limit=None):
+        """A page of the instance's events in their order: after the event id ``after`` (from the oldest kept without
+        it), of one type or a prefix ending in * (``pay.*``), at most ``limit`` (1 to 1000; the server's default 100).
+        Read on with after= the last one's id for more."""
+
+        query = {name: value for name, value in (("after", after), ("type", type), ("limit", limit)) if value is not None}
+        return self.server.admin("GET", self._admin("/events?" + urllib.parse.urlencode(query)))["data"]
+
     def _move_clock(self, body):
         answer = self.server.admin("PUT", self._admin("/clock"), body)
         applied = answer.pop("applied")
+        # The webhook attempts made on the way: move_clock answers them; the record stays the instance's.
+        answer.pop("attempted", None)
         self.record = answer
         return applied
 

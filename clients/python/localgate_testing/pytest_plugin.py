@@ -10,6 +10,8 @@ loaded and it loads once.
 - ``localgate_instance`` (function): a fresh ``Instance`` of the demo data, deleted after the test. Mark a test
   ``@pytest.mark.localgate(seed="none", fixture={...}, clock="2030-01-01T00:00:00Z", ids="sequential", pay=True)``
   to make it otherwise.
+- ``localgate_receiver`` (function): a webhook ``Receiver`` on a free loopback port, with a minted secret, closed
+  after the test: give its ``url`` and ``secret`` to ``set_webhooks``.
 
 Under pytest-xdist each worker has its own session fixture, and every test its own instance.
 """
@@ -26,6 +28,7 @@ import threading
 import pytest
 
 from .client import Localgate
+from .receiver import start_receiver
 
 _listening = re.compile(r"localgate listening on (http://\S+)")
 _start_timeout_s = float(os.environ.get("LOCALGATE_START_TIMEOUT", "120"))
@@ -130,3 +133,12 @@ def localgate_instance(localgate, request):
     instance = localgate.instance(**(marker.kwargs if marker else {}))
     yield instance
     instance.delete()
+
+
+@pytest.fixture
+def localgate_receiver():
+    """A webhook receiver for the test (its url and secret go to set_webhooks), closed after it."""
+
+    receiver = start_receiver()
+    yield receiver
+    receiver.close()
