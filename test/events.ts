@@ -5,7 +5,7 @@ import type { Server, ServerInjectOptions } from '@hapi/hapi';
 import Lab from '@hapi/lab';
 
 import type { Event } from '../lib/events/model';
-import { EventSubscription, type StreamSettings } from '../lib/events/stream';
+import { EventSubscription, maxStreamsPerDataSet, type StreamSettings } from '../lib/events/stream';
 import type { Scope } from '../lib/scope';
 import type { DataSet } from '../lib/storage/engine';
 import { adminBearer, bearer, body, type List, testServer } from './helpers/server';
@@ -430,6 +430,23 @@ describe('events', () => {
             expect(subscriber.ended).to.be.true();
         });
 
+        it('refuses a stream past the most one data set serves at once with a 429, counting no other data set\'s', async () => {
+
+            const { id } = await create();
+            const path = `/_instances/${id}/events/stream`;
+            const open = Array.from({ length: maxStreamsPerDataSet }, () => new Subscriber(server, path));
+            await Promise.all(open.map((subscriber) => subscriber.waitFor(() => subscriber.frames.length > 0)));
+            const refused = await admin('GET', path);
+            expect(refused.statusCode).to.equal(429);
+            expect(body<{ code: string }>(refused).code).to.equal('too_many_streams');
+            const other = await create();
+            const elsewhere = new Subscriber(server, `/_instances/${other.id}/events/stream`);
+            await elsewhere.waitFor(() => elsewhere.frames.length > 0);
+            for (const subscriber of [...open, elsewhere]) {
+                subscriber.close();
+            }
+        });
+
         it('refuses a Last-Event-ID the data set does not hold with a 422 naming it, and a hostile one with a 400', async () => {
 
             const { id } = await create();
@@ -555,6 +572,25 @@ describe('events', () => {
             subscription.close();
             await new Promise((resolve) => setTimeout(resolve, 50));
             expect(text.join('')).to.equal('retry: 2000\n\n');
+        });
+
+        it('reads no further once it is closed, though told of events while it read', async () => {
+
+            const { id, base_path: base } = await create();
+            await addProduct(base, 'Late');
+            let reads = 0;
+            const scope = lateScope(id, (data) => {
+
+                reads += 1;
+                return data.eventLogs();
+            });
+            const subscription = new EventSubscription(scope, { position: 0, rank: 0 }, null, settings());
+            // Told while its first read waits: it would read once more when done.
+            scope.services.ids.eventsWritten += 1;
+            scope.services.noticeEvents();
+            subscription.close();
+            await new Promise((resolve) => setTimeout(resolve, 80));
+            expect(reads).to.equal(1);
         });
 
         it('logs no failure of a read that fails once it is closed', async () => {

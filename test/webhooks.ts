@@ -382,6 +382,7 @@ describe('webhooks', () => {
             ...['604800001ms', '604801s', '10081m', '169h'].map((delay): [object, string, string] => [{ url: receiver.url, retry_schedule: [delay] }, 'endpoints.0.retry_schedule.0', 'endpoints[0].retry_schedule[0] must be a duration of at most 7d, such as 500ms, 5s, 5m, 2h or 1d']),
             [{ url: 'http://127.0.0.1:65536/hook' }, 'endpoints.0.url', 'endpoints[0].url must be an http: or https: URL without a user name or password, to a host WEBHOOK_HOSTS allows (127.0.0.1, localhost, ::1, host.docker.internal; any 127.x.x.x counts as 127.0.0.1): set WEBHOOK_HOSTS to allow another'],
             [{ url: 'http://127.0.0.256/hook' }, 'endpoints.0.url', 'endpoints[0].url must be an http: or https: URL without a user name or password, to a host WEBHOOK_HOSTS allows (127.0.0.1, localhost, ::1, host.docker.internal; any 127.x.x.x counts as 127.0.0.1): set WEBHOOK_HOSTS to allow another'],
+            [{ url: 'http://127.0.0.1/hook%zz' }, 'endpoints.0.url', 'endpoints[0].url must be an http: or https: URL without a user name or password, to a host WEBHOOK_HOSTS allows (127.0.0.1, localhost, ::1, host.docker.internal; any 127.x.x.x counts as 127.0.0.1): set WEBHOOK_HOSTS to allow another'],
             [{ url: receiver.url, retry_schedule: Array.from({ length: 21 }, () => '1s') }, 'endpoints.0.retry_schedule', 'endpoints[0].retry_schedule must contain less than or equal to 20 items']
         ];
 
@@ -392,9 +393,9 @@ describe('webhooks', () => {
 
         expectError(await admin('PUT', `/_instances/${id}/webhooks`, { endpoints: Array.from({ length: 17 }, () => ({ url: receiver.url })) }), 400, 'validation_failed', 'endpoints');
         expectError(await admin('PUT', `/_instances/${id}/webhooks`, {}), 400, 'validation_failed', 'endpoints');
-        const loopbacks = await hooks(id, [{ url: 'http://127.0.0.9:1/hook' }, { url: 'http://[::1]:65535/hook?to=me' }, { url: 'https://host.docker.internal/hook', retry_schedule: ['604800000ms', '604800s', '10080m', '168h', '7d'] }]);
-        expect(loopbacks.map(({ url }) => url)).to.equal(['http://127.0.0.9:1/hook', 'http://[::1]:65535/hook?to=me', 'https://host.docker.internal/hook']);
-        expect(loopbacks[2]!.retry_schedule).to.equal(['7d', '7d', '7d', '7d', '7d']);
+        const loopbacks = await hooks(id, [{ url: 'http://127.0.0.9:1/hook' }, { url: 'http://[::1]:65535/hook?to=me' }, { url: 'http://localhost/hooks/a%20b?to=%C3%A9' }, { url: 'https://host.docker.internal/hook', retry_schedule: ['604800000ms', '604800s', '10080m', '168h', '7d'] }]);
+        expect(loopbacks.map(({ url }) => url)).to.equal(['http://127.0.0.9:1/hook', 'http://[::1]:65535/hook?to=me', 'http://localhost/hooks/a%20b?to=%C3%A9', 'https://host.docker.internal/hook']);
+        expect(loopbacks[3]!.retry_schedule).to.equal(['7d', '7d', '7d', '7d', '7d']);
     });
 
     it('answers 401 without a token, 403 to a token that is not an admin\'s, and 404 for an instance there is not', async () => {

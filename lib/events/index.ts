@@ -2,6 +2,7 @@ import type { Plugin, Request, ResponseToolkit } from '@hapi/hapi';
 import Joi from 'joi';
 
 import { requireAdmin } from '../auth';
+import { DomainError } from '../errors';
 import { liveInstance } from '../instances/lookup';
 import type { InstanceRegistry } from '../instances/registry';
 import { instanceParams } from '../instances/schemas';
@@ -12,7 +13,7 @@ import type { Scope } from '../scope';
 import { cursorOf, lastCursor, listEvents } from './log';
 import { eventTypes, typePattern, type TypePattern } from './model';
 import { eventListQuery, eventListSchema, eventStreamHeaders, eventStreamQuery, maxEventsLimit } from './schemas';
-import { EventSubscription, lateWindow, type StreamSettings } from './stream';
+import { EventSubscription, lateWindow, maxStreamsPerDataSet, type StreamSettings } from './stream';
 
 
 // Events: the log of each data set over HTTP (log.ts), its Server-Sent Events stream (stream.ts), and the notice
@@ -39,6 +40,7 @@ export const maxStreamBufferBytes = 1024 * 1024;
 const tags = ['api', 'instances'];
 
 const eventErrors = { 422: 'event_not_found: after (or Last-Event-ID) names no event the data set holds: never written, or older than the EVENTS_KEPT kept' };
+const streamErrors = { ...eventErrors, 429: `too_many_streams: the data set has ${maxStreamsPerDataSet} streams open, the most it serves at once; close one` };
 
 const typeNotes = `Types: ${eventTypes.join(', ')}.`;
 
@@ -111,13 +113,17 @@ export const eventsPlugin: Plugin<EventsOptions> = {
                     tags,
                     ...admin,
                     plugins: {
-                        localgate: { errors: eventErrors },
+                        localgate: { errors: streamErrors },
                         'hapi-swagger': { produces: ['text/event-stream'], responses: { 200: { description: '`id:`, `event:` and `data:` lines, one event each; `: heartbeat` comments between', headers: requestIdHeaders } } }
                     },
                     validate: { params, query: eventStreamQuery, headers: eventStreamHeaders },
                     async handler(request, h) {
 
                         const target = scope(request);
+                        if ([...subscriptions].filter((open) => open.scope.services === target.services).length >= maxStreamsPerDataSet) {
+                            throw new DomainError('limit', 'too_many_streams', `${maxStreamsPerDataSet} streams of this data set are open, the most it serves at once: close one before opening another`);
+                        }
+
                         const logs = await target.data.eventLogs();
                         const resumed = request.headers['last-event-id'];
                         const after = resumed ?? request.query.after;

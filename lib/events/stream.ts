@@ -22,6 +22,9 @@ export interface StreamSettings {
  */
 export const lateWindow = 100;
 
+/** Streams open at once on one data set: each may hold up to the buffer bound unread, so their number is bounded too. */
+export const maxStreamsPerDataSet = 32;
+
 // Events one read takes at once: more than the late window holds in all the logs (one position each per log), so that
 // each full read moves the cursor on. Logs are in namespace order, and a log that comes later (pay provisioned
 // meanwhile) comes after the others: a cursor's rank keeps its meaning.
@@ -45,7 +48,7 @@ export class EventSubscription {
     private readonly timers: NodeJS.Timeout[] = [];
     private readonly stops: (() => void)[] = [];
 
-    constructor(private readonly scope: Scope, private readonly start: Cursor, private readonly types: TypePattern[] | null, private readonly settings: StreamSettings) {
+    constructor(readonly scope: Scope, private readonly start: Cursor, private readonly types: TypePattern[] | null, private readonly settings: StreamSettings) {
 
         const wake = safely('event stream', settings.log, () => this.wake());
         const { services } = scope;
@@ -114,7 +117,8 @@ export class EventSubscription {
 
     private async readAll(): Promise<void> {
 
-        for (;;) {
+        // A subscriber dropped meanwhile reads no further.
+        while (!this.closed) {
             const logs = await this.scope.data.eventLogs();
             const floor = this.newest - lateWindow;
             const read = await readMerged(logs, (rank) => Math.max(afterIn(this.start, rank), floor), this.types, readSize);

@@ -51,8 +51,10 @@ export function isSecret(text: string): boolean {
 // 0 to 255.
 const octet = '(?:25[0-5]|2[0-4]\\d|1\\d\\d|[1-9]?\\d)';
 const port = '(?::(?:6553[0-5]|655[0-2]\\d|65[0-4]\\d{2}|6[0-4]\\d{3}|[1-5]\\d{4}|[1-9]\\d{0,3}))?';
-// A path and a query of the characters a URL keeps as they are.
-const rest = '(?:/[\\w.~!$&\'()*+,;=:@/-]*)?(?:\\?[\\w.~!$&\'()*+,;=:@/?-]*)?';
+// A path and a query of the characters a URL keeps as they are, and of percent-encoded bytes (`/hooks/a%20b`), as a
+// receiver's route can need them.
+const encoded = '%[0-9A-Fa-f]{2}';
+const rest = `(?:/(?:[\\w.~!$&'()*+,;=:@/-]|${encoded})*)?(?:\\?(?:[\\w.~!$&'()*+,;=:@/?-]|${encoded})*)?`;
 
 
 /** The URLs WEBHOOK_HOSTS allows, as a regular expression the document can say: http: or https:, a host it names (any 127.x.x.x when 127.0.0.1), no user name or password. */
