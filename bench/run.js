@@ -16,6 +16,8 @@
 // localgate-pg and floor-pg with --cpu-prof, writing their profiles there. BENCH_ONLY=journal measures faults and the
 // request journal alone (bench/journal.js), BENCH_ONLY=hardening what the requests that once stalled the server cost
 // now (bench/hardening.js). BENCH_ONLY=time measures the timeline alone (bench/time.js), which a full run measures last.
+// BENCH_ONLY=events measures events and webhooks alone (bench/events.js): deliveries, isolation, and writes beside the
+// code before events.
 
 const ChildProcess = require('node:child_process');
 const { randomBytes } = require('node:crypto');
@@ -29,6 +31,7 @@ const Pg = require('pg');
 
 const Data = require('./data');
 const DataPg = require('./data-pg');
+const Events = require('./events');
 const Floor = require('./floor');
 const FloorPg = require('./floor-pg');
 const Localgate = require('../dist');
@@ -105,8 +108,17 @@ internals.main = async function () {
         return require('./hardening').main();
     }
 
-    if (only !== undefined && only !== 'postgres' && only !== 'sqlite' && only !== 'suite' && only !== 'time') {
-        throw new Error(`BENCH_ONLY must be postgres, sqlite, suite, time, journal or hardening, not ${only}`);
+    if (only !== undefined && only !== 'postgres' && only !== 'sqlite' && only !== 'suite' && only !== 'time' && only !== 'events') {
+        throw new Error(`BENCH_ONLY must be postgres, sqlite, suite, time, events, journal or hardening, not ${only}`);
+    }
+
+    // Events and webhooks (bench/events.js): deliveries a second, an advance with its deliveries, isolation of
+    // instances, writes beside the code before events, duplicates under a fault, deliveries played twice.
+    if (only === 'events') {
+        const section = await Events.run({ log: internals.log });
+        Events.writeSection(section);
+        process.stdout.write('\n' + section);
+        return;
     }
 
     if (only === 'suite') {

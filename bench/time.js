@@ -164,9 +164,9 @@ internals.determinism = async function (Testing) {
 
 // The baseline's dist, built once from git into bench/.baseline (kept between runs: a commit does not change). Not in
 // bench/.cache, whose node_modules (the suite's tools) holds other versions of joi and hapi's types than the checkout.
-internals.buildBaseline = function () {
+internals.buildBaseline = function (commit = internals.baseline) {
 
-    const dir = Path.join(__dirname, '.baseline', `baseline-${internals.baseline}`);
+    const dir = Path.join(__dirname, '.baseline', `baseline-${commit}`);
     if (Fs.existsSync(Path.join(dir, 'dist', 'index.js'))) {
         return Path.join(dir, 'dist');
     }
@@ -174,9 +174,9 @@ internals.buildBaseline = function () {
     Fs.rmSync(dir, { recursive: true, force: true });
     Fs.mkdirSync(dir, { recursive: true });
     // Inside the checkout, so that its requires and types resolve from this checkout's node_modules.
-    const archive = ChildProcess.spawnSync('git', ['-C', internals.root, 'archive', '--format=tar', internals.baseline], { maxBuffer: 1 << 30 });
+    const archive = ChildProcess.spawnSync('git', ['-C', internals.root, 'archive', '--format=tar', commit], { maxBuffer: 1 << 30 });
     if (archive.status !== 0) {
-        throw new Error(`git archive ${internals.baseline} failed: ${archive.stderr}`);
+        throw new Error(`git archive ${commit} failed: ${archive.stderr}`);
     }
 
     ChildProcess.execFileSync('tar', ['-x', '-C', dir], { input: archive.stdout });
@@ -196,9 +196,9 @@ internals.serve = async function (dist) {
 };
 
 
-internals.start = function (name, dist) {
+internals.start = function (name, dist, secret = internals.secret) {
 
-    const child = ChildProcess.spawn(process.execPath, [__filename, 'serve', dist], { env: { ...process.env, AUTH_JWT_SECRET: internals.secret }, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = ChildProcess.spawn(process.execPath, [__filename, 'serve', dist], { env: { ...process.env, AUTH_JWT_SECRET: secret }, stdio: ['ignore', 'pipe', 'inherit'] });
     return new Promise((resolve, reject) => {
 
         child.once('error', reject);
@@ -477,7 +477,18 @@ exports.section = function () {
 };
 
 
-if (process.argv[2] === 'serve') {
+/** Builds a commit's dist once into bench/.baseline and answers its path (the events benchmark compares with another commit). */
+exports.buildBaseline = internals.buildBaseline;
+
+/** Starts a server in memory of a dist in a child process: { name, url, pid, stop }. */
+exports.start = internals.start;
+
+/** The helpers the events benchmark shares: a process's CPU time in µs, the median and a percentile of numbers. */
+Object.assign(exports, { cpu: internals.cpu, median: internals.median, percentile: internals.percentile });
+
+
+// Only when run as a script: the events benchmark requires this file, and its own arguments are not this one's.
+if (require.main === module && process.argv[2] === 'serve') {
     internals.serve(process.argv[3]);
 }
 else if (require.main === module) {

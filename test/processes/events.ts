@@ -1,0 +1,298 @@
+import Crypto from 'node:crypto';
+import Fs from 'node:fs';
+import Http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+import Code from '@hapi/code';
+import Lab from '@hapi/lab';
+
+import { mintToken } from '../../lib';
+import { webhookId } from '../../lib/events/model';
+import { measured, send, startAll, stopAll, until, withDatabase } from '../helpers/pg-processes';
+import { skipWithoutPostgres } from '../helpers/postgres';
+import { spawnServer, type SpawnedServer } from '../helpers/processes';
+import { tempDir } from '../helpers/server';
+
+
+export const lab = Lab.script();
+const { describe, it } = lab;
+const { expect } = Code;
+
+
+// Webhooks across processes, through real HTTP: a `localgate start` killed with SIGKILL while its receiver fails
+// delivers every event it committed after its restart, with the webhook-id of the attempts before (on SQLite files and
+// on PostgreSQL); three processes on one PostgreSQL database send each delivery once. The receivers are node:http
+// servers of the test. LOCALGATE_TEST_MEASURE=1 prints what each run saw.
+
+const skip = skipWithoutPostgres('test/processes/events.ts');
+// A business of the demo data: any caller may add products to it.
+const bakery = 'd851fadb-03ca-5a24-ba16-c15cce19933b';
+
+
+interface Delivery {
+    webhookId: string;
+    eventId: string;
+    type: string;
+    dataId: string;
+    // What the receiver answered it.
+    status: number;
+}
+
+
+interface Receiver {
+    url: string;
+    deliveries: Delivery[];
+    status: number;
+    close(): Promise<void>;
+}
+
+
+interface ListedEvent {
+    id: string;
+    type: string;
+    data: { id: string };
+}
+
+
+interface JournalEntry {
+    webhook_id: string;
+    attempt: number;
+    status: number | null;
+}
+
+
+/** A loopback receiver that keeps every delivery it gets and answers each with its current status. */
+async function receiver(status: number): Promise<Receiver> {
+
+    const made: Receiver = { url: '', deliveries: [], status, close: () => Promise.resolve() };
+    const server = Http.createServer((req, res) => {
+
+        const chunks: Buffer[] = [];
+        req.on('data', (chunk: Buffer) => chunks.push(chunk));
+        req.on('end', () => {
+
+            const event = JSON.parse(Buffer.concat(chunks).toString()) as ListedEvent;
+            made.deliveries.push({ webhookId: String(req.headers['webhook-id']), eventId: event.id, type: event.type, dataId: event.data.id, status: made.status });
+            res.writeHead(made.status).end();
+        });
+    });
+
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    made.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
+    made.close = () => {
+
+        server.closeAllConnections();
+        return new Promise((resolve) => server.close(() => resolve()));
+    };
+
+    return made;
+}
+
+
+function admin(secret: string): Record<string, string> {
+
+    return { authorization: `Bearer ${mintToken(secret, 'events-admin', 3600, { admin: true })}`, 'content-type': 'application/json' };
+}
+
+
+/** Sets the default data set's one endpoint, retrying after a second a few times: answers its id. */
+async function setEndpoint(server: SpawnedServer, secret: string, url: string): Promise<string> {
+
+    const res = await fetch(`${server.url}/_webhooks`, { method: 'PUT', headers: admin(secret), body: JSON.stringify({ endpoints: [{ url, types: ['commerce.product.created'], retry_schedule: ['1s', '1s', '2s', '5s', '10s', '30s', '1m'] }] }) });
+    const text = await res.text();
+    expect(res.status, text).to.equal(200);
+    return (JSON.parse(text) as { endpoints: { id: string }[] }).endpoints[0]!.id;
+}
+
+
+/** Every event the default data set lists, page by page. */
+async function listEvents(server: SpawnedServer, secret: string): Promise<ListedEvent[]> {
+
+    const events: ListedEvent[] = [];
+    for (;;) {
+        const after = events.length ? `&after=${events[events.length - 1]!.id}` : '';
+        const res = await fetch(`${server.url}/_events?limit=1000${after}`, { headers: admin(secret) });
+        const text = await res.text();
+        expect(res.status, text).to.equal(200);
+        const page = JSON.parse(text) as { data: ListedEvent[] };
+        events.push(...page.data);
+        if (page.data.length < 1000) {
+            return events;
+        }
+    }
+}
+
+
+/** Every attempt a process's delivery journal holds, page by page (100 at most a page). */
+async function journal(server: SpawnedServer, secret: string): Promise<JournalEntry[]> {
+
+    const entries: JournalEntry[] = [];
+    for (;;) {
+        const res = await fetch(`${server.url}/_webhooks/deliveries?limit=100&offset=${entries.length}`, { headers: admin(secret) });
+        const text = await res.text();
+        expect(res.status, text).to.equal(200);
+        const page = JSON.parse(text) as { data: JournalEntry[] };
+        entries.push(...page.data);
+        if (page.data.length < 100) {
+            return entries;
+        }
+    }
+}
+
+
+/** Product writes, answered 201 each: the ids of the products. */
+async function writeProducts(servers: SpawnedServer[], secret: string, count: number, label: string): Promise<string[]> {
+
+    const replies = await Promise.all(Array.from({ length: count }, (_, i) => send(`${servers[i % servers.length]!.url}/v1/commerce/products`, secret, `writer-${i % 10}`, { name: `${label} ${i}`, price: 2.5, currency: 'USD', business_id: bakery })));
+    for (const reply of replies) {
+        expect(reply.status, reply.text).to.equal(201);
+    }
+
+    return replies.map((reply) => String(reply.body.id));
+}
+
+
+/**
+ * A server whose receiver answers 500 is killed with SIGKILL after 40 committed writes (their first attempts failed)
+ * and in the middle of 40 more; started again on the same data with the receiver answering 204, it delivers every event
+ * it lists, each with the one webhook-id its event and endpoint give, the same as the attempts before the kill.
+ */
+async function deliversAfterKill(start: () => Promise<SpawnedServer>, secret: string): Promise<void> {
+
+    const hooks = await receiver(500);
+    try {
+        const first = await start();
+        let endpointId: string;
+        let committed: string[];
+        try {
+            endpointId = await setEndpoint(first, secret, hooks.url);
+            committed = await writeProducts([first], secret, 40, 'Before');
+            // Every committed write has had a first attempt, answered 500, before the kill.
+            await until(() => Promise.resolve(new Set(hooks.deliveries.map((delivery) => delivery.eventId)).size >= committed.length), 30_000);
+            // 40 more in flight as the process dies: each committed or not, as the kill finds it.
+            const inFlight = writeProducts([first], secret, 40, 'In flight').catch(() => null);
+            await new Promise((resolve) => setTimeout(resolve, 20));
+            await first.stop('SIGKILL');
+            await inFlight;
+        }
+        finally {
+            await first.stop('SIGKILL');
+        }
+
+        const beforeKill = hooks.deliveries.splice(0);
+        expect(beforeKill.every((delivery) => delivery.status === 500)).to.be.true();
+        hooks.status = 204;
+
+        const again = await start();
+        try {
+            const events = await listEvents(again, secret);
+            const products = events.filter((event) => event.type === 'commerce.product.created');
+            expect(products.length).to.be.within(committed.length, committed.length + 40);
+            // Every write answered 201 before the kill has its event.
+            expect(products.map((event) => event.data.id)).to.include(committed);
+
+            const delivered = () => new Set(hooks.deliveries.filter((delivery) => delivery.status === 204).map((delivery) => delivery.eventId));
+            // An attempt in flight at the kill stays leased for WEBHOOK_TIMEOUT_MS and 70 s more (a lease outlasts the
+            // longest attempt a fault can stretch), then is taken again.
+            const waited = await until(() => Promise.resolve(products.every((event) => delivered().has(event.id))), 110_000);
+
+            // One webhook-id per event, before the kill and after it alike.
+            for (const delivery of [...beforeKill, ...hooks.deliveries]) {
+                expect(delivery.webhookId).to.equal(webhookId(delivery.eventId, endpointId));
+            }
+
+            const before = new Map(beforeKill.map((delivery) => [delivery.eventId, delivery.webhookId]));
+            for (const delivery of hooks.deliveries) {
+                expect(before.get(delivery.eventId) ?? delivery.webhookId).to.equal(delivery.webhookId);
+            }
+
+            // Nothing delivered that the data set does not hold.
+            const listed = new Set(products.map((event) => event.id));
+            expect(hooks.deliveries.filter((delivery) => !listed.has(delivery.eventId))).to.equal([]);
+            measured('deliveries after a SIGKILL', { committed: committed.length, listed: products.length, attemptsBeforeKill: beforeKill.length, attemptsAfter: hooks.deliveries.length, deliveredWithinMs: waited });
+        }
+        finally {
+            expect(await again.stop()).to.equal(0);
+        }
+    }
+    finally {
+        await hooks.close();
+    }
+}
+
+
+describe('webhooks of a server killed with SIGKILL (slow)', { timeout: 180_000 }, () => {
+
+    it('delivers every event committed before the kill after a restart on the same SQLite files, with the same webhook-id', async () => {
+
+        const dataDir = tempDir();
+        const secret = Crypto.randomBytes(32).toString('hex');
+        try {
+            await deliversAfterKill(() => spawnServer({ DATA_DIR: dataDir, AUTH_JWT_SECRET: secret, WEBHOOK_TIMEOUT_MS: '2000' }), secret);
+        }
+        finally {
+            Fs.rmSync(dataDir, { recursive: true, force: true });
+        }
+    });
+
+    it('delivers every event committed before the kill after a restart on the same PostgreSQL database, with the same webhook-id', { skip }, async () => {
+
+        await withDatabase(async (database, env, secret) => {
+
+            await deliversAfterKill(() => spawnServer({ ...env, WEBHOOK_TIMEOUT_MS: '2000' }), secret);
+        });
+    });
+});
+
+
+describe('webhooks of three processes on one PostgreSQL database (slow)', { skip, timeout: 120_000 }, () => {
+
+    it('sends each delivery once, whichever process made the write, when the endpoint is set through one of them', async () => {
+
+        await withDatabase(async (database, env, secret) => {
+
+            const hooks = await receiver(204);
+            const servers = await startAll(env, 3);
+            try {
+                const endpointId = await setEndpoint(servers[0]!, secret, hooks.url);
+                const written = await writeProducts(servers, secret, 150, 'Spread');
+
+                const events = (await listEvents(servers[1]!, secret)).filter((event) => event.type === 'commerce.product.created');
+                expect(events.map((event) => event.data.id).sort()).to.equal([...written].sort());
+                const waited = await until(() => Promise.resolve(new Set(hooks.deliveries.map((delivery) => delivery.eventId)).size >= events.length), 60_000);
+                // Time for a second sending of any of them to arrive.
+                await new Promise((resolve) => setTimeout(resolve, 2000));
+
+                const received = new Map<string, number>();
+                for (const delivery of hooks.deliveries) {
+                    received.set(delivery.webhookId, (received.get(delivery.webhookId) ?? 0) + 1);
+                }
+
+                expect(received.size).to.equal(150);
+                expect([...received.values()].filter((count) => count !== 1)).to.equal([]);
+                expect(new Set(received.keys())).to.equal(new Set(events.map((event) => webhookId(event.id, endpointId))));
+
+                // Each attempt was made by one process: the three journals together hold each (webhook-id, attempt) once.
+                const attempts = new Map<string, number>();
+                const byProcess: number[] = [];
+                for (const server of servers) {
+                    const entries = await journal(server, secret);
+                    byProcess.push(entries.length);
+                    for (const entry of entries) {
+                        expect(entry.status).to.equal(204);
+                        const key = `${entry.webhook_id}.${entry.attempt}`;
+                        attempts.set(key, (attempts.get(key) ?? 0) + 1);
+                    }
+                }
+
+                expect(attempts.size).to.equal(150);
+                expect([...attempts.values()].filter((count) => count !== 1)).to.equal([]);
+                measured('150 writes over three processes', { deliveredWithinMs: waited, attemptsByProcess: byProcess });
+            }
+            finally {
+                await stopAll(servers);
+                await hooks.close();
+            }
+        });
+    });
+});
