@@ -104,6 +104,9 @@ export class IdSource {
     lastEventPosition = 0;
     // Events handed out, ever: the data set's services compare it after a request or a batch of transitions.
     eventsWritten = 0;
+    // Writes that added webhook deliveries (or may have: an engine that cannot tell counts each event): the dispatcher
+    // looks for due attempts after a request only when it moved, so a data set with no endpoint pays no pass.
+    deliveriesWritten = 0;
 
     /** The position of a new event on an engine that hands them out in the process: past the last one and past `floor`, the last its own database holds. */
     eventPosition(floor: number): number {

@@ -43,6 +43,7 @@ export class DataSetServices implements RecordContext {
     // Set by PUT .../faults, none until then.
     faults: FaultSet | null = null;
     private eventsNoticed = 0;
+    private deliveriesNoticed = 0;
     private readonly eventListeners = new Set<() => void>();
     private readonly closeListeners = new Set<() => void>();
 
@@ -56,7 +57,14 @@ export class DataSetServices implements RecordContext {
         this.timeline = new Timeline(this.clock, this.scheduler, shared.log, () => this.noticeEvents());
         this.deliveries = new DeliveryJournal(shared.journalSize, shared.journalBudget);
         this.dispatcher = new Dispatcher({ clock: this.clock, scheduler: this.scheduler, sender: this.sender, deliveries: this.deliveries, faults: () => this.faults, log: shared.log, written: () => this.noticeEvents(), timeoutMs: shared.outbound.timeoutMs });
-        this.onEvents(() => this.dispatcher.notice());
+        // Only writes that added deliveries call for a pass: retries due later come by the clock or the scheduler.
+        this.onEvents(() => {
+
+            if (this.ids.deliveriesWritten !== this.deliveriesNoticed) {
+                this.deliveriesNoticed = this.ids.deliveriesWritten;
+                this.dispatcher.notice();
+            }
+        });
     }
 
     /**

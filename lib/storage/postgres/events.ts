@@ -89,6 +89,8 @@ export class PgEventWriter {
         const { position, floor } = (await tx.row(queries.nextPosition))!;
         const stored = { position, id: context.ids.eventId(position), type: event.type, created_at: event.created_at, data: JSON.stringify(event.data) };
         await tx.rows(queries.insertEvent, position, stored.id, stored.type, stored.created_at, stored.data);
+        // The event and its deliveries are one statement, whose count of deliveries is not read: each event counts.
+        context.ids.deliveriesWritten += 1;
         if (prunes(position, floor)) {
             await tx.rows(queries.prune, position - this.kept);
         }

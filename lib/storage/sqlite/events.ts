@@ -75,7 +75,10 @@ export class SqliteEventWriter {
         const position = context.ids.eventPosition(floor);
         const stored = { position, id: context.ids.eventId(position), type: event.type, created_at: event.created_at, data: JSON.stringify(event.data) };
         this.statements.insertEvent.run(stored);
-        this.statements.insertDeliveries.run({ position, type: event.type, due_at: event.created_at });
+        if (this.statements.insertDeliveries.run({ position, type: event.type, due_at: event.created_at }).changes > 0) {
+            context.ids.deliveriesWritten += 1;
+        }
+
         if (prunes(position, floor)) {
             this.statements.prune.run({ before: position - this.kept });
         }
