@@ -60,13 +60,13 @@ describe('the console\'s webhook inbox', () => {
         await server.stop();
     });
 
-    it('records a webhook it cannot verify and answers 401 webhook_signature_invalid', async () => {
+    it('records a webhook it cannot verify and answers 422 webhook_signature_invalid', async () => {
 
         const server = await testServer();
         const payload = JSON.stringify(event);
         // No secret set yet: nothing verifies.
         const before = await server.inject(webhook('abc-1', payload, signed(secret, payload)));
-        expect(before.statusCode).to.equal(401);
+        expect(before.statusCode).to.equal(422);
         expect(body(before).code).to.equal('webhook_signature_invalid');
 
         await setSecret(server, 'abc-1', secret);
@@ -78,14 +78,14 @@ describe('the console\'s webhook inbox', () => {
         ];
         for (const headers of cases) {
             const res = await server.inject(webhook('abc-1', payload, headers));
-            expect(res.statusCode).to.equal(401);
+            expect(res.statusCode).to.equal(422);
         }
 
         // A body that is no event, or none at all, is recorded with what it claims: nothing.
-        expect((await server.inject(webhook('abc-1', 'not json', {}))).statusCode).to.equal(401);
-        expect((await server.inject(webhook('abc-1', '"text"', {}))).statusCode).to.equal(401);
-        expect((await server.inject({ method: 'POST', url: '/console/inbox/abc-1' })).statusCode).to.equal(401);
-        expect((await server.inject(webhook('abc-1', JSON.stringify({ id: 7, type: 'x'.repeat(500) }), {}))).statusCode).to.equal(401);
+        expect((await server.inject(webhook('abc-1', 'not json', {}))).statusCode).to.equal(422);
+        expect((await server.inject(webhook('abc-1', '"text"', {}))).statusCode).to.equal(422);
+        expect((await server.inject({ method: 'POST', url: '/console/inbox/abc-1' })).statusCode).to.equal(422);
+        expect((await server.inject(webhook('abc-1', JSON.stringify({ id: 7, type: 'x'.repeat(500) }), {}))).statusCode).to.equal(422);
 
         const read = await inbox(server, 'abc-1');
         expect(read.count).to.equal(9);

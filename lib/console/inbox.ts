@@ -6,8 +6,8 @@ import Joi from 'joi';
 import { requireAdmin } from '../auth';
 import { failure } from '../errors';
 import { maskedSecret } from '../events/signing';
-import { isSecret } from '../events/webhook-schemas';
-import { timestamp } from '../fields';
+import { secretRegex } from '../events/webhook-schemas';
+import { noContent, timestamp, wording } from '../fields';
 
 
 export const inboxPath = '/console/inbox/{data_set}';
@@ -22,6 +22,8 @@ export const inboxSize = 100;
 
 /** The data sets the inboxes remember at once; the one least recently set or written to goes first. */
 export const maxInboxes = 64;
+
+const signatureInvalid = () => failure(422, 'webhook_signature_invalid', 'The webhook-signature is not the HMAC of the secret this inbox was given');
 
 // The longest id or type kept from what a sender claims.
 const maxFieldChars = 200;
@@ -44,7 +46,7 @@ const dataSetParams = Joi.object({
 });
 
 const secretPayload = Joi.object({
-    secret: Joi.string().max(200).custom((value: string, helpers) => (isSecret(value) ? value : helpers.error('any.invalid')))
+    secret: wording(Joi.string().max(200).pattern(secretRegex), { 'string.pattern.base': '{{#label}} must be whsec_ followed by the base64 of its key' })
         .required().description('The whsec_ secret of the endpoint whose URL is this inbox, as PUT …/webhooks answered it')
 }).label('ConsoleInboxSecret');
 
@@ -57,7 +59,7 @@ const entrySchema = Joi.object({
 }).label('ConsoleInboxEntry');
 
 const inboxSchema = Joi.object({
-    secret: Joi.string().valid(maskedSecret).allow(null).required().description('Masked when set, null when not'),
+    secret: Joi.string().allow(null).required().description(`${maskedSecret} when a secret is set (never the secret), null when not`),
     data: Joi.array().items(entrySchema).required().description('Newest first'),
     count: Joi.number().integer().required()
 }).label('ConsoleInbox');
@@ -160,15 +162,17 @@ export function inboxRoutes(server: Server, addressedLocally: (request: Pick<Req
             cors: false,
             tags: ['api', 'console'],
             description: 'Receive a webhook in the console\'s inbox',
-            notes: `${consoleOnly} Set as a data set's webhook endpoint (http://127.0.0.1:<port>/console/inbox/<default or instance id>). Records {webhook_id, type, event_id, verified, at}, the newest ${inboxSize} per data set. Answers 204 when webhook-signature is the HMAC of the secret set with PUT ${inboxApiPath}, else 401 webhook_signature_invalid (recorded all the same), as a receiver that checks signatures does. The body is at most ${maxInboxBodyBytes} bytes (413).`,
+            notes: `${consoleOnly} Set as a data set's webhook endpoint (http://127.0.0.1:<port>/console/inbox/<default or instance id>). Records {webhook_id, type, event_id, verified, at}, the newest ${inboxSize} per data set. Answers 204 when webhook-signature is the HMAC of the secret set with PUT ${inboxApiPath}, else 422 webhook_signature_invalid (recorded all the same), as a receiver that checks signatures does. The body is at most ${maxInboxBodyBytes} bytes (413).`,
             validate: { params: dataSetParams },
             payload: { parse: false, output: 'data', maxBytes: maxInboxBodyBytes },
+            plugins: { localgate: { errors: { 422: signatureInvalid() } } },
+            response: { status: { 204: noContent } },
             handler(request, h) {
 
                 addressedLocally(request);
                 const entry = inboxes.receive(request.params.data_set, request.headers, request.payload);
                 if (!entry.verified) {
-                    throw failure(401, 'webhook_signature_invalid', 'The webhook-signature is not the HMAC of the secret this inbox was given');
+                    throw signatureInvalid();
                 }
 
                 return h.response().code(204);
@@ -186,6 +190,7 @@ export function inboxRoutes(server: Server, addressedLocally: (request: Pick<Req
             notes: `${consoleOnly} Admin token required. The secret is kept in memory and never answered again.`,
             ...admin,
             validate: { params: dataSetParams, payload: secretPayload },
+            response: { status: { 204: noContent } },
             handler(request, h) {
 
                 addressedLocally(request);
