@@ -246,6 +246,57 @@ function useDeliveries(instances, revision) {
 }
 
 
+// The console's inbox of a data set: default, or the instance's id.
+function inboxPath(id) {
+
+    return `/console/api/inbox/${id ?? 'default'}`;
+}
+
+
+/** Where the data set's webhooks reach the console's inbox: this server, on its loopback address. */
+function inboxUrl(id) {
+
+    return `http://127.0.0.1:${location.port || '80'}/console/inbox/${id ?? 'default'}`;
+}
+
+
+/** The webhooks the console's inbox received for the data set on screen, newest first, read again with `revision`. */
+function useInbox(instances, revision) {
+
+    const { selected, ready } = instances;
+    const [state, setState] = useState({ entries: [], error: null });
+    useEffect(() => {
+
+        if (!ready) {
+            return undefined;
+        }
+
+        let live = true;
+        (async () => {
+
+            try {
+                const { data } = await instances.adminCall(inboxPath(selected), { housekeeping: true });
+                if (live) {
+                    setState({ entries: data.data, error: null });
+                }
+            }
+            catch (error) {
+                if (live) {
+                    setState({ entries: [], error: error.status === 404 ? null : error });
+                }
+            }
+        })();
+
+        return () => {
+
+            live = false;
+        };
+    }, [selected, ready, revision]);
+
+    return state;
+}
+
+
 /** The events view: the data set's events as they are written, newest first, and each webhook delivery with its attempts. */
 export function Events({ instances }) {
 
@@ -259,6 +310,23 @@ export function Events({ instances }) {
         return () => clearTimeout(timer);
     }, [events[0]?.id]);
     const deliveries = useDeliveries(instances, revision);
+    const inbox = useInbox(instances, revision);
+    const [sent, setSent] = useState({ url: null, error: null });
+    // The endpoint's secret goes from the server's answer to the inbox and is never shown.
+    const sendToConsole = async () => {
+
+        try {
+            const url = inboxUrl(selected);
+            const { data } = await instances.adminCall(webhooksPath(selected), { method: 'PUT', body: { endpoints: [{ url }] } });
+            await instances.adminCall(inboxPath(selected), { method: 'PUT', body: { secret: data.endpoints[0].secret } });
+            setSent({ url, error: null });
+            setRevision((n) => n + 1);
+        }
+        catch (err) {
+            setSent({ url: null, error: err });
+        }
+    };
+
     const where = selected ? `instance ${shortId(selected)}` : 'the default data set';
 
     return html`<section aria-labelledby="events-heading">
@@ -273,6 +341,9 @@ export function Events({ instances }) {
         </ol>
         ${events.length ? null : html`<p class="meta">No events yet: make a product, a booking or a payment.</p>`}
         <h3 id="deliveries-heading">Webhook deliveries</h3>
+        <p><button type="button" onClick=${sendToConsole}>Send webhooks to the console</button></p>
+        ${sent.url ? html`<p class="answer" role="status">Every event of ${where} now goes to <code>${sent.url}</code> (this replaces its endpoints); the inbox below checks each signature with the endpoint's secret, which the server keeps.</p>` : null}
+        <${ErrorNote} error=${sent.error} />
         <${ErrorNote} error=${deliveries.error} />
         ${deliveries.deliveries.length ? html`<ol class="deliveries" aria-labelledby="deliveries-heading">
             ${deliveries.deliveries.map((delivery) => html`<li key=${delivery.webhook_id} class="card">
@@ -282,5 +353,12 @@ export function Events({ instances }) {
                 </ol>
             </li>`)}
         </ol>` : html`<p class="meta">No deliveries: PUT ${webhooksPath(selected)} sets the endpoints that receive the events.</p>`}
+        <h3 id="inbox-heading">Console inbox</h3>
+        <${ErrorNote} error=${inbox.error} />
+        ${inbox.entries.length ? html`<ol class="inbox" aria-labelledby="inbox-heading">
+            ${inbox.entries.map((entry, index) => html`<li key=${`${entry.webhook_id}-${entry.at}-${index}`}>
+                <strong>${entry.type ?? 'no event type'}</strong> <span class=${`state ${entry.verified ? 'live' : 'off'}`}>${entry.verified ? 'verified' : 'not verified'}</span> <span class="meta">webhook-id <code>${entry.webhook_id ?? 'none'}</code>, arrived <span title=${entry.at}>${when(entry.at)}</span></span>
+            </li>`)}
+        </ol>` : html`<p class="meta">No webhooks received: <em>Send webhooks to the console</em> makes this inbox the data set's endpoint.</p>`}
     </section>`;
 }

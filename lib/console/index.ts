@@ -11,6 +11,7 @@ import { timestamp } from '../fields';
 import { packageRoot } from '../paths';
 import { requestIdHeaders } from '../request-id';
 import { maxBodyChars, RequestFeed } from './feed';
+import { inboxRoutes } from './inbox';
 
 
 export const consolePath = '/console';
@@ -152,6 +153,8 @@ export const consolePlugin: Plugin<ConsoleOptions> = {
         const feed = new RequestFeed(server, settings.secrets, pluginName);
         server.expose('feed', feed);
         server.ext('onPreStop', () => feed.closeAll());
+
+        inboxRoutes(server, addressedLocally);
 
         server.route<{ Payload: { subject: string; admin: boolean } }>({
             method: 'POST',

@@ -38,8 +38,8 @@ const duration = wording(Joi.string().max(20).pattern(durationRegex), {
     'string.pattern.base': '{{#label}} must be a duration of at most 7d, such as 500ms, 5s, 5m, 2h or 1d'
 });
 
-// The bytes of a secret's key, 24 to 64, in base64 with its padding: 8 to 21 groups of four characters and what is left.
-const secretRegex = /^whsec_(?:(?:[A-Za-z0-9+/]{4}){8,20}(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?|(?:[A-Za-z0-9+/]{4}){21}(?:[A-Za-z0-9+/]{2}==)?)$/;
+/** The bytes of a secret's key, 24 to 64, in base64 with its padding: 8 to 21 groups of four characters and what is left. */
+export const secretRegex = /^whsec_(?:(?:[A-Za-z0-9+/]{4}){8,20}(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?|(?:[A-Za-z0-9+/]{4}){21}(?:[A-Za-z0-9+/]{2}==)?)$/;
 
 /** Whether a text is a secret Standard Webhooks reads: `whsec_` and the base64 of 24 to 64 bytes. */
 export function isSecret(text: string): boolean {

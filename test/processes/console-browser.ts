@@ -20,7 +20,7 @@ const skip = skipWithoutChromium('the console browser test');
 // Kept after the run and ignored by git: one picture per step of the demo. The README's pictures are two of them:
 // docs/console-commerce.png is 03-product-reported.png, docs/console-live-log.png is 08-live-log.png; the faults
 // guide's docs/console-faults.png is faults-reply-lost.png; the console guide's docs/console-clock.png is clock-settled.png,
-// its docs/console-events.png is events-settled.png.
+// its docs/console-events.png is events-settled.png, its docs/console-webhooks.png is events-webhooks.png.
 const screenshots = Path.join(__dirname, '..', 'screenshots');
 
 
@@ -929,6 +929,10 @@ describe('the console in a browser', () => {
             await events.getByText('pay.transaction.created').waitFor();
             await page.getByRole('heading', { name: /^Events/ }).getByText('live').waitFor();
             await page.getByText('No deliveries: PUT').waitFor();
+            await page.getByText('No webhooks received').waitFor();
+            // The console's inbox becomes the instance's endpoint: the settlement's webhook arrives there, signed.
+            await page.getByRole('button', { name: 'Send webhooks to the console' }).click();
+            await page.getByRole('status').getByText(`http://127.0.0.1:${bare.info.port}/console/inbox/${id}`).waitFor();
             await moveBy('+3 days', `Moved the clock of instance ${short} forward 3 days: applied: 1 pay.transaction.completed.`);
             await clock.getByText('Frozen at 5 Jan 2040, 01:00').waitFor();
             const settled = events.getByRole('listitem').first();
@@ -938,8 +942,15 @@ describe('the console in a browser', () => {
             const data = settled.getByLabel(/^Data of pay\.transaction\.completed/);
             expect(await data.innerText()).to.contain('"status": "completed"');
             expect(await events.getByRole('listitem').allInnerTexts()).to.have.length(3);
+            const delivery = page.getByRole('list', { name: 'Webhook deliveries' }).getByRole('listitem').filter({ hasText: 'pay.transaction.completed' });
+            await delivery.getByText(/^Attempt 1 at 3 Jan 2040, 00:00: HTTP 204: delivered/).waitFor();
+            const received = page.getByRole('list', { name: 'Console inbox' }).getByRole('listitem');
+            await received.filter({ hasText: 'pay.transaction.completed' }).getByText('verified', { exact: true }).waitFor();
+            expect(await received.count()).to.equal(1);
             expect(await accessibilityViolations(page)).to.equal([]);
             await page.screenshot({ path: Path.join(screenshots, 'events-settled.png') });
+            await page.getByRole('heading', { name: 'Webhook deliveries' }).scrollIntoViewIfNeeded();
+            await page.screenshot({ path: Path.join(screenshots, 'events-webhooks.png') });
 
             // Past its settles_at the pay view loads again: completed, and the money available.
             await views.getByRole('button', { name: 'Pay' }).click();
@@ -966,7 +977,7 @@ describe('the console in a browser', () => {
             await clock.getByText('Frozen at 1 Jan 2040, 01:00').waitFor();
 
             expect(sent.filter((line) => line.startsWith('PUT '))).to.equal([
-                `PUT /_instances/${id}/clock`, `PUT /_instances/${id}/clock`, `PUT /_instances/${id}/clock`,
+                `PUT /_instances/${id}/clock`, `PUT /_instances/${id}/clock`, `PUT /_instances/${id}/webhooks`, `PUT /console/api/inbox/${id}`, `PUT /_instances/${id}/clock`,
                 `PUT /_instances/${id}/clock`, `PUT /_instances/${id}/clock`, 'PUT /_clock'
             ]);
             expect(body(await bare.inject({ url: '/_clock', headers: adminBearer(bare) }))).to.equal({ now: '2040-01-01T01:00:00.000Z', frozen: '2040-01-01T01:00:00.000Z' });
