@@ -20,7 +20,7 @@ interface Description {
     whens?: When[];
     items?: Description[];
     ordered?: Description[];
-    matches?: { schema?: Description; then?: Description; otherwise?: Description }[];
+    matches?: { schema?: Description }[];
 }
 
 interface When {
@@ -253,8 +253,8 @@ export class SchemaConverter {
 
     private alternativesSchema(description: Description): JsonSchema {
 
-        // joi takes the first alternative that matches, or the branch a condition picks: any of them.
-        return { anyOf: description.matches!.flatMap((match) => (match.schema ? [match.schema] : [match.then!, match.otherwise!])).map((schema) => this.convert(schema)) };
+        // joi takes the first alternative that matches: any of them.
+        return { anyOf: description.matches!.map((match) => this.convert(match.schema!)) };
     }
 }
 
