@@ -67,6 +67,15 @@ function childrenOf(container: object): unknown[] {
 }
 
 
+/** Throws the 400 `body_too_deep` for a parsed body nested deeper than maxJsonDepth: for a route that parses its own. */
+export function refuseDeepBody(value: unknown): void {
+
+    if (nestsDeeperThan(value, maxJsonDepth)) {
+        throw failure(400, 'body_too_deep', tooDeepMessage);
+    }
+}
+
+
 /**
  * Refuses a body nested deeper than maxJsonDepth. hapi parses a body (iteratively, so the parse itself is safe) between
  * authentication and onPostAuth, and nothing of ours reads it before then: onPostAuth is the first step every route

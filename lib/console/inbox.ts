@@ -8,6 +8,7 @@ import { failure } from '../errors';
 import { maskedSecret } from '../events/signing';
 import { secretRegex } from '../events/webhook-schemas';
 import { noContent, timestamp, wording } from '../fields';
+import { refuseDeepBody } from '../nesting';
 
 
 export const inboxPath = '/console/inbox/{data_set}';
@@ -83,17 +84,23 @@ export function signatureVerified(secret: string, webhookId: string, stamp: stri
 const claimed = (value: unknown): string | null => (typeof value === 'string' ? value.slice(0, maxFieldChars) : null);
 
 
-// The event's type and id, read from a body that may be anything.
-function eventFields(body: Buffer): { type: string | null; event_id: string | null } {
+// A body that may be anything, parsed once (hapi's parser and JSON.parse do not recurse): undefined when it is no JSON.
+function parsedBody(body: Buffer): unknown {
 
     try {
-        const event: unknown = JSON.parse(body.toString('utf8'));
-        const fields = typeof event === 'object' && event !== null ? new Map(Object.entries(event)) : new Map<string, unknown>();
-        return { type: claimed(fields.get('type')), event_id: claimed(fields.get('id')) };
+        return JSON.parse(body.toString('utf8'));
     }
     catch {
-        return { type: null, event_id: null };
+        return undefined;
     }
+}
+
+
+// The event's type and id, read from a parsed body that may be anything.
+function eventFields(event: unknown): { type: string | null; event_id: string | null } {
+
+    const fields = typeof event === 'object' && event !== null ? new Map(Object.entries(event)) : new Map<string, unknown>();
+    return { type: claimed(fields.get('type')), event_id: claimed(fields.get('id')) };
 }
 
 
@@ -123,12 +130,12 @@ export class WebhookInboxes {
     }
 
     /** Records one webhook that arrived, and says whether its signature is the inbox's secret's. */
-    receive(dataSet: string, headers: Record<string, unknown>, body: Buffer): InboxEntry {
+    receive(dataSet: string, headers: Record<string, unknown>, body: Buffer, event: unknown): InboxEntry {
 
         const inbox = this.use(dataSet);
         const header = (name: string): string => String(headers[name] ?? '');
         const verified = inbox.secret !== null && signatureVerified(inbox.secret, header('webhook-id'), header('webhook-timestamp'), body, header('webhook-signature'));
-        const entry = { webhook_id: claimed(headers['webhook-id']), ...eventFields(body), verified, at: new Date().toISOString() };
+        const entry = { webhook_id: claimed(headers['webhook-id']), ...eventFields(event), verified, at: new Date().toISOString() };
         inbox.entries.unshift(entry);
         inbox.entries.length = Math.min(inbox.entries.length, inboxSize);
         return entry;
@@ -170,7 +177,10 @@ export function inboxRoutes(server: Server, addressedLocally: (request: Pick<Req
             handler(request, h) {
 
                 addressedLocally(request);
-                const entry = inboxes.receive(request.params.data_set, request.headers, request.payload);
+                // Bounded in depth before anything reads it, as every body the server parses.
+                const event = parsedBody(request.payload);
+                refuseDeepBody(event);
+                const entry = inboxes.receive(request.params.data_set, request.headers, request.payload, event);
                 if (!entry.verified) {
                     throw signatureInvalid();
                 }
