@@ -1,6 +1,7 @@
 """Webhooks from Python: a handler tested against localgate's deliveries, and the client's calls for events and webhooks."""
 
 import datetime
+import os
 
 import pytest
 
@@ -8,6 +9,9 @@ from localgate_testing import LocalgateError
 
 COMPLETED = "00000000-0000-4000-9000-000000000002"
 SETTLED = datetime.datetime(2030, 1, 3, tzinfo=datetime.timezone.utc)
+
+# A server in a container cannot reach a receiver on this host's loopback: its webhook tests run where it can.
+pytestmark = pytest.mark.skipif(os.environ.get("LOCALGATE_RECEIVER_UNREACHABLE") == "1", reason="the server cannot reach this host's loopback receiver")
 
 
 @pytest.mark.localgate(seed="none", pay=True, ids="sequential", clock="2030-01-01T00:00:00.000Z")
