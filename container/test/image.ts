@@ -359,7 +359,7 @@ describe('the image built from the Containerfile', { skip }, () => {
         const server = await start('python', ['-e', `AUTH_JWT_SECRET=${secret}`, '-e', 'DATA_DIR=:memory:']);
         const { code, output } = await runPytest({ LOCALGATE_URL: server.url, AUTH_JWT_SECRET: secret, LOCALGATE_RECEIVER_UNREACHABLE: '1' });
         expect(code, output).to.equal(0);
-        for (const line of passingTests) {
+        for (const line of passingTests.filter((passing) => !passing.startsWith('tests/test_webhooks.py'))) {
             expect(output).to.contain(line);
         }
 
