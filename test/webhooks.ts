@@ -6,6 +6,7 @@ import type { Server, ServerInjectOptions, ServerInjectResponse } from '@hapi/ha
 import Lab from '@hapi/lab';
 import { Webhook } from 'standardwebhooks';
 
+import type { DeliveryEntry as Delivery } from '../lib/events/deliveries';
 import { webhookId } from '../lib/events/model';
 import { scrubJsonText } from '../lib/secrets';
 import { expectError } from './helpers/errors';
@@ -23,22 +24,6 @@ const { expect } = Code;
 const bakery = 'd851fadb-03ca-5a24-ba16-c15cce19933b';
 const start = '2030-01-01T00:00:00.000Z';
 const fixedSecret = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
-
-interface Delivery {
-    id: string;
-    event_id: string;
-    type: string;
-    webhook_id: string;
-    endpoint_id: string;
-    url: string;
-    attempt: number;
-    at: string;
-    status: number | null;
-    duration_ms: number;
-    error: string | null;
-    fault: string | null;
-    next_attempt_at: string | null;
-}
 
 interface Endpoint {
     id: string;

@@ -1,4 +1,4 @@
-import type { BudgetedJournal, JournalBudget } from '../journal/journal';
+import { BoundedJournal } from '../journal/journal';
 import { typePattern } from './model';
 
 
@@ -59,52 +59,18 @@ export function matchesDelivery(entry: DeliveryEntry, pattern: DeliveryPattern):
  * The attempts one data set made, in the order they were made: at most `size` entries, the oldest dropped first, in
  * the memory the request journals share.
  */
-export class DeliveryJournal implements BudgetedJournal {
-
-    bytes = 0;
-    closed = false;
-    private entries: Kept[] = [];
-
-    constructor(private readonly size: number, private readonly budget: JournalBudget) {
-
-        budget.join(this);
-    }
+export class DeliveryJournal extends BoundedJournal<Kept> {
 
     /** Keeps an attempt. */
     add(entry: DeliveryEntry): void {
 
-        if (this.closed || this.size === 0) {
-            return;
-        }
-
-        if (this.entries.length >= this.size) {
-            this.dropOldest();
-        }
-
         const bytes = entryOverheadBytes + 2 * (entry.url.length + entry.event_id.length + entry.endpoint_id.length + entry.webhook_id.length);
-        this.budget.reserve(bytes);
-        this.entries.push({ entry, bytes });
-        this.bytes += bytes;
-        this.budget.used += bytes;
+        this.keep({ entry, bytes }, (kept) => this.entries.push(kept));
     }
 
     /** The attempts, oldest first. */
     list(): DeliveryEntry[] {
 
         return this.entries.map(({ entry }) => entry);
-    }
-
-    clear(): void {
-
-        this.budget.used -= this.bytes;
-        this.bytes = 0;
-        this.entries = [];
-    }
-
-    dropOldest(): void {
-
-        const oldest = this.entries.shift()!;
-        this.bytes -= oldest.bytes;
-        this.budget.used -= oldest.bytes;
     }
 }

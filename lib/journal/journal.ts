@@ -51,50 +51,19 @@ export class JournalBudget {
 }
 
 
-/** The requests one data set received, in arrival order: at most size entries, the oldest dropped first. */
-export class Journal implements BudgetedJournal {
+/**
+ * Entries kept oldest first, at most `size` of them, in the memory the journals of a server share: what the request
+ * journal and the delivery journal of webhooks have alike. Each entry carries its bytes as estimated.
+ */
+export abstract class BoundedJournal<Entry extends { bytes: number }> implements BudgetedJournal {
 
     bytes = 0;
     closed = false;
-    private entries: Recorded[] = [];
+    protected entries: Entry[] = [];
 
     constructor(private readonly size: number, private readonly budget: JournalBudget) {
 
         budget.join(this);
-    }
-
-    /** Adds an entry where its arrival puts it (requests can finish out of order). */
-    add(recorded: Recorded): void {
-
-        if (this.closed) {
-            return;
-        }
-
-        if (this.entries.length >= this.size) {
-            this.dropOldest();
-        }
-
-        this.budget.reserve(recorded.bytes);
-        let at = this.entries.length;
-        while (at > 0 && this.entries[at - 1]!.arrival > recorded.arrival) {
-            --at;
-        }
-
-        if (at === this.entries.length) {
-            this.entries.push(recorded);
-        }
-        else {
-            this.entries.splice(at, 0, recorded);
-        }
-
-        this.bytes += recorded.bytes;
-        this.budget.used += recorded.bytes;
-    }
-
-    /** The entries, oldest first. */
-    list(): readonly Recorded[] {
-
-        return this.entries;
     }
 
     /** Forgets every entry. */
@@ -111,5 +80,48 @@ export class Journal implements BudgetedJournal {
         const oldest = this.entries.shift()!;
         this.bytes -= oldest.bytes;
         this.budget.used -= oldest.bytes;
+    }
+
+    // Keeps an entry, placed in `entries` by `place`: past the journal's count its oldest goes, past the budget the
+    // oldest of the fullest journals. A closed journal (its data set gone) or one of size 0 keeps nothing.
+    protected keep(entry: Entry, place: (entry: Entry) => void): void {
+
+        if (this.closed || this.size === 0) {
+            return;
+        }
+
+        if (this.entries.length >= this.size) {
+            this.dropOldest();
+        }
+
+        this.budget.reserve(entry.bytes);
+        place(entry);
+        this.bytes += entry.bytes;
+        this.budget.used += entry.bytes;
+    }
+}
+
+
+/** The requests one data set received, in arrival order: at most size entries, the oldest dropped first. */
+export class Journal extends BoundedJournal<Recorded> {
+
+    /** Adds an entry where its arrival puts it (requests can finish out of order). */
+    add(recorded: Recorded): void {
+
+        this.keep(recorded, () => {
+
+            let at = this.entries.length;
+            while (at > 0 && this.entries[at - 1]!.arrival > recorded.arrival) {
+                --at;
+            }
+
+            this.entries.splice(at, 0, recorded);
+        });
+    }
+
+    /** The entries, oldest first. */
+    list(): readonly Recorded[] {
+
+        return this.entries;
     }
 }
