@@ -90,16 +90,18 @@ export class Dispatcher {
 
     /**
      * Follows the data set's event logs from now on: sends what is due already (left pending by a process that
-     * stopped), then waits for the next. With pollMs, also looks for attempts other processes made due, every pollMs.
+     * stopped, or carried by a fork), then waits for the next. With pollMs, also looks for attempts other processes
+     * made due, every pollMs. `pending` false says the logs can hold no delivery yet (an instance made from an image,
+     * which no endpoint ever saw): nothing is looked for until something is written or the clock moves.
      */
-    async watch(logs: EventLogs, pollMs = 0): Promise<number> {
+    async watch(logs: EventLogs, pollMs = 0, pending = true): Promise<number> {
 
         this.logs = logs;
         if (pollMs > 0) {
             this.poller = setInterval(() => this.notice(), pollMs).unref();
         }
 
-        return await this.flush();
+        return pending ? await this.flush() : 0;
     }
 
     /** Events were written, or the clock moved: what is due is sent, unless a move of the clock holds it back. */

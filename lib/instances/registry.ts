@@ -197,7 +197,7 @@ export class InstanceRegistry implements InstanceFinder {
         ids.counter = state.ids.counter;
         const context = { clock: new Clock(state.frozen === null ? null : new Date(state.frozen)), ids };
         const data = await this.engine.createInstance({ seed: false, pay: state.options.pay, from: state.data, context });
-        return await this.add(data, context, { seed: state.options.seed, ids: ids.mode, pay: state.options.pay }, null);
+        return await this.add(data, context, { seed: state.options.seed, ids: ids.mode, pay: state.options.pay }, null, true);
     }
 
     // The kind an instance is pooled as: its seed, or its fixture's image; none with pay, or with the pool off.
@@ -225,15 +225,19 @@ export class InstanceRegistry implements InstanceFinder {
 
     // The instance's timeline follows its data from the start: what its records hold due by its clock is applied before
     // it is handed out. A failure there closes the data set unused.
-    private async add(data: InstanceData, context: RecordContext, options: InstanceOptions, kind: string | null): Promise<Instance> {
+    private async add(data: InstanceData, context: RecordContext, options: InstanceOptions, kind: string | null, forked = false): Promise<Instance> {
 
         const instance = new Instance(Crypto.randomUUID(), data, context, this.servicesFor(context), options, this.budget);
         const counter = context.ids.counter;
         try {
-            // A fork's events, or none after a pooled data set was rolled back: the next event follows what it holds.
-            await resyncEventPosition(data, context.ids);
+            // Only a fork's databases hold events and deliveries already (its source's, and its endpoints): an image, a
+            // fixture's or one a pooled data set was rolled back to, holds none, and the id source starts at 0.
+            if (forked) {
+                await resyncEventPosition(data, context.ids);
+            }
+
             await instance.services.timeline.watch(timedStoresOf(this.engine.namespaces, () => instance.data));
-            await instance.services.dispatcher.watch(() => instance.data.eventLogs());
+            await instance.services.dispatcher.watch(() => instance.data.eventLogs(), 0, forked);
         }
         catch (err) {
             instance.close();
