@@ -68,15 +68,15 @@ export function damagePages(file: string): void {
     const raw = new Sqlite(file);
     raw.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)');
     const insert = raw.prepare('INSERT INTO t (v) VALUES (?)');
-    for (let row = 0; row < 400; ++row) {
-        insert.run(`${'x'.repeat(100)}${row}`);
+    for (let i = 0; i < 400; ++i) {
+        insert.run(`${'x'.repeat(100)}${i}`);
     }
 
     raw.close();
     // Pages 3 to 5 overwritten with one byte, as a disk or a copy gone wrong leaves them: SQLite's check itself fails.
     const fd = Fs.openSync(file, 'r+');
-    for (let page = 2; page < 5; ++page) {
-        Fs.writeSync(fd, Buffer.alloc(4096, 0xab), 0, 4096, page * 4096);
+    for (let i = 2; i < 5; ++i) {
+        Fs.writeSync(fd, Buffer.alloc(4096, 0xab), 0, 4096, i * 4096);
     }
 
     Fs.closeSync(fd);
