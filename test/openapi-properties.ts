@@ -497,11 +497,13 @@ describe('the OpenAPI document, walked with requests generated from its schemas'
     it('answers an empty key in any query or body with a 400 the document describes, its details naming the key', async () => {
 
         let sent = 0;
+        // Every path parameter names the base instance or a record of it: a refusal changes nothing there.
+        const instance = base;
+        const fill = (match: string, name: string): string => encodeURIComponent(known[name]?.[0] ?? instance);
         for (const [path, item] of Object.entries(document.paths)) {
             for (const [method, operation] of Object.entries(item).filter(([, candidate]) => walked(candidate))) {
                 const role: Role = operation.responses[403] ? 'admin' : 'user';
-                // Every path parameter names the base instance or a record of it: a refusal changes nothing there.
-                const url = `${path.startsWith('/v1/') ? `/i/${base}` : ''}${path.replace(/\{(\w+)\}/g, (match, name: string) => encodeURIComponent(known[name]?.[0] ?? base))}`;
+                const url = `${path.startsWith('/v1/') ? `/i/${instance}` : ''}${path.replace(/\{(\w+)\}/g, fill)}`;
                 const requests: { url: string; payload?: unknown }[] = [];
                 if (parametersOf(operation).some((parameter) => parameter.in === 'query')) {
                     requests.push({ url: `${url}?=x` });
