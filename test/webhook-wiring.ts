@@ -239,6 +239,13 @@ describe('webhooks across forks, resets and restores', () => {
         // Its patterns came back with it: an inquiry is not sent to it.
         expect((await server.inject({ method: 'POST', url: `${base}/v1/commerce/inquiries`, headers: bearer(server, 'ann'), payload: { business_id: bakery, message: 'Open on Sundays?' } })).statusCode).to.equal(201);
         expect(await flush(id)).to.equal(0);
+
+        // With every endpoint removed, the snapshot's comes back no more than its delivery does.
+        expect((await admin('DELETE', `/_instances/${id}/webhooks`)).statusCode).to.equal(204);
+        expect((await admin('POST', `/_instances/${id}/restore`, { snapshot_id: snapshot })).statusCode).to.equal(200);
+        expect(await endpointsOf(id)).to.equal([]);
+        expect(await advance(id, '1h')).to.equal(0);
+        expect(receiver.deliveries.length).to.equal(2);
     });
 });
 
@@ -277,13 +284,13 @@ describe('webhookId', () => {
     it('is the same for one event, endpoint and body, and another when any of them differs', () => {
 
         const event = { position: 1, id: '00000000-0000-4000-9000-000000000001', type: 'commerce.product.created' as const, created_at: start, data: '{"name":"Bread"}' };
-        const body = deliveryBody(event);
-        const id = webhookId(event.id, 'we_000000000001', body);
+        const text = deliveryBody(event);
+        const id = webhookId(event.id, 'we_000000000001', text);
         expect(id).to.match(/^msg_[A-Za-z0-9_-]{26}$/);
         expect(webhookId(event.id, 'we_000000000001', deliveryBody({ ...event }))).to.equal(id);
         const others = [
-            webhookId('00000000-0000-4000-9000-000000000002', 'we_000000000001', body),
-            webhookId(event.id, 'we_000000000002', body),
+            webhookId('00000000-0000-4000-9000-000000000002', 'we_000000000001', text),
+            webhookId(event.id, 'we_000000000002', text),
             webhookId(event.id, 'we_000000000001', deliveryBody({ ...event, data: '{"name":"Cake"}' }))
         ];
         expect(new Set([id, ...others]).size).to.equal(4);

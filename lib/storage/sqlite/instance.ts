@@ -3,12 +3,15 @@ import type { Namespace } from '../../namespaces/namespace';
 import { NamespacesDataSet } from '../data-set';
 import type { DataSnapshot, InstanceData } from '../engine';
 import { absentNamespace } from '../readiness';
+import { holdsEndpoints, noWiring, rewire, wiringOf } from './events';
 import type { SqliteNamespace } from './namespace';
 
 
 /** What a snapshot holds: each database serialized, pay's too when the instance has one; none for an absent one. */
 export interface SqliteSnapshot extends DataSnapshot {
     images: Record<string, Buffer | undefined>;
+    // Whether one of them holds a webhook endpoint: only then does a copy made from them open to drop or keep one.
+    wired: boolean;
 }
 
 
@@ -49,14 +52,33 @@ export class SqliteInstanceData extends NamespacesDataSet implements InstanceDat
         const shared = new Set(Object.values(this.creation.images));
         const { images } = this.copy();
         const bytes = Object.values(images).reduce((sum, image) => sum + (shared.has(image) ? 0 : image.length), 0);
-        this.creation = { images, bytes };
+        this.creation = { images, bytes, wired: this.wired() };
         return this.creation;
+    }
+
+    /**
+     * Drops the endpoints the copies hold, with what was pending or sent to them, and takes that as the state reset()
+     * goes back to: a fork takes its source's world (the data and the event log), never its wiring.
+     */
+    unwire(): void {
+
+        for (const copy of this.eventCopies()) {
+            rewire(copy.db, noWiring);
+        }
+
+        this.settle();
     }
 
     reset(): Promise<void> {
 
         // Databases that can still roll back to the image they were made from are put back so, statements kept.
-        return this.rollBack() ? Promise.resolve() : this.restore(this.creation);
+        this.keepingWiring(this.creation, () => {
+
+            if (!this.rollBack()) {
+                this.replaceAll(this.creation);
+            }
+        });
+        return Promise.resolve();
     }
 
     snapshot(): Promise<SqliteSnapshot> {
@@ -66,12 +88,7 @@ export class SqliteInstanceData extends NamespacesDataSet implements InstanceDat
 
     restore(snapshot: DataSnapshot): Promise<void> {
 
-        const { images } = snapshot as SqliteSnapshot;
-        for (const [namespace, database] of Object.entries(this.copies)) {
-            database.replace(images[namespace]!);
-        }
-
-        this.forgetStores();
+        this.keepingWiring(snapshot as SqliteSnapshot, () => this.replaceAll(snapshot as SqliteSnapshot));
         return Promise.resolve();
     }
 
@@ -104,6 +121,41 @@ export class SqliteInstanceData extends NamespacesDataSet implements InstanceDat
         return true;
     }
 
+    // Replaces every database with its copy in the snapshot.
+    private replaceAll({ images }: SqliteSnapshot): void {
+
+        for (const [namespace, database] of Object.entries(this.copies)) {
+            database.replace(images[namespace]!);
+        }
+
+        this.forgetStores();
+    }
+
+    // Puts a world back and keeps the endpoints as they are, with their counts: they are the data set's wiring, as
+    // its fault rules and journals are, which a reset or restore keeps too. A copy not opened holds its image, and an
+    // image a copy is left holding holds no endpoint (those that do are opened here), so neither needs reading.
+    private keepingWiring(world: SqliteSnapshot, putBack: () => void): void {
+
+        const copies = this.eventCopies();
+        const wiring = copies.map((copy) => (copy.opened && holdsEndpoints(copy.db) ? wiringOf(copy.db) : noWiring));
+        putBack();
+        if (world.wired || wiring.some((kept) => kept !== noWiring)) {
+            copies.forEach((copy, at) => rewire(copy.db, wiring[at]!));
+        }
+    }
+
+    // Whether a copy holds an endpoint; one not opened holds none.
+    private wired(): boolean {
+
+        return this.eventCopies().some((copy) => copy.opened && holdsEndpoints(copy.db));
+    }
+
+    // The copies of the namespaces that write events, where the endpoints are.
+    private eventCopies(): SqliteNamespace[] {
+
+        return this.namespaces.filter(({ events, name }) => events && this.copies[name]).map(({ name }) => this.copies[name]!);
+    }
+
     // The memory of the copies open in memory.
     private heldBytes(): number {
 
@@ -111,7 +163,7 @@ export class SqliteInstanceData extends NamespacesDataSet implements InstanceDat
     }
 
     // A copy of every database, each serialized only if it changed since it was last.
-    private copy(): { images: Record<string, Buffer>; bytes: number } {
+    private copy(): SqliteSnapshot & { images: Record<string, Buffer> } {
 
         const images: Record<string, Buffer> = {};
         for (const [namespace, database] of Object.entries(this.copies)) {
@@ -119,6 +171,6 @@ export class SqliteInstanceData extends NamespacesDataSet implements InstanceDat
         }
 
         const bytes = Object.values(images).reduce((sum, image) => sum + image.length, 0);
-        return { images, bytes };
+        return { images, bytes, wired: this.wired() };
     }
 }
