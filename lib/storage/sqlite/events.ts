@@ -218,7 +218,6 @@ export class SqliteEventLog implements EventLog {
 }
 
 
-
 // Parents first. Every column is carried as stored, whichever a later migration adds to an endpoint.
 const wiringTables = ['webhook_endpoints', 'webhook_endpoint_types'] as const;
 

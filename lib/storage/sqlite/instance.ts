@@ -50,9 +50,9 @@ export class SqliteInstanceData extends NamespacesDataSet implements InstanceDat
     settle(): SqliteSnapshot {
 
         const shared = new Set(Object.values(this.creation.images));
-        const { images } = this.copy();
+        const { images, wired } = this.copy();
         const bytes = Object.values(images).reduce((sum, image) => sum + (shared.has(image) ? 0 : image.length), 0);
-        this.creation = { images, bytes, wired: this.wired() };
+        this.creation = { images, bytes, wired };
         return this.creation;
     }
 
@@ -131,16 +131,18 @@ export class SqliteInstanceData extends NamespacesDataSet implements InstanceDat
         this.forgetStores();
     }
 
-    // Puts a world back and keeps the endpoints as they are, with their counts: they are the data set's wiring, as
-    // its fault rules and journals are, which a reset or restore keeps too. A copy not opened holds its image, and an
-    // image a copy is left holding holds no endpoint (those that do are opened here), so neither needs reading.
+    // Puts a world back and keeps the endpoints as they are, with their counts: they are the data set's wiring, which
+    // a reset or restore keeps as it keeps fault rules and journals. A copy not opened holds an image without endpoints
+    // (one put back with some is opened here to set them), so it is not read, and when neither the copies nor the
+    // world put back hold one, nothing is written.
     private keepingWiring(world: SqliteSnapshot, putBack: () => void): void {
 
-        const copies = this.eventCopies();
-        const wiring = copies.map((copy) => (copy.opened && holdsEndpoints(copy.db) ? wiringOf(copy.db) : noWiring));
+        const kept = this.eventCopies().map((copy) => ({ copy, wiring: copy.opened && holdsEndpoints(copy.db) ? wiringOf(copy.db) : noWiring }));
         putBack();
-        if (world.wired || wiring.some((kept) => kept !== noWiring)) {
-            copies.forEach((copy, at) => rewire(copy.db, wiring[at]!));
+        if (world.wired || kept.some(({ wiring }) => wiring !== noWiring)) {
+            for (const { copy, wiring } of kept) {
+                rewire(copy.db, wiring);
+            }
         }
     }
 
@@ -153,7 +155,11 @@ export class SqliteInstanceData extends NamespacesDataSet implements InstanceDat
     // The copies of the namespaces that write events, where the endpoints are.
     private eventCopies(): SqliteNamespace[] {
 
-        return this.namespaces.filter(({ events, name }) => events && this.copies[name]).map(({ name }) => this.copies[name]!);
+        return this.namespaces.flatMap(({ events, name }) => {
+
+            const copy = this.copies[name];
+            return events && copy ? [copy] : [];
+        });
     }
 
     // The memory of the copies open in memory.
