@@ -254,13 +254,16 @@ describe('the process\'s agents', () => {
 
         const receiver = await holdingReceiver();
         const agents = new OutboundAgents({ maxSockets: 1, idleMs: 4000 });
-        const sender = new HttpSender({ hosts: loopback, timeoutMs: 200, agents });
-        const first = post(sender, receiver.url);
+        const patient = new HttpSender({ hosts: loopback, timeoutMs: 5000, agents });
+        const hasty = new HttpSender({ hosts: loopback, timeoutMs: 200, agents });
+        const first = post(patient, receiver.url);
         await receiver.until(1);
-        const waiting = await post(sender, receiver.url);
+        const waiting = await post(hasty, receiver.url);
         expect(waiting).to.include({ status: null, error: 'timeout' });
+        receiver.held[0]!.writeHead(204).end();
+        expect(await first).to.include({ status: 204, error: null });
+        // The socket freed goes to no call that timed out.
         expect(receiver.held.length).to.equal(1);
-        expect(await first).to.include({ status: null, error: 'timeout' });
         agents.close();
         await receiver.close();
     });
@@ -278,6 +281,23 @@ describe('the process\'s agents', () => {
         const [idle] = Object.values(agents.http.freeSockets).flat();
         await once(idle!, 'close');
         expect(agents.open()).to.equal({ active: 0, idle: 0 });
+        agents.close();
+        await receiver.close();
+    });
+
+    it('keeps a socket in use open past idleMs: only the call\'s own timeout ends a slow answer', async () => {
+
+        const receiver = await holdingReceiver();
+        const agents = new OutboundAgents({ maxSockets: 4, idleMs: 50 });
+        const sender = new HttpSender({ hosts: loopback, timeoutMs: 5000, agents });
+        const call = post(sender, receiver.url);
+        await receiver.until(1);
+        // The socket in use goes idle past idleMs, and stays.
+        const [inUse] = Object.values(agents.http.sockets).flat();
+        await once(inUse!, 'timeout');
+        receiver.held[0]!.writeHead(204).end();
+        expect(await call).to.include({ status: 204, error: null });
+        expect(inUse!.destroyed).to.be.false();
         agents.close();
         await receiver.close();
     });
