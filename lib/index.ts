@@ -7,7 +7,7 @@ import { authPlugin, resolveSecret } from './auth';
 import { IdSource } from './clock';
 import { resolveSettings, sharedByProcesses, transitionPollMs, type Options, type Settings } from './config';
 import { consolePlugin } from './console';
-import { servicesFactory, timedStoresOf } from './data-set';
+import { OutboundAgents, servicesFactory, timedStoresOf } from './data-set';
 import { defaultClock } from './data-set/clock-file';
 import { errorsPlugin, validationFailed } from './errors';
 import { eventsPlugin } from './events';
@@ -66,11 +66,13 @@ export async function createServer(options: Options = {}): Promise<Server> {
 
     // What every data set carries beside its databases: a failed scheduled task is logged by the server.
     const log = (tags: string[], data: object): void => server.log(tags, data);
+    // One agent per protocol for the whole server: every data set's attempts share its bounded sockets.
+    const agents = new OutboundAgents({ maxSockets: settings.webhookMaxSockets, idleMs: settings.webhookSocketIdleMs });
     const servicesFor = servicesFactory({
         journalSize: settings.journalSize,
         journalBudget: new JournalBudget(settings.journalBudgetMib * 2 ** 20),
         log,
-        outbound: { hosts: settings.webhookHosts, timeoutMs: settings.webhookTimeoutMs }
+        outbound: { hosts: settings.webhookHosts, timeoutMs: settings.webhookTimeoutMs, agents }
     });
     const defaultServices = servicesFor({ clock: defaultClock(settings, sharedByProcesses(settings), log), ids: new IdSource() });
     const defaultScope: Scope = { basePath: '', services: defaultServices, get data() {
@@ -129,6 +131,7 @@ export async function createServer(options: Options = {}): Promise<Server> {
     server.ext('onPostStop', () => {
 
         defaultServices.close();
+        agents.close();
         return defaultData().close();
     });
 
