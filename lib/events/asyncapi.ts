@@ -48,7 +48,7 @@ const streams = [
 ];
 
 
-// The message of one event type on one kind of channel, with its key in the channel.
+// The message of one event type: its name, what it says, the event as its payload, and a webhook's headers.
 function message(type: { type: string; description: string; event: JsonSchema }, headers?: JsonSchema): JsonSchema {
 
     return {
