@@ -11,6 +11,7 @@ import { OutboundAgents, servicesFactory, timedStoresOf } from './data-set';
 import { defaultClock } from './data-set/clock-file';
 import { errorsPlugin, validationFailed } from './errors';
 import { eventsPlugin } from './events';
+import { cataloguePlugin } from './events/catalogue-routes';
 import { resyncEventPosition } from './events/positions';
 import { webhooksPlugin } from './events/webhooks';
 import { faultsPlugin } from './faults';
@@ -149,6 +150,7 @@ export async function createServer(options: Options = {}): Promise<Server> {
     await server.register({ plugin: journalPlugin, options: { registry: instances, secrets, record: settings.journalSize > 0, bodyBytes: settings.journalBodyBytes } });
     await server.register({ plugin: faultsPlugin, options: { registry: instances } });
     await server.register({ plugin: eventsPlugin, options: { registry: instances, pollMs: transitionPollMs(settings), heartbeatMs: settings.eventHeartbeatMs, log } });
+    await server.register({ plugin: cataloguePlugin, options: { namespaces: settings.namespaces } });
     await server.register({ plugin: webhooksPlugin, options: { registry: instances, hosts: settings.webhookHosts } });
     await server.register(healthPlugin);
     for (const namespace of settings.namespaces) {
