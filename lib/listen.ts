@@ -194,7 +194,7 @@ export async function listen(options: ListenOptions, io: ListenIo, stop: AbortSi
         const started = performance.now();
         let outcome: { status: number } | { error: string };
         try {
-            const headers = { 'content-type': 'application/json', ...signatureHeaders(options.secret, event.id, new Date(), event.data) };
+            const headers = { 'content-type': 'application/json', 'user-agent': 'localgate-listen', ...signatureHeaders(options.secret, event.id, new Date(), event.data) };
             const response = await fetch(forwardTo, { method: 'POST', headers, body: event.data, signal: AbortSignal.any([stop, AbortSignal.timeout(timeoutMs)]) });
             // The answer's body is not shown: read to the end, so the connection can be used again.
             await response.arrayBuffer();
