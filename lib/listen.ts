@@ -196,8 +196,8 @@ export async function listen(options: ListenOptions, io: ListenIo, stop: AbortSi
         try {
             const headers = { 'content-type': 'application/json', 'user-agent': 'localgate-listen', ...signatureHeaders(options.secret, event.id, new Date(), event.data) };
             const response = await fetch(forwardTo, { method: 'POST', headers, body: event.data, signal: AbortSignal.any([stop, AbortSignal.timeout(timeoutMs)]) });
-            // The answer's body is not shown: read to the end, so the connection can be used again.
-            await response.arrayBuffer();
+            // The answer's body is not shown, nor read: a handler's answer could be of any length.
+            await response.body?.cancel();
             outcome = { status: response.status };
         }
         catch (err) {

@@ -365,22 +365,34 @@ describe('localgate listen', () => {
             await stream.close();
         });
 
-        it('says a handler that drops the connection', async () => {
+        it('says a handler that drops the connection, and the status of one that answers with a body it does not read', async () => {
 
-            const rude = await fakeStream((request) => request.socket.destroy());
+            const rude = await fakeStream((request, response, count) => {
+
+                if (count === 1) {
+                    request.socket.destroy();
+                    return;
+                }
+
+                response.writeHead(200, { 'content-type': 'text/plain' });
+                response.write('thanks, and more to come');
+            });
             const stream = await fakeStream((request, response) => {
 
                 response.writeHead(200, { 'content-type': 'text/event-stream' });
-                response.write(event('e1'));
+                response.write(event('e1') + event('e2'));
             });
 
             const said = lines();
             const stop = new AbortController();
             const running = listen(options(stream.url, rude.url), said.io, stop.signal);
-            await said.said(/^→/);
+            await said.said(/^→ 200/);
             stop.abort();
             expect(await running).to.equal(0);
-            expect(said.out).to.equal([`→ failed pay.transaction.completed e1: ${rude.url} (UND_ERR_SOCKET)`]);
+            expect(said.out.map((line) => line.replace(/ \d+ ms$/, ' <ms>'))).to.equal([
+                `→ failed pay.transaction.completed e1: ${rude.url} (UND_ERR_SOCKET)`,
+                '→ 200 pay.transaction.completed e2 <ms>'
+            ]);
             await stream.close();
             await rude.close();
         });
