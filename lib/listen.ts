@@ -176,6 +176,48 @@ export function streamUrl(url: string, instance: string | undefined): string {
 // A refusal of the stream that no retry mends: the token, the instance, the route.
 class Refused extends Error { }
 
+// An error answer is read this far, for its message; a server that is no localgate may send any length.
+const maxErrorBytes = 16 * 1024;
+
+
+// The chunks of an answer's body; none for an answer without one (a 204).
+async function* chunksOf(response: Response): AsyncGenerator<Uint8Array> {
+
+    if (response.body) {
+        yield* response.body;
+    }
+}
+
+
+// At most max bytes of an answer's body, as text: the rest is never read.
+async function textOf(response: Response, max: number): Promise<string> {
+
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of chunksOf(response)) {
+        chunks.push(Buffer.from(chunk));
+        size += chunk.length;
+        if (size >= max) {
+            break;
+        }
+    }
+
+    return Buffer.concat(chunks).subarray(0, max).toString('utf8');
+}
+
+
+// The message of localgate's error shape, when the text is one.
+function messageOf(text: string): string | null {
+
+    try {
+        const { message } = JSON.parse(text) as { message?: unknown };
+        return typeof message === 'string' ? message : null;
+    }
+    catch {
+        return null;
+    }
+}
+
 
 /**
  * Forwards a data set's events as they are written, until `stop` aborts: resolves to the exit code (0 once stopped,
@@ -220,9 +262,8 @@ export async function listen(options: ListenOptions, io: ListenIo, stop: AbortSi
 
         const response = await fetch(source, { headers, signal: stop });
         if (response.status !== 200) {
-            const text = (await response.text()).slice(0, 2000);
-            const message = (JSON.parse(text.startsWith('{') ? text : '{}') as { message?: unknown }).message;
-            const said = `${source} answered ${response.status}${typeof message === 'string' ? `: ${message}` : ''}`;
+            const message = messageOf(await textOf(response, maxErrorBytes));
+            const said = `${source} answered ${response.status}${message === null ? '' : `: ${message}`}`;
             if (response.status === 422 && lastId !== null) {
                 // The event to resume after is no longer kept (EVENTS_KEPT, a reset): go on with new events.
                 io.err(`localgate listen: ${said}; going on with the events written from now on (some may have been missed)`);
@@ -241,7 +282,7 @@ export async function listen(options: ListenOptions, io: ListenIo, stop: AbortSi
         failures = 0;
         const parser = new EventStreamParser();
         const decoder = new TextDecoder();
-        for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+        for await (const chunk of chunksOf(response)) {
             for (const event of parser.push(decoder.decode(chunk, { stream: true }))) {
                 lastId = event.id;
                 if (forwards(event.type, options.types)) {

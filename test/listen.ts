@@ -283,7 +283,7 @@ describe('localgate listen', () => {
 
                 resumed.push(request.headers['last-event-id'] as string | undefined);
                 if (count === 2 || count === 3) {
-                    response.writeHead(count === 2 ? 429 : 503, { 'content-type': 'application/json' }).end('{"message":"busy"}');
+                    response.writeHead(count === 2 ? 429 : 503, { 'content-type': 'application/json' }).end(count === 2 ? '{"message":"busy"}' : '{"code":"unavailable"}');
                     return;
                 }
 
@@ -315,7 +315,7 @@ describe('localgate listen', () => {
                 `Ready: forwarding to ${receiver.url}. Stop with Ctrl-C.`,
                 `localgate listen: ${stream.url}/_events/stream ended the stream; connecting again in 500 ms`,
                 `localgate listen: ${stream.url}/_events/stream answered 429: busy; connecting again in 1000 ms`,
-                `localgate listen: ${stream.url}/_events/stream answered 503: busy; connecting again in 2000 ms`,
+                `localgate listen: ${stream.url}/_events/stream answered 503; connecting again in 2000 ms`,
                 `localgate listen: ${stream.url}/_events/stream answered 422: gone; going on with the events written from now on (some may have been missed)`,
                 `localgate listen: reconnected to ${stream.url}/_events/stream`
             ]);
@@ -343,7 +343,12 @@ describe('localgate listen', () => {
                 }
 
                 if (count === 2) {
-                    response.writeHead(404, { 'content-type': 'text/html' }).end('<h1>not here</h1>');
+                    response.writeHead(404, { 'content-type': 'text/html' }).end(`<h1>not here</h1>${' '.repeat(64 * 1024)}`);
+                    return;
+                }
+
+                if (count === 3) {
+                    response.writeHead(204).end();
                     return;
                 }
 
@@ -358,6 +363,10 @@ describe('localgate listen', () => {
             const html = lines();
             expect(await listen(options(stream.url, 'http://127.0.0.1:9/'), html.io, new AbortController().signal)).to.equal(1);
             expect(html.err.at(-1)).to.equal(`localgate listen: ${stream.url}/_events/stream answered 404`);
+
+            const empty = lines();
+            expect(await listen(options(stream.url, 'http://127.0.0.1:9/'), empty.io, new AbortController().signal)).to.equal(1);
+            expect(empty.err.at(-1)).to.equal(`localgate listen: ${stream.url}/_events/stream answered 204`);
 
             const long = lines();
             expect(await listen(options(stream.url, 'http://127.0.0.1:9/'), long.io, new AbortController().signal)).to.equal(1);
