@@ -97,6 +97,8 @@ export interface Settings {
     webhookHosts: string[];
     /** WEBHOOK_TIMEOUT_MS: how long a webhook attempt waits for the receiver's answer. */
     webhookTimeoutMs: number;
+    /** CLOCK_MOVE_DEADLINE_MS: how long a move of the clock may take before it answers, the attempts left made after. */
+    clockMoveDeadlineMs: number;
     logStream?: NodeJS.WritableStream;
     /** Programmatic only: the interval of an event stream's heartbeat comment (15 s). */
     eventHeartbeatMs: number;
@@ -220,6 +222,7 @@ export const settingsSchema = Joi.object<Settings>({
         'string.pattern.base': '{{#label}} must be host names or IP addresses, without a scheme, port or path'
     }).label('WEBHOOK_HOSTS')).min(1).default([...defaultWebhookHosts]).label('WEBHOOK_HOSTS'),
     webhookTimeoutMs: Joi.number().integer().min(1).max(600_000).default(10_000).label('WEBHOOK_TIMEOUT_MS'),
+    clockMoveDeadlineMs: Joi.number().integer().min(1).max(600_000).default(10_000).label('CLOCK_MOVE_DEADLINE_MS'),
     // Programmatic only: where log lines go instead of stdout.
     logStream: Joi.object().label('logStream'),
     // Programmatic only: a test need not wait 15 s for a heartbeat.
@@ -397,7 +400,8 @@ export function settingsFromEnvironment(env: NodeJS.ProcessEnv = process.env, fl
         eventsKept: env.EVENTS_KEPT,
         clock: pick(flags.clock, env.CLOCK),
         webhookHosts: env.WEBHOOK_HOSTS === undefined ? undefined : env.WEBHOOK_HOSTS.split(',').map((host) => host.trim()).filter(Boolean),
-        webhookTimeoutMs: env.WEBHOOK_TIMEOUT_MS
+        webhookTimeoutMs: env.WEBHOOK_TIMEOUT_MS,
+        clockMoveDeadlineMs: env.CLOCK_MOVE_DEADLINE_MS
     };
 
     try {

@@ -112,12 +112,12 @@ describe('the timeline of a data set', () => {
             { type: 'logistics.booking.completed', id: 'b2', due: '2030-01-01T03:00:00.000Z' }
         ]);
         expect(moved.counts).to.equal({ 'pay.transaction.completed': 1, 'logistics.booking.started': 1, 'pay.transaction.failed': 1, 'logistics.booking.completed': 1 });
-        // Each store is asked only up to the next store's next transition: never past the move's instant.
-        expect(payments.calls.map((call) => call.until)).to.equal(['2030-01-01T02:00:00.000Z', '2030-01-01T03:00:00.000Z']);
+        // The walk stops at each instant something falls due; a store is asked only up to that instant.
+        expect(payments.calls.map((call) => call.until)).to.equal(['2030-01-01T01:00:00.000Z', '2030-01-01T03:00:00.000Z']);
         expect(clock.frozen).to.equal('2030-01-01T03:00:00.000Z');
 
         // Back in time: nothing applied, nothing undone; the pending one still waits for its instant.
-        expect(await timeline.move({ now: start })).to.equal({ transitions: [], counts: {} });
+        expect(await timeline.move({ now: start })).to.equal({ transitions: [], counts: {}, target: start, late: false });
         expect(payments.pending.map((row) => row.id)).to.equal(['p3']);
         expect((await timeline.move({ now: at(48 * hour) })).counts).to.equal({ 'pay.transaction.completed': 1 });
         timeline.close();
@@ -142,7 +142,7 @@ describe('the timeline of a data set', () => {
         const clock = new Clock(start);
         const { timeline } = timelineOver(clock);
         // Not yet watching a data set: there is nothing to apply.
-        expect(await timeline.move({ advance: 1 })).to.equal({ transitions: [], counts: {} });
+        expect(await timeline.move({ advance: 1 })).to.equal({ transitions: [], counts: {}, target: at(1), late: false });
         clock.freeze(start);
         await expect(timeline.move({ now: new Date('0999-12-31T00:00:00Z') })).to.reject(DomainError, /now would take the clock outside/);
         await expect(timeline.move({ advance: 9000 * 365 * 24 * hour })).to.reject(DomainError, /advance would take the clock outside/);
@@ -179,7 +179,7 @@ describe('the timeline of a data set', () => {
         } };
         const { timeline } = timelineOver(new Clock(start));
         await timeline.watch(() => Promise.resolve([stuck, counted]));
-        expect(await timeline.move({ advance: hour })).to.equal({ transitions: [], counts: {} });
+        expect(await timeline.move({ advance: hour })).to.equal({ transitions: [], counts: {}, target: at(hour), late: false });
         expect(asked).to.equal(0);
         timeline.close();
     });
@@ -351,7 +351,7 @@ describe('the timeline of a data set', () => {
 
     it('stops between batches once its data set closes, and polls no more while a catch-up waits', async () => {
 
-        const store = new ArrayStore(Array.from({ length: 600 }, (_, index) => ({ id: `c${String(index).padStart(3, '0')}`, due: at(index + 1), type: 'pay.transaction.completed' as const })));
+        const store = new ArrayStore(Array.from({ length: 600 }, (_, index) => ({ id: `c${String(index).padStart(3, '0')}`, due: at(1), type: 'pay.transaction.completed' as const })));
         const clock = new Clock(start);
         const { timeline } = timelineOver(clock);
         // The data set closes as the first batch is applied.
@@ -520,7 +520,7 @@ describe('the default data set\'s clock', () => {
 
             const moved = await server.inject({ method: 'PUT', url: '/_clock', headers: adminBearer(server), payload: { advance: '3d' } });
             expect(moved.statusCode).to.equal(200);
-            expect(body(moved)).to.equal({ now: '2030-01-04T00:00:00.000Z', frozen: '2030-01-04T00:00:00.000Z', applied: {}, attempted: 0 });
+            expect(body(moved)).to.equal({ now: '2030-01-04T00:00:00.000Z', frozen: '2030-01-04T00:00:00.000Z', applied: {}, attempted: 0, remaining: 0 });
 
             const set = await server.inject({ method: 'PUT', url: '/_clock', headers: adminBearer(server), payload: { now: '2030-02-01T12:00:00Z' } });
             expect(body(set)).to.include({ now: '2030-02-01T12:00:00.000Z' });
@@ -543,7 +543,7 @@ describe('the default data set\'s clock', () => {
                 Fs.mkdirSync(Path.join(own, clockFileName, 'inside'), { recursive: true });
 
                 const moved = await logged.inject({ method: 'PUT', url: '/_clock', headers: adminBearer(logged), payload: { advance: '1h' } });
-                expect(body(moved)).to.equal({ now: '2030-01-01T01:00:00.000Z', frozen: '2030-01-01T01:00:00.000Z', applied: {}, attempted: 0 });
+                expect(body(moved)).to.equal({ now: '2030-01-01T01:00:00.000Z', frozen: '2030-01-01T01:00:00.000Z', applied: {}, attempted: 0, remaining: 0 });
                 expect(lines).to.equal([['error', 'listener']]);
             }
             finally {

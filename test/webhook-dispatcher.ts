@@ -4,10 +4,11 @@ import Code from '@hapi/code';
 import Lab from '@hapi/lab';
 
 import { Clock } from '../lib/clock';
-import { Scheduler, type OutboundCall, type OutboundOutcome, type OutboundSender } from '../lib/data-set';
+import { Scheduler, Timeline, type OutboundCall, type OutboundOutcome, type OutboundSender } from '../lib/data-set';
 import { DeliveryJournal, matchesDelivery, type DeliveryEntry } from '../lib/events/deliveries';
 import { Dispatcher, type DispatcherParts } from '../lib/events/dispatcher';
 import { matchesType, type AttemptOutcome, type ClaimedAttempt, type StoredEndpoint, type StoredEvent } from '../lib/events/model';
+import { DomainError } from '../lib/errors';
 import { JournalBudget } from '../lib/journal/journal';
 import type { EventLog } from '../lib/storage/engine';
 
@@ -17,6 +18,7 @@ const { describe, it } = lab;
 const { expect } = Code;
 
 const start = new Date('2030-01-01T00:00:00.000Z');
+const minute = 60_000;
 
 
 function endpoint(id: string, ordinal: number, retry: number[] = []): StoredEndpoint {
@@ -72,6 +74,11 @@ class MemoryLog implements EventLog {
         const dues = this.due.map(({ due_at: due }) => Date.parse(due));
         const earliest = dues.length ? new Date(Math.min(...dues)) : null;
         return Promise.resolve(this.leasedElsewhere ?? earliest);
+    }
+
+    countDue(until: Date): Promise<number> {
+
+        return Promise.resolve(this.due.filter(({ due_at: due }) => Date.parse(due) <= until.getTime()).length);
     }
 
     claimDue(until: Date, limit: number): Promise<ClaimedAttempt[]> {
@@ -133,7 +140,7 @@ describe('the webhook dispatcher', () => {
     it('sends in due order across logs: the instant, then the event\'s position, then the endpoint\'s place', async () => {
 
         const clock = new Clock(start);
-        const { dispatcher, sender } = dispatcherOver(clock);
+        const { dispatcher, sender, scheduler } = dispatcherOver(clock);
         const first = new MemoryLog();
         const second = new MemoryLog();
         const [a, b] = [endpoint('a', 0), endpoint('b', 1)];
@@ -144,27 +151,27 @@ describe('the webhook dispatcher', () => {
         // Each endpoint's attempts in due order; the endpoints side by side.
         expect(sender.calls.map(({ url, body }) => [url.slice(-1), JSON.parse(body).id])).to.equal([['b', 'e9'], ['a', 'e2'], ['b', 'e2'], ['a', 'e3']]);
         expect(sender.calls[0]!.headers['webhook-timestamp']).to.equal('1893455999');
-        const { attempted } = await dispatcher.during(async () => {
-
-            clock.advance(5);
-            dispatcher.notice();
-            return await Promise.resolve(null);
-        });
-        expect(attempted).to.equal(2);
+        const timeline = new Timeline(clock, scheduler, () => undefined);
+        const { attempted, remaining } = await dispatcher.during((stops) => timeline.move({ advance: 5 }, stops));
+        expect([attempted, remaining]).to.equal([2, 0]);
         expect(sender.calls.slice(4).map(({ url }) => url.slice(-1))).to.equal(['a', 'b']);
         dispatcher.close();
     });
 
-    it('sends what is due whatever became of a clock move, and passes the failure on', async () => {
+    it('makes the attempts due by a move\'s target whatever became of its transitions, and passes the failure on', async () => {
 
         const clock = new Clock(start);
-        const { dispatcher, sender } = dispatcherOver(clock);
+        const { dispatcher, sender, scheduler } = dispatcherOver(clock);
         const memory = new MemoryLog();
         await dispatcher.watch(() => Promise.resolve([memory]));
-        memory.due = [{ event: event(1), endpoint: endpoint('a', 0), attempt: 1, due_at: start.toISOString() }];
-        await expect(dispatcher.during(() => Promise.reject(new Error('move failed')))).to.reject('move failed');
-        await dispatcher.flush();
+        // Due after the transition that fails: the walk still reaches it.
+        memory.due = [{ event: event(1), endpoint: endpoint('a', 0), attempt: 1, due_at: new Date(start.getTime() + 90 * minute).toISOString() }];
+        const timeline = new Timeline(clock, scheduler, () => undefined);
+        await timeline.watch(() => Promise.resolve([{ nextDue: () => Promise.resolve(new Date(start.getTime() + 60 * minute)), applyDue: () => Promise.reject(new Error('CHECK constraint failed')) }]));
+        await expect(dispatcher.during((stops) => timeline.move({ advance: 120 * minute }, stops))).to.reject(DomainError, /could not be applied/);
         expect(sender.calls.length).to.equal(1);
+        expect(await dispatcher.flush()).to.equal(0);
+        timeline.close();
         dispatcher.close();
     });
 

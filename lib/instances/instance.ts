@@ -1,7 +1,7 @@
 import Crypto from 'node:crypto';
 
 import type { IdMode, RecordContext } from '../clock';
-import type { CatchUp, DataSetServices } from '../data-set';
+import type { ClockMoved, DataSetServices } from '../data-set';
 import { DomainError } from '../errors';
 import { resyncEventPosition } from '../events/positions';
 import { referenced } from '../records';
@@ -163,9 +163,9 @@ export class Instance implements Scope {
 
     /**
      * Moves the clock to an instant (1970 to the year 9999, what a created_at can hold) or forward by ms, freezing it
-     * there, and applies every transition that falls due on the way, in time order, before it resolves.
+     * there, in one walk through the transitions and webhook attempts that fall due on the way (DataSetServices.moveClock).
      */
-    async moveClock(to: { now: Date } | { advance: number }): Promise<CatchUp & { attempted: number }> {
+    async moveClock(to: { now: Date } | { advance: number }): Promise<ClockMoved> {
 
         return await this.using(() => this.services.moveClock(to));
     }
