@@ -8,7 +8,7 @@ import Lab from '@hapi/lab';
 
 import { Clock } from '../lib/clock';
 import { resolveSettings, settingsFromEnvironment, transitionPollMs } from '../lib/config';
-import { Scheduler, Timeline } from '../lib/data-set';
+import { Scheduler, Timeline, type AttemptStops } from '../lib/data-set';
 import { clockFileName, defaultClock } from '../lib/data-set/clock-file';
 import type { AppliedTransition, TimedStore, TransitionType } from '../lib/data-set/transitions';
 import { DomainError } from '../lib/errors';
@@ -147,6 +147,48 @@ describe('the timeline of a data set', () => {
         await expect(timeline.move({ now: new Date('0999-12-31T00:00:00Z') })).to.reject(DomainError, /now would take the clock outside/);
         await expect(timeline.move({ advance: 9000 * 365 * 24 * hour })).to.reject(DomainError, /advance would take the clock outside/);
         expect(clock.frozen).to.equal(start.toISOString());
+        timeline.close();
+    });
+
+    it('answers a move at its deadline with the transitions left applied, and logs a failure of its walk after the answer', async () => {
+
+        const lines: Record<string, unknown>[] = [];
+        const clock = new Clock(start);
+        const { timeline } = timelineOver(clock, (tags, data) => lines.push({ tags, ...data }));
+        const store = new ArrayStore([{ id: 'p1', due: at(2 * hour), type: 'pay.transaction.completed' }]);
+        let broken = false;
+        const failing: TimedStore = {
+            nextDue: () => (broken ? Promise.reject(new Error('connection lost')) : store.nextDue()),
+            applyDue: (until, limit) => store.applyDue(until, limit)
+        };
+        await timeline.watch(() => Promise.resolve([failing]));
+        // An attempt due at the first hour that the receiver holds until told.
+        let answer = (): void => undefined;
+        const answered = new Promise<void>((resolve) => {
+
+            answer = resolve;
+        });
+        let ended = 0;
+        let asked = 0;
+        const stops: AttemptStops = {
+            next: () => Promise.resolve(asked++ === 0 ? at(hour) : null),
+            reach: () => answered,
+            end: () => {
+
+                ended += 1;
+            }
+        };
+
+        const moved = await timeline.move({ advance: 3 * hour }, stops, 10);
+        expect(moved).to.equal({ transitions: [{ type: 'pay.transaction.completed', id: 'p1', due: '2030-01-01T02:00:00.000Z' }], counts: { 'pay.transaction.completed': 1 }, target: at(3 * hour), late: true });
+        expect(ended).to.equal(0);
+        // The walk goes on once the attempt is answered, and fails: logged, as no move answers it. The next move's walk,
+        // which starts once this one's is over, fails too: that move answers it.
+        broken = true;
+        answer();
+        await expect(timeline.move({ advance: hour })).to.reject(DomainError);
+        expect(ended).to.equal(1);
+        expect(lines.map(({ tags, task }) => [tags, task])).to.equal([[['error', 'transitions'], 'clock move'], [['error', 'transitions'], 'clock move']]);
         timeline.close();
     });
 
