@@ -15,14 +15,17 @@ const deposits = Number(process.env.BENCH_SILENT_DEPOSITS ?? 5);
 const rounds = Number(process.env.BENCH_SILENT_ROUNDS ?? 3);
 
 
-async function listen(server) {
+const internals = {};
+
+
+internals.listen = async function (server) {
 
     await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
     return server.address().port;
-}
+};
 
 
-async function call(port, method, path, token, body, headers = {}) {
+internals.call = async function (port, method, path, token, body, headers = {}) {
 
     const res = await fetch(`http://127.0.0.1:${port}${path}`, {
         method,
@@ -35,15 +38,16 @@ async function call(port, method, path, token, body, headers = {}) {
     }
 
     return text ? JSON.parse(text) : null;
-}
+};
 
 
-async function main() {
+internals.main = async function () {
 
     const Localgate = require(Path.join(__dirname, '..', 'dist'));
+
     // Keeps every connection and never answers.
     const silent = Http.createServer(() => undefined);
-    const receiverPort = await listen(silent);
+    const receiverPort = await internals.listen(silent);
     const secret = 'b'.repeat(32);
     const server = await Localgate.createServer({ storage: 'memory', logLevel: 'silent', jwtSecret: secret, port: 0, host: '127.0.0.1' });
     await server.start();
@@ -55,18 +59,18 @@ async function main() {
 
     const times = [];
     try {
-        for (let round = 0; round < rounds; ++round) {
-            const instance = await call(port, 'POST', '/_instances', admin, { seed: 'none', pay: true, clock: '2030-01-01T00:00:00Z' });
-            await call(port, 'PUT', `/_instances/${instance.id}/webhooks`, admin, { endpoints: [{ url: `http://127.0.0.1:${receiverPort}/hook`, types: ['pay.transaction.completed'] }] });
-            for (let i = 0; i < deposits; ++i) {
-                await call(port, 'POST', `${instance.base_path}/v1/pay/gateway/deposit`, payer, { provider_id: 'bank-transfer', asset: 'USD', amount: 1000 + i }, { 'idempotency-key': `deposit-${round}-${i}` });
+        for (let i = 0; i < rounds; ++i) {
+            const instance = await internals.call(port, 'POST', '/_instances', admin, { seed: 'none', pay: true, clock: '2030-01-01T00:00:00Z' });
+            await internals.call(port, 'PUT', `/_instances/${instance.id}/webhooks`, admin, { endpoints: [{ url: `http://127.0.0.1:${receiverPort}/hook`, types: ['pay.transaction.completed'] }] });
+            for (let j = 0; j < deposits; ++j) {
+                await internals.call(port, 'POST', `${instance.base_path}/v1/pay/gateway/deposit`, payer, { provider_id: 'bank-transfer', asset: 'USD', amount: 1000 + j }, { 'idempotency-key': `deposit-${i}-${j}` });
             }
 
             const started = process.hrtime.bigint();
-            const moved = await call(port, 'PUT', `/_instances/${instance.id}/clock`, admin, { advance: '3d' });
+            const moved = await internals.call(port, 'PUT', `/_instances/${instance.id}/clock`, admin, { advance: '3d' });
             const ms = Number(process.hrtime.bigint() - started) / 1e6;
             times.push(ms);
-            console.log(`round ${round + 1}: ${ms.toFixed(0)} ms, applied ${JSON.stringify(moved.applied)}, attempted ${moved.attempted}, remaining ${moved.remaining}`);
+            console.log(`round ${i + 1}: ${ms.toFixed(0)} ms, applied ${JSON.stringify(moved.applied)}, attempted ${moved.attempted}, remaining ${moved.remaining}`);
         }
     }
     finally {
@@ -76,10 +80,10 @@ async function main() {
     }
 
     console.log(`longest clock move with one silent receiver: ${Math.max(...times).toFixed(0)} ms`);
-}
+};
 
 
-main().catch((err) => {
+internals.main().catch((err) => {
 
     console.error(err);
     process.exitCode = 1;
