@@ -30,6 +30,8 @@ export interface SharedServices {
 export interface ClockMoved extends CatchUp {
     attempted: number;
     remaining: number;
+    // Resolves once the move's walk is over: past a deadline, after the answer.
+    walked: Promise<void>;
 }
 
 
@@ -83,8 +85,8 @@ export class DataSetServices implements RecordContext {
      */
     async moveClock(to: { now: Date } | { advance: number }): Promise<ClockMoved> {
 
-        const { moved: { transitions, counts }, attempted, remaining } = await this.dispatcher.during((stops) => this.timeline.move(to, stops, this.shared.moveDeadlineMs));
-        return { transitions, counts, attempted, remaining };
+        const { moved: { transitions, counts }, attempted, remaining, walked } = await this.dispatcher.during((stops) => this.timeline.move(to, stops, this.shared.moveDeadlineMs));
+        return { transitions, counts, attempted, remaining, walked };
     }
 
     /** Hears when events were written: after the request or the batch of transitions that wrote them has committed. */

@@ -39,6 +39,8 @@ export interface MoveAttempts {
     moved: Moved;
     attempted: number;
     remaining: number;
+    // Resolves once the move's walk is over, which is later than its answer when it answered at its deadline.
+    walked: Promise<void>;
 }
 
 // Attempts claimed from each log at once, and endpoints sent to at once (each endpoint's attempts go one at a time).
@@ -163,7 +165,7 @@ export class Dispatcher {
 
         const moved = await move(this.stops(ready, end));
         const attempted = this.made - before;
-        return { moved, attempted, remaining: moved.late ? await this.remaining(moved.target) : 0 };
+        return { moved, attempted, remaining: moved.late ? await this.remaining(moved.target) : 0, walked };
     }
 
     /** Stops the task and the poll: the data set is going. */

@@ -112,10 +112,13 @@ export class Instance implements Scope {
         return id;
     }
 
-    /** Resolves once every operation on the data set begun before now has settled. */
+    /** Resolves once every operation on the data set begun before now has settled, and the walks they left going. */
     async settled(): Promise<void> {
 
-        await Promise.allSettled(this.running);
+        // A move's walk joins the operations as its move answers: what one adds is waited for too.
+        while (this.running.size > 0) {
+            await Promise.allSettled(this.running);
+        }
     }
 
     /** Gives its snapshots' memory back to the budget and refuses every later use; the registry frees its data. */
@@ -167,7 +170,14 @@ export class Instance implements Scope {
      */
     async moveClock(to: { now: Date } | { advance: number }): Promise<ClockMoved> {
 
-        return await this.using(() => this.services.moveClock(to));
+        return await this.using(async () => {
+
+            const moved = await this.services.moveClock(to);
+            // A walk that goes on past its move's answer still uses the data set: a deletion waits for it too.
+            this.running.add(moved.walked);
+            void moved.walked.then(() => this.running.delete(moved.walked));
+            return moved;
+        });
     }
 
     // Refuses one more snapshot of this many bytes past either limit.
