@@ -123,6 +123,18 @@ describe('the timeline of a data set', () => {
         timeline.close();
     });
 
+    it('catches up across stores in one time order as it starts watching, a store\'s run bounded by the next store\'s instant', async () => {
+
+        const bookings = new ArrayStore([{ id: 'b1', due: at(2 * hour), type: 'logistics.booking.started' }]);
+        const payments = new ArrayStore([{ id: 'p1', due: at(hour), type: 'pay.transaction.completed' }, { id: 'p2', due: at(3 * hour), type: 'pay.transaction.completed' }]);
+        const { timeline } = timelineOver(new Clock(at(4 * hour)));
+        const caught = await timeline.watch(() => Promise.resolve([bookings, payments]));
+        expect(caught.transitions.map(({ id }) => id)).to.equal(['p1', 'b1', 'p2']);
+        // The payments run first up to just before the booking's instant: the booking's store comes first at one instant.
+        expect(payments.calls.map((call) => call.until)).to.equal(['2030-01-01T01:59:59.999Z', '2030-01-01T04:00:00.000Z']);
+        timeline.close();
+    });
+
     it('applies a thousand transitions due at once in bounded calls of the store', async () => {
 
         const store = new ArrayStore(Array.from({ length: 1200 }, (_, index) => ({ id: `t${String(index).padStart(4, '0')}`, due: at(index * 1000), type: 'pay.transaction.completed' as const })));

@@ -37,8 +37,6 @@ export interface Moved extends CatchUp {
 
 const noop = (): void => undefined;
 
-const noStops: AttemptStops = { next: () => Promise.resolve(null), reach: () => Promise.resolve(), end: noop };
-
 // How many transitions one call of a store applies: the bound of one pass, never of the whole catch-up.
 const batchSize = 500;
 
@@ -154,14 +152,14 @@ export class Timeline {
      * whoever applies it. Moving back applies nothing and undoes nothing: what was applied stays applied, and what is
      * pending applies when the clock reaches its instant again.
      */
-    async move(to: { now: Date } | { advance: number }, stops: AttemptStops = noStops, deadlineMs = Infinity): Promise<Moved> {
+    async move(to: { now: Date } | { advance: number }, stops?: AttemptStops, deadlineMs = Infinity): Promise<Moved> {
 
         const target = 'now' in to ? to.now : new Date(this.clock.now().getTime() + to.advance);
         try {
             clockInRange(target, 'now' in to ? 'now' : 'advance');
         }
         catch (err) {
-            stops.end();
+            stops?.end();
             throw err;
         }
 
@@ -171,7 +169,7 @@ export class Timeline {
         this.cancel();
         this.clock.freeze(target);
         let answered = false;
-        const walk = this.walks.then(() => this.walk(target, stops)).finally(() => stops.end());
+        const walk = this.walks.then(() => this.walk(target, stops)).finally(() => stops?.end());
         this.walks = walk.catch((err: unknown) => {
 
             // A walk that goes on past its move's answer logs its own failure; before it, the move answers it.
@@ -286,16 +284,16 @@ export class Timeline {
     // A move's walk up to its target: the attempts due before the next transition's instant, then that instant's
     // transitions, and so on. A transition that fails or stalls ends the transitions of this walk (the next move
     // applies them), not its attempts: those due by the target are made, then the failure is passed on.
-    private async walk(target: Date, stops: AttemptStops): Promise<void> {
+    private async walk(target: Date, stops: AttemptStops | undefined): Promise<void> {
 
         let failure: { err: unknown } | null = null;
         let transitions = true;
         while (!this.closed) {
             const next: Date | null = transitions ? await this.nextDue() : null;
             const due: Date | null = next !== null && next.getTime() <= target.getTime() ? next : null;
-            const attempt = await stops.next(due === null ? target : new Date(due.getTime() - 1));
+            const attempt = stops ? await stops.next(due === null ? target : new Date(due.getTime() - 1)) : null;
             if (attempt !== null) {
-                await stops.reach(attempt);
+                await stops!.reach(attempt);
                 continue;
             }
 
