@@ -252,9 +252,9 @@ describe('createTestKit(): events and webhooks', () => {
         expect((await transfer(t, 'one')).statusCode).to.equal(201);
         expect(await t.webhooks.flush()).to.equal(0);
 
-        expect(await t.clock.move({ to: '2030-01-03T00:00:00Z' })).to.equal({ now: new Date('2030-01-03T00:00:00Z'), applied: { 'pay.transaction.completed': 1 }, attempted: 1 });
-        expect(await t.clock.move({ by: '30s' })).to.equal({ now: new Date('2030-01-03T00:00:30Z'), applied: {}, attempted: 0 });
-        expect(await t.clock.move({ by: 30_000 })).to.equal({ now: new Date('2030-01-03T00:01:00Z'), applied: {}, attempted: 1 });
+        expect(await t.clock.move({ to: '2030-01-03T00:00:00Z' })).to.equal({ now: new Date('2030-01-03T00:00:00Z'), applied: { 'pay.transaction.completed': 1 }, attempted: 1, remaining: 0 });
+        expect(await t.clock.move({ by: '30s' })).to.equal({ now: new Date('2030-01-03T00:00:30Z'), applied: {}, attempted: 0, remaining: 0 });
+        expect(await t.clock.move({ by: 30_000 })).to.equal({ now: new Date('2030-01-03T00:01:00Z'), applied: {}, attempted: 1, remaining: 0 });
         expect(receiver.deliveries.map(({ status, verified }) => ({ status, verified }))).to.equal([{ status: 503, verified: true }, { status: 204, verified: true }]);
 
         const attempts = t.webhooks.deliveries.list();

@@ -35,7 +35,7 @@ def test_a_settled_transfer_is_credited_once_though_its_webhook_came_twice(local
     assert made.status == 201, made
 
     # Two days settle the transfer and send its completion; the retry is due 5 s later.
-    assert localgate_instance.move_clock(advance="2d") == {"applied": {"pay.transaction.completed": 1}, "attempted": 1}
+    assert localgate_instance.move_clock(advance="2d") == {"applied": {"pay.transaction.completed": 1}, "attempted": 1, "remaining": 0}
     assert localgate_instance.advance_clock("5s") == {}
 
     for delivery in localgate_receiver.wait_for(2):
@@ -68,7 +68,7 @@ def test_endpoints_events_and_deliveries_are_read_flushed_and_cleared(localgate_
         made = localgate_instance.post("/v1/pay/gateway/deposit", {"provider_id": "bank-transfer", "asset": "USD", "amount": 100},
                                        subject="alice", headers={"Idempotency-Key": key})
         assert made.status == 201, made
-    assert localgate_instance.move_clock(advance="2d") == {"applied": {"pay.transaction.completed": 3}, "attempted": 3}
+    assert localgate_instance.move_clock(advance="2d") == {"applied": {"pay.transaction.completed": 3}, "attempted": 3, "remaining": 0}
     assert localgate_instance.flush_webhooks() == 0
 
     events = localgate_instance.events()
@@ -99,7 +99,7 @@ def test_endpoints_events_and_deliveries_are_read_flushed_and_cleared(localgate_
     assert localgate_instance.flush_webhooks() == 0
     with pytest.raises(ValueError):
         localgate_instance.move_clock()
-    assert localgate_instance.move_clock(now="2030-01-02T00:00:00.000Z") == {"applied": {}, "attempted": 0}
+    assert localgate_instance.move_clock(now="2030-01-02T00:00:00.000Z") == {"applied": {}, "attempted": 0, "remaining": 0}
     assert localgate_instance.record["clock"] == "2030-01-02T00:00:00.000Z"
 
 
