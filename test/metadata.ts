@@ -296,6 +296,84 @@ for (const engine of engines) {
     });
 
 
+    describe(`metadata through a fixture load and an export (${engine})`, { timeout: 30_000 }, () => {
+
+        const worlds = ledgerWorlds(engine);
+        after(() => worlds.close());
+
+        const orderMetadata = { order_id: 'ord_9', 'Städte': 'Köln 🚐', '10': 'ten', '9': '' };
+        const fixture = {
+            pay: {
+                wallets: [{ id: 'w-meta', owner_id: 'meta', created_at: start }],
+                transactions: [
+                    { id: '5a0c8a4e-0000-4000-8000-00000000e001', wallet_id: 'w-meta', type: 'deposit', asset: 'USD', amount: 500, provider_id: 'sandbox', created_at: start, metadata: orderMetadata },
+                    { id: '5a0c8a4e-0000-4000-8000-00000000e002', wallet_id: 'w-meta', type: 'withdrawal', asset: 'USD', amount: 100, provider_id: 'sandbox', created_at: '2030-01-01T01:00:00.000Z' }
+                ]
+            },
+            logistics: {
+                locations: [{ id: 'l-meta', name: 'Meta Depot', address: '1 Key Street', city: 'Harbourside', latitude: 50.6, longitude: -3.4, created_at: start }],
+                vehicles: [{ id: 'v-meta', make: 'Make', model: 'Model', year: 2024, seats: 4, daily_rate: 40, currency: 'GBP', created_at: start }],
+                bookings: [{
+                    id: 'bk-meta', vehicle_id: 'v-meta', pickup_location_id: 'l-meta', dropoff_location_id: 'l-meta', pickup_at: '2030-02-01T10:00:00Z', return_at: '2030-02-01T12:00:00Z',
+                    customer_id: 'meta', metadata: { agreement: 'RA-9' }, created_at: start
+                }]
+            }
+        };
+
+        // The records of the fixture, as an export holds them.
+        const mine = (file: Record<string, unknown>) => {
+
+            const { pay, logistics } = file as { pay: { transactions: { id: string }[] }; logistics: { bookings: { id: string }[] } };
+            return { transactions: pay.transactions.filter(({ id }) => id.startsWith('5a0c8a4e-')), bookings: logistics.bookings.filter(({ id }) => id === 'bk-meta') };
+        };
+
+        it('loads metadata from a fixture, answers it over HTTP, and keeps it through an export loaded back', async () => {
+
+            const original = await worlds.open();
+            const copy = await worlds.open();
+            try {
+                expect(await original.server.app.localgate.data.loadFixture(fixture, 'metadata')).to.equal({ logistics: 3, pay: 3 });
+                const transactions = await original.inject({ url: '/v1/pay/wallet/transactions', headers: bearer(original.server, 'meta') });
+                expect(transactions.statusCode, transactions.payload).to.equal(200);
+                expect(body<List<Transaction>>(transactions).data.map(({ id, owner_id: owner, metadata }) => [id, owner, metadata])).to.equal([[fixture.pay.transactions[1]!.id, 'meta', {}], [fixture.pay.transactions[0]!.id, 'meta', orderMetadata]]);
+                const booking = await original.inject({ url: '/v1/logistics/bookings/bk-meta', headers: bearer(original.server, 'meta') });
+                expect(booking.statusCode).to.equal(200);
+                expect(body<Booking>(booking).metadata).to.equal({ agreement: 'RA-9' });
+
+                const file = await original.server.app.localgate.data.exportRecords();
+                const exported = mine(file);
+                expect(exported.transactions.map((transaction) => (transaction as unknown as Transaction).metadata)).to.equal([orderMetadata, {}]);
+                expect(exported.bookings.map((record) => (record as unknown as Booking).metadata)).to.equal([{ agreement: 'RA-9' }]);
+
+                expect(await copy.server.app.localgate.data.loadFixture(file, 'export')).to.equal({ commerce: 0, logistics: 3, pay: 3 });
+                expect(mine(await copy.server.app.localgate.data.exportRecords())).to.equal(exported);
+                // Loading it again adds nothing: a stored transaction with the same id and metadata is the same move.
+                expect(await copy.server.app.localgate.data.loadFixture(file, 'export')).to.equal({ commerce: 0, logistics: 0, pay: 0 });
+                const changed = { pay: { wallets: fixture.pay.wallets, transactions: [{ ...fixture.pay.transactions[0], metadata: { order_id: 'other' } }] } };
+                await expect(copy.server.app.localgate.data.loadFixture(changed, 'changed')).to.reject('changed: pay.transactions[0].id: "5a0c8a4e-0000-4000-8000-00000000e001" is already the id of a stored record of transactions with other contents');
+            }
+            finally {
+                await original.close();
+                await copy.close();
+            }
+        });
+
+        it('refuses a fixture whose metadata breaks a rule, naming the record and the field', async () => {
+
+            const world = await worlds.open();
+            try {
+                const bad = { logistics: { ...fixture.logistics, bookings: [{ ...fixture.logistics.bookings[0], metadata: { order_id: 7 } }] } };
+                await expect(world.server.app.localgate.data.loadFixture(bad, 'bad')).to.reject(`bad: logistics.bookings[0].metadata.order_id: metadata.order_id must be a string of at most ${maxMetadataValueLength} characters`);
+                const booking = await world.inject({ url: '/v1/logistics/bookings/bk-meta', headers: bearer(world.server, 'meta') });
+                expect(booking.statusCode).to.equal(404);
+            }
+            finally {
+                await world.close();
+            }
+        });
+    });
+
+
     describe(`metadata bounds (${engine})`, () => {
 
         const world = useWorld(engineWorlds(engine, {}, { pay: true }), { shared: true });
