@@ -219,6 +219,12 @@ export class SchemaConverter {
             schema.additionalProperties = false;
         }
 
+        for (const { name, args } of description.rules ?? []) {
+            if (name === 'max') {
+                schema.maxProperties = args!.limit;
+            }
+        }
+
         rules.push(...(description.dependencies ?? []).map(({ rel, key, peers }) => dependencyRules[rel]!(key!, peers)));
         if (rules.length === 1) {
             Object.assign(schema, rules[0]);
