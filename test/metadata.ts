@@ -8,8 +8,9 @@ import type { Event } from '../lib/events/model';
 import { maxMetadataKeyLength, maxMetadataKeys, maxMetadataValueLength } from '../lib/metadata';
 import { requestFingerprint } from '../lib/namespaces/pay/rules';
 import { expectError } from './helpers/errors';
+import { documentPath } from '../lib/openapi';
 import { engines } from './helpers/postgres';
-import { adminBearer, bearer, body, type List } from './helpers/server';
+import { adminBearer, bearer, body, testServer, type List } from './helpers/server';
 import { engineWorlds, ledgerWorlds, type World } from './helpers/worlds';
 
 
@@ -435,3 +436,27 @@ for (const engine of engines) {
         });
     });
 }
+
+
+describe('metadata in the OpenAPI document', () => {
+
+    it('says the bounds on every request and record that carries it, and the owner of a transaction', async () => {
+
+        const server = await testServer();
+        const res = await server.inject(documentPath);
+        await server.stop();
+        expect(res.statusCode).to.equal(200);
+        const { schemas } = body<{ components: { schemas: Record<string, { properties: Record<string, Record<string, unknown>>; required?: string[] }> } }>(res).components;
+        for (const name of ['GatewayRequest', 'NewBooking', 'PayTransaction', 'Booking']) {
+            const { description, ...metadata } = schemas[name]!.properties.metadata!;
+            // A request left without it stands for {}.
+            const left = name.endsWith('Request') || name.startsWith('New') ? { default: {} } : {};
+            expect(metadata, name).to.equal({ type: 'object', additionalProperties: { type: 'string', maxLength: maxMetadataValueLength }, maxProperties: maxMetadataKeys, ...left });
+            expect(description, name).to.contain(`at most ${maxMetadataKeys} keys of 1 to ${maxMetadataKeyLength} characters`);
+        }
+
+        expect(schemas.PayTransaction!.required).to.include(['owner_id', 'metadata']);
+        expect(schemas.Booking!.required).to.include(['customer_id', 'metadata']);
+        expect(schemas.GatewayRequest!.required).to.not.include('metadata');
+    });
+});

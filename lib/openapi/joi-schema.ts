@@ -219,10 +219,9 @@ export class SchemaConverter {
             schema.additionalProperties = false;
         }
 
-        for (const { name, args } of description.rules ?? []) {
-            if (name === 'max') {
-                schema.maxProperties = args!.limit;
-            }
+        const most = description.rules?.find(({ name }) => name === 'max');
+        if (most) {
+            schema.maxProperties = most.args!.limit;
         }
 
         rules.push(...(description.dependencies ?? []).map(({ rel, key, peers }) => dependencyRules[rel]!(key!, peers)));
