@@ -127,8 +127,8 @@ describe('createTestKit()', () => {
         expect(made.statusCode).to.equal(201);
         const deposit = body<Record<string, unknown> & { id: string }>(made);
         expect(deposit).to.equal({
-            id: deposit.id, type: 'deposit', asset: 'USD', amount: 10000, provider_id: 'bank-transfer', status: 'pending',
-            created_at: '2030-01-01T00:00:00.000Z', settles_at: '2030-01-03T00:00:00.000Z', settled_at: null, failure_code: null
+            id: deposit.id, owner_id: 'alice', type: 'deposit', asset: 'USD', amount: 10000, provider_id: 'bank-transfer', status: 'pending',
+            created_at: '2030-01-01T00:00:00.000Z', settles_at: '2030-01-03T00:00:00.000Z', settled_at: null, failure_code: null, metadata: {}
         });
         expect(await ledger()).to.equal({ balances: [{ asset: 'USD', amount: 0, pending_in: 10000, pending_out: 0 }], transactions: [deposit] });
 
