@@ -401,7 +401,7 @@ for (const engine of engines) {
         const cases: [title: string, metadata: unknown, field: string, message: string][] = [
             [`${maxMetadataKeys + 1} keys`, Object.fromEntries(Array.from({ length: maxMetadataKeys + 1 }, (_, index) => [`k${index}`, 'v'])), 'metadata', `metadata must have at most ${maxMetadataKeys} keys`],
             ['a key over 40 characters', { [longKey]: 'v' }, `metadata.${longKey}`, `metadata.${longKey} ${keyMessage}`],
-            ['an empty key', { '': 'v' }, 'metadata.', `metadata. ${keyMessage}`],
+            ['an empty key', { '': 'v' }, 'metadata.""', `metadata."" ${keyMessage}`],
             ['a key with a NUL character', { 'a\u0000b': 'v' }, 'metadata.a\u0000b', `metadata.a\u0000b ${keyMessage}`],
             ['a key with an unpaired surrogate', { 'a\ud83d': 'v' }, 'metadata.a\ud83d', `metadata.a\ud83d ${keyMessage}`],
             ['a value over 500 characters', { note: 'v'.repeat(maxMetadataValueLength + 1) }, 'metadata.note', `metadata.note ${valueMessage}`],
