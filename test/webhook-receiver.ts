@@ -197,7 +197,7 @@ describe('startReceiver()', () => {
         expect(deposit.statusCode).to.equal(201);
         await t.webhooks.flush();
         // Three days: the creation's retries fall due on days 1 and 2, the transfer settles on day 2.
-        expect(await t.clock.move({ by: '3d' })).to.equal({ now: new Date('2030-01-04T00:00:00Z'), applied: { 'pay.transaction.completed': 1 }, attempted: 6 });
+        expect(await t.clock.move({ by: '3d' })).to.equal({ now: new Date('2030-01-04T00:00:00Z'), applied: { 'pay.transaction.completed': 1 }, attempted: 6, remaining: 0 });
 
         const seen = (deliveries: readonly { event: { type: string } | null; headers: Record<string, string>; verified: boolean; failure: string | null }[]) => {
 
