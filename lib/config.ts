@@ -97,6 +97,8 @@ export interface Settings {
     webhookHosts: string[];
     /** WEBHOOK_TIMEOUT_MS: how long a webhook attempt waits for the receiver's answer. */
     webhookTimeoutMs: number;
+    /** WEBHOOK_DISABLE_AFTER: the deliveries an endpoint gives up in a row that disable it; 0 never does. */
+    webhookDisableAfter: number;
     logStream?: NodeJS.WritableStream;
     /** Programmatic only: the interval of an event stream's heartbeat comment (15 s). */
     eventHeartbeatMs: number;
@@ -220,6 +222,7 @@ export const settingsSchema = Joi.object<Settings>({
         'string.pattern.base': '{{#label}} must be host names or IP addresses, without a scheme, port or path'
     }).label('WEBHOOK_HOSTS')).min(1).default([...defaultWebhookHosts]).label('WEBHOOK_HOSTS'),
     webhookTimeoutMs: Joi.number().integer().min(1).max(600_000).default(10_000).label('WEBHOOK_TIMEOUT_MS'),
+    webhookDisableAfter: Joi.number().integer().min(0).max(1_000_000).default(5).label('WEBHOOK_DISABLE_AFTER'),
     // Programmatic only: where log lines go instead of stdout.
     logStream: Joi.object().label('logStream'),
     // Programmatic only: a test need not wait 15 s for a heartbeat.
@@ -397,7 +400,8 @@ export function settingsFromEnvironment(env: NodeJS.ProcessEnv = process.env, fl
         eventsKept: env.EVENTS_KEPT,
         clock: pick(flags.clock, env.CLOCK),
         webhookHosts: env.WEBHOOK_HOSTS === undefined ? undefined : env.WEBHOOK_HOSTS.split(',').map((host) => host.trim()).filter(Boolean),
-        webhookTimeoutMs: env.WEBHOOK_TIMEOUT_MS
+        webhookTimeoutMs: env.WEBHOOK_TIMEOUT_MS,
+        webhookDisableAfter: env.WEBHOOK_DISABLE_AFTER
     };
 
     try {

@@ -70,7 +70,8 @@ export async function createServer(options: Options = {}): Promise<Server> {
         journalSize: settings.journalSize,
         journalBudget: new JournalBudget(settings.journalBudgetMib * 2 ** 20),
         log,
-        outbound: { hosts: settings.webhookHosts, timeoutMs: settings.webhookTimeoutMs }
+        outbound: { hosts: settings.webhookHosts, timeoutMs: settings.webhookTimeoutMs },
+        disableAfter: settings.webhookDisableAfter
     });
     const defaultServices = servicesFor({ clock: defaultClock(settings, sharedByProcesses(settings), log), ids: new IdSource() });
     const defaultScope: Scope = { basePath: '', services: defaultServices, get data() {

@@ -21,7 +21,8 @@ const start = new Date('2030-01-01T00:00:00.000Z');
 
 function endpoint(id: string, ordinal: number, retry: number[] = []): StoredEndpoint {
 
-    return { id, ordinal, url: `http://127.0.0.1:9/${id}`, types: null, secret: `whsec_${Buffer.alloc(32).toString('base64')}`, signing_clock: 'instance', retry_schedule: retry, created_at: start.toISOString(), delivered: 0, failed: 0 };
+    return { id, ordinal, url: `http://127.0.0.1:9/${id}`, types: null, secret: `whsec_${Buffer.alloc(32).toString('base64')}`, signing_clock: 'instance', retry_schedule: retry, created_at: start.toISOString(), delivered: 0, failed: 0,
+        disabled_at: null, disabled_reason: null, given_up_in_a_row: 0, previous_secret: null, previous_secret_until: null };
 }
 
 
@@ -85,14 +86,40 @@ class MemoryLog implements EventLog {
         return Promise.resolve(claimed);
     }
 
-    record(outcome: AttemptOutcome): Promise<boolean> {
+    record(outcome: AttemptOutcome): Promise<number | null> {
 
         if (this.failRecord) {
             return Promise.reject(new Error('record failed'));
         }
 
         this.recorded.push(outcome);
-        return Promise.resolve(true);
+        return Promise.resolve(0);
+    }
+
+    // The endpoints' state is the engines' (test/sqlite-events.ts, test/postgres-events.ts).
+    setDisabled(): Promise<void> {
+
+        return Promise.resolve();
+    }
+
+    setGivenUpInARow(): Promise<void> {
+
+        return Promise.resolve();
+    }
+
+    rotateSecret(): Promise<void> {
+
+        return Promise.resolve();
+    }
+
+    resend(): Promise<ClaimedAttempt[]> {
+
+        return Promise.resolve([]);
+    }
+
+    recover(): Promise<ClaimedAttempt[]> {
+
+        return Promise.resolve([]);
     }
 }
 
@@ -123,7 +150,7 @@ function dispatcherOver(clock: Clock): { dispatcher: Dispatcher; sender: Countin
     const log = (_tags: string[], data: object) => failures.push(data);
     const scheduler = new Scheduler(clock, log);
     const sender = new CountingSender();
-    const parts = { clock, scheduler, sender, deliveries: new DeliveryJournal(100, new JournalBudget(2 ** 20)), faults: () => null, log, written: () => passes.push(sender.calls.length), timeoutMs: 100 };
+    const parts = { clock, scheduler, sender, deliveries: new DeliveryJournal(100, new JournalBudget(2 ** 20)), faults: () => null, log, written: () => passes.push(sender.calls.length), timeoutMs: 100, disableAfter: 5 };
     return { dispatcher: new Dispatcher(parts), sender, failures, parts, scheduler, passes };
 }
 
