@@ -115,8 +115,10 @@ export interface AttemptOutcome {
 /** The secrets an attempt at `at` (the data set's clock) is signed with: the one a rotation replaced while its overlap lasts, then the endpoint's own. */
 export function signingSecrets(endpoint: Pick<StoredEndpoint, 'secret' | 'previous_secret' | 'previous_secret_until'>, at: Date): string[] {
 
-    const { previous_secret: previous, previous_secret_until: until } = endpoint;
-    return previous !== null && until !== null && at.getTime() < Date.parse(until) ? [previous, endpoint.secret] : [endpoint.secret];
+    // A rotation sets both, and nothing sets one alone.
+    const overlapping = endpoint.previous_secret_until !== null && at.getTime() < Date.parse(endpoint.previous_secret_until);
+    const secrets = overlapping ? [endpoint.previous_secret, endpoint.secret] : [endpoint.secret];
+    return secrets.filter((secret): secret is string => secret !== null);
 }
 
 

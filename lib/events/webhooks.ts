@@ -196,8 +196,9 @@ function endpointNotFound(id: string, field: string, kind: 'not_found' | 'unproc
 // One endpoint as its first event log holds it, or a 404 naming the path's endpoint_id.
 async function storedEndpointOf(scope: Scope, endpointId: string): Promise<StoredEndpoint> {
 
-    const [first] = await scope.data.eventLogs();
-    const endpoint = first && (await first.endpoints()).find(({ id }) => id === endpointId);
+    // Each event log holds the same endpoints: the first one's say.
+    const firsts = await Promise.all((await scope.data.eventLogs()).slice(0, 1).map((log) => log.endpoints()));
+    const endpoint = firsts.flat().find(({ id }) => id === endpointId);
     if (!endpoint) {
         throw endpointNotFound(endpointId, 'endpoint_id', 'not_found');
     }
@@ -279,7 +280,7 @@ async function resendEvent(scope: Scope, eventId: string, endpointId?: string): 
     }
 
     if (named && !matchesType(event.type, named.types)) {
-        throw new DomainError('unprocessable', 'event_type_not_matched', `The endpoint ${JSON.stringify(named.id)} does not ask for ${event.type} events (its types: ${(named.types ?? []).map(patternText).join(', ')})`, 'endpoint_id');
+        throw new DomainError('unprocessable', 'event_type_not_matched', `The endpoint ${JSON.stringify(named.id)} does not ask for ${event.type} events: its types (PUT …/webhooks) say which it gets`, 'endpoint_id');
     }
 
     const targets = named ? [named] : endpoints.filter(({ types }) => matchesType(event.type, types));
