@@ -42,6 +42,9 @@ class MemoryLog implements EventLog {
     leasedElsewhere: Date | null = null;
     failClaim = false;
     failRecord = false;
+    // What record answers: the given-up deliveries in a row before, or null when another process recorded it first.
+    inARow: number | null = 0;
+    counts: [string, number, string | null][] = [];
 
     list(): Promise<StoredEvent[]> {
 
@@ -93,7 +96,7 @@ class MemoryLog implements EventLog {
         }
 
         this.recorded.push(outcome);
-        return Promise.resolve(0);
+        return Promise.resolve(this.inARow);
     }
 
     // The endpoints' state is the engines' (test/sqlite-events.ts, test/postgres-events.ts).
@@ -102,8 +105,9 @@ class MemoryLog implements EventLog {
         return Promise.resolve();
     }
 
-    setGivenUpInARow(): Promise<void> {
+    setGivenUpInARow(endpointId: string, count: number, disableAt: string | null): Promise<void> {
 
+        this.counts.push([endpointId, count, disableAt]);
         return Promise.resolve();
     }
 
@@ -179,6 +183,32 @@ describe('the webhook dispatcher', () => {
         });
         expect(attempted).to.equal(2);
         expect(sender.calls.slice(4).map(({ url }) => url.slice(-1))).to.equal(['a', 'b']);
+        dispatcher.close();
+    });
+
+    it('counts an endpoint\'s given-up deliveries in every log, disabling it at the bound, unless another process recorded the attempt', async () => {
+
+        const clock = new Clock(start);
+        const { dispatcher, sender } = dispatcherOver(clock);
+        sender.statuses = [500, 500, 500];
+        const [one, two] = [new MemoryLog(), new MemoryLog()];
+        await dispatcher.watch(() => Promise.resolve([one, two]));
+        const givenUp = (position: number): ClaimedAttempt => ({ event: event(position), endpoint: endpoint('a', 0), attempt: 1, due_at: start.toISOString() });
+
+        one.inARow = 4;
+        one.due = [givenUp(1)];
+        await dispatcher.flush();
+        expect([one.counts, two.counts]).to.equal([[['a', 5, start.toISOString()]], [['a', 5, start.toISOString()]]]);
+
+        one.inARow = null;
+        one.due = [givenUp(2)];
+        await dispatcher.flush();
+        expect(two.counts.length).to.equal(1);
+
+        one.inARow = 1;
+        one.due = [givenUp(3)];
+        await dispatcher.flush();
+        expect(two.counts.at(-1)).to.equal(['a', 2, null]);
         dispatcher.close();
     });
 
