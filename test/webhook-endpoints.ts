@@ -387,3 +387,49 @@ describe('endpoints of an instance', () => {
         expect(await admin('POST', '/_instances/none/events/x/resend', undefined, 404)).to.include({ code: 'instance_not_found' });
     });
 });
+
+
+describe('an endpoint\'s given-up deliveries across namespaces', () => {
+
+    let server: Server;
+    let receiver: Receiver;
+
+    before(async () => {
+
+        server = await testServer({ webhookDisableAfter: 2 });
+        receiver = await startReceiver();
+    });
+
+    after(async () => {
+
+        await server.stop();
+        await receiver.close();
+    });
+
+    it('counts them in a row whichever namespace wrote the event, a delivery in another resetting the count', async () => {
+
+        const made = await server.inject({ method: 'POST', url: '/_instances', headers: adminBearer(server), payload: { clock: start, pay: true } });
+        const { id, base_path: served } = body<{ id: string; base_path: string }>(made);
+        const admin = (method: string, url: string, payload?: object) => server.inject({ method, url: `/_instances/${id}${url}`, headers: adminBearer(server), payload } as ServerInjectOptions);
+        await admin('PUT', '/webhooks', { endpoints: [{ url: receiver.url, types: ['commerce.*', 'pay.*'], retry_schedule: [] }] });
+        const product = () => server.inject({ method: 'POST', url: `${served}/v1/commerce/products`, headers: bearer(server, 'ann'), payload: { name: 'Bread', price: 1, currency: 'USD', business_id: bakery } });
+        const deposit = (key: string) => server.inject({ method: 'POST', url: `${served}/v1/pay/gateway/deposit`, headers: { ...bearer(server, 'alice'), 'idempotency-key': key }, payload: { provider_id: 'bank-transfer', asset: 'USD', amount: 100 } });
+        const state = async () => body<{ endpoints: Endpoint[] }>(await admin('GET', '/webhooks')).endpoints[0];
+
+        // Commerce gives up, pay delivers, commerce gives up: one in a row.
+        receiver.answers.push(500, 200, 500);
+        expect((await product()).statusCode).to.equal(201);
+        await admin('POST', '/webhooks/flush');
+        expect((await deposit('d-1')).statusCode).to.equal(201);
+        await admin('POST', '/webhooks/flush');
+        expect((await product()).statusCode).to.equal(201);
+        await admin('POST', '/webhooks/flush');
+        expect(await state()).to.include({ disabled: false, delivered: 1, failed: 2 });
+
+        // Pay gives up: two in a row, and the endpoint is disabled.
+        receiver.answers.push(500);
+        expect((await deposit('d-2')).statusCode).to.equal(201);
+        await admin('POST', '/webhooks/flush');
+        expect(await state()).to.include({ disabled: true, disabled_reason: 'given_up', disabled_at: start, failed: 3 });
+    });
+});
