@@ -99,7 +99,7 @@ const endpointKeys = {
     retry_schedule: Joi.array().items(Joi.string()).required().description('Each delay in its largest whole unit'),
     created_at: timestamp.required(),
     disabled: Joi.boolean().required().description('true: its deliveries wait (pending) until it is enabled'),
-    disabled_reason: Joi.string().valid('paused', 'given_up').allow(null).required().description('paused: a client disabled it; given_up: it gave up WEBHOOK_DISABLE_AFTER deliveries in a row; null while enabled'),
+    disabled_reason: Joi.string().allow(null).required().description('paused: a client disabled it; given_up: it gave up WEBHOOK_DISABLE_AFTER deliveries in a row; null while enabled'),
     disabled_at: timestamp.allow(null).required().description('When it was disabled, on the data set\'s clock; null while enabled'),
     previous_secret_until: timestamp.allow(null).required().description('Until this instant of the data set\'s clock, the secret the last rotation replaced signs beside this one; null if it was never rotated')
 };
