@@ -22,7 +22,7 @@ import { loggingOptions } from './logging';
 import { nestingPlugin } from './nesting';
 import { openapiPlugin } from './openapi';
 import type { Scope } from './scope';
-import { createEngine } from './storage';
+import { createEngine, startupFailure } from './storage';
 import type { DataSet } from './storage/engine';
 import { requestIdPlugin } from './request-id';
 
@@ -111,16 +111,21 @@ export async function createServer(options: Options = {}): Promise<Server> {
     server.ext('onPreStart', async () => {
 
         opened = await engine.openDefault(defaultServices);
-        await resyncEventPosition(opened, defaultServices.ids);
-        // What fell due while the server was stopped is applied before it answers; with other processes on the same
-        // databases, what they made due is looked for every second too.
-        const { counts } = await defaultServices.timeline.watch(timedStoresOf(settings.namespaces, defaultData), transitionPollMs(settings));
-        if (Object.keys(counts).length > 0) {
-            server.log(['debug', 'transitions'], { applied: counts });
-        }
+        try {
+            await resyncEventPosition(opened, defaultServices.ids);
+            // What fell due while the server was stopped is applied before it answers; with other processes on the same
+            // databases, what they made due is looked for every second too.
+            const { counts } = await defaultServices.timeline.watch(timedStoresOf(settings.namespaces, defaultData), transitionPollMs(settings));
+            if (Object.keys(counts).length > 0) {
+                server.log(['debug', 'transitions'], { applied: counts });
+            }
 
-        // Deliveries a stopped process left pending are sent now; other processes' retries are looked for as transitions are.
-        await defaultServices.dispatcher.watch(() => defaultData().eventLogs(), transitionPollMs(settings));
+            // Deliveries a stopped process left pending are sent now; other processes' retries are looked for as transitions are.
+            await defaultServices.dispatcher.watch(() => defaultData().eventLogs(), transitionPollMs(settings));
+        }
+        catch (err) {
+            throw startupFailure(settings, err);
+        }
     });
     server.ext('onPostStop', () => {
 

@@ -5,6 +5,7 @@ import Stream from 'node:stream';
 import Code from '@hapi/code';
 import type { Server } from '@hapi/hapi';
 import Lab from '@hapi/lab';
+import Sqlite from 'better-sqlite3';
 import Joi from 'joi';
 import Pino from 'pino';
 
@@ -317,6 +318,16 @@ describe('createServer()', () => {
         await expect(createServer({ dataDir: dir, logLevel: 'silent' })).to.reject(/file is not a database/);
         // The commerce file was closed cleanly: no write-ahead log is left behind.
         expect(Fs.existsSync(Path.join(dir, 'commerce.db-wal'))).to.be.false();
+    });
+
+    it('tells a failure of the steps after the databases opened as it is, where no file is damaged', async () => {
+
+        const dir = tempDir();
+        await (await createServer({ dataDir: dir, logLevel: 'silent' })).stop();
+        const raw = new Sqlite(Path.join(dir, 'commerce.db'));
+        raw.exec('ALTER TABLE events RENAME TO events_elsewhere');
+        raw.close();
+        await expect(createServer({ dataDir: dir, logLevel: 'silent' })).to.reject('no such table: events');
     });
 
     it('rejects invalid options naming the setting', async () => {

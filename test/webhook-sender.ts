@@ -50,7 +50,7 @@ describe('webhook signing', () => {
         const body = deliveryBody(event);
         expect(JSON.parse(body)).to.equal({ id: event.id, type: event.type, created_at: event.created_at, data: { id: 'p1', name: 'Bread', price: 2.5 } });
         expect(body).to.equal(JSON.stringify(JSON.parse(body)));
-        const id = webhookId(event.id, 'we_1');
+        const id = webhookId(event.id, 'we_1', body);
         const headers = signatureHeaders(secret, id, new Date(), body);
         expect(Object.keys(headers)).to.equal(['webhook-id', 'webhook-timestamp', 'webhook-signature']);
         expect(headers['webhook-signature']).to.match(/^v1,[A-Za-z0-9+/]{43}=$/);
@@ -65,10 +65,10 @@ describe('webhook signing', () => {
 
         const secret = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
         const at = new Date('2030-01-01T00:00:05.900Z');
-        const first = signatureHeaders(secret, webhookId(event.id, 'we_1'), at, deliveryBody(event));
-        expect(signatureHeaders(secret, webhookId(event.id, 'we_1'), at, deliveryBody(event))).to.equal(first);
+        const first = signatureHeaders(secret, webhookId(event.id, 'we_1', deliveryBody(event)), at, deliveryBody(event));
+        expect(signatureHeaders(secret, webhookId(event.id, 'we_1', deliveryBody(event)), at, deliveryBody(event))).to.equal(first);
         expect(first['webhook-timestamp']).to.equal('1893456005');
-        expect(webhookId(event.id, 'we_2')).to.not.equal(first['webhook-id']);
+        expect(webhookId(event.id, 'we_2', deliveryBody(event))).to.not.equal(first['webhook-id']);
     });
 });
 

@@ -115,16 +115,16 @@ describe('webhooks', () => {
         const event = new Webhook(endpoint!.secret).verify(got!.body, got!.headers as Record<string, string>) as { id: string; type: string; created_at: string; data: { id: string } };
         expect(event).to.equal({ id: '00000000-0000-4000-9000-000000000001', type: 'commerce.product.created', created_at: start, data: event.data });
         expect(event.data.id).to.equal(made.id);
-        expect(got!.headers).to.include({ 'content-type': 'application/json', 'webhook-id': webhookId(event.id, endpoint!.id), 'user-agent': 'localgate/0.1.0' });
+        expect(got!.headers).to.include({ 'content-type': 'application/json', 'webhook-id': webhookId(event.id, endpoint!.id, got!.body), 'user-agent': 'localgate/0.1.0' });
         expect(Math.abs(Number(got!.headers['webhook-timestamp']) - Date.now() / 1000)).to.be.below(5);
 
         await flush(id);
         const [entry] = await deliveries(id);
         expect(entry).to.equal({
-            id: `${webhookId(event.id, endpoint!.id)}.1`,
+            id: `${webhookId(event.id, endpoint!.id, got!.body)}.1`,
             event_id: event.id,
             type: 'commerce.product.created',
-            webhook_id: webhookId(event.id, endpoint!.id),
+            webhook_id: webhookId(event.id, endpoint!.id, got!.body),
             endpoint_id: endpoint!.id,
             url: receiver.url,
             attempt: 1,

@@ -252,7 +252,7 @@ export class Dispatcher {
         const due = new Date(claimed.due_at);
         // On a frozen clock an attempt is made at its due instant, as a transition is applied at its own.
         const at = this.parts.clock.frozen === null ? this.parts.clock.now() : due;
-        const id = webhookId(event.id, endpoint.id);
+        const id = webhookId(event.id, endpoint.id, deliveryBody(event));
         const decision = this.parts.faults()?.decideOutbound(event.type, endpoint.id) ?? null;
         const drop = decision?.rule.drop ?? null;
         if (decision && decision.latencyMs > 0) {
