@@ -99,6 +99,12 @@ export interface Settings {
     webhookTimeoutMs: number;
     /** WEBHOOK_DISABLE_AFTER: the deliveries an endpoint gives up in a row that disable it; 0 never does. */
     webhookDisableAfter: number;
+    /** WEBHOOK_MAX_SOCKETS: the sockets to webhook receivers the process holds at once, in use and idle. */
+    webhookMaxSockets: number;
+    /** WEBHOOK_SOCKET_IDLE_MS: how long a socket to a receiver stays open with nothing to send. */
+    webhookSocketIdleMs: number;
+    /** CLOCK_MOVE_DEADLINE_MS: how long a move of the clock may take before it answers, the attempts left made after. */
+    clockMoveDeadlineMs: number;
     logStream?: NodeJS.WritableStream;
     /** Programmatic only: the interval of an event stream's heartbeat comment (15 s). */
     eventHeartbeatMs: number;
@@ -223,6 +229,11 @@ export const settingsSchema = Joi.object<Settings>({
     }).label('WEBHOOK_HOSTS')).min(1).default([...defaultWebhookHosts]).label('WEBHOOK_HOSTS'),
     webhookTimeoutMs: Joi.number().integer().min(1).max(600_000).default(10_000).label('WEBHOOK_TIMEOUT_MS'),
     webhookDisableAfter: Joi.number().integer().min(0).max(1_000_000).default(5).label('WEBHOOK_DISABLE_AFTER'),
+    webhookMaxSockets: Joi.number().integer().min(1).max(65_536).default(256).label('WEBHOOK_MAX_SOCKETS'),
+    // Below the 5 s a Node receiver keeps an idle connection, so that the sender closes first and never writes into a
+    // socket the receiver is closing.
+    webhookSocketIdleMs: Joi.number().integer().min(1).max(600_000).default(4000).label('WEBHOOK_SOCKET_IDLE_MS'),
+    clockMoveDeadlineMs: Joi.number().integer().min(1).max(600_000).default(10_000).label('CLOCK_MOVE_DEADLINE_MS'),
     // Programmatic only: where log lines go instead of stdout.
     logStream: Joi.object().label('logStream'),
     // Programmatic only: a test need not wait 15 s for a heartbeat.
@@ -401,7 +412,10 @@ export function settingsFromEnvironment(env: NodeJS.ProcessEnv = process.env, fl
         clock: pick(flags.clock, env.CLOCK),
         webhookHosts: env.WEBHOOK_HOSTS === undefined ? undefined : env.WEBHOOK_HOSTS.split(',').map((host) => host.trim()).filter(Boolean),
         webhookTimeoutMs: env.WEBHOOK_TIMEOUT_MS,
-        webhookDisableAfter: env.WEBHOOK_DISABLE_AFTER
+        webhookDisableAfter: env.WEBHOOK_DISABLE_AFTER,
+        webhookMaxSockets: env.WEBHOOK_MAX_SOCKETS,
+        webhookSocketIdleMs: env.WEBHOOK_SOCKET_IDLE_MS,
+        clockMoveDeadlineMs: env.CLOCK_MOVE_DEADLINE_MS
     };
 
     try {

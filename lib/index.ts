@@ -7,10 +7,11 @@ import { authPlugin, resolveSecret } from './auth';
 import { IdSource } from './clock';
 import { resolveSettings, sharedByProcesses, transitionPollMs, type Options, type Settings } from './config';
 import { consolePlugin } from './console';
-import { servicesFactory, timedStoresOf } from './data-set';
+import { OutboundAgents, servicesFactory, timedStoresOf } from './data-set';
 import { defaultClock } from './data-set/clock-file';
 import { errorsPlugin, validationFailed } from './errors';
 import { eventsPlugin } from './events';
+import { cataloguePlugin } from './events/catalogue-routes';
 import { resyncEventPosition } from './events/positions';
 import { webhooksPlugin } from './events/webhooks';
 import { faultsPlugin } from './faults';
@@ -66,11 +67,14 @@ export async function createServer(options: Options = {}): Promise<Server> {
 
     // What every data set carries beside its databases: a failed scheduled task is logged by the server.
     const log = (tags: string[], data: object): void => server.log(tags, data);
+    // One agent per protocol for the whole server: every data set's attempts share its bounded sockets.
+    const agents = new OutboundAgents({ maxSockets: settings.webhookMaxSockets, idleMs: settings.webhookSocketIdleMs });
     const servicesFor = servicesFactory({
         journalSize: settings.journalSize,
         journalBudget: new JournalBudget(settings.journalBudgetMib * 2 ** 20),
         log,
-        outbound: { hosts: settings.webhookHosts, timeoutMs: settings.webhookTimeoutMs },
+        outbound: { hosts: settings.webhookHosts, timeoutMs: settings.webhookTimeoutMs, agents },
+        moveDeadlineMs: settings.clockMoveDeadlineMs,
         disableAfter: settings.webhookDisableAfter
     });
     const defaultServices = servicesFor({ clock: defaultClock(settings, sharedByProcesses(settings), log), ids: new IdSource() });
@@ -130,6 +134,7 @@ export async function createServer(options: Options = {}): Promise<Server> {
     server.ext('onPostStop', () => {
 
         defaultServices.close();
+        agents.close();
         return defaultData().close();
     });
 
@@ -147,6 +152,7 @@ export async function createServer(options: Options = {}): Promise<Server> {
     await server.register({ plugin: journalPlugin, options: { registry: instances, secrets, record: settings.journalSize > 0, bodyBytes: settings.journalBodyBytes } });
     await server.register({ plugin: faultsPlugin, options: { registry: instances } });
     await server.register({ plugin: eventsPlugin, options: { registry: instances, pollMs: transitionPollMs(settings), heartbeatMs: settings.eventHeartbeatMs, log } });
+    await server.register({ plugin: cataloguePlugin, options: { namespaces: settings.namespaces } });
     await server.register({ plugin: webhooksPlugin, options: { registry: instances, hosts: settings.webhookHosts } });
     await server.register(healthPlugin);
     for (const namespace of settings.namespaces) {

@@ -47,6 +47,9 @@ describe('settings', () => {
             webhookHosts: ['127.0.0.1', 'localhost', '::1', 'host.docker.internal'],
             webhookTimeoutMs: 10_000,
             webhookDisableAfter: 5,
+            webhookMaxSockets: 256,
+            webhookSocketIdleMs: 4000,
+            clockMoveDeadlineMs: 10_000,
             namespaceUrls: {},
             database: { poolMax: 10, connectTimeoutMs: 5000, statementTimeoutMs: 10000 },
             namespaces: builtInNamespaces,
@@ -90,7 +93,10 @@ describe('settings', () => {
             EVENTS_KEPT: '500',
             WEBHOOK_HOSTS: ' 127.0.0.1, Receiver.Local ,, ::1',
             WEBHOOK_TIMEOUT_MS: '2500',
-            WEBHOOK_DISABLE_AFTER: '0'
+            WEBHOOK_DISABLE_AFTER: '0',
+            WEBHOOK_MAX_SOCKETS: '32',
+            WEBHOOK_SOCKET_IDLE_MS: '1500',
+            CLOCK_MOVE_DEADLINE_MS: '4000'
         });
 
         expect(settings).to.equal({
@@ -123,6 +129,9 @@ describe('settings', () => {
             webhookHosts: ['127.0.0.1', 'receiver.local', '::1'],
             webhookTimeoutMs: 2500,
             webhookDisableAfter: 0,
+            webhookMaxSockets: 32,
+            webhookSocketIdleMs: 1500,
+            clockMoveDeadlineMs: 4000,
             databaseUrl: 'postgres://db.example/app',
             namespaceUrls: { commerce: './commerce.db', logistics: 'postgresql://other.example/logistics' },
             database: { poolMax: 4, connectTimeoutMs: 1000, statementTimeoutMs: 2000 },
@@ -214,7 +223,12 @@ describe('settings', () => {
         [{ WEBHOOK_HOSTS: 'localhost, http://receiver.local:8080' }, 'WEBHOOK_HOSTS must be host names or IP addresses, without a scheme, port or path'],
         [{ WEBHOOK_TIMEOUT_MS: '0' }, 'WEBHOOK_TIMEOUT_MS must be greater than or equal to 1'],
         [{ WEBHOOK_TIMEOUT_MS: 'soon' }, 'WEBHOOK_TIMEOUT_MS must be a number'],
-        [{ WEBHOOK_DISABLE_AFTER: '-1' }, 'WEBHOOK_DISABLE_AFTER must be greater than or equal to 0']
+        [{ WEBHOOK_DISABLE_AFTER: '-1' }, 'WEBHOOK_DISABLE_AFTER must be greater than or equal to 0'],
+        [{ WEBHOOK_MAX_SOCKETS: '0' }, 'WEBHOOK_MAX_SOCKETS must be greater than or equal to 1'],
+        [{ WEBHOOK_MAX_SOCKETS: 'many' }, 'WEBHOOK_MAX_SOCKETS must be a number'],
+        [{ WEBHOOK_SOCKET_IDLE_MS: '0' }, 'WEBHOOK_SOCKET_IDLE_MS must be greater than or equal to 1'],
+        [{ CLOCK_MOVE_DEADLINE_MS: '0' }, 'CLOCK_MOVE_DEADLINE_MS must be greater than or equal to 1'],
+        [{ CLOCK_MOVE_DEADLINE_MS: '600001' }, 'CLOCK_MOVE_DEADLINE_MS must be less than or equal to 600000']
     ];
 
     for (const [env, message] of invalid) {

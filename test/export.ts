@@ -249,11 +249,11 @@ describe('export and load back', () => {
         const t = await kit.instance({ seed: 'none', fixture: { pay: { wallets: [wallet], transactions: [...settled, move('t-5', 'withdrawal', 'sandbox', 900, '2030-01-04T00:00:00.000Z')] } } });
         expect(body(await t.inject({ url: '/v1/pay/wallet', headers: t.auth('ana') }))).to.equal({ ...wallet, balances: [{ asset: 'USD', amount: 0, pending_in: 0, pending_out: 0 }] });
         expect((await t.export()).pay).to.include({ transactions: [
-            { ...settled[0], status: 'completed', settles_at: '2030-01-01T00:00:00.000Z', settled_at: '2030-01-01T00:00:00.000Z', failure_code: null },
-            { ...settled[2], status: 'completed', settles_at: '2030-01-02T00:00:00.000Z', settled_at: '2030-01-02T00:00:00.000Z', failure_code: null },
-            { ...settled[1], status: 'completed', settles_at: '2030-01-03T01:00:00.000Z', settled_at: '2030-01-03T01:00:00.000Z', failure_code: null },
-            { ...settled[3], status: 'failed', settles_at: '2030-01-02T02:00:00.000Z', settled_at: '2030-01-02T02:00:00.000Z', failure_code: 'returned' },
-            { ...move('t-5', 'withdrawal', 'sandbox', 900, '2030-01-04T00:00:00.000Z'), status: 'completed', settles_at: '2030-01-04T00:00:00.000Z', settled_at: '2030-01-04T00:00:00.000Z', failure_code: null }
+            { ...settled[0], status: 'completed', settles_at: '2030-01-01T00:00:00.000Z', settled_at: '2030-01-01T00:00:00.000Z', failure_code: null, metadata: {} },
+            { ...settled[2], status: 'completed', settles_at: '2030-01-02T00:00:00.000Z', settled_at: '2030-01-02T00:00:00.000Z', failure_code: null, metadata: {} },
+            { ...settled[1], status: 'completed', settles_at: '2030-01-03T01:00:00.000Z', settled_at: '2030-01-03T01:00:00.000Z', failure_code: null, metadata: {} },
+            { ...settled[3], status: 'failed', settles_at: '2030-01-02T02:00:00.000Z', settled_at: '2030-01-02T02:00:00.000Z', failure_code: 'returned', metadata: {} },
+            { ...move('t-5', 'withdrawal', 'sandbox', 900, '2030-01-04T00:00:00.000Z'), status: 'completed', settles_at: '2030-01-04T00:00:00.000Z', settled_at: '2030-01-04T00:00:00.000Z', failure_code: null, metadata: {} }
         ] });
         await t.close();
 

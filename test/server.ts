@@ -217,6 +217,16 @@ describe('the server', () => {
         expect(logs.lines.map((line) => line.msg)).to.equal([400, 404].map((status, i) => `[response] get /v1/commerce/products/[hidden] ${status} (${logs.lines[i]!.responseTime}ms)`));
     });
 
+    it('logs a path with a whsec_ webhook secret in it hidden', async () => {
+
+        logs.lines = [];
+        const secret = `whsec_${Buffer.alloc(32, 251).toString('base64')}`;
+        await server.inject(`/console/inbox/${encodeURIComponent(secret)}`);
+        await server.inject(`/v1/commerce/products/${secret.replace(/[+/=]/g, 'A')}`);
+        expect(logs.lines.map((line) => (line.req as { url: string }).url)).to.equal(['/console/inbox/[hidden]', '/v1/commerce/products/[hidden]']);
+        expect(JSON.stringify(logs.lines)).to.not.contain('whsec_');
+    });
+
     it('logs an error by its name, message and stack only', async () => {
 
         logs.lines = [];

@@ -25,10 +25,17 @@ export interface OutboundOutcome {
     duration_ms: number;
 }
 
-/** What a data set's sender is allowed: the hosts it may call and how long it waits for an answer. */
+/** What a data set's sender is allowed: the hosts it may call, how long it waits for an answer, and the process's agents. */
 export interface OutboundSettings {
     hosts: readonly string[];
     timeoutMs: number;
+    agents: OutboundAgents;
+}
+
+/** How the process keeps its connections out: at most maxSockets open at once, an idle one closed after idleMs. */
+export interface AgentSettings {
+    maxSockets: number;
+    idleMs: number;
 }
 
 /** The one door out of the process for a data set: each call out goes through it. */
@@ -37,7 +44,7 @@ export interface OutboundSender {
     /** Makes the call, and answers what became of it; never throws. */
     send(call: OutboundCall): Promise<OutboundOutcome>;
 
-    /** Closes the connections it keeps alive, as the data set goes. */
+    /** Ends the calls it has in flight, as the data set goes; the process's idle connections stay. */
     close(): void;
 }
 
@@ -73,11 +80,46 @@ export function hostAllowed(host: string, hosts: readonly string[]): boolean {
 }
 
 
-/** A data set's sender: POSTs over node:http or node:https, one agent of each kept alive, redirects never followed. */
+/**
+ * The keep-alive agents of a process, one per protocol, which every data set's sender shares: the sockets to receivers
+ * are bounded by the process's setting, not by how many data sets there are.
+ */
+export class OutboundAgents {
+
+    readonly http: Http.Agent;
+    readonly https: Https.Agent;
+
+    constructor(settings: AgentSettings) {
+
+        // The cap holds per receiver and over all of them; past it an attempt waits for a socket, within its timeout.
+        // An idle socket is closed after idleMs (the agent's timeout destroys a free socket), an attempt's own timer
+        // bounds one in use.
+        const options = { keepAlive: true, maxSockets: settings.maxSockets, maxTotalSockets: settings.maxSockets, maxFreeSockets: settings.maxSockets, timeout: settings.idleMs };
+        this.http = new Http.Agent(options);
+        this.https = new Https.Agent(options);
+    }
+
+    /** The sockets both agents hold now: in use, and idle. */
+    open(): { active: number; idle: number } {
+
+        const count = (pools: NodeJS.ReadOnlyDict<unknown[]>[]): number => pools.flatMap((pool) => Object.values(pool).flat()).length;
+        return { active: count([this.http.sockets, this.https.sockets]), idle: count([this.http.freeSockets, this.https.freeSockets]) };
+    }
+
+    /** Closes every socket, as the server stops. */
+    close(): void {
+
+        this.http.destroy();
+        this.https.destroy();
+    }
+}
+
+
+/** A data set's sender: POSTs over node:http or node:https through the process's agents, redirects never followed. */
 export class HttpSender implements OutboundSender {
 
-    private readonly http = new Http.Agent({ keepAlive: true });
-    private readonly https = new Https.Agent({ keepAlive: true });
+    // The calls in flight, ended when the data set goes; the agents' idle sockets stay for the other data sets.
+    private readonly inFlight = new Set<Http.ClientRequest>();
 
     constructor(private readonly settings: OutboundSettings) {}
 
@@ -86,9 +128,9 @@ export class HttpSender implements OutboundSender {
         const started = performance.now();
         const outcome = (status: number | null, error: string | null): OutboundOutcome => ({ status, error, duration_ms: Math.round(performance.now() - started) });
         const url = new URL(call.url);
-        // Checked again here, whatever the route checked: the settings are the door's.
+        // Checked again here, whatever the route checked: the settings are the door's. Nothing left, so it took no time.
         if (!hostAllowed(urlHost(url), this.settings.hosts)) {
-            return Promise.resolve(outcome(null, 'host_not_allowed'));
+            return Promise.resolve({ status: null, error: 'host_not_allowed', duration_ms: 0 });
         }
 
         const secure = url.protocol === 'https:';
@@ -101,6 +143,7 @@ export class HttpSender implements OutboundSender {
                 if (!settled) {
                     settled = true;
                     clearTimeout(timer);
+                    this.inFlight.delete(outgoing);
                     resolve(outcome(status, error));
                 }
             };
@@ -108,7 +151,7 @@ export class HttpSender implements OutboundSender {
             const body = Buffer.from(call.body);
             const outgoing = request(url, {
                 method: call.method,
-                agent: secure ? this.https : this.http,
+                agent: secure ? this.settings.agents.https : this.settings.agents.http,
                 headers: { ...call.headers, 'user-agent': userAgent, 'content-length': String(body.length) }
             }, (response) => {
 
@@ -133,6 +176,7 @@ export class HttpSender implements OutboundSender {
                 outgoing.destroy();
             }, this.settings.timeoutMs);
 
+            this.inFlight.add(outgoing);
             outgoing.on('error', (err: NodeJS.ErrnoException) => settle(null, connectionErrors[String(err.code)] ?? 'connection_failed'));
             outgoing.end(body);
         });
@@ -140,7 +184,8 @@ export class HttpSender implements OutboundSender {
 
     close(): void {
 
-        this.http.destroy();
-        this.https.destroy();
+        for (const outgoing of this.inFlight) {
+            outgoing.destroy();
+        }
     }
 }

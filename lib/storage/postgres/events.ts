@@ -51,6 +51,8 @@ export const queries = {
     // A disabled endpoint's deliveries are not due until it is enabled.
     nextDue: sql<[], { due: string | null }>('events.nextDue', `SELECT min(d.due_at) AS due FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
         WHERE d.state = 'pending' AND e.disabled_at IS NULL`),
+    countDue: sql<[string], { count: number }>('events.countDue', `SELECT count(*)::integer AS count FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+        WHERE d.state = 'pending' AND d.due_at <= $1 AND e.disabled_at IS NULL`),
     // Locked until the claim commits: a row another process is claiming is skipped, one it leased no longer matches.
     claim: sql<[string, string, number, string], DueRow>('events.claim', `WITH due AS (
             SELECT d.event_position, d.endpoint_id FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
@@ -212,6 +214,11 @@ export class PgEventLog implements EventLog {
 
         const { due } = (await this.db.row(queries.nextDue))!;
         return due === null ? null : new Date(due);
+    }
+
+    async countDue(until: Date): Promise<number> {
+
+        return (await this.db.row(queries.countDue, until.toISOString()))!.count;
     }
 
     claimDue(until: Date, limit: number, leaseUntil: Date): Promise<ClaimedAttempt[]> {

@@ -46,6 +46,8 @@ export const queries = {
     // A disabled endpoint's deliveries are not due until it is enabled.
     nextDue: sql<[], string | null>(`SELECT min(d.due_at) FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
         WHERE d.state = 'pending' AND e.disabled_at IS NULL`),
+    countDue: sql<[string], number>(`SELECT count(*) FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+        WHERE d.state = 'pending' AND d.due_at <= ? AND e.disabled_at IS NULL`),
     due: sql<[{ until: string; now: string; limit: number }], DueRow>(`SELECT d.event_position AS position, d.endpoint_id, d.attempts, d.due_at,
             v.id AS event_id, v.type, v.created_at, v.data
         FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id JOIN events v ON v.position = d.event_position
@@ -252,6 +254,11 @@ export class SqliteEventLog implements EventLog {
             const due = this.statements.nextDue.pluck().get();
             return due ? new Date(due) : null;
         });
+    }
+
+    countDue(until: Date): Promise<number> {
+
+        return settled(() => this.statements.countDue.pluck().get(until.toISOString())!);
     }
 
     claimDue(until: Date, limit: number, leaseUntil: Date): Promise<ClaimedAttempt[]> {
