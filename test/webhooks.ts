@@ -33,6 +33,10 @@ interface Endpoint {
     signing_clock: string;
     retry_schedule: string[];
     created_at: string;
+    disabled: boolean;
+    disabled_reason: string | null;
+    disabled_at: string | null;
+    previous_secret_until: string | null;
     delivered?: number;
     failed?: number;
 }
@@ -100,7 +104,9 @@ describe('webhooks', () => {
 
         const { id, base_path: base } = await create();
         const [endpoint] = await hooks(id, [{ url: receiver.url }]);
-        expect(endpoint).to.equal({ id: endpoint!.id, url: receiver.url, types: null, secret: endpoint!.secret, signing_clock: 'wall', retry_schedule: ['5s', '5m', '30m', '2h', '5h', '10h', '10h'], created_at: start });
+        expect(endpoint).to.equal({ id: endpoint!.id, url: receiver.url, types: null, secret: endpoint!.secret, signing_clock: 'wall', retry_schedule: ['5s', '5m', '30m', '2h', '5h', '10h', '10h'], created_at: start,
+            disabled: false, disabled_reason: null, disabled_at: null, previous_secret_until: null
+        });
         expect(endpoint!.secret).to.match(/^whsec_[A-Za-z0-9+/]{43}=$/);
 
         const made = await product(base, 'Bread');
