@@ -122,7 +122,7 @@ def test_each_attempt_of_a_long_move_is_checked_against_the_instant_it_was_due(l
         assert made.status == 201, made
         localgate_instance.flush_webhooks()
         # Three days: the creation's retries fall due on days 1 and 2, the transfer settles on day 2.
-        assert localgate_instance.move_clock(advance="3d") == {"applied": {"pay.transaction.completed": 1}, "attempted": 6}
+        assert localgate_instance.move_clock(advance="3d") == {"applied": {"pay.transaction.completed": 1}, "attempted": 6, "remaining": 0}
 
         def seen(deliveries):
             at = lambda d: datetime.datetime.fromtimestamp(int(d.headers["webhook-timestamp"]), datetime.timezone.utc).strftime("%m-%d")
