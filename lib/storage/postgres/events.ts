@@ -8,6 +8,26 @@ import { insertRow, sql, type PgDatabase, type Runner } from './database';
 // Positions are bigint: read as float8 so that pg gives a number (exact below 2^53).
 const eventColumns = 'position::float8 AS position, id, type, created_at, data';
 
+
+// A claim in one statement: the deliveries `where` picks (with its order and limit), locked and skipped where another
+// process is claiming them, leased until $4, and read back with their events, earliest first.
+function leaseClaimed(where: string): string {
+
+    return `WITH due AS (
+            SELECT d.event_position, d.endpoint_id FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+            WHERE ${where}
+            FOR UPDATE OF d SKIP LOCKED
+        ), leased AS (
+            UPDATE webhook_deliveries d SET leased_until = $4 FROM due
+            WHERE d.event_position = due.event_position AND d.endpoint_id = due.endpoint_id
+            RETURNING d.event_position, d.endpoint_id, d.attempts, d.due_at
+        )
+        SELECT l.event_position::float8 AS position, l.endpoint_id, l.attempts, l.due_at, v.id AS event_id, v.type, v.created_at, v.data
+        FROM leased l JOIN webhook_endpoints e ON e.id = l.endpoint_id JOIN events v ON v.position = l.event_position
+        ORDER BY l.due_at, l.event_position, e.ordinal`;
+}
+
+
 export const queries = {
     // Positions follow commits: a transaction takes the next one under a lock of the database (the key space of the
     // migration lock, storage/postgres/migrate.ts) held until it ends, so that a reader that has seen a position has
@@ -54,19 +74,8 @@ export const queries = {
     countDue: sql<[string], { count: number }>('events.countDue', `SELECT count(*)::integer AS count FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
         WHERE d.state = 'pending' AND d.due_at <= $1 AND e.disabled_at IS NULL`),
     // Locked until the claim commits: a row another process is claiming is skipped, one it leased no longer matches.
-    claim: sql<[string, string, number, string], DueRow>('events.claim', `WITH due AS (
-            SELECT d.event_position, d.endpoint_id FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
-            WHERE d.state = 'pending' AND d.due_at <= $1 AND (d.leased_until IS NULL OR d.leased_until <= $2) AND e.disabled_at IS NULL
-            ORDER BY d.due_at, d.event_position, e.ordinal LIMIT $3
-            FOR UPDATE OF d SKIP LOCKED
-        ), leased AS (
-            UPDATE webhook_deliveries d SET leased_until = $4 FROM due
-            WHERE d.event_position = due.event_position AND d.endpoint_id = due.endpoint_id
-            RETURNING d.event_position, d.endpoint_id, d.attempts, d.due_at
-        )
-        SELECT l.event_position::float8 AS position, l.endpoint_id, l.attempts, l.due_at, v.id AS event_id, v.type, v.created_at, v.data
-        FROM leased l JOIN webhook_endpoints e ON e.id = l.endpoint_id JOIN events v ON v.position = l.event_position
-        ORDER BY l.due_at, l.event_position, e.ordinal`),
+    claim: sql<[string, string, number, string], DueRow>('events.claim', leaseClaimed(`d.state = 'pending' AND d.due_at <= $1 AND (d.leased_until IS NULL OR d.leased_until <= $2) AND e.disabled_at IS NULL
+            ORDER BY d.due_at, d.event_position, e.ordinal LIMIT $3`)),
     // A delivery made due again, or made for an endpoint added after its event; one in flight is left as it is.
     arm: sql<[number, string[], string, string]>('events.arm', `INSERT INTO webhook_deliveries (event_position, endpoint_id, due_at)
         SELECT $1, id, $3 FROM webhook_endpoints WHERE id = ANY ($2::text[])
@@ -75,19 +84,8 @@ export const queries = {
     recover: sql<[string, string, string, string], { event_position: number }>('events.recover',
         recoverDeliveries('$1', '$2::text', '$3::text', '$4::text').replace('RETURNING event_position', 'RETURNING event_position::float8 AS event_position')),
     // The deliveries armed above, claimed as a claim does: pending, not in flight, to an endpoint enabled.
-    claimArmed: sql<[number[], string[], string, string], DueRow>('events.claimArmed', `WITH due AS (
-            SELECT d.event_position, d.endpoint_id FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
-            WHERE d.event_position = ANY ($1::bigint[]) AND d.endpoint_id = ANY ($2::text[]) AND d.state = 'pending'
-                AND (d.leased_until IS NULL OR d.leased_until <= $3) AND e.disabled_at IS NULL
-            FOR UPDATE OF d SKIP LOCKED
-        ), leased AS (
-            UPDATE webhook_deliveries d SET leased_until = $4 FROM due
-            WHERE d.event_position = due.event_position AND d.endpoint_id = due.endpoint_id
-            RETURNING d.event_position, d.endpoint_id, d.attempts, d.due_at
-        )
-        SELECT l.event_position::float8 AS position, l.endpoint_id, l.attempts, l.due_at, v.id AS event_id, v.type, v.created_at, v.data
-        FROM leased l JOIN webhook_endpoints e ON e.id = l.endpoint_id JOIN events v ON v.position = l.event_position
-        ORDER BY l.due_at, l.event_position, e.ordinal`),
+    claimArmed: sql<[number[], string[], string, string], DueRow>('events.claimArmed', leaseClaimed(`d.event_position = ANY ($1::bigint[]) AND d.endpoint_id = ANY ($2::text[]) AND d.state = 'pending'
+                AND (d.leased_until IS NULL OR d.leased_until <= $3) AND e.disabled_at IS NULL`)),
     // Recorded only from the attempt before it, and counted on its endpoint, in one statement: a second record of one
     // attempt changes nothing. A delivery ends the endpoint's given-up deliveries in a row, one given up ($7) adds to
     // them; the count before comes back.
