@@ -361,6 +361,10 @@ describe('the delivery journal', () => {
         expect(Buffer.byteLength(response!.body)).to.equal(keptBodyBytes - 1);
         expect(response!.body).to.not.contain(secret.slice(6, 20));
 
+        // A long answer is scanned only at its start, and kept cut as any other.
+        const long = keptExchange({ sent: null, answer: { headers: [], body: Buffer.from(`"${'p'.repeat(64 * 1024)}"`) }, secret }, []).response!;
+        expect([long.body.length, long.body_truncated]).to.equal([keptBodyBytes, true]);
+
         // Nothing sent, nothing answered: nothing kept; a short body whole.
         expect(keptExchange({ sent: null, answer: null, secret }, [])).to.equal({ request: null, response: null });
         expect(keptExchange({ sent: { headers: {}, body: '{}' }, answer: { headers: [['__proto__', 'x']], body: Buffer.from('ok') }, secret }, []).response).to.equal({ headers: JSON.parse('{"__proto__":"x"}'), body: 'ok', body_truncated: false });

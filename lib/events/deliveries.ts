@@ -66,6 +66,10 @@ const entryOverheadBytes = 400;
 /** The bytes of a body the journal keeps, each way. */
 export const keptBodyBytes = 1024;
 
+// The bytes of a body scanned for credentials before it is cut: what a receiver answers past them is never kept, and a
+// 64 KiB answer costs an attempt no more than a short one.
+const scannedBodyBytes = 4 * 1024;
+
 /** The headers the journal keeps of each side, in the order they came, and the characters of each name and value. */
 export const keptHeaders = 32;
 export const keptHeaderChars = 512;
@@ -74,12 +78,12 @@ export const keptHeaderChars = 512;
 const shownHeaders = new Set(['webhook-signature']);
 
 
-// A text cut to at most `bytes` of UTF-8, never inside a character.
-function cutText(text: string, bytes: number): { text: string; truncated: boolean } {
+// A text (or its UTF-8 bytes) cut to at most `bytes` of UTF-8, never inside a character.
+function cutText(text: string | Buffer, bytes: number): { text: string; truncated: boolean } {
 
-    const encoded = Buffer.from(text);
+    const encoded = typeof text === 'string' ? Buffer.from(text) : text;
     if (encoded.length <= bytes) {
-        return { text, truncated: false };
+        return { text: typeof text === 'string' ? text : text.toString(), truncated: false };
     }
 
     let end = bytes;
@@ -116,10 +120,12 @@ function keptHeadersOf(pairs: readonly (readonly [string, string])[], secrets: r
 
 
 // One side as kept: credentials hidden before the body is cut, so that no part of one across the cut survives it.
-function keptMessage(pairs: readonly (readonly [string, string])[], body: string, secrets: readonly string[]): KeptMessage {
+// Only the start of a long body is scanned: a credential that begins in the kept KiB ends within the scan.
+function keptMessage(pairs: readonly (readonly [string, string])[], body: string | Buffer, secrets: readonly string[]): KeptMessage {
 
-    const { text, truncated } = cutText(scrubText(scrubJsonText(body, secrets), secrets), keptBodyBytes);
-    return { headers: keptHeadersOf(pairs, secrets), body: text, body_truncated: truncated };
+    const scanned = cutText(body, scannedBodyBytes);
+    const { text, truncated } = cutText(scrubText(scrubJsonText(scanned.text, secrets), secrets), keptBodyBytes);
+    return { headers: keptHeadersOf(pairs, secrets), body: text, body_truncated: scanned.truncated || truncated };
 }
 
 
@@ -131,7 +137,7 @@ export function keptExchange(exchange: AttemptExchange, secrets: readonly string
     const { sent, answer } = exchange;
     return {
         request: sent === null ? null : keptMessage(Object.entries(sent.headers), sent.body, hide),
-        response: answer === null ? null : keptMessage(answer.headers, answer.body.toString(), hide)
+        response: answer === null ? null : keptMessage(answer.headers, answer.body, hide)
     };
 }
 
