@@ -343,7 +343,7 @@ describe('the delivery journal', () => {
             body: Buffer.from(JSON.stringify({ password: 'hunter2', echo: secret, jwt, notes: 'é'.repeat(600) }))
         };
         const sent = { headers: { 'content-type': 'application/json', 'webhook-signature': 'v1,abc=', 'webhook-id': 'msg_1' }, body: `{"data":{"name":"${'a'.repeat(2000)}","server":"s3cret-of-the-server"}}` };
-        const { request, response } = keptExchange({ sent, answer, secret }, ['s3cret-of-the-server']);
+        const { request, response } = keptExchange({ sent, answer, secrets: [secret] }, ['s3cret-of-the-server']);
 
         // The signature is an HMAC of the body, and shows.
         expect(request).to.equal({ headers: sent.headers, body: sent.body.slice(0, keptBodyBytes), body_truncated: true });
@@ -362,12 +362,12 @@ describe('the delivery journal', () => {
         expect(response!.body).to.not.contain(secret.slice(6, 20));
 
         // A long answer is scanned only at its start, and kept cut as any other.
-        const long = keptExchange({ sent: null, answer: { headers: [], body: Buffer.from(`"${'p'.repeat(64 * 1024)}"`) }, secret }, []).response!;
+        const long = keptExchange({ sent: null, answer: { headers: [], body: Buffer.from(`"${'p'.repeat(64 * 1024)}"`) }, secrets: [] }, []).response!;
         expect([long.body.length, long.body_truncated]).to.equal([keptBodyBytes, true]);
 
         // Nothing sent, nothing answered: nothing kept; a short body whole.
-        expect(keptExchange({ sent: null, answer: null, secret }, [])).to.equal({ request: null, response: null });
-        expect(keptExchange({ sent: { headers: {}, body: '{}' }, answer: { headers: [['__proto__', 'x']], body: Buffer.from('ok') }, secret }, []).response).to.equal({ headers: JSON.parse('{"__proto__":"x"}'), body: 'ok', body_truncated: false });
+        expect(keptExchange({ sent: null, answer: null, secrets: [secret] }, [])).to.equal({ request: null, response: null });
+        expect(keptExchange({ sent: { headers: {}, body: '{}' }, answer: { headers: [['__proto__', 'x']], body: Buffer.from('ok') }, secrets: [secret] }, []).response).to.equal({ headers: JSON.parse('{"__proto__":"x"}'), body: 'ok', body_truncated: false });
     });
 
     it('matches a pattern field by field', () => {

@@ -42,8 +42,8 @@ export interface DeliveryEntry {
 export interface AttemptExchange {
     sent: { headers: Record<string, string>; body: string } | null;
     answer: OutboundAnswer | null;
-    // The endpoint's own secret: hidden wherever it shows.
-    secret: string;
+    // The endpoint's own secrets: hidden wherever they show.
+    secrets: readonly string[];
 }
 
 /** What count and find match: each field given must hold; `type` may end with `*`, `status` may be null. */
@@ -133,7 +133,7 @@ function keptMessage(pairs: readonly (readonly [string, string])[], body: string
 export function keptExchange(exchange: AttemptExchange, secrets: readonly string[]): Pick<DeliveryEntry, 'request' | 'response'> {
 
     // The key a whsec_ secret spells is as secret as the secret itself.
-    const hide = [...secrets, exchange.secret, exchange.secret.replace(/^whsec_/, '')].filter(Boolean);
+    const hide = [...secrets, ...exchange.secrets.flatMap((secret) => [secret, secret.replace(/^whsec_/, '')])].filter(Boolean);
     const { sent, answer } = exchange;
     return {
         request: sent === null ? null : keptMessage(Object.entries(sent.headers), sent.body, hide),

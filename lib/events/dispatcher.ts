@@ -257,7 +257,7 @@ export class Dispatcher {
             error: drop === 'after' ? 'dropped' : sent.error,
             fault: decision?.rule.id ?? null,
             next_attempt_at: next
-        }, { sent: sent.sent && { headers: sent.sent, body }, answer: sent.answer, secret: endpoint.secret });
+        }, { sent: sent.sent && { headers: sent.sent, body }, answer: sent.answer, secrets: [endpoint.secret] });
 
         const givenUp = delivered || next !== null ? null : { created_at: at.toISOString(), data: { webhook_id: id, endpoint_id: endpoint.id, event_id: event.id, event_type: event.type, attempts: attempt } };
         const outcome: AttemptOutcome = { position: event.position, endpoint_id: endpoint.id, attempt, delivered, next_due_at: next, given_up: givenUp };
