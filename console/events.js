@@ -264,7 +264,7 @@ function Delivery({ instances, delivery, onResent }) {
         return data.attempted;
     }, (attempted) => (attempted ?
         `Resent ${delivery.type} ${shortId(delivery.event_id)} to ${delivery.url}: ${attempted} attempt${attempted === 1 ? '' : 's'} made, with the same webhook-id.` :
-        `No attempt of ${delivery.type} ${shortId(delivery.event_id)} was made now: the endpoint is disabled (the resend waits until it is enabled) or no longer takes this type.`));
+        `No attempt of ${delivery.type} ${shortId(delivery.event_id)} was made now: the endpoint is disabled, and the resend waits, pending, until it is enabled.`));
 
     return html`<li class="card">
         <p><strong>${delivery.type}</strong> to <code>${delivery.url}</code> <span class="meta">event <code title=${delivery.event_id}>${shortId(delivery.event_id)}</code>, webhook-id <code>${delivery.webhook_id}</code></span></p>
