@@ -313,10 +313,12 @@ describe('the delivery journal', () => {
 
         const none = new DeliveryJournal(0, budget);
         none.add(entry(1));
+        none.record(entry(1), { sent: null, answer: null, secrets: [] });
         expect(none.list()).to.equal([]);
 
         budget.leave(journal);
         journal.add(entry(4));
+        journal.record(entry(5), { sent: null, answer: null, secrets: [] });
         expect(journal.list()).to.equal([]);
         expect(budget.used).to.equal(0);
     });

@@ -177,15 +177,18 @@ export function matchesDelivery(entry: DeliveryEntry, pattern: DeliveryPattern):
  */
 export class DeliveryJournal extends BoundedJournal<Kept> {
 
-    constructor(size: number, budget: JournalBudget, private readonly secrets: readonly string[] = []) {
+    constructor(private readonly kept: number, budget: JournalBudget, private readonly secrets: readonly string[] = []) {
 
-        super(size, budget);
+        super(kept, budget);
     }
 
     /** Keeps an attempt, with what it sent and what came back (bounded, credentials hidden). */
     record(entry: Omit<DeliveryEntry, 'request' | 'response'>, exchange: AttemptExchange): void {
 
-        this.add({ ...entry, ...keptExchange(exchange, this.secrets) });
+        // A journal that keeps nothing scrubs nothing.
+        if (!this.closed && this.kept > 0) {
+            this.add({ ...entry, ...keptExchange(exchange, this.secrets) });
+        }
     }
 
     /** Keeps an attempt as it is. */
