@@ -100,6 +100,21 @@ export class IdSource {
         return `00000000-0000-4000-8000-${this.counter.toString(16).padStart(12, '0')}`;
     }
 
+    // Webhook endpoints made: with sequential ids each new one's id spells the count. A reset or restore keeps the
+    // endpoints, so it keeps the count too; a fork, which has none, starts at 0.
+    endpointCount = 0;
+
+    /** The id of a new webhook endpoint: random, or with sequential ids one that spells the data set's count of them, whatever its URL. */
+    endpointId(): string {
+
+        if (this.mode === 'random') {
+            return `we_${Crypto.randomBytes(16).toString('base64url')}`;
+        }
+
+        this.endpointCount += 1;
+        return `we_${this.endpointCount.toString(16).padStart(12, '0')}`;
+    }
+
     // The last event position handed out, drawn from a PostgreSQL sequence, or found in the data set's databases.
     lastEventPosition = 0;
     // Events handed out, ever: the data set's services compare it after a request or a batch of transitions.

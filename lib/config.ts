@@ -97,6 +97,10 @@ export interface Settings {
     webhookHosts: string[];
     /** WEBHOOK_TIMEOUT_MS: how long a webhook attempt waits for the receiver's answer. */
     webhookTimeoutMs: number;
+    /** WEBHOOK_MAX_SOCKETS: the sockets to webhook receivers the process holds at once, in use and idle. */
+    webhookMaxSockets: number;
+    /** WEBHOOK_SOCKET_IDLE_MS: how long a socket to a receiver stays open with nothing to send. */
+    webhookSocketIdleMs: number;
     logStream?: NodeJS.WritableStream;
     /** Programmatic only: the interval of an event stream's heartbeat comment (15 s). */
     eventHeartbeatMs: number;
@@ -220,6 +224,10 @@ export const settingsSchema = Joi.object<Settings>({
         'string.pattern.base': '{{#label}} must be host names or IP addresses, without a scheme, port or path'
     }).label('WEBHOOK_HOSTS')).min(1).default([...defaultWebhookHosts]).label('WEBHOOK_HOSTS'),
     webhookTimeoutMs: Joi.number().integer().min(1).max(600_000).default(10_000).label('WEBHOOK_TIMEOUT_MS'),
+    webhookMaxSockets: Joi.number().integer().min(1).max(65_536).default(256).label('WEBHOOK_MAX_SOCKETS'),
+    // Below the 5 s a Node receiver keeps an idle connection, so that the sender closes first and never writes into a
+    // socket the receiver is closing.
+    webhookSocketIdleMs: Joi.number().integer().min(1).max(600_000).default(4000).label('WEBHOOK_SOCKET_IDLE_MS'),
     // Programmatic only: where log lines go instead of stdout.
     logStream: Joi.object().label('logStream'),
     // Programmatic only: a test need not wait 15 s for a heartbeat.
@@ -397,7 +405,9 @@ export function settingsFromEnvironment(env: NodeJS.ProcessEnv = process.env, fl
         eventsKept: env.EVENTS_KEPT,
         clock: pick(flags.clock, env.CLOCK),
         webhookHosts: env.WEBHOOK_HOSTS === undefined ? undefined : env.WEBHOOK_HOSTS.split(',').map((host) => host.trim()).filter(Boolean),
-        webhookTimeoutMs: env.WEBHOOK_TIMEOUT_MS
+        webhookTimeoutMs: env.WEBHOOK_TIMEOUT_MS,
+        webhookMaxSockets: env.WEBHOOK_MAX_SOCKETS,
+        webhookSocketIdleMs: env.WEBHOOK_SOCKET_IDLE_MS
     };
 
     try {

@@ -98,11 +98,16 @@ export function validationFailed(request: Request, h: ResponseToolkit, err?: Err
 
     const { validation } = (err as Boom.Boom).output.payload as unknown as { validation: { source: string } };
     const source = validation.source;
-    const details = (err as ValidationError).details.map((detail) => ({
-        // A rule over several keys (xor, and) or over the whole body has no path: name the keys, else the source.
-        field: detail.path.length ? detail.path.join('.') : [detail.context!.peers ?? source].flat().join(', '),
-        message: detail.message
-    }));
+    const details = (err as ValidationError).details.map((detail) => {
+
+        // An empty key is named as JSON spells it (`""`), which joi's message calls `value`: a field is never empty.
+        const empty = detail.path.at(-1) === '';
+        return {
+            // A rule over several keys (xor, and) or over the whole body has no path: name the keys, else the source.
+            field: detail.path.length ? detail.path.map((key) => (key === '' ? '""' : key)).join('.') : [detail.context!.peers ?? source].flat().join(', '),
+            message: empty ? detail.message.replace(/^value\b/, '""') : detail.message
+        };
+    });
     const reasons = details.map((detail) => detail.message).join('; ');
     throw failure(400, 'validation_failed', `Invalid ${source}: ${reasons}`, { details });
 }

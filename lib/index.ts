@@ -7,10 +7,11 @@ import { authPlugin, resolveSecret } from './auth';
 import { IdSource } from './clock';
 import { resolveSettings, sharedByProcesses, transitionPollMs, type Options, type Settings } from './config';
 import { consolePlugin } from './console';
-import { servicesFactory, timedStoresOf } from './data-set';
+import { OutboundAgents, servicesFactory, timedStoresOf } from './data-set';
 import { defaultClock } from './data-set/clock-file';
 import { errorsPlugin, validationFailed } from './errors';
 import { eventsPlugin } from './events';
+import { cataloguePlugin } from './events/catalogue-routes';
 import { resyncEventPosition } from './events/positions';
 import { webhooksPlugin } from './events/webhooks';
 import { faultsPlugin } from './faults';
@@ -22,7 +23,7 @@ import { loggingOptions } from './logging';
 import { nestingPlugin } from './nesting';
 import { openapiPlugin } from './openapi';
 import type { Scope } from './scope';
-import { createEngine } from './storage';
+import { createEngine, startupFailure } from './storage';
 import type { DataSet } from './storage/engine';
 import { requestIdPlugin } from './request-id';
 
@@ -69,11 +70,13 @@ export async function createServer(options: Options = {}): Promise<Server> {
     const secrets = [secret, settings.pay.publishableKey, settings.pay.secretKey].filter((value): value is string => Boolean(value));
     // What every data set carries beside its databases: a failed scheduled task is logged by the server.
     const log = (tags: string[], data: object): void => server.log(tags, data);
+    // One agent per protocol for the whole server: every data set's attempts share its bounded sockets.
+    const agents = new OutboundAgents({ maxSockets: settings.webhookMaxSockets, idleMs: settings.webhookSocketIdleMs });
     const servicesFor = servicesFactory({
         journalSize: settings.journalSize,
         journalBudget: new JournalBudget(settings.journalBudgetMib * 2 ** 20),
         log,
-        outbound: { hosts: settings.webhookHosts, timeoutMs: settings.webhookTimeoutMs },
+        outbound: { hosts: settings.webhookHosts, timeoutMs: settings.webhookTimeoutMs, agents },
         secrets
     });
     const defaultServices = servicesFor({ clock: defaultClock(settings, sharedByProcesses(settings), log), ids: new IdSource() });
@@ -114,20 +117,26 @@ export async function createServer(options: Options = {}): Promise<Server> {
     server.ext('onPreStart', async () => {
 
         opened = await engine.openDefault(defaultServices);
-        await resyncEventPosition(opened, defaultServices.ids);
-        // What fell due while the server was stopped is applied before it answers; with other processes on the same
-        // databases, what they made due is looked for every second too.
-        const { counts } = await defaultServices.timeline.watch(timedStoresOf(settings.namespaces, defaultData), transitionPollMs(settings));
-        if (Object.keys(counts).length > 0) {
-            server.log(['debug', 'transitions'], { applied: counts });
-        }
+        try {
+            await resyncEventPosition(opened, defaultServices.ids);
+            // What fell due while the server was stopped is applied before it answers; with other processes on the same
+            // databases, what they made due is looked for every second too.
+            const { counts } = await defaultServices.timeline.watch(timedStoresOf(settings.namespaces, defaultData), transitionPollMs(settings));
+            if (Object.keys(counts).length > 0) {
+                server.log(['debug', 'transitions'], { applied: counts });
+            }
 
-        // Deliveries a stopped process left pending are sent now; other processes' retries are looked for as transitions are.
-        await defaultServices.dispatcher.watch(() => defaultData().eventLogs(), transitionPollMs(settings));
+            // Deliveries a stopped process left pending are sent now; other processes' retries are looked for as transitions are.
+            await defaultServices.dispatcher.watch(() => defaultData().eventLogs(), transitionPollMs(settings));
+        }
+        catch (err) {
+            throw startupFailure(settings, err);
+        }
     });
     server.ext('onPostStop', () => {
 
         defaultServices.close();
+        agents.close();
         return defaultData().close();
     });
 
@@ -142,6 +151,7 @@ export async function createServer(options: Options = {}): Promise<Server> {
     await server.register({ plugin: journalPlugin, options: { registry: instances, secrets, record: settings.journalSize > 0, bodyBytes: settings.journalBodyBytes } });
     await server.register({ plugin: faultsPlugin, options: { registry: instances } });
     await server.register({ plugin: eventsPlugin, options: { registry: instances, pollMs: transitionPollMs(settings), heartbeatMs: settings.eventHeartbeatMs, log } });
+    await server.register({ plugin: cataloguePlugin, options: { namespaces: settings.namespaces } });
     await server.register({ plugin: webhooksPlugin, options: { registry: instances, hosts: settings.webhookHosts } });
     await server.register(healthPlugin);
     for (const namespace of settings.namespaces) {

@@ -19,6 +19,10 @@ const schemeValue = /^\s*(?:(?:basic|bearer)\s+[\w.~+/-]+=*\s*$|(?:digest|negoti
 // A run of the characters a JWT is made of, from its "eyJ": the run is taken whole, so the scan never restarts in it.
 const tokenRun = /eyJ[\w.-]*/g;
 
+// A Standard Webhooks secret, whsec_ and its key's base64, as sent or percent-encoded in a URL: the run is taken whole.
+// The word alone and the API's masked form (whsec_********) are none.
+const webhookSecretRun = /whsec_[\w+/=%-]+/g;
+
 // The JSON text of a body, in tokens: a string (its closing quote missing when the text was cut inside it), or what
 // lies between two strings. Every token consumes what it matched, so the text is read once.
 const jsonToken = /"((?:[^"\\]|\\.)*)("?)|[^"]+/g;
@@ -51,7 +55,7 @@ export function isCredentialName(name: string): boolean {
 }
 
 
-/** Whether a value is a credential whatever its name: an auth scheme and its token, a JWT, or one of the server's secrets. */
+/** Whether a value is a credential whatever its name: an auth scheme and its token, a JWT, a whsec_ secret, or one of the server's secrets. */
 export function isCredentialValue(value: string, secrets: readonly string[]): boolean {
 
     return schemeValue.test(value) || hidesSomething(value, secrets);
@@ -64,10 +68,10 @@ function hidesSomething(value: string, secrets: readonly string[]): boolean {
 }
 
 
-/** Hides anything shaped like a JWT, and the server's own secrets, wherever they appear in a text. */
+/** Hides anything shaped like a JWT or a whsec_ webhook secret, and the server's own secrets, wherever they appear in a text. */
 export function scrubText(text: string, secrets: readonly string[]): string {
 
-    let clean = text.replace(tokenRun, (run) => (dotsIn(run) >= 2 ? hidden : run));
+    let clean = text.replace(tokenRun, (run) => (dotsIn(run) >= 2 ? hidden : run)).replace(webhookSecretRun, hidden);
     for (const secret of secrets) {
         clean = clean.split(secret).join(hidden);
     }

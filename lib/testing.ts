@@ -156,15 +156,15 @@ export interface TestInstance {
     token(subject: string, options?: { ttlSec?: number; admin?: boolean }): string;
     /** Authorization headers for a subject. */
     auth(subject: string): { authorization: string };
-    /** Back to the state at creation: data, clock and ids. */
+    /** Back to the state at creation: data, event log, clock and ids; webhook endpoints, fault rules and journals stay. */
     reset(): Promise<void>;
-    /** A new instance that is a copy of this one as it is now: data, clock and id counter. */
+    /** A new instance that is a copy of this one as it is now: data, event log, clock and id counter, and no webhook endpoint. */
     fork(options?: { failOnUnexpected?: boolean }): Promise<TestInstance>;
     /** Keeps a copy of the current state; resolves to its id. */
     snapshot(): Promise<string>;
     /** The whole state as a fixture file, as GET /_instances/{id}/export answers it: kit.instance({ seed: 'none', fixture }) loads it back. */
     export(): Promise<Record<string, unknown>>;
-    /** Puts back the state a snapshot holds. */
+    /** Puts back the state a snapshot holds (its deliveries pending to the endpoints still set); webhook endpoints, fault rules and journals stay. */
     restore(snapshotId: string): Promise<void>;
     /** Deletes the instance; with failOnUnexpected, rejects afterwards naming each unexpected request. */
     close(): Promise<void>;

@@ -15,7 +15,7 @@ import { mintPayKeys } from '../lib/storage/pay-keys';
 import { absentDatabaseFiles, removeDatabaseFiles } from '../lib/storage/sqlite/files';
 import { followPayFile, statusOf } from './helpers/pay-file';
 import { freshDatabase, skipWithoutPostgres } from './helpers/postgres';
-import { bearer, body, breakIntegrity, tempDir, testServer } from './helpers/server';
+import { bearer, body, breakIntegrity, damagePages, tempDir, testServer } from './helpers/server';
 
 
 export const lab = Lab.script();
@@ -262,11 +262,20 @@ describe('the command line', () => {
         expect(res.stderr).to.contain('NULL value in t.a');
     });
 
+    it('names a damaged database file and what to do, in one line', async () => {
+
+        const dir = tempDir();
+        expect((await run(['migrate', '--data-dir', dir])).code).to.equal(0);
+        const file = Path.join(dir, 'commerce.db');
+        damagePages(file);
+        expect(await run(['start', '--data-dir', dir, '--port', '0'])).to.equal({ code: 1, stdout: '', stderr: `localgate: ${file}: database disk image is malformed: stop every localgate that uses this file, then put back a copy of it, or move it away (with any -wal and -shm file beside it) so that the namespace starts anew` });
+    });
+
     it('names the file of a database that is not one, and the token secret\'s folder that cannot be written in memory', async () => {
 
         const dir = tempDir();
         Fs.writeFileSync(Path.join(dir, 'commerce.db'), 'not a database'.repeat(600));
-        expect(await run(['start', '--data-dir', dir, '--port', '0'])).to.equal({ code: 1, stdout: '', stderr: `localgate: ${Path.join(dir, 'commerce.db')}: file is not a database` });
+        expect(await run(['start', '--data-dir', dir, '--port', '0'])).to.equal({ code: 1, stdout: '', stderr: `localgate: ${Path.join(dir, 'commerce.db')}: file is not a database: stop every localgate that uses this file, then put back a copy of it, or move it away (with any -wal and -shm file beside it) so that the namespace starts anew` });
 
         const file = Path.join(tempDir(), 'plain-file');
         Fs.writeFileSync(file, '');

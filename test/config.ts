@@ -46,6 +46,8 @@ describe('settings', () => {
             eventHeartbeatMs: 15_000,
             webhookHosts: ['127.0.0.1', 'localhost', '::1', 'host.docker.internal'],
             webhookTimeoutMs: 10_000,
+            webhookMaxSockets: 256,
+            webhookSocketIdleMs: 4000,
             namespaceUrls: {},
             database: { poolMax: 10, connectTimeoutMs: 5000, statementTimeoutMs: 10000 },
             namespaces: builtInNamespaces,
@@ -88,7 +90,9 @@ describe('settings', () => {
             JOURNAL_BUDGET_MIB: '8',
             EVENTS_KEPT: '500',
             WEBHOOK_HOSTS: ' 127.0.0.1, Receiver.Local ,, ::1',
-            WEBHOOK_TIMEOUT_MS: '2500'
+            WEBHOOK_TIMEOUT_MS: '2500',
+            WEBHOOK_MAX_SOCKETS: '32',
+            WEBHOOK_SOCKET_IDLE_MS: '1500'
         });
 
         expect(settings).to.equal({
@@ -120,6 +124,8 @@ describe('settings', () => {
             eventHeartbeatMs: 15_000,
             webhookHosts: ['127.0.0.1', 'receiver.local', '::1'],
             webhookTimeoutMs: 2500,
+            webhookMaxSockets: 32,
+            webhookSocketIdleMs: 1500,
             databaseUrl: 'postgres://db.example/app',
             namespaceUrls: { commerce: './commerce.db', logistics: 'postgresql://other.example/logistics' },
             database: { poolMax: 4, connectTimeoutMs: 1000, statementTimeoutMs: 2000 },
@@ -210,7 +216,10 @@ describe('settings', () => {
         [{ WEBHOOK_HOSTS: ' , ' }, 'WEBHOOK_HOSTS must contain at least 1 items'],
         [{ WEBHOOK_HOSTS: 'localhost, http://receiver.local:8080' }, 'WEBHOOK_HOSTS must be host names or IP addresses, without a scheme, port or path'],
         [{ WEBHOOK_TIMEOUT_MS: '0' }, 'WEBHOOK_TIMEOUT_MS must be greater than or equal to 1'],
-        [{ WEBHOOK_TIMEOUT_MS: 'soon' }, 'WEBHOOK_TIMEOUT_MS must be a number']
+        [{ WEBHOOK_TIMEOUT_MS: 'soon' }, 'WEBHOOK_TIMEOUT_MS must be a number'],
+        [{ WEBHOOK_MAX_SOCKETS: '0' }, 'WEBHOOK_MAX_SOCKETS must be greater than or equal to 1'],
+        [{ WEBHOOK_MAX_SOCKETS: 'many' }, 'WEBHOOK_MAX_SOCKETS must be a number'],
+        [{ WEBHOOK_SOCKET_IDLE_MS: '0' }, 'WEBHOOK_SOCKET_IDLE_MS must be greater than or equal to 1']
     ];
 
     for (const [env, message] of invalid) {

@@ -121,14 +121,52 @@ describe('the console\'s webhook inbox', () => {
         expect(read.data[0]!.event_id).to.equal(`e${inboxSize + 4}`);
         expect(read.data.at(-1)!.event_id).to.equal('e5');
 
-        await setSecret(server, 'first', secret);
-        for (let i = 0; i < maxInboxes; ++i) {
-            await server.inject(webhook(`set-${i}`, '{}', {}));
+        await server.stop();
+    });
+
+    it('keeps an inbox an admin set whatever strangers post: only inboxes nobody set give way to posts', async () => {
+
+        const server = await testServer();
+        expect((await setSecret(server, 'first', secret)).statusCode).to.equal(204);
+        const payload = JSON.stringify(event);
+        for (let i = 0; i <= maxInboxes; ++i) {
+            expect((await server.inject(webhook(`stranger-${i}`, '{}', {}))).statusCode).to.equal(422);
         }
 
-        // The first set is the one least recently used: it is forgotten, its secret with it.
-        expect(await inbox(server, 'first')).to.equal({ secret: null, data: [], count: 0 });
-        expect((await inbox(server, `set-${maxInboxes - 1}`)).count).to.equal(1);
+        // The secret stays, and the inbox still verifies what its endpoint sends.
+        expect((await server.inject(webhook('first', payload, signed(secret, payload)))).statusCode).to.equal(204);
+        expect(await inbox(server, 'first')).to.include({ secret: maskedSecret, count: 1 });
+        // Set again, it checks with the new secret and keeps what it holds.
+        const rotated = mintSecret();
+        expect((await setSecret(server, 'first', rotated)).statusCode).to.equal(204);
+        expect((await server.inject(webhook('first', payload, signed(secret, payload)))).statusCode).to.equal(422);
+        expect((await server.inject(webhook('first', payload, signed(rotated, payload)))).statusCode).to.equal(204);
+        expect((await inbox(server, 'first')).data.map(({ verified }) => verified)).to.equal([true, false, true]);
+        // Of the inboxes nobody set, the least recently written is forgotten past the bound.
+        expect(await inbox(server, 'stranger-0')).to.equal({ secret: null, data: [], count: 0 });
+        expect((await inbox(server, 'stranger-1')).count).to.equal(1);
+        expect((await inbox(server, `stranger-${maxInboxes}`)).count).to.equal(1);
+
+        // Setting a secret keeps what arrived before it.
+        expect((await setSecret(server, 'stranger-1', secret)).statusCode).to.equal(204);
+        expect(await inbox(server, 'stranger-1')).to.include({ secret: maskedSecret, count: 1 });
+        await server.stop();
+    });
+
+    it('forgets the inbox least recently set or written to once admins have set more than the bound', async () => {
+
+        const server = await testServer();
+        for (let i = 0; i < maxInboxes; ++i) {
+            expect((await setSecret(server, `set-${i}`, secret)).statusCode).to.equal(204);
+        }
+
+        // Written to, set-0 is no longer the least recently used: set-1 is.
+        await server.inject(webhook('set-0', '{}', {}));
+        expect((await setSecret(server, 'one-more', secret)).statusCode).to.equal(204);
+        expect(await inbox(server, 'set-1')).to.equal({ secret: null, data: [], count: 0 });
+        expect(await inbox(server, 'set-0')).to.include({ secret: maskedSecret, count: 1 });
+        expect(await inbox(server, 'one-more')).to.include({ secret: maskedSecret, count: 0 });
+        expect(await inbox(server, `set-${maxInboxes - 1}`)).to.include({ secret: maskedSecret, count: 0 });
         await server.stop();
     });
 

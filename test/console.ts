@@ -509,6 +509,19 @@ describe('the live request log', () => {
         const query = await listener.next((event) => event.method === 'GET' && event.path === '/v1/commerce/products');
         expect(query.query).to.equal('?limit=1&api_key=[hidden]&access_token=[hidden]&Password=[hidden]&session=[hidden]&signature=[hidden]&credential=[hidden]&passwd=[hidden]&note=[hidden]&plain=yes');
 
+        // A webhook secret, wherever it is put.
+        const hook = `whsec_${Buffer.alloc(32, 251).toString('base64')}`;
+        await fetch(`${server.info.uri}/v1/commerce/products/${hook.replace(/[+/=]/g, 'A')}?q=${encodeURIComponent(hook)}`);
+        await fetch(`${server.info.uri}/v1/commerce/products`, {
+            method: 'POST',
+            headers: { authorization, 'content-type': 'application/json' },
+            body: JSON.stringify({ name: 'Hook', price: 1, currency: 'USD', business_id: business!.id, description: `mine is ${hook}` })
+        });
+        const hooked = await listener.next((event) => event.method === 'GET' && event.path.startsWith('/v1/commerce/products/'));
+        expect(hooked).to.include({ path: '/v1/commerce/products/[hidden]', query: '?q=[hidden]' });
+        const described = await listener.next((event) => event.method === 'POST' && event.body!.includes('"Hook"'));
+        expect(JSON.parse(described.body!).description).to.equal('mine is [hidden]');
+
         // A secret across the point where a long body is cut: no part of it is left on the near side.
         await fetch(`${server.info.uri}/v1/commerce/products`, {
             method: 'POST',

@@ -136,6 +136,22 @@ describe('the request journal', () => {
         expect(found.count).to.equal(1);
     });
 
+    it('hides a whsec_ webhook secret in the path, the query, a header and the body', async () => {
+
+        const { id, base_path: base } = await create();
+        const secret = `whsec_${Buffer.alloc(32, 251).toString('base64')}`;
+        const plain = secret.replace(/[+/=]/g, 'A');
+        await server.inject({ method: 'GET', url: `${base}/v1/commerce/products/${plain}?q=${encodeURIComponent(secret)}&plain=yes`, headers: { 'x-note': secret } });
+        await server.inject({ method: 'POST', url: `${base}/v1/commerce/products`, headers: bearer(server, 'ann'), payload: product('Hook', { description: `mine is ${secret}` }) });
+
+        const [read, write] = (await entries(id)).data;
+        expect(read!.path).to.equal('/v1/commerce/products/[hidden]');
+        expect(read!.query).to.equal({ q: '[hidden]', plain: 'yes' });
+        expect(read!.headers).to.include({ 'x-note': '[hidden]' });
+        expect(write!.body).to.include({ description: 'mine is [hidden]' });
+        expect(JSON.stringify(await entries(id))).to.not.contain('whsec_');
+    });
+
     it('names the closest route of a request no route took, and lists only those with unmatched=true', async () => {
 
         const { id, base_path: base } = await create();

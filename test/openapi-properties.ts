@@ -494,6 +494,39 @@ describe('the OpenAPI document, walked with requests generated from its schemas'
         });
     }
 
+    it('answers an empty key in any query or body with a 400 the document describes, its details naming the key', async () => {
+
+        let sent = 0;
+        // Every path parameter names the base instance or a record of it: a refusal changes nothing there.
+        const instance = base;
+        const fill = (match: string, name: string): string => encodeURIComponent(known[name]?.[0] ?? instance);
+        for (const [path, item] of Object.entries(document.paths)) {
+            for (const [method, operation] of Object.entries(item).filter(([, candidate]) => walked(candidate))) {
+                const role: Role = operation.responses[403] ? 'admin' : 'user';
+                const url = `${path.startsWith('/v1/') ? `/i/${instance}` : ''}${path.replace(/\{(\w+)\}/g, fill)}`;
+                const requests: { url: string; payload?: unknown }[] = [];
+                if (parametersOf(operation).some((parameter) => parameter.in === 'query')) {
+                    requests.push({ url: `${url}?=x` });
+                }
+
+                if (operation.requestBody?.content['application/json'].schema.type === 'object') {
+                    requests.push({ url, payload: { '': null } });
+                }
+
+                for (const request of requests) {
+                    const what = `${method.toUpperCase()} ${request.url} ${JSON.stringify(request.payload ?? null)}`;
+                    const res = await inject(method, request.url, role, request.payload, method === 'post' && path.startsWith('/v1/pay/gateway/') ? { 'idempotency-key': `empty-key-${sent}` } : {});
+                    expect(res.statusCode, `${what}: ${res.payload.slice(0, 300)}`).to.equal(400);
+                    expectDocumented(operation, res, what);
+                    expect(body<{ details: { field: string }[] }>(res).details.map((detail) => detail.field), what).to.include('""');
+                    ++sent;
+                }
+            }
+        }
+
+        expect(sent).to.equal(38);
+    });
+
     it('walks every operation of the document but its event streams (the live log\'s, and the events\' of the default data set and of an instance)', () => {
 
         const operations = Object.values(document.paths).flatMap((item) => Object.values(item));

@@ -16,7 +16,7 @@ import { mintPayKeys } from '../lib/storage/pay-keys';
 import { rotatePayKeys } from '../lib/storage/sqlite/provision';
 import { expectError } from './helpers/errors';
 import { followPayFile, statusOf } from './helpers/pay-file';
-import { bearer, body, breakIntegrity, tempDir, testServer } from './helpers/server';
+import { bearer, body, breakIntegrity, damagePages, tempDir, testServer } from './helpers/server';
 import { paySchema } from '../lib/storage/migrations';
 import type { SqliteNamespace } from '../lib/storage/sqlite/namespace';
 
@@ -263,7 +263,14 @@ describe('pay readiness', () => {
 
         const file = (await provisionPay(Path.join(tempDir(), 'pay.db'))).PAY_DB_URL;
         breakIntegrity(file);
-        await expect(testServer({ pay: { url: file, ...keys } })).to.reject(`Pay database ${file} failed its integrity check: NULL value in t.a`);
+        await expect(testServer({ pay: { url: file, ...keys } })).to.reject(`Pay database ${file}: failed its integrity check: NULL value in t.a: stop every localgate that uses this file, then put back a copy of it, or move it away (with any -wal and -shm file beside it) so that the namespace starts anew`);
+    });
+
+    it('names a damaged pay database and what to do', async () => {
+
+        const file = (await provisionPay(Path.join(tempDir(), 'pay.db'))).PAY_DB_URL;
+        damagePages(file);
+        await expect(testServer({ pay: { url: file, ...keys } })).to.reject(`Pay database ${file}: database disk image is malformed: stop every localgate that uses this file, then put back a copy of it, or move it away (with any -wal and -shm file beside it) so that the namespace starts anew`);
     });
 
     it('applies later pay migrations on startup to a database provisioned before', async () => {

@@ -39,6 +39,20 @@ describe('what counts as a credential', () => {
         expect(isCredentialValue('eyJ without dots', [])).to.be.false();
     });
 
+    it('counts and hides a whsec_ webhook secret wherever it appears, as sent or percent-encoded', () => {
+
+        const secret = `whsec_${Buffer.alloc(32, 251).toString('base64')}`;
+        expect(secret).to.contain('+');
+        expect(isCredentialValue(secret, [])).to.be.true();
+        expect(isCredentialValue(`set to ${secret}.`, [])).to.be.true();
+        expect(scrubText(`/console/inbox/${secret}?next=1`, [])).to.equal('/console/inbox/[hidden]?next=1');
+        expect(scrubText(`s=${encodeURIComponent(secret)}&x=1`, [])).to.equal('s=[hidden]&x=1');
+        expect(JSON.parse(scrubJsonText(JSON.stringify({ note: `key ${secret} here`, url: secret }), []))).to.equal({ note: 'key [hidden] here', url: '[hidden]' });
+        // The word alone, and the masked form the API answers, are no secret.
+        expect(isCredentialValue('must be whsec_ followed by the base64 of its key', [])).to.be.false();
+        expect(scrubText('whsec_********', [])).to.equal('whsec_********');
+    });
+
     it('hides JWT-shaped text and every given secret wherever they appear', () => {
 
         expect(scrubText('a eyJhbGciOi.eyJzdWIi.c2ln-_x b', [])).to.equal('a [hidden] b');

@@ -5,6 +5,7 @@ import Stream from 'node:stream';
 import Code from '@hapi/code';
 import type { Server } from '@hapi/hapi';
 import Lab from '@hapi/lab';
+import Sqlite from 'better-sqlite3';
 import Joi from 'joi';
 import Pino from 'pino';
 
@@ -216,6 +217,16 @@ describe('the server', () => {
         expect(logs.lines.map((line) => line.msg)).to.equal([400, 404].map((status, i) => `[response] get /v1/commerce/products/[hidden] ${status} (${logs.lines[i]!.responseTime}ms)`));
     });
 
+    it('logs a path with a whsec_ webhook secret in it hidden', async () => {
+
+        logs.lines = [];
+        const secret = `whsec_${Buffer.alloc(32, 251).toString('base64')}`;
+        await server.inject(`/console/inbox/${encodeURIComponent(secret)}`);
+        await server.inject(`/v1/commerce/products/${secret.replace(/[+/=]/g, 'A')}`);
+        expect(logs.lines.map((line) => (line.req as { url: string }).url)).to.equal(['/console/inbox/[hidden]', '/v1/commerce/products/[hidden]']);
+        expect(JSON.stringify(logs.lines)).to.not.contain('whsec_');
+    });
+
     it('logs an error by its name, message and stack only', async () => {
 
         logs.lines = [];
@@ -317,6 +328,16 @@ describe('createServer()', () => {
         await expect(createServer({ dataDir: dir, logLevel: 'silent' })).to.reject(/file is not a database/);
         // The commerce file was closed cleanly: no write-ahead log is left behind.
         expect(Fs.existsSync(Path.join(dir, 'commerce.db-wal'))).to.be.false();
+    });
+
+    it('tells a failure of the steps after the databases opened as it is, where no file is damaged', async () => {
+
+        const dir = tempDir();
+        await (await createServer({ dataDir: dir, logLevel: 'silent' })).stop();
+        const raw = new Sqlite(Path.join(dir, 'commerce.db'));
+        raw.exec('ALTER TABLE events RENAME TO events_elsewhere');
+        raw.close();
+        await expect(createServer({ dataDir: dir, logLevel: 'silent' })).to.reject('no such table: events');
     });
 
     it('rejects invalid options naming the setting', async () => {

@@ -299,9 +299,9 @@ describe('events on SQLite', () => {
         }
 
         expect(eventTypes.filter((type) => matchesType(type, null))).to.equal([...eventTypes]);
-        // One webhook-id per event and endpoint, the same for each attempt.
-        expect(webhookId(eventId(1), 'a')).to.equal(webhookId(eventId(1), 'a'));
-        expect(new Set([webhookId(eventId(1), 'a'), webhookId(eventId(1), 'b'), webhookId(eventId(2), 'a')]).size).to.equal(3);
+        // One webhook-id per event, endpoint and body, the same for each attempt.
+        expect(webhookId(eventId(1), 'a', '{}')).to.equal(webhookId(eventId(1), 'a', '{}'));
+        expect(new Set([webhookId(eventId(1), 'a', '{}'), webhookId(eventId(1), 'b', '{}'), webhookId(eventId(2), 'a', '{}'), webhookId(eventId(1), 'a', '[]')]).size).to.equal(4);
         await namespace.close();
     });
 

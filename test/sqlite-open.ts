@@ -7,14 +7,14 @@ import Sqlite from 'better-sqlite3';
 
 import { SettingError } from '../lib/config';
 import { DomainError } from '../lib/errors';
-import { namespaceFile, openNamespace, prepareDataDir } from '../lib/storage/sqlite/files';
+import { namedDamage, namespaceFile, openNamespace, prepareDataDir } from '../lib/storage/sqlite/files';
 import { namespaceImage } from '../lib/storage/sqlite/images';
 import { openSqliteNamespace } from '../lib/storage/sqlite/namespace';
 import { MigrationError, readMigrations } from '../lib/storage/migrations';
 import { appliedMigrations, migrate, schemaVersion } from '../lib/storage/sqlite/migrate';
 import { closeDatabase, openCopy, openDatabase, quickCheck } from '../lib/storage/sqlite/open';
 import { settled } from '../lib/storage/sqlite/statements';
-import { breakIntegrity, tempDir } from './helpers/server';
+import { breakIntegrity, damagePages, tempDir } from './helpers/server';
 import { weatherNamespace } from '../lib/namespaces/weather';
 import { commerceNamespace } from '../lib/namespaces/commerce';
 
@@ -22,6 +22,10 @@ import { commerceNamespace } from '../lib/namespaces/commerce';
 export const lab = Lab.script();
 const { describe, it } = lab;
 const { expect } = Code;
+
+
+// What every refusal of a damaged file says to do.
+const remedy = 'stop every localgate that uses this file, then put back a copy of it, or move it away (with any -wal and -shm file beside it) so that the namespace starts anew';
 
 
 function writeMigrations(files: Record<string, string>): string {
@@ -73,11 +77,11 @@ describe('openDatabase()', () => {
         closeDatabase(second);
     });
 
-    it('refuses a file that is not a database', () => {
+    it('refuses a file that is not a database, saying what to do', () => {
 
         const file = Path.join(tempDir(), 'notes.db');
         Fs.writeFileSync(file, 'these are not the pages you are looking for'.repeat(100));
-        expect(() => openDatabase(file)).to.throw(`${file}: file is not a database`);
+        expect(() => openDatabase(file)).to.throw(`${file}: file is not a database: ${remedy}`);
     });
 
     it('refuses a missing file when it must exist', () => {
@@ -105,10 +109,22 @@ describe('openNamespace()', () => {
         const file = Path.join(tempDir(), 'weather.db');
         breakIntegrity(file);
 
-        expect(() => openNamespace(file, weatherNamespace)).to.throw(`Database ${file} failed its integrity check: NULL value in t.a`);
+        expect(() => openNamespace(file, weatherNamespace)).to.throw(`Database ${file}: failed its integrity check: NULL value in t.a: ${remedy}`);
         const db = new Sqlite(file);
         expect(quickCheck(db)).to.equal(['NULL value in t.a']);
         db.close();
+    });
+
+    it('names a damaged file and what to do, when SQLite\'s check itself fails on it', () => {
+
+        const file = Path.join(tempDir(), 'weather.db');
+        closeDatabase(openNamespace(file, weatherNamespace));
+        damagePages(file);
+
+        expect(() => openNamespace(file, weatherNamespace)).to.throw(`${file}: database disk image is malformed: ${remedy}`);
+        // The refusal closed the file: it opens again for whoever puts it right.
+        Fs.rmSync(file);
+        closeDatabase(openNamespace(file, weatherNamespace));
     });
 
     it('names the files of the data directory', () => {
@@ -242,5 +258,38 @@ describe('settled()', () => {
         expect(syntax.code).to.equal('SQLITE_ERROR');
         expect(await settled(() => db.prepare('SELECT count(*) FROM children').pluck().get())).to.equal(0);
         closeDatabase(db);
+    });
+});
+
+
+describe('namedDamage()', () => {
+
+    const malformed = (): Error => Object.assign(new Error('database disk image is malformed'), { code: 'SQLITE_CORRUPT' });
+
+    it('answers a failure that is no damage as it is', () => {
+
+        const failure = Object.assign(new Error('no such table: events'), { code: 'SQLITE_ERROR' });
+        expect(namedDamage(failure, [])).to.shallow.equal(failure);
+    });
+
+    it('names the damaged files among those given, with what their full check finds', () => {
+
+        const dir = tempDir();
+        const sound = Path.join(dir, 'commerce.db');
+        const damaged = Path.join(dir, 'logistics.db');
+        closeDatabase(openNamespace(sound, weatherNamespace));
+        closeDatabase(openNamespace(damaged, weatherNamespace));
+        damagePages(damaged);
+
+        const named = namedDamage(malformed(), [sound, damaged, Path.join(dir, 'missing.db')]) as Error;
+        expect(named.message).to.equal(`${damaged}: database disk image is malformed (its integrity check: database disk image is malformed): ${remedy}`);
+    });
+
+    it('names every file given where none is found damaged', () => {
+
+        const dir = tempDir();
+        const sound = Path.join(dir, 'commerce.db');
+        closeDatabase(openNamespace(sound, weatherNamespace));
+        expect((namedDamage(malformed(), [sound]) as Error).message).to.equal(`${sound}: database disk image is malformed, in one of these files: ${remedy}`);
     });
 });

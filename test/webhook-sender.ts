@@ -1,10 +1,12 @@
+import { once } from 'node:events';
+import Http from 'node:http';
 import Net from 'node:net';
 
 import Code from '@hapi/code';
 import Lab from '@hapi/lab';
 import { Webhook } from 'standardwebhooks';
 
-import { hostAllowed, HttpSender, maxResponseBytes } from '../lib/data-set/sender';
+import { hostAllowed, HttpSender, maxResponseBytes, OutboundAgents } from '../lib/data-set/sender';
 import { deliveryBody } from '../lib/events/dispatcher';
 import { maskedSecret, mintSecret, signatureHeaders } from '../lib/events/signing';
 import { isSecret, webhookUrlRegex } from '../lib/events/webhook-schemas';
@@ -50,7 +52,7 @@ describe('webhook signing', () => {
         const body = deliveryBody(event);
         expect(JSON.parse(body)).to.equal({ id: event.id, type: event.type, created_at: event.created_at, data: { id: 'p1', name: 'Bread', price: 2.5 } });
         expect(body).to.equal(JSON.stringify(JSON.parse(body)));
-        const id = webhookId(event.id, 'we_1');
+        const id = webhookId(event.id, 'we_1', body);
         const headers = signatureHeaders(secret, id, new Date(), body);
         expect(Object.keys(headers)).to.equal(['webhook-id', 'webhook-timestamp', 'webhook-signature']);
         expect(headers['webhook-signature']).to.match(/^v1,[A-Za-z0-9+/]{43}=$/);
@@ -65,10 +67,10 @@ describe('webhook signing', () => {
 
         const secret = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
         const at = new Date('2030-01-01T00:00:05.900Z');
-        const first = signatureHeaders(secret, webhookId(event.id, 'we_1'), at, deliveryBody(event));
-        expect(signatureHeaders(secret, webhookId(event.id, 'we_1'), at, deliveryBody(event))).to.equal(first);
+        const first = signatureHeaders(secret, webhookId(event.id, 'we_1', deliveryBody(event)), at, deliveryBody(event));
+        expect(signatureHeaders(secret, webhookId(event.id, 'we_1', deliveryBody(event)), at, deliveryBody(event))).to.equal(first);
         expect(first['webhook-timestamp']).to.equal('1893456005');
-        expect(webhookId(event.id, 'we_2')).to.not.equal(first['webhook-id']);
+        expect(webhookId(event.id, 'we_2', deliveryBody(event))).to.not.equal(first['webhook-id']);
     });
 });
 
@@ -77,18 +79,20 @@ describe('the outbound sender', () => {
 
     let receiver: Receiver;
     let sender: HttpSender;
+    const agents = new OutboundAgents({ maxSockets: 256, idleMs: 4000 });
 
     const call = (url: string, body = '{"a":1}') => sender.send({ method: 'POST', url, headers: { 'content-type': 'application/json', 'webhook-id': 'msg_1' }, body });
 
     before(async () => {
 
         receiver = await startReceiver();
-        sender = new HttpSender({ hosts: loopback, timeoutMs: 300 });
+        sender = new HttpSender({ hosts: loopback, timeoutMs: 300, agents });
     });
 
     after(async () => {
 
         sender.close();
+        agents.close();
         await receiver.close();
     });
 
@@ -162,7 +166,7 @@ describe('the outbound sender', () => {
         await new Promise((resolve) => closed.close(resolve));
         expect(await call(`http://127.0.0.1:${port}/hook`)).to.include({ status: null, error: 'connection_refused' });
         expect(await call(`https://127.0.0.1:${receiver.port}/hook`)).to.include({ status: null, error: 'connection_failed' });
-        const named = new HttpSender({ hosts: ['nowhere.invalid'], timeoutMs: 5000 });
+        const named = new HttpSender({ hosts: ['nowhere.invalid'], timeoutMs: 5000, agents });
         expect(await named.send({ method: 'POST', url: 'http://nowhere.invalid/hook', headers: {}, body: '' })).to.include({ status: null, error: 'host_not_found' });
         named.close();
     });
@@ -170,7 +174,7 @@ describe('the outbound sender', () => {
     it('checks the host again as it sends: one WEBHOOK_HOSTS does not allow is never called', async () => {
 
         const sentBefore = receiver.received.length;
-        const strict = new HttpSender({ hosts: ['localhost'], timeoutMs: 300 });
+        const strict = new HttpSender({ hosts: ['localhost'], timeoutMs: 300, agents });
         expect(await strict.send({ method: 'POST', url: receiver.url, headers: {}, body: '' })).to.equal({ status: null, error: 'host_not_allowed', duration_ms: 0, sent: null, answer: null });
         strict.close();
         expect(receiver.received.length).to.equal(sentBefore);
@@ -189,5 +193,157 @@ describe('the outbound sender', () => {
         expect(webhookUrlRegex(loopback).test('http://127.1.2.3:8080/hook')).to.equal(true);
         expect(webhookUrlRegex(['localhost']).test('http://127.1.2.3:8080/hook')).to.equal(false);
         expect(webhookUrlRegex(['localhost']).test('https://localhost/hook?a=1')).to.equal(true);
+    });
+});
+
+
+describe('the process\'s agents', () => {
+
+    // A receiver that holds each request until told, and counts the connections it has open.
+    async function holdingReceiver() {
+
+        const held: Http.ServerResponse[] = [];
+        const arrived: (() => void)[] = [];
+        const server = Http.createServer((request, response) => {
+
+            request.resume();
+            request.on('end', () => {
+
+                held.push(response);
+                arrived.shift()?.();
+            });
+        });
+        // A receiver that keeps idle connections longer than the sender does.
+        server.keepAliveTimeout = 60_000;
+        const connections = new Set<Net.Socket>();
+        server.on('connection', (socket: Net.Socket) => {
+
+            connections.add(socket);
+            socket.on('close', () => connections.delete(socket));
+        });
+        await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+        const { port } = server.address() as Net.AddressInfo;
+        return {
+            url: `http://127.0.0.1:${port}/hook`,
+            held,
+            connections,
+            // Resolves once `count` requests are held.
+            until: async (count: number) => {
+
+                while (held.length < count) {
+                    await new Promise<void>((resolve) => arrived.push(resolve));
+                }
+            },
+            close: async () => {
+
+                server.closeAllConnections();
+                await new Promise((resolve) => server.close(resolve));
+            }
+        };
+    }
+
+    const post = (sender: HttpSender, url: string) => sender.send({ method: 'POST', url, headers: {}, body: '{}' });
+
+    it('holds at most maxSockets at once: a call past it waits for a socket and goes when one is free', async () => {
+
+        const receiver = await holdingReceiver();
+        const agents = new OutboundAgents({ maxSockets: 2, idleMs: 4000 });
+        const sender = new HttpSender({ hosts: loopback, timeoutMs: 5000, agents });
+        const calls = [post(sender, receiver.url), post(sender, receiver.url), post(sender, `${receiver.url}/other`)];
+        await receiver.until(2);
+        expect(receiver.connections.size).to.equal(2);
+        expect(agents.open()).to.equal({ active: 2, idle: 0 });
+        receiver.held[0]!.writeHead(204).end();
+        await receiver.until(3);
+        expect(receiver.connections.size).to.equal(2);
+        receiver.held[1]!.writeHead(204).end();
+        receiver.held[2]!.writeHead(202).end();
+        expect((await Promise.all(calls)).map((outcome) => outcome.status)).to.equal([204, 204, 202]);
+        expect(agents.open()).to.equal({ active: 0, idle: 2 });
+        agents.close();
+        await receiver.close();
+    });
+
+    it('times out a call that waits for a socket longer than the timeout, and never sends it', async () => {
+
+        const receiver = await holdingReceiver();
+        const agents = new OutboundAgents({ maxSockets: 1, idleMs: 4000 });
+        const patient = new HttpSender({ hosts: loopback, timeoutMs: 5000, agents });
+        const hasty = new HttpSender({ hosts: loopback, timeoutMs: 200, agents });
+        const first = post(patient, receiver.url);
+        await receiver.until(1);
+        const waiting = await post(hasty, receiver.url);
+        expect(waiting).to.include({ status: null, error: 'timeout' });
+        receiver.held[0]!.writeHead(204).end();
+        expect(await first).to.include({ status: 204, error: null });
+        // The socket freed goes to no call that timed out.
+        expect(receiver.held.length).to.equal(1);
+        agents.close();
+        await receiver.close();
+    });
+
+    it('closes an idle socket after idleMs, though the receiver would keep it', async () => {
+
+        const receiver = await holdingReceiver();
+        const agents = new OutboundAgents({ maxSockets: 4, idleMs: 100 });
+        const sender = new HttpSender({ hosts: loopback, timeoutMs: 5000, agents });
+        const call = post(sender, receiver.url);
+        await receiver.until(1);
+        receiver.held[0]!.writeHead(204).end();
+        expect(await call).to.include({ status: 204 });
+        expect(agents.open()).to.equal({ active: 0, idle: 1 });
+        const [idle] = Object.values(agents.http.freeSockets).flat();
+        await once(idle!, 'close');
+        expect(agents.open()).to.equal({ active: 0, idle: 0 });
+        agents.close();
+        await receiver.close();
+    });
+
+    it('keeps a socket in use open past idleMs: only the call\'s own timeout ends a slow answer', async () => {
+
+        const receiver = await holdingReceiver();
+        const agents = new OutboundAgents({ maxSockets: 4, idleMs: 50 });
+        const sender = new HttpSender({ hosts: loopback, timeoutMs: 5000, agents });
+        const call = post(sender, receiver.url);
+        await receiver.until(1);
+        // The socket in use goes idle past idleMs, and stays.
+        const [inUse] = Object.values(agents.http.sockets).flat();
+        await once(inUse!, 'timeout');
+        receiver.held[0]!.writeHead(204).end();
+        expect(await call).to.include({ status: 204, error: null });
+        expect(inUse!.destroyed).to.be.false();
+        agents.close();
+        await receiver.close();
+    });
+
+    it('shares its sockets between senders: one closing ends its own calls, never another\'s idle socket', async () => {
+
+        const receiver = await holdingReceiver();
+        const agents = new OutboundAgents({ maxSockets: 4, idleMs: 4000 });
+        const first = new HttpSender({ hosts: loopback, timeoutMs: 5000, agents });
+        const second = new HttpSender({ hosts: loopback, timeoutMs: 5000, agents });
+        const calls = [post(second, receiver.url), post(second, receiver.url)];
+        await receiver.until(2);
+        const opened = new Set(receiver.connections);
+        receiver.held[0]!.writeHead(204).end();
+        receiver.held[1]!.writeHead(204).end();
+        await Promise.all(calls);
+        expect(agents.open()).to.equal({ active: 0, idle: 2 });
+
+        // The first sender's call takes one socket, and its close ends that call alone.
+        const inFlight = post(first, `${receiver.url}/slow`);
+        await receiver.until(3);
+        first.close();
+        expect(await inFlight).to.include({ status: null, error: 'connection_reset' });
+        expect(agents.open()).to.equal({ active: 0, idle: 1 });
+        const reused = post(second, receiver.url);
+        await receiver.until(4);
+        expect(opened.has(receiver.held[3]!.socket as Net.Socket)).to.equal(true);
+        receiver.held[3]!.writeHead(204).end();
+        expect(await reused).to.include({ status: 204 });
+        second.close();
+        expect(agents.open()).to.equal({ active: 0, idle: 1 });
+        agents.close();
+        await receiver.close();
     });
 });

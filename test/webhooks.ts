@@ -110,16 +110,16 @@ describe('webhooks', () => {
         const event = new Webhook(endpoint!.secret).verify(got!.body, got!.headers as Record<string, string>) as { id: string; type: string; created_at: string; data: { id: string } };
         expect(event).to.equal({ id: '00000000-0000-4000-9000-000000000001', type: 'commerce.product.created', created_at: start, data: event.data });
         expect(event.data.id).to.equal(made.id);
-        expect(got!.headers).to.include({ 'content-type': 'application/json', 'webhook-id': webhookId(event.id, endpoint!.id), 'user-agent': 'localgate/0.1.0' });
+        expect(got!.headers).to.include({ 'content-type': 'application/json', 'webhook-id': webhookId(event.id, endpoint!.id, got!.body), 'user-agent': 'localgate/0.1.0' });
         expect(Math.abs(Number(got!.headers['webhook-timestamp']) - Date.now() / 1000)).to.be.below(5);
 
         await flush(id);
         const [entry] = await deliveries(id);
         expect(entry).to.equal({
-            id: `${webhookId(event.id, endpoint!.id)}.1`,
+            id: `${webhookId(event.id, endpoint!.id, got!.body)}.1`,
             event_id: event.id,
             type: 'commerce.product.created',
-            webhook_id: webhookId(event.id, endpoint!.id),
+            webhook_id: webhookId(event.id, endpoint!.id, got!.body),
             endpoint_id: endpoint!.id,
             url: receiver.url,
             attempt: 1,
@@ -132,7 +132,7 @@ describe('webhooks', () => {
             request: {
                 headers: {
                     'content-type': 'application/json',
-                    'webhook-id': webhookId(event.id, endpoint!.id),
+                    'webhook-id': webhookId(event.id, endpoint!.id, got!.body),
                     'webhook-timestamp': String(got!.headers['webhook-timestamp']),
                     'webhook-signature': String(got!.headers['webhook-signature']),
                     'user-agent': 'localgate/0.1.0',
@@ -472,6 +472,40 @@ describe('webhooks across a restart', () => {
 describe('webhooks on each engine', () => {
 
     for (const engine of engines) {
+        it(`gives a delivery up when its next attempt would fall due after 9999-12-31, never sending it at once, on ${engine}`, { timeout: 20_000 }, async () => {
+
+            const receiver = await startReceiver();
+            const server = await engineServer(engine, { webhookTimeoutMs: 500 });
+            try {
+                const admin = (method: string, url: string, payload?: object) => server.inject({ method, url, headers: adminBearer(server), payload } as ServerInjectOptions);
+                expect((await admin('PUT', '/_clock', { now: '9999-12-31T23:59:00Z' })).statusCode).to.equal(200);
+                // The second retry is due at the last instant a record holds, the third would be past it.
+                const [endpoint] = (answered(await admin('PUT', '/_webhooks', { endpoints: [{ url: receiver.url, retry_schedule: ['30s', '29999ms', '1ms'] }] })) as { endpoints: Endpoint[] }).endpoints;
+                receiver.answers.push(500, 500, 500, 500);
+                const res = await server.inject({ method: 'POST', url: '/v1/commerce/products', headers: bearer(server, 'ann'), payload: { name: 'Bread', price: 2.5, currency: 'USD', business_id: bakery } });
+                expect(res.statusCode, res.payload).to.equal(201);
+                await admin('POST', '/_webhooks/flush');
+                expect(answered(await admin('PUT', '/_clock', { now: '9999-12-31T23:59:59.999Z' }))).to.include({ attempted: 2 });
+                expect(receiver.received.length).to.equal(3);
+
+                const entries = (answered(await admin('GET', '/_webhooks/deliveries?limit=100')) as unknown as List<Delivery>).data;
+                expect(entries.map(({ attempt, at, next_attempt_at: next }) => [attempt, at, next])).to.equal([
+                    [1, '9999-12-31T23:59:00.000Z', '9999-12-31T23:59:30.000Z'],
+                    [2, '9999-12-31T23:59:30.000Z', '9999-12-31T23:59:59.999Z'],
+                    [3, '9999-12-31T23:59:59.999Z', null]
+                ]);
+                const events = (answered(await admin('GET', '/_events?limit=100')) as unknown as List<{ type: string; created_at: string; data: object }>).data;
+                const givenUp = events.filter(({ type }) => type === 'webhook.delivery.given_up');
+                expect(givenUp.map(({ created_at: at, data }) => [at, data])).to.equal([['9999-12-31T23:59:59.999Z', { webhook_id: entries[0]!.webhook_id, endpoint_id: endpoint!.id, event_id: entries[0]!.event_id, event_type: 'commerce.product.created', attempts: 3 }]]);
+                expect(await admin('POST', '/_webhooks/flush')).to.include({ statusCode: 200 });
+                expect(receiver.received.length).to.equal(3);
+            }
+            finally {
+                await server.stop();
+                await receiver.close();
+            }
+        });
+
         it(`sends the default data set's events signed, and retries them, on ${engine}`, async () => {
 
             const receiver = await startReceiver();

@@ -21,7 +21,10 @@ export const maxInboxBodyBytes = 64 * 1024;
 /** The webhooks one inbox keeps, the newest. */
 export const inboxSize = 100;
 
-/** The data sets the inboxes remember at once; the one least recently set or written to goes first. */
+/**
+ * The inboxes remembered of each kind: those an admin set a secret for, and those only posts made. Each kind forgets
+ * its least recently set or written to past this bound, so a post (which anyone may make) never evicts a set one.
+ */
 export const maxInboxes = 64;
 
 const signatureInvalid = () => failure(422, 'webhook_signature_invalid', 'The webhook-signature is not the HMAC of the secret this inbox was given');
@@ -107,32 +110,23 @@ function eventFields(event: unknown): { type: string | null; event_id: string | 
 /** The console's webhook receivers, one per data set, in memory: what arrived and the secret it is checked against. */
 export class WebhookInboxes {
 
-    private readonly inboxes = new Map<string, Inbox>();
+    // Apart, each bounded on its own: an admin's inbox is made by setSecret alone, a stranger's by a post alone.
+    private readonly set = new Map<string, Inbox>();
+    private readonly unset = new Map<string, Inbox>();
 
-    /** The inbox of a data set, made (and the oldest forgotten past maxInboxes) when it has none, and marked as the latest used. */
-    private use(dataSet: string): Inbox {
-
-        const inbox = this.inboxes.get(dataSet) ?? { secret: null, entries: [] };
-        this.inboxes.delete(dataSet);
-        this.inboxes.set(dataSet, inbox);
-        if (this.inboxes.size > maxInboxes) {
-            const [oldest] = this.inboxes.keys();
-            this.inboxes.delete(oldest);
-        }
-
-        return inbox;
-    }
-
-    /** Sets the secret a data set's webhooks are checked against, from now on. */
+    /** Sets the secret a data set's webhooks are checked against, from now on, keeping what arrived before. */
     setSecret(dataSet: string, secret: string): void {
 
-        this.use(dataSet).secret = secret;
+        const inbox = this.set.get(dataSet) ?? this.unset.get(dataSet) ?? { secret: null, entries: [] };
+        this.unset.delete(dataSet);
+        use(this.set, dataSet, inbox).secret = secret;
     }
 
     /** Records one webhook that arrived, and says whether its signature is the inbox's secret's. */
     receive(dataSet: string, headers: Record<string, unknown>, body: Buffer, event: unknown): InboxEntry {
 
-        const inbox = this.use(dataSet);
+        const owned = this.set.get(dataSet);
+        const inbox = owned ? use(this.set, dataSet, owned) : use(this.unset, dataSet, this.unset.get(dataSet) ?? { secret: null, entries: [] });
         const header = (name: string): string => String(headers[name] ?? '');
         const verified = inbox.secret !== null && signatureVerified(inbox.secret, header('webhook-id'), header('webhook-timestamp'), body, header('webhook-signature'));
         const entry = { webhook_id: claimed(headers['webhook-id']), ...eventFields(event), verified, at: new Date().toISOString() };
@@ -144,10 +138,24 @@ export class WebhookInboxes {
     /** What a data set's inbox holds: its secret masked, its webhooks newest first. */
     read(dataSet: string): { secret: string | null; data: InboxEntry[]; count: number } {
 
-        const inbox = this.inboxes.get(dataSet);
+        const inbox = this.set.get(dataSet) ?? this.unset.get(dataSet);
         const entries = inbox?.entries ?? [];
         return { secret: inbox?.secret ? maskedSecret : null, data: [...entries], count: entries.length };
     }
+}
+
+
+// Marks an inbox the latest used of its kind, the least recently used forgotten past maxInboxes.
+function use(inboxes: Map<string, Inbox>, dataSet: string, inbox: Inbox): Inbox {
+
+    inboxes.delete(dataSet);
+    inboxes.set(dataSet, inbox);
+    if (inboxes.size > maxInboxes) {
+        const [oldest] = inboxes.keys();
+        inboxes.delete(oldest!);
+    }
+
+    return inbox;
 }
 
 

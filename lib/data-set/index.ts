@@ -10,7 +10,7 @@ import { Timeline, type CatchUp } from './timeline';
 
 
 export { Scheduler, type Task } from './scheduler';
-export { HttpSender, type OutboundCall, type OutboundOutcome, type OutboundSender, type OutboundSettings } from './sender';
+export { HttpSender, OutboundAgents, type AgentSettings, type OutboundCall, type OutboundOutcome, type OutboundSender, type OutboundSettings } from './sender';
 export { Timeline, type CatchUp, type TimedStores } from './timeline';
 export { timedStoresOf } from './timed-stores';
 
@@ -20,7 +20,7 @@ export interface SharedServices {
     journalSize: number;
     journalBudget: JournalBudget;
     log: FailureLog;
-    // The hosts a webhook may call and how long an attempt waits.
+    // The hosts a webhook may call, how long an attempt waits, and the process's agents its sockets come from.
     outbound: OutboundSettings;
     // Values the delivery journal hides wherever they show: the token secret and the pay keys.
     secrets: readonly string[];

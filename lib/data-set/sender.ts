@@ -35,10 +35,17 @@ export interface OutboundOutcome {
     answer: OutboundAnswer | null;
 }
 
-/** What a data set's sender is allowed: the hosts it may call and how long it waits for an answer. */
+/** What a data set's sender is allowed: the hosts it may call, how long it waits for an answer, and the process's agents. */
 export interface OutboundSettings {
     hosts: readonly string[];
     timeoutMs: number;
+    agents: OutboundAgents;
+}
+
+/** How the process keeps its connections out: at most maxSockets open at once, an idle one closed after idleMs. */
+export interface AgentSettings {
+    maxSockets: number;
+    idleMs: number;
 }
 
 /** The one door out of the process for a data set: each call out goes through it. */
@@ -47,7 +54,7 @@ export interface OutboundSender {
     /** Makes the call, and answers what became of it; never throws. */
     send(call: OutboundCall): Promise<OutboundOutcome>;
 
-    /** Closes the connections it keeps alive, as the data set goes. */
+    /** Ends the calls it has in flight, as the data set goes; the process's idle connections stay. */
     close(): void;
 }
 
@@ -84,11 +91,46 @@ export function hostAllowed(host: string, hosts: readonly string[]): boolean {
 }
 
 
-/** A data set's sender: POSTs over node:http or node:https, one agent of each kept alive, redirects never followed. */
+/**
+ * The keep-alive agents of a process, one per protocol, which every data set's sender shares: the sockets to receivers
+ * are bounded by the process's setting, not by how many data sets there are.
+ */
+export class OutboundAgents {
+
+    readonly http: Http.Agent;
+    readonly https: Https.Agent;
+
+    constructor(settings: AgentSettings) {
+
+        // The cap holds per receiver and over all of them; past it an attempt waits for a socket, within its timeout.
+        // An idle socket is closed after idleMs (the agent's timeout destroys a free socket), an attempt's own timer
+        // bounds one in use.
+        const options = { keepAlive: true, maxSockets: settings.maxSockets, maxTotalSockets: settings.maxSockets, maxFreeSockets: settings.maxSockets, timeout: settings.idleMs };
+        this.http = new Http.Agent(options);
+        this.https = new Https.Agent(options);
+    }
+
+    /** The sockets both agents hold now: in use, and idle. */
+    open(): { active: number; idle: number } {
+
+        const count = (pools: NodeJS.ReadOnlyDict<unknown[]>[]): number => pools.flatMap((pool) => Object.values(pool).flat()).length;
+        return { active: count([this.http.sockets, this.https.sockets]), idle: count([this.http.freeSockets, this.https.freeSockets]) };
+    }
+
+    /** Closes every socket, as the server stops. */
+    close(): void {
+
+        this.http.destroy();
+        this.https.destroy();
+    }
+}
+
+
+/** A data set's sender: POSTs over node:http or node:https through the process's agents, redirects never followed. */
 export class HttpSender implements OutboundSender {
 
-    private readonly http = new Http.Agent({ keepAlive: true });
-    private readonly https = new Https.Agent({ keepAlive: true });
+    // The calls in flight, ended when the data set goes; the agents' idle sockets stay for the other data sets.
+    private readonly inFlight = new Set<Http.ClientRequest>();
 
     constructor(private readonly settings: OutboundSettings) {}
 
@@ -99,9 +141,9 @@ export class HttpSender implements OutboundSender {
         const body = Buffer.from(call.body);
         const headers = { ...call.headers, 'user-agent': userAgent, 'content-length': String(body.length) };
         const outcome = (status: number | null, error: string | null, answer: OutboundAnswer | null = null): OutboundOutcome => ({ status, error, duration_ms: Math.round(performance.now() - started), sent: headers, answer });
-        // Checked again here, whatever the route checked: the settings are the door's.
+        // Checked again here, whatever the route checked: the settings are the door's. Nothing left, so it took no time.
         if (!hostAllowed(urlHost(url), this.settings.hosts)) {
-            return Promise.resolve({ ...outcome(null, 'host_not_allowed'), sent: null });
+            return Promise.resolve({ status: null, error: 'host_not_allowed', duration_ms: 0, sent: null, answer: null });
         }
 
         const secure = url.protocol === 'https:';
@@ -114,11 +156,12 @@ export class HttpSender implements OutboundSender {
                 if (!settled) {
                     settled = true;
                     clearTimeout(timer);
+                    this.inFlight.delete(outgoing);
                     resolve(outcome(status, error, answer));
                 }
             };
 
-            const outgoing = request(url, { method: call.method, agent: secure ? this.https : this.http, headers }, (response) => {
+            const outgoing = request(url, { method: call.method, agent: secure ? this.settings.agents.https : this.settings.agents.http, headers }, (response) => {
 
                 const status = Number(response.statusCode);
                 const raw = response.rawHeaders;
@@ -146,6 +189,7 @@ export class HttpSender implements OutboundSender {
                 outgoing.destroy();
             }, this.settings.timeoutMs);
 
+            this.inFlight.add(outgoing);
             outgoing.on('error', (err: NodeJS.ErrnoException) => settle(null, connectionErrors[String(err.code)] ?? 'connection_failed'));
             outgoing.end(body);
         });
@@ -153,7 +197,8 @@ export class HttpSender implements OutboundSender {
 
     close(): void {
 
-        this.http.destroy();
-        this.https.destroy();
+        for (const outgoing of this.inFlight) {
+            outgoing.destroy();
+        }
     }
 }

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import type { Clock } from '../clock';
+import { latestInstant, type Clock } from '../clock';
 import type { Scheduler } from '../data-set/scheduler';
 import type { OutboundOutcome, OutboundSender } from '../data-set/sender';
 import type { FaultSet } from '../faults/rules';
@@ -223,7 +223,7 @@ export class Dispatcher {
         const due = new Date(claimed.due_at);
         // On a frozen clock an attempt is made at its due instant, as a transition is applied at its own.
         const at = this.parts.clock.frozen === null ? this.parts.clock.now() : due;
-        const id = webhookId(event.id, endpoint.id);
+        const id = webhookId(event.id, endpoint.id, deliveryBody(event));
         const decision = this.parts.faults()?.decideOutbound(event.type, endpoint.id) ?? null;
         const drop = decision?.rule.drop ?? null;
         if (decision && decision.latencyMs > 0) {
@@ -241,7 +241,10 @@ export class Dispatcher {
         // A reply dropped after it was sent counts failed: the receiver has it, and gets it again.
         const delivered = drop === null && sent.status !== null && sent.status >= 200 && sent.status < 300;
         const step = endpoint.retry_schedule[attempt - 1];
-        const next = delivered || step === undefined ? null : new Date(due.getTime() + step).toISOString();
+        // A retry past the last instant a record holds could never fall due (and its text, +010000-…, would sort first):
+        // the delivery is given up instead.
+        const nextAt = step === undefined ? Infinity : due.getTime() + step;
+        const next = delivered || nextAt > latestInstant ? null : new Date(nextAt).toISOString();
         this.made += 1;
         this.parts.deliveries.record({
             id: `${id}.${attempt}`,

@@ -101,8 +101,12 @@ export interface AttemptOutcome {
     given_up: { created_at: string; data: Record<string, unknown> } | null;
 }
 
-/** The same `webhook-id` for every attempt of one event to one endpoint, and another for each other pair. */
-export function webhookId(eventId: string, endpointId: string): string {
+/**
+ * The `webhook-id` of an event's delivery to an endpoint: the same on every attempt (the body is the stored event), and
+ * another for any other event, endpoint or body, so that no two bodies share one across the data sets of a process
+ * (a fork's events repeat its source's ids and its endpoints may repeat their ids).
+ */
+export function webhookId(eventId: string, endpointId: string, body: string): string {
 
-    return `msg_${Crypto.createHash('sha256').update(`${eventId}\n${endpointId}`).digest('base64url').slice(0, 26)}`;
+    return `msg_${Crypto.createHash('sha256').update(`${eventId}\n${endpointId}\n${body}`).digest('base64url').slice(0, 26)}`;
 }

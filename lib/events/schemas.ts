@@ -40,11 +40,33 @@ export const eventStreamHeaders = Joi.object({
     'last-event-id': recordId.empty('').description('The id of the last event received: the stream resumes after it')
 }).unknown(true);
 
-export const eventSchema = Joi.object({
+/** What every event holds around its data: a webhook's body, a stream's data line and an item of a list alike. */
+export const eventEnvelope = Joi.object({
     id: Joi.string().required(),
     type: Joi.string().valid(...eventTypes).required(),
     created_at: timestamp.required().description('The data set\'s clock at the change, or the instant a transition fell due'),
     data: Joi.object().unknown(true).required().description('The record as its owner reads it through the API')
-}).label('EventRecord');
+});
+
+export const eventSchema = eventEnvelope.label('EventRecord');
+
+/** The data of a `webhook.delivery.given_up` event, as the dispatcher writes it after an endpoint's last attempt. */
+export const givenUpSchema = Joi.object({
+    webhook_id: Joi.string().required().description('The webhook-id every attempt of the delivery carried'),
+    endpoint_id: Joi.string().required().description('The endpoint that was not reached'),
+    event_id: Joi.string().required().description('The event it was sent'),
+    event_type: Joi.string().valid(...eventTypes).required().description('That event\'s type'),
+    attempts: Joi.number().integer().min(1).required().description('The attempts made, the last one included')
+}).label('WebhookDeliveryGivenUp');
 
 export const eventListSchema = listSchema(eventSchema, 'EventRecordList');
+
+export const eventTypeSchema = Joi.object({
+    type: Joi.string().required(),
+    description: Joi.string().required().description('What the event says happened, in one line'),
+    delivered: Joi.boolean().required().description('Whether webhook endpoints are sent it: a webhook.* type is listed and streamed only'),
+    data_schema: Joi.object().unknown(true).required()
+        .description('The JSON Schema (draft 7) of the event\'s data, standing alone: the response schema of the record the event announces')
+}).label('EventType');
+
+export const eventTypeListSchema = listSchema(eventTypeSchema, 'EventTypeList');

@@ -1,5 +1,3 @@
-import Crypto from 'node:crypto';
-
 import type { Plugin, Request, Server } from '@hapi/hapi';
 import type Joi from 'joi';
 
@@ -100,31 +98,18 @@ function shown(endpoint: StoredEndpoint, secret: string): WebhookEndpointSet {
 }
 
 
-// The id of a new endpoint: random, or with sequential ids one the same request at the same instant makes again, so
-// that webhook-ids (and signatures on the instance's clock) repeat from run to run.
-function endpointId(scope: Scope, createdAt: string, ordinal: number, input: EndpointInput & { secret: string }): string {
-
-    if (scope.services.ids.mode === 'random') {
-        return `we_${Crypto.randomBytes(16).toString('base64url')}`;
-    }
-
-    return `we_${Crypto.createHash('sha256').update(JSON.stringify([createdAt, ordinal, input])).digest('base64url').slice(0, 22)}`;
-}
-
-
 /** Replaces a data set's endpoints in each of its event logs; answers them with their secrets in full. */
 async function setEndpoints(scope: Scope, inputs: EndpointInput[]): Promise<{ endpoints: WebhookEndpointSet[] }> {
 
     const createdAt = scope.services.clock.now().toISOString();
     const endpoints = inputs.map((input, ordinal): StoredEndpoint => {
 
-        const given = { ...input, secret: input.secret ?? mintSecret() };
         return {
-            id: endpointId(scope, createdAt, ordinal, given),
+            id: scope.services.ids.endpointId(),
             ordinal,
             url: input.url,
             types: input.types ? input.types.map(typePattern) : null,
-            secret: given.secret,
+            secret: input.secret ?? mintSecret(),
             signing_clock: input.signing_clock,
             retry_schedule: input.retry_schedule.map(durationMs),
             created_at: createdAt,

@@ -87,7 +87,7 @@ export class Instance implements Scope {
         };
     }
 
-    /** Puts data, clock and ids back as they were when the instance was made. */
+    /** Puts data, event log, clock and ids back as they were when the instance was made; the endpoints, fault rules and journals stay. */
     async reset(): Promise<void> {
 
         await this.using((data) => data.reset());
@@ -130,7 +130,7 @@ export class Instance implements Scope {
         this.services.close();
     }
 
-    /** Puts back the state a snapshot holds; the snapshot stays, to be restored again. */
+    /** Puts back the state a snapshot holds, the endpoints, fault rules and journals kept; the snapshot stays, to be restored again. */
     async restore(snapshotId: string): Promise<void> {
 
         const checkpoint = referenced(this.snapshots.get(snapshotId), 'snapshot', 'snapshot_id');

@@ -184,7 +184,8 @@ export class InstanceRegistry implements InstanceFinder {
         safely('idle sweep', this.log, () => (id === undefined ? this.sweep() : this.delete(id)))();
     }
 
-    // A copy of a live instance as it is now: data, clock and id counter; its faults, journal and snapshots stay its own.
+    // A copy of a live instance as it is now: data, event log, clock and id counter; its endpoints, faults, journals and
+    // snapshots stay its own.
     private async fork(sourceId: string): Promise<Instance> {
 
         const source = this.find(sourceId);
@@ -230,14 +231,15 @@ export class InstanceRegistry implements InstanceFinder {
         const instance = new Instance(Crypto.randomUUID(), data, context, this.servicesFor(context), options, this.budget);
         const counter = context.ids.counter;
         try {
-            // Only a fork's databases hold events and deliveries already (its source's, and its endpoints): an image, a
-            // fixture's or one a pooled data set was rolled back to, holds none, and the id source starts at 0.
+            // Only a fork's databases hold events already (its source's): an image, a fixture's or one a pooled data
+            // set was rolled back to, holds none, and the id source starts at 0. No new instance holds an endpoint, so
+            // none holds a delivery to look for.
             if (forked) {
                 await resyncEventPosition(data, context.ids);
             }
 
             await instance.services.timeline.watch(timedStoresOf(this.engine.namespaces, () => instance.data));
-            await instance.services.dispatcher.watch(() => instance.data.eventLogs(), 0, forked);
+            await instance.services.dispatcher.watch(() => instance.data.eventLogs(), 0, false);
         }
         catch (err) {
             instance.close();

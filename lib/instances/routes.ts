@@ -63,7 +63,7 @@ export function instanceRoutes(server: Server, registry: InstanceRegistry, maxFi
                 'Admin token required. The instance answers every endpoint under its base_path (/i/<id>/v1/...), with its own data, clock and ids.',
                 'It lives in memory and expires after INSTANCE_IDLE_TTL without a request; MAX_INSTANCES caps how many are live (429 instance_limit_reached).',
                 'A fixture record that breaks a rule is a 400 invalid_fixture whose details name the namespace, collection, index and field; nothing is made.',
-                'With from, the instance is a fork: a copy of that live instance as it is now (an unknown one is a 422 instance_not_found).',
+                'With from, the instance is a fork: a copy of that live instance\'s data, event log, clock and ids as they are now, with no webhook endpoint, pending delivery or attempt of it (an unknown one is a 422 instance_not_found).',
                 'A fixture exported by GET /_instances/{instance_id}/export loads back as it is; its clock and id counter are taken unless clock or ids is set. A file of a newer format, or from a newer schema, is a 400 invalid_fixture that says so.'
             ].join(' '),
             tags,
@@ -157,7 +157,7 @@ export function instanceRoutes(server: Server, registry: InstanceRegistry, maxFi
         path: '/_instances/{instance_id}/reset',
         options: {
             description: 'Put an instance back as it was when made',
-            notes: 'Its data (fixture included), clock and id counter.',
+            notes: 'Its data (fixture included), event log, clock and id counter, with no delivery pending of an event it removes. Its webhook endpoints (with their counts), fault rules and journals stay as they are.',
             tags,
             ...admin,
             validate: { params: instanceParams },
@@ -194,7 +194,7 @@ export function instanceRoutes(server: Server, registry: InstanceRegistry, maxFi
         path: '/_instances/{instance_id}/restore',
         options: {
             description: 'Put back the state a snapshot holds',
-            notes: 'The snapshot stays and can be restored again.',
+            notes: 'Its data, event log, clock and id counter, and the deliveries it had pending to the webhook endpoints still set. The endpoints (with their counts), fault rules and journals stay as they are. The snapshot stays and can be restored again.',
             tags,
             ...admin,
             plugins: { localgate: { errors: { 422: 'snapshot_not_found: snapshot_id names no snapshot of this instance' } } },

@@ -1,6 +1,6 @@
 import type { Request, ResponseObject } from '@hapi/hapi';
 
-import { hidden, isCredentialName, isCredentialValue, scrubJsonText } from '../secrets';
+import { hidden, isCredentialName, isCredentialValue, scrubJsonText, scrubText } from '../secrets';
 import type { NearMiss } from './near-miss';
 
 
@@ -197,7 +197,7 @@ function buildEntry({ request, headers: sentHeaders, query: sent, rawUrl, text, 
             id: request.id,
             at: new Date(request.received).toISOString(),
             method: request.method.toUpperCase(),
-            path: request.path,
+            path: scrubText(request.path, secrets),
             query,
             headers,
             body_truncated: truncated,
@@ -209,7 +209,7 @@ function buildEntry({ request, headers: sentHeaders, query: sent, rawUrl, text, 
             fault: request.fault,
             near_miss: request.near_miss
         },
-        url: request.path + search,
+        url: scrubText(request.path, secrets) + search,
         bodyText: text === null || truncated ? text : scrubJsonText(text, secrets)
     };
 }

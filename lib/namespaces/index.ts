@@ -5,7 +5,7 @@ import { payNamespace } from './pay';
 import { weatherNamespace } from './weather';
 
 
-export type { Namespace, NamespaceSchema, Readiness } from './namespace';
+export type { EventTypeSpec, Namespace, NamespaceSchema, Readiness } from './namespace';
 
 /**
  * The namespaces a server has unless told otherwise: the one list every place that goes through them reads, in the

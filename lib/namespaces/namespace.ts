@@ -1,4 +1,5 @@
 import type { Plugin } from '@hapi/hapi';
+import type Joi from 'joi';
 
 import type { TimedStore } from '../data-set/transitions';
 import type { FixtureSpec } from '../fixtures';
@@ -14,6 +15,15 @@ import type { FixturePosting } from '../storage/fixture-sql';
  * made, so ready.
  */
 export type Readiness = 'migrated' | 'provisioned';
+
+/**
+ * An event type a namespace writes: what it says happened, in one line, and the schema of its `data`, which is the
+ * response schema of the record it announces (so that a field added to the record reaches the event's schema).
+ */
+export interface EventTypeSpec {
+    readonly description: string;
+    readonly data: Joi.ObjectSchema;
+}
 
 /**
  * A namespace as one registered unit: what registration, the settings, /health, the demo loader, fixtures and export,
@@ -46,6 +56,9 @@ export interface Namespace<Store = unknown> {
 
     /** Whether its changes write events (its migrations make the tables of storage's EventLog). */
     readonly events?: boolean;
+
+    /** The event types its changes write, by type: what the event catalogue and the AsyncAPI document list of it. */
+    readonly eventTypes?: Readonly<Record<string, EventTypeSpec>>;
 
     /** Whether the console's live log shows its success bodies (error bodies are always shown). */
     readonly liveBodies: boolean;

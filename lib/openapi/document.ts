@@ -18,6 +18,8 @@ interface Operation {
 export interface OpenApiDocument {
     paths: Record<string, Record<string, Operation>>;
     components: { schemas: Record<string, JsonSchema> };
+    externalDocs?: { description: string; url: string };
+    'x-asyncapi'?: string;
 }
 
 
@@ -69,9 +71,10 @@ function describeOperation(operation: Operation, route: RequestRoute, converter:
 
 /**
  * Replaces the schemas hapi-swagger wrote with those of the joi schemas the routes validate with, converted once by
- * joi-schema.ts: what the server accepts and answers, and each labelled schema as a component of that name.
+ * joi-schema.ts: what the server accepts and answers, and each labelled schema as a component of that name; and links
+ * the AsyncAPI document of what the server sends unasked (webhooks, event streams).
  */
-export function completeDocument(document: OpenApiDocument, routes: RequestRoute[]): void {
+export function completeDocument(document: OpenApiDocument, routes: RequestRoute[], asyncApiPath: string): void {
 
     const byOperation = new Map(routes.map((route) => [`${route.method} ${documentPath(route.path)}`, route]));
     const converter = new SchemaConverter();
@@ -82,4 +85,6 @@ export function completeDocument(document: OpenApiDocument, routes: RequestRoute
     }
 
     document.components.schemas = converter.components;
+    document.externalDocs = { description: 'The webhooks and event streams: an AsyncAPI 3.0 document of every event type, made from the same schemas', url: asyncApiPath };
+    document['x-asyncapi'] = asyncApiPath;
 }

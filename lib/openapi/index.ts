@@ -3,9 +3,15 @@ import Path from 'node:path';
 import Hapi, { type Plugin, type Request, type Server } from '@hapi/hapi';
 import Inert from '@hapi/inert';
 
+import { asyncApiDocument, asyncApiPath, type AsyncApiDocument } from '../events/asyncapi';
+import { eventCatalogue } from '../events/catalogue';
+import { eventStreamQuery } from '../events/schemas';
 import { builtInNamespaces, type Namespace } from '../namespaces';
+import { readPackage } from '../paths';
 import { swaggerUiFolder } from '../swagger-ui';
 import { completeDocument, type OpenApiDocument } from './document';
+import { SchemaConverter } from './joi-schema';
+import { inlined, jsonSchemaOf } from './json-schema';
 import { routeFacts } from './route-facts';
 import { describeRoutes } from './route-responses';
 import { swaggerOptions } from './swagger-options';
@@ -51,11 +57,21 @@ async function loadDocumentation(service: Server, namespaces: readonly Namespace
     await import('../swagger-ui');
     const [{ default: HapiSwagger }, { default: Vision }] = await Promise.all([import('hapi-swagger'), import('@hapi/vision')]);
     const server = Hapi.server();
-    await server.register([Inert, Vision, { plugin: HapiSwagger, options: swaggerOptions({ documentPath, docsPath, docsAssetsPath }, namespaces) }]);
+    await server.register([Inert, Vision, { plugin: HapiSwagger, options: swaggerOptions({ documentPath, docsPath, docsAssetsPath, asyncApiPath }, namespaces) }]);
     await server.initialize();
     describeRoutes(service, pluginName);
     const { getJSON } = server.plugins['hapi-swagger'];
     return { server, document: (request) => getJSON(null, request) };
+}
+
+
+/** The AsyncAPI document of the namespaces' events, from the event catalogue: built once, with its first request. */
+function eventsDocument(namespaces: readonly Namespace[]): AsyncApiDocument {
+
+    const { name, version } = readPackage();
+    const converter = new SchemaConverter();
+    const streamQuery = jsonSchemaOf(inlined(converter.schemaOf(eventStreamQuery), converter.components));
+    return asyncApiDocument(eventCatalogue(namespaces), { title: name, version, streamQuery });
 }
 
 
@@ -72,12 +88,15 @@ export const openapiPlugin: Plugin<OpenapiOptions> = {
 
         // hapi-swagger, vision and handlebars take a fifth of a start: they load with the first request for the
         // document or the docs page, which are the only ones that need them.
+        const namespaces = options.namespaces ?? builtInNamespaces;
         let documentation: Promise<Documentation> | undefined;
         const loaded = () => {
 
-            documentation ??= loadDocumentation(server, options.namespaces ?? builtInNamespaces);
+            documentation ??= loadDocumentation(server, namespaces);
             return documentation;
         };
+
+        let events: AsyncApiDocument | undefined;
 
         await server.register(Inert);
         server.ext('onPreStart', () => {
@@ -102,8 +121,20 @@ export const openapiPlugin: Plugin<OpenapiOptions> = {
                     async handler(request) {
 
                         const document = await (await loaded()).document(request);
-                        completeDocument(document, server.table());
+                        completeDocument(document, server.table(), asyncApiPath);
                         return document;
+                    }
+                }
+            },
+            {
+                method: 'GET',
+                path: asyncApiPath,
+                options: {
+                    ...own,
+                    handler() {
+
+                        events ??= eventsDocument(namespaces);
+                        return events;
                     }
                 }
             },

@@ -1,21 +1,12 @@
-import Fs from 'node:fs';
-import Path from 'node:path';
-
 import type HapiSwagger from 'hapi-swagger';
 
 import type { Namespace } from '../namespaces/namespace';
-import { packageRoot } from '../paths';
+import { readPackage } from '../paths';
 import { securityScheme } from './route-responses';
 
 
-function readPackage(): { name: string; version: string; description: string } {
-
-    return JSON.parse(Fs.readFileSync(Path.join(packageRoot, 'package.json'), 'utf8'));
-}
-
-
 /** hapi-swagger's options for this service. */
-export function swaggerOptions(paths: { documentPath: string; docsPath: string; docsAssetsPath: string }, namespaces: readonly Namespace[]): Omit<HapiSwagger.RegisterOptions, 'validatorUrl'> & { validatorUrl: null } {
+export function swaggerOptions(paths: { documentPath: string; docsPath: string; docsAssetsPath: string; asyncApiPath: string }, namespaces: readonly Namespace[]): Omit<HapiSwagger.RegisterOptions, 'validatorUrl'> & { validatorUrl: null } {
 
     const pack = readPackage();
     return {
@@ -26,7 +17,8 @@ export function swaggerOptions(paths: { documentPath: string; docsPath: string; 
             description: `${pack.description} Mint a token with \`npx localgate token <subject>\` and give it to Authorize. ` +
                 'A padlock marks a route that reads the token: required where a 401 is listed without a token, optional on the reads ' +
                 'of commerce and logistics, which answer the same with or without one. Swagger UI draws the padlock of an optional ' +
-                'route open even once you authorized: the token is sent all the same. Routes without a padlock take none.'
+                'route open even once you authorized: the token is sent all the same. Routes without a padlock take none. ' +
+                `What the server sends unasked, its webhooks and event streams, is the AsyncAPI 3.0 document at ${paths.asyncApiPath}.`
         },
         jsonPath: paths.documentPath,
         documentationPath: paths.docsPath,

@@ -165,10 +165,10 @@ export interface InstanceData extends DataSet {
     /** A copy of every database of the data set. */
     snapshot(): Promise<DataSnapshot>;
 
-    /** Replaces every database with its copy in the snapshot. */
+    /** Replaces every database with its copy in the snapshot, keeping the endpoints as they are (their deliveries the snapshot's). */
     restore(snapshot: DataSnapshot): Promise<void>;
 
-    /** Puts every database back as it was when the instance was made, fixture included. */
+    /** Puts every database back as it was when the instance was made, fixture included, keeping the endpoints as they are. */
     reset(): Promise<void>;
 
     /**
@@ -188,7 +188,10 @@ export interface InstanceData extends DataSet {
 export interface InstanceDataOptions {
     seed: boolean;
     pay: boolean;
-    /** A copy of another instance's data to start from instead of the images (a fork); seed and pay then follow it. */
+    /**
+     * A copy of another instance's data to start from instead of the images (a fork): its records and event log, with
+     * none of its endpoints or their deliveries; seed and pay then follow it.
+     */
     from?: DataSnapshot;
     fixture?: { records: unknown; origin: string };
     /** The fixture's image key (fixtureImageKey), when the caller has it already: the fixture is not hashed again. */

@@ -6,7 +6,7 @@ import { FixtureImages } from './fixture-images';
 import { chosenPayKeys, type PayCredentials, type PayKeys } from './pay-keys';
 import { wallContext } from '../clock';
 import { createSqliteInstance } from './sqlite/engine';
-import { absentDatabaseFiles, removeDatabaseFiles } from './sqlite/files';
+import { absentDatabaseFiles, namedDamage, removeDatabaseFiles } from './sqlite/files';
 
 
 export type { PayCredentials, PayKeys } from './pay-keys';
@@ -68,6 +68,18 @@ export async function seedDefaultDataSet(settings: Settings, fixture: unknown, o
         removeDatabaseFiles(absent);
         throw err;
     }
+}
+
+
+/**
+ * A failure of the default data set's first steps after it opened (its event positions, the timeline's catch-up, the
+ * deliveries left pending), with the database it means named where the failure is a damaged file's.
+ */
+export function startupFailure(settings: Pick<Settings, 'placements' | 'payLocation' | 'dataDir'>, err: unknown): unknown {
+
+    const placed = Object.entries(settings.placements).flatMap(([namespace, location]) => engineOf(location).files(location, namespace, settings.dataDir));
+    const pay = settings.payLocation ? engineOf(settings.payLocation).files(settings.payLocation, 'pay', settings.dataDir) : [];
+    return namedDamage(err, [...placed, ...pay]);
 }
 
 

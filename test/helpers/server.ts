@@ -62,6 +62,27 @@ export interface List<T> {
 }
 
 
+/** Fills a database with a table of a few pages, then overwrites three of them: a file SQLite calls malformed. */
+export function damagePages(file: string): void {
+
+    const raw = new Sqlite(file);
+    raw.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT)');
+    const insert = raw.prepare('INSERT INTO t (v) VALUES (?)');
+    for (let i = 0; i < 400; ++i) {
+        insert.run(`${'x'.repeat(100)}${i}`);
+    }
+
+    raw.close();
+    // Pages 3 to 5 overwritten with one byte, as a disk or a copy gone wrong leaves them: SQLite's check itself fails.
+    const fd = Fs.openSync(file, 'r+');
+    for (let i = 2; i < 5; ++i) {
+        Fs.writeSync(fd, Buffer.alloc(4096, 0xab), 0, 4096, i * 4096);
+    }
+
+    Fs.closeSync(fd);
+}
+
+
 /** Leaves a database whose schema promises NOT NULL over a row holding NULL: what PRAGMA quick_check reports. */
 export function breakIntegrity(file: string): void {
 

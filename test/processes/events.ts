@@ -34,6 +34,7 @@ interface Delivery {
     eventId: string;
     type: string;
     dataId: string;
+    body: string;
     // What the receiver answered it.
     status: number;
 }
@@ -71,8 +72,9 @@ async function receiver(status: number): Promise<Receiver> {
         req.on('data', (chunk: Buffer) => chunks.push(chunk));
         req.on('end', () => {
 
-            const event = JSON.parse(Buffer.concat(chunks).toString()) as ListedEvent;
-            made.deliveries.push({ webhookId: String(req.headers['webhook-id']), eventId: event.id, type: event.type, dataId: event.data.id, status: made.status });
+            const body = Buffer.concat(chunks).toString();
+            const event = JSON.parse(body) as ListedEvent;
+            made.deliveries.push({ webhookId: String(req.headers['webhook-id']), eventId: event.id, type: event.type, dataId: event.data.id, body, status: made.status });
             res.writeHead(made.status).end();
         });
     });
@@ -198,7 +200,7 @@ async function deliversAfterKill(start: () => Promise<SpawnedServer>, secret: st
 
             // One webhook-id per event, before the kill and after it alike.
             for (const delivery of [...beforeKill, ...hooks.deliveries]) {
-                expect(delivery.webhookId).to.equal(webhookId(delivery.eventId, endpointId));
+                expect(delivery.webhookId).to.equal(webhookId(delivery.eventId, endpointId, delivery.body));
             }
 
             const before = new Map(beforeKill.map((delivery) => [delivery.eventId, delivery.webhookId]));
@@ -264,13 +266,15 @@ describe('webhooks of three processes on one PostgreSQL database (slow)', { skip
                 await new Promise((resolve) => setTimeout(resolve, 2000));
 
                 const received = new Map<string, number>();
+                const bodies = new Map<string, string>();
                 for (const delivery of hooks.deliveries) {
                     received.set(delivery.webhookId, (received.get(delivery.webhookId) ?? 0) + 1);
+                    bodies.set(delivery.eventId, delivery.body);
                 }
 
                 expect(received.size).to.equal(150);
                 expect([...received.values()].filter((count) => count !== 1)).to.equal([]);
-                expect(new Set(received.keys())).to.equal(new Set(events.map((event) => webhookId(event.id, endpointId))));
+                expect(new Set(received.keys())).to.equal(new Set(events.map((event) => webhookId(event.id, endpointId, bodies.get(event.id)!))));
 
                 // Each attempt was made by one process: the three journals together hold each (webhook-id, attempt) once.
                 const attempts = new Map<string, number>();

@@ -26,13 +26,16 @@ if (skip) {
 }
 
 
-// Installing the package as a user does needs a venv with pytest from the system and flit_core, the package's build
-// backend, installed offline: Debian's python3-venv, python3-pytest and flit.
-const installer = interpreters.find((candidate) => ChildProcess.spawnSync(candidate, ['-c', 'import ensurepip, flit_core, pytest, venv; ensurepip.version()'], { stdio: 'ignore' }).status === 0);
+// Installing the package as a user does needs a venv with pip (Debian's python3-venv) and, to run a suite in it, pytest
+// from the system (python3-pytest). Its build backend is its own: nothing else is installed or fetched.
+const installer = interpreters.find((candidate) => ChildProcess.spawnSync(candidate, ['-c', 'import ensurepip, pytest, venv; ensurepip.version()'], { stdio: 'ignore' }).status === 0);
 const skipInstall = installer === undefined && !ci;
 
+// The backend's reading of pyproject.toml is held to tomllib's, which Python has from 3.11 on.
+const tomlReader = installer !== undefined && ChildProcess.spawnSync(installer, ['-c', 'import tomllib'], { stdio: 'ignore' }).status === 0;
+
 if (skipInstall) {
-    console.log('Skipping the installed pytest plugin test: no python3 with venv, pytest and flit_core (apt-get install python3-venv python3-pytest flit).');
+    console.log('Skipping the installed pytest plugin test: no python3 with venv and pytest (apt-get install python3-venv python3-pytest).');
 }
 
 
@@ -161,16 +164,55 @@ describe('the pytest plugin installed into a virtual environment', { skip: skipI
 
     it('installs offline with pip, leaving the package folder as it was', { timeout: 180_000 }, async () => {
 
-        expect(installer, 'CI=true needs python3 with venv, pytest and flit_core: .ci/run installs python3-venv, python3-pytest and flit').to.exist();
+        expect(installer, 'CI=true needs python3 with venv and pytest: .ci/run installs python3-venv and python3-pytest').to.exist();
         const made = await run(installer!, ['-m', 'venv', '--system-site-packages', Path.join(scratch, 'venv')], scratch, projectEnv());
         expect(made.code, made.output).to.equal(0);
 
         const listed = entriesUnder(packageDir);
-        // The machine's own pip settings (indexes, caches) stay out: the install is from the folder alone.
-        const installed = await run(venvPython, ['-m', 'pip', 'install', '--no-index', '--no-build-isolation', packageDir], scratch, projectEnv({ PIP_CONFIG_FILE: Os.devNull, PIP_DISABLE_PIP_VERSION_CHECK: '1' }));
+        // The documented command, with pip's own build isolation; --no-index makes any fetch fail, as offline. The
+        // machine's own pip settings (indexes, caches) stay out, and bytecode may be written, as a user's pip writes it.
+        const installed = await run(venvPython, ['-m', 'pip', 'install', '--no-index', packageDir], scratch, { PATH: process.env.PATH, HOME: process.env.HOME, PIP_CONFIG_FILE: Os.devNull, PIP_DISABLE_PIP_VERSION_CHECK: '1' });
         expect(installed.code, installed.output).to.equal(0);
         expect(installed.output).to.contain('Successfully installed localgate-testing-0.1.0');
         expect(entriesUnder(packageDir)).to.equal(listed);
+    });
+
+    it('installs into a venv that has nothing but pip, with no build backend to fetch', { timeout: 180_000 }, async () => {
+
+        expect(installer, 'CI=true needs python3 with venv and pytest: .ci/run installs python3-venv and python3-pytest').to.exist();
+        const bare = Path.join(scratch, 'bare');
+        const made = await run(installer!, ['-m', 'venv', bare], scratch, projectEnv());
+        expect(made.code, made.output).to.equal(0);
+
+        const barePython = Path.join(bare, 'bin', 'python');
+        const noFlit = await run(barePython, ['-c', 'import flit_core'], scratch, projectEnv());
+        expect(noFlit.code).to.equal(1);
+        const installed = await run(barePython, ['-m', 'pip', 'install', '--no-index', packageDir], scratch, projectEnv({ PIP_CONFIG_FILE: Os.devNull, PIP_DISABLE_PIP_VERSION_CHECK: '1' }));
+        expect(installed.code, installed.output).to.equal(0);
+        const loaded = await run(barePython, ['-c', 'import importlib.metadata as m, localgate_testing.client; print(m.version("localgate-testing"), [e.value for e in m.entry_points(group="pytest11") if e.name.startswith("localgate")])'], scratch, projectEnv());
+        expect(loaded.code, loaded.output).to.equal(0);
+        expect(loaded.output.trim()).to.equal('0.1.0 [\'localgate_testing.pytest_plugin\']');
+    });
+
+    it('reads pyproject.toml as the standard TOML reader does', { timeout: 60_000, skip: !tomlReader && !ci }, async () => {
+
+        expect(tomlReader, 'CI=true needs a python3 of 3.11 or later with venv and pytest').to.be.true();
+        // The backend reads the subset of TOML the file uses; tomllib (Python 3.11 on) reads all of it.
+        const compare = [
+            'import sys, json',
+            `sys.path.insert(0, ${JSON.stringify(Path.join(packageDir, 'backend'))})`,
+            'import localgate_backend',
+            'import tomllib',
+            `path = ${JSON.stringify(Path.join(packageDir, 'pyproject.toml'))}`,
+            'with open(path, "rb") as handle: full = tomllib.load(handle)',
+            'mine = localgate_backend.read_pyproject(path)',
+            'project = dict((k, v) for k, v in full["project"].items() if k != "entry-points")',
+            'points = dict(("project.entry-points." + group, entries) for group, entries in full["project"]["entry-points"].items())',
+            'print(json.dumps(mine == dict([("build-system", full["build-system"]), ("project", project)] + list(points.items()))))'
+        ].join('\n');
+        const { code, output } = await run(installer!, ['-c', compare], scratch, projectEnv());
+        expect(code, output).to.equal(0);
+        expect(output.trim()).to.equal('true');
     });
 
     it('runs a project\'s suite with the documented conftest.py, the plugin loaded once', { timeout: 180_000 }, async () => {

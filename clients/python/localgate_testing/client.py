@@ -208,7 +208,7 @@ class Instance:
         return self.request("POST", path, body, subject=subject, headers=headers)
 
     def fork(self):
-        """A new instance that is a copy of this one as it is now: data, clock and id counter."""
+        """A new instance that is a copy of this one as it is now: data, event log, clock and id counter, and no webhook endpoint."""
 
         return self.server.instance(fork=self.id)
 
@@ -218,7 +218,7 @@ class Instance:
         return self.server.admin("GET", self._admin("/export"))
 
     def reset(self):
-        """Back to the state at creation: data, clock and ids."""
+        """Back to the state at creation: data, event log, clock and ids; webhook endpoints, fault rules and journals stay."""
 
         self.record = self.server.admin("POST", self._admin("/reset"))
 
@@ -228,7 +228,7 @@ class Instance:
         return self.server.admin("POST", self._admin("/snapshots"))["snapshot_id"]
 
     def restore(self, snapshot_id):
-        """Puts back the state a snapshot holds."""
+        """Puts back the state a snapshot holds (its deliveries pending to the endpoints still set); webhook endpoints, fault rules and journals stay."""
 
         self.record = self.server.admin("POST", self._admin("/restore"), {"snapshot_id": snapshot_id})
 

@@ -5,6 +5,7 @@ import type { Plugin } from '@hapi/hapi';
 import { demoDataRoot, migrationsRoot } from '../../paths';
 import { SqliteCommerceStore } from '../../storage/sqlite/commerce';
 import type { Namespace } from '../namespace';
+import { commerceEventTypes } from './events';
 import { commerceFixture } from './fixture';
 import { commerceRoutes } from './routes';
 import type { CommerceStore } from './store';
@@ -23,6 +24,7 @@ export const commerceNamespace: Namespace<CommerceStore> = {
     description: 'Local businesses, products, offers, inquiries and scam reports',
     plugin: commercePlugin,
     events: true,
+    eventTypes: commerceEventTypes,
     readiness: 'migrated',
     migrations: migrationsRoot,
     fixture: { collections: commerceFixture, demo: Path.join(demoDataRoot, 'commerce.json') },

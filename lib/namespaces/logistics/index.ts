@@ -5,6 +5,7 @@ import type { Plugin } from '@hapi/hapi';
 import { demoDataRoot, migrationsRoot } from '../../paths';
 import { SqliteLogisticsStore } from '../../storage/sqlite/logistics';
 import type { Namespace } from '../namespace';
+import { logisticsEventTypes } from './events';
 import { logisticsFixture } from './fixture';
 import { logisticsRoutes } from './routes';
 import type { LogisticsStore } from './store';
@@ -23,6 +24,7 @@ export const logisticsNamespace: Namespace<LogisticsStore> = {
     description: 'Vehicles, bookings and pickup and drop-off locations',
     plugin: logisticsPlugin,
     events: true,
+    eventTypes: logisticsEventTypes,
     readiness: 'migrated',
     migrations: migrationsRoot,
     fixture: { collections: logisticsFixture, demo: Path.join(demoDataRoot, 'logistics.json') },

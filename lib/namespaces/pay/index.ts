@@ -4,6 +4,7 @@ import { migrationsRoot } from '../../paths';
 import { ledgerPosting, ledgerStatements } from '../../storage/fixture-sql';
 import { SqlitePayStore } from '../../storage/sqlite/pay';
 import type { Namespace } from '../namespace';
+import { payEventTypes } from './events';
 import { byTimeOrder, payFixture } from './fixture';
 import { payRoutes } from './routes';
 import type { PayStore } from './store';
@@ -25,6 +26,7 @@ export const payNamespace: Namespace<PayStore> = {
     description: 'Wallets, token types and the fiat gateway: data endpoints answer 501 until pay is provisioned',
     plugin: payPlugin,
     events: true,
+    eventTypes: payEventTypes,
     readiness: 'provisioned',
     migrations: migrationsRoot,
     fixture: { collections: payFixture, posting: { collection: 'transactions', order: byTimeOrder, statements: ledgerStatements, steps: ledgerPosting } },

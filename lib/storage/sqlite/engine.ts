@@ -41,6 +41,11 @@ function sqliteInstance(namespaces: readonly Namespace[], options: InstanceDataO
     }
 
     const data = openInstance(namespaces, options, eventsKept);
+    // A fork is made from its source's copy, and has none of its endpoints.
+    if ((options.from as SqliteSnapshot | undefined)?.wired) {
+        data.unwire();
+    }
+
     if (options.fixture) {
         try {
             data.loadFixtureNow(options.fixture.records, options.fixture.origin);
@@ -64,7 +69,8 @@ function sqliteInstance(namespaces: readonly Namespace[], options: InstanceDataO
 // namespace (pay) is there when asked (never seeded: in memory it is migrated as it is made), else absent.
 function openInstance(namespaces: readonly Namespace[], options: InstanceDataOptions, eventsKept: number | undefined): SqliteInstanceData {
 
-    const from = (options.from as SqliteSnapshot | undefined)?.images;
+    const source = options.from as SqliteSnapshot | undefined;
+    const from = source?.images;
     const placed = new Set(placedNamespaces(namespaces));
     const fresh = (namespace: Namespace) => (placed.has(namespace) ? namespaceImage(namespace, options.seed) : (options.pay ? namespaceImage(namespace, false) : undefined));
     const images: SqliteSnapshot['images'] = {};
@@ -77,5 +83,5 @@ function openInstance(namespaces: readonly Namespace[], options: InstanceDataOpt
         }
     }
 
-    return new SqliteInstanceData(namespaces, databases, options.context, { images, bytes: 0 });
+    return new SqliteInstanceData(namespaces, databases, options.context, { images, bytes: 0, wired: source?.wired ?? false });
 }

@@ -31,6 +31,7 @@ export const queries = {
     positionOf: sql<[string], number>('SELECT position FROM events WHERE id = ?'),
 
     endpoints: sql<[], EndpointRow>(`SELECT ${endpointList} FROM webhook_endpoints ORDER BY ordinal`),
+    anyEndpoint: sql<[], number>('SELECT EXISTS (SELECT 1 FROM webhook_endpoints)'),
     endpoint: sql<[string], EndpointRow>(`SELECT ${endpointList} FROM webhook_endpoints WHERE id = ?`),
     dropEndpointsExcept: sql<[string]>('DELETE FROM webhook_endpoints WHERE id NOT IN (SELECT value FROM json_each(?))'),
     upsertEndpoint: sql<[EndpointRow]>(`INSERT INTO webhook_endpoints (${endpointList})
@@ -216,3 +217,69 @@ export class SqliteEventLog implements EventLog {
     }
 }
 
+
+// Parents first. Every column is carried as stored, whichever a later migration adds to an endpoint.
+const wiringTables = ['webhook_endpoints', 'webhook_endpoint_types'] as const;
+
+/** A data set's endpoints as one database holds them: every column of their rows and of their patterns' rows. */
+export type Wiring = Record<typeof wiringTables[number], { columns: string[]; rows: unknown[][] }>;
+
+/** No endpoint at all: what a fork starts with. */
+export const noWiring: Wiring = { webhook_endpoints: { columns: ['id'], rows: [] }, webhook_endpoint_types: { columns: ['endpoint_id'], rows: [] } };
+
+const quoted = (name: string): string => `"${name.replaceAll('"', '""')}"`;
+
+
+/** Whether a database holds an endpoint. */
+export function holdsEndpoints(db: Database): boolean {
+
+    return eventWriter(db).statements.anyEndpoint.pluck().get() === 1;
+}
+
+
+/** The endpoints a database holds, with their counts, before its world is put back. */
+export function wiringOf(db: Database): Wiring {
+
+    const read = (table: string) => {
+
+        const select = db.prepare(`SELECT * FROM ${table}`).raw();
+        return { columns: select.columns().map(({ name }) => name), rows: select.all() as unknown[][] };
+    };
+
+    return { webhook_endpoints: read(wiringTables[0]), webhook_endpoint_types: read(wiringTables[1]) };
+}
+
+
+/**
+ * Makes a database's endpoints these, counts included, in one transaction: an endpoint it holds that is not among them
+ * goes with its deliveries (the cascade), and one that is keeps the deliveries of the world the database holds.
+ */
+export function rewire(db: Database, wiring: Wiring): void {
+
+    const { webhook_endpoints: endpoints, webhook_endpoint_types: types } = wiring;
+    const idAt = endpoints.columns.indexOf('id');
+    const insert = (table: string, columns: string[], conflict: string) => {
+
+        return db.prepare(`INSERT INTO ${table} (${columns.map(quoted).join(', ')}) VALUES (${columns.map(() => '?').join(', ')}) ${conflict}`);
+    };
+
+    db.transaction(() => {
+
+        eventWriter(db).statements.dropEndpointsExcept.run(JSON.stringify(endpoints.rows.map((row) => row[idAt])));
+        db.prepare('DELETE FROM webhook_endpoint_types').run();
+        if (endpoints.rows.length === 0) {
+            return;
+        }
+
+        const updates = endpoints.columns.filter((column) => column !== 'id').map((column) => `${quoted(column)} = excluded.${quoted(column)}`);
+        const upsert = insert(wiringTables[0], endpoints.columns, `ON CONFLICT (id) DO UPDATE SET ${updates.join(', ')}`);
+        for (const row of endpoints.rows) {
+            upsert.run(row);
+        }
+
+        const pattern = insert(wiringTables[1], types.columns, '');
+        for (const row of types.rows) {
+            pattern.run(row);
+        }
+    }).immediate();
+}

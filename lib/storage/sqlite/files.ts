@@ -5,7 +5,7 @@ import { SettingError, type Settings } from '../../config';
 import type { NamespaceSchema } from '../../namespaces/namespace';
 import { engineOf } from '../engines';
 import { migrate, namespaceMigrations } from './migrate';
-import { closeDatabase, openDatabase, quickCheck, type Database, type OpenOptions } from './open';
+import { closeDatabase, damageMessage, integrityProblems, isDamage, openDatabase, quickCheck, type Database, type OpenOptions } from './open';
 
 
 /** Where a namespace's database file lives in a data directory. */
@@ -22,17 +22,45 @@ export function openNamespace(file: string, namespace: NamespaceSchema, options:
     try {
         const problems = quickCheck(db);
         if (problems.length) {
-            throw new Error(`Database ${db.name} failed its integrity check: ${problems.join('; ')}`);
+            throw new Error(damageMessage(`Database ${db.name}`, `failed its integrity check: ${problems.join('; ')}`));
         }
 
         migrate(db, namespaceMigrations(namespace));
     }
     catch (err) {
-        closeDatabase(db);
+        // A damaged file can refuse the checkpoint of its close too: the first failure is the one to tell.
+        try {
+            closeDatabase(db);
+        }
+        catch {
+            db.close();
+        }
+
+        if (isDamage(err)) {
+            (err as Error).message = damageMessage(file, (err as Error).message);
+        }
+
         throw err;
     }
 
     return db;
+}
+
+
+/**
+ * A failure at startup after the databases opened (reading event positions, catching up the timeline) that SQLite
+ * says is damage names no file: the files given are checked in full, and the failure names the damaged ones and what
+ * to do. Any other failure is answered as it is.
+ */
+export function namedDamage(err: unknown, files: readonly string[]): unknown {
+
+    if (!isDamage(err)) {
+        return err;
+    }
+
+    const damaged = files.filter((file) => Fs.existsSync(file)).map((file) => ({ file, problems: integrityProblems(file) })).filter(({ problems }) => problems.length > 0);
+    const found = (err as Error).message;
+    return new Error(damaged.length > 0 ? damaged.map(({ file, problems }) => damageMessage(file, `${found} (its integrity check: ${problems.slice(0, 3).join('; ')})`)).join('; ') : damageMessage(files.join(', '), `${found}, in one of these files`));
 }
 
 

@@ -3,12 +3,15 @@ import type { Namespace } from '../../namespaces/namespace';
 import { NamespacesDataSet } from '../data-set';
 import type { DataSnapshot, InstanceData } from '../engine';
 import { absentNamespace } from '../readiness';
+import { holdsEndpoints, noWiring, rewire, wiringOf } from './events';
 import type { SqliteNamespace } from './namespace';
 
 
 /** What a snapshot holds: each database serialized, pay's too when the instance has one; none for an absent one. */
 export interface SqliteSnapshot extends DataSnapshot {
     images: Record<string, Buffer | undefined>;
+    // Whether one of them holds a webhook endpoint: only then does a copy made from them open to drop or keep one.
+    wired: boolean;
 }
 
 
@@ -47,16 +50,35 @@ export class SqliteInstanceData extends NamespacesDataSet implements InstanceDat
     settle(): SqliteSnapshot {
 
         const shared = new Set(Object.values(this.creation.images));
-        const { images } = this.copy();
+        const { images, wired } = this.copy();
         const bytes = Object.values(images).reduce((sum, image) => sum + (shared.has(image) ? 0 : image.length), 0);
-        this.creation = { images, bytes };
+        this.creation = { images, bytes, wired };
         return this.creation;
+    }
+
+    /**
+     * Drops the endpoints the copies hold, with what was pending or sent to them, and takes that as the state reset()
+     * goes back to: a fork takes its source's world (the data and the event log), never its wiring.
+     */
+    unwire(): void {
+
+        for (const copy of this.eventCopies()) {
+            rewire(copy.db, noWiring);
+        }
+
+        this.settle();
     }
 
     reset(): Promise<void> {
 
         // Databases that can still roll back to the image they were made from are put back so, statements kept.
-        return this.rollBack() ? Promise.resolve() : this.restore(this.creation);
+        this.keepingWiring(this.creation, () => {
+
+            if (!this.rollBack()) {
+                this.replaceAll(this.creation);
+            }
+        });
+        return Promise.resolve();
     }
 
     snapshot(): Promise<SqliteSnapshot> {
@@ -66,12 +88,7 @@ export class SqliteInstanceData extends NamespacesDataSet implements InstanceDat
 
     restore(snapshot: DataSnapshot): Promise<void> {
 
-        const { images } = snapshot as SqliteSnapshot;
-        for (const [namespace, database] of Object.entries(this.copies)) {
-            database.replace(images[namespace]!);
-        }
-
-        this.forgetStores();
+        this.keepingWiring(snapshot as SqliteSnapshot, () => this.replaceAll(snapshot as SqliteSnapshot));
         return Promise.resolve();
     }
 
@@ -104,6 +121,47 @@ export class SqliteInstanceData extends NamespacesDataSet implements InstanceDat
         return true;
     }
 
+    // Replaces every database with its copy in the snapshot.
+    private replaceAll({ images }: SqliteSnapshot): void {
+
+        for (const [namespace, database] of Object.entries(this.copies)) {
+            database.replace(images[namespace]!);
+        }
+
+        this.forgetStores();
+    }
+
+    // Puts a world back and keeps the endpoints as they are, with their counts: they are the data set's wiring, which
+    // a reset or restore keeps as it keeps fault rules and journals. A copy not opened holds an image without endpoints
+    // (one put back with some is opened here to set them), so it is not read, and when neither the copies nor the
+    // world put back hold one, nothing is written.
+    private keepingWiring(world: SqliteSnapshot, putBack: () => void): void {
+
+        const kept = this.eventCopies().map((copy) => ({ copy, wiring: copy.opened && holdsEndpoints(copy.db) ? wiringOf(copy.db) : noWiring }));
+        putBack();
+        if (world.wired || kept.some(({ wiring }) => wiring !== noWiring)) {
+            for (const { copy, wiring } of kept) {
+                rewire(copy.db, wiring);
+            }
+        }
+    }
+
+    // Whether a copy holds an endpoint; one not opened holds none.
+    private wired(): boolean {
+
+        return this.eventCopies().some((copy) => copy.opened && holdsEndpoints(copy.db));
+    }
+
+    // The copies of the namespaces that write events, where the endpoints are.
+    private eventCopies(): SqliteNamespace[] {
+
+        return this.namespaces.flatMap(({ events, name }) => {
+
+            const copy = this.copies[name];
+            return events && copy ? [copy] : [];
+        });
+    }
+
     // The memory of the copies open in memory.
     private heldBytes(): number {
 
@@ -111,7 +169,7 @@ export class SqliteInstanceData extends NamespacesDataSet implements InstanceDat
     }
 
     // A copy of every database, each serialized only if it changed since it was last.
-    private copy(): { images: Record<string, Buffer>; bytes: number } {
+    private copy(): SqliteSnapshot & { images: Record<string, Buffer> } {
 
         const images: Record<string, Buffer> = {};
         for (const [namespace, database] of Object.entries(this.copies)) {
@@ -119,6 +177,6 @@ export class SqliteInstanceData extends NamespacesDataSet implements InstanceDat
         }
 
         const bytes = Object.values(images).reduce((sum, image) => sum + image.length, 0);
-        return { images, bytes };
+        return { images, bytes, wired: this.wired() };
     }
 }

@@ -123,6 +123,12 @@ export class SqliteNamespace implements ImmediateDatabase {
         this.pristine = null;
     }
 
+    /** Whether the connection is open: a copy not opened yet holds its image and nothing else. */
+    get opened(): boolean {
+
+        return this.connection !== null;
+    }
+
     /** The memory the copy holds: none until it is opened (the image is shared), else its bytes and its connection's. */
     get heldBytes(): number {
 

@@ -38,9 +38,46 @@ export function openDatabase(file: string, options: OpenOptions = {}): Database 
         return db;
     }
     catch (err) {
-        // What SQLite says of a file that does not open (not a database, read-only, missing) names the file; its code stays.
-        (err as Error).message = `${file}: ${(err as Error).message}`;
+        // What SQLite says of a file that does not open (not a database, read-only, missing) names the file; its code
+        // stays. A damaged file also says what to do.
+        (err as Error).message = isDamage(err) ? damageMessage(file, (err as Error).message) : `${file}: ${(err as Error).message}`;
         throw err;
+    }
+}
+
+
+// SQLite's codes for a file that is damaged or holds no database (SQLITE_CORRUPT and its extended codes, SQLITE_NOTADB).
+const damageCodes = /^SQLITE_(?:CORRUPT|NOTADB)(?:_|$)/;
+
+
+/** Whether an SQLite failure says that a database file is damaged. */
+export function isDamage(err: unknown): boolean {
+
+    return damageCodes.test(String((err as { code?: unknown }).code));
+}
+
+
+/** What a refusal of a damaged database file says: the file, what SQLite found, and what to do. */
+export function damageMessage(file: string, found: string): string {
+
+    return `${file}: ${found}: stop every localgate that uses this file, then put back a copy of it, or move it away (with any -wal and -shm file beside it) so that the namespace starts anew`;
+}
+
+
+/** What SQLite's full integrity check finds wrong with a database file, opened read-only: none when it is sound. */
+export function integrityProblems(file: string): string[] {
+
+    try {
+        const db = new Sqlite(file, { readonly: true, fileMustExist: true });
+        try {
+            return (db.pragma('integrity_check') as { integrity_check: string }[]).map((row) => row.integrity_check).filter((result) => result !== 'ok');
+        }
+        finally {
+            db.close();
+        }
+    }
+    catch (err) {
+        return [(err as Error).message];
     }
 }
 

@@ -6,7 +6,7 @@ import type { NamespaceHealth } from '../engine';
 import { ProvisionedNamespace, type ProvisionedContents, type ProvisionedSource } from '../readiness';
 import { appliedMigrations, migrate, namespaceMigrations, schemaVersion } from './migrate';
 import { SqliteNamespace } from './namespace';
-import { closeDatabase, memory, quickCheck, type Database } from './open';
+import { closeDatabase, damageMessage, isDamage, memory, quickCheck, type Database } from './open';
 import { openPayDatabase, payContents } from './pay-database';
 
 
@@ -41,13 +41,22 @@ class SqliteProvisionedSource implements ProvisionedSource {
             return;
         }
 
-        const problems = quickCheck(db);
-        if (problems.length) {
-            throw new Error(`Pay database ${this.file} failed its integrity check: ${problems.join('; ')}`);
-        }
+        try {
+            const problems = quickCheck(db);
+            if (problems.length) {
+                throw new Error(damageMessage(`Pay database ${this.file}`, `failed its integrity check: ${problems.join('; ')}`));
+            }
 
-        if (readable(() => appliedMigrations(db).length, 0)) {
-            migrate(db, namespaceMigrations(this.namespace));
+            if (readable(() => appliedMigrations(db).length, 0)) {
+                migrate(db, namespaceMigrations(this.namespace));
+            }
+        }
+        catch (err) {
+            if (isDamage(err)) {
+                (err as Error).message = damageMessage(`Pay database ${this.file}`, (err as Error).message);
+            }
+
+            throw err;
         }
     }
 

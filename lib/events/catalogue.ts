@@ -1,0 +1,73 @@
+import Joi from 'joi';
+
+import type { EventTypeSpec, Namespace } from '../namespaces';
+import { SchemaConverter, type JsonSchema } from '../openapi/joi-schema';
+import { inlined, jsonSchemaOf } from '../openapi/json-schema';
+import { undeliveredPrefix } from './model';
+import { eventEnvelope, givenUpSchema } from './schemas';
+
+
+/** The event types this feature writes itself, beside those of the namespaces. */
+export const ownEventTypes: Readonly<Record<string, EventTypeSpec>> = {
+    'webhook.delivery.given_up': {
+        description: 'An endpoint\'s last attempt at an event failed and no more are made: listed and streamed, never delivered',
+        data: givenUpSchema
+    }
+};
+
+
+/** One event type of the catalogue. */
+export interface CatalogueType {
+    type: string;
+    description: string;
+    // Whether endpoints are sent it: a webhook.* type is only listed and streamed.
+    delivered: boolean;
+    // The JSON Schema of its data, standing alone (no reference out of it).
+    data: JsonSchema;
+    // The JSON Schema of the whole event, its data a reference into the catalogue's schemas.
+    event: JsonSchema;
+}
+
+/** Every event type a server writes, and the schemas their events refer to, by label (`#/components/schemas/<label>`). */
+export interface EventCatalogue {
+    types: CatalogueType[];
+    schemas: Record<string, JsonSchema>;
+}
+
+
+// One catalogue per list of namespaces: the types route and the AsyncAPI document share it.
+const built = new WeakMap<readonly Namespace[], EventCatalogue>();
+
+
+/**
+ * The catalogue of the namespaces' event types and this feature's own, in the namespaces' order, built once per list:
+ * each event's schema is the event envelope around the joi schema of its data, converted as the OpenAPI document
+ * converts the routes'.
+ */
+export function eventCatalogue(namespaces: readonly Namespace[]): EventCatalogue {
+
+    let catalogue = built.get(namespaces);
+    if (!catalogue) {
+        catalogue = buildCatalogue(namespaces);
+        built.set(namespaces, catalogue);
+    }
+
+    return catalogue;
+}
+
+
+function buildCatalogue(namespaces: readonly Namespace[]): EventCatalogue {
+
+    const converter = new SchemaConverter();
+    const specs = [...namespaces.flatMap((namespace) => Object.entries(namespace.eventTypes ?? {})), ...Object.entries(ownEventTypes)];
+    const events = specs.map(([type, spec]) => converter.schemaOf(eventEnvelope.keys({ type: Joi.string().valid(type).required(), data: spec.data.required() })));
+    const schemas = Object.fromEntries(Object.entries(converter.components).map(([label, schema]) => [label, jsonSchemaOf(schema)]));
+    const types = specs.map(([type, { description }], index) => {
+
+        const event = jsonSchemaOf(events[index]!);
+        const data = (event.properties as Record<string, JsonSchema>).data!;
+        return { type, description, delivered: !type.startsWith(undeliveredPrefix), data: inlined(data, schemas), event };
+    });
+
+    return { types, schemas };
+}
