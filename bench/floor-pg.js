@@ -180,7 +180,7 @@ internals.logistics = function (pool, sql) {
                 const [row] = await internals.run(client, sql.insertBooking, {
                     id: randomUUID(), vehicle_id: vehicle.id, pickup_location_id: input.pickup_location_id, dropoff_location_id: input.dropoff_location_id,
                     pickup_at: input.pickup_at, return_at: input.return_at, notes: input.notes ?? '', customer_id: customerId, status: 'confirmed',
-                    created_at: internals.nextCreatedAt(facts.latest_created, new Date(facts.now))
+                    created_at: internals.nextCreatedAt(facts.latest_created, new Date(facts.now)), metadata: '{}'
                 });
 
                 return row;

@@ -4,9 +4,12 @@ import Util from 'node:util';
 
 import { existingSecret, mintToken } from './auth';
 import { wallContext } from './clock';
+import { mintSecret } from './events/signing';
 import { durationSeconds, locationSetting, placedNamespaces, settingsFromEnvironment, type DatabaseSettings, type Flags, type LogFormat, type Settings } from './config';
 import { readFixtureFile } from './fixtures';
+import { isSecret, typePatternSchema } from './events/webhook-schemas';
 import { createServer } from './index';
+import { listen, typesOf } from './listen';
 import { builtInNamespaces } from './namespaces';
 import { packageRoot } from './paths';
 import { createEngine, databasesWhere, provisionPay, rotatePayKeys, seedDefaultDataSet, type PayCredentials } from './storage';
@@ -32,6 +35,7 @@ Commands:
                           --admin adds the role claim the /_instances routes need (subject default: admin)
   seed --file F.json      load a fixture file {"<namespace>": {"<collection>": [records]}} (--without-pay: leave its pay records out)
   export [--file F.json]  write every record of the databases as a fixture file (to standard output without --file)
+  listen --forward-to URL forward a data set's events, signed, to a URL of this machine (--url, --instance, --types, --secret)
   help [command]          print this, or what a command takes
 
 Options: --version, --help (also after a command: npx localgate token --help)
@@ -59,6 +63,11 @@ const options = {
     ttl: { type: 'string' },
     file: { type: 'string' },
     'without-pay': { type: 'boolean' },
+    'forward-to': { type: 'string' },
+    url: { type: 'string' },
+    instance: { type: 'string' },
+    types: { type: 'string', multiple: true },
+    secret: { type: 'string' },
     help: { type: 'boolean', short: 'h' },
     version: { type: 'boolean', short: 'v' }
 } as const;
@@ -107,6 +116,11 @@ const commands: Record<string, Command> = {
         synopsis: 'localgate export [--file F.json] [--data-dir D]',
         flags: ['file', 'data-dir'],
         explain: 'Writes every record of the configured databases (each namespace where its settings place it, and pay once provisioned) as one fixture file, opened by {"localgate": {"format": 1, "migrations": {...}}}: to F.json, else to standard output; GET /_export on a running server gives the same file. A data directory that does not exist is refused; one without databases gets new, empty ones. `npx localgate seed --file`, SEED=F.json and POST /_instances load it back.'
+    },
+    listen: {
+        synopsis: 'localgate listen --forward-to URL [--url URL] [--instance ID] [--types pay.*,...] [--secret whsec_...] [--data-dir D | --memory]',
+        flags: ['forward-to', 'url', 'instance', 'types', 'secret', 'data-dir', 'memory'],
+        explain: 'Reads the event stream of a server (--url, default http://127.0.0.1:PORT) with an admin token it mints as `localgate token --admin` does, and posts each event written from now on, signed as Standard Webhooks says (the webhook-timestamp on the wall clock), to the --forward-to URL, printing a line per delivery: status, type, event id and time taken. --instance reads that instance\'s events instead of the default data set\'s; --types (an event type or a prefix ending in *, comma-separated or repeated) forwards only those; --secret signs with that whsec_ secret, else a new one, printed at the start. A dropped connection is opened again, after a wait of at most 10 s, resuming after the last event read. Stops on Ctrl-C (SIGINT) or SIGTERM.'
     }
 };
 
@@ -153,6 +167,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: Io): Prom
             case 'rotate-keys': return await provision(settings, args, io, rotatePayKeys, true);
             case 'token': return token(settings, args, { ttl: values.ttl, admin }, io);
             case 'export': return await exportFile(settings, values.file, io);
+            case 'listen': return await listenCommand(settings, values, io);
             default: return await seed(settings, { file: values.file, withoutPay: values['without-pay'] }, io);
         }
     }
@@ -298,6 +313,90 @@ function token(settings: Settings, args: string[], flags: { ttl?: string; admin?
     const secret = existingSecret(settings.jwtSecret, settings.dataDir);
     io.out(mintToken(secret, subject, ttlSeconds(flags.ttl ?? '1h'), { admin: flags.admin }));
     return 0;
+}
+
+
+interface ListenFlags {
+    'forward-to'?: string;
+    url?: string;
+    instance?: string;
+    types?: string[];
+    secret?: string;
+}
+
+
+async function listenCommand(settings: Settings, flags: ListenFlags, io: Io): Promise<number> {
+
+    if (!flags['forward-to']) {
+        throw new UsageError('listen needs --forward-to URL, the handler to post events to, for example: npx localgate listen --forward-to http://localhost:4000/hooks');
+    }
+
+    const forwardTo = httpUrl('--forward-to', flags['forward-to']);
+
+    // A server listening on every interface is reached on this machine's loopback.
+    const host = ['0.0.0.0', '::'].includes(settings.host) ? '127.0.0.1' : settings.host;
+    const url = httpUrl('--url', flags.url ?? `http://${host.includes(':') ? `[${host}]` : host}:${settings.port}`);
+    if (flags.instance !== undefined && !flags.instance.trim()) {
+        throw new UsageError('--instance must name an instance id, such as the id POST /_instances answered');
+    }
+
+    for (const type of (flags.types ?? []).flatMap((value) => value.split(',')).map((text) => text.trim()).filter(Boolean)) {
+        const { error } = typePatternSchema.label('--types').validate(type, { errors: { wrap: { label: false } } });
+        if (error) {
+            throw new UsageError(`${error.message}: ${type}`);
+        }
+    }
+
+    if (flags.secret !== undefined && !isSecret(flags.secret)) {
+        throw new UsageError('--secret must be whsec_ followed by the base64 of 24 to 64 bytes, as Standard Webhooks reads it (leave it out for a new one)');
+    }
+
+    const jwtSecret = existingSecret(settings.jwtSecret, settings.dataDir);
+    const stop = new AbortController();
+    const stopped = (signal: NodeJS.Signals) => {
+
+        process.off('SIGINT', stopped);
+        process.off('SIGTERM', stopped);
+        io.err(`localgate listen: ${signal} received, stopped`);
+        stop.abort();
+    };
+
+    process.on('SIGINT', stopped);
+    process.on('SIGTERM', stopped);
+    try {
+        return await listen({
+            url,
+            forwardTo,
+            instance: flags.instance,
+            types: typesOf(flags.types ?? []),
+            secret: flags.secret ?? mintSecret(),
+            token: () => mintToken(jwtSecret, 'localgate-listen', 3600, { admin: true }),
+            timeoutMs: settings.webhookTimeoutMs
+        }, io, stop.signal);
+    }
+    finally {
+        process.off('SIGINT', stopped);
+        process.off('SIGTERM', stopped);
+    }
+}
+
+
+// An http: or https: URL a flag names, as typed; anything else is a usage error that says so.
+function httpUrl(flag: string, text: string): string {
+
+    let protocol = '';
+    try {
+        protocol = new URL(text).protocol;
+    }
+    catch {
+        // Said below.
+    }
+
+    if (protocol !== 'http:' && protocol !== 'https:') {
+        throw new UsageError(`${flag} must be an http: or https: URL, such as http://localhost:4000/hooks, not "${text}"`);
+    }
+
+    return text;
 }
 
 

@@ -101,6 +101,8 @@ export interface Settings {
     webhookMaxSockets: number;
     /** WEBHOOK_SOCKET_IDLE_MS: how long a socket to a receiver stays open with nothing to send. */
     webhookSocketIdleMs: number;
+    /** CLOCK_MOVE_DEADLINE_MS: how long a move of the clock may take before it answers, the attempts left made after. */
+    clockMoveDeadlineMs: number;
     logStream?: NodeJS.WritableStream;
     /** Programmatic only: the interval of an event stream's heartbeat comment (15 s). */
     eventHeartbeatMs: number;
@@ -228,6 +230,7 @@ export const settingsSchema = Joi.object<Settings>({
     // Below the 5 s a Node receiver keeps an idle connection, so that the sender closes first and never writes into a
     // socket the receiver is closing.
     webhookSocketIdleMs: Joi.number().integer().min(1).max(600_000).default(4000).label('WEBHOOK_SOCKET_IDLE_MS'),
+    clockMoveDeadlineMs: Joi.number().integer().min(1).max(600_000).default(10_000).label('CLOCK_MOVE_DEADLINE_MS'),
     // Programmatic only: where log lines go instead of stdout.
     logStream: Joi.object().label('logStream'),
     // Programmatic only: a test need not wait 15 s for a heartbeat.
@@ -407,7 +410,8 @@ export function settingsFromEnvironment(env: NodeJS.ProcessEnv = process.env, fl
         webhookHosts: env.WEBHOOK_HOSTS === undefined ? undefined : env.WEBHOOK_HOSTS.split(',').map((host) => host.trim()).filter(Boolean),
         webhookTimeoutMs: env.WEBHOOK_TIMEOUT_MS,
         webhookMaxSockets: env.WEBHOOK_MAX_SOCKETS,
-        webhookSocketIdleMs: env.WEBHOOK_SOCKET_IDLE_MS
+        webhookSocketIdleMs: env.WEBHOOK_SOCKET_IDLE_MS,
+        clockMoveDeadlineMs: env.CLOCK_MOVE_DEADLINE_MS
     };
 
     try {

@@ -100,13 +100,13 @@ export function validationFailed(request: Request, h: ResponseToolkit, err?: Err
     const source = validation.source;
     const details = (err as ValidationError).details.map((detail) => {
 
-        // An empty key is named as JSON spells it (`""`), which joi's message calls `value`: a field is never empty.
-        const empty = detail.path.at(-1) === '';
-        return {
-            // A rule over several keys (xor, and) or over the whole body has no path: name the keys, else the source.
-            field: detail.path.length ? detail.path.map((key) => (key === '' ? '""' : key)).join('.') : [detail.context!.peers ?? source].flat().join(', '),
-            message: empty ? detail.message.replace(/^value\b/, '""') : detail.message
-        };
+        // A rule over several keys (xor, and) or over the whole body has no path: name the keys, else the source. An
+        // empty key is named as JSON spells it (`""`), in the field and in the message, whose label joi made without
+        // it (`metadata.`, or `value` at the top): a field is never empty.
+        const field = detail.path.length ? detail.path.map((key) => (key === '' ? '""' : key)).join('.') : [detail.context!.peers ?? source].flat().join(', ');
+        const label = String(detail.context?.label);
+        const renamed = detail.path.includes('') && detail.message.startsWith(label);
+        return { field, message: renamed ? `${field}${detail.message.slice(label.length)}` : detail.message };
     });
     const reasons = details.map((detail) => detail.message).join('; ');
     throw failure(400, 'validation_failed', `Invalid ${source}: ${reasons}`, { details });

@@ -77,7 +77,8 @@ export async function createServer(options: Options = {}): Promise<Server> {
         journalBudget: new JournalBudget(settings.journalBudgetMib * 2 ** 20),
         log,
         outbound: { hosts: settings.webhookHosts, timeoutMs: settings.webhookTimeoutMs, agents },
-        secrets
+        secrets,
+        moveDeadlineMs: settings.clockMoveDeadlineMs
     });
     const defaultServices = servicesFor({ clock: defaultClock(settings, sharedByProcesses(settings), log), ids: new IdSource() });
     const defaultScope: Scope = { basePath: '', services: defaultServices, get data() {

@@ -109,11 +109,15 @@ export interface TestEvents {
     list(query?: EventQuery): Promise<Event[]>;
 }
 
-/** What a move of the clock did: the transitions it applied, counted by type, and the webhook attempts it made. */
+/**
+ * What a move of the clock did: the transitions it applied, counted by type, the webhook attempts it made, and the
+ * deliveries with an attempt due by the new instant still to make when it answered at its deadline (0 otherwise).
+ */
 export interface ClockMove {
     now: Date;
     applied: AppliedCounts;
     attempted: number;
+    remaining: number;
 }
 
 /** The instance's clock, read and moved from the test. */
@@ -132,8 +136,9 @@ export interface TestClock {
     advance(by: string | number): Promise<AppliedCounts>;
     /**
      * Moves the clock as set ({ to }) or advance ({ by }) does, and resolves to the whole of what the move did: the
-     * counts set and advance resolve to, and the webhook attempts made on the way (first attempts of the events the
-     * move wrote, and retries due meanwhile).
+     * counts set and advance resolve to, the webhook attempts made on the way (first attempts of the events the move
+     * wrote, and retries due meanwhile), each in due order between the transitions, and `remaining`: past
+     * CLOCK_MOVE_DEADLINE_MS the move resolves with the attempts left counted there, made after it in due order.
      */
     move(to: { to: string | Date } | { by: string | number }): Promise<ClockMove>;
 }
@@ -305,8 +310,8 @@ function testInstance(server: Server, instance: Instance, token: TestInstance['t
     const move: TestClock['move'] = async (to) => {
 
         const moving = live();
-        const { counts, attempted } = await moving.moveClock(clockTarget(to));
-        return { now: moving.now(), applied: counts, attempted };
+        const { counts, attempted, remaining } = await moving.moveClock(clockTarget(to));
+        return { now: moving.now(), applied: counts, attempted, remaining };
     };
 
     return {

@@ -17,11 +17,25 @@ export interface ReceiverOptions {
     secret?: string;
     /**
      * The clock a delivery's `webhook-timestamp` is checked against (five minutes either way, as Standard Webhooks
-     * says): the wall clock by default; `() => t.clock.now()` for an endpoint whose `signing_clock` is `instance`.
+     * says), read as it arrives: the wall clock by default. For an endpoint whose `signing_clock` is `instance`, give
+     * `instance` instead: a move of the clock makes attempts due before its target.
      */
     now?: () => Date;
+    /**
+     * For an endpoint whose `signing_clock` is `instance`: the instance (`t`). A delivery's timestamp is then checked
+     * against the instant its attempt was due on the instance's clock, as the instance knows it: the event's
+     * `created_at` for a first attempt, a retry's `next_attempt_at` in the delivery journal, or the clock's instant for
+     * an attempt made there and then. Within a long move (`advance: '3d'`) an attempt due on the first day holds.
+     */
+    instance?: AttemptClock;
     /** What the receiver answers when told nothing else (default 204). */
     status?: number;
+}
+
+/** What a receiver reads of an instance to find when an attempt was due: a TestInstance has both. */
+export interface AttemptClock {
+    clock: { now(): Date };
+    webhooks: { deliveries: { find(pattern: { webhook_id: string }): { next_attempt_at: string | null }[] } };
 }
 
 /** One request the receiver got, in arrival order. */
@@ -89,8 +103,12 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Webh
     const verify = (body: string, headers: Record<string, string>): string | null => {
 
         try {
-            if (options.now) {
-                verifyAt(webhook, options.now(), body, headers);
+            const { instance, now } = options;
+            if (instance) {
+                verifyAt(webhook, (id, at) => dueInstant(instance, id, at, eventOf(body)), body, headers);
+            }
+            else if (now) {
+                verifyAt(webhook, now, body, headers);
             }
             else {
                 webhook.verify(body, headers, { jsonParse: false });
@@ -209,9 +227,24 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Webh
 }
 
 
+/**
+ * The instant an attempt of a message was due on its instance's clock, of those the instance knows the nearest to a
+ * timestamp: the event's `created_at` (a first attempt is due as its event is written), each `next_attempt_at` its
+ * journal holds for the webhook-id (a retry's), and the clock's instant (an attempt made there and then). Nearest, so
+ * that a delivery checked after later attempts were journaled is checked as on its arrival.
+ */
+export function dueInstant(instance: AttemptClock, webhookId: string, at: Date, event: Event | null): Date {
+
+    const dues = instance.webhooks.deliveries.find({ webhook_id: webhookId }).flatMap(({ next_attempt_at: next }) => (next === null ? [] : [Date.parse(next)]));
+    const candidates = [...(event ? [Date.parse(event.created_at)] : []), ...dues].filter(Number.isFinite);
+    candidates.push(instance.clock.now().getTime());
+    return new Date(candidates.reduce((nearest, due) => (Math.abs(due - at.getTime()) < Math.abs(nearest - at.getTime()) ? due : nearest)));
+}
+
+
 // What Webhook.verify checks, with the timestamp held against another clock than the wall clock: the signature is
-// still the library's own (Webhook.sign), compared in constant time.
-function verifyAt(webhook: Webhook, now: Date, body: string, headers: Record<string, string>): void {
+// still the library's own (Webhook.sign), compared in constant time. The clock is told the message's id and instant.
+function verifyAt(webhook: Webhook, clock: (webhookId: string, at: Date) => Date, body: string, headers: Record<string, string>): void {
 
     const id = headers['webhook-id'];
     const timestamp = headers['webhook-timestamp'];
@@ -225,6 +258,7 @@ function verifyAt(webhook: Webhook, now: Date, body: string, headers: Record<str
         throw new WebhookVerificationError('Invalid Signature Headers');
     }
 
+    const now = clock(id, new Date(at));
     if (now.getTime() - at > toleranceMs) {
         throw new WebhookVerificationError('Message timestamp too old');
     }

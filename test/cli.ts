@@ -142,6 +142,55 @@ describe('the command line', () => {
         expect(await stopped).to.equal(0);
     });
 
+    it('refuses a listen without --forward-to, or with a flag it cannot use, with exit 2', async () => {
+
+        const secret = { AUTH_JWT_SECRET: 'a'.repeat(32) };
+        const cases: [string[], string][] = [
+            [[], 'listen needs --forward-to URL, the handler to post events to, for example: npx localgate listen --forward-to http://localhost:4000/hooks'],
+            [['--forward-to', 'localhost:4000'], '--forward-to must be an http: or https: URL, such as http://localhost:4000/hooks, not "localhost:4000"'],
+            [['--forward-to', 'http://localhost:4000/', '--url', 'ftp://localhost'], '--url must be an http: or https: URL, such as http://localhost:4000/hooks, not "ftp://localhost"'],
+            [['--forward-to', 'http://localhost:4000/', '--instance', ' '], '--instance must name an instance id, such as the id POST /_instances answered'],
+            [['--forward-to', 'http://localhost:4000/', '--types', 'pay.*,pay.refund'], '--types must be an event type (such as pay.transaction.completed) or a prefix ending with * that matches one (pay.*, *): pay.refund'],
+            [['--forward-to', 'http://localhost:4000/', '--secret', 'whsec_short'], '--secret must be whsec_ followed by the base64 of 24 to 64 bytes, as Standard Webhooks reads it (leave it out for a new one)'],
+            [['--forward-to', 'http://localhost:4000/', '--ttl', '1h'], 'listen does not take --ttl: localgate listen --forward-to URL [--url URL] [--instance ID] [--types pay.*,...] [--secret whsec_...] [--data-dir D | --memory]']
+        ];
+
+        for (const [flags, message] of cases) {
+            const res = await run(['listen', ...flags], secret);
+            expect(res.code, flags.join(' ')).to.equal(2);
+            expect(res.stderr.split('\n')[0], flags.join(' ')).to.equal(`localgate: ${message}`);
+        }
+
+        const nosecret = await run(['listen', '--forward-to', 'http://localhost:4000/', '--data-dir', Path.join(tempDir(), 'none')]);
+        expect(nosecret.code).to.equal(1);
+        expect(nosecret.stderr).to.startWith('localgate: found no token secret at ');
+    });
+
+    it('listens on the server PORT and HOST name, reached on the loopback when it listens everywhere, until SIGINT or SIGTERM', async () => {
+
+        const secret = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
+        const runs = [
+            ['0.0.0.0', 'SIGINT', 'http://127.0.0.1:1/_events/stream', ['--types', 'pay.*']],
+            ['::1', 'SIGTERM', 'http://[::1]:1/_events/stream', []],
+            ['127.0.0.1', 'SIGINT', 'https://127.0.0.1:1/_instances/i1/events/stream', ['--url', 'https://127.0.0.1:1', '--instance', 'i1', '--secret', secret]]
+        ] as const;
+        for (const [host, signal, url, flags] of runs) {
+            const io = capture();
+            const stopped = main(['listen', '--forward-to', 'http://localhost:4000/hooks', ...flags], { AUTH_JWT_SECRET: 'a'.repeat(32), HOST: host, PORT: '1' }, io);
+            while (!io.stderr.some((line) => line.includes('connecting again'))) {
+                await new Promise((resolve) => setTimeout(resolve, 10));
+            }
+
+            process.emit(signal, signal);
+            expect(await stopped).to.equal(0);
+            expect(io.stderr[0]).to.equal(`localgate listen: reading ${url}`);
+            expect(io.stderr[1]).to.match(/^Signing secret: whsec_[\w+/]{43}= \(Standard Webhooks, webhook-timestamp on the wall clock\)$/);
+            expect(io.stderr[1]!.includes(secret)).to.equal(flags.length === 6);
+            expect(io.stderr.at(-1)).to.equal(`localgate listen: ${signal} received, stopped`);
+            expect(process.listenerCount(signal)).to.equal(0);
+        }
+    });
+
     it('mints a token alone on one line, signed with the data directory secret', async () => {
 
         const dir = tempDir();
@@ -549,8 +598,8 @@ describe('the command line', () => {
         const printed = await run(['export', '--data-dir', dir]);
         expect(printed.code).to.equal(0);
         const file = JSON.parse(printed.stdout);
-        expect(file.localgate).to.equal({ format: 1, migrations: { commerce: ['001_catalogue_inquiries_scam_reports', '002_offer_expiry', '003_events'], logistics: ['001_vehicles_locations_drivers_bookings', '002_booking_counts', '003_booking_lifecycle', '004_events'] } });
-        expect(file.logistics.bookings).to.equal([{ ...booking, notes: '', status: 'confirmed', pickup_at: '2030-02-01T00:00:00.000Z', return_at: '2030-02-02T00:00:00.000Z', created_at: '2030-01-02T00:00:00.000Z' }]);
+        expect(file.localgate).to.equal({ format: 1, migrations: { commerce: ['001_catalogue_inquiries_scam_reports', '002_offer_expiry', '003_events'], logistics: ['001_vehicles_locations_drivers_bookings', '002_booking_counts', '003_booking_lifecycle', '004_events', '005_metadata'] } });
+        expect(file.logistics.bookings).to.equal([{ ...booking, notes: '', status: 'confirmed', pickup_at: '2030-02-01T00:00:00.000Z', return_at: '2030-02-02T00:00:00.000Z', created_at: '2030-01-02T00:00:00.000Z', metadata: {} }]);
 
         const out = Path.join(dir, 'export.json');
         expect(await run(['export', '--file', out, '--data-dir', dir])).to.equal({ code: 0, stdout: '', stderr: `localgate: exported to ${out}` });

@@ -48,6 +48,7 @@ describe('settings', () => {
             webhookTimeoutMs: 10_000,
             webhookMaxSockets: 256,
             webhookSocketIdleMs: 4000,
+            clockMoveDeadlineMs: 10_000,
             namespaceUrls: {},
             database: { poolMax: 10, connectTimeoutMs: 5000, statementTimeoutMs: 10000 },
             namespaces: builtInNamespaces,
@@ -92,7 +93,8 @@ describe('settings', () => {
             WEBHOOK_HOSTS: ' 127.0.0.1, Receiver.Local ,, ::1',
             WEBHOOK_TIMEOUT_MS: '2500',
             WEBHOOK_MAX_SOCKETS: '32',
-            WEBHOOK_SOCKET_IDLE_MS: '1500'
+            WEBHOOK_SOCKET_IDLE_MS: '1500',
+            CLOCK_MOVE_DEADLINE_MS: '4000'
         });
 
         expect(settings).to.equal({
@@ -126,6 +128,7 @@ describe('settings', () => {
             webhookTimeoutMs: 2500,
             webhookMaxSockets: 32,
             webhookSocketIdleMs: 1500,
+            clockMoveDeadlineMs: 4000,
             databaseUrl: 'postgres://db.example/app',
             namespaceUrls: { commerce: './commerce.db', logistics: 'postgresql://other.example/logistics' },
             database: { poolMax: 4, connectTimeoutMs: 1000, statementTimeoutMs: 2000 },
@@ -219,7 +222,9 @@ describe('settings', () => {
         [{ WEBHOOK_TIMEOUT_MS: 'soon' }, 'WEBHOOK_TIMEOUT_MS must be a number'],
         [{ WEBHOOK_MAX_SOCKETS: '0' }, 'WEBHOOK_MAX_SOCKETS must be greater than or equal to 1'],
         [{ WEBHOOK_MAX_SOCKETS: 'many' }, 'WEBHOOK_MAX_SOCKETS must be a number'],
-        [{ WEBHOOK_SOCKET_IDLE_MS: '0' }, 'WEBHOOK_SOCKET_IDLE_MS must be greater than or equal to 1']
+        [{ WEBHOOK_SOCKET_IDLE_MS: '0' }, 'WEBHOOK_SOCKET_IDLE_MS must be greater than or equal to 1'],
+        [{ CLOCK_MOVE_DEADLINE_MS: '0' }, 'CLOCK_MOVE_DEADLINE_MS must be greater than or equal to 1'],
+        [{ CLOCK_MOVE_DEADLINE_MS: '600001' }, 'CLOCK_MOVE_DEADLINE_MS must be less than or equal to 600000']
     ];
 
     for (const [env, message] of invalid) {

@@ -269,10 +269,10 @@ describe('the console API', () => {
 
         const hour = await server.inject({ method: 'PUT', url: '/_clock', headers: admin, payload: { advance: '1h' } });
         expect(hour.statusCode).to.equal(200);
-        expect(body(hour)).to.equal({ now: '2040-01-01T01:00:00.000Z', frozen: '2040-01-01T01:00:00.000Z', applied: {}, attempted: 0 });
+        expect(body(hour)).to.equal({ now: '2040-01-01T01:00:00.000Z', frozen: '2040-01-01T01:00:00.000Z', applied: {}, attempted: 0, remaining: 0 });
         expect(await statusOf()).to.equal('confirmed');
         const days = await server.inject({ method: 'PUT', url: '/_clock', headers: admin, payload: { advance: '3d' } });
-        expect(body(days)).to.equal({ now: '2040-01-04T01:00:00.000Z', frozen: '2040-01-04T01:00:00.000Z', applied: { 'logistics.booking.started': 1, 'logistics.booking.completed': 1 }, attempted: 0 });
+        expect(body(days)).to.equal({ now: '2040-01-04T01:00:00.000Z', frozen: '2040-01-04T01:00:00.000Z', applied: { 'logistics.booking.started': 1, 'logistics.booking.completed': 1 }, attempted: 0, remaining: 0 });
         expect(await statusOf()).to.equal('completed');
 
         // An instance with pay: a bank transfer pending, then "+1 day" twice (PUT /_instances/{id}/clock).
@@ -288,7 +288,7 @@ describe('the console API', () => {
         const moveInstance = (advance: string) => server.inject({ method: 'PUT', url: `/_instances/${made.id}/clock`, headers: admin, payload: { advance } });
         const first = await moveInstance('1d');
         expect(first.statusCode).to.equal(200);
-        expect(body(first)).to.include({ id: made.id, clock: '2030-01-02T00:00:00.000Z', applied: {}, attempted: 0 });
+        expect(body(first)).to.include({ id: made.id, clock: '2030-01-02T00:00:00.000Z', applied: {}, attempted: 0, remaining: 0 });
         expect(body(await moveInstance('1d'))).to.include({ clock: '2030-01-03T00:00:00.000Z', applied: { 'pay.transaction.completed': 1 } });
         expect(await wallet()).to.equal([{ asset: 'EUR', amount: 2500, pending_in: 0, pending_out: 0 }]);
 

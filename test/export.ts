@@ -67,8 +67,8 @@ describe('export and load back', () => {
                 format: 1,
                 migrations: {
                     commerce: ['001_catalogue_inquiries_scam_reports', '002_offer_expiry', '003_events'],
-                    logistics: ['001_vehicles_locations_drivers_bookings', '002_booking_counts', '003_booking_lifecycle', '004_events'],
-                    pay: ['001_token_types', '002_ledger', '003_credentials', '004_settlement', '005_events']
+                    logistics: ['001_vehicles_locations_drivers_bookings', '002_booking_counts', '003_booking_lifecycle', '004_events', '005_metadata'],
+                    pay: ['001_token_types', '002_ledger', '003_credentials', '004_settlement', '005_events', '006_metadata']
                 },
                 instance: { clock: null, ids: 'random', id_counter: 0, pay: true }
             },
@@ -249,11 +249,11 @@ describe('export and load back', () => {
         const t = await kit.instance({ seed: 'none', fixture: { pay: { wallets: [wallet], transactions: [...settled, move('t-5', 'withdrawal', 'sandbox', 900, '2030-01-04T00:00:00.000Z')] } } });
         expect(body(await t.inject({ url: '/v1/pay/wallet', headers: t.auth('ana') }))).to.equal({ ...wallet, balances: [{ asset: 'USD', amount: 0, pending_in: 0, pending_out: 0 }] });
         expect((await t.export()).pay).to.include({ transactions: [
-            { ...settled[0], status: 'completed', settles_at: '2030-01-01T00:00:00.000Z', settled_at: '2030-01-01T00:00:00.000Z', failure_code: null },
-            { ...settled[2], status: 'completed', settles_at: '2030-01-02T00:00:00.000Z', settled_at: '2030-01-02T00:00:00.000Z', failure_code: null },
-            { ...settled[1], status: 'completed', settles_at: '2030-01-03T01:00:00.000Z', settled_at: '2030-01-03T01:00:00.000Z', failure_code: null },
-            { ...settled[3], status: 'failed', settles_at: '2030-01-02T02:00:00.000Z', settled_at: '2030-01-02T02:00:00.000Z', failure_code: 'returned' },
-            { ...move('t-5', 'withdrawal', 'sandbox', 900, '2030-01-04T00:00:00.000Z'), status: 'completed', settles_at: '2030-01-04T00:00:00.000Z', settled_at: '2030-01-04T00:00:00.000Z', failure_code: null }
+            { ...settled[0], status: 'completed', settles_at: '2030-01-01T00:00:00.000Z', settled_at: '2030-01-01T00:00:00.000Z', failure_code: null, metadata: {} },
+            { ...settled[2], status: 'completed', settles_at: '2030-01-02T00:00:00.000Z', settled_at: '2030-01-02T00:00:00.000Z', failure_code: null, metadata: {} },
+            { ...settled[1], status: 'completed', settles_at: '2030-01-03T01:00:00.000Z', settled_at: '2030-01-03T01:00:00.000Z', failure_code: null, metadata: {} },
+            { ...settled[3], status: 'failed', settles_at: '2030-01-02T02:00:00.000Z', settled_at: '2030-01-02T02:00:00.000Z', failure_code: 'returned', metadata: {} },
+            { ...move('t-5', 'withdrawal', 'sandbox', 900, '2030-01-04T00:00:00.000Z'), status: 'completed', settles_at: '2030-01-04T00:00:00.000Z', settled_at: '2030-01-04T00:00:00.000Z', failure_code: null, metadata: {} }
         ] });
         await t.close();
 

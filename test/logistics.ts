@@ -252,7 +252,8 @@ for (const engine of engines) {
                 notes: '',
                 customer_id: 'alice',
                 status: 'confirmed',
-                created_at: booking.created_at
+                created_at: booking.created_at,
+                metadata: {}
             });
             expect(new Date(booking.created_at).toISOString()).to.equal(booking.created_at);
             expect(Math.abs(Date.parse(booking.created_at) - Date.now())).to.be.below(60_000);
@@ -440,7 +441,8 @@ for (const engine of engines) {
                 notes: '',
                 customer_id: 'alice',
                 status: 'active',
-                created_at: activeBooking.created_at
+                created_at: activeBooking.created_at,
+                metadata: {}
             });
             expect(body(await read(activeBooking.id))).to.equal(activeBooking);
 

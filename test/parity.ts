@@ -57,7 +57,11 @@ const fixture = {
             id: `v-${['A', 'b', 'C'][index % 3]}${index}`, make: 'Make', model: `Model ${index}`, year: 2015 + index, seats: 2 + index, daily_rate: 40.5 + index,
             currency: 'GBP', is_available: index % 4 !== 3, created_at: index % 2 ? later : stamp
         })),
-        drivers: [{ id: 'd-1', name: 'Dee', phone: '1', license_number: 'L1', vehicle_id: 'v-A0', created_at: stamp }]
+        drivers: [{ id: 'd-1', name: 'Dee', phone: '1', license_number: 'L1', vehicle_id: 'v-A0', created_at: stamp }],
+        bookings: [{
+            id: 'bk-1', vehicle_id: 'v-b1', pickup_location_id: 'l-Quay', dropoff_location_id: 'l-station', pickup_at: '2030-02-01T10:00:00Z', return_at: '2030-02-01T12:00:00Z',
+            customer_id: 'dot', metadata: { zeta: 'last', alpha: 'Caf\u00e9 \u{1F370}', '10': 'ten', '9': '' }, created_at: stamp
+        }]
     }
 };
 
@@ -94,7 +98,7 @@ describe('one fixture on SQLite and on PostgreSQL', { skip: skipWithoutPostgres(
 
         for (const engine of ['sqlite', 'postgres'] as const) {
             servers[engine] = await engineServer(engine, { seed: false });
-            expect(await servers[engine].app.localgate.data.loadFixture(fixture, 'parity')).to.equal({ commerce: 38, logistics: 14 });
+            expect(await servers[engine].app.localgate.data.loadFixture(fixture, 'parity')).to.equal({ commerce: 38, logistics: 15 });
         }
     });
 
@@ -128,7 +132,7 @@ describe('one fixture on SQLite and on PostgreSQL', { skip: skipWithoutPostgres(
 
     it('answers the caller\'s own records the same, and hides everyone else\'s the same way', async () => {
 
-        for (const [url, subject] of [['/v1/commerce/inquiries/i-1', 'ben'], ['/v1/commerce/inquiries/i-1', 'eve'], ['/v1/commerce/scam-reports/s-2', 'cat'], ['/v1/commerce/scam-reports/s-2', 'ben']] as const) {
+        for (const [url, subject] of [['/v1/commerce/inquiries/i-1', 'ben'], ['/v1/commerce/inquiries/i-1', 'eve'], ['/v1/commerce/scam-reports/s-2', 'cat'], ['/v1/commerce/scam-reports/s-2', 'ben'], ['/v1/logistics/bookings/bk-1', 'dot'], ['/v1/logistics/bookings', 'dot'], ['/v1/logistics/bookings/bk-1', 'ann']] as const) {
             const [sqlite, postgres] = await both((server) => ({ url, headers: bearer(server, subject) }));
             same(`${url} as ${subject}`, sqlite, postgres);
         }
@@ -141,6 +145,7 @@ describe('one fixture on SQLite and on PostgreSQL', { skip: skipWithoutPostgres(
             { method: 'POST', url: '/v1/logistics/bookings', payload: { ...booking, vehicle_id: 'v-A3' } },
             { method: 'POST', url: '/v1/logistics/bookings', payload: { ...booking, vehicle_id: 'nothing' } },
             { method: 'POST', url: '/v1/logistics/bookings', payload: { ...booking, dropoff_location_id: 'nowhere' } },
+            { method: 'POST', url: '/v1/logistics/bookings', payload: { ...booking, metadata: { ['k'.repeat(41)]: 'v', order_id: 7 } } },
             { method: 'POST', url: '/v1/commerce/products', payload: { name: 'X', description: 'Y', price: 1, currency: 'USD', business_id: 'nobody' } },
             { method: 'POST', url: '/v1/commerce/scam-reports', payload: { target_type: 'business', target_id: businesses[0]!.id, reason: 'Again' } },
             { method: 'POST', url: '/v1/commerce/scam-reports', payload: { target_type: 'offer', target_id: 'nothing', reason: 'Fake' } },
@@ -202,7 +207,7 @@ describe('provisioned pay on SQLite and on PostgreSQL', { skip: skipWithoutPostg
         }
     });
 
-    it('refuses the same moves the same way, and makes the same moves in the same shape', async () => {
+    it('refuses the same moves the same way, and makes the same moves in the same shape', { timeout: 20_000 }, async () => {
 
         const moves = [
             ['withdraw', { provider_id: 'sandbox', asset: 'USD', amount: 500 }],
@@ -210,8 +215,9 @@ describe('provisioned pay on SQLite and on PostgreSQL', { skip: skipWithoutPostg
             ['deposit', { provider_id: 'sandbox', asset: 'NST', amount: 5 }],
             ['deposit', { provider_id: 'sandbox', asset: 'USD', amount: 2500 }],
             ['withdraw', { provider_id: 'sandbox', asset: 'USD', amount: 1000 }],
-            ['deposit', { provider_id: 'bank-transfer', asset: 'USD', amount: 700 }],
+            ['deposit', { provider_id: 'bank-transfer', asset: 'USD', amount: 700, metadata: { order_id: 'o-1', 'Ünï': '東京 🚐' } }],
             ['withdraw', { provider_id: 'bank-transfer', asset: 'USD', amount: 300 }],
+            ['withdraw', { provider_id: 'sandbox', asset: 'USD', amount: 1, metadata: { order_id: 1 } }],
             ['withdraw', { provider_id: 'sandbox', asset: 'USD', amount: 1201 }],
             ['deposit', { provider_id: 'card', asset: 'USD', amount: 402 }]
         ] as const;
@@ -286,15 +292,16 @@ describe('the events of one scenario on SQLite and on PostgreSQL', { skip: skipW
         }
 
         const slot = { vehicle_id: vehicle!.id, pickup_location_id: location!.id, dropoff_location_id: location!.id };
-        await send('eve', 'POST', '/v1/logistics/bookings', { ...slot, pickup_at: '2031-03-02T10:00:00Z', return_at: '2031-03-02T12:00:00Z' });
-        const cancelled = await send('eve', 'POST', '/v1/logistics/bookings', { ...slot, pickup_at: '2031-03-05T10:00:00Z', return_at: '2031-03-05T12:00:00Z' });
+        await send('eve', 'POST', '/v1/logistics/bookings', { ...slot, pickup_at: '2031-03-02T10:00:00Z', return_at: '2031-03-02T12:00:00Z', metadata: { rental: 'RA-1', 'Städte': 'Köln 🚐', '2': 'two' } });
+        const cancelled = await send('eve', 'POST', '/v1/logistics/bookings', { ...slot, pickup_at: '2031-03-05T10:00:00Z', return_at: '2031-03-05T12:00:00Z', metadata: { why: '' } });
         await send('eve', 'POST', `/v1/logistics/bookings/${cancelled.id}/cancel`);
 
         await send('pat', 'POST', '/v1/pay/gateway/deposit', { provider_id: 'sandbox', asset: 'USD', amount: 2500 }, 'k1');
         await send('pat', 'POST', '/v1/pay/gateway/deposit', { provider_id: 'sandbox', asset: 'USD', amount: 2500 }, 'k1');
         await send('pat', 'POST', '/v1/pay/gateway/deposit', { provider_id: 'card', asset: 'USD', amount: 402 }, 'k2');
-        await send('pat', 'POST', '/v1/pay/gateway/deposit', { provider_id: 'bank-transfer', asset: 'USD', amount: 700 }, 'k3');
-        await send('pat', 'POST', '/v1/pay/gateway/withdraw', { provider_id: 'bank-transfer', asset: 'USD', amount: 399 }, 'k4');
+        await send('pat', 'POST', '/v1/pay/gateway/deposit', { provider_id: 'bank-transfer', asset: 'USD', amount: 700, metadata: { order_id: 'o-3', note: 'Grüße' } }, 'k3');
+        await send('pat', 'POST', '/v1/pay/gateway/deposit', { provider_id: 'bank-transfer', asset: 'USD', amount: 700, metadata: { note: 'Grüße', order_id: 'o-3' } }, 'k3');
+        await send('pat', 'POST', '/v1/pay/gateway/withdraw', { provider_id: 'bank-transfer', asset: 'USD', amount: 399, metadata: { payout: 'p-4' } }, 'k4');
         expect((await server.inject({ method: 'PUT', url: '/_clock', payload: { advance: '3d' }, headers: adminBearer(server) })).statusCode).to.equal(200);
 
         const logs = await server.app.localgate.data.eventLogs();

@@ -27,6 +27,8 @@ const { expect } = Code;
 
 interface Transaction {
     id: string;
+    owner_id?: string;
+    metadata?: Record<string, string>;
     type: string;
     asset: string;
     amount: number;
@@ -345,8 +347,8 @@ for (const engine of engines) {
             expect(res.statusCode).to.equal(201);
             const transaction = body<Transaction>(res);
             expect(transaction).to.equal({
-                id: transaction.id, type: 'deposit', asset: 'USD', amount: 5000, provider_id: 'sandbox', status: 'completed', created_at: transaction.created_at,
-                settles_at: transaction.created_at, settled_at: transaction.created_at, failure_code: null
+                id: transaction.id, owner_id: 'alice', type: 'deposit', asset: 'USD', amount: 5000, provider_id: 'sandbox', status: 'completed', created_at: transaction.created_at,
+                settles_at: transaction.created_at, settled_at: transaction.created_at, failure_code: null, metadata: {}
             });
             expect(res.headers.location).to.equal(`${world().basePath}/v1/pay/wallet/transactions/${transaction.id}`);
             expect(res.headers['idempotent-replayed']).to.not.exist();
@@ -364,8 +366,8 @@ for (const engine of engines) {
             expect(res.statusCode).to.equal(201);
             const transaction = body<Transaction>(res);
             expect(transaction).to.equal({
-                id: transaction.id, type: 'withdrawal', asset: 'EUR', amount: 999, provider_id: 'sandbox', status: 'completed', created_at: transaction.created_at,
-                settles_at: transaction.created_at, settled_at: transaction.created_at, failure_code: null
+                id: transaction.id, owner_id: 'dora', type: 'withdrawal', asset: 'EUR', amount: 999, provider_id: 'sandbox', status: 'completed', created_at: transaction.created_at,
+                settles_at: transaction.created_at, settled_at: transaction.created_at, failure_code: null, metadata: {}
             });
             expect(res.headers.location).to.equal(`${world().basePath}/v1/pay/wallet/transactions/${transaction.id}`);
             expect((await walletOf(world(), 'dora')).balances).to.equal([{ asset: 'EUR', amount: 1, pending_in: 0, pending_out: 0 }]);
@@ -875,8 +877,8 @@ for (const engine of engines) {
 
             const pending = await made('ada', 'deposit', { provider_id: 'bank-transfer', asset: 'USD', amount: 10000 });
             expect(pending).to.equal({
-                id: pending.id, type: 'deposit', asset: 'USD', amount: 10000, provider_id: 'bank-transfer', status: 'pending',
-                created_at: pending.created_at, settles_at: later(pending.created_at, 2 * day), settled_at: null, failure_code: null
+                id: pending.id, owner_id: 'ada', type: 'deposit', asset: 'USD', amount: 10000, provider_id: 'bank-transfer', status: 'pending',
+                created_at: pending.created_at, settles_at: later(pending.created_at, 2 * day), settled_at: null, failure_code: null, metadata: {}
             });
             expect((await walletOf(world(), 'ada')).balances).to.equal([{ asset: 'USD', amount: 0, pending_in: 10000, pending_out: 0 }]);
             const spend = await move(world(), 'ada', 'withdraw', { provider_id: 'sandbox', asset: 'USD', amount: 1 });
@@ -908,8 +910,8 @@ for (const engine of engines) {
             await made('bea', 'deposit', { provider_id: 'sandbox', asset: 'EUR', amount: 500 });
             const pending = await made('bea', 'withdraw', { provider_id: 'bank-transfer', asset: 'EUR', amount: 300 });
             expect(pending).to.equal({
-                id: pending.id, type: 'withdrawal', asset: 'EUR', amount: 300, provider_id: 'bank-transfer', status: 'pending',
-                created_at: pending.created_at, settles_at: later(pending.created_at, day), settled_at: null, failure_code: null
+                id: pending.id, owner_id: 'bea', type: 'withdrawal', asset: 'EUR', amount: 300, provider_id: 'bank-transfer', status: 'pending',
+                created_at: pending.created_at, settles_at: later(pending.created_at, day), settled_at: null, failure_code: null, metadata: {}
             });
             expect((await walletOf(world(), 'bea')).balances).to.equal([{ asset: 'EUR', amount: 200, pending_in: 0, pending_out: 300 }]);
             const second = await move(world(), 'bea', 'withdraw', { provider_id: 'sandbox', asset: 'EUR', amount: 201 });
@@ -967,8 +969,8 @@ for (const engine of engines) {
 
             const paid = await made('dev', 'deposit', { provider_id: 'card', asset: 'USD', amount: 500 });
             expect(paid).to.equal({
-                id: paid.id, type: 'deposit', asset: 'USD', amount: 500, provider_id: 'card', status: 'completed',
-                created_at: paid.created_at, settles_at: paid.created_at, settled_at: paid.created_at, failure_code: null
+                id: paid.id, owner_id: 'dev', type: 'deposit', asset: 'USD', amount: 500, provider_id: 'card', status: 'completed',
+                created_at: paid.created_at, settles_at: paid.created_at, settled_at: paid.created_at, failure_code: null, metadata: {}
             });
 
             const declined = await move(world(), 'dev', 'deposit', { provider_id: 'card', asset: 'USD', amount: 502 }, 'card-1');

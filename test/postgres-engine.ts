@@ -384,7 +384,7 @@ describe('PostgreSQL pay', { skip: skipWithoutPostgres('PostgreSQL pay') }, () =
             const store = new PgPayStore(db, { clock: new Clock(new Date(frozen)), ids: new IdSource() });
             expect(await store.listTransactions('nobody', { limit: 10, offset: 0 })).to.equal({ data: [], total: 0 });
 
-            const outcome = await store.deposit('alice', { idempotencyKey: 'k1', providerId: 'sandbox', asset: 'USD', amount: 500 }) as { replayed: boolean; transaction: { created_at: string; amount: number } };
+            const outcome = await store.deposit('alice', { idempotencyKey: 'k1', providerId: 'sandbox', asset: 'USD', amount: 500, metadata: {} }) as { replayed: boolean; transaction: { created_at: string; amount: number } };
             expect(outcome.replayed).to.be.false();
             expect(outcome.transaction).to.include({ created_at: frozen, amount: 500 });
             const listed = await store.listTransactions('alice', { limit: 10, offset: 0 });

@@ -114,7 +114,7 @@ describe('events on PostgreSQL', { skip }, () => {
     function book(store: LogisticsStore, day: number): ReturnType<LogisticsStore['createBooking']> {
 
         const at = (hour: number) => new Date(Date.UTC(2031, 2, 2 + day, hour)).toISOString();
-        return store.createBooking('booker', { vehicle_id: vehicle, pickup_location_id: location, dropoff_location_id: location, pickup_at: at(10), return_at: at(12), notes: '' });
+        return store.createBooking('booker', { vehicle_id: vehicle, pickup_location_id: location, dropoff_location_id: location, pickup_at: at(10), return_at: at(12), notes: '', metadata: {} });
     }
 
     // A number of changes, each writing one event: products of the demo business.
@@ -142,13 +142,13 @@ describe('events on PostgreSQL', { skip }, () => {
         await logistics.applyDue(context.clock.now(), 10);
 
         context.clock.freeze(new Date(start));
-        const instant = await pay.deposit('payer', { idempotencyKey: 'k1', providerId: 'sandbox', asset: 'USD', amount: 100 });
-        const replayed = await pay.deposit('payer', { idempotencyKey: 'k1', providerId: 'sandbox', asset: 'USD', amount: 100 });
+        const instant = await pay.deposit('payer', { idempotencyKey: 'k1', providerId: 'sandbox', asset: 'USD', amount: 100, metadata: {} });
+        const replayed = await pay.deposit('payer', { idempotencyKey: 'k1', providerId: 'sandbox', asset: 'USD', amount: 100, metadata: {} });
         expect(replayed.replayed).to.be.true();
-        const declined = await pay.deposit('payer', { idempotencyKey: 'k2', providerId: 'card', asset: 'USD', amount: 402 });
+        const declined = await pay.deposit('payer', { idempotencyKey: 'k2', providerId: 'card', asset: 'USD', amount: 402, metadata: {} });
         expect('refusal' in declined).to.be.true();
-        const pending = await pay.deposit('payer', { idempotencyKey: 'k3', providerId: 'bank-transfer', asset: 'USD', amount: 700 });
-        const returned = await pay.deposit('payer', { idempotencyKey: 'k4', providerId: 'bank-transfer', asset: 'USD', amount: 399 });
+        const pending = await pay.deposit('payer', { idempotencyKey: 'k3', providerId: 'bank-transfer', asset: 'USD', amount: 700, metadata: {} });
+        const returned = await pay.deposit('payer', { idempotencyKey: 'k4', providerId: 'bank-transfer', asset: 'USD', amount: 399, metadata: {} });
         await pay.applyDue(new Date('2031-03-10T00:00:00.000Z'), 10);
 
         const events = [...await all(logs.commerce), ...await all(logs.logistics), ...await all(logs.pay)];

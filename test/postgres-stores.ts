@@ -63,7 +63,7 @@ function booking(day: number, overrides: Record<string, unknown> = {}): Record<s
 function slot(day: number): NewBooking {
 
     const { pickup_at: pickupAt, return_at: returnAt, ...rest } = booking(day) as Record<string, string>;
-    return { ...rest, pickup_at: new Date(pickupAt!).toISOString(), return_at: new Date(returnAt!).toISOString(), notes: '' } as NewBooking;
+    return { ...rest, pickup_at: new Date(pickupAt!).toISOString(), return_at: new Date(returnAt!).toISOString(), notes: '', metadata: {} } as NewBooking;
 }
 
 

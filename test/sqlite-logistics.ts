@@ -82,7 +82,7 @@ describe('logistics bookings over time on SQLite', () => {
             {
                 id: id(3), vehicle_id: vehicle, pickup_location_id: location, dropoff_location_id: location,
                 pickup_at: '2031-03-05T10:00:00.000Z', return_at: '2031-03-06T10:00:00.000Z', notes: '', customer_id: 'booker', status: 'cancelled',
-                created_at: '2031-03-01T09:00:00.000Z'
+                created_at: '2031-03-01T09:00:00.000Z', metadata: {}
             },
             new Date('2031-03-02T10:00:00.000Z'), ['confirmed', 'confirmed', 'cancelled'],
             ['active', 'confirmed', 'cancelled'], 'active',

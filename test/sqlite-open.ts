@@ -7,6 +7,7 @@ import Sqlite from 'better-sqlite3';
 
 import { SettingError } from '../lib/config';
 import { DomainError } from '../lib/errors';
+import { startupFailure } from '../lib/storage';
 import { namedDamage, namespaceFile, openNamespace, prepareDataDir } from '../lib/storage/sqlite/files';
 import { namespaceImage } from '../lib/storage/sqlite/images';
 import { openSqliteNamespace } from '../lib/storage/sqlite/namespace';
@@ -283,6 +284,16 @@ describe('namedDamage()', () => {
 
         const named = namedDamage(malformed(), [sound, damaged, Path.join(dir, 'missing.db')]) as Error;
         expect(named.message).to.equal(`${damaged}: database disk image is malformed (its integrity check: database disk image is malformed): ${remedy}`);
+    });
+
+    it('looks at the pay file too where the settings place pay on SQLite', () => {
+
+        const dir = tempDir();
+        const pay = Path.join(dir, 'pay.db');
+        closeDatabase(openNamespace(pay, weatherNamespace));
+        damagePages(pay);
+        const named = startupFailure({ placements: { commerce: { engine: 'postgres', url: 'postgres://127.0.0.1/none' } }, payLocation: { engine: 'sqlite', file: pay }, dataDir: dir }, malformed()) as Error;
+        expect(named.message).to.equal(`${pay}: database disk image is malformed (its integrity check: database disk image is malformed): ${remedy}`);
     });
 
     it('names every file given where none is found damaged', () => {

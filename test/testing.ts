@@ -127,8 +127,8 @@ describe('createTestKit()', () => {
         expect(made.statusCode).to.equal(201);
         const deposit = body<Record<string, unknown> & { id: string }>(made);
         expect(deposit).to.equal({
-            id: deposit.id, type: 'deposit', asset: 'USD', amount: 10000, provider_id: 'bank-transfer', status: 'pending',
-            created_at: '2030-01-01T00:00:00.000Z', settles_at: '2030-01-03T00:00:00.000Z', settled_at: null, failure_code: null
+            id: deposit.id, owner_id: 'alice', type: 'deposit', asset: 'USD', amount: 10000, provider_id: 'bank-transfer', status: 'pending',
+            created_at: '2030-01-01T00:00:00.000Z', settles_at: '2030-01-03T00:00:00.000Z', settled_at: null, failure_code: null, metadata: {}
         });
         expect(await ledger()).to.equal({ balances: [{ asset: 'USD', amount: 0, pending_in: 10000, pending_out: 0 }], transactions: [deposit] });
 
@@ -252,9 +252,9 @@ describe('createTestKit(): events and webhooks', () => {
         expect((await transfer(t, 'one')).statusCode).to.equal(201);
         expect(await t.webhooks.flush()).to.equal(0);
 
-        expect(await t.clock.move({ to: '2030-01-03T00:00:00Z' })).to.equal({ now: new Date('2030-01-03T00:00:00Z'), applied: { 'pay.transaction.completed': 1 }, attempted: 1 });
-        expect(await t.clock.move({ by: '30s' })).to.equal({ now: new Date('2030-01-03T00:00:30Z'), applied: {}, attempted: 0 });
-        expect(await t.clock.move({ by: 30_000 })).to.equal({ now: new Date('2030-01-03T00:01:00Z'), applied: {}, attempted: 1 });
+        expect(await t.clock.move({ to: '2030-01-03T00:00:00Z' })).to.equal({ now: new Date('2030-01-03T00:00:00Z'), applied: { 'pay.transaction.completed': 1 }, attempted: 1, remaining: 0 });
+        expect(await t.clock.move({ by: '30s' })).to.equal({ now: new Date('2030-01-03T00:00:30Z'), applied: {}, attempted: 0, remaining: 0 });
+        expect(await t.clock.move({ by: 30_000 })).to.equal({ now: new Date('2030-01-03T00:01:00Z'), applied: {}, attempted: 1, remaining: 0 });
         expect(receiver.deliveries.map(({ status, verified }) => ({ status, verified }))).to.equal([{ status: 503, verified: true }, { status: 204, verified: true }]);
 
         const attempts = t.webhooks.deliveries.list();

@@ -8,7 +8,7 @@ import Lab from '@hapi/lab';
 
 import { Clock } from '../lib/clock';
 import { resolveSettings, settingsFromEnvironment, transitionPollMs } from '../lib/config';
-import { Scheduler, Timeline } from '../lib/data-set';
+import { Scheduler, Timeline, type AttemptStops } from '../lib/data-set';
 import { clockFileName, defaultClock } from '../lib/data-set/clock-file';
 import type { AppliedTransition, TimedStore, TransitionType } from '../lib/data-set/transitions';
 import { DomainError } from '../lib/errors';
@@ -112,14 +112,26 @@ describe('the timeline of a data set', () => {
             { type: 'logistics.booking.completed', id: 'b2', due: '2030-01-01T03:00:00.000Z' }
         ]);
         expect(moved.counts).to.equal({ 'pay.transaction.completed': 1, 'logistics.booking.started': 1, 'pay.transaction.failed': 1, 'logistics.booking.completed': 1 });
-        // Each store is asked only up to the next store's next transition: never past the move's instant.
-        expect(payments.calls.map((call) => call.until)).to.equal(['2030-01-01T02:00:00.000Z', '2030-01-01T03:00:00.000Z']);
+        // The walk stops at each instant something falls due; a store is asked only up to that instant.
+        expect(payments.calls.map((call) => call.until)).to.equal(['2030-01-01T01:00:00.000Z', '2030-01-01T03:00:00.000Z']);
         expect(clock.frozen).to.equal('2030-01-01T03:00:00.000Z');
 
         // Back in time: nothing applied, nothing undone; the pending one still waits for its instant.
-        expect(await timeline.move({ now: start })).to.equal({ transitions: [], counts: {} });
+        expect(await timeline.move({ now: start })).to.equal({ transitions: [], counts: {}, target: start, late: false });
         expect(payments.pending.map((row) => row.id)).to.equal(['p3']);
         expect((await timeline.move({ now: at(48 * hour) })).counts).to.equal({ 'pay.transaction.completed': 1 });
+        timeline.close();
+    });
+
+    it('catches up across stores in one time order as it starts watching, a store\'s run bounded by the next store\'s instant', async () => {
+
+        const bookings = new ArrayStore([{ id: 'b1', due: at(2 * hour), type: 'logistics.booking.started' }]);
+        const payments = new ArrayStore([{ id: 'p1', due: at(hour), type: 'pay.transaction.completed' }, { id: 'p2', due: at(3 * hour), type: 'pay.transaction.completed' }]);
+        const { timeline } = timelineOver(new Clock(at(4 * hour)));
+        const caught = await timeline.watch(() => Promise.resolve([bookings, payments]));
+        expect(caught.transitions.map(({ id }) => id)).to.equal(['p1', 'b1', 'p2']);
+        // The payments run first up to just before the booking's instant: the booking's store comes first at one instant.
+        expect(payments.calls.map((call) => call.until)).to.equal(['2030-01-01T01:59:59.999Z', '2030-01-01T04:00:00.000Z']);
         timeline.close();
     });
 
@@ -142,11 +154,53 @@ describe('the timeline of a data set', () => {
         const clock = new Clock(start);
         const { timeline } = timelineOver(clock);
         // Not yet watching a data set: there is nothing to apply.
-        expect(await timeline.move({ advance: 1 })).to.equal({ transitions: [], counts: {} });
+        expect(await timeline.move({ advance: 1 })).to.equal({ transitions: [], counts: {}, target: at(1), late: false });
         clock.freeze(start);
         await expect(timeline.move({ now: new Date('0999-12-31T00:00:00Z') })).to.reject(DomainError, /now would take the clock outside/);
         await expect(timeline.move({ advance: 9000 * 365 * 24 * hour })).to.reject(DomainError, /advance would take the clock outside/);
         expect(clock.frozen).to.equal(start.toISOString());
+        timeline.close();
+    });
+
+    it('answers a move at its deadline with the transitions left applied, and logs a failure of its walk after the answer', async () => {
+
+        const lines: Record<string, unknown>[] = [];
+        const clock = new Clock(start);
+        const { timeline } = timelineOver(clock, (tags, data) => lines.push({ tags, ...data }));
+        const store = new ArrayStore([{ id: 'p1', due: at(2 * hour), type: 'pay.transaction.completed' }]);
+        let broken = false;
+        const failing: TimedStore = {
+            nextDue: () => (broken ? Promise.reject(new Error('connection lost')) : store.nextDue()),
+            applyDue: (until, limit) => store.applyDue(until, limit)
+        };
+        await timeline.watch(() => Promise.resolve([failing]));
+        // An attempt due at the first hour that the receiver holds until told.
+        let answer = (): void => undefined;
+        const answered = new Promise<void>((resolve) => {
+
+            answer = resolve;
+        });
+        let ended = 0;
+        let asked = 0;
+        const stops: AttemptStops = {
+            next: () => Promise.resolve(asked++ === 0 ? at(hour) : null),
+            reach: () => answered,
+            end: () => {
+
+                ended += 1;
+            }
+        };
+
+        const moved = await timeline.move({ advance: 3 * hour }, stops, 10);
+        expect(moved).to.equal({ transitions: [{ type: 'pay.transaction.completed', id: 'p1', due: '2030-01-01T02:00:00.000Z' }], counts: { 'pay.transaction.completed': 1 }, target: at(3 * hour), late: true });
+        expect(ended).to.equal(0);
+        // The walk goes on once the attempt is answered, and fails: logged, as no move answers it. The next move's walk,
+        // which starts once this one's is over, fails too: that move answers it.
+        broken = true;
+        answer();
+        await expect(timeline.move({ advance: hour })).to.reject(DomainError);
+        expect(ended).to.equal(1);
+        expect(lines.map(({ tags, task }) => [tags, task])).to.equal([[['error', 'transitions'], 'clock move'], [['error', 'transitions'], 'clock move']]);
         timeline.close();
     });
 
@@ -179,7 +233,7 @@ describe('the timeline of a data set', () => {
         } };
         const { timeline } = timelineOver(new Clock(start));
         await timeline.watch(() => Promise.resolve([stuck, counted]));
-        expect(await timeline.move({ advance: hour })).to.equal({ transitions: [], counts: {} });
+        expect(await timeline.move({ advance: hour })).to.equal({ transitions: [], counts: {}, target: at(hour), late: false });
         expect(asked).to.equal(0);
         timeline.close();
     });
@@ -351,7 +405,7 @@ describe('the timeline of a data set', () => {
 
     it('stops between batches once its data set closes, and polls no more while a catch-up waits', async () => {
 
-        const store = new ArrayStore(Array.from({ length: 600 }, (_, index) => ({ id: `c${String(index).padStart(3, '0')}`, due: at(index + 1), type: 'pay.transaction.completed' as const })));
+        const store = new ArrayStore(Array.from({ length: 600 }, (_, index) => ({ id: `c${String(index).padStart(3, '0')}`, due: at(1), type: 'pay.transaction.completed' as const })));
         const clock = new Clock(start);
         const { timeline } = timelineOver(clock);
         // The data set closes as the first batch is applied.
@@ -520,7 +574,7 @@ describe('the default data set\'s clock', () => {
 
             const moved = await server.inject({ method: 'PUT', url: '/_clock', headers: adminBearer(server), payload: { advance: '3d' } });
             expect(moved.statusCode).to.equal(200);
-            expect(body(moved)).to.equal({ now: '2030-01-04T00:00:00.000Z', frozen: '2030-01-04T00:00:00.000Z', applied: {}, attempted: 0 });
+            expect(body(moved)).to.equal({ now: '2030-01-04T00:00:00.000Z', frozen: '2030-01-04T00:00:00.000Z', applied: {}, attempted: 0, remaining: 0 });
 
             const set = await server.inject({ method: 'PUT', url: '/_clock', headers: adminBearer(server), payload: { now: '2030-02-01T12:00:00Z' } });
             expect(body(set)).to.include({ now: '2030-02-01T12:00:00.000Z' });
@@ -543,7 +597,7 @@ describe('the default data set\'s clock', () => {
                 Fs.mkdirSync(Path.join(own, clockFileName, 'inside'), { recursive: true });
 
                 const moved = await logged.inject({ method: 'PUT', url: '/_clock', headers: adminBearer(logged), payload: { advance: '1h' } });
-                expect(body(moved)).to.equal({ now: '2030-01-01T01:00:00.000Z', frozen: '2030-01-01T01:00:00.000Z', applied: {}, attempted: 0 });
+                expect(body(moved)).to.equal({ now: '2030-01-01T01:00:00.000Z', frozen: '2030-01-01T01:00:00.000Z', applied: {}, attempted: 0, remaining: 0 });
                 expect(lines).to.equal([['error', 'listener']]);
             }
             finally {

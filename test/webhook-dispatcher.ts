@@ -4,10 +4,12 @@ import Code from '@hapi/code';
 import Lab from '@hapi/lab';
 
 import { Clock } from '../lib/clock';
-import { Scheduler, type OutboundCall, type OutboundOutcome, type OutboundSender } from '../lib/data-set';
+import { Scheduler, Timeline, type OutboundCall, type OutboundOutcome, type OutboundSender } from '../lib/data-set';
+import type { TimedStore } from '../lib/data-set/transitions';
 import { DeliveryJournal, keptBodyBytes, keptExchange, keptHeaderChars, keptHeaders, matchesDelivery, type DeliveryEntry } from '../lib/events/deliveries';
 import { Dispatcher, type DispatcherParts } from '../lib/events/dispatcher';
 import { matchesType, type AttemptOutcome, type ClaimedAttempt, type StoredEndpoint, type StoredEvent } from '../lib/events/model';
+import { DomainError } from '../lib/errors';
 import { JournalBudget } from '../lib/journal/journal';
 import type { EventLog } from '../lib/storage/engine';
 
@@ -17,6 +19,7 @@ const { describe, it } = lab;
 const { expect } = Code;
 
 const start = new Date('2030-01-01T00:00:00.000Z');
+const minute = 60_000;
 
 
 function endpoint(id: string, ordinal: number, retry: number[] = []): StoredEndpoint {
@@ -41,6 +44,9 @@ class MemoryLog implements EventLog {
     leasedElsewhere: Date | null = null;
     failClaim = false;
     failRecord = false;
+    // Whether a failed attempt's next one falls due again here, as the engines' do.
+    retrying = false;
+    private readonly claimed = new Map<string, ClaimedAttempt>();
 
     list(): Promise<StoredEvent[]> {
 
@@ -74,6 +80,11 @@ class MemoryLog implements EventLog {
         return Promise.resolve(this.leasedElsewhere ?? earliest);
     }
 
+    countDue(until: Date): Promise<number> {
+
+        return Promise.resolve(this.due.filter(({ due_at: due }) => Date.parse(due) <= until.getTime()).length);
+    }
+
     claimDue(until: Date, limit: number): Promise<ClaimedAttempt[]> {
 
         if (this.failClaim) {
@@ -82,6 +93,7 @@ class MemoryLog implements EventLog {
 
         const claimed = this.due.filter(({ due_at: due }) => Date.parse(due) <= until.getTime()).slice(0, limit);
         this.due = this.due.filter((attempt) => !claimed.includes(attempt));
+        claimed.forEach((attempt) => this.claimed.set(`${attempt.event.position} ${attempt.endpoint.id}`, attempt));
         return Promise.resolve(claimed);
     }
 
@@ -92,6 +104,11 @@ class MemoryLog implements EventLog {
         }
 
         this.recorded.push(outcome);
+        const claimed = this.claimed.get(`${outcome.position} ${outcome.endpoint_id}`)!;
+        if (this.retrying && outcome.next_due_at !== null) {
+            this.due.push({ ...claimed, attempt: outcome.attempt + 1, due_at: outcome.next_due_at });
+        }
+
         return Promise.resolve(true);
     }
 }
@@ -133,7 +150,7 @@ describe('the webhook dispatcher', () => {
     it('sends in due order across logs: the instant, then the event\'s position, then the endpoint\'s place', async () => {
 
         const clock = new Clock(start);
-        const { dispatcher, sender } = dispatcherOver(clock);
+        const { dispatcher, sender, scheduler } = dispatcherOver(clock);
         const first = new MemoryLog();
         const second = new MemoryLog();
         const [a, b] = [endpoint('a', 0), endpoint('b', 1)];
@@ -144,27 +161,132 @@ describe('the webhook dispatcher', () => {
         // Each endpoint's attempts in due order; the endpoints side by side.
         expect(sender.calls.map(({ url, body }) => [url.slice(-1), JSON.parse(body).id])).to.equal([['b', 'e9'], ['a', 'e2'], ['b', 'e2'], ['a', 'e3']]);
         expect(sender.calls[0]!.headers['webhook-timestamp']).to.equal('1893455999');
-        const { attempted } = await dispatcher.during(async () => {
-
-            clock.advance(5);
-            dispatcher.notice();
-            return await Promise.resolve(null);
-        });
-        expect(attempted).to.equal(2);
+        const timeline = new Timeline(clock, scheduler, () => undefined);
+        const { attempted, remaining } = await dispatcher.during((stops) => timeline.move({ advance: 5 }, stops));
+        expect([attempted, remaining]).to.equal([2, 0]);
         expect(sender.calls.slice(4).map(({ url }) => url.slice(-1))).to.equal(['a', 'b']);
         dispatcher.close();
     });
 
-    it('sends what is due whatever became of a clock move, and passes the failure on', async () => {
+    it('makes a move\'s attempts instant by instant across logs: a retry due before a later attempt is made before it', async () => {
 
         const clock = new Clock(start);
-        const { dispatcher, sender } = dispatcherOver(clock);
+        const { dispatcher, sender, scheduler } = dispatcherOver(clock);
+        const [first, second] = [new MemoryLog(), new MemoryLog()];
+        first.retrying = true;
+        const at = (ms: number) => new Date(start.getTime() + ms).toISOString();
+        first.due = [{ event: event(1), endpoint: endpoint('a', 0, [1000]), attempt: 1, due_at: at(0) }];
+        second.due = [{ event: event(2), endpoint: endpoint('a', 0), attempt: 1, due_at: at(5000) }, { event: event(3), endpoint: endpoint('b', 1), attempt: 1, due_at: at(500) }];
+        sender.statuses.push(500);
+        await dispatcher.watch(() => Promise.resolve([first, second]), 0, false);
+        const timeline = new Timeline(clock, scheduler, () => undefined);
+        const { attempted, remaining } = await dispatcher.during((stops) => timeline.move({ advance: 10_000 }, stops));
+        expect([attempted, remaining]).to.equal([4, 0]);
+        expect(sender.calls.map(({ url, body }) => [url.slice(-1), JSON.parse(body).id])).to.equal([['a', 'e1'], ['b', 'e3'], ['a', 'e1'], ['a', 'e2']]);
+        expect(first.recorded.map(({ attempt, delivered }) => [attempt, delivered])).to.equal([[1, false], [2, true]]);
+        dispatcher.close();
+    });
+
+    it('starts no pass asked for before a move once the move holds the dispatcher: its walk makes the attempts, after the transitions due before them', async () => {
+
+        const clock = new Clock(start);
+        const { dispatcher, sender, scheduler } = dispatcherOver(clock);
+        const memory = new MemoryLog();
+        await dispatcher.watch(() => Promise.resolve([memory]), 0, false);
+        let release = (): void => undefined;
+        const held = new Promise<void>((resolve) => {
+
+            release = resolve;
+        });
+        const send = sender.send.bind(sender);
+        sender.send = async (call) => {
+
+            await held;
+            return await send(call);
+        };
+
+        // One pass sends, held; a second waits behind it as the move begins.
+        memory.due = [{ event: event(1), endpoint: endpoint('a', 0), attempt: 1, due_at: start.toISOString() }];
+        dispatcher.notice();
+        await sleep(1);
+        memory.due.push({ event: event(2), endpoint: endpoint('a', 0), attempt: 1, due_at: new Date(start.getTime() + 10 * minute).toISOString() });
+        void dispatcher.flush();
+        const sentAtTransition: number[] = [];
+        const timeline = new Timeline(clock, scheduler, () => undefined);
+        let pending = true;
+        const transition: TimedStore = {
+            nextDue: () => Promise.resolve(pending ? new Date(start.getTime() + 5 * minute) : null),
+            applyDue: () => {
+
+                pending = false;
+                sentAtTransition.push(sender.calls.length);
+                return Promise.resolve([{ type: 'pay.transaction.completed' as const, id: 't', due: new Date(start.getTime() + 5 * minute).toISOString() }]);
+            }
+        };
+        await timeline.watch(() => Promise.resolve([transition]));
+        const moving = dispatcher.during((stops) => timeline.move({ advance: 20 * minute }, stops));
+        release();
+        const { moved, attempted } = await moving;
+        expect([moved.counts, attempted]).to.equal([{ 'pay.transaction.completed': 1 }, 2]);
+        // The transition at 5 minutes came before the attempt due at 10, which the pass asked for earlier did not make.
+        expect(sentAtTransition).to.equal([1]);
+        expect(sender.calls.length).to.equal(2);
+        timeline.close();
+        dispatcher.close();
+    });
+
+    it('ends a walk\'s attempts at those it cannot claim, and at a claim that fails, which it logs', async () => {
+
+        const clock = new Clock(start);
+        const { dispatcher, sender, scheduler, failures } = dispatcherOver(clock);
+        const memory = new MemoryLog();
+        await dispatcher.watch(() => Promise.resolve([memory]), 0, false);
+        const timeline = new Timeline(clock, scheduler, () => undefined);
+        // Due, but leased by another process: the walk does not wait for it.
+        memory.leasedElsewhere = start;
+        expect(await dispatcher.during((stops) => timeline.move({ advance: 1000 }, stops))).to.include({ attempted: 0, remaining: 0 });
+
+        // A claim that fails ends this walk's attempts; the transition after it is still applied.
+        memory.leasedElsewhere = null;
+        memory.failClaim = true;
+        memory.due = [{ event: event(1), endpoint: endpoint('a', 0), attempt: 1, due_at: clock.now().toISOString() }];
+        let pending = true;
+        const due = new Date(clock.now().getTime() + 500);
+        const transition: TimedStore = {
+            nextDue: () => Promise.resolve(pending ? due : null),
+            applyDue: (until) => {
+
+                pending = false;
+                return Promise.resolve([{ type: 'pay.transaction.completed' as const, id: 't', due: until.toISOString() }]);
+            }
+        };
+        await timeline.watch(() => Promise.resolve([transition]));
+        const { moved, attempted } = await dispatcher.during((stops) => timeline.move({ advance: 1000 }, stops));
+        expect([moved.counts, attempted]).to.equal([{ 'pay.transaction.completed': 1 }, 0]);
+        expect(failures).to.equal([{ task: 'webhook deliveries', type: 'Error', at: (failures[0] as { at: string[] }).at }]);
+
+        // Closed, a dispatcher's walk makes nothing.
+        memory.failClaim = false;
+        dispatcher.close();
+        expect(await dispatcher.during((stops) => timeline.move({ advance: 1000 }, stops))).to.include({ attempted: 0 });
+        expect(sender.calls.length).to.equal(0);
+        timeline.close();
+    });
+
+    it('makes the attempts due by a move\'s target whatever became of its transitions, and passes the failure on', async () => {
+
+        const clock = new Clock(start);
+        const { dispatcher, sender, scheduler } = dispatcherOver(clock);
         const memory = new MemoryLog();
         await dispatcher.watch(() => Promise.resolve([memory]));
-        memory.due = [{ event: event(1), endpoint: endpoint('a', 0), attempt: 1, due_at: start.toISOString() }];
-        await expect(dispatcher.during(() => Promise.reject(new Error('move failed')))).to.reject('move failed');
-        await dispatcher.flush();
+        // Due after the transition that fails: the walk still reaches it.
+        memory.due = [{ event: event(1), endpoint: endpoint('a', 0), attempt: 1, due_at: new Date(start.getTime() + 90 * minute).toISOString() }];
+        const timeline = new Timeline(clock, scheduler, () => undefined);
+        await timeline.watch(() => Promise.resolve([{ nextDue: () => Promise.resolve(new Date(start.getTime() + 60 * minute)), applyDue: () => Promise.reject(new Error('CHECK constraint failed')) }]));
+        await expect(dispatcher.during((stops) => timeline.move({ advance: 120 * minute }, stops))).to.reject(DomainError, /could not be applied/);
         expect(sender.calls.length).to.equal(1);
+        expect(await dispatcher.flush()).to.equal(0);
+        timeline.close();
         dispatcher.close();
     });
 

@@ -55,7 +55,7 @@ describe('a webhook handler tested with the kit', () => {
         expect(deposit.statusCode).to.equal(201);
 
         // Two days settle the transfer and send its completion; the retry is due 5 s later.
-        expect(await t.clock.move({ by: '2d' })).to.equal({ now: new Date('2030-01-03T00:00:00Z'), applied: { 'pay.transaction.completed': 1 }, attempted: 1 });
+        expect(await t.clock.move({ by: '2d' })).to.equal({ now: new Date('2030-01-03T00:00:00Z'), applied: { 'pay.transaction.completed': 1 }, attempted: 1, remaining: 0 });
         expect(await t.clock.advance('5s')).to.equal({});
 
         for (const delivery of await receiver.waitFor(2)) {

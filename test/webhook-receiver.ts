@@ -5,7 +5,7 @@ import Code from '@hapi/code';
 import Lab from '@hapi/lab';
 import { Webhook } from 'standardwebhooks';
 
-import { startReceiver, type WebhookReceiver } from '../lib/testing';
+import { createTestKit, startReceiver, type WebhookReceiver } from '../lib/testing';
 
 
 export const lab = Lab.script();
@@ -177,6 +177,60 @@ describe('startReceiver()', () => {
             { verified: false, failure: 'Missing required headers' },
             { verified: true, failure: null }
         ]);
+    });
+
+    it('checks each attempt of a long move against the instant it was due on the instance\'s clock, not the move\'s target', async () => {
+
+        const kit = await createTestKit();
+        const t = await kit.instance({ seed: 'none', pay: true, ids: 'sequential', clock: '2030-01-01T00:00:00Z' });
+        receiver = await startReceiver({ instance: t });
+        // The clock read as each delivery arrives: within a move it reads the move's target.
+        const reading = await startReceiver({ secret: receiver.secret, now: () => t.clock.now() });
+        await t.webhooks.set([receiver, reading].map(({ url, secret: key }) => ({ url, secret: key, types: ['pay.*'], signing_clock: 'instance' as const, retry_schedule: ['1d', '1d'] })));
+        receiver.respondWith(500, { times: 2 });
+        reading.respondWith(500, { times: 2 });
+
+        const deposit = await t.inject({
+            method: 'POST', url: '/v1/pay/gateway/deposit', headers: { ...t.auth('alice'), 'idempotency-key': 'deposit-1' },
+            payload: { provider_id: 'bank-transfer', asset: 'USD', amount: 10000 }
+        });
+        expect(deposit.statusCode).to.equal(201);
+        await t.webhooks.flush();
+        // Three days: the creation's retries fall due on days 1 and 2, the transfer settles on day 2.
+        expect(await t.clock.move({ by: '3d' })).to.equal({ now: new Date('2030-01-04T00:00:00Z'), applied: { 'pay.transaction.completed': 1 }, attempted: 6, remaining: 0 });
+
+        const seen = (deliveries: readonly { event: { type: string } | null; headers: Record<string, string>; verified: boolean; failure: string | null }[]) => {
+
+            return deliveries.map(({ event: sent, headers, verified, failure }) => ({ type: sent!.type, at: new Date(Number(headers['webhook-timestamp']) * 1000).toISOString(), verified, failure }))
+                .sort((a, b) => a.at.localeCompare(b.at) || a.type.localeCompare(b.type));
+        };
+
+        expect(seen(receiver.deliveries)).to.equal([
+            { type: 'pay.transaction.created', at: '2030-01-01T00:00:00.000Z', verified: true, failure: null },
+            { type: 'pay.transaction.created', at: '2030-01-02T00:00:00.000Z', verified: true, failure: null },
+            { type: 'pay.transaction.completed', at: '2030-01-03T00:00:00.000Z', verified: true, failure: null },
+            { type: 'pay.transaction.created', at: '2030-01-03T00:00:00.000Z', verified: true, failure: null }
+        ]);
+        expect(seen(reading.deliveries)).to.equal([
+            { type: 'pay.transaction.created', at: '2030-01-01T00:00:00.000Z', verified: true, failure: null },
+            { type: 'pay.transaction.created', at: '2030-01-02T00:00:00.000Z', verified: false, failure: 'Message timestamp too old' },
+            { type: 'pay.transaction.completed', at: '2030-01-03T00:00:00.000Z', verified: false, failure: 'Message timestamp too old' },
+            { type: 'pay.transaction.created', at: '2030-01-03T00:00:00.000Z', verified: false, failure: 'Message timestamp too old' }
+        ]);
+
+        // Checked again once every attempt is journaled, a delivery holds as it did; a body that is no event is checked
+        // against the clock; a message stamped with an instant at which none of its attempts was due is refused.
+        const retry = receiver.deliveries.find(({ headers }) => headers['webhook-timestamp'] === String(Date.parse('2030-01-02T00:00:00Z') / 1000))!;
+        await post(receiver, retry.body, retry.headers);
+        await post(receiver, 'not an event', signed('not an event', { id: retry.webhookId!, at: t.clock.now(), key: receiver.secret }));
+        await post(receiver, retry.body, signed(retry.body, { id: 'msg_other', at: new Date('2030-01-02T00:00:00Z'), key: receiver.secret }));
+        expect(receiver.deliveries.slice(4).map(({ verified, failure }) => ({ verified, failure }))).to.equal([
+            { verified: true, failure: null },
+            { verified: true, failure: null },
+            { verified: false, failure: 'Message timestamp too new' }
+        ]);
+        await reading.close();
+        await kit.close();
     });
 
     it('answers 413 to a body over 1 MiB, recorded unverified', async () => {

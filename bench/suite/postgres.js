@@ -244,7 +244,7 @@ exports.job = async function (run) {
     }
 
     const id = randomUUID();
-    await rows(sql.logistics.insertBooking, { id, vehicle_id: vehicle, ...Job.booking, notes: '', customer_id: Job.caller, status: 'confirmed', created_at: facts.now });
+    await rows(sql.logistics.insertBooking, { id, vehicle_id: vehicle, ...Job.booking, notes: '', customer_id: Job.caller, status: 'confirmed', created_at: facts.now, metadata: '{}' });
     await run({ text: 'COMMIT' }, []);
 
     const after = await rows(sql.logistics.listBookings, Job.limit, 0, Job.caller, new Date().toISOString());

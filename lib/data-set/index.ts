@@ -11,7 +11,7 @@ import { Timeline, type CatchUp } from './timeline';
 
 export { Scheduler, type Task } from './scheduler';
 export { HttpSender, OutboundAgents, type AgentSettings, type OutboundCall, type OutboundOutcome, type OutboundSender, type OutboundSettings } from './sender';
-export { Timeline, type CatchUp, type TimedStores } from './timeline';
+export { Timeline, type AttemptStops, type CatchUp, type Moved, type TimedStores } from './timeline';
 export { timedStoresOf } from './timed-stores';
 
 /** What every data set of a server shares: the journal's length and memory, and the log a failed task is told to. */
@@ -24,6 +24,16 @@ export interface SharedServices {
     outbound: OutboundSettings;
     // Values the delivery journal hides wherever they show: the token secret and the pay keys.
     secrets: readonly string[];
+    // CLOCK_MOVE_DEADLINE_MS: how long a move of the clock may take before it answers, its walk going on.
+    moveDeadlineMs: number;
+}
+
+/** What a move of the clock did by its answer: the transitions applied, the attempts made, and those due by its target still to make. */
+export interface ClockMoved extends CatchUp {
+    attempted: number;
+    remaining: number;
+    // Resolves once the move's walk is over: past a deadline, after the answer.
+    walked: Promise<void>;
 }
 
 
@@ -70,13 +80,15 @@ export class DataSetServices implements RecordContext {
     }
 
     /**
-     * Moves the clock, applying the transitions due on the way, then sends every webhook attempt due up to the new
-     * instant, in due order, before it resolves.
+     * Moves the clock in one walk through time: each transition due on the way applied and each webhook attempt due
+     * made, earliest first (an instant's transitions before its attempts). Resolves once the walk reaches the new
+     * instant, or at the deadline with the transitions left applied and the attempts left counted (`remaining`), which
+     * the walk then makes in due order.
      */
-    async moveClock(to: { now: Date } | { advance: number }): Promise<CatchUp & { attempted: number }> {
+    async moveClock(to: { now: Date } | { advance: number }): Promise<ClockMoved> {
 
-        const { result, attempted } = await this.dispatcher.during(() => this.timeline.move(to));
-        return { ...result, attempted };
+        const { moved: { transitions, counts }, attempted, remaining, walked } = await this.dispatcher.during((stops) => this.timeline.move(to, stops, this.shared.moveDeadlineMs));
+        return { transitions, counts, attempted, remaining, walked };
     }
 
     /** Hears when events were written: after the request or the batch of transitions that wrote them has committed. */

@@ -14,6 +14,27 @@ export interface CatchUp {
     counts: AppliedCounts;
 }
 
+/**
+ * The webhook attempts a move of the clock makes on its way (the dispatcher's): its walk asks for the next instant an
+ * attempt is due and has the attempts due by it made, instant by instant, between the transitions.
+ */
+export interface AttemptStops {
+    /** The earliest instant, at or before `until`, at which an attempt can be made; null when none can. */
+    next(until: Date): Promise<Date | null>;
+    /** Makes every attempt due at or before `instant`. */
+    reach(instant: Date): Promise<void>;
+    /** Told once, when the walk is over (or the move was refused before it began): no stop is asked for after. */
+    end(): void;
+}
+
+/** What a move of the clock did by the time it answered. */
+export interface Moved extends CatchUp {
+    // The instant the clock was moved to.
+    target: Date;
+    // Answered at its deadline, the walk still making the attempts due by the target.
+    late: boolean;
+}
+
 const noop = (): void => undefined;
 
 // How many transitions one call of a store applies: the bound of one pass, never of the whole catch-up.
@@ -24,6 +45,28 @@ const batchSize = 500;
 const firstRetryMs = 1000;
 const longestRetryMs = 60_000;
 
+
+
+// Whether the work settled within ms of the wall clock (false when the deadline came first); its rejection passes on.
+async function within(work: Promise<unknown>, ms: number): Promise<boolean> {
+
+    if (!Number.isFinite(ms)) {
+        await work;
+        return true;
+    }
+
+    let timer: NodeJS.Timeout | undefined;
+    const deadline = new Promise<boolean>((resolve) => {
+
+        timer = setTimeout(() => resolve(false), ms);
+    });
+    try {
+        return await Promise.race([work.then(() => true), deadline]);
+    }
+    finally {
+        clearTimeout(timer);
+    }
+}
 
 
 /** Refuses an instant a record's created_at cannot hold, naming the field that asked for it. */
@@ -55,6 +98,10 @@ export class Timeline {
     // that went through.
     private retryMs = 0;
     private closed = false;
+    // The moves under way, each told every transition applied while it runs, whoever applies it.
+    private readonly moves = new Set<CatchUp>();
+    // The walk of the last move: the next one starts once it is over.
+    private walks: Promise<unknown> = Promise.resolve();
     private readonly stopListening: () => void;
 
     // `applied` is told after each batch of transitions has committed (the events they wrote are there to read).
@@ -79,30 +126,9 @@ export class Timeline {
     }
 
     /** Applies every transition due by the clock's instant (at this call), in time order; then arms for the next. */
-    catchUp(): Promise<CatchUp> {
+    async catchUp(): Promise<CatchUp> {
 
-        const until = this.clock.now();
-        this.queued += 1;
-        // The next catch-up waits for this one and its arming, whatever became of either; a failed arming is logged.
-        const run = this.queue.then(async () => {
-
-            try {
-                const { caught, stalled } = await this.apply(until);
-                this.retryMs = stalled ? this.nextRetry() : 0;
-                return caught;
-            }
-            catch (err) {
-                this.retryMs = this.nextRetry();
-                throw err;
-            }
-            finally {
-                this.queued -= 1;
-                await this.arm().catch((err: unknown) => this.log(['error', 'listener'], { task: 'transitions arm', ...failureOf(err) }));
-            }
-        });
-
-        this.queue = run.catch(noop);
-        return run;
+        return (await this.run(this.clock.now())).caught;
     }
 
     /** A transition now falls due at this instant: under the wall clock, the task waits for it if it comes first. */
@@ -118,23 +144,57 @@ export class Timeline {
     }
 
     /**
-     * Moves the clock (forward by ms, or to an instant) and applies what falls due on the way, in time order, each
-     * transition stamped with its own due instant. Moving back applies nothing and undoes nothing: what was applied
-     * stays applied, and what is pending applies when the clock reaches its instant again.
+     * Moves the clock (forward by ms, or to an instant) and walks from its instant to the new one through every instant
+     * at which a transition or an attempt falls due, earliest first: the transitions due at an instant are applied
+     * (each stamped with its own due instant), then the attempts due at it are made, so that a retry due before the
+     * next transition is made before it. Past `deadlineMs` (of the wall clock) the move applies the transitions left at
+     * once and answers `late`, its walk going on with the attempts. It counts every transition applied while it runs,
+     * whoever applies it. Moving back applies nothing and undoes nothing: what was applied stays applied, and what is
+     * pending applies when the clock reaches its instant again.
      */
-    async move(to: { now: Date } | { advance: number }): Promise<CatchUp> {
+    async move(to: { now: Date } | { advance: number }, stops?: AttemptStops, deadlineMs = Infinity): Promise<Moved> {
 
         const target = 'now' in to ? to.now : new Date(this.clock.now().getTime() + to.advance);
-        clockInRange(target, 'now' in to ? 'now' : 'advance');
-        this.clock.freeze(target);
         try {
-            return await this.catchUp();
+            clockInRange(target, 'now' in to ? 'now' : 'advance');
+        }
+        catch (err) {
+            stops?.end();
+            throw err;
+        }
+
+        const moved: CatchUp = { transitions: [], counts: {} };
+        this.moves.add(moved);
+        // The walk applies what falls due: the wall clock's task, due by the new instant, does not run as the clock freezes.
+        this.cancel();
+        this.clock.freeze(target);
+        let answered = false;
+        const walk = this.walks.then(() => this.walk(target, stops)).finally(() => stops?.end());
+        this.walks = walk.catch((err: unknown) => {
+
+            // A walk that goes on past its move's answer logs its own failure; before it, the move answers it.
+            if (answered) {
+                this.log(['error', 'transitions'], { task: 'clock move', ...failureOf(err) });
+            }
+        });
+
+        try {
+            const late = !await within(walk, deadlineMs);
+            if (late) {
+                await this.run(target);
+            }
+
+            return { transitions: [...moved.transitions], counts: { ...moved.counts }, target, late };
         }
         catch (err) {
             // The clock has moved, and what was applied before the failure stays applied: the rest waits, pending, for
             // the next move. The failure itself is the server's to log, not the caller's to read.
             this.log(['error', 'transitions'], { task: 'clock move', ...failureOf(err) });
             throw new DomainError('unavailable', 'transitions_failed', `The clock stands at ${target.toISOString()}, but a transition due on the way could not be applied: what was applied stays, and the rest is applied by the next move`);
+        }
+        finally {
+            answered = true;
+            this.moves.delete(moved);
         }
     }
 
@@ -186,10 +246,72 @@ export class Timeline {
             }
 
             stalled = false;
-            for (const transition of applied) {
-                result.transitions.push(transition);
-                result.counts[transition.type] = (result.counts[transition.type] ?? 0) + 1;
+            for (const caught of [result, ...this.moves]) {
+                for (const transition of applied) {
+                    caught.transitions.push(transition);
+                    caught.counts[transition.type] = (caught.counts[transition.type] ?? 0) + 1;
+                }
             }
+        }
+    }
+
+    // One catch-up up to an instant, after those queued (one at a time), then the arming for the next.
+    private run(until: Date): Promise<{ caught: CatchUp; stalled: boolean }> {
+
+        this.queued += 1;
+        // The next catch-up waits for this one and its arming, whatever became of either; a failed arming is logged.
+        const run = this.queue.then(async () => {
+
+            try {
+                const applied = await this.apply(until);
+                this.retryMs = applied.stalled ? this.nextRetry() : 0;
+                return applied;
+            }
+            catch (err) {
+                this.retryMs = this.nextRetry();
+                throw err;
+            }
+            finally {
+                this.queued -= 1;
+                await this.arm().catch((err: unknown) => this.log(['error', 'listener'], { task: 'transitions arm', ...failureOf(err) }));
+            }
+        });
+
+        this.queue = run.catch(noop);
+        return run;
+    }
+
+    // A move's walk up to its target: the attempts due before the next transition's instant, then that instant's
+    // transitions, and so on. A transition that fails or stalls ends the transitions of this walk (the next move
+    // applies them), not its attempts: those due by the target are made, then the failure is passed on.
+    private async walk(target: Date, stops: AttemptStops | undefined): Promise<void> {
+
+        let failure: { err: unknown } | null = null;
+        let transitions = true;
+        while (!this.closed) {
+            const next: Date | null = transitions ? await this.nextDue() : null;
+            const due: Date | null = next !== null && next.getTime() <= target.getTime() ? next : null;
+            const attempt = stops ? await stops.next(due === null ? target : new Date(due.getTime() - 1)) : null;
+            if (attempt !== null) {
+                await stops!.reach(attempt);
+                continue;
+            }
+
+            if (due === null) {
+                break;
+            }
+
+            try {
+                transitions = !(await this.run(due)).stalled;
+            }
+            catch (err) {
+                failure = { err };
+                transitions = false;
+            }
+        }
+
+        if (failure) {
+            throw failure.err;
         }
     }
 

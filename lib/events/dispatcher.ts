@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { latestInstant, type Clock } from '../clock';
 import type { Scheduler } from '../data-set/scheduler';
 import type { OutboundOutcome, OutboundSender } from '../data-set/sender';
+import type { AttemptStops, Moved } from '../data-set/timeline';
 import type { FaultSet } from '../faults/rules';
 import { failureOf, safely, type FailureLog } from '../safe-listener';
 import type { EventLog } from '../storage/engine';
@@ -33,6 +34,15 @@ interface Claimed {
     attempt: ClaimedAttempt;
 }
 
+/** What a move of the clock did, with the webhook attempts it made by its answer and those due by its target still to make then. */
+export interface MoveAttempts {
+    moved: Moved;
+    attempted: number;
+    remaining: number;
+    // Resolves once the move's walk is over, which is later than its answer when it answered at its deadline.
+    walked: Promise<void>;
+}
+
 // Attempts claimed from each log at once, and endpoints sent to at once (each endpoint's attempts go one at a time).
 const claimBatch = 100;
 const concurrency = 8;
@@ -52,6 +62,12 @@ function byDue(a: Claimed, b: Claimed): number {
 
     const at = a.attempt.due_at.localeCompare(b.attempt.due_at);
     return at !== 0 ? at : a.attempt.event.position - b.attempt.event.position || a.attempt.endpoint.ordinal - b.attempt.endpoint.ordinal;
+}
+
+
+function dueOf(item: Claimed): number {
+
+    return Date.parse(item.attempt.due_at);
 }
 
 
@@ -121,19 +137,35 @@ export class Dispatcher {
     }
 
     /**
-     * Runs a move of the clock with the notices it causes held back, then sends every attempt due up to the new instant
-     * in due order (the events the move wrote and the retries due on the way), whatever became of the move.
+     * Runs a move of the clock with the notices it causes held back, handing its walk the stops of the attempts: each
+     * attempt due on the way is made as the walk reaches its instant, after the passes asked for before the move and
+     * before those asked for during it. Answers what the move did, the attempts made by its answer, and (when it
+     * answered at its deadline) how many deliveries had an attempt due by its target still to make: the walk makes
+     * them after the answer, in due order.
      */
-    async during<T>(move: () => Promise<T>): Promise<{ result: T; attempted: number }> {
+    async during(move: (stops: AttemptStops) => Promise<Moved>): Promise<MoveAttempts> {
 
         const before = this.made;
+        const ready = this.queue;
+        let release = noop;
+        const walked = new Promise<void>((resolve) => {
+
+            release = resolve;
+        });
         this.holding += 1;
-        const moved = move().finally(() => {
+        this.queue = ready.then(() => walked);
+        this.waiting = null;
+        const end = (): void => {
 
             this.holding -= 1;
-        });
-        const [result] = await Promise.all([moved, moved.catch(noop).then(() => this.pass())]);
-        return { result, attempted: this.made - before };
+            release();
+            // What was written while the walk was on, after its last look, is sent now.
+            this.notice();
+        };
+
+        const moved = await move(this.stops(ready, end));
+        const attempted = this.made - before;
+        return { moved, attempted, remaining: moved.late ? await this.remaining(moved.target) : 0, walked };
     }
 
     /** Stops the task and the poll: the data set is going. */
@@ -155,6 +187,11 @@ export class Dispatcher {
         const run = this.queue.then(async () => {
 
             this.waiting = null;
+            // A move began after this pass was asked for: its walk makes what is due, in due order.
+            if (this.holding > 0) {
+                return;
+            }
+
             try {
                 await this.sendDue(this.parts.clock.now());
                 this.parts.written();
@@ -188,6 +225,92 @@ export class Dispatcher {
 
             await this.sendAll(claimed);
         }
+    }
+
+    // The stops of a move's walk: the earliest attempt of each log is claimed a little ahead of the walk (held, leased,
+    // until the walk reaches its instant), then the attempts due at each instant are made. A failure (a claim the
+    // database refused) is logged and ends this walk's attempts: they wait, pending, for the next pass.
+    private stops(ready: Promise<unknown>, end: () => void): AttemptStops {
+
+        const held: Claimed[] = [];
+        let failed = false;
+        const guarded = async <T>(work: () => Promise<T>, otherwise: T): Promise<T> => {
+
+            if (failed || this.closed) {
+                return otherwise;
+            }
+
+            try {
+                await ready;
+                return await work();
+            }
+            catch (err) {
+                failed = true;
+                this.parts.log(['error', 'webhooks'], { task: 'webhook deliveries', ...failureOf(err) });
+                return otherwise;
+            }
+        };
+
+        return {
+            next: async (until) => {
+
+                // No further than the earliest held: a retry made since may come before it, anything later can wait.
+                return await guarded(async () => {
+
+                    const first = held[0];
+                    await this.claimInto(held, first && dueOf(first) < until.getTime() ? new Date(dueOf(first)) : until, 1);
+                    const earliest = held[0];
+                    return earliest && dueOf(earliest) <= until.getTime() ? new Date(dueOf(earliest)) : null;
+                }, null);
+            },
+            reach: async (instant) => {
+
+                await guarded(async () => {
+
+                    for (;;) {
+                        const count = held.findIndex((item) => dueOf(item) > instant.getTime());
+                        const due = held.splice(0, count === -1 ? held.length : count);
+                        if (due.length === 0) {
+                            if (await this.claimInto(held, instant, claimBatch) === 0) {
+                                return;
+                            }
+
+                            continue;
+                        }
+
+                        await this.sendAll(due);
+                        this.parts.written();
+                    }
+                }, undefined);
+            },
+            end
+        };
+    }
+
+    // Claims into held (kept in due order) up to `limit` attempts of each log due by `until`; answers how many. A log
+    // with nothing due by then is not asked: a claim is a write.
+    private async claimInto(held: Claimed[], until: Date, limit: number): Promise<number> {
+
+        const logs = await this.logs();
+        const leaseUntil = new Date(Date.now() + this.parts.timeoutMs + leaseMarginMs);
+        const claims = await Promise.all(logs.map(async (log) => {
+
+            const due = await log.nextDue();
+            return due === null || due.getTime() > until.getTime() ? [] : (await log.claimDue(until, limit, leaseUntil)).map((attempt) => ({ log, attempt }));
+        }));
+
+        const claimed = claims.flat();
+        held.push(...claimed);
+        held.sort(byDue);
+        return claimed.length;
+    }
+
+    // How many deliveries have an attempt due by the instant, in every log.
+    private async remaining(until: Date): Promise<number> {
+
+        const logs = await this.logs();
+        const counts = await Promise.all(logs.map((log) => log.countDue(until)));
+        return counts.reduce((sum, count) => sum + count, 0);
     }
 
     // Each endpoint's attempts in due order, one at a time; endpoints side by side, a few at once.

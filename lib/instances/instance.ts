@@ -1,7 +1,7 @@
 import Crypto from 'node:crypto';
 
 import type { IdMode, RecordContext } from '../clock';
-import type { CatchUp, DataSetServices } from '../data-set';
+import type { ClockMoved, DataSetServices } from '../data-set';
 import { DomainError } from '../errors';
 import { resyncEventPosition } from '../events/positions';
 import { referenced } from '../records';
@@ -112,10 +112,13 @@ export class Instance implements Scope {
         return id;
     }
 
-    /** Resolves once every operation on the data set begun before now has settled. */
+    /** Resolves once every operation on the data set begun before now has settled, and the walks they left going. */
     async settled(): Promise<void> {
 
-        await Promise.allSettled(this.running);
+        // A move's walk joins the operations as its move answers: what one adds is waited for too.
+        while (this.running.size > 0) {
+            await Promise.allSettled(this.running);
+        }
     }
 
     /** Gives its snapshots' memory back to the budget and refuses every later use; the registry frees its data. */
@@ -163,11 +166,18 @@ export class Instance implements Scope {
 
     /**
      * Moves the clock to an instant (1970 to the year 9999, what a created_at can hold) or forward by ms, freezing it
-     * there, and applies every transition that falls due on the way, in time order, before it resolves.
+     * there, in one walk through the transitions and webhook attempts that fall due on the way (DataSetServices.moveClock).
      */
-    async moveClock(to: { now: Date } | { advance: number }): Promise<CatchUp & { attempted: number }> {
+    async moveClock(to: { now: Date } | { advance: number }): Promise<ClockMoved> {
 
-        return await this.using(() => this.services.moveClock(to));
+        return await this.using(async () => {
+
+            const moved = await this.services.moveClock(to);
+            // A walk that goes on past its move's answer still uses the data set: a deletion waits for it too.
+            this.running.add(moved.walked);
+            void moved.walked.then(() => this.running.delete(moved.walked));
+            return moved;
+        });
     }
 
     // Refuses one more snapshot of this many bytes past either limit.

@@ -223,8 +223,8 @@ export function instanceRoutes(server: Server, registry: InstanceRegistry, maxFi
             async handler(request) {
 
                 const instance = live(request);
-                const { counts, attempted } = await instance.moveClock(clockTarget(request.payload));
-                return { ...describe(instance), applied: counts, attempted };
+                const { counts, attempted, remaining } = await instance.moveClock(clockTarget(request.payload));
+                return { ...describe(instance), applied: counts, attempted, remaining };
             }
         }
     });
@@ -235,11 +235,14 @@ type ClockPayload = { now: string } | { advance: string };
 
 const clockNotes = [
     '{"now": "2030-01-01T00:00:00Z"} freezes it at an instant; {"advance": "2h"} moves it forward. Either way it then stands still until moved again.',
-    'Every transition that falls due on the way (a pending payment settling, a booking starting or ending) is applied in time order,',
-    'each stamped with its own due instant, before the answer, which counts them by type in applied.',
+    'The move walks from the clock\'s instant to the new one through every instant at which something falls due, earliest first:',
+    'the transitions due at an instant (a pending payment settling, a booking starting or ending), each stamped with its own due instant,',
+    'then the webhook attempts due at it (first attempts of the events written on the way, and retries), so that a receiver sees what the wall clock would show it.',
+    'applied counts the transitions by type, whoever applied them while the move ran; attempted counts the attempts made.',
+    'A move answers within CLOCK_MOVE_DEADLINE_MS (10 s by default): past it, the transitions left are applied at once and remaining counts the deliveries',
+    'with an attempt due by the new instant still to make, which are made after the answer, in due order.',
     'Moving back applies nothing and undoes nothing: what was applied stays, and what is pending applies when the clock reaches its instant again.',
-    'Offers are no transitions: each reads expired from its valid_until by the clock, so a clock moved back reads it valid again.',
-    'Then every webhook attempt due up to the new instant (first attempts of the events written on the way, and retries due meanwhile) is made, in due order, before the answer; attempted counts them.'
+    'Offers are no transitions: each reads expired from its valid_until by the clock, so a clock moved back reads it valid again.'
 ].join(' ');
 
 const clockErrors = {
@@ -285,8 +288,8 @@ export function defaultClockRoutes(server: Server, defaultScope: Scope): void {
             response: { status: { 200: defaultClockMoveSchema } },
             async handler(request) {
 
-                const { counts, attempted } = await defaultScope.services.moveClock(clockTarget(request.payload));
-                return { ...read(), applied: counts, attempted };
+                const { counts, attempted, remaining } = await defaultScope.services.moveClock(clockTarget(request.payload));
+                return { ...read(), applied: counts, attempted, remaining };
             }
         }
     });

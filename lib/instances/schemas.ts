@@ -63,16 +63,21 @@ export const appliedSchema = Joi.object()
     .description(`Transitions applied by the move, by type (${transitionTypes.join(', ')}); a type with none is absent`)
     .label('AppliedTransitions');
 
-const attemptedSchema = Joi.number().integer().min(0).description('The webhook attempts made up to the new instant, retries included');
+const attemptedSchema = Joi.number().integer().min(0).description('The webhook attempts the move made by its answer, retries included');
 
-export const instanceClockMoveSchema = instanceSchema.keys({ applied: appliedSchema.required(), attempted: attemptedSchema.required() }).label('InstanceClockMove');
+const remainingSchema = Joi.number().integer().min(0).description('The deliveries with an attempt due by the new instant still to make when the move answered at its deadline (CLOCK_MOVE_DEADLINE_MS), made after the answer in due order; 0 when the move made them all');
+
+// What a move of a clock answers beside the clock itself.
+const moveKeys = { applied: appliedSchema.required(), attempted: attemptedSchema.required(), remaining: remainingSchema.required() };
+
+export const instanceClockMoveSchema = instanceSchema.keys(moveKeys).label('InstanceClockMove');
 
 export const defaultClockSchema = Joi.object({
     now: timestamp.required().description('The current instant of the default data set\'s clock'),
     frozen: timestamp.allow(null).required().description('The frozen instant, null while the clock follows the wall clock')
 }).label('Clock');
 
-export const defaultClockMoveSchema = defaultClockSchema.keys({ applied: appliedSchema.required(), attempted: attemptedSchema.required() }).label('ClockMove');
+export const defaultClockMoveSchema = defaultClockSchema.keys(moveKeys).label('ClockMove');
 
 export const exportSchema = Joi.object({
     localgate: Joi.object({

@@ -219,6 +219,11 @@ export class SchemaConverter {
             schema.additionalProperties = false;
         }
 
+        const most = description.rules?.find(({ name }) => name === 'max');
+        if (most) {
+            schema.maxProperties = most.args!.limit;
+        }
+
         rules.push(...(description.dependencies ?? []).map(({ rel, key, peers }) => dependencyRules[rel]!(key!, peers)));
         if (rules.length === 1) {
             Object.assign(schema, rules[0]);

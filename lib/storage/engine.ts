@@ -110,6 +110,9 @@ export interface EventLog {
     /** The earliest instant a pending delivery's next attempt falls due, or null. */
     nextDue(): Promise<Date | null>;
 
+    /** How many pending deliveries have their next attempt due at or before `until`. */
+    countDue(until: Date): Promise<number>;
+
     /**
      * Claims the attempts due at or before `until`, earliest first (ties by event position, then endpoint order), at
      * most `limit`: each is leased until `leaseUntil` (the wall clock), so that no other process claims it meanwhile.

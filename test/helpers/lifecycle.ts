@@ -33,7 +33,7 @@ export async function bookingLifecycle(store: LogisticsStore, clock: Clock): Pro
 
     const vehicle = String(logisticsDemo.vehicles!.find((row) => row.is_available !== false)!.id);
     const location = String(logisticsDemo.locations![0]!.id);
-    const book = (pickupAt: string, returnAt: string) => store.createBooking('booker', { vehicle_id: vehicle, pickup_location_id: location, dropoff_location_id: location, pickup_at: pickupAt, return_at: returnAt, notes: '' });
+    const book = (pickupAt: string, returnAt: string) => store.createBooking('booker', { vehicle_id: vehicle, pickup_location_id: location, dropoff_location_id: location, pickup_at: pickupAt, return_at: returnAt, notes: '', metadata: {} });
     const statuses = async () => (await store.listBookings('booker', { limit: 10, offset: 0 })).data.map((booking) => booking.status);
     const at = (instant: string) => clock.freeze(new Date(instant));
 

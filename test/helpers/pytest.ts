@@ -59,9 +59,11 @@ export const passingTests = [
     'tests/test_receiver.py::test_answers_413_to_a_body_over_the_bound PASSED',
     'tests/test_receiver.py::test_refuses_a_secret_that_holds_no_key PASSED',
     'tests/test_receiver.py::test_signs_as_the_reference_library_does PASSED',
+    'tests/test_receiver.py::test_says_why_when_it_cannot_read_when_an_attempt_was_due PASSED',
     'tests/test_time.py::test_a_bank_transfer_deposit_is_pending_until_the_clock_passes_its_two_days PASSED',
     'tests/test_time.py::test_a_move_with_nothing_due_applies_nothing_and_keeps_the_record PASSED',
     'tests/test_time.py::test_the_default_data_set_has_a_clock_of_its_own PASSED',
     'tests/test_webhooks.py::test_a_settled_transfer_is_credited_once_though_its_webhook_came_twice PASSED',
-    'tests/test_webhooks.py::test_endpoints_events_and_deliveries_are_read_flushed_and_cleared PASSED'
+    'tests/test_webhooks.py::test_endpoints_events_and_deliveries_are_read_flushed_and_cleared PASSED',
+    'tests/test_webhooks.py::test_each_attempt_of_a_long_move_is_checked_against_the_instant_it_was_due PASSED'
 ];

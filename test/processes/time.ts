@@ -39,6 +39,7 @@ interface ClockAnswer {
     frozen: string | null;
     applied: Record<string, number>;
     attempted: number;
+    remaining: number;
 }
 
 interface Transaction {
@@ -352,7 +353,7 @@ describe('a server on files restarted with moves pending', { timeout: 120_000 },
             try {
                 const reply = await send(`${first.url}/v1/pay/gateway/deposit`, secret, 'stayer', { provider_id: 'bank-transfer', asset: 'USD', amount: 700 }, { 'idempotency-key': Crypto.randomUUID() });
                 expect(reply.status).to.equal(201);
-                expect(await moveClock(first, secret, { advance: '1d' })).to.equal({ now: '2030-01-02T00:00:00.000Z', frozen: '2030-01-02T00:00:00.000Z', applied: {}, attempted: 0 });
+                expect(await moveClock(first, secret, { advance: '1d' })).to.equal({ now: '2030-01-02T00:00:00.000Z', frozen: '2030-01-02T00:00:00.000Z', applied: {}, attempted: 0, remaining: 0 });
             }
             finally {
                 expect(await first.stop()).to.equal(0);
@@ -364,7 +365,7 @@ describe('a server on files restarted with moves pending', { timeout: 120_000 },
                 const [pending] = await transactions(again, secret, 'stayer');
                 expect(pending).to.include({ status: 'pending', settles_at: '2030-01-03T00:00:00.000Z', settled_at: null });
 
-                expect(await moveClock(again, secret, { advance: '1d' })).to.equal({ now: '2030-01-03T00:00:00.000Z', frozen: '2030-01-03T00:00:00.000Z', applied: { 'pay.transaction.completed': 1 }, attempted: 0 });
+                expect(await moveClock(again, secret, { advance: '1d' })).to.equal({ now: '2030-01-03T00:00:00.000Z', frozen: '2030-01-03T00:00:00.000Z', applied: { 'pay.transaction.completed': 1 }, attempted: 0, remaining: 0 });
                 const wallet = await send(`${again.url}/v1/pay/wallet`, secret, 'stayer');
                 expect(wallet.body.balances).to.equal([{ asset: 'USD', amount: 700, pending_in: 0, pending_out: 0 }]);
             }

@@ -249,12 +249,15 @@ class Instance:
 
     def move_clock(self, now=None, advance=None):
         """Moves the clock as set_clock (now=) or advance_clock (advance=) does; returns the whole answer:
-        {"applied": {type: count}, "attempted": <webhook attempts made on the way>}."""
+        {"applied": {type: count}, "attempted": <webhook attempts made on the way>, "remaining": <deliveries with an
+        attempt due still to make>}. The move walks through what falls due in time order, an instant's transitions
+        before its attempts; past the server's CLOCK_MOVE_DEADLINE_MS it answers with the attempts left counted in
+        remaining (0 otherwise), which the server makes after the answer, in due order."""
 
         if (now is None) == (advance is None):
             raise ValueError("give one of now= and advance=")
         answer = self.server.admin("PUT", self._admin("/clock"), {"now": now} if now is not None else {"advance": advance})
-        moved = {"applied": answer.pop("applied"), "attempted": answer.pop("attempted", 0)}
+        moved = {"applied": answer.pop("applied"), "attempted": answer.pop("attempted", 0), "remaining": answer.pop("remaining", 0)}
         self.record = answer
         return moved
 
@@ -306,8 +309,9 @@ class Instance:
     def _move_clock(self, body):
         answer = self.server.admin("PUT", self._admin("/clock"), body)
         applied = answer.pop("applied")
-        # The webhook attempts made on the way: move_clock answers them; the record stays the instance's.
+        # The webhook attempts made on the way and left: move_clock answers them; the record stays the instance's.
         answer.pop("attempted", None)
+        answer.pop("remaining", None)
         self.record = answer
         return applied
 

@@ -13,6 +13,9 @@ import http.server
 import json
 import secrets
 import threading
+import urllib.parse
+
+from .client import LocalgateError
 
 # A delivery is one event of the data set: far less than this. A bigger body is answered 413 and recorded unverified.
 MAX_BODY_BYTES = 1024 * 1024
@@ -66,20 +69,32 @@ def _event_of(text):
     return parsed
 
 
+def _instant(text):
+    """An ISO 8601 UTC instant (``2030-01-01T00:00:00.000Z``) as unix seconds; None for what is no instant."""
+
+    try:
+        return datetime.datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+    except (AttributeError, ValueError):
+        return None
+
+
 class Receiver:
     """A receiver listening on 127.0.0.1: give ``url`` and ``secret`` to a webhook endpoint, then read ``deliveries``.
 
     secret: the endpoint's ``whsec_...`` secret, minted as localgate mints one when None. now: a function answering
-    the clock timestamps are checked against (a datetime), the wall clock when None; for an endpoint whose
-    signing_clock is "instance", the instance's clock. status: what it answers when told nothing else (204).
+    the clock timestamps are checked against (a datetime), read as each delivery arrives; the wall clock when None.
+    instance: for an endpoint whose signing_clock is "instance", the ``Instance``: each timestamp is then checked
+    against the instant its attempt was due on the instance's clock (see ``due_instant``), so that a long move's
+    attempts, due days before its target, hold. status: what it answers when told nothing else (204).
     """
 
-    def __init__(self, secret=None, now=None, status=204):
+    def __init__(self, secret=None, now=None, status=204, instance=None):
         self.secret = secret or _PREFIX + base64.b64encode(secrets.token_bytes(32)).decode()
         # A secret that is not base64 (binascii.Error, a ValueError) or is empty fails here, not at the first delivery.
         if not _key(self.secret):
             raise ValueError("secret must hold a key: whsec_ and the key's bytes in base64")
         self.now = now
+        self.instance = instance
         self.status = status
         self._deliveries = []
         self._answers = []
@@ -156,7 +171,13 @@ class Receiver:
             at = int(timestamp)
         except ValueError:
             return "Invalid Signature Headers"
-        now = (self.now() if self.now else datetime.datetime.now(datetime.timezone.utc)).timestamp()
+        if self.instance is not None:
+            try:
+                now = self.due_instant(webhook_id, at, body)
+            except (LocalgateError, OSError) as err:
+                return "Could not read when the attempt was due: %s" % err
+        else:
+            now = (self.now() if self.now else datetime.datetime.now(datetime.timezone.utc)).timestamp()
         if now - at > TOLERANCE_S:
             return "Message timestamp too old"
         if at - now > TOLERANCE_S:
@@ -165,6 +186,20 @@ class Receiver:
         if any(hmac.compare_digest(given, expected) for given in signatures.split(" ")):
             return None
         return "No matching signature found"
+
+    def due_instant(self, webhook_id, at, body):
+        """When an attempt of a message was due on the instance's clock (unix seconds): of the instants the instance
+        knows, the nearest to ``at``. They are the event's created_at (a first attempt is due as its event is written),
+        each next_attempt_at its delivery journal holds for the webhook-id (a retry's), and the clock's instant (an
+        attempt made there and then). Nearest, so that a delivery checked after later attempts were made holds as it
+        did on arrival."""
+
+        dues = [_instant(attempt["next_attempt_at"]) for attempt in self.instance.deliveries({"webhook_id": webhook_id})]
+        event = _event_of(body)
+        dues.append(_instant(event["created_at"]) if event else None)
+        record = self.instance.server.admin("GET", "/_instances/" + urllib.parse.quote(self.instance.id, safe=""))
+        dues.append(_instant(record["clock"]) if record["clock"] else datetime.datetime.now(datetime.timezone.utc).timestamp())
+        return min((due for due in dues if due is not None), key=lambda due: abs(due - at))
 
     def _receive(self, handler):
         headers = {name.lower(): value for name, value in handler.headers.items()}
@@ -187,10 +222,10 @@ class Receiver:
         handler.end_headers()
 
 
-def start_receiver(secret=None, now=None, status=204):
+def start_receiver(secret=None, now=None, status=204, instance=None):
     """A ``Receiver`` listening on a free port of 127.0.0.1 (see ``Receiver``); close it, or use it in a ``with``."""
 
-    return Receiver(secret=secret, now=now, status=status)
+    return Receiver(secret=secret, now=now, status=status, instance=instance)
 
 
 __all__ = ["Delivery", "Receiver", "sign", "start_receiver", "MAX_BODY_BYTES"]

@@ -139,3 +139,15 @@ def test_signs_as_the_reference_library_does():
     # The value standardwebhooks 1.1.1 (npm) gives for this secret, id, timestamp and body.
     secret = "whsec_" + base64.b64encode(b"0123456789abcdef0123456789abcdef").decode()
     assert sign(secret, "msg_x", 1893456000, '{"a":1}') == "v1,YO+4KJefm90c4mpX3Q1Ae9Ikc8vq7D40aTbfrybe7ps="
+
+
+def test_says_why_when_it_cannot_read_when_an_attempt_was_due():
+    class Gone:
+        """An instance whose server cannot be reached."""
+
+        def deliveries(self, pattern):
+            raise ConnectionRefusedError(111, "Connection refused")
+
+    with start_receiver(secret=SECRET, instance=Gone()) as receiver:
+        post(receiver, headers=signed())
+        assert [(d.verified, d.failure) for d in receiver.deliveries] == [(False, "Could not read when the attempt was due: [Errno 111] Connection refused")]

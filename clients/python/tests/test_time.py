@@ -27,8 +27,9 @@ def test_a_bank_transfer_deposit_is_pending_until_the_clock_passes_its_two_days(
     assert made.status == 201, made
     pending = made.body
     assert pending == {
-        "id": pending["id"], "type": "deposit", "asset": "USD", "amount": 10000, "provider_id": "bank-transfer",
+        "id": pending["id"], "owner_id": "alice", "type": "deposit", "asset": "USD", "amount": 10000, "provider_id": "bank-transfer",
         "status": "pending", "created_at": START, "settles_at": "2030-01-03T00:00:00.000Z", "settled_at": None, "failure_code": None,
+        "metadata": {},
     }
     assert ledger(localgate_instance) == ([{"asset": "USD", "amount": 0, "pending_in": 10000, "pending_out": 0}], [pending])
 

@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from localgate_testing import LocalgateError
+from localgate_testing import LocalgateError, start_receiver
 
 COMPLETED = "00000000-0000-4000-9000-000000000002"
 SETTLED = datetime.datetime(2030, 1, 3, tzinfo=datetime.timezone.utc)
@@ -35,7 +35,7 @@ def test_a_settled_transfer_is_credited_once_though_its_webhook_came_twice(local
     assert made.status == 201, made
 
     # Two days settle the transfer and send its completion; the retry is due 5 s later.
-    assert localgate_instance.move_clock(advance="2d") == {"applied": {"pay.transaction.completed": 1}, "attempted": 1}
+    assert localgate_instance.move_clock(advance="2d") == {"applied": {"pay.transaction.completed": 1}, "attempted": 1, "remaining": 0}
     assert localgate_instance.advance_clock("5s") == {}
 
     for delivery in localgate_receiver.wait_for(2):
@@ -68,7 +68,7 @@ def test_endpoints_events_and_deliveries_are_read_flushed_and_cleared(localgate_
         made = localgate_instance.post("/v1/pay/gateway/deposit", {"provider_id": "bank-transfer", "asset": "USD", "amount": 100},
                                        subject="alice", headers={"Idempotency-Key": key})
         assert made.status == 201, made
-    assert localgate_instance.move_clock(advance="2d") == {"applied": {"pay.transaction.completed": 3}, "attempted": 3}
+    assert localgate_instance.move_clock(advance="2d") == {"applied": {"pay.transaction.completed": 3}, "attempted": 3, "remaining": 0}
     assert localgate_instance.flush_webhooks() == 0
 
     events = localgate_instance.events()
@@ -99,5 +99,46 @@ def test_endpoints_events_and_deliveries_are_read_flushed_and_cleared(localgate_
     assert localgate_instance.flush_webhooks() == 0
     with pytest.raises(ValueError):
         localgate_instance.move_clock()
-    assert localgate_instance.move_clock(now="2030-01-02T00:00:00.000Z") == {"applied": {}, "attempted": 0}
+    assert localgate_instance.move_clock(now="2030-01-02T00:00:00.000Z") == {"applied": {}, "attempted": 0, "remaining": 0}
     assert localgate_instance.record["clock"] == "2030-01-02T00:00:00.000Z"
+
+
+@pytest.mark.localgate(seed="none", pay=True, ids="sequential", clock="2030-01-01T00:00:00.000Z")
+def test_each_attempt_of_a_long_move_is_checked_against_the_instant_it_was_due(localgate_instance):
+    def clock():
+        """The instance's clock as read when a delivery arrives: within a move, the move's target."""
+        record = localgate_instance.server.admin("GET", "/_instances/" + localgate_instance.id)
+        return datetime.datetime.fromisoformat(record["clock"].replace("Z", "+00:00"))
+
+    with start_receiver(instance=localgate_instance) as receiver, start_receiver(secret=receiver.secret, now=clock) as reading:
+        localgate_instance.set_webhooks([
+            {"url": r.url, "secret": receiver.secret, "types": ["pay.*"], "signing_clock": "instance", "retry_schedule": ["1d", "1d"]}
+            for r in (receiver, reading)
+        ])
+        receiver.respond_with(500, times=2)
+        reading.respond_with(500, times=2)
+        made = localgate_instance.post("/v1/pay/gateway/deposit", {"provider_id": "bank-transfer", "asset": "USD", "amount": 10000},
+                                       subject="alice", headers={"Idempotency-Key": "deposit-1"})
+        assert made.status == 201, made
+        localgate_instance.flush_webhooks()
+        # Three days: the creation's retries fall due on days 1 and 2, the transfer settles on day 2.
+        assert localgate_instance.move_clock(advance="3d") == {"applied": {"pay.transaction.completed": 1}, "attempted": 6}
+
+        def seen(deliveries):
+            at = lambda d: datetime.datetime.fromtimestamp(int(d.headers["webhook-timestamp"]), datetime.timezone.utc).strftime("%m-%d")
+            return sorted((at(d), d.event["type"], d.verified, d.failure) for d in deliveries)
+
+        assert seen(receiver.deliveries) == [
+            ("01-01", "pay.transaction.created", True, None),
+            ("01-02", "pay.transaction.created", True, None),
+            ("01-03", "pay.transaction.completed", True, None),
+            ("01-03", "pay.transaction.created", True, None),
+        ]
+        assert seen(reading.deliveries) == [
+            ("01-01", "pay.transaction.created", True, None),
+            ("01-02", "pay.transaction.created", False, "Message timestamp too old"),
+            ("01-03", "pay.transaction.completed", False, "Message timestamp too old"),
+            ("01-03", "pay.transaction.created", False, "Message timestamp too old"),
+        ]
+        # Checked again once every attempt was made, each holds as it did on arrival.
+        assert [receiver.verify(d.headers, d.body) for d in receiver.deliveries] == [None] * 4

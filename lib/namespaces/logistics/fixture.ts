@@ -2,6 +2,7 @@ import Joi from 'joi';
 
 import { currency, recordId, text, utcTimestamp, visibleText } from '../../fields';
 import { recordOf, type FixtureSpec } from '../../fixtures';
+import { metadataSchema, readMetadata, storedMetadata } from '../../metadata';
 import { maxNotesLength, returnAt } from './schemas';
 import { bookingStatuses } from './store';
 
@@ -26,6 +27,9 @@ function flags(...names: string[]): Record<string, (row: Record<string, unknown>
 
     return Object.fromEntries(names.map((name) => [name, (row: Record<string, unknown>) => Boolean(row[name])]));
 }
+
+// A booking's metadata, from its JSON text.
+const metadataReader = { metadata: (row: Record<string, unknown>) => readMetadata(row.metadata as string) };
 
 
 export const logisticsFixture: FixtureSpec = {
@@ -78,11 +82,12 @@ export const logisticsFixture: FixtureSpec = {
             return_at: returnAt.required(),
             notes: text(maxNotesLength).allow('').default(''),
             customer_id: visibleText(200).required(),
-            status: Joi.string().valid(...bookingStatuses).default('confirmed')
+            status: Joi.string().valid(...bookingStatuses).default('confirmed'),
+            metadata: metadataSchema.default({})
         }),
         references: { vehicle_id: () => 'vehicles', pickup_location_id: () => 'locations', dropoff_location_id: () => 'locations' },
         exclusion: { key: 'vehicle_id', from: 'pickup_at', to: 'return_at', unless: ['status', 'cancelled'] },
-        toRow: (value) => value,
-        fromRow: (row) => recordOf(row, ['id', 'vehicle_id', 'pickup_location_id', 'dropoff_location_id', 'pickup_at', 'return_at', 'notes', 'customer_id', 'status', 'created_at'])
+        toRow: (value) => ({ ...value, metadata: storedMetadata(value.metadata as Record<string, string>) }),
+        fromRow: (row) => recordOf(row, ['id', 'vehicle_id', 'pickup_location_id', 'dropoff_location_id', 'pickup_at', 'return_at', 'notes', 'customer_id', 'status', 'created_at', 'metadata'], metadataReader)
     }
 };

@@ -1,8 +1,20 @@
 import { DomainError } from '../../errors';
+import { readMetadata } from '../../metadata';
 import type { Booking, BookingStatus, NewBooking } from './store';
 
 
 // The decisions of the logistics namespace: every engine reads the rows, calls these, and writes what they allow.
+
+/** A booking as a store's query reads it: its metadata as the JSON text the row holds. */
+export type BookingRow = Omit<Booking, 'metadata'> & { metadata: string };
+
+
+/** A booking as its customer reads it, from the row a store's query read. */
+export function bookingRecord(row: BookingRow): Booking {
+
+    return { ...row, metadata: readMetadata(row.metadata) };
+}
+
 
 /**
  * Refuses a booking of a vehicle that cannot be booked, or whose time overlaps a booking that holds the vehicle (every

@@ -2,6 +2,7 @@ import Joi from 'joi';
 
 import { recordId, requestBody, setByService, text, timestamp, timestampExample, utcTimestamp, wording, type TimestampRule } from '../../fields';
 import { listSchema, pageQuery } from '../../lists';
+import { metadataSchema } from '../../metadata';
 import { bookingStatuses } from './store';
 
 
@@ -44,6 +45,7 @@ export const bookingPayload = requestBody({
     pickup_at: utcTimestamp().required().description(`Start of the booking, ISO 8601 UTC (${timestampExample})`),
     return_at: returnAt.required().description('End of the booking, after pickup_at; the vehicle is free again from this instant'),
     notes: text(maxNotesLength).allow('').default('').description('Free text for the rental desk'),
+    metadata: metadataSchema.default({}),
     id: setByService('generated'),
     customer_id: setByService('the caller\'s identity'),
     status: setByService('confirmed on creation, or the status of the clock for a pickup_at already past'),
@@ -85,7 +87,8 @@ export const bookingSchema = Joi.object({
     status: Joi.string().valid(...bookingStatuses).required()
         .description('confirmed until pickup_at, active from then, completed from return_at, as of the data set\'s clock; cancelled stays cancelled. Every booking but a cancelled one holds its vehicle')
         .label('BookingStatus'),
-    created_at: timestamp.required()
+    created_at: timestamp.required(),
+    metadata: metadataSchema.required()
 }).label('Booking');
 
 export const vehicleListSchema = listSchema(vehicleSchema, 'VehicleList');

@@ -1,5 +1,6 @@
 import type { TimedStore } from '../../data-set/transitions';
 import type { ListResult, Page } from '../../lists';
+import type { Metadata } from '../../metadata';
 
 
 export interface Vehicle {
@@ -40,10 +41,12 @@ export interface Booking {
     customer_id: string;
     status: BookingStatus;
     created_at: string;
+    /** The client's own pairs given with the booking; {} when none were. */
+    metadata: Metadata;
 }
 
 /** What a caller sends to book: timestamps already in toISOString() form. */
-export type NewBooking = Pick<Booking, 'vehicle_id' | 'pickup_location_id' | 'dropoff_location_id' | 'pickup_at' | 'return_at' | 'notes'>;
+export type NewBooking = Pick<Booking, 'vehicle_id' | 'pickup_location_id' | 'dropoff_location_id' | 'pickup_at' | 'return_at' | 'notes' | 'metadata'>;
 
 export type VehicleFilter = Page & { available?: boolean };
 

@@ -2,6 +2,7 @@ import Joi from 'joi';
 
 import { recordId, utcTimestamp, visibleText } from '../../fields';
 import { recordOf, type FixtureRefusal, type FixtureSpec } from '../../fixtures';
+import { metadataSchema, readMetadata, storedMetadata } from '../../metadata';
 import {
     creationLegs,
     maxAmount,
@@ -36,8 +37,8 @@ function byAsset(a: { asset: string }, b: { asset: string }): number {
     return Number(a.asset > b.asset) - Number(a.asset < b.asset);
 }
 
-// Reads back what PostgreSQL gives as text (bigint) as a number.
-const readers = { amount: (row: Record<string, unknown>) => Number(row.amount) };
+// Reads back what PostgreSQL gives as text (bigint) as a number, and metadata from its JSON text.
+const readers = { amount: (row: Record<string, unknown>) => Number(row.amount), metadata: (row: Record<string, unknown>) => readMetadata(row.metadata as string) };
 
 // The deposit currencies every provider row of the migrations moves, and the stage of each token type they ship.
 const currencies = ['EUR', 'GBP', 'JPY', 'KES', 'USD'];
@@ -225,7 +226,7 @@ function checkTransactions(transactions: Record<string, unknown>[], wallets: Rec
         const stage = provider && Object.hasOwn(provider.assets, code) ? { stage: provider.assets[code]! } : undefined;
         const accounts = ledger.account(walletId, code);
         const balances = { wallet: accounts.available, incoming: accounts.pending_in, outgoing: accounts.pending_out, clearing: ledger.clearing.get(`${providerId} ${code}`) ?? 0 };
-        const decision = transferDecision(type, { idempotencyKey: '', providerId, asset: code, amount }, provider, stage, balances);
+        const decision = transferDecision(type, { idempotencyKey: '', providerId, asset: code, amount, metadata: {} }, provider, stage, balances);
         if ('refusal' in decision) {
             refuse('transactions', index, decision.refusal.field!, `${decision.refusal.message} (${decision.refusal.code}, as of this transaction)`);
         }
@@ -296,13 +297,14 @@ export const payFixture: FixtureSpec = {
             status: Joi.string().valid('pending', 'completed', 'failed').default('completed'),
             settles_at: utcTimestamp(),
             settled_at: utcTimestamp().allow(null),
-            failure_code: Joi.string().valid('returned').allow(null)
+            failure_code: Joi.string().valid('returned').allow(null),
+            metadata: metadataSchema.default({})
         }),
         references: { wallet_id: () => 'wallets', provider_id: () => 'providers' },
         // A stored transaction of the same id is the same move, or the balances checked would not be those stored.
         matchStored: true,
-        toRow: (value) => ({ ...value, ...settlementFields(value) }),
-        fromRow: (row) => recordOf(row, ['id', 'wallet_id', 'type', 'asset', 'amount', 'provider_id', 'status', 'created_at', 'settles_at', 'settled_at', 'failure_code'], readers),
+        toRow: (value) => ({ ...value, ...settlementFields(value), metadata: storedMetadata(value.metadata as Record<string, string>) }),
+        fromRow: (row) => recordOf(row, ['id', 'wallet_id', 'type', 'asset', 'amount', 'provider_id', 'status', 'created_at', 'settles_at', 'settled_at', 'failure_code', 'metadata'], readers),
         // Walked in time order with the API's rule for each move: provider, asset, stage and running balances.
         check: (transactions, { wallets = [] }, refuse) => checkTransactions(transactions, wallets, refuse)
     }

@@ -3,6 +3,7 @@ import type { Lifecycle, Request, ResponseObject, ResponseToolkit, Server, Serve
 
 import { callerId } from '../../auth';
 import { failure, toBoom } from '../../errors';
+import type { Metadata } from '../../metadata';
 import { dataOf, servicesOf } from '../../scope';
 import { createdResponse, listResponse, type Page } from '../../lists';
 import type { ReadinessGap } from '../../storage/engine';
@@ -29,6 +30,7 @@ interface GatewayPayload {
     provider_id: string;
     asset: string;
     amount: number;
+    metadata: Metadata;
 }
 
 const tags = ['api', 'pay'];
@@ -104,7 +106,7 @@ export function payRoutes(server: Server): void {
                 '(failure_code returned: a bank-transfer amount ending in 99); a pending deposit is not spendable, a pending withdrawal holds its amount at once.',
                 'Needs an Idempotency-Key header (1 to 255 printable ASCII characters), scoped to the caller and kept at least 24 hours after its move settles.',
                 'Repeating the key with the same body replays the first response (status and body, as it was answered) with Idempotent-Replayed: true and moves no money;',
-                'the same key with another body is a 422 idempotency_key_reused.'
+                'the same key with another body (another amount, other metadata) is a 422 idempotency_key_reused. metadata pairs count whatever their order.'
             ].join(' '),
             tags,
             ...gated({
@@ -120,7 +122,8 @@ export function payRoutes(server: Server): void {
                     idempotencyKey: request.headers['idempotency-key'],
                     providerId: payload.provider_id,
                     asset: payload.asset,
-                    amount: payload.amount
+                    amount: payload.amount,
+                    metadata: payload.metadata
                 });
 
                 // A move that settles later: the data set's timeline applies it at its instant.

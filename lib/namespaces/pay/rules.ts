@@ -2,6 +2,7 @@ import Crypto from 'node:crypto';
 
 import { latestInstant } from '../../clock';
 import { DomainError, type DomainErrorKind } from '../../errors';
+import { metadataPairs, readMetadata } from '../../metadata';
 import type { GatewayRequest, PayTransaction, TransactionStatus, TransactionType } from './store';
 
 
@@ -29,11 +30,17 @@ export interface Refusal {
     field?: string;
 }
 
+/** A transaction as a key kept it: one kept before transactions carried their owner and metadata has neither. */
+export type StoredTransaction = Omit<PayTransaction, 'owner_id' | 'metadata'> & Partial<Pick<PayTransaction, 'owner_id' | 'metadata'>>;
+
 /** What an Idempotency-Key keeps of its move, as JSON, so that a replay answers as the first request did. */
 export interface StoredOutcome {
-    transaction?: PayTransaction;
+    transaction?: StoredTransaction;
     refusal?: Refusal;
 }
+
+/** A transaction as a store's query reads it: its metadata as the JSON text the row holds. */
+export type TransactionRow = Omit<PayTransaction, 'metadata'> & { metadata: string };
 
 /**
  * How a provider's moves fail: `returned`, a move whose amount in minor units ends in 99 settles failed; `declined`, a
@@ -80,11 +87,17 @@ export interface Settlement {
 }
 
 
-/** The fingerprint of a gateway request: the same key with another fingerprint is a reuse, not a replay. */
+/**
+ * The fingerprint of a gateway request: the same key with another fingerprint is a reuse, not a replay. Metadata counts
+ * by its pairs, whatever their order; a request without any has the fingerprint it had before metadata existed, so a
+ * key kept then still replays.
+ */
 export function requestFingerprint(type: TransactionType, request: GatewayRequest): string {
 
+    const pairs = metadataPairs(request.metadata);
+    const fields = [type, request.providerId, request.asset, request.amount];
     return Crypto.createHash('sha256')
-        .update(JSON.stringify([type, request.providerId, request.asset, request.amount]))
+        .update(JSON.stringify(pairs.length ? [...fields, pairs] : fields))
         .digest('hex');
 }
 
@@ -114,12 +127,12 @@ export function settlementSeconds(terms: Pick<ProviderTerms, 'deposit_settlement
 }
 
 
-/** The transaction a move allowed on these terms makes at `createdAt`: pending until it settles, unless it settles at once. */
-export function madeTransaction(id: string, type: TransactionType, request: GatewayRequest, terms: ProviderTerms, createdAt: string): PayTransaction {
+/** The transaction of the owner's wallet a move allowed on these terms makes at `createdAt`: pending until it settles, unless it settles at once. */
+export function madeTransaction(id: string, ownerId: string, type: TransactionType, request: GatewayRequest, terms: ProviderTerms, createdAt: string): PayTransaction {
 
     const seconds = settlementSeconds(terms, type);
     const pending = seconds > 0;
-    return {
+    return payTransaction({
         id,
         type,
         asset: request.asset,
@@ -129,8 +142,40 @@ export function madeTransaction(id: string, type: TransactionType, request: Gate
         created_at: createdAt,
         settles_at: settlesAt(createdAt, seconds),
         settled_at: pending ? null : createdAt,
-        failure_code: null
+        failure_code: null,
+        metadata: request.metadata
+    }, ownerId);
+}
+
+
+/**
+ * A transaction of the owner's wallet with its fields in the one order every answer and event holds them (a key kept
+ * before metadata existed holds none: {}).
+ */
+export function payTransaction(transaction: StoredTransaction, ownerId: string): PayTransaction {
+
+    const { id, type, asset, amount, provider_id: providerId, status, created_at: createdAt, settles_at: due, settled_at: settled, failure_code: code } = transaction;
+    return {
+        id,
+        owner_id: ownerId,
+        type,
+        asset,
+        amount,
+        provider_id: providerId,
+        status,
+        created_at: createdAt,
+        settles_at: due,
+        settled_at: settled,
+        failure_code: code,
+        metadata: transaction.metadata ?? {}
     };
+}
+
+
+/** A transaction as its owner reads it, from the row a store's query read. */
+export function transactionRecord(row: TransactionRow): PayTransaction {
+
+    return payTransaction({ ...row, metadata: readMetadata(row.metadata) }, row.owner_id);
 }
 
 
@@ -239,11 +284,11 @@ function refusal(kind: DomainErrorKind, code: string, message: string, field: st
 }
 
 
-/** The answer a stored outcome stands for: the transaction made, or the refusal as the error it was. */
-export function fromStored(outcome: StoredOutcome): { transaction: PayTransaction } | { refusal: DomainError } {
+/** The answer a key's stored outcome stands for: the owner's transaction made, or the refusal as the error it was. */
+export function fromStored(outcome: StoredOutcome, ownerId: string): { transaction: PayTransaction } | { refusal: DomainError } {
 
     if (outcome.transaction) {
-        return { transaction: outcome.transaction };
+        return { transaction: payTransaction(outcome.transaction, ownerId) };
     }
 
     const { kind, code, message, field } = outcome.refusal!;

@@ -2,6 +2,7 @@ import Joi from 'joi';
 
 import { requestBody, setByService, timestamp, wording } from '../../fields';
 import { listSchema, pageQuery } from '../../lists';
+import { metadataSchema } from '../../metadata';
 import { maxAmount } from './rules';
 
 
@@ -32,6 +33,7 @@ export const walletSchema = Joi.object({
 
 export const transactionSchema = Joi.object({
     id: Joi.string().guid().required(),
+    owner_id: Joi.string().required().description('The wallet\'s owner: the caller who made it (the token\'s sub)'),
     type: Joi.string().valid('deposit', 'withdrawal').required().label('TransactionType'),
     asset: assetCode.required(),
     amount: Joi.number().integer().min(1).max(maxAmount).required().description('Minor units of the asset'),
@@ -42,7 +44,8 @@ export const transactionSchema = Joi.object({
     created_at: timestamp.required(),
     settles_at: timestamp.required().description('When it settles: its created_at for a move that settles at once'),
     settled_at: timestamp.allow(null).required().description('When it settled, which is its settles_at; null while pending'),
-    failure_code: Joi.string().allow(null).required().description('Why it failed, a stable code (returned: the bank sent the money back); null unless failed')
+    failure_code: Joi.string().allow(null).required().description('Why it failed, a stable code (returned: the bank sent the money back); null unless failed'),
+    metadata: metadataSchema.required()
 }).label('PayTransaction');
 
 export const transactionListSchema = listSchema(transactionSchema, 'PayTransactionList');
@@ -98,6 +101,7 @@ export const gatewayPayload = requestBody({
     amount: wording(Joi.number().integer().min(1).max(maxAmount).required(),
         { 'number.base': amountMessage, 'number.integer': amountMessage, 'number.min': amountMessage, 'number.max': amountMessage, 'number.unsafe': amountMessage, 'number.infinity': amountMessage })
         .description(`Minor units of the asset (cents for USD), a JSON integer from 1 to ${maxAmount}`),
+    metadata: metadataSchema.default({}),
     id: setByService('generated'),
     owner_id: setByService('the caller\'s identity'),
     wallet_id: setByService('the caller\'s own wallet'),

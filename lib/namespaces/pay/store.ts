@@ -1,6 +1,7 @@
 import type { TimedStore } from '../../data-set/transitions';
 import type { DomainError } from '../../errors';
 import type { ListResult, Page } from '../../lists';
+import type { Metadata } from '../../metadata';
 
 
 export type TransactionType = 'deposit' | 'withdrawal';
@@ -25,6 +26,8 @@ export interface Wallet {
 
 export interface PayTransaction {
     id: string;
+    /** The wallet's owner: the caller who made it. */
+    owner_id: string;
     type: TransactionType;
     asset: string;
     amount: number;
@@ -37,6 +40,8 @@ export interface PayTransaction {
     settled_at: string | null;
     /** Why it failed (returned); null unless failed. */
     failure_code: string | null;
+    /** The client's own pairs given with the move; {} when none were. */
+    metadata: Metadata;
 }
 
 export interface TokenType {
@@ -65,6 +70,7 @@ export interface GatewayRequest {
     providerId: string;
     asset: string;
     amount: number;
+    metadata: Metadata;
 }
 
 /** What a deposit or withdrawal came to: a transaction or a refusal, and whether it is the replay of an earlier request. */

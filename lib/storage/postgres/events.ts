@@ -48,6 +48,7 @@ export const queries = {
         SELECT $1, p.pattern, p.prefix FROM unnest($2::text[], $3::integer[]) AS p (pattern, prefix) ON CONFLICT DO NOTHING`),
 
     nextDue: sql<[], { due: string | null }>('events.nextDue', `SELECT min(due_at) AS due FROM webhook_deliveries WHERE state = 'pending'`),
+    countDue: sql<[string], { count: number }>('events.countDue', `SELECT count(*)::integer AS count FROM webhook_deliveries WHERE state = 'pending' AND due_at <= $1`),
     // Locked until the claim commits: a row another process is claiming is skipped, one it leased no longer matches.
     claim: sql<[string, string, number, string], DueRow>('events.claim', `WITH due AS (
             SELECT d.event_position, d.endpoint_id FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
@@ -172,6 +173,11 @@ export class PgEventLog implements EventLog {
 
         const { due } = (await this.db.row(queries.nextDue))!;
         return due === null ? null : new Date(due);
+    }
+
+    async countDue(until: Date): Promise<number> {
+
+        return (await this.db.row(queries.countDue, until.toISOString()))!.count;
     }
 
     claimDue(until: Date, limit: number, leaseUntil: Date): Promise<ClaimedAttempt[]> {

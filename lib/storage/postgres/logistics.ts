@@ -1,8 +1,9 @@
 import type { RecordContext } from '../../clock';
 import { claimEach, type AppliedTransition } from '../../data-set/transitions';
 import type { ListResult, Page } from '../../lists';
-import { bookingStatusAt, checkBooking, checkCancellable, overlapRefusal } from '../../namespaces/logistics/rules';
+import { bookingRecord, bookingStatusAt, checkBooking, checkCancellable, overlapRefusal, type BookingRow } from '../../namespaces/logistics/rules';
 import type { Booking, Location, LogisticsStore, NewBooking, Vehicle, VehicleFilter } from '../../namespaces/logistics/store';
+import { storedMetadata } from '../../metadata';
 import { createdAt, found, referenced } from '../../records';
 import { bookingStatusColumn, nextBookingDue, nextBookingTransition } from '../lifecycle-sql';
 import { insertRow, sql, type PgDatabase } from './database';
@@ -26,12 +27,12 @@ interface BookingFacts {
 
 const vehicleColumns = 'id, make, model, year, seats, daily_rate, currency, is_available, created_at';
 const locationColumns = 'id, name, address, city, latitude, longitude, created_at';
-const bookingColumns = 'id, vehicle_id, pickup_location_id, dropoff_location_id, pickup_at, return_at, notes, customer_id, status, created_at';
+const bookingColumns = 'id, vehicle_id, pickup_location_id, dropoff_location_id, pickup_at, return_at, notes, customer_id, status, created_at, metadata';
 
 // A booking as it reads at now (the parameter named): its status is the one the clock implies (lifecycle-sql.ts).
 function bookingAt(now: string): string {
 
-    return `id, vehicle_id, pickup_location_id, dropoff_location_id, pickup_at, return_at, notes, customer_id, ${bookingStatusColumn(now)}, created_at`;
+    return `id, vehicle_id, pickup_location_id, dropoff_location_id, pickup_at, return_at, notes, customer_id, ${bookingStatusColumn(now)}, created_at, metadata`;
 }
 
 
@@ -43,13 +44,13 @@ export const queries = {
     vehicleById: sql<[string], Vehicle>('logistics.vehicleById', `SELECT ${vehicleColumns} FROM vehicles WHERE id = $1`),
     listLocations: sql<PageParams, Paged<Location>>('logistics.listLocations', paged(locationColumns, 'locations', 'SELECT count(*) FROM locations')),
     // The total is kept by a trigger (migrations/postgres/logistics/002): no row until the customer's first booking.
-    listBookings: sql<[...PageParams, string, string], Paged<Booking>>('logistics.listBookings',
+    listBookings: sql<[...PageParams, string, string], Paged<BookingRow>>('logistics.listBookings',
         paged(bookingAt('$4'), 'bookings WHERE customer_id = $3', 'SELECT coalesce((SELECT bookings FROM customer_booking_counts WHERE customer_id = $3), 0)')),
-    bookingById: sql<[string, string, string], Booking>('logistics.bookingById', `SELECT ${bookingAt('$3')} FROM bookings WHERE id = $1 AND customer_id = $2`),
+    bookingById: sql<[string, string, string], BookingRow>('logistics.bookingById', `SELECT ${bookingAt('$3')} FROM bookings WHERE id = $1 AND customer_id = $2`),
     // A booking as its owner reads it at an instant: what a transition's event announces.
-    bookingAtInstant: sql<[string, string], Booking>('logistics.bookingAtInstant', `SELECT ${bookingAt('$2')} FROM bookings WHERE id = $1`),
+    bookingAtInstant: sql<[string, string], BookingRow>('logistics.bookingAtInstant', `SELECT ${bookingAt('$2')} FROM bookings WHERE id = $1`),
     // Locked until the cancellation commits: the timeline's claim of the same row waits, then finds it moved.
-    lockBooking: sql<[string, string, string], Booking>('logistics.lockBooking', `SELECT ${bookingAt('$3')} FROM bookings WHERE id = $1 AND customer_id = $2 FOR UPDATE`),
+    lockBooking: sql<[string, string, string], BookingRow>('logistics.lockBooking', `SELECT ${bookingAt('$3')} FROM bookings WHERE id = $1 AND customer_id = $2 FOR UPDATE`),
     cancelBooking: sql<[string]>('logistics.cancelBooking', `UPDATE bookings SET status = 'cancelled' WHERE id = $1`),
 
     // The timeline's scans, each one step of a partial index (migrations/postgres/logistics/003).
@@ -67,8 +68,8 @@ export const queries = {
         (SELECT return_at FROM bookings WHERE vehicle_id = $3 AND status <> 'cancelled' AND pickup_at < $4 ORDER BY pickup_at DESC LIMIT 1) AS latest_return,
         (SELECT created_at FROM bookings WHERE customer_id = $5 ORDER BY created_at DESC, id DESC LIMIT 1) AS latest_created,
         ${serverNow} AS now`),
-    insertBooking: insertRow<Booking, Booking>('logistics.insertBooking', 'bookings',
-        ['id', 'vehicle_id', 'pickup_location_id', 'dropoff_location_id', 'pickup_at', 'return_at', 'notes', 'customer_id', 'status', 'created_at'], `RETURNING ${bookingColumns}`)
+    insertBooking: insertRow<BookingRow, BookingRow>('logistics.insertBooking', 'bookings',
+        ['id', 'vehicle_id', 'pickup_location_id', 'dropoff_location_id', 'pickup_at', 'return_at', 'notes', 'customer_id', 'status', 'created_at', 'metadata'], `RETURNING ${bookingColumns}`)
 };
 
 
@@ -103,12 +104,12 @@ export class PgLogisticsStore implements LogisticsStore {
 
     async listBookings(customerId: string, paging: Page): Promise<ListResult<Booking>> {
 
-        return pageOf(await this.db.rows(queries.listBookings, paging.limit, paging.offset, customerId, this.now()));
+        return pageOf(await this.db.rows(queries.listBookings, paging.limit, paging.offset, customerId, this.now()), bookingRecord);
     }
 
     async getBooking(customerId: string, id: string): Promise<Booking> {
 
-        return found(await this.db.row(queries.bookingById, id, customerId, this.now()), 'booking');
+        return bookingRecord(found(await this.db.row(queries.bookingById, id, customerId, this.now()), 'booking'));
     }
 
     /**
@@ -125,7 +126,7 @@ export class PgLogisticsStore implements LogisticsStore {
             referenced(facts.dropoff || undefined, 'location', 'dropoff_location_id');
             checkBooking(vehicle, booking, facts.latest_return ?? undefined);
 
-            const row: Booking = {
+            const row: BookingRow = {
                 id: this.context.ids.next(),
                 vehicle_id: vehicle.id,
                 pickup_location_id: booking.pickup_location_id,
@@ -135,12 +136,13 @@ export class PgLogisticsStore implements LogisticsStore {
                 notes: booking.notes,
                 customer_id: customerId,
                 status: bookingStatusAt(booking, this.now()),
-                created_at: createdAt(this.context.clock, facts.latest_created, facts.now)
+                created_at: createdAt(this.context.clock, facts.latest_created, facts.now),
+                metadata: storedMetadata(booking.metadata)
             };
 
             let made: Booking;
             try {
-                made = (await tx.row(queries.insertBooking, row))!;
+                made = bookingRecord((await tx.row(queries.insertBooking, row))!);
             }
             catch (err) {
                 // Only a writer that bypassed the lock gets here: the constraint refuses what the rule would have.
@@ -161,7 +163,7 @@ export class PgLogisticsStore implements LogisticsStore {
 
         return this.db.transaction(async (tx) => {
 
-            const booking = found(await tx.row(queries.lockBooking, id, customerId, this.now()), 'booking');
+            const booking = bookingRecord(found(await tx.row(queries.lockBooking, id, customerId, this.now()), 'booking'));
             checkCancellable(booking, booking.status);
             await tx.rows(queries.cancelBooking, id);
             const cancelled: Booking = { ...booking, status: 'cancelled' };
@@ -193,7 +195,7 @@ export class PgLogisticsStore implements LogisticsStore {
             if (due) {
                 await tx.rows(due.type === 'logistics.booking.started' ? queries.start : queries.complete, due.id);
                 // Stamped with its due instant, and read as of it: the status the transition gave it.
-                const booking = (await tx.row(queries.bookingAtInstant, due.id, due.due))!;
+                const booking = bookingRecord((await tx.row(queries.bookingAtInstant, due.id, due.due))!);
                 await this.events.write(tx, this.context, { type: due.type, created_at: due.due, data: booking });
             }
 

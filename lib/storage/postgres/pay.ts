@@ -11,14 +11,17 @@ import {
     requestFingerprint,
     settlementLegs,
     settlementOf,
+    transactionRecord,
     transferDecision,
     type AccountKind,
     type FailureMode,
     type Leg,
     type ProviderTerms,
-    type StoredOutcome
+    type StoredOutcome,
+    type TransactionRow
 } from '../../namespaces/pay/rules';
 import type { GatewayOutcome, GatewayRequest, PayStore, PayTransaction, Provider, TokenType, TransactionType, Wallet, WalletBalance } from '../../namespaces/pay/store';
+import { storedMetadata } from '../../metadata';
 import { createdAt, found, recordNow } from '../../records';
 import { insertRow, sql, type PgDatabase, type Runner } from './database';
 import { eventWriter, type PgEventWriter } from './events';
@@ -46,7 +49,8 @@ interface DueRow {
 }
 
 // Amounts and balances are bigint: read back as float8, exact for every value the checks allow (below 2^53).
-const transactionColumns = 't.id, t.type, t.asset, t.amount::float8 AS amount, t.provider_id, t.status, t.created_at, t.settles_at, t.settled_at, t.failure_code';
+// A transaction with its wallet's owner (w, joined on t.wallet_id).
+const transactionColumns = 't.id, w.owner_id, t.type, t.asset, t.amount::float8 AS amount, t.provider_id, t.status, t.created_at, t.settles_at, t.settled_at, t.failure_code, t.metadata';
 
 /** Every statement the store runs, prepared once per connection. */
 export const queries = {
@@ -57,13 +61,13 @@ export const queries = {
     balances: sql<[string], WalletBalance>('pay_balances', `SELECT asset, coalesce(sum(balance) FILTER (WHERE kind = 'available'), 0)::float8 AS amount,
         coalesce(sum(balance) FILTER (WHERE kind = 'pending_in'), 0)::float8 AS pending_in, coalesce(sum(balance) FILTER (WHERE kind = 'pending_out'), 0)::float8 AS pending_out
         FROM accounts WHERE wallet_id = $1 GROUP BY asset ORDER BY asset`),
-    transactions: sql<[string, number, number], PayTransaction>('pay_transactions', `SELECT ${transactionColumns} FROM transactions t
+    transactions: sql<[string, number, number], TransactionRow>('pay_transactions', `SELECT ${transactionColumns} FROM transactions t JOIN wallets w ON w.id = t.wallet_id
         WHERE t.wallet_id = $1 ORDER BY t.created_at DESC, t.id DESC LIMIT $2 OFFSET $3`),
     countTransactions: sql<[string], { total: number }>('pay_count_transactions', 'SELECT count(*)::int AS total FROM transactions WHERE wallet_id = $1'),
     latestTransaction: sql<[string], { created_at: string }>('pay_latest_transaction', 'SELECT max(created_at) AS created_at FROM transactions WHERE wallet_id = $1'),
-    transaction: sql<[string, string], PayTransaction>('pay_transaction', `SELECT ${transactionColumns}
+    transaction: sql<[string, string], TransactionRow>('pay_transaction', `SELECT ${transactionColumns}
         FROM transactions t JOIN wallets w ON w.id = t.wallet_id WHERE t.id = $1 AND w.owner_id = $2`),
-    transactionById: sql<[string], PayTransaction>('pay_transaction_by_id', `SELECT ${transactionColumns} FROM transactions t WHERE t.id = $1`),
+    transactionById: sql<[string], TransactionRow>('pay_transaction_by_id', `SELECT ${transactionColumns} FROM transactions t JOIN wallets w ON w.id = t.wallet_id WHERE t.id = $1`),
     tokens: sql<[], TokenType>('pay_tokens', 'SELECT symbol, name, decimals, stage, description, created_at FROM token_types ORDER BY symbol'),
     token: sql<[string], TokenType>('pay_token', 'SELECT symbol, name, decimals, stage, description, created_at FROM token_types WHERE symbol = $1'),
     providers: sql<[], Omit<Provider, 'settlement'> & ProviderTerms>('pay_providers', `SELECT p.id, p.name,
@@ -85,8 +89,8 @@ export const queries = {
     lockWalletAccount: sql<[string, string, AccountKind], AccountRow>('pay_lock_wallet_account',
         'SELECT id, balance::float8 AS balance FROM accounts WHERE wallet_id = $1 AND asset = $2 AND kind = $3 FOR UPDATE'),
     lockClearingAccount: sql<[string, string], AccountRow>('pay_lock_clearing_account', 'SELECT id, balance::float8 AS balance FROM accounts WHERE provider_id = $1 AND asset = $2 FOR UPDATE'),
-    insertTransaction: insertRow<PayTransaction & { wallet_id: string }>('pay_insert_transaction', 'transactions',
-        ['id', 'wallet_id', 'type', 'asset', 'amount', 'provider_id', 'status', 'created_at', 'settles_at', 'settled_at', 'failure_code']),
+    insertTransaction: insertRow<TransactionRow & { wallet_id: string }>('pay_insert_transaction', 'transactions',
+        ['id', 'wallet_id', 'type', 'asset', 'amount', 'provider_id', 'status', 'created_at', 'settles_at', 'settled_at', 'failure_code', 'metadata']),
     insertEntry: sql<[string, string, number, string]>('pay_insert_entry', 'INSERT INTO entries (transaction_id, account_id, amount, created_at) VALUES ($1, $2, $3, $4)'),
     nextDue: sql<[], { due: string | null }>('pay_next_due', `SELECT min(settles_at) AS due FROM transactions WHERE status = 'pending'`),
     due: sql<[string, number], DueRow>('pay_due', `SELECT t.id, t.wallet_id, t.type, t.asset, t.amount::float8 AS amount, t.provider_id, t.settles_at, p.failure_mode
@@ -137,7 +141,7 @@ export class PgPayStore implements PayStore {
                 return { data: [], total: 0 };
             }
 
-            const data = await tx.rows(queries.transactions, wallet.id, page.limit, page.offset);
+            const data = (await tx.rows(queries.transactions, wallet.id, page.limit, page.offset)).map(transactionRecord);
             const { total } = (await tx.row(queries.countTransactions, wallet.id))!;
             return { data, total };
         });
@@ -145,7 +149,7 @@ export class PgPayStore implements PayStore {
 
     async getTransaction(ownerId: string, id: string): Promise<PayTransaction> {
 
-        return found(await this.db.row(queries.transaction, id, ownerId), 'transaction');
+        return transactionRecord(found(await this.db.row(queries.transaction, id, ownerId), 'transaction'));
     }
 
     async listTokens(): Promise<ListResult<TokenType>> {
@@ -210,7 +214,7 @@ export class PgPayStore implements PayStore {
         const accounts = await this.lockAccounts(tx, due.wallet_id, due.provider_id, due.asset);
         await this.post(tx, due.id, due.wallet_id, due.provider_id, due.asset, accounts, settlementLegs(due.type, settlement.status, due.amount), due.settles_at);
         const transition: AppliedTransition = { type: `pay.transaction.${settlement.status}`, id: due.id, due: due.settles_at };
-        await this.events.write(tx, this.context, { type: transition.type, created_at: transition.due, data: (await tx.row(queries.transactionById, due.id))! });
+        await this.events.write(tx, this.context, { type: transition.type, created_at: transition.due, data: transactionRecord((await tx.row(queries.transactionById, due.id))!) });
         return transition;
     }
 
@@ -227,17 +231,17 @@ export class PgPayStore implements PayStore {
         const stored = (await tx.row(queries.claimKey, ownerId, request.idempotencyKey, fingerprint, now))!;
         if (stored.outcome) {
             checkReplay(stored.fingerprint, fingerprint);
-            return { replayed: true, ...fromStored(JSON.parse(stored.outcome) as StoredOutcome) };
+            return { replayed: true, ...fromStored(JSON.parse(stored.outcome) as StoredOutcome, ownerId) };
         }
 
         const walletId = await this.lockWallet(tx, ownerId, now);
-        const outcome = await this.transfer(tx, walletId, type, request, now);
+        const outcome = await this.transfer(tx, ownerId, walletId, type, request, now);
         await tx.rows(queries.settleKey, ownerId, request.idempotencyKey, JSON.stringify(outcome), keepUntil(new Date(now), outcome.transaction?.settles_at));
-        return { replayed: false, ...fromStored(outcome) };
+        return { replayed: false, ...fromStored(outcome, ownerId) };
     }
 
     // Reads what the rules decide on under row locks, and writes one transaction with its balanced entries when they allow it.
-    private async transfer(tx: Runner, walletId: string, type: TransactionType, request: GatewayRequest, now: string): Promise<StoredOutcome> {
+    private async transfer(tx: Runner, ownerId: string, walletId: string, type: TransactionType, request: GatewayRequest, now: string): Promise<StoredOutcome> {
 
         const { providerId, asset } = request;
         const provider = await tx.row(queries.provider, providerId);
@@ -251,8 +255,8 @@ export class PgPayStore implements PayStore {
 
         // The wallet is locked: its transactions get created_at in the order they commit, even when clocks differ.
         const latest = await tx.row(queries.latestTransaction, walletId);
-        const transaction = madeTransaction(this.context.ids.next(), type, request, decision.terms, createdAt(this.context.clock, latest?.created_at, now));
-        await tx.rows(queries.insertTransaction, { ...transaction, wallet_id: walletId });
+        const transaction = madeTransaction(this.context.ids.next(), ownerId, type, request, decision.terms, createdAt(this.context.clock, latest?.created_at, now));
+        await tx.rows(queries.insertTransaction, { ...transaction, wallet_id: walletId, metadata: storedMetadata(transaction.metadata) });
         await this.post(tx, transaction.id, walletId, providerId, asset, accounts, creationLegs(type, transaction.status === 'pending', transaction.amount), transaction.created_at);
         await this.events.write(tx, this.context, { type: 'pay.transaction.created', created_at: transaction.created_at, data: transaction });
         // A move that settles at once is made completed: its completion is announced at the same instant.

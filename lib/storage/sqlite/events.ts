@@ -42,6 +42,7 @@ export const queries = {
     insertEndpointType: sql<[string, string, number]>('INSERT OR IGNORE INTO webhook_endpoint_types (endpoint_id, pattern, prefix) VALUES (?, ?, ?)'),
 
     nextDue: sql<[], string | null>(`SELECT min(due_at) FROM webhook_deliveries WHERE state = 'pending'`),
+    countDue: sql<[string], number>(`SELECT count(*) FROM webhook_deliveries WHERE state = 'pending' AND due_at <= ?`),
     due: sql<[{ until: string; now: string; limit: number }], DueRow>(`SELECT d.event_position AS position, d.endpoint_id, d.attempts, d.due_at,
             v.id AS event_id, v.type, v.created_at, v.data
         FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id JOIN events v ON v.position = d.event_position
@@ -204,6 +205,11 @@ export class SqliteEventLog implements EventLog {
             const due = this.statements.nextDue.pluck().get();
             return due ? new Date(due) : null;
         });
+    }
+
+    countDue(until: Date): Promise<number> {
+
+        return settled(() => this.statements.countDue.pluck().get(until.toISOString())!);
     }
 
     claimDue(until: Date, limit: number, leaseUntil: Date): Promise<ClaimedAttempt[]> {

@@ -28,14 +28,7 @@ export function openNamespace(file: string, namespace: NamespaceSchema, options:
         migrate(db, namespaceMigrations(namespace));
     }
     catch (err) {
-        // A damaged file can refuse the checkpoint of its close too: the first failure is the one to tell.
-        try {
-            closeDatabase(db);
-        }
-        catch {
-            db.close();
-        }
-
+        closeDatabase(db);
         if (isDamage(err)) {
             (err as Error).message = damageMessage(file, (err as Error).message);
         }

@@ -3,8 +3,9 @@ import type { Transaction } from 'better-sqlite3';
 import type { RecordContext } from '../../clock';
 import { claimEach, type AppliedTransition } from '../../data-set/transitions';
 import type { ListResult, Page } from '../../lists';
-import { bookingStatusAt, checkBooking, checkCancellable } from '../../namespaces/logistics/rules';
+import { bookingRecord, bookingStatusAt, checkBooking, checkCancellable, type BookingRow } from '../../namespaces/logistics/rules';
 import type { Booking, Location, LogisticsStore, NewBooking, Vehicle, VehicleFilter } from '../../namespaces/logistics/store';
+import { storedMetadata } from '../../metadata';
 import { createdAt, found, referenced } from '../../records';
 import { bookingStatusColumn, nextBookingDue, nextBookingTransition } from '../lifecycle-sql';
 import { eventWriter } from './events';
@@ -29,9 +30,9 @@ type PageOf<Filter = object> = [Page & Filter];
 
 const vehicleColumns = 'id, make, model, year, seats, daily_rate, currency, is_available, created_at';
 const locationColumns = 'id, name, address, city, latitude, longitude, created_at';
-const bookingColumns = 'id, vehicle_id, pickup_location_id, dropoff_location_id, pickup_at, return_at, notes, customer_id, status, created_at';
+const bookingColumns = 'id, vehicle_id, pickup_location_id, dropoff_location_id, pickup_at, return_at, notes, customer_id, status, created_at, metadata';
 // A booking as it reads at @now: its status is the one the clock implies (lifecycle-sql.ts).
-const bookingAtNow = `id, vehicle_id, pickup_location_id, dropoff_location_id, pickup_at, return_at, notes, customer_id, ${bookingStatusColumn('@now')}, created_at`;
+const bookingAtNow = `id, vehicle_id, pickup_location_id, dropoff_location_id, pickup_at, return_at, notes, customer_id, ${bookingStatusColumn('@now')}, created_at, metadata`;
 
 // Every statement the store runs; exported so that a test can check their query plans.
 // LIMIT and OFFSET take their parameters behind a unary plus: SQLite plans a bare LIMIT parameter with its bound value,
@@ -45,14 +46,14 @@ export const queries = {
     listLocations: sql<PageOf, Location>(`SELECT ${locationColumns} FROM locations ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`),
     countLocations: sql<[], number>('SELECT count(*) FROM locations'),
     locationExists: sql<ById, 1>('SELECT 1 FROM locations WHERE id = @id'),
-    listBookings: sql<PageOf<{ customer_id: string } & AtNow>, Booking>(`SELECT ${bookingAtNow} FROM bookings WHERE customer_id = @customer_id ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`),
+    listBookings: sql<PageOf<{ customer_id: string } & AtNow>, BookingRow>(`SELECT ${bookingAtNow} FROM bookings WHERE customer_id = @customer_id ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`),
     // Kept by triggers (migrations/logistics/002): no row until the customer's first booking.
     countBookings: sql<OfCustomer, number>('SELECT bookings FROM customer_booking_counts WHERE customer_id = @customer_id'),
     latestBookingOfCustomer: sql<OfCustomer, string>('SELECT created_at FROM bookings WHERE customer_id = @customer_id ORDER BY created_at DESC, id DESC LIMIT 1'),
-    bookingById: sql<[BookingKey & AtNow], Booking>(`SELECT ${bookingAtNow} FROM bookings WHERE id = @id AND customer_id = @customer_id`),
+    bookingById: sql<[BookingKey & AtNow], BookingRow>(`SELECT ${bookingAtNow} FROM bookings WHERE id = @id AND customer_id = @customer_id`),
     // A booking as it reads at an instant, whoever's it is: the one a transition moved, at its due instant.
-    bookingAt: sql<[{ id: string } & AtNow], Booking>(`SELECT ${bookingAtNow} FROM bookings WHERE id = @id`),
-    storedBooking: sql<[BookingKey], Booking>(`SELECT ${bookingColumns} FROM bookings WHERE id = @id AND customer_id = @customer_id`),
+    bookingAt: sql<[{ id: string } & AtNow], BookingRow>(`SELECT ${bookingAtNow} FROM bookings WHERE id = @id`),
+    storedBooking: sql<[BookingKey], BookingRow>(`SELECT ${bookingColumns} FROM bookings WHERE id = @id AND customer_id = @customer_id`),
     // The one booking the overlap rule (checkBooking) needs, found in one step of the index.
     latestBookingBefore: sql<[NewBooking], string>(`SELECT return_at FROM bookings
         WHERE vehicle_id = @vehicle_id AND status <> 'cancelled' AND pickup_at < @return_at
@@ -65,8 +66,8 @@ export const queries = {
     // Each transition is claimed by a conditional update: the row moves only from the status the transition leaves.
     start: sql<[string]>(`UPDATE bookings SET status = 'active' WHERE id = ? AND status = 'confirmed'`),
     complete: sql<[string]>(`UPDATE bookings SET status = 'completed' WHERE id = ? AND status = 'active'`),
-    insertBooking: sql<[Booking]>(`INSERT INTO bookings (${bookingColumns})
-        VALUES (@id, @vehicle_id, @pickup_location_id, @dropoff_location_id, @pickup_at, @return_at, @notes, @customer_id, @status, @created_at)`)
+    insertBooking: sql<[BookingRow]>(`INSERT INTO bookings (${bookingColumns})
+        VALUES (@id, @vehicle_id, @pickup_location_id, @dropoff_location_id, @pickup_at, @return_at, @notes, @customer_id, @status, @created_at, @metadata)`)
 };
 
 
@@ -107,7 +108,7 @@ export class SqliteLogisticsStore implements LogisticsStore {
         }));
 
         this.readBookings = db.transaction((customerId: string, paging: Page) => ({
-            data: statements.listBookings.all({ ...page(paging), customer_id: customerId, now: context.clock.now().toISOString() }),
+            data: statements.listBookings.all({ ...page(paging), customer_id: customerId, now: context.clock.now().toISOString() }).map(bookingRecord),
             total: statements.countBookings.pluck().get({ customer_id: customerId }) ?? 0
         }));
 
@@ -125,10 +126,11 @@ export class SqliteLogisticsStore implements LogisticsStore {
                 ...booking,
                 customer_id: customerId,
                 status: bookingStatusAt(booking, context.clock.now().toISOString()),
-                created_at: createdAt(context.clock, statements.latestBookingOfCustomer.pluck().get({ customer_id: customerId }))
+                created_at: createdAt(context.clock, statements.latestBookingOfCustomer.pluck().get({ customer_id: customerId })),
+                metadata: storedMetadata(booking.metadata)
             });
 
-            const made = statements.storedBooking.get({ id, customer_id: customerId })!;
+            const made = bookingRecord(statements.storedBooking.get({ id, customer_id: customerId })!);
             events.write(context, { type: 'logistics.booking.created', created_at: made.created_at, data: made });
             return made;
         });
@@ -136,7 +138,7 @@ export class SqliteLogisticsStore implements LogisticsStore {
         this.cancel = db.transaction((customerId: string, id: string) => {
 
             const key = { id, customer_id: customerId };
-            const booking = found(statements.bookingById.get({ ...key, now: context.clock.now().toISOString() }), 'booking');
+            const booking = bookingRecord(found(statements.bookingById.get({ ...key, now: context.clock.now().toISOString() }), 'booking'));
             checkCancellable(booking, booking.status);
             statements.cancelBooking.run({ id });
             const cancelled: Booking = { ...booking, status: 'cancelled' };
@@ -150,7 +152,7 @@ export class SqliteLogisticsStore implements LogisticsStore {
             const next = statements.nextTransition.get({ until });
             if (next) {
                 (next.type === 'logistics.booking.started' ? statements.start : statements.complete).run(next.id);
-                events.write(context, { type: next.type, created_at: next.due, data: statements.bookingAt.get({ id: next.id, now: next.due })! });
+                events.write(context, { type: next.type, created_at: next.due, data: bookingRecord(statements.bookingAt.get({ id: next.id, now: next.due })!) });
             }
 
             return next ?? null;
@@ -184,7 +186,7 @@ export class SqliteLogisticsStore implements LogisticsStore {
 
         return settled(() => {
 
-            return found(this.statements.bookingById.get({ id, customer_id: customerId, now: this.context.clock.now().toISOString() }), 'booking');
+            return bookingRecord(found(this.statements.bookingById.get({ id, customer_id: customerId, now: this.context.clock.now().toISOString() }), 'booking'));
         });
     }
 

@@ -13,13 +13,16 @@ import {
     requestFingerprint,
     settlementLegs,
     settlementOf,
+    transactionRecord,
     transferDecision,
     type AccountKind,
     type FailureMode,
     type Leg,
-    type StoredOutcome
+    type StoredOutcome,
+    type TransactionRow
 } from '../../namespaces/pay/rules';
 import type { GatewayOutcome, GatewayRequest, PayStore, PayTransaction, Provider, TokenType, TransactionType, Wallet, WalletBalance } from '../../namespaces/pay/store';
+import { storedMetadata } from '../../metadata';
 import { createdAt, found } from '../../records';
 import { eventWriter, type SqliteEventWriter } from './events';
 import type { Database } from './open';
@@ -56,7 +59,8 @@ interface DueRow {
     failure_mode: FailureMode;
 }
 
-const transactionColumns = 't.id, t.type, t.asset, t.amount, t.provider_id, t.status, t.created_at, t.settles_at, t.settled_at, t.failure_code';
+// A transaction with its wallet's owner (w, joined on t.wallet_id).
+const transactionColumns = 't.id, w.owner_id, t.type, t.asset, t.amount, t.provider_id, t.status, t.created_at, t.settles_at, t.settled_at, t.failure_code, t.metadata';
 const providerTerms = 'status, supports_deposit, supports_withdrawal, deposit_settlement_s, withdrawal_settlement_s, failure_mode';
 
 /** Every statement the store runs, prepared once per connection. */
@@ -68,13 +72,13 @@ export const queries = {
     balances: sql<[string], WalletBalance>(`SELECT asset, sum(CASE kind WHEN 'available' THEN balance ELSE 0 END) AS amount,
         sum(CASE kind WHEN 'pending_in' THEN balance ELSE 0 END) AS pending_in, sum(CASE kind WHEN 'pending_out' THEN balance ELSE 0 END) AS pending_out
         FROM accounts WHERE wallet_id = ? GROUP BY asset ORDER BY asset`),
-    transactions: sql<[string, number, number], PayTransaction>(`SELECT ${transactionColumns} FROM transactions t
+    transactions: sql<[string, number, number], TransactionRow>(`SELECT ${transactionColumns} FROM transactions t JOIN wallets w ON w.id = t.wallet_id
         WHERE t.wallet_id = ? ORDER BY t.created_at DESC, t.id DESC LIMIT +? OFFSET +?`),
     countTransactions: sql<[string], { total: number }>('SELECT count(*) AS total FROM transactions WHERE wallet_id = ?'),
     latestTransaction: sql<[string], string | null>('SELECT max(created_at) FROM transactions WHERE wallet_id = ?'),
-    transaction: sql<[string, string], PayTransaction>(`SELECT ${transactionColumns}
+    transaction: sql<[string, string], TransactionRow>(`SELECT ${transactionColumns}
         FROM transactions t JOIN wallets w ON w.id = t.wallet_id WHERE t.id = ? AND w.owner_id = ?`),
-    transactionById: sql<[string], PayTransaction>(`SELECT ${transactionColumns} FROM transactions t WHERE t.id = ?`),
+    transactionById: sql<[string], TransactionRow>(`SELECT ${transactionColumns} FROM transactions t JOIN wallets w ON w.id = t.wallet_id WHERE t.id = ?`),
     tokens: sql<[], TokenType>('SELECT symbol, name, decimals, stage, description, created_at FROM token_types ORDER BY symbol'),
     token: sql<[string], TokenType>('SELECT symbol, name, decimals, stage, description, created_at FROM token_types WHERE symbol = ?'),
     providers: sql<[], ProviderRow>(`SELECT p.id, p.name, p.supports_deposit, p.supports_withdrawal, p.status, p.created_at,
@@ -88,8 +92,8 @@ export const queries = {
     clearingAccount: sql<[string, string], AccountRow>('SELECT id, balance FROM accounts WHERE provider_id = ? AND asset = ?'),
     insertWalletAccount: sql<[string, string, AccountKind, string], AccountRow>('INSERT INTO accounts (wallet_id, asset, kind, created_at) VALUES (?, ?, ?, ?) RETURNING id, balance'),
     insertClearingAccount: sql<[string, string, string], AccountRow>('INSERT INTO accounts (provider_id, asset, created_at) VALUES (?, ?, ?) RETURNING id, balance'),
-    insertTransaction: sql<[PayTransaction & { wallet_id: string }]>(`INSERT INTO transactions (id, wallet_id, type, asset, amount, provider_id, status, created_at, settles_at, settled_at, failure_code)
-        VALUES (@id, @wallet_id, @type, @asset, @amount, @provider_id, @status, @created_at, @settles_at, @settled_at, @failure_code)`),
+    insertTransaction: sql<[TransactionRow & { wallet_id: string }]>(`INSERT INTO transactions (id, wallet_id, type, asset, amount, provider_id, status, created_at, settles_at, settled_at, failure_code, metadata)
+        VALUES (@id, @wallet_id, @type, @asset, @amount, @provider_id, @status, @created_at, @settles_at, @settled_at, @failure_code, @metadata)`),
     insertEntry: sql<[string, number, number, string]>('INSERT INTO entries (transaction_id, account_id, amount, created_at) VALUES (?, ?, ?, ?)'),
     nextDue: sql<[], string | null>(`SELECT min(settles_at) FROM transactions WHERE status = 'pending'`),
     firstDue: sql<[string], DueRow>(`SELECT t.id, t.wallet_id, t.type, t.asset, t.amount, t.provider_id, t.settles_at, p.failure_mode
@@ -143,7 +147,7 @@ export class SqlitePayStore implements PayStore {
         return settled(() => {
 
             const transaction = this.sql.transaction.get(id, ownerId);
-            return found(transaction, 'transaction');
+            return transactionRecord(found(transaction, 'transaction'));
         });
     }
 
@@ -224,7 +228,7 @@ export class SqlitePayStore implements PayStore {
         this.sql.settle.run(settlement.status, settlement.failure_code, due.id);
         this.post(due.id, due.wallet_id, due.provider_id, due.asset, settlementLegs(due.type, settlement.status, due.amount), due.settles_at);
         const type: AppliedTransition['type'] = `pay.transaction.${settlement.status}`;
-        this.events.write(this.context, { type, created_at: due.settles_at, data: this.sql.transactionById.get(due.id)! });
+        this.events.write(this.context, { type, created_at: due.settles_at, data: transactionRecord(this.sql.transactionById.get(due.id)!) });
         return { type, id: due.id, due: due.settles_at };
     }
 
@@ -238,18 +242,18 @@ export class SqlitePayStore implements PayStore {
         const stored = this.sql.findKey.get(ownerId, request.idempotencyKey);
         if (stored) {
             checkReplay(stored.fingerprint, fingerprint);
-            return { replayed: true, ...fromStored(JSON.parse(stored.outcome) as StoredOutcome) };
+            return { replayed: true, ...fromStored(JSON.parse(stored.outcome) as StoredOutcome, ownerId) };
         }
 
         const at = now.toISOString();
         const walletId = this.ensureWallet(ownerId, at);
-        const outcome = this.transfer(walletId, type, request, at);
+        const outcome = this.transfer(ownerId, walletId, type, request, at);
         this.sql.insertKey.run(ownerId, request.idempotencyKey, fingerprint, JSON.stringify(outcome), at, keepUntil(now, outcome.transaction?.settles_at));
-        return { replayed: false, ...fromStored(outcome) };
+        return { replayed: false, ...fromStored(outcome, ownerId) };
     }
 
     // Reads what the rules decide on, and writes one transaction with its balanced entries when they allow it.
-    private transfer(walletId: string, type: TransactionType, request: GatewayRequest, now: string): StoredOutcome {
+    private transfer(ownerId: string, walletId: string, type: TransactionType, request: GatewayRequest, now: string): StoredOutcome {
 
         const { providerId, asset } = request;
         const provider = this.sql.provider.get(providerId);
@@ -268,8 +272,8 @@ export class SqlitePayStore implements PayStore {
         }
 
         const created = createdAt(this.context.clock, this.sql.latestTransaction.pluck().get(walletId));
-        const transaction = madeTransaction(this.context.ids.next(), type, request, decision.terms, created);
-        this.sql.insertTransaction.run({ ...transaction, wallet_id: walletId });
+        const transaction = madeTransaction(this.context.ids.next(), ownerId, type, request, decision.terms, created);
+        this.sql.insertTransaction.run({ ...transaction, wallet_id: walletId, metadata: storedMetadata(transaction.metadata) });
         this.post(transaction.id, walletId, providerId, asset, creationLegs(type, transaction.status === 'pending', transaction.amount), created);
         this.events.write(this.context, { type: 'pay.transaction.created', created_at: created, data: transaction });
         // A move made completed (a provider that settles at once) has settled as it was made: both, at one instant.
@@ -321,7 +325,7 @@ export class SqlitePayStore implements PayStore {
             return { data: [], total: 0 };
         }
 
-        const data = this.sql.transactions.all(wallet.id, page.limit, page.offset);
+        const data = this.sql.transactions.all(wallet.id, page.limit, page.offset).map(transactionRecord);
         const { total } = this.sql.countTransactions.get(wallet.id)!;
         return { data, total };
     }
