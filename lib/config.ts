@@ -97,6 +97,8 @@ export interface Settings {
     webhookHosts: string[];
     /** WEBHOOK_TIMEOUT_MS: how long a webhook attempt waits for the receiver's answer. */
     webhookTimeoutMs: number;
+    /** WEBHOOK_DISABLE_AFTER: the deliveries an endpoint gives up in a row that disable it; 0 never does. */
+    webhookDisableAfter: number;
     /** WEBHOOK_MAX_SOCKETS: the sockets to webhook receivers the process holds at once, in use and idle. */
     webhookMaxSockets: number;
     /** WEBHOOK_SOCKET_IDLE_MS: how long a socket to a receiver stays open with nothing to send. */
@@ -226,6 +228,7 @@ export const settingsSchema = Joi.object<Settings>({
         'string.pattern.base': '{{#label}} must be host names or IP addresses, without a scheme, port or path'
     }).label('WEBHOOK_HOSTS')).min(1).default([...defaultWebhookHosts]).label('WEBHOOK_HOSTS'),
     webhookTimeoutMs: Joi.number().integer().min(1).max(600_000).default(10_000).label('WEBHOOK_TIMEOUT_MS'),
+    webhookDisableAfter: Joi.number().integer().min(0).max(1_000_000).default(5).label('WEBHOOK_DISABLE_AFTER'),
     webhookMaxSockets: Joi.number().integer().min(1).max(65_536).default(256).label('WEBHOOK_MAX_SOCKETS'),
     // Below the 5 s a Node receiver keeps an idle connection, so that the sender closes first and never writes into a
     // socket the receiver is closing.
@@ -409,6 +412,7 @@ export function settingsFromEnvironment(env: NodeJS.ProcessEnv = process.env, fl
         clock: pick(flags.clock, env.CLOCK),
         webhookHosts: env.WEBHOOK_HOSTS === undefined ? undefined : env.WEBHOOK_HOSTS.split(',').map((host) => host.trim()).filter(Boolean),
         webhookTimeoutMs: env.WEBHOOK_TIMEOUT_MS,
+        webhookDisableAfter: env.WEBHOOK_DISABLE_AFTER,
         webhookMaxSockets: env.WEBHOOK_MAX_SOCKETS,
         webhookSocketIdleMs: env.WEBHOOK_SOCKET_IDLE_MS,
         clockMoveDeadlineMs: env.CLOCK_MOVE_DEADLINE_MS

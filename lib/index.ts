@@ -78,7 +78,8 @@ export async function createServer(options: Options = {}): Promise<Server> {
         log,
         outbound: { hosts: settings.webhookHosts, timeoutMs: settings.webhookTimeoutMs, agents },
         secrets,
-        moveDeadlineMs: settings.clockMoveDeadlineMs
+        moveDeadlineMs: settings.clockMoveDeadlineMs,
+        disableAfter: settings.webhookDisableAfter
     });
     const defaultServices = servicesFor({ clock: defaultClock(settings, sharedByProcesses(settings), log), ids: new IdSource() });
     const defaultScope: Scope = { basePath: '', services: defaultServices, get data() {

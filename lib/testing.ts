@@ -10,7 +10,7 @@ import type { DeliveryEntry, DeliveryPattern } from './events/deliveries';
 import { listEvents } from './events/log';
 import { typePattern, type Event } from './events/model';
 import { eventListQuery } from './events/schemas';
-import { deliveryPatternPayload } from './events/webhook-schemas';
+import { deliveryPatternPayload, endpointChangePayload, recoverPayload, resendPayload, rotatePayload } from './events/webhook-schemas';
 import { webhooksOf, type EndpointInput, type WebhookEndpointInput, type WebhookEndpointRead, type WebhookEndpointSet } from './events/webhooks';
 import { faultsOf, faultRulesPayload, type FaultRuleInput, type FaultRules } from './faults';
 import { createServer } from './index';
@@ -90,6 +90,16 @@ export interface TestWebhooks {
     clear(): Promise<void>;
     /** Makes every attempt due at the instance's current instant; resolves to how many were made. */
     flush(): Promise<number>;
+    /** Pauses an endpoint, as PATCH …/webhooks/{endpoint_id} {"disabled": true} does: its deliveries wait, pending; resolves to it as read back. */
+    disable(endpointId: string): Promise<WebhookEndpointRead>;
+    /** Enables an endpoint (paused, or disabled after giving up WEBHOOK_DISABLE_AFTER deliveries in a row): what waited goes in due order. */
+    enable(endpointId: string): Promise<WebhookEndpointRead>;
+    /** Gives an endpoint a new secret, the old one signing beside it for `overlap` (24h when left out) of the instance's clock; resolves to it with the new secret in full. */
+    rotate(endpointId: string, options?: { overlap?: string }): Promise<WebhookEndpointSet>;
+    /** Makes a new attempt of an event now, the same webhook-id, to each endpoint it matches or to `endpoint_id`; resolves to how many were made. */
+    resend(eventId: string, options?: { endpoint_id?: string }): Promise<number>;
+    /** Sends again each failed or given-up delivery to an endpoint of the events from `since` (an ISO 8601 UTC instant) on; resolves to how many attempts were made. */
+    recover(endpointId: string, since: string): Promise<number>;
     readonly deliveries: TestDeliveries;
 }
 
@@ -346,6 +356,11 @@ function testInstance(server: Server, instance: Instance, token: TestInstance['t
                 await webhooksOf(server).set(live(), []);
             },
             flush: () => asPromise(() => live().services.dispatcher.flush()),
+            disable: (endpointId) => asPromise(() => webhooksOf(server).update(live(), endpointId, validated(endpointChangePayload, { disabled: true }, 'endpoint change'))),
+            enable: (endpointId) => asPromise(() => webhooksOf(server).update(live(), endpointId, validated(endpointChangePayload, { disabled: false }, 'endpoint change'))),
+            rotate: (endpointId, options = {}) => asPromise(() => webhooksOf(server).rotate(live(), endpointId, validated<{ overlap: string }>(rotatePayload, options, 'rotation').overlap)),
+            resend: (eventId, options = {}) => asPromise(async () => (await webhooksOf(server).resend(live(), eventId, validated<{ endpoint_id?: string }>(resendPayload, options, 'resend').endpoint_id)).attempted),
+            recover: (endpointId, since) => asPromise(async () => (await webhooksOf(server).recover(live(), endpointId, validated<{ since: string }>(recoverPayload, { since }, 'recovery').since)).attempted),
             deliveries: {
                 list: () => live().services.deliveries.list(),
                 count: (pattern = {}) => webhooksOf(server).find(live(), validated(deliveryPatternPayload, pattern, 'delivery pattern')).length,

@@ -598,7 +598,7 @@ describe('the command line', () => {
         const printed = await run(['export', '--data-dir', dir]);
         expect(printed.code).to.equal(0);
         const file = JSON.parse(printed.stdout);
-        expect(file.localgate).to.equal({ format: 1, migrations: { commerce: ['001_catalogue_inquiries_scam_reports', '002_offer_expiry', '003_events'], logistics: ['001_vehicles_locations_drivers_bookings', '002_booking_counts', '003_booking_lifecycle', '004_events', '005_metadata'] } });
+        expect(file.localgate).to.equal({ format: 1, migrations: { commerce: ['001_catalogue_inquiries_scam_reports', '002_offer_expiry', '003_events', '004_endpoint_state'], logistics: ['001_vehicles_locations_drivers_bookings', '002_booking_counts', '003_booking_lifecycle', '004_events', '005_metadata', '006_endpoint_state'] } });
         expect(file.logistics.bookings).to.equal([{ ...booking, notes: '', status: 'confirmed', pickup_at: '2030-02-01T00:00:00.000Z', return_at: '2030-02-02T00:00:00.000Z', created_at: '2030-01-02T00:00:00.000Z', metadata: {} }]);
 
         const out = Path.join(dir, 'export.json');

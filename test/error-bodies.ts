@@ -183,10 +183,17 @@ for (const engine of engines) {
             let failures = 0;
             // The console's event stream answers with a stream that stays open by design.
             const paths = Object.entries(document.paths).filter(([template]) => template !== '/console/api/events');
+            // A path another template takes too (PATCH /_webhooks/flush is /_webhooks/{endpoint_id}'s) is that one's.
+            const takes = (template: string, path: string) => new RegExp(`^${template.replace(/\{[a-z_]+\}/g, '[^/]+')}$`).test(path);
             for (const [template, operations] of paths) {
                 const path = template.replace(/\{[a-z_]+\}/g, 'nope');
                 const listed = Object.keys(operations).map((method) => method.toUpperCase());
+                const elsewhere = paths.filter(([other]) => other !== template && takes(other, path)).flatMap(([, others]) => Object.keys(others).map((method) => method.toUpperCase()));
                 for (const method of ['GET', 'POST', 'PUT', 'PATCH', 'DELETE']) {
+                    if (elsewhere.includes(method)) {
+                        continue;
+                    }
+
                     if (!listed.includes(method)) {
                         const res = await server.inject({ method, url: path });
                         expectError(res, 405, 'method_not_allowed');

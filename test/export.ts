@@ -66,9 +66,9 @@ describe('export and load back', () => {
             localgate: {
                 format: 1,
                 migrations: {
-                    commerce: ['001_catalogue_inquiries_scam_reports', '002_offer_expiry', '003_events'],
-                    logistics: ['001_vehicles_locations_drivers_bookings', '002_booking_counts', '003_booking_lifecycle', '004_events', '005_metadata'],
-                    pay: ['001_token_types', '002_ledger', '003_credentials', '004_settlement', '005_events', '006_metadata']
+                    commerce: ['001_catalogue_inquiries_scam_reports', '002_offer_expiry', '003_events', '004_endpoint_state'],
+                    logistics: ['001_vehicles_locations_drivers_bookings', '002_booking_counts', '003_booking_lifecycle', '004_events', '005_metadata', '006_endpoint_state'],
+                    pay: ['001_token_types', '002_ledger', '003_credentials', '004_settlement', '005_events', '006_metadata', '007_endpoint_state']
                 },
                 instance: { clock: null, ids: 'random', id_counter: 0, pay: true }
             },

@@ -266,7 +266,7 @@ describe('/_instances', () => {
         const created = await create();
         const { id, base_path: base } = await create({ pay: true });
         expect(body(await server.inject(`${base}/v1/pay/status`))).to.equal({ configured: true, schema_ready: true, sections: ['wallet', 'tokens', 'gateway'] });
-        expect(body<{ namespaces: Record<string, object> }>(await server.inject(`${base}/health`)).namespaces.pay).to.equal({ state: 'ready', engine: 'sqlite', schema_version: 6, storage: 'memory' });
+        expect(body<{ namespaces: Record<string, object> }>(await server.inject(`${base}/health`)).namespaces.pay).to.equal({ state: 'ready', engine: 'sqlite', schema_version: 7, storage: 'memory' });
         expect(await server.app.localgate.instances.find(created.id)!.data.readiness(payNamespace)).to.equal({ ready: false, configured: false, gap: 'unconfigured' });
         const move = (path: string, key: string, amount: number) => {
 

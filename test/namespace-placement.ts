@@ -43,10 +43,10 @@ describe('a data set of SQLite namespaces placed one by one', () => {
         const file = Path.join(tempDir(), 'commerce.db');
         const server = await testServer({ namespaceUrls: { commerce: file }, memoryPay: true });
         expect(body(await server.inject('/health')).namespaces).to.equal({
-            commerce: { state: 'ready', engine: 'sqlite', schema_version: 3, storage: 'file' },
-            logistics: { state: 'ready', engine: 'sqlite', schema_version: 5, storage: 'memory' },
+            commerce: { state: 'ready', engine: 'sqlite', schema_version: 4, storage: 'file' },
+            logistics: { state: 'ready', engine: 'sqlite', schema_version: 6, storage: 'memory' },
             weather: { state: 'ready', engine: 'sqlite', schema_version: 1, storage: 'memory' },
-            pay: { state: 'ready', engine: 'sqlite', schema_version: 6, storage: 'memory' }
+            pay: { state: 'ready', engine: 'sqlite', schema_version: 7, storage: 'memory' }
         });
 
         const products = body<{ total: number }>(await server.inject('/v1/commerce/products'));
@@ -62,8 +62,8 @@ describe('a data set of SQLite namespaces placed one by one', () => {
         const file = Path.join(tempDir(), 'logistics.db');
         const server = await testServer({ dataDir: dir, namespaceUrls: { logistics: file }, seed: false });
         expect(body(await server.inject('/health')).namespaces).to.equal({
-            commerce: { state: 'ready', engine: 'sqlite', schema_version: 3, storage: 'file' },
-            logistics: { state: 'ready', engine: 'sqlite', schema_version: 5, storage: 'file' },
+            commerce: { state: 'ready', engine: 'sqlite', schema_version: 4, storage: 'file' },
+            logistics: { state: 'ready', engine: 'sqlite', schema_version: 6, storage: 'file' },
             weather: { state: 'ready', engine: 'sqlite', schema_version: 1, storage: 'file' },
             pay: { state: 'unconfigured', engine: 'sqlite', schema_version: null, storage: 'file' }
         });

@@ -183,7 +183,7 @@ describe('the list of namespaces', () => {
             expect(server.app.localgate.settings.placements.notes).to.equal({ engine: 'sqlite', file });
             const health = body<{ namespaces: Record<string, unknown> }>(await server.inject('/health')).namespaces;
             expect(health.notes).to.equal({ state: 'ready', engine: 'sqlite', schema_version: 1, storage: 'file' });
-            expect(health.commerce).to.equal({ state: 'ready', engine: 'sqlite', schema_version: 3, storage: 'memory' });
+            expect(health.commerce).to.equal({ state: 'ready', engine: 'sqlite', schema_version: 4, storage: 'memory' });
         }
         finally {
             await server.stop();

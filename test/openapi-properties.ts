@@ -524,7 +524,7 @@ describe('the OpenAPI document, walked with requests generated from its schemas'
             }
         }
 
-        expect(sent).to.equal(38);
+        expect(sent).to.equal(46);
     });
 
     it('walks every operation of the document but its event streams (the live log\'s, and the events\' of the default data set and of an instance)', () => {

@@ -297,11 +297,12 @@ describe('the OpenAPI document', () => {
             const requestBody = operationOf(document, route).requestBody!;
             const name = requestBody.content['application/json'].schema.$ref.replace('#/components/schemas/', '');
             // A body that may be left out stands for its defaults.
-            expect(requestBody.required, route.path).to.equal(!['NewInstance', 'RequestPattern', 'WebhookDeliveryPattern'].includes(name));
+            expect(requestBody.required, route.path).to.equal(!['NewInstance', 'RequestPattern', 'WebhookDeliveryPattern', 'WebhookRotation', 'WebhookResend'].includes(name));
             const schema = document.components.schemas[name]!;
             // A new instance takes defaults for everything; a clock change takes one of two fields; an empty request
-            // pattern matches every request, and an empty delivery pattern every attempt.
-            if (['NewInstance', 'InstanceClock', 'RequestPattern', 'WebhookDeliveryPattern'].includes(name)) {
+            // pattern matches every request, and an empty delivery pattern every attempt; a rotation takes its default
+            // overlap, a resend every endpoint that matches.
+            if (['NewInstance', 'InstanceClock', 'RequestPattern', 'WebhookDeliveryPattern', 'WebhookRotation', 'WebhookResend'].includes(name)) {
                 expect(schema.required, name).to.not.exist();
             }
             else {

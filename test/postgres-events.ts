@@ -51,7 +51,8 @@ interface World {
 
 function endpoint(id: string, ordinal: number, types: StoredEndpoint['types'], retry = [60_000]): StoredEndpoint {
 
-    return { id, ordinal, url: `http://127.0.0.1:9/${id}`, types, secret: 'whsec_c2VjcmV0', signing_clock: 'wall', retry_schedule: retry, created_at: start, delivered: 0, failed: 0 };
+    return { id, ordinal, url: `http://127.0.0.1:9/${id}`, types, secret: 'whsec_c2VjcmV0', signing_clock: 'wall', retry_schedule: retry, created_at: start, delivered: 0, failed: 0,
+        disabled_at: null, disabled_reason: null, given_up_in_a_row: 0, previous_secret: null, previous_secret_until: null };
 }
 
 
@@ -307,12 +308,12 @@ describe('events on PostgreSQL', { skip }, () => {
         await logs.commerce.claimDue(new Date(start), 10, lease);
 
         const delivered = { position: 1, endpoint_id: 'ok', attempt: 1, delivered: true, next_due_at: null, given_up: null };
-        expect(await logs.commerce.record(delivered)).to.be.true();
-        expect(await logs.commerce.record(delivered)).to.be.false();
+        expect(await logs.commerce.record(delivered)).to.equal(0);
+        expect(await logs.commerce.record(delivered)).to.equal(null);
 
         const retry = { position: 1, endpoint_id: 'down', attempt: 1, delivered: false, next_due_at: '2031-03-01T09:00:05.000Z', given_up: null };
-        expect(await logs.commerce.record(retry)).to.be.true();
-        expect(await logs.commerce.record({ ...retry, attempt: 3 })).to.be.false();
+        expect(await logs.commerce.record(retry)).to.equal(0);
+        expect(await logs.commerce.record({ ...retry, attempt: 3 })).to.equal(null);
         expect(await logs.commerce.nextDue()).to.equal(new Date('2031-03-01T09:00:05.000Z'));
         // Recorded: the lease is gone, and the next attempt is claimed once due.
         expect(await logs.commerce.claimDue(new Date(start), 10, lease)).to.equal([]);
@@ -321,8 +322,8 @@ describe('events on PostgreSQL', { skip }, () => {
 
         const data = { webhook_id: 'msg_x', endpoint_id: 'down', event_id: second!.event.id, event_type: 'commerce.product.created', attempts: 2 };
         const givenUp = { position: 1, endpoint_id: 'down', attempt: 2, delivered: false, next_due_at: null, given_up: { created_at: '2031-03-01T09:00:05.000Z', data } };
-        expect(await logs.commerce.record(givenUp)).to.be.true();
-        expect(await logs.commerce.record(givenUp)).to.be.false();
+        expect(await logs.commerce.record(givenUp)).to.equal(0);
+        expect(await logs.commerce.record(givenUp)).to.equal(null);
 
         const events = await all(logs.commerce);
         expect(events.map(({ type }) => type)).to.equal(['commerce.product.created', 'webhook.delivery.given_up']);
@@ -347,7 +348,7 @@ describe('events on PostgreSQL', { skip }, () => {
         await log.replaceEndpoints([inquiries, endpoint('p', 1, [{ pattern: 'commerce.product.', prefix: true }])]);
         await products(store, 1);
         await log.claimDue(new Date(start), 10, new Date(Date.now() + 60_000));
-        expect(await log.record({ position: 4, endpoint_id: 'p', attempt: 1, delivered: true, next_due_at: null, given_up: null })).to.be.true();
+        expect(await log.record({ position: 4, endpoint_id: 'p', attempt: 1, delivered: true, next_due_at: null, given_up: null })).to.equal(0);
 
         // Another namespace on the database took positions 5 to 98 of the shared sequence; commerce's next write is 99.
         await namespaces.logistics.db.exec(`SELECT setval('public.localgate_event_positions', 98)`);
@@ -444,7 +445,7 @@ describe('events on PostgreSQL', { skip }, () => {
         const record = one.databases.commerce.db.transaction(async (tx) => {
 
             runs += 1;
-            await tx.row(queries.record, 1, 'a', 1, 'given_up', null, 0);
+            await tx.row(queries.record, 1, 'a', 1, 'given_up', null, 0, 1);
             recorded();
             await held;
             await eventWriter(one.databases.commerce.db).write(tx, one.context, { type: 'webhook.delivery.given_up', created_at: start, data: {} });
@@ -497,6 +498,6 @@ describe('events on PostgreSQL', { skip }, () => {
 
         // Both record the first attempt of one delivery: one of them records it.
         const outcome = { position: 1, endpoint_id: 'a', attempt: 1, delivered: true, next_due_at: null, given_up: null };
-        expect((await Promise.all([one.logs.commerce.record(outcome), two.logs.commerce.record(outcome)])).sort()).to.equal([false, true]);
+        expect((await Promise.all([one.logs.commerce.record(outcome), two.logs.commerce.record(outcome)])).map((before) => before === null).sort()).to.equal([false, true]);
     });
 });

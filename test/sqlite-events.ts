@@ -51,7 +51,8 @@ function endpoint(id: string, ordinal: number, types: string[] | null, retry: nu
 
     return {
         id, ordinal, url: `http://127.0.0.1:9/${id}`, types: types && types.map(typePattern), secret: 'whsec_c2VjcmV0', signing_clock: 'wall',
-        retry_schedule: retry, created_at: frozen, delivered: 0, failed: 0
+        retry_schedule: retry, created_at: frozen, delivered: 0, failed: 0,
+        disabled_at: null, disabled_reason: null, given_up_in_a_row: 0, previous_secret: null, previous_secret_until: null
     };
 }
 
@@ -271,7 +272,7 @@ describe('events on SQLite', () => {
         expect(await pay.endpoints()).to.equal(endpoints);
         const [claimed] = await pay.claimDue(new Date(frozen), 1, new Date(Date.now() + 60_000));
         const outcome = { position: 2, endpoint_id: claimed!.endpoint.id, attempt: 1, delivered: false, next_due_at: null, given_up: { created_at: frozen, data: { webhook_id: 'msg_x', endpoint_id: 'all', event_id: eventId(2), event_type: 'pay.transaction.created', attempts: 1 } } };
-        expect(await pay.record(outcome)).to.equal(true);
+        expect(await pay.record(outcome)).to.equal(0);
         // The given-up event is listed but never delivered.
         const [givenUp] = await pay.list(2, null, 10);
         expect(givenUp).to.include({ position: 4, type: 'webhook.delivery.given_up' });
@@ -329,9 +330,9 @@ describe('events on SQLite', () => {
         expect(await log.claimDue(new Date('2030-01-01T00:00:01.000Z'), 10, lease)).to.equal([]);
 
         const failed = { position: 1, endpoint_id: 'b', attempt: 1, delivered: false, next_due_at: '2030-01-01T00:01:00.000Z', given_up: null };
-        expect(await log.record(failed)).to.equal(true);
-        expect(await log.record(failed)).to.equal(false);
-        expect(await log.record({ position: 1, endpoint_id: 'a', attempt: 1, delivered: true, next_due_at: null, given_up: null })).to.equal(true);
+        expect(await log.record(failed)).to.equal(0);
+        expect(await log.record(failed)).to.equal(null);
+        expect(await log.record({ position: 1, endpoint_id: 'a', attempt: 1, delivered: true, next_due_at: null, given_up: null })).to.equal(0);
         expect((await log.endpoints()).map(({ id, delivered, failed: failures }) => [id, delivered, failures])).to.equal([['a', 1, 0], ['b', 0, 1]]);
 
         // A lease past its instant frees the row; the retry is due at its own instant and claimed as the second attempt.

@@ -205,12 +205,19 @@ describe('createTestKit(): events and webhooks', () => {
 
         const t = await kit.instance({ seed: 'none', clock: '2030-01-01T00:00:00Z' });
         const [set] = await t.webhooks.set([{ url: receiver.url, types: ['pay.*'], retry_schedule: ['1s'] }]);
-        expect(set).to.equal({ id: set!.id, url: receiver.url, types: ['pay.*'], secret: set!.secret, signing_clock: 'wall', retry_schedule: ['1s'], created_at: '2030-01-01T00:00:00.000Z' });
+        expect(set).to.equal({
+            id: set!.id, url: receiver.url, types: ['pay.*'], secret: set!.secret, signing_clock: 'wall', retry_schedule: ['1s'], created_at: '2030-01-01T00:00:00.000Z',
+            disabled: false, disabled_reason: null, disabled_at: null, previous_secret_until: null
+        });
         expect(set!.secret).to.match(/^whsec_/);
         expect(await t.webhooks.get()).to.equal([{ ...set!, secret: 'whsec_********', delivered: 0, failed: 0 }]);
 
         await expect(t.webhooks.set([{ url: 'http://example.com/hooks' }])).to.reject(/^Invalid webhook endpoints: endpoints\[0\]\.url must be an http: or https: URL without a user name or password, to a host WEBHOOK_HOSTS allows/);
         await expect(t.webhooks.set([{ url: receiver.url, types: ['pay.nothing'] }])).to.reject(/^Invalid webhook endpoints: /);
+        await expect(t.webhooks.rotate(set!.id, { overlap: 'soon' })).to.reject(/^Invalid rotation: overlap must be a duration of at most 7d/);
+        await expect(t.webhooks.recover(set!.id, 'yesterday')).to.reject(/^Invalid recovery: since must be an ISO 8601 UTC timestamp/);
+        await expect(t.webhooks.disable('we_none')).to.reject(/^There is no webhook endpoint "we_none"/);
+        await expect(t.webhooks.resend('evt_none')).to.reject(/^There is no event "evt_none"/);
 
         await t.webhooks.clear();
         expect(await t.webhooks.get()).to.equal([]);

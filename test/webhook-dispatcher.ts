@@ -24,7 +24,8 @@ const minute = 60_000;
 
 function endpoint(id: string, ordinal: number, retry: number[] = []): StoredEndpoint {
 
-    return { id, ordinal, url: `http://127.0.0.1:9/${id}`, types: null, secret: `whsec_${Buffer.alloc(32).toString('base64')}`, signing_clock: 'instance', retry_schedule: retry, created_at: start.toISOString(), delivered: 0, failed: 0 };
+    return { id, ordinal, url: `http://127.0.0.1:9/${id}`, types: null, secret: `whsec_${Buffer.alloc(32).toString('base64')}`, signing_clock: 'instance', retry_schedule: retry, created_at: start.toISOString(), delivered: 0, failed: 0,
+        disabled_at: null, disabled_reason: null, given_up_in_a_row: 0, previous_secret: null, previous_secret_until: null };
 }
 
 
@@ -44,6 +45,9 @@ class MemoryLog implements EventLog {
     leasedElsewhere: Date | null = null;
     failClaim = false;
     failRecord = false;
+    // What record answers: the given-up deliveries in a row before, or null when another process recorded it first.
+    inARow: number | null = 0;
+    counts: [string, number, string | null][] = [];
     // Whether a failed attempt's next one falls due again here, as the engines' do.
     retrying = false;
     private readonly claimed = new Map<string, ClaimedAttempt>();
@@ -97,7 +101,7 @@ class MemoryLog implements EventLog {
         return Promise.resolve(claimed);
     }
 
-    record(outcome: AttemptOutcome): Promise<boolean> {
+    record(outcome: AttemptOutcome): Promise<number | null> {
 
         if (this.failRecord) {
             return Promise.reject(new Error('record failed'));
@@ -109,7 +113,34 @@ class MemoryLog implements EventLog {
             this.due.push({ ...claimed, attempt: outcome.attempt + 1, due_at: outcome.next_due_at });
         }
 
-        return Promise.resolve(true);
+        return Promise.resolve(this.inARow);
+    }
+
+    // The endpoints' state is the engines' (test/sqlite-events.ts, test/postgres-events.ts).
+    setDisabled(): Promise<void> {
+
+        return Promise.resolve();
+    }
+
+    setGivenUpInARow(endpointId: string, count: number, disableAt: string | null): Promise<void> {
+
+        this.counts.push([endpointId, count, disableAt]);
+        return Promise.resolve();
+    }
+
+    rotateSecret(): Promise<void> {
+
+        return Promise.resolve();
+    }
+
+    resend(): Promise<ClaimedAttempt[]> {
+
+        return Promise.resolve([]);
+    }
+
+    recover(): Promise<ClaimedAttempt[]> {
+
+        return Promise.resolve([]);
     }
 }
 
@@ -140,7 +171,7 @@ function dispatcherOver(clock: Clock): { dispatcher: Dispatcher; sender: Countin
     const log = (_tags: string[], data: object) => failures.push(data);
     const scheduler = new Scheduler(clock, log);
     const sender = new CountingSender();
-    const parts = { clock, scheduler, sender, deliveries: new DeliveryJournal(100, new JournalBudget(2 ** 20)), faults: () => null, log, written: () => passes.push(sender.calls.length), timeoutMs: 100 };
+    const parts = { clock, scheduler, sender, deliveries: new DeliveryJournal(100, new JournalBudget(2 ** 20)), faults: () => null, log, written: () => passes.push(sender.calls.length), timeoutMs: 100, disableAfter: 5 };
     return { dispatcher: new Dispatcher(parts), sender, failures, parts, scheduler, passes };
 }
 
@@ -165,6 +196,32 @@ describe('the webhook dispatcher', () => {
         const { attempted, remaining } = await dispatcher.during((stops) => timeline.move({ advance: 5 }, stops));
         expect([attempted, remaining]).to.equal([2, 0]);
         expect(sender.calls.slice(4).map(({ url }) => url.slice(-1))).to.equal(['a', 'b']);
+        dispatcher.close();
+    });
+
+    it('counts an endpoint\'s given-up deliveries in every log, disabling it at the bound, unless another process recorded the attempt', async () => {
+
+        const clock = new Clock(start);
+        const { dispatcher, sender } = dispatcherOver(clock);
+        sender.statuses = [500, 500, 500];
+        const [one, two] = [new MemoryLog(), new MemoryLog()];
+        await dispatcher.watch(() => Promise.resolve([one, two]));
+        const givenUp = (position: number): ClaimedAttempt => ({ event: event(position), endpoint: endpoint('a', 0), attempt: 1, due_at: start.toISOString() });
+
+        one.inARow = 4;
+        one.due = [givenUp(1)];
+        await dispatcher.flush();
+        expect([one.counts, two.counts]).to.equal([[['a', 5, start.toISOString()]], [['a', 5, start.toISOString()]]]);
+
+        one.inARow = null;
+        one.due = [givenUp(2)];
+        await dispatcher.flush();
+        expect(two.counts.length).to.equal(1);
+
+        one.inARow = 1;
+        one.due = [givenUp(3)];
+        await dispatcher.flush();
+        expect(two.counts.at(-1)).to.equal(['a', 2, null]);
         dispatcher.close();
     });
 

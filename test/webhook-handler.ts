@@ -1,5 +1,6 @@
 import Code from '@hapi/code';
 import Lab from '@hapi/lab';
+import { Webhook } from 'standardwebhooks';
 
 import { createTestKit, startReceiver, type ReceivedWebhook, type TestKit } from '../lib/testing';
 
@@ -79,6 +80,47 @@ describe('a webhook handler tested with the kit', () => {
             { id: '00000000-0000-4000-9000-000000000001', type: 'pay.transaction.created' },
             { id: completed, type: 'pay.transaction.completed' }
         ]);
+
+        await t.close();
+        await receiver.close();
+    });
+
+    it('gets every completion through an outage, a pause and a secret rotation: recover, resend and both signatures', async () => {
+
+        const receiver = await startReceiver();
+        const t = await kit.instance({ seed: 'none', pay: true, ids: 'sequential', clock: '2030-01-01T00:00:00Z' });
+        const [endpoint] = await t.webhooks.set([{ url: receiver.url, secret: receiver.secret, types: ['pay.transaction.completed'], retry_schedule: ['1m'] }]);
+        const deposit = (key: string) => t.inject({ method: 'POST', url: '/v1/pay/gateway/deposit', headers: { ...t.auth('alice'), 'idempotency-key': key }, payload: { provider_id: 'bank-transfer', asset: 'USD', amount: 10000 } });
+
+        // The handler is down: the completion fails, its retry a minute later too, and it is given up.
+        receiver.respondWith(503, { times: 2 });
+        expect((await deposit('deposit-1')).statusCode).to.equal(201);
+        expect(await t.clock.move({ by: '2d' })).to.include({ attempted: 1 });
+        expect(await t.clock.move({ by: '1m' })).to.include({ attempted: 1 });
+        expect(t.webhooks.deliveries.find({ status: 503 }).map(({ attempt, next_attempt_at: next }) => [attempt, next])).to.equal([[1, '2030-01-03T00:01:00.000Z'], [2, null]]);
+
+        // Back up, the handler asks for what it missed since the outage began.
+        expect(await t.webhooks.recover(endpoint!.id, '2030-01-01T00:00:00Z')).to.equal(1);
+
+        // Paused while it deploys, it gets nothing; enabled, what waited arrives.
+        await t.webhooks.disable(endpoint!.id);
+        expect((await deposit('deposit-2')).statusCode).to.equal(201);
+        expect(await t.clock.move({ by: '2d' })).to.include({ attempted: 0 });
+        expect(await t.webhooks.enable(endpoint!.id)).to.include({ disabled: false, delivered: 1, failed: 2 });
+        await t.webhooks.flush();
+
+        // The secret is rolled: for an hour both sign, so the handler, still on the old one, verifies; so would the new one.
+        const rotated = await t.webhooks.rotate(endpoint!.id, { overlap: '1h' });
+        const [first] = await t.events.list({ type: 'pay.transaction.completed' });
+        expect(await t.webhooks.resend(first!.id)).to.equal(1);
+
+        const received = await receiver.waitFor(5);
+        expect(received.map(({ verified, status, event }) => [verified, status, event?.id])).to.equal([
+            [true, 503, first!.id], [true, 503, first!.id], [true, 204, first!.id], [true, 204, '00000000-0000-4000-9000-000000000005'], [true, 204, first!.id]
+        ]);
+        expect(new Set(received.filter(({ event }) => event?.id === first!.id).map(({ webhookId }) => webhookId)).size).to.equal(1);
+        const resent = received[4]!;
+        expect(new Webhook(rotated.secret).verify(resent.body, resent.headers)).to.include({ id: first!.id });
 
         await t.close();
         await receiver.close();

@@ -34,6 +34,10 @@ interface Endpoint {
     signing_clock: string;
     retry_schedule: string[];
     created_at: string;
+    disabled: boolean;
+    disabled_reason: string | null;
+    disabled_at: string | null;
+    previous_secret_until: string | null;
     delivered?: number;
     failed?: number;
 }
@@ -101,7 +105,9 @@ describe('webhooks', () => {
 
         const { id, base_path: base } = await create();
         const [endpoint] = await hooks(id, [{ url: receiver.url }]);
-        expect(endpoint).to.equal({ id: endpoint!.id, url: receiver.url, types: null, secret: endpoint!.secret, signing_clock: 'wall', retry_schedule: ['5s', '5m', '30m', '2h', '5h', '10h', '10h'], created_at: start });
+        expect(endpoint).to.equal({ id: endpoint!.id, url: receiver.url, types: null, secret: endpoint!.secret, signing_clock: 'wall', retry_schedule: ['5s', '5m', '30m', '2h', '5h', '10h', '10h'], created_at: start,
+            disabled: false, disabled_reason: null, disabled_at: null, previous_secret_until: null
+        });
         expect(endpoint!.secret).to.match(/^whsec_[A-Za-z0-9+/]{43}=$/);
 
         const made = await product(base, 'Bread');
@@ -318,6 +324,22 @@ describe('webhooks', () => {
         for (const secret of [fixedSecret.slice(6), server.app.localgate.secret, token]) {
             expect(res.payload).to.not.contain(secret);
         }
+    });
+
+    it('hides the secret a rotation replaced wherever a receiver echoes it, while both sign', async () => {
+
+        const { id, base_path: base } = await create();
+        const [endpoint] = await hooks(id, [{ url: receiver.url, secret: fixedSecret }]);
+        ok(await admin('POST', `/_instances/${id}/webhooks/${endpoint!.id}/rotate`, { overlap: '1h' }));
+        receiver.answers.push((response) => response.writeHead(200, { 'x-echo': fixedSecret.slice(6) }).end(fixedSecret));
+        await product(base, 'Bread');
+        await flush(id);
+        const res = await admin('GET', `/_instances/${id}/webhooks/deliveries`);
+        expect(res.statusCode).to.equal(200);
+        const [entry] = body<List<Delivery>>(res).data;
+        expect(entry!.request!.headers['webhook-signature']).to.match(/^v1,\S+ v1,\S+$/);
+        expect(entry!.response).to.equal({ headers: { ...entry!.response!.headers, 'x-echo': '[hidden]' }, body: '[hidden]', body_truncated: false });
+        expect(res.payload).to.not.contain(fixedSecret.slice(6));
     });
 
     it('keeps the attempts in order, pages them, counts and finds them by pattern, and forgets them', async () => {

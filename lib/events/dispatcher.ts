@@ -8,7 +8,7 @@ import type { FaultSet } from '../faults/rules';
 import { failureOf, safely, type FailureLog } from '../safe-listener';
 import type { EventLog } from '../storage/engine';
 import type { DeliveryJournal } from './deliveries';
-import { webhookId, type AttemptOutcome, type ClaimedAttempt } from './model';
+import { signingSecrets, webhookId, type AttemptOutcome, type ClaimedAttempt } from './model';
 import { signatureHeaders } from './signing';
 
 
@@ -27,9 +27,12 @@ export interface DispatcherParts {
     written: () => void;
     // WEBHOOK_TIMEOUT_MS: a claim's lease outlasts the longest attempt.
     timeoutMs: number;
+    // WEBHOOK_DISABLE_AFTER: the deliveries an endpoint gives up in a row that disable it (0: never).
+    disableAfter: number;
 }
 
-interface Claimed {
+/** An attempt claimed from one of the data set's event logs. */
+export interface Claimed {
     log: EventLog;
     attempt: ClaimedAttempt;
 }
@@ -168,6 +171,26 @@ export class Dispatcher {
         return { moved, attempted, remaining: moved.late ? await this.remaining(moved.target) : 0, walked };
     }
 
+    /**
+     * Makes the attempts a claim answers (given the lease to take), after the passes queued, in due order, as a pass
+     * makes them; answers how many were made. A failure to claim rejects, and leaves the passes after it alone.
+     */
+    attemptNow(claim: (leaseUntil: Date) => Promise<Claimed[]>): Promise<number> {
+
+        const run = this.queue.then(async () => {
+
+            const before = this.made;
+            const claimed = await claim(this.leaseUntil());
+            await this.sendAll(claimed.sort(byDue));
+            this.parts.written();
+            await this.arm();
+            return this.made - before;
+        });
+
+        this.queue = run.catch(noop);
+        return run;
+    }
+
     /** Stops the task and the poll: the data set is going. */
     close(): void {
 
@@ -216,7 +239,7 @@ export class Dispatcher {
                 return;
             }
 
-            const leaseUntil = new Date(Date.now() + this.parts.timeoutMs + leaseMarginMs);
+            const leaseUntil = this.leaseUntil();
             const claims = await Promise.all(logs.map(async (log) => (await log.claimDue(until, claimBatch, leaseUntil)).map((attempt) => ({ log, attempt }))));
             const claimed = claims.flat().sort(byDue);
             if (claimed.length === 0) {
@@ -225,6 +248,12 @@ export class Dispatcher {
 
             await this.sendAll(claimed);
         }
+    }
+
+    // How long a claim made now is leased: past the longest attempt.
+    private leaseUntil(): Date {
+
+        return new Date(Date.now() + this.parts.timeoutMs + leaseMarginMs);
     }
 
     // The stops of a move's walk: the earliest attempt of each log is claimed a little ahead of the walk (held, leased,
@@ -292,7 +321,7 @@ export class Dispatcher {
     private async claimInto(held: Claimed[], until: Date, limit: number): Promise<number> {
 
         const logs = await this.logs();
-        const leaseUntil = new Date(Date.now() + this.parts.timeoutMs + leaseMarginMs);
+        const leaseUntil = this.leaseUntil();
         const claims = await Promise.all(logs.map(async (log) => {
 
             const due = await log.nextDue();
@@ -357,7 +386,7 @@ export class Dispatcher {
         const body = deliveryBody(event);
         if (drop !== 'before') {
             const signedAt = endpoint.signing_clock === 'instance' ? due : new Date();
-            const headers = { 'content-type': 'application/json', ...signatureHeaders(endpoint.secret, id, signedAt, body) };
+            const headers = { 'content-type': 'application/json', ...signatureHeaders(signingSecrets(endpoint, at), id, signedAt, body) };
             sent = await this.parts.sender.send({ method: 'POST', url: endpoint.url, headers, body });
         }
 
@@ -383,11 +412,24 @@ export class Dispatcher {
             error: drop === 'after' ? 'dropped' : sent.error,
             fault: decision?.rule.id ?? null,
             next_attempt_at: next
-        }, { sent: sent.sent && { headers: sent.sent, body }, answer: sent.answer, secrets: [endpoint.secret] });
+        }, { sent: sent.sent && { headers: sent.sent, body }, answer: sent.answer, secrets: [endpoint.secret, endpoint.previous_secret ?? ''] });
 
         const givenUp = delivered || next !== null ? null : { created_at: at.toISOString(), data: { webhook_id: id, endpoint_id: endpoint.id, event_id: event.id, event_type: event.type, attempts: attempt } };
         const outcome: AttemptOutcome = { position: event.position, endpoint_id: endpoint.id, attempt, delivered, next_due_at: next, given_up: givenUp };
-        await log.record(outcome);
+        const inARow = await log.record(outcome);
+        if (inARow !== null && (givenUp !== null || (delivered && inARow > 0))) {
+            await this.countGivenUp(endpoint.id, givenUp === null ? 0 : inARow + 1, at);
+        }
+    }
+
+    // The deliveries an endpoint gave up in a row, the same in each event log: WEBHOOK_DISABLE_AFTER of them disable it.
+    private async countGivenUp(endpointId: string, count: number, at: Date): Promise<void> {
+
+        const { disableAfter } = this.parts;
+        const disableAt = disableAfter > 0 && count >= disableAfter ? at.toISOString() : null;
+        for (const log of await this.logs()) {
+            await log.setGivenUpInARow(endpointId, count, disableAt);
+        }
     }
 
     // Under the wall clock: one scheduler task at the next attempt's instant. Under a frozen clock: none, a move sends.

@@ -62,6 +62,9 @@ export function matchesType(type: string, patterns: readonly TypePattern[] | nul
 
 export type SigningClock = 'wall' | 'instance';
 
+/** Why an endpoint is disabled: a client paused it, or it gave up WEBHOOK_DISABLE_AFTER deliveries in a row. */
+export type DisabledReason = 'paused' | 'given_up';
+
 /** A webhook endpoint as each event-writing database of the data set holds it. */
 export interface StoredEndpoint {
     id: string;
@@ -78,6 +81,14 @@ export interface StoredEndpoint {
     // Deliveries that succeeded, and attempts that failed, in this database.
     delivered: number;
     failed: number;
+    // Null while enabled: a disabled endpoint's deliveries stay pending.
+    disabled_at: string | null;
+    disabled_reason: DisabledReason | null;
+    // Deliveries given up since its last delivery, the same in each database.
+    given_up_in_a_row: number;
+    // The secret a rotation replaced, signing beside the new one until previous_secret_until (the data set's clock).
+    previous_secret: string | null;
+    previous_secret_until: string | null;
 }
 
 /** An attempt claimed for sending: the event, its endpoint, which attempt (1 for the first) and the instant it fell due. */
@@ -100,6 +111,16 @@ export interface AttemptOutcome {
     next_due_at: string | null;
     given_up: { created_at: string; data: Record<string, unknown> } | null;
 }
+
+/** The secrets an attempt at `at` (the data set's clock) is signed with: the one a rotation replaced while its overlap lasts, then the endpoint's own. */
+export function signingSecrets(endpoint: Pick<StoredEndpoint, 'secret' | 'previous_secret' | 'previous_secret_until'>, at: Date): string[] {
+
+    // A rotation sets both, and nothing sets one alone.
+    const overlapping = endpoint.previous_secret_until !== null && at.getTime() < Date.parse(endpoint.previous_secret_until);
+    const secrets = overlapping ? [endpoint.previous_secret, endpoint.secret] : [endpoint.secret];
+    return secrets.filter((secret): secret is string => secret !== null);
+}
+
 
 /**
  * The `webhook-id` of an event's delivery to an endpoint: the same on every attempt (the body is the stored event), and

@@ -18,11 +18,19 @@ export function mintSecret(): string {
 }
 
 
-/** The headers that sign one attempt: its webhook-id, its timestamp (unix seconds) and `v1,<base64 HMAC-SHA256>`. */
-export function signatureHeaders(secret: string, webhookId: string, at: Date, body: string): Record<string, string> {
+/**
+ * The headers that sign one attempt: its webhook-id, its timestamp (unix seconds) and a `v1,<base64 HMAC-SHA256>` for
+ * each secret, space-separated (during a rotation's overlap, the old secret's and the new one's, as Standard Webhooks
+ * allows: a receiver that knows either verifies).
+ */
+export function signatureHeaders(secrets: string | readonly string[], webhookId: string, at: Date, body: string): Record<string, string> {
 
     const timestamp = String(Math.floor(at.getTime() / 1000));
-    const key = Buffer.from(secret.slice(secretPrefix.length), 'base64');
-    const signature = Crypto.createHmac('sha256', key).update(`${webhookId}.${timestamp}.${body}`).digest('base64');
-    return { 'webhook-id': webhookId, 'webhook-timestamp': timestamp, 'webhook-signature': `v1,${signature}` };
+    const signatures = [secrets].flat().map((secret) => {
+
+        const key = Buffer.from(secret.slice(secretPrefix.length), 'base64');
+        return `v1,${Crypto.createHmac('sha256', key).update(`${webhookId}.${timestamp}.${body}`).digest('base64')}`;
+    });
+
+    return { 'webhook-id': webhookId, 'webhook-timestamp': timestamp, 'webhook-signature': signatures.join(' ') };
 }

@@ -1,6 +1,6 @@
 import Joi from 'joi';
 
-import { recordId, requestBody, timestamp, wording } from '../fields';
+import { clockTimestamp, optionalBody, recordId, requestBody, timestamp, wording } from '../fields';
 import { listSchema, pageQuery } from '../lists';
 import { keptBodyBytes, keptHeaderChars, keptHeaders } from './deliveries';
 import { eventTypes } from './model';
@@ -35,7 +35,8 @@ export const typePatternSchema = wording(Joi.string().max(100).pattern(typePatte
 // A duration of at most 7d in each unit: 604800000ms, 604800s, 10080m, 168h, 7d.
 const durationRegex = /^(?:(?:\d{1,8}|[1-5]\d{8}|60[0-3]\d{6}|604[0-7]\d{5}|604800000)ms|(?:\d{1,5}|[1-5]\d{5}|60[0-3]\d{3}|604[0-7]\d{2}|604800)s|(?:\d{1,4}|100[0-7]\d|10080)m|(?:\d{1,2}|1[0-5]\d|16[0-8])h|[0-7]d)$/;
 
-const duration = wording(Joi.string().max(20).pattern(durationRegex), {
+/** A duration of at most 7d: 500ms, 5s, 5m, 2h, 1d. */
+export const duration = wording(Joi.string().max(20).pattern(durationRegex), {
     'string.pattern.base': '{{#label}} must be a duration of at most 7d, such as 500ms, 5s, 5m, 2h or 1d'
 });
 
@@ -81,7 +82,8 @@ export function endpointsPayload(hosts: readonly string[]): Joi.ObjectSchema {
             'string.pattern.base': `{{#label}} must be whsec_ followed by the base64 of ${secretKeyBytes.min} to ${secretKeyBytes.max} bytes`
         }).description('The signing secret, whsec_<base64>; one is made when left out, and shown once, in this answer'),
         signing_clock: Joi.string().valid('wall', 'instance').default('wall').description('wall: webhook-timestamp is the wall clock as the attempt leaves; instance: the attempt\'s due instant on the data set\'s clock (repeatable runs)'),
-        retry_schedule: Joi.array().items(duration).max(maxRetries).default(defaultRetrySchedule).description(`The delays after each failed attempt, ${maxRetries} at most, each at most 7d: one attempt more than delays in all`)
+        retry_schedule: Joi.array().items(duration).max(maxRetries).default(defaultRetrySchedule).description(`The delays after each failed attempt, ${maxRetries} at most, each at most 7d: one attempt more than delays in all`),
+        disabled: Joi.boolean().default(false).description('true: the endpoint is paused, its deliveries wait (pending) until it is enabled')
     }).label('WebhookEndpointInput');
 
     return requestBody({
@@ -96,24 +98,66 @@ const endpointKeys = {
     types: Joi.array().items(Joi.string()).allow(null).required().description('As given; null: every type'),
     signing_clock: Joi.string().valid('wall', 'instance').required(),
     retry_schedule: Joi.array().items(Joi.string()).required().description('Each delay in its largest whole unit'),
-    created_at: timestamp.required()
+    created_at: timestamp.required(),
+    disabled: Joi.boolean().required().description('true: its deliveries wait (pending) until it is enabled'),
+    disabled_reason: Joi.string().allow(null).required().description('paused: a client disabled it; given_up: it gave up WEBHOOK_DISABLE_AFTER deliveries in a row; null while enabled'),
+    disabled_at: timestamp.allow(null).required().description('When it was disabled, on the data set\'s clock; null while enabled'),
+    previous_secret_until: timestamp.allow(null).required().description('Until this instant of the data set\'s clock, the secret the last rotation replaced signs beside this one; null if it was never rotated')
+};
+
+const endpointSetKeys = {
+    ...endpointKeys,
+    secret: Joi.string().required().description('In full: this answer is the only one that shows it')
 };
 
 export const endpointsSetSchema = Joi.object({
-    endpoints: Joi.array().items(Joi.object({
-        ...endpointKeys,
-        secret: Joi.string().required().description('In full: this answer is the only one that shows it')
-    }).label('WebhookEndpointSet')).required()
+    endpoints: Joi.array().items(Joi.object(endpointSetKeys).label('WebhookEndpointSet')).required()
 }).label('WebhookEndpointsSet');
 
+export const endpointSchema = Joi.object({
+    ...endpointKeys,
+    secret: Joi.string().required().description('Masked: whsec_********'),
+    delivered: Joi.number().integer().min(0).required().description('Deliveries that succeeded'),
+    failed: Joi.number().integer().min(0).required().description('Attempts that failed')
+}).label('WebhookEndpoint');
+
 export const endpointsSchema = Joi.object({
-    endpoints: Joi.array().items(Joi.object({
-        ...endpointKeys,
-        secret: Joi.string().required().description('Masked: whsec_********'),
-        delivered: Joi.number().integer().min(0).required().description('Deliveries that succeeded'),
-        failed: Joi.number().integer().min(0).required().description('Attempts that failed')
-    }).label('WebhookEndpoint')).required()
+    endpoints: Joi.array().items(endpointSchema).required()
 }).label('WebhookEndpoints');
+
+/** A rotation's answer: the endpoint with its new secret in full. */
+export const endpointRotatedSchema = Joi.object(endpointSetKeys).label('WebhookEndpointRotated');
+
+export const endpointParams = Joi.object({
+    endpoint_id: recordId.required().description('Endpoint id')
+});
+
+export const eventParams = Joi.object({
+    event_id: recordId.required().description('Event id')
+});
+
+/** The body of PATCH …/webhooks/{endpoint_id}. */
+export const endpointChangePayload = requestBody({
+    disabled: Joi.boolean().required().description('true pauses the endpoint (its deliveries wait, pending); false enables it, and what waited goes in due order')
+}, 'WebhookEndpointChange');
+
+export const defaultRotationOverlap = '24h';
+
+/** The body of POST …/webhooks/{endpoint_id}/rotate; none takes the default overlap. */
+export const rotatePayload = optionalBody(requestBody({
+    overlap: duration.default(defaultRotationOverlap).description(`How long, on the data set's clock, the old secret signs beside the new one (at most 7d; ${defaultRotationOverlap} when left out; 0s: not at all)`)
+}, 'WebhookRotation'));
+
+/** The body of POST …/events/{event_id}/resend; none sends to every endpoint the event's type matches. */
+export const resendPayload = optionalBody(requestBody({
+    endpoint_id: recordId.description('The endpoint to send it to; left out, each endpoint whose types match the event\'s')
+}, 'WebhookResend'));
+
+/** The body of POST …/webhooks/{endpoint_id}/recover. */
+export const recoverPayload = requestBody({
+    since: clockTimestamp().required().description('An ISO 8601 UTC instant: the deliveries of events created from then on (the data set\'s clock) are sent again')
+}, 'WebhookRecover');
+
 
 // One side of an attempt as the delivery journal keeps it.
 function keptMessageSchema(label: string, what: string): Joi.ObjectSchema {
@@ -167,3 +211,7 @@ export const deliveryFindSchema = Joi.object({
 export const flushSchema = Joi.object({
     attempted: Joi.number().integer().min(0).required().description('The attempts made')
 }).label('WebhookFlush');
+
+export const attemptedSchema = Joi.object({
+    attempted: Joi.number().integer().min(0).required().description('The attempts made, once each was answered, failed or timed out')
+}).label('WebhookAttempted');

@@ -2,16 +2,19 @@ import type { Plugin, Request, Server } from '@hapi/hapi';
 import type Joi from 'joi';
 
 import { requireAdmin } from '../auth';
+import { DomainError } from '../errors';
 import { noContent, optionalBody } from '../fields';
 import { liveInstance } from '../instances/lookup';
 import type { InstanceRegistry } from '../instances/registry';
 import { durationMs, instanceParams } from '../instances/schemas';
 import { listResponse, type Page } from '../lists';
 import type { Scope } from '../scope';
+import type { EventLog } from '../storage/engine';
 import { matchesDelivery, type DeliveryEntry, type DeliveryPattern } from './deliveries';
-import { typePattern, type SigningClock, type StoredEndpoint, type TypePattern } from './model';
+import type { Claimed } from './dispatcher';
+import { matchesType, typePattern, undeliveredPrefix, type ClaimedAttempt, type DisabledReason, type SigningClock, type StoredEndpoint, type StoredEvent, type TypePattern } from './model';
 import { maskedSecret, mintSecret } from './signing';
-import { deliveryCountSchema, deliveryFindSchema, deliveryListQuery, deliveryListSchema, deliveryPatternPayload, endpointsPayload, endpointsSchema, endpointsSetSchema, flushSchema } from './webhook-schemas';
+import { attemptedSchema, deliveryCountSchema, deliveryFindSchema, deliveryListQuery, deliveryListSchema, deliveryPatternPayload, endpointChangePayload, endpointParams, endpointRotatedSchema, endpointSchema, endpointsPayload, endpointsSchema, endpointsSetSchema, eventParams, flushSchema, recoverPayload, resendPayload, rotatePayload } from './webhook-schemas';
 
 
 /** An endpoint as PUT …/webhooks takes it, defaults applied. */
@@ -21,10 +24,11 @@ export interface EndpointInput {
     secret?: string;
     signing_clock: SigningClock;
     retry_schedule: string[];
+    disabled: boolean;
 }
 
 /** An endpoint as a caller gives it: url, and what it leaves out takes its default. */
-export type WebhookEndpointInput = Pick<EndpointInput, 'url' | 'types' | 'secret'> & Partial<Pick<EndpointInput, 'signing_clock' | 'retry_schedule'>>;
+export type WebhookEndpointInput = Pick<EndpointInput, 'url' | 'types' | 'secret'> & Partial<Pick<EndpointInput, 'signing_clock' | 'retry_schedule' | 'disabled'>>;
 
 /** An endpoint as set: its secret in full, shown this once. */
 export interface WebhookEndpointSet {
@@ -36,6 +40,10 @@ export interface WebhookEndpointSet {
     signing_clock: SigningClock;
     retry_schedule: string[];
     created_at: string;
+    disabled: boolean;
+    disabled_reason: DisabledReason | null;
+    disabled_at: string | null;
+    previous_secret_until: string | null;
 }
 
 /** An endpoint as read back: its secret masked, and its deliveries that succeeded and attempts that failed. */
@@ -54,6 +62,14 @@ export interface WebhooksApi {
     get(scope: Scope): Promise<{ endpoints: WebhookEndpointRead[] }>;
     /** The attempts a data set made that a pattern matches (it has passed deliveryPatternPayload), in the order they were made. */
     find(scope: Scope, pattern: DeliveryPattern): DeliveryEntry[];
+    /** Pauses (true) or enables an endpoint, answering it as read back; a 404 endpoint_not_found when there is none. */
+    update(scope: Scope, endpointId: string, change: { disabled: boolean }): Promise<WebhookEndpointRead>;
+    /** Gives an endpoint a new secret, the old one signing beside it for `overlap` (a duration) of the data set's clock; answers it with the new secret. */
+    rotate(scope: Scope, endpointId: string, overlap: string): Promise<WebhookEndpointSet>;
+    /** Makes a new attempt of an event now to each endpoint it matches, or to the one named; answers how many were made. */
+    resend(scope: Scope, eventId: string, endpointId?: string): Promise<{ attempted: number }>;
+    /** Sends again each failed or given-up delivery to an endpoint of the events from `since` on (a normalized instant); answers how many attempts were made. */
+    recover(scope: Scope, endpointId: string, since: string): Promise<{ attempted: number }>;
 }
 
 const pluginName = 'localgate-webhooks';
@@ -93,7 +109,11 @@ function shown(endpoint: StoredEndpoint, secret: string): WebhookEndpointSet {
         secret,
         signing_clock: endpoint.signing_clock,
         retry_schedule: endpoint.retry_schedule.map(delayText),
-        created_at: endpoint.created_at
+        created_at: endpoint.created_at,
+        disabled: endpoint.disabled_at !== null,
+        disabled_reason: endpoint.disabled_reason,
+        disabled_at: endpoint.disabled_at,
+        previous_secret_until: endpoint.previous_secret_until
     };
 }
 
@@ -102,7 +122,7 @@ function shown(endpoint: StoredEndpoint, secret: string): WebhookEndpointSet {
 async function setEndpoints(scope: Scope, inputs: EndpointInput[]): Promise<{ endpoints: WebhookEndpointSet[] }> {
 
     const createdAt = scope.services.clock.now().toISOString();
-    const endpoints = inputs.map((input, ordinal): StoredEndpoint => {
+    const endpoints = inputs.map(({ disabled, ...input }, ordinal): StoredEndpoint => {
 
         return {
             id: scope.services.ids.endpointId(),
@@ -114,7 +134,12 @@ async function setEndpoints(scope: Scope, inputs: EndpointInput[]): Promise<{ en
             retry_schedule: input.retry_schedule.map(durationMs),
             created_at: createdAt,
             delivered: 0,
-            failed: 0
+            failed: 0,
+            disabled_at: disabled ? createdAt : null,
+            disabled_reason: disabled ? 'paused' : null,
+            given_up_in_a_row: 0,
+            previous_secret: null,
+            previous_secret_until: null
         };
     });
 
@@ -147,6 +172,135 @@ async function readEndpoints(scope: Scope): Promise<{ endpoints: WebhookEndpoint
 }
 
 
+function endpointNotFound(id: string, field: string, kind: 'not_found' | 'unprocessable'): DomainError {
+
+    return new DomainError(kind, 'endpoint_not_found', `There is no webhook endpoint ${JSON.stringify(id)} in this data set (GET …/webhooks lists them)`, field);
+}
+
+
+// One endpoint as its first event log holds it, or a 404 naming the path's endpoint_id.
+async function storedEndpointOf(scope: Scope, endpointId: string): Promise<StoredEndpoint> {
+
+    // Each event log holds the same endpoints: the first one's say.
+    const firsts = await Promise.all((await scope.data.eventLogs()).slice(0, 1).map((log) => log.endpoints()));
+    const endpoint = firsts.flat().find(({ id }) => id === endpointId);
+    if (!endpoint) {
+        throw endpointNotFound(endpointId, 'endpoint_id', 'not_found');
+    }
+
+    return endpoint;
+}
+
+
+// One endpoint as read back, with its counts.
+async function readEndpoint(scope: Scope, endpointId: string): Promise<WebhookEndpointRead> {
+
+    await storedEndpointOf(scope, endpointId);
+    return (await readEndpoints(scope)).endpoints.find(({ id }) => id === endpointId)!;
+}
+
+
+/** Pauses or enables an endpoint in each event log; enabled, what waited for it is sent in due order. */
+async function updateEndpoint(scope: Scope, endpointId: string, { disabled }: { disabled: boolean }): Promise<WebhookEndpointRead> {
+
+    const current = await storedEndpointOf(scope, endpointId);
+    // Pausing a disabled endpoint keeps why and when it was disabled.
+    if (disabled !== (current.disabled_at !== null)) {
+        const change = disabled ? { at: scope.services.clock.now().toISOString(), reason: 'paused' as const } : null;
+        for (const log of await scope.data.eventLogs()) {
+            await log.setDisabled(endpointId, change);
+        }
+
+        if (!disabled) {
+            scope.services.dispatcher.notice();
+        }
+    }
+
+    return await readEndpoint(scope, endpointId);
+}
+
+
+/** Gives an endpoint a new secret in each event log; the old one signs beside it until the overlap ends. */
+async function rotateEndpoint(scope: Scope, endpointId: string, overlap: string): Promise<WebhookEndpointSet> {
+
+    await storedEndpointOf(scope, endpointId);
+    const secret = mintSecret();
+    const until = new Date(scope.services.clock.now().getTime() + durationMs(overlap)).toISOString();
+    for (const log of await scope.data.eventLogs()) {
+        await log.rotateSecret(endpointId, secret, until);
+    }
+
+    return shown(await storedEndpointOf(scope, endpointId), secret);
+}
+
+
+// The event with this id and the log that holds it, or a 404 naming the path's event_id.
+async function findEvent(scope: Scope, eventId: string): Promise<{ log: EventLog; event: StoredEvent }> {
+
+    for (const log of await scope.data.eventLogs()) {
+        const position = await log.positionOf(eventId);
+        const [event] = position === null ? [] : await log.list(position - 1, null, 1);
+        if (event) {
+            return { log, event };
+        }
+    }
+
+    throw new DomainError('not_found', 'event_not_found', `There is no event ${JSON.stringify(eventId)} in this data set: never written, or older than the EVENTS_KEPT kept`, 'event_id');
+}
+
+
+/** Makes a new attempt of one event now, as the route says. */
+async function resendEvent(scope: Scope, eventId: string, endpointId?: string): Promise<{ attempted: number }> {
+
+    const { log, event } = await findEvent(scope, eventId);
+
+    if (event.type.startsWith(undeliveredPrefix)) {
+        throw new DomainError('unprocessable', 'event_not_delivered', `${event.type} events are listed and streamed, never delivered: there is no delivery to send again`, 'event_id');
+    }
+
+    const endpoints = await log.endpoints();
+    const named = endpointId === undefined ? null : endpoints.find(({ id }) => id === endpointId) ?? endpointNotFound(endpointId, 'endpoint_id', 'unprocessable');
+    if (named instanceof DomainError) {
+        throw named;
+    }
+
+    if (named && !matchesType(event.type, named.types)) {
+        throw new DomainError('unprocessable', 'event_type_not_matched', `The endpoint ${JSON.stringify(named.id)} does not ask for ${event.type} events: its types (PUT …/webhooks) say which it gets`, 'endpoint_id');
+    }
+
+    const targets = named ? [named] : endpoints.filter(({ types }) => matchesType(event.type, types));
+    const dueAt = scope.services.clock.now();
+    const attempted = await scope.services.dispatcher.attemptNow(async (leaseUntil) => claimedFrom(log, await log.resend(event.position, targets.map(({ id }) => id), dueAt, leaseUntil)));
+    return { attempted };
+}
+
+
+/** Sends again what failed or was given up to an endpoint since an instant, as the route says. */
+async function recoverEndpoint(scope: Scope, endpointId: string, since: string): Promise<{ attempted: number }> {
+
+    await storedEndpointOf(scope, endpointId);
+    const logs = await scope.data.eventLogs();
+    const dueAt = scope.services.clock.now();
+    const attempted = await scope.services.dispatcher.attemptNow(async (leaseUntil) => {
+
+        const claimed: Claimed[] = [];
+        for (const log of logs) {
+            claimed.push(...claimedFrom(log, await log.recover(endpointId, since, dueAt, leaseUntil)));
+        }
+
+        return claimed;
+    });
+
+    return { attempted };
+}
+
+
+function claimedFrom(log: EventLog, attempts: ClaimedAttempt[]): Claimed[] {
+
+    return attempts.map((attempt) => ({ log, attempt }));
+}
+
+
 // The attempts a data set made that a pattern matches.
 function findDeliveries(scope: Scope, pattern: DeliveryPattern): DeliveryEntry[] {
 
@@ -167,17 +321,18 @@ export const webhooksPlugin: Plugin<{ registry: InstanceRegistry; hosts: readonl
     register(server, { registry, hosts }) {
 
         const targets = [
-            { path: '/_webhooks', scope: (request: Pick<Request, 'app' | 'params'>) => request.app.scope, params: undefined, what: 'the default data set' },
-            { path: '/_instances/{instance_id}/webhooks', scope: (request: Pick<Request, 'app' | 'params'>) => liveInstance(registry, (request.params as { instance_id: string }).instance_id), params: instanceParams, what: 'an instance' }
+            { path: '/_webhooks', events: '/_events', scope: (request: Pick<Request, 'app' | 'params'>) => request.app.scope, params: undefined, what: 'the default data set' },
+            { path: '/_instances/{instance_id}/webhooks', events: '/_instances/{instance_id}/events', scope: (request: Pick<Request, 'app' | 'params'>) => liveInstance(registry, (request.params as { instance_id: string }).instance_id), params: instanceParams, what: 'an instance' }
         ];
 
         const payload = endpointsPayload(hosts);
         for (const target of targets) {
             endpointRoutes(server, target, payload);
+            endpointStateRoutes(server, target);
             deliveryRoutes(server, target);
         }
 
-        const api: WebhooksApi = { payload, set: setEndpoints, get: readEndpoints, find: findDeliveries };
+        const api: WebhooksApi = { payload, set: setEndpoints, get: readEndpoints, find: findDeliveries, update: updateEndpoint, rotate: rotateEndpoint, resend: resendEvent, recover: recoverEndpoint };
         server.expose(api);
     }
 };
@@ -185,6 +340,8 @@ export const webhooksPlugin: Plugin<{ registry: InstanceRegistry; hosts: readonl
 
 interface Target {
     path: string;
+    // The data set's events, whose resend lives here.
+    events: string;
     scope: (request: Pick<Request, 'app' | 'params'>) => Scope;
     params: typeof instanceParams | undefined;
     what: string;
@@ -256,6 +413,89 @@ function endpointRoutes(server: Server, { path, scope, params, what }: Target, p
             validate: { params },
             response: { status: { 200: flushSchema } },
             handler: async (request) => ({ attempted: await scope(request).services.dispatcher.flush() })
+        }
+    });
+}
+
+
+// The params of a route under one endpoint or one event: the target's own and the id.
+function paramsWith(params: Target['params'], own: Joi.ObjectSchema): Joi.ObjectSchema {
+
+    return params ? params.concat(own) : own;
+}
+
+
+function endpointStateRoutes(server: Server, { path, events, scope, params, what }: Target): void {
+
+    const endpointPath = `${path}/{endpoint_id}`;
+    const withEndpoint = paramsWith(params, endpointParams);
+    const notFound = { 404: 'endpoint_not_found: endpoint_id names no endpoint of the data set' };
+    const attemptsNotes = 'Answers once each attempt has been made (answered, failed or timed out), with how many were, as flush does. An attempt counts on from the delivery\'s last (a failure is retried as the endpoint\'s retry_schedule says from there, and given up past its end); a disabled endpoint\'s deliveries are made due and wait, pending, until it is enabled (not counted); a delivery in flight is left to its attempt.';
+
+    server.route<{ Params: { endpoint_id: string }; Payload: { disabled: boolean } }>({
+        method: 'PATCH',
+        path: endpointPath,
+        options: {
+            description: `Pause or enable a webhook endpoint of ${what}`,
+            notes: 'Admin token required. disabled: true pauses it: its deliveries stay pending, neither claimed nor attempted (disabled_reason paused). false enables it, whether a client paused it or it gave up WEBHOOK_DISABLE_AFTER deliveries in a row (disabled_reason given_up): what waited is sent at once, in due order. Answers the endpoint as GET reads it.',
+            tags,
+            ...admin,
+            plugins: { localgate: { errors: notFound } },
+            validate: { params: withEndpoint, payload: endpointChangePayload },
+            response: { status: { 200: endpointSchema } },
+            handler: (request) => updateEndpoint(scope(request), request.params.endpoint_id, request.payload)
+        }
+    });
+
+    server.route<{ Params: { endpoint_id: string }; Payload: { overlap: string } }>({
+        method: 'POST',
+        path: `${endpointPath}/rotate`,
+        options: {
+            description: `Give a webhook endpoint of ${what} a new secret`,
+            notes: 'Admin token required. Mints a new secret and answers the endpoint with it in full (the only answer that shows it). Until previous_secret_until (now plus overlap, on the data set\'s clock) every attempt is signed with both, webhook-signature: v1,<old> v1,<new>, so that a receiver that knows either verifies while it rolls its secret; then with the new one only. A rotation during an overlap ends it: the secret it replaces is the one before it.',
+            tags,
+            ...admin,
+            plugins: { localgate: { errors: notFound } },
+            validate: { params: withEndpoint, payload: rotatePayload },
+            response: { status: { 200: endpointRotatedSchema } },
+            handler: (request) => rotateEndpoint(scope(request), request.params.endpoint_id, request.payload.overlap)
+        }
+    });
+
+    server.route<{ Params: { endpoint_id: string }; Payload: { since: string } }>({
+        method: 'POST',
+        path: `${endpointPath}/recover`,
+        options: {
+            description: `Send again the failed and given-up deliveries to a webhook endpoint of ${what}`,
+            notes: `Admin token required. Each delivery to the endpoint whose event was created at or after since (the data set's clock), failed (waiting for its next attempt) or given up, gets a new attempt now, the same webhook-id, in due order. ${attemptsNotes}`,
+            tags,
+            ...admin,
+            plugins: { localgate: { errors: notFound } },
+            validate: { params: withEndpoint, payload: recoverPayload },
+            response: { status: { 200: attemptedSchema } },
+            handler: (request) => recoverEndpoint(scope(request), request.params.endpoint_id, request.payload.since)
+        }
+    });
+
+    server.route<{ Params: { event_id: string }; Payload: { endpoint_id?: string } }>({
+        method: 'POST',
+        path: `${events}/{event_id}/resend`,
+        options: {
+            description: `Send one event of ${what} again to its webhook endpoints`,
+            notes: `Admin token required. A new attempt now of the event to each endpoint whose types match it, or to endpoint_id only, with the same webhook-id as its earlier attempts; an endpoint set after the event gets its first. ${attemptsNotes} No endpoint matching answers attempted 0.`,
+            tags,
+            ...admin,
+            plugins: {
+                localgate: {
+                    errors: {
+                        404: 'event_not_found: event_id names no event the data set holds: never written, or older than the EVENTS_KEPT kept',
+                        422: 'event_not_delivered (a webhook.* event, which is never delivered), endpoint_not_found (endpoint_id names no endpoint) or event_type_not_matched (the endpoint named does not ask for the event\'s type)'
+                    }
+                }
+            },
+            validate: { params: paramsWith(params, eventParams), payload: resendPayload },
+            response: { status: { 200: attemptedSchema } },
+            handler: (request) => resendEvent(scope(request), request.params.event_id, request.payload.endpoint_id)
         }
     });
 }

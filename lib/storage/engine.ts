@@ -1,5 +1,5 @@
 import type { RecordContext } from '../clock';
-import type { AttemptOutcome, ClaimedAttempt, StoredEndpoint, StoredEvent, TypePattern } from '../events/model';
+import type { AttemptOutcome, ClaimedAttempt, DisabledReason, StoredEndpoint, StoredEvent, TypePattern } from '../events/model';
 import type { FixtureRows } from '../fixtures';
 import type { Namespace } from '../namespaces/namespace';
 import type { EngineName } from './engines';
@@ -120,10 +120,33 @@ export interface EventLog {
     claimDue(until: Date, limit: number, leaseUntil: Date): Promise<ClaimedAttempt[]>;
 
     /**
-     * Records an attempt's outcome, unless another process recorded that attempt first (answers false then): the
-     * delivery delivered, due again, or given up with its event written; the endpoint's counts follow.
+     * Records an attempt's outcome, unless another process recorded that attempt first (answers null then): the
+     * delivery delivered, due again, or given up with its event written; the endpoint's counts follow (a delivery
+     * ends its given-up deliveries in a row, one given up adds to them). Answers the deliveries the endpoint had
+     * given up in a row before this outcome.
      */
-    record(outcome: AttemptOutcome): Promise<boolean>;
+    record(outcome: AttemptOutcome): Promise<number | null>;
+
+    /** Disables an endpoint (null: enables it). */
+    setDisabled(endpointId: string, disabled: { at: string; reason: DisabledReason } | null): Promise<void>;
+
+    /** Sets the deliveries an endpoint gave up in a row; with `disableAt`, also disables it for that (unless it is disabled). */
+    setGivenUpInARow(endpointId: string, count: number, disableAt: string | null): Promise<void>;
+
+    /** Rotates an endpoint's secret: the one it had signs beside the new one until `until`. */
+    rotateSecret(endpointId: string, secret: string, until: string): Promise<void>;
+
+    /**
+     * Makes the delivery of the event at `position` to each endpoint due at `dueAt` (made for one that had none; left
+     * alone while in flight), and claims those of endpoints enabled, leased until `leaseUntil` (the wall clock).
+     */
+    resend(position: number, endpointIds: string[], dueAt: Date, leaseUntil: Date): Promise<ClaimedAttempt[]>;
+
+    /**
+     * Makes the failed and given-up deliveries to an endpoint of the events from `since` on due at `dueAt`, and claims
+     * them unless the endpoint is disabled, leased until `leaseUntil` (the wall clock).
+     */
+    recover(endpointId: string, since: string, dueAt: Date, leaseUntil: Date): Promise<ClaimedAttempt[]>;
 }
 
 /** The databases of one data set (the default one, or an instance's) behind the stores of its namespaces. */

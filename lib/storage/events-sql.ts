@@ -1,4 +1,4 @@
-import { typePattern, undeliveredPrefix, type AttemptOutcome, type EventType, type SigningClock, type StoredEndpoint, type StoredEvent } from '../events/model';
+import { typePattern, undeliveredPrefix, type AttemptOutcome, type DisabledReason, type EventType, type SigningClock, type StoredEndpoint, type StoredEvent } from '../events/model';
 
 
 // What both engines' event logs do alike, written once: the SQL of an event's deliveries and of a prune (each engine
@@ -83,7 +83,53 @@ export function deliveryState(outcome: AttemptOutcome): 'delivered' | 'given_up'
 
 
 /** The columns of a webhook endpoint, in the order of its table. */
-export const endpointColumns = ['id', 'ordinal', 'url', 'types', 'secret', 'signing_clock', 'retry_schedule', 'created_at', 'delivered', 'failed'] as const;
+export const endpointColumns = ['id', 'ordinal', 'url', 'types', 'secret', 'signing_clock', 'retry_schedule', 'created_at', 'delivered', 'failed',
+    'disabled_at', 'disabled_reason', 'given_up_in_a_row', 'previous_secret', 'previous_secret_until'] as const;
+
+/**
+ * What a replacement changes on an endpoint it keeps: all it was given but its counts (deliveries, failures and those
+ * given up in a row), which the endpoint's history holds. Each engine writes `excluded` the same way.
+ */
+export const endpointUpsert = `ON CONFLICT (id) DO UPDATE SET ordinal = excluded.ordinal, url = excluded.url, types = excluded.types, secret = excluded.secret,
+            signing_clock = excluded.signing_clock, retry_schedule = excluded.retry_schedule, disabled_at = excluded.disabled_at,
+            disabled_reason = excluded.disabled_reason, previous_secret = excluded.previous_secret, previous_secret_until = excluded.previous_secret_until`;
+
+/** Disables or enables an endpoint: `disabled_at` and `disabled_reason` both null enables it. The arguments are how the engine writes the parameters. */
+export function setDisabled(id: string, at: string, reason: string): string {
+
+    return `UPDATE webhook_endpoints SET disabled_at = ${at}, disabled_reason = ${reason} WHERE id = ${id}`;
+}
+
+/**
+ * Sets the deliveries an endpoint gave up in a row, and disables it (reason given_up, at `disableAt`) when `disableAt`
+ * is not null and it is enabled.
+ */
+export function setGivenUpInARow(id: string, count: string, disableAt: string): string {
+
+    return `UPDATE webhook_endpoints SET given_up_in_a_row = ${count},
+            disabled_reason = CASE WHEN ${disableAt} IS NOT NULL AND disabled_at IS NULL THEN 'given_up' ELSE disabled_reason END,
+            disabled_at = CASE WHEN disabled_at IS NULL THEN ${disableAt} ELSE disabled_at END
+        WHERE id = ${id}`;
+}
+
+/** Rotates an endpoint's secret: the one it had signs beside the new one until `until`. */
+export function rotateSecret(id: string, secret: string, until: string): string {
+
+    return `UPDATE webhook_endpoints SET previous_secret = secret, secret = ${secret}, previous_secret_until = ${until} WHERE id = ${id}`;
+}
+
+/**
+ * Makes the failed (pending after an attempt) and given-up deliveries of an endpoint whose events are from an instant
+ * on due at once again, except one in flight (leased past now); answers their events' positions.
+ */
+export function recoverDeliveries(endpointId: string, since: string, dueAt: string, now: string): string {
+
+    return `UPDATE webhook_deliveries SET state = 'pending', due_at = ${dueAt}
+        WHERE endpoint_id = ${endpointId} AND (state = 'given_up' OR (state = 'pending' AND attempts > 0))
+            AND (leased_until IS NULL OR leased_until <= ${now})
+            AND event_position IN (SELECT position FROM events WHERE created_at >= ${since})
+        RETURNING event_position`;
+}
 
 /** A webhook endpoint as its row holds it: its patterns as given and its schedule, as JSON. */
 export interface EndpointRow {
@@ -97,6 +143,11 @@ export interface EndpointRow {
     created_at: string;
     delivered: number;
     failed: number;
+    disabled_at: string | null;
+    disabled_reason: DisabledReason | null;
+    given_up_in_a_row: number;
+    previous_secret: string | null;
+    previous_secret_until: string | null;
 }
 
 

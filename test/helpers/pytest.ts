@@ -65,5 +65,6 @@ export const passingTests = [
     'tests/test_time.py::test_the_default_data_set_has_a_clock_of_its_own PASSED',
     'tests/test_webhooks.py::test_a_settled_transfer_is_credited_once_though_its_webhook_came_twice PASSED',
     'tests/test_webhooks.py::test_endpoints_events_and_deliveries_are_read_flushed_and_cleared PASSED',
-    'tests/test_webhooks.py::test_each_attempt_of_a_long_move_is_checked_against_the_instant_it_was_due PASSED'
+    'tests/test_webhooks.py::test_each_attempt_of_a_long_move_is_checked_against_the_instant_it_was_due PASSED',
+    'tests/test_webhooks.py::test_every_completion_gets_through_an_outage_a_pause_and_a_secret_rotation PASSED'
 ];

@@ -262,8 +262,8 @@ class Instance:
         return moved
 
     def set_webhooks(self, endpoints):
-        """Replaces the instance's webhook endpoints ({"url", "types", "secret", "signing_clock", "retry_schedule"}, all
-        but url optional); returns them as stored, each with its id and its secret in full (the only time it is shown)."""
+        """Replaces the instance's webhook endpoints ({"url", "types", "secret", "signing_clock", "retry_schedule",
+        "disabled"}, all but url optional); returns them as stored, each with its id and its secret in full (the only time it is shown)."""
 
         return self.server.admin("PUT", self._admin("/webhooks"), {"endpoints": endpoints})["endpoints"]
 
@@ -281,6 +281,36 @@ class Instance:
         """Makes every webhook attempt due at the instance's current instant; returns how many were made."""
 
         return self.server.admin("POST", self._admin("/webhooks/flush"))["attempted"]
+
+    def disable_webhook(self, endpoint_id):
+        """Pauses an endpoint: its deliveries wait, pending, until it is enabled; returns it as webhooks() reads it."""
+
+        return self.server.admin("PATCH", self._endpoint(endpoint_id), {"disabled": True})
+
+    def enable_webhook(self, endpoint_id):
+        """Enables an endpoint (paused, or disabled after giving up WEBHOOK_DISABLE_AFTER deliveries in a row): what
+        waited goes in due order; returns it as webhooks() reads it."""
+
+        return self.server.admin("PATCH", self._endpoint(endpoint_id), {"disabled": False})
+
+    def rotate_webhook_secret(self, endpoint_id, overlap=None):
+        """Gives an endpoint a new secret; for ``overlap`` (a duration, 24h when None) of the instance's clock the old
+        one signs beside it. Returns the endpoint with the new secret in full (the only time it is shown)."""
+
+        return self.server.admin("POST", self._endpoint(endpoint_id) + "/rotate", {} if overlap is None else {"overlap": overlap})
+
+    def resend_event(self, event_id, endpoint_id=None):
+        """Makes a new attempt of an event now, the same webhook-id, to each endpoint it matches (or to endpoint_id);
+        returns how many attempts were made."""
+
+        path = self._admin("/events/" + urllib.parse.quote(event_id, safe="") + "/resend")
+        return self.server.admin("POST", path, {} if endpoint_id is None else {"endpoint_id": endpoint_id})["attempted"]
+
+    def recover_webhook(self, endpoint_id, since):
+        """Sends again each failed or given-up delivery to an endpoint of the events created from ``since`` (an ISO 8601
+        UTC instant) on; returns how many attempts were made."""
+
+        return self.server.admin("POST", self._endpoint(endpoint_id) + "/recover", {"since": since})["attempted"]
 
     def deliveries(self, pattern=None):
         """The webhook attempts made, in the order they were made; pattern: {type (a trailing * matches a prefix),
@@ -324,6 +354,9 @@ class Instance:
 
     def _admin(self, rest):
         return "/_instances/" + urllib.parse.quote(self.id, safe="") + rest
+
+    def _endpoint(self, endpoint_id):
+        return self._admin("/webhooks/" + urllib.parse.quote(endpoint_id, safe=""))
 
 
 class Faults:

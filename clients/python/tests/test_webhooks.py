@@ -122,7 +122,7 @@ def test_each_attempt_of_a_long_move_is_checked_against_the_instant_it_was_due(l
         assert made.status == 201, made
         localgate_instance.flush_webhooks()
         # Three days: the creation's retries fall due on days 1 and 2, the transfer settles on day 2.
-        assert localgate_instance.move_clock(advance="3d") == {"applied": {"pay.transaction.completed": 1}, "attempted": 6}
+        assert localgate_instance.move_clock(advance="3d") == {"applied": {"pay.transaction.completed": 1}, "attempted": 6, "remaining": 0}
 
         def seen(deliveries):
             at = lambda d: datetime.datetime.fromtimestamp(int(d.headers["webhook-timestamp"]), datetime.timezone.utc).strftime("%m-%d")
@@ -142,3 +142,47 @@ def test_each_attempt_of_a_long_move_is_checked_against_the_instant_it_was_due(l
         ]
         # Checked again once every attempt was made, each holds as it did on arrival.
         assert [receiver.verify(d.headers, d.body) for d in receiver.deliveries] == [None] * 4
+
+
+@pytest.mark.localgate(seed="none", pay=True, ids="sequential", clock="2030-01-01T00:00:00.000Z")
+def test_every_completion_gets_through_an_outage_a_pause_and_a_secret_rotation(localgate_instance, localgate_receiver):
+    (endpoint,) = localgate_instance.set_webhooks([{"url": localgate_receiver.url, "secret": localgate_receiver.secret,
+                                                    "types": ["pay.transaction.completed"], "retry_schedule": ["1m"]}])
+
+    def deposit(key):
+        made = localgate_instance.post("/v1/pay/gateway/deposit", {"provider_id": "bank-transfer", "asset": "USD", "amount": 10000},
+                                       subject="alice", headers={"Idempotency-Key": key})
+        assert made.status == 201, made
+
+    # The handler is down: the completion fails, its retry a minute later too, and it is given up.
+    localgate_receiver.respond_with(503, times=2)
+    deposit("deposit-1")
+    assert localgate_instance.move_clock(advance="2d")["attempted"] == 1
+    assert localgate_instance.move_clock(advance="1m")["attempted"] == 1
+
+    # Back up, the handler asks for what it missed since the outage began.
+    assert localgate_instance.recover_webhook(endpoint["id"], "2030-01-01T00:00:00Z") == 1
+
+    # Paused while it deploys, it gets nothing; enabled, what waited arrives.
+    assert localgate_instance.disable_webhook(endpoint["id"])["disabled_reason"] == "paused"
+    deposit("deposit-2")
+    assert localgate_instance.move_clock(advance="2d")["attempted"] == 0
+    assert localgate_instance.enable_webhook(endpoint["id"])["disabled"] is False
+    localgate_instance.flush_webhooks()
+
+    # The secret is rolled: for an hour both sign, so the handler, still on the old one, verifies; so does the new one.
+    rotated = localgate_instance.rotate_webhook_secret(endpoint["id"], overlap="1h")
+    assert rotated["previous_secret_until"] == "2030-01-05T01:01:00.000Z"
+    assert localgate_instance.resend_event(COMPLETED) == 1
+    with pytest.raises(LocalgateError) as refused:
+        localgate_instance.resend_event(COMPLETED, endpoint_id="we_none")
+    assert (refused.value.status, refused.value.code) == (422, "endpoint_not_found")
+
+    received = localgate_receiver.wait_for(5)
+    assert [(d.verified, d.status, d.event["id"]) for d in received] == [
+        (True, 503, COMPLETED), (True, 503, COMPLETED), (True, 204, COMPLETED), (True, 204, "00000000-0000-4000-9000-000000000005"), (True, 204, COMPLETED),
+    ]
+    assert len({d.webhook_id for d in received if d.event["id"] == COMPLETED}) == 1
+    localgate_receiver.secret = rotated["secret"]
+    assert localgate_receiver.verify(received[4].headers, received[4].body) is None
+    assert localgate_instance.rotate_webhook_secret(endpoint["id"])["previous_secret_until"] == "2030-01-06T00:01:00.000Z"

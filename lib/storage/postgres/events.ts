@@ -1,7 +1,7 @@
 import type { RecordContext } from '../../clock';
-import type { AttemptOutcome, ClaimedAttempt, StoredEndpoint, StoredEvent, TypePattern } from '../../events/model';
+import type { AttemptOutcome, ClaimedAttempt, DisabledReason, StoredEndpoint, StoredEvent, TypePattern } from '../../events/model';
 import type { EventLog } from '../engine';
-import { defaultEventsKept, deliveryState, dueEvent, endpointColumns, endpointRow, insertDeliveries, prunes, pruneEvents, storedEndpoint, type DueRow, type EndpointRow, type NewEvent } from '../events-sql';
+import { defaultEventsKept, deliveryState, dueEvent, endpointColumns, endpointRow, endpointUpsert, insertDeliveries, prunes, pruneEvents, recoverDeliveries, rotateSecret, setDisabled, setGivenUpInARow, storedEndpoint, type DueRow, type EndpointRow, type NewEvent } from '../events-sql';
 import { insertRow, sql, type PgDatabase, type Runner } from './database';
 
 
@@ -40,19 +40,23 @@ export const queries = {
     // written meanwhile never names an endpoint the replacement removed.
     lockEndpoints: 'LOCK TABLE webhook_endpoints IN ACCESS EXCLUSIVE MODE',
     dropEndpointsExcept: sql<[string[]]>('events.dropEndpointsExcept', 'DELETE FROM webhook_endpoints WHERE id <> ALL ($1::text[])'),
-    upsertEndpoint: insertRow<EndpointRow>('events.upsertEndpoint', 'webhook_endpoints', endpointColumns,
-        `ON CONFLICT (id) DO UPDATE SET ordinal = excluded.ordinal, url = excluded.url, types = excluded.types, secret = excluded.secret,
-            signing_clock = excluded.signing_clock, retry_schedule = excluded.retry_schedule`),
+    upsertEndpoint: insertRow<EndpointRow>('events.upsertEndpoint', 'webhook_endpoints', endpointColumns, endpointUpsert),
+    setDisabled: sql<[string, string | null, string | null]>('events.setDisabled', setDisabled('$1', '$2::text', '$3::text')),
+    setGivenUpInARow: sql<[string, number, string | null]>('events.setGivenUpInARow', setGivenUpInARow('$1', '$2::integer', '$3::text')),
+    rotateSecret: sql<[string, string, string]>('events.rotateSecret', rotateSecret('$1', '$2::text', '$3::text')),
     dropEndpointTypes: sql<[string]>('events.dropEndpointTypes', 'DELETE FROM webhook_endpoint_types WHERE endpoint_id = $1'),
     insertEndpointTypes: sql<[string, string[], number[]]>('events.insertEndpointTypes', `INSERT INTO webhook_endpoint_types (endpoint_id, pattern, prefix)
         SELECT $1, p.pattern, p.prefix FROM unnest($2::text[], $3::integer[]) AS p (pattern, prefix) ON CONFLICT DO NOTHING`),
 
-    nextDue: sql<[], { due: string | null }>('events.nextDue', `SELECT min(due_at) AS due FROM webhook_deliveries WHERE state = 'pending'`),
-    countDue: sql<[string], { count: number }>('events.countDue', `SELECT count(*)::integer AS count FROM webhook_deliveries WHERE state = 'pending' AND due_at <= $1`),
+    // A disabled endpoint's deliveries are not due until it is enabled.
+    nextDue: sql<[], { due: string | null }>('events.nextDue', `SELECT min(d.due_at) AS due FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+        WHERE d.state = 'pending' AND e.disabled_at IS NULL`),
+    countDue: sql<[string], { count: number }>('events.countDue', `SELECT count(*)::integer AS count FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+        WHERE d.state = 'pending' AND d.due_at <= $1 AND e.disabled_at IS NULL`),
     // Locked until the claim commits: a row another process is claiming is skipped, one it leased no longer matches.
     claim: sql<[string, string, number, string], DueRow>('events.claim', `WITH due AS (
             SELECT d.event_position, d.endpoint_id FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
-            WHERE d.state = 'pending' AND d.due_at <= $1 AND (d.leased_until IS NULL OR d.leased_until <= $2)
+            WHERE d.state = 'pending' AND d.due_at <= $1 AND (d.leased_until IS NULL OR d.leased_until <= $2) AND e.disabled_at IS NULL
             ORDER BY d.due_at, d.event_position, e.ordinal LIMIT $3
             FOR UPDATE OF d SKIP LOCKED
         ), leased AS (
@@ -63,15 +67,40 @@ export const queries = {
         SELECT l.event_position::float8 AS position, l.endpoint_id, l.attempts, l.due_at, v.id AS event_id, v.type, v.created_at, v.data
         FROM leased l JOIN webhook_endpoints e ON e.id = l.endpoint_id JOIN events v ON v.position = l.event_position
         ORDER BY l.due_at, l.event_position, e.ordinal`),
+    // A delivery made due again, or made for an endpoint added after its event; one in flight is left as it is.
+    arm: sql<[number, string[], string, string]>('events.arm', `INSERT INTO webhook_deliveries (event_position, endpoint_id, due_at)
+        SELECT $1, id, $3 FROM webhook_endpoints WHERE id = ANY ($2::text[])
+        ON CONFLICT (event_position, endpoint_id) DO UPDATE SET state = 'pending', due_at = excluded.due_at
+            WHERE webhook_deliveries.leased_until IS NULL OR webhook_deliveries.leased_until <= $4`),
+    recover: sql<[string, string, string, string], { event_position: number }>('events.recover',
+        recoverDeliveries('$1', '$2::text', '$3::text', '$4::text').replace('RETURNING event_position', 'RETURNING event_position::float8 AS event_position')),
+    // The deliveries armed above, claimed as a claim does: pending, not in flight, to an endpoint enabled.
+    claimArmed: sql<[number[], string[], string, string], DueRow>('events.claimArmed', `WITH due AS (
+            SELECT d.event_position, d.endpoint_id FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+            WHERE d.event_position = ANY ($1::bigint[]) AND d.endpoint_id = ANY ($2::text[]) AND d.state = 'pending'
+                AND (d.leased_until IS NULL OR d.leased_until <= $3) AND e.disabled_at IS NULL
+            FOR UPDATE OF d SKIP LOCKED
+        ), leased AS (
+            UPDATE webhook_deliveries d SET leased_until = $4 FROM due
+            WHERE d.event_position = due.event_position AND d.endpoint_id = due.endpoint_id
+            RETURNING d.event_position, d.endpoint_id, d.attempts, d.due_at
+        )
+        SELECT l.event_position::float8 AS position, l.endpoint_id, l.attempts, l.due_at, v.id AS event_id, v.type, v.created_at, v.data
+        FROM leased l JOIN webhook_endpoints e ON e.id = l.endpoint_id JOIN events v ON v.position = l.event_position
+        ORDER BY l.due_at, l.event_position, e.ordinal`),
     // Recorded only from the attempt before it, and counted on its endpoint, in one statement: a second record of one
-    // attempt changes nothing.
-    record: sql<[number, string, number, string, string | null, number], { id: string }>('events.record', `WITH moved AS (
+    // attempt changes nothing. A delivery ends the endpoint's given-up deliveries in a row, one given up ($7) adds to
+    // them; the count before comes back.
+    record: sql<[number, string, number, string, string | null, number, number], { before: number }>('events.record', `WITH moved AS (
             UPDATE webhook_deliveries SET attempts = $3, state = $4, due_at = coalesce($5, due_at), leased_until = NULL
             WHERE event_position = $1 AND endpoint_id = $2 AND state = 'pending' AND attempts = $3::integer - 1
             RETURNING endpoint_id
+        ), before AS (
+            SELECT id, given_up_in_a_row FROM webhook_endpoints WHERE id = $2
         )
-        UPDATE webhook_endpoints e SET delivered = e.delivered + $6, failed = e.failed + 1 - $6::integer
-        FROM moved WHERE e.id = moved.endpoint_id RETURNING e.id`)
+        UPDATE webhook_endpoints e SET delivered = e.delivered + $6, failed = e.failed + 1 - $6::integer,
+            given_up_in_a_row = CASE WHEN $6::integer = 1 THEN 0 ELSE e.given_up_in_a_row + $7::integer END
+        FROM moved, before WHERE e.id = moved.endpoint_id AND before.id = e.id RETURNING before.given_up_in_a_row AS before`)
 };
 
 
@@ -118,6 +147,18 @@ export function eventWriter(db: PgDatabase, kept = defaultEventsKept): PgEventWr
     }
 
     return writer;
+}
+
+
+// The attempts of claimed rows, with their endpoints as the transaction reads them.
+async function claimedAttempts(tx: Runner, due: DueRow[]): Promise<ClaimedAttempt[]> {
+
+    if (due.length === 0) {
+        return [];
+    }
+
+    const endpoints = new Map((await tx.rows(queries.endpoints)).map((row) => [row.id, storedEndpoint(row)]));
+    return due.map((row) => ({ event: dueEvent(row), endpoint: endpoints.get(row.endpoint_id)!, attempt: row.attempts + 1, due_at: row.due_at }));
 }
 
 
@@ -184,30 +225,60 @@ export class PgEventLog implements EventLog {
 
         return this.db.transaction(async (tx) => {
 
-            const due = await tx.rows(queries.claim, until.toISOString(), new Date().toISOString(), limit, leaseUntil.toISOString());
-            if (due.length === 0) {
-                return [];
-            }
-
-            const endpoints = new Map((await tx.rows(queries.endpoints)).map((row) => [row.id, storedEndpoint(row)]));
-            return due.map((row) => ({ event: dueEvent(row), endpoint: endpoints.get(row.endpoint_id)!, attempt: row.attempts + 1, due_at: row.due_at }));
+            return await claimedAttempts(tx, await tx.rows(queries.claim, until.toISOString(), new Date().toISOString(), limit, leaseUntil.toISOString()));
         });
     }
 
-    record(outcome: AttemptOutcome): Promise<boolean> {
+    resend(position: number, endpointIds: string[], dueAt: Date, leaseUntil: Date): Promise<ClaimedAttempt[]> {
+
+        return this.db.transaction(async (tx) => {
+
+            const now = new Date().toISOString();
+            await tx.rows(queries.arm, position, endpointIds, dueAt.toISOString(), now);
+            return await claimedAttempts(tx, await tx.rows(queries.claimArmed, [position], endpointIds, now, leaseUntil.toISOString()));
+        });
+    }
+
+    recover(endpointId: string, since: string, dueAt: Date, leaseUntil: Date): Promise<ClaimedAttempt[]> {
+
+        return this.db.transaction(async (tx) => {
+
+            const now = new Date().toISOString();
+            const positions = (await tx.rows(queries.recover, endpointId, since, dueAt.toISOString(), now)).map(({ event_position: position }) => position);
+            return await claimedAttempts(tx, await tx.rows(queries.claimArmed, positions, [endpointId], now, leaseUntil.toISOString()));
+        });
+    }
+
+    async setDisabled(endpointId: string, disabled: { at: string; reason: DisabledReason } | null): Promise<void> {
+
+        await this.db.rows(queries.setDisabled, endpointId, disabled?.at ?? null, disabled?.reason ?? null);
+    }
+
+    async setGivenUpInARow(endpointId: string, count: number, disableAt: string | null): Promise<void> {
+
+        await this.db.rows(queries.setGivenUpInARow, endpointId, count, disableAt);
+    }
+
+    async rotateSecret(endpointId: string, secret: string, until: string): Promise<void> {
+
+        await this.db.rows(queries.rotateSecret, endpointId, secret, until);
+    }
+
+    record(outcome: AttemptOutcome): Promise<number | null> {
 
         const state = deliveryState(outcome);
         return this.db.transaction(async (tx) => {
 
-            if (!await tx.row(queries.record, outcome.position, outcome.endpoint_id, outcome.attempt, state, outcome.next_due_at, outcome.delivered ? 1 : 0)) {
-                return false;
+            const recorded = await tx.row(queries.record, outcome.position, outcome.endpoint_id, outcome.attempt, state, outcome.next_due_at, outcome.delivered ? 1 : 0, state === 'given_up' ? 1 : 0);
+            if (!recorded) {
+                return null;
             }
 
             if (outcome.given_up) {
                 await this.writer.write(tx, this.context, { type: 'webhook.delivery.given_up', ...outcome.given_up });
             }
 
-            return true;
+            return recorded.before;
         });
     }
 }

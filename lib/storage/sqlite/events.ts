@@ -1,9 +1,9 @@
 import type { Transaction } from 'better-sqlite3';
 
 import type { RecordContext } from '../../clock';
-import type { AttemptOutcome, ClaimedAttempt, StoredEndpoint, StoredEvent, TypePattern } from '../../events/model';
+import type { AttemptOutcome, ClaimedAttempt, DisabledReason, StoredEndpoint, StoredEvent, TypePattern } from '../../events/model';
 import type { EventLog } from '../engine';
-import { defaultEventsKept, deliveryState, dueEvent, endpointColumns, endpointRow, insertDeliveries, prunes, pruneEvents, storedEndpoint, type DueRow, type EndpointRow, type NewEvent } from '../events-sql';
+import { defaultEventsKept, deliveryState, dueEvent, endpointColumns, endpointRow, endpointUpsert, insertDeliveries, prunes, pruneEvents, recoverDeliveries, rotateSecret, setDisabled, setGivenUpInARow, storedEndpoint, type DueRow, type EndpointRow, type NewEvent } from '../events-sql';
 import type { Database } from './open';
 import { lazyStatements, settled, sql, type Statements } from './statements';
 
@@ -35,26 +35,45 @@ export const queries = {
     endpoint: sql<[string], EndpointRow>(`SELECT ${endpointList} FROM webhook_endpoints WHERE id = ?`),
     dropEndpointsExcept: sql<[string]>('DELETE FROM webhook_endpoints WHERE id NOT IN (SELECT value FROM json_each(?))'),
     upsertEndpoint: sql<[EndpointRow]>(`INSERT INTO webhook_endpoints (${endpointList})
-        VALUES (@id, @ordinal, @url, @types, @secret, @signing_clock, @retry_schedule, @created_at, @delivered, @failed)
-        ON CONFLICT (id) DO UPDATE SET ordinal = excluded.ordinal, url = excluded.url, types = excluded.types, secret = excluded.secret,
-            signing_clock = excluded.signing_clock, retry_schedule = excluded.retry_schedule`),
+        VALUES (${endpointColumns.map((column) => `@${column}`).join(', ')})
+        ${endpointUpsert}`),
+    setDisabled: sql<[{ id: string; at: string | null; reason: string | null }]>(setDisabled('@id', '@at', '@reason')),
+    setGivenUpInARow: sql<[{ id: string; count: number; disable_at: string | null }]>(setGivenUpInARow('@id', '@count', '@disable_at')),
+    rotateSecret: sql<[{ id: string; secret: string; until: string }]>(rotateSecret('@id', '@secret', '@until')),
     dropEndpointTypes: sql<[string]>('DELETE FROM webhook_endpoint_types WHERE endpoint_id = ?'),
     insertEndpointType: sql<[string, string, number]>('INSERT OR IGNORE INTO webhook_endpoint_types (endpoint_id, pattern, prefix) VALUES (?, ?, ?)'),
 
-    nextDue: sql<[], string | null>(`SELECT min(due_at) FROM webhook_deliveries WHERE state = 'pending'`),
-    countDue: sql<[string], number>(`SELECT count(*) FROM webhook_deliveries WHERE state = 'pending' AND due_at <= ?`),
+    // A disabled endpoint's deliveries are not due until it is enabled.
+    nextDue: sql<[], string | null>(`SELECT min(d.due_at) FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+        WHERE d.state = 'pending' AND e.disabled_at IS NULL`),
+    countDue: sql<[string], number>(`SELECT count(*) FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+        WHERE d.state = 'pending' AND d.due_at <= ? AND e.disabled_at IS NULL`),
     due: sql<[{ until: string; now: string; limit: number }], DueRow>(`SELECT d.event_position AS position, d.endpoint_id, d.attempts, d.due_at,
             v.id AS event_id, v.type, v.created_at, v.data
         FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id JOIN events v ON v.position = d.event_position
-        WHERE d.state = 'pending' AND d.due_at <= @until AND (d.leased_until IS NULL OR d.leased_until <= @now)
+        WHERE d.state = 'pending' AND d.due_at <= @until AND (d.leased_until IS NULL OR d.leased_until <= @now) AND e.disabled_at IS NULL
         ORDER BY d.due_at, d.event_position, e.ordinal LIMIT +@limit`),
+    // A delivery made due again, or made for an endpoint added after its event; one in flight is left as it is.
+    armDelivery: sql<[{ position: number; endpoint_id: string; due_at: string; now: string }]>(`INSERT INTO webhook_deliveries (event_position, endpoint_id, due_at)
+        SELECT @position, id, @due_at FROM webhook_endpoints WHERE id = @endpoint_id
+        ON CONFLICT (event_position, endpoint_id) DO UPDATE SET state = 'pending', due_at = excluded.due_at
+            WHERE leased_until IS NULL OR leased_until <= @now`),
+    recover: sql<[{ endpoint_id: string; since: string; due_at: string; now: string }], number>(recoverDeliveries('@endpoint_id', '@since', '@due_at', '@now')),
+    // One delivery armed above, to claim: pending, not in flight, to an endpoint enabled.
+    armed: sql<[{ position: number; endpoint_id: string; now: string }], DueRow>(`SELECT d.event_position AS position, d.endpoint_id, d.attempts, d.due_at,
+            v.id AS event_id, v.type, v.created_at, v.data
+        FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id JOIN events v ON v.position = d.event_position
+        WHERE d.event_position = @position AND d.endpoint_id = @endpoint_id AND d.state = 'pending'
+            AND (d.leased_until IS NULL OR d.leased_until <= @now) AND e.disabled_at IS NULL`),
     lease: sql<[string, number, string]>('UPDATE webhook_deliveries SET leased_until = ? WHERE event_position = ? AND endpoint_id = ?'),
     // Recorded only from the attempt before it: a second record of one attempt changes nothing.
     recordAttempt: sql<[{ position: number; endpoint_id: string; attempt: number; state: string; due_at: string | null }]>(`UPDATE webhook_deliveries
         SET attempts = @attempt, state = @state, due_at = coalesce(@due_at, due_at), leased_until = NULL
         WHERE event_position = @position AND endpoint_id = @endpoint_id AND state = 'pending' AND attempts = @attempt - 1`),
-    countDelivered: sql<[string]>('UPDATE webhook_endpoints SET delivered = delivered + 1 WHERE id = ?'),
-    countFailed: sql<[string]>('UPDATE webhook_endpoints SET failed = failed + 1 WHERE id = ?')
+    givenUpInARow: sql<[string], number>('SELECT given_up_in_a_row FROM webhook_endpoints WHERE id = ?'),
+    // A delivery ends the endpoint's given-up deliveries in a row; one given up adds to them.
+    countDelivered: sql<[string]>('UPDATE webhook_endpoints SET delivered = delivered + 1, given_up_in_a_row = 0 WHERE id = ?'),
+    countFailed: sql<[{ id: string; given_up: number }]>('UPDATE webhook_endpoints SET failed = failed + 1, given_up_in_a_row = given_up_in_a_row + @given_up WHERE id = @id')
 };
 
 /**
@@ -117,7 +136,9 @@ export class SqliteEventLog implements EventLog {
     private readonly statements: Statements<typeof queries>;
     private readonly replace: Transaction<(endpoints: StoredEndpoint[]) => void>;
     private readonly claim: Transaction<(until: string, limit: number, leaseUntil: string) => ClaimedAttempt[]>;
-    private readonly recordOutcome: Transaction<(outcome: AttemptOutcome) => boolean>;
+    private readonly recordOutcome: Transaction<(outcome: AttemptOutcome) => number | null>;
+    private readonly arm: Transaction<(position: number, endpointIds: string[], dueAt: string, leaseUntil: string) => ClaimedAttempt[]>;
+    private readonly rearm: Transaction<(endpointId: string, since: string, dueAt: string, leaseUntil: string) => ClaimedAttempt[]>;
 
     constructor(readonly namespace: string, db: Database, private readonly context: RecordContext) {
 
@@ -138,9 +159,9 @@ export class SqliteEventLog implements EventLog {
             }
         });
 
-        this.claim = db.transaction((until: string, limit: number, leaseUntil: string) => {
+        // Leases the rows and reads their endpoints, each once.
+        const leased = (due: DueRow[], leaseUntil: string): ClaimedAttempt[] => {
 
-            const due = statements.due.all({ until, now: new Date().toISOString(), limit });
             const endpoints = new Map<string, StoredEndpoint>();
             return due.map((row) => {
 
@@ -153,6 +174,27 @@ export class SqliteEventLog implements EventLog {
 
                 return { event: dueEvent(row), endpoint, attempt: row.attempts + 1, due_at: row.due_at };
             });
+        };
+
+        this.claim = db.transaction((until: string, limit: number, leaseUntil: string) => leased(statements.due.all({ until, now: new Date().toISOString(), limit }), leaseUntil));
+
+        const claimArmed = (pairs: [number, string][], leaseUntil: string, now: string): ClaimedAttempt[] => leased(pairs.flatMap(([position, endpointId]) => statements.armed.all({ position, endpoint_id: endpointId, now })), leaseUntil);
+
+        this.arm = db.transaction((position: number, endpointIds: string[], dueAt: string, leaseUntil: string) => {
+
+            const now = new Date().toISOString();
+            for (const endpointId of endpointIds) {
+                statements.armDelivery.run({ position, endpoint_id: endpointId, due_at: dueAt, now });
+            }
+
+            return claimArmed(endpointIds.map((endpointId) => [position, endpointId]), leaseUntil, now);
+        });
+
+        this.rearm = db.transaction((endpointId: string, since: string, dueAt: string, leaseUntil: string) => {
+
+            const now = new Date().toISOString();
+            const positions = statements.recover.pluck().all({ endpoint_id: endpointId, since, due_at: dueAt, now });
+            return claimArmed(positions.sort((a, b) => a - b).map((position) => [position, endpointId]), leaseUntil, now);
         });
 
         this.recordOutcome = db.transaction((outcome: AttemptOutcome) => {
@@ -160,15 +202,22 @@ export class SqliteEventLog implements EventLog {
             const state = deliveryState(outcome);
             const { changes } = statements.recordAttempt.run({ position: outcome.position, endpoint_id: outcome.endpoint_id, attempt: outcome.attempt, state, due_at: outcome.next_due_at });
             if (changes === 0) {
-                return false;
+                return null;
             }
 
-            (outcome.delivered ? statements.countDelivered : statements.countFailed).run(outcome.endpoint_id);
+            const before = statements.givenUpInARow.pluck().get(outcome.endpoint_id)!;
+            if (outcome.delivered) {
+                statements.countDelivered.run(outcome.endpoint_id);
+            }
+            else {
+                statements.countFailed.run({ id: outcome.endpoint_id, given_up: state === 'given_up' ? 1 : 0 });
+            }
+
             if (outcome.given_up) {
                 this.writer.write(this.context, { type: 'webhook.delivery.given_up', ...outcome.given_up });
             }
 
-            return true;
+            return before;
         });
     }
 
@@ -217,9 +266,43 @@ export class SqliteEventLog implements EventLog {
         return settled(() => this.claim.immediate(until.toISOString(), limit, leaseUntil.toISOString()));
     }
 
-    record(outcome: AttemptOutcome): Promise<boolean> {
+    record(outcome: AttemptOutcome): Promise<number | null> {
 
         return settled(() => this.recordOutcome.immediate(outcome));
+    }
+
+    setDisabled(endpointId: string, disabled: { at: string; reason: DisabledReason } | null): Promise<void> {
+
+        return settled(() => {
+
+            this.statements.setDisabled.run({ id: endpointId, at: disabled?.at ?? null, reason: disabled?.reason ?? null });
+        });
+    }
+
+    setGivenUpInARow(endpointId: string, count: number, disableAt: string | null): Promise<void> {
+
+        return settled(() => {
+
+            this.statements.setGivenUpInARow.run({ id: endpointId, count, disable_at: disableAt });
+        });
+    }
+
+    rotateSecret(endpointId: string, secret: string, until: string): Promise<void> {
+
+        return settled(() => {
+
+            this.statements.rotateSecret.run({ id: endpointId, secret, until });
+        });
+    }
+
+    resend(position: number, endpointIds: string[], dueAt: Date, leaseUntil: Date): Promise<ClaimedAttempt[]> {
+
+        return settled(() => this.arm.immediate(position, endpointIds, dueAt.toISOString(), leaseUntil.toISOString()));
+    }
+
+    recover(endpointId: string, since: string, dueAt: Date, leaseUntil: Date): Promise<ClaimedAttempt[]> {
+
+        return settled(() => this.rearm.immediate(endpointId, since, dueAt.toISOString(), leaseUntil.toISOString()));
     }
 }
 
