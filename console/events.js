@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 
 import { notMountedHint, shortId } from './instances.js';
-import { ErrorNote, html, when } from './ui.js';
+import { ErrorNote, html, Outcome, useAction, when } from './ui.js';
 
 
 // Enough to follow a demo; older events drop off the end (GET .../events lists them all).
@@ -183,7 +183,7 @@ function deliveriesOf(attempts) {
 
     const byWebhook = new Map();
     for (const attempt of attempts) {
-        const delivery = byWebhook.get(attempt.webhook_id) ?? { webhook_id: attempt.webhook_id, event_id: attempt.event_id, type: attempt.type, url: attempt.url, attempts: [] };
+        const delivery = byWebhook.get(attempt.webhook_id) ?? { webhook_id: attempt.webhook_id, event_id: attempt.event_id, endpoint_id: attempt.endpoint_id, type: attempt.type, url: attempt.url, attempts: [] };
         delivery.attempts.push(attempt);
         byWebhook.set(attempt.webhook_id, delivery);
     }
@@ -201,6 +201,84 @@ function outcomeOf(attempt) {
     }
 
     return attempt.status !== null && attempt.status >= 200 && attempt.status < 300 ? `${answer}: delivered` : `${answer}: given up`;
+}
+
+
+// A body as kept: JSON indented when it is whole JSON, else the text as it came; said when cut at its first KiB.
+function bodyText(message) {
+
+    let text = message.body;
+    if (!message.body_truncated) {
+        try {
+            text = JSON.stringify(JSON.parse(message.body), null, 2);
+        }
+        catch {
+            text = message.body;
+        }
+    }
+
+    return message.body_truncated ? `${text}\n… (the first KiB of a longer body)` : text;
+}
+
+
+// One side of an attempt as HTTP shows it: its first line, its headers, a blank line and its body.
+function messageText(first, message) {
+
+    const headers = Object.entries(message.headers).map(([name, value]) => `${name}: ${value}`);
+    return [first, ...headers, ...(message.body ? ['', bodyText(message)] : [])].join('\n');
+}
+
+
+// What an attempt sent and what came back, folded until asked for.
+function Exchange({ delivery, attempt }) {
+
+    const what = `attempt ${attempt.attempt} of ${delivery.type} ${shortId(delivery.event_id)}`;
+    return html`<details class="exchange"><summary>Request and answer</summary>
+        <h4 class="label">Request</h4>
+        ${attempt.request ?
+        html`<pre tabindex="0" aria-label=${`Request of ${what}`}>${messageText(`POST ${delivery.url}`, attempt.request)}</pre>` :
+        html`<p class="meta">Nothing left: ${attempt.fault ? 'a fault rule dropped it before it was sent' : attempt.error ?? 'not sent'}.</p>`}
+        <h4 class="label">Answer</h4>
+        ${attempt.response ?
+        html`<pre tabindex="0" aria-label=${`Answer to ${what}`}>${messageText(`HTTP ${attempt.status}`, attempt.response)}</pre>` :
+        html`<p class="meta">No answer came: ${attempt.error ?? 'none'}.</p>`}
+    </details>`;
+}
+
+
+// The resend route of an event: the default data set's, or the instance's.
+function resendPath(id, eventId) {
+
+    return `${eventsPath(id)}/${encodeURIComponent(eventId)}/resend`;
+}
+
+
+// One delivery: its event and endpoint, each attempt with what it sent and what came back, and a resend button.
+function Delivery({ instances, delivery, onResent }) {
+
+    const [state, run] = useAction();
+    const resend = () => run(async () => {
+
+        const { data } = await instances.adminCall(resendPath(instances.selected, delivery.event_id), { method: 'POST', body: { endpoint_id: delivery.endpoint_id } });
+        onResent();
+        return data.attempted;
+    }, (attempted) => (attempted ?
+        `Resent ${delivery.type} ${shortId(delivery.event_id)} to ${delivery.url}: ${attempted} attempt${attempted === 1 ? '' : 's'} made, with the same webhook-id.` :
+        `No attempt of ${delivery.type} ${shortId(delivery.event_id)} was made now: the endpoint is disabled, and the resend waits, pending, until it is enabled.`));
+
+    return html`<li class="card">
+        <p><strong>${delivery.type}</strong> to <code>${delivery.url}</code> <span class="meta">event <code title=${delivery.event_id}>${shortId(delivery.event_id)}</code>, webhook-id <code>${delivery.webhook_id}</code></span></p>
+        <ol class="attempts">
+            ${delivery.attempts.map((attempt, index) => html`<li key=${`${attempt.id}-${index}`}>Attempt ${attempt.attempt} at <span title=${attempt.at}>${when(attempt.at)}</span>: ${outcomeOf(attempt)} <span class="meta">(${attempt.duration_ms} ms${attempt.fault ? `, fault ${shortId(attempt.fault)}` : ''})</span>
+                <${Exchange} delivery=${delivery} attempt=${attempt} />
+            </li>`)}
+        </ol>
+        <div class="row">
+            <button type="button" disabled=${state.busy} aria-label=${`Resend ${delivery.type} ${shortId(delivery.event_id)} to ${delivery.url}`} onClick=${resend}>Resend</button>
+            <span class="meta">One attempt now, whatever became of the others.</span>
+        </div>
+        <div aria-live="polite"><${Outcome} state=${state} /></div>
+    </li>`;
 }
 
 
@@ -346,12 +424,7 @@ export function Events({ instances }) {
         <${ErrorNote} error=${sent.error} />
         <${ErrorNote} error=${deliveries.error} />
         ${deliveries.deliveries.length ? html`<ol class="deliveries" aria-labelledby="deliveries-heading">
-            ${deliveries.deliveries.map((delivery) => html`<li key=${delivery.webhook_id} class="card">
-                <p><strong>${delivery.type}</strong> to <code>${delivery.url}</code> <span class="meta">event <code title=${delivery.event_id}>${shortId(delivery.event_id)}</code>, webhook-id <code>${delivery.webhook_id}</code></span></p>
-                <ol class="attempts">
-                    ${delivery.attempts.map((attempt) => html`<li key=${attempt.id}>Attempt ${attempt.attempt} at <span title=${attempt.at}>${when(attempt.at)}</span>: ${outcomeOf(attempt)} <span class="meta">(${attempt.duration_ms} ms${attempt.fault ? `, fault ${shortId(attempt.fault)}` : ''})</span></li>`)}
-                </ol>
-            </li>`)}
+            ${deliveries.deliveries.map((delivery) => html`<${Delivery} key=${delivery.webhook_id} instances=${instances} delivery=${delivery} onResent=${() => setRevision((n) => n + 1)} />`)}
         </ol>` : html`<p class="meta">No deliveries: PUT ${webhooksPath(selected)} sets the endpoints that receive the events.</p>`}
         <h3 id="inbox-heading">Console inbox</h3>
         <${ErrorNote} error=${inbox.error} />

@@ -42,7 +42,7 @@ export function useInstances() {
     const [clockRevision, setClockRevision] = useState(0);
     const [snapshots, setSnapshots] = useState({});
     // The new instance form's choices outlive the view, which leaves the page whenever another view opens.
-    const [choices, setChoices] = useState({ seed: 'demo', pay: true });
+    const [choices, setChoices] = useState({ seed: 'demo', pay: true, clock: '' });
     // The instance the pay view made: asked again, the page uses it rather than make another.
     const [payInstance, setPayInstance] = useState(null);
     // Only the newest list applies: an older one that answers late would drop an instance made since.
@@ -209,14 +209,31 @@ export function InstancePicker({ instances }) {
 }
 
 
+/** A datetime-local field's value (2040-01-01T00:00, seconds optional) as the UTC instant it names. */
+function utcInstant(value) {
+
+    return `${value.length === 16 ? `${value}:00` : value}Z`;
+}
+
+
+// What the success line says of a new instance: pay, and where its clock stands.
+function madeWords(made) {
+
+    const clock = made.clock ? `, its clock frozen at ${when(made.clock)}` : '';
+    return `Made instance ${shortId(made.id)}${made.pay ? ', with pay' : ''}${clock}: the page now uses it.`;
+}
+
+
 function NewInstance({ instances }) {
 
     const [state, run] = useAction();
-    const { seed, pay } = instances.choices;
+    const { seed, pay, clock } = instances.choices;
     return html`<form class="card" aria-labelledby="new-instance-heading" onSubmit=${(event) => {
 
         event.preventDefault();
-        run(() => instances.create({ seed, pay }), (made) => `Made instance ${shortId(made.id)}${made.pay ? ', with pay' : ''}: the page now uses it.`);
+        // Left empty, the instance follows the wall clock.
+        const options = clock ? { seed, pay, clock: utcInstant(clock) } : { seed, pay };
+        run(() => instances.create(options), madeWords);
     }}>
         <h3 id="new-instance-heading">New instance</h3>
         <div class="fields">
@@ -227,9 +244,13 @@ function NewInstance({ instances }) {
                 </select>
             </label>
             <label class="check"><input type="checkbox" name="pay" checked=${pay} onChange=${(event) => instances.choose({ pay: event.target.checked })} /> Provision pay</label>
+            <label>Clock frozen at (UTC)
+                <input type="datetime-local" name="clock" step="1" value=${clock} aria-describedby="new-instance-clock-hint" onInput=${(event) => instances.choose({ clock: event.target.value })} />
+            </label>
         </div>
+        <p id="new-instance-clock-hint" class="hint">With a date, the instance's clock stands still there until a move: what falls due (a transfer settling, a retry) waits for the clock's buttons. Empty, it follows the wall clock.</p>
         <button type="submit" disabled=${state.busy || !instances.ready}>New instance</button>
-        <${Outcome} state=${state} />
+        <${Outcome} state=${state} labels=${{ clock: 'Clock frozen at' }} />
     </form>`;
 }
 
@@ -243,11 +264,12 @@ function LiveInstances({ instances }) {
 
     return html`<div class="scroll" tabindex="0" role="region" aria-label="Live instances, scrollable"><table>
         <caption>Live instances, oldest first (${list.length})</caption>
-        <thead><tr><th scope="col">Instance</th><th scope="col">Data</th><th scope="col">Pay</th><th scope="col">Made</th><th scope="col">Expires</th><th scope="col"><span class="visually-hidden">Use</span></th></tr></thead>
+        <thead><tr><th scope="col">Instance</th><th scope="col">Data</th><th scope="col">Pay</th><th scope="col">Clock</th><th scope="col">Made</th><th scope="col">Expires</th><th scope="col"><span class="visually-hidden">Use</span></th></tr></thead>
         <tbody>${list.map((instance) => html`<tr key=${instance.id}>
             <td><code title=${instance.id}>${shortId(instance.id)}</code></td>
             <td>${instance.seed}</td>
             <td>${instance.pay ? 'yes' : 'no'}</td>
+            <td>${instance.clock ? html`frozen at <span title=${instance.clock}>${when(instance.clock)}</span>` : 'wall clock'}</td>
             <td>${when(instance.created_at)}</td>
             <td>${when(instance.expires_at)}</td>
             <td><button type="button" aria-pressed=${instance.id === selected} aria-label=${`Use instance ${shortId(instance.id)}`} onClick=${() => instances.switchTo(instance.id)}>Use</button></td>

@@ -65,6 +65,9 @@ export async function createServer(options: Options = {}): Promise<Server> {
         return opened;
     };
 
+    // Values that never reach a journal entry, the live log or a log line: the token secret and the pay keys.
+    // An empty key hides nothing: it is not a secret to look for.
+    const secrets = [secret, settings.pay.publishableKey, settings.pay.secretKey].filter((value): value is string => Boolean(value));
     // What every data set carries beside its databases: a failed scheduled task is logged by the server.
     const log = (tags: string[], data: object): void => server.log(tags, data);
     // One agent per protocol for the whole server: every data set's attempts share its bounded sockets.
@@ -74,6 +77,7 @@ export async function createServer(options: Options = {}): Promise<Server> {
         journalBudget: new JournalBudget(settings.journalBudgetMib * 2 ** 20),
         log,
         outbound: { hosts: settings.webhookHosts, timeoutMs: settings.webhookTimeoutMs, agents },
+        secrets,
         moveDeadlineMs: settings.clockMoveDeadlineMs,
         disableAfter: settings.webhookDisableAfter
     });
@@ -138,9 +142,6 @@ export async function createServer(options: Options = {}): Promise<Server> {
         return defaultData().close();
     });
 
-    // Values that never reach a journal entry, the live log or a log line: the token secret and the pay keys.
-    // An empty key hides nothing: it is not a secret to look for.
-    const secrets = [secret, settings.pay.publishableKey, settings.pay.secretKey].filter((value): value is string => Boolean(value));
     // First: the id a request is logged under is settled before the logger sees the request.
     await server.register(requestIdPlugin);
     await server.register({ plugin: HapiPino, options: loggingOptions(settings, secrets) });

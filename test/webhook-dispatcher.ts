@@ -6,7 +6,7 @@ import Lab from '@hapi/lab';
 import { Clock } from '../lib/clock';
 import { Scheduler, Timeline, type OutboundCall, type OutboundOutcome, type OutboundSender } from '../lib/data-set';
 import type { TimedStore } from '../lib/data-set/transitions';
-import { DeliveryJournal, matchesDelivery, type DeliveryEntry } from '../lib/events/deliveries';
+import { DeliveryJournal, keptBodyBytes, keptExchange, keptHeaderChars, keptHeaders, matchesDelivery, type DeliveryEntry } from '../lib/events/deliveries';
 import { Dispatcher, type DispatcherParts } from '../lib/events/dispatcher';
 import { matchesType, type AttemptOutcome, type ClaimedAttempt, type StoredEndpoint, type StoredEvent } from '../lib/events/model';
 import { DomainError } from '../lib/errors';
@@ -154,7 +154,7 @@ class CountingSender implements OutboundSender {
 
         this.calls.push(call);
         const [status = 200] = this.statuses.splice(0, 1);
-        return Promise.resolve({ status, error: status === null ? 'connection_refused' : null, duration_ms: 1 });
+        return Promise.resolve({ status, error: status === null ? 'connection_refused' : null, duration_ms: 1, sent: call.headers, answer: status === null ? null : { headers: [], body: Buffer.alloc(0) } });
     }
 
     close(): void {
@@ -475,7 +475,7 @@ describe('the webhook dispatcher', () => {
 
 describe('the delivery journal', () => {
 
-    const entry = (attempt: number): DeliveryEntry => ({ id: `msg_1.${attempt}`, event_id: 'e1', type: 'pay.transaction.created', webhook_id: 'msg_1', endpoint_id: 'we_1', url: 'http://127.0.0.1/hook', attempt, at: start.toISOString(), status: 500, duration_ms: 1, error: null, fault: null, next_attempt_at: null });
+    const entry = (attempt: number): DeliveryEntry => ({ id: `msg_1.${attempt}`, event_id: 'e1', type: 'pay.transaction.created', webhook_id: 'msg_1', endpoint_id: 'we_1', url: 'http://127.0.0.1/hook', attempt, at: start.toISOString(), status: 500, duration_ms: 1, error: null, fault: null, next_attempt_at: null, request: null, response: null });
 
     it('keeps at most its size, the oldest dropped, inside the memory the journals share, and nothing once closed', () => {
 
@@ -492,12 +492,63 @@ describe('the delivery journal', () => {
 
         const none = new DeliveryJournal(0, budget);
         none.add(entry(1));
+        none.record(entry(1), { sent: null, answer: null, secrets: [] });
         expect(none.list()).to.equal([]);
 
         budget.leave(journal);
         journal.add(entry(4));
+        journal.record(entry(5), { sent: null, answer: null, secrets: [] });
         expect(journal.list()).to.equal([]);
         expect(budget.used).to.equal(0);
+    });
+
+    it('counts what an attempt sent and what came back in the memory it takes', () => {
+
+        const budget = new JournalBudget(2 ** 20);
+        const journal = new DeliveryJournal(10, budget);
+        journal.add(entry(1));
+        const bare = journal.bytes;
+        const message = { headers: { 'content-type': 'text/plain' }, body: 'x'.repeat(1000), body_truncated: false };
+        journal.add({ ...entry(2), request: message, response: message });
+        expect(journal.bytes - bare).to.equal(bare + 2 * 2 * ('content-type'.length + 'text/plain'.length + 1000));
+        expect(budget.used).to.equal(journal.bytes);
+    });
+
+    it('keeps the first KiB of each body and the first headers, each cut, and hides credentials, the endpoint\'s secret among them', () => {
+
+        const secret = `whsec_${Buffer.alloc(32, 9).toString('base64')}`;
+        const jwt = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhbm4ifQ.c2lnbmF0dXJl';
+        const many = Array.from({ length: 40 }, (_, i): [string, string] => [`X-Header-${i}`, String(i)]);
+        const answer = {
+            headers: [['Set-Cookie', 'session=abc'], ['Authorization', 'Bearer abc'], ['X-Echo', secret], ['X-Key', secret.slice(6)], ['X-Long', 'v'.repeat(600)], ['X-Token-Echo', `id ${jwt}`], ['X-Trace', 'a'], ['x-trace', 'b'], ...many] as [string, string][],
+            body: Buffer.from(JSON.stringify({ password: 'hunter2', echo: secret, jwt, notes: 'é'.repeat(600) }))
+        };
+        const sent = { headers: { 'content-type': 'application/json', 'webhook-signature': 'v1,abc=', 'webhook-id': 'msg_1' }, body: `{"data":{"name":"${'a'.repeat(2000)}","server":"s3cret-of-the-server"}}` };
+        const { request, response } = keptExchange({ sent, answer, secrets: [secret] }, ['s3cret-of-the-server']);
+
+        // The signature is an HMAC of the body, and shows.
+        expect(request).to.equal({ headers: sent.headers, body: sent.body.slice(0, keptBodyBytes), body_truncated: true });
+        const kept = Object.entries(response!.headers);
+        expect(kept.length).to.equal(keptHeaders);
+        expect(kept.slice(0, 8)).to.equal([
+            ['set-cookie', '[hidden]'], ['authorization', '[hidden]'], ['x-echo', '[hidden]'], ['x-key', '[hidden]'], ['x-long', 'v'.repeat(keptHeaderChars)],
+            ['x-token-echo', '[hidden]'], ['x-trace', 'a, b'], ['x-header-0', '0']
+        ]);
+        expect(kept.at(-1)).to.equal(['x-header-24', '24']);
+
+        // Hidden before the cut; the cut falls between characters, never inside one.
+        expect(response!.body_truncated).to.equal(true);
+        expect(response!.body).to.startWith('{"password":"[hidden]","echo":"[hidden]","jwt":"[hidden]","notes":"éé');
+        expect(Buffer.byteLength(response!.body)).to.equal(keptBodyBytes - 1);
+        expect(response!.body).to.not.contain(secret.slice(6, 20));
+
+        // A long answer is scanned only at its start, and kept cut as any other.
+        const long = keptExchange({ sent: null, answer: { headers: [], body: Buffer.from(`"${'p'.repeat(64 * 1024)}"`) }, secrets: [] }, []).response!;
+        expect([long.body.length, long.body_truncated]).to.equal([keptBodyBytes, true]);
+
+        // Nothing sent, nothing answered: nothing kept; a short body whole.
+        expect(keptExchange({ sent: null, answer: null, secrets: [secret] }, [])).to.equal({ request: null, response: null });
+        expect(keptExchange({ sent: { headers: {}, body: '{}' }, answer: { headers: [['__proto__', 'x']], body: Buffer.from('ok') }, secrets: [secret] }, []).response).to.equal({ headers: JSON.parse('{"__proto__":"x"}'), body: 'ok', body_truncated: false });
     });
 
     it('matches a pattern field by field', () => {

@@ -107,6 +107,15 @@ describe('the outbound sender', () => {
         expect(got.headers).to.include({ 'content-type': 'application/json', 'webhook-id': 'msg_1', 'content-length': '10', 'user-agent': 'localgate/0.1.0', connection: 'keep-alive' });
     });
 
+    it('answers the headers it sent, and the receiver\'s headers in their order and the start of its body', async () => {
+
+        receiver.answers.push((response) => response.writeHead(202, [['X-Trace', 'a'], ['Content-Type', 'text/plain'], ['X-Trace', 'b']]).end('queued'));
+        const outcome = await call(receiver.url);
+        expect(outcome.sent).to.equal({ 'content-type': 'application/json', 'webhook-id': 'msg_1', 'user-agent': 'localgate/0.1.0', 'content-length': '7' });
+        expect(outcome.answer!.headers.filter(([name]) => name !== 'Date' && name !== 'Connection' && name !== 'Keep-Alive' && name !== 'Transfer-Encoding')).to.equal([['X-Trace', 'a'], ['Content-Type', 'text/plain'], ['X-Trace', 'b']]);
+        expect(outcome.answer!.body.toString()).to.equal('queued');
+    });
+
     it('follows no redirect: a 3xx is the answer', async () => {
 
         receiver.answers.push((response) => response.writeHead(302, { location: 'http://127.0.0.1:9/elsewhere' }).end());
@@ -123,7 +132,9 @@ describe('the outbound sender', () => {
             response.write(Buffer.alloc(maxResponseBytes + 1));
             // Never ended: the sender stops reading past the bound.
         });
-        expect(await call(receiver.url)).to.include({ status: 200, error: null });
+        const outcome = await call(receiver.url);
+        expect(outcome).to.include({ status: 200, error: null });
+        expect(outcome.answer!.body.length).to.equal(maxResponseBytes);
     });
 
     it('answers the status of an answer cut short', async () => {
@@ -133,14 +144,17 @@ describe('the outbound sender', () => {
             response.writeHead(500, { 'content-length': '100' });
             response.write('partial', () => response.socket!.destroy());
         });
-        expect(await call(receiver.url)).to.include({ status: 500, error: null });
+        const outcome = await call(receiver.url);
+        expect(outcome).to.include({ status: 500, error: null });
+        expect(outcome.answer!.body.toString()).to.equal('partial');
     });
 
     it('gives up after the timeout', async () => {
 
         receiver.answers.push(() => undefined);
         const outcome = await call(receiver.url);
-        expect(outcome).to.include({ status: null, error: 'timeout' });
+        expect(outcome).to.include({ status: null, error: 'timeout', answer: null });
+        expect(outcome.sent).to.include({ 'webhook-id': 'msg_1' });
         expect(outcome.duration_ms).to.be.at.least(290);
     });
 
@@ -161,7 +175,7 @@ describe('the outbound sender', () => {
 
         const sentBefore = receiver.received.length;
         const strict = new HttpSender({ hosts: ['localhost'], timeoutMs: 300, agents });
-        expect(await strict.send({ method: 'POST', url: receiver.url, headers: {}, body: '' })).to.include({ status: null, error: 'host_not_allowed', duration_ms: 0 });
+        expect(await strict.send({ method: 'POST', url: receiver.url, headers: {}, body: '' })).to.equal({ status: null, error: 'host_not_allowed', duration_ms: 0, sent: null, answer: null });
         strict.close();
         expect(receiver.received.length).to.equal(sentBefore);
     });

@@ -7,6 +7,7 @@ import Lab from '@hapi/lab';
 import { Webhook } from 'standardwebhooks';
 
 import type { DeliveryEntry as Delivery } from '../lib/events/deliveries';
+import { mintToken } from '../lib/auth';
 import { webhookId } from '../lib/events/model';
 import { scrubJsonText } from '../lib/secrets';
 import { expectError } from './helpers/errors';
@@ -133,8 +134,22 @@ describe('webhooks', () => {
             duration_ms: entry!.duration_ms,
             error: null,
             fault: null,
-            next_attempt_at: null
+            next_attempt_at: null,
+            request: {
+                headers: {
+                    'content-type': 'application/json',
+                    'webhook-id': webhookId(event.id, endpoint!.id, got!.body),
+                    'webhook-timestamp': String(got!.headers['webhook-timestamp']),
+                    'webhook-signature': String(got!.headers['webhook-signature']),
+                    'user-agent': 'localgate/0.1.0',
+                    'content-length': String(Buffer.byteLength(got!.body))
+                },
+                body: got!.body,
+                body_truncated: false
+            },
+            response: { headers: entry!.response!.headers, body: 'thanks', body_truncated: false }
         });
+        expect(entry!.response!.headers).to.equal({ 'content-type': 'text/plain', date: entry!.response!.headers.date, connection: 'keep-alive', 'keep-alive': 'timeout=5', 'transfer-encoding': 'chunked' });
 
         const read = ok<{ endpoints: Endpoint[] }>(await admin('GET', `/_instances/${id}/webhooks`)).endpoints;
         expect(read).to.equal([{ ...endpoint!, secret: 'whsec_********', delivered: 1, failed: 0 }]);
@@ -237,10 +252,10 @@ describe('webhooks', () => {
         // A genuine duplicate: the same delivery, received twice.
         expect(receiver.received[1]!.headers['webhook-id']).to.equal(receiver.received[0]!.headers['webhook-id']);
         expect(receiver.received[1]!.body).to.equal(receiver.received[0]!.body);
-        expect((await deliveries(id)).map(({ attempt, status, error, fault }) => ({ attempt, status, error, fault }))).to.equal([
-            { attempt: 1, status: null, error: 'dropped', fault: rules[0]!.id },
-            { attempt: 2, status: 200, error: 'dropped', fault: rules[1]!.id },
-            { attempt: 3, status: 200, error: null, fault: null }
+        expect((await deliveries(id)).map(({ attempt, status, error, fault, request, response }) => ({ attempt, status, error, fault, sent: request?.body ?? null, answered: response?.body ?? null }))).to.equal([
+            { attempt: 1, status: null, error: 'dropped', fault: rules[0]!.id, sent: null, answered: null },
+            { attempt: 2, status: 200, error: 'dropped', fault: rules[1]!.id, sent: receiver.received[0]!.body, answered: 'thanks' },
+            { attempt: 3, status: 200, error: null, fault: null, sent: receiver.received[1]!.body, answered: 'thanks' }
         ]);
         expect(ok<{ rules: { hits: number }[] }>(await admin('GET', `/_instances/${id}/faults`)).rules.map(({ hits }) => hits)).to.equal([1, 1]);
         expect(ok<{ endpoints: Endpoint[] }>(await admin('GET', `/_instances/${id}/webhooks`)).endpoints[0]).to.include({ delivered: 1, failed: 2 });
@@ -283,6 +298,48 @@ describe('webhooks', () => {
         // The journal keeps the API's requests only; the live log and the journal both hide a field named secret.
         expect(body<List<{ path: string }>>(journal).data.map(({ path }) => path)).to.equal(['/v1/commerce/products']);
         expect(JSON.parse(scrubJsonText(JSON.stringify({ endpoints: [given] }), []))).to.equal({ endpoints: [{ ...given, secret: '[hidden]' }] });
+    });
+
+    it('shows what each attempt sent and what came back, with the receiver\'s credentials, the endpoint\'s secret and the server\'s hidden', async () => {
+
+        const { id, base_path: base } = await create();
+        await hooks(id, [{ url: receiver.url, secret: fixedSecret }]);
+        const token = mintToken(server.app.localgate.secret, 'ann');
+        receiver.answers.push((response) => response.writeHead(400, { 'content-type': 'application/json', 'set-cookie': 'sid=1', 'x-echo': fixedSecret }).end(JSON.stringify({ error: 'bad', secret: fixedSecret, token, padding: 'p'.repeat(2000) })));
+        const made = await server.inject({ method: 'POST', url: `${base}/v1/commerce/products`, headers: bearer(server, 'ann'), payload: { name: 'Bread', description: `key ${server.app.localgate.secret} and ${token}`, price: 2.5, currency: 'USD', business_id: bakery } });
+        expect(made.statusCode).to.equal(201);
+        await flush(id);
+
+        const res = await admin('GET', `/_instances/${id}/webhooks/deliveries`);
+        expect(res.statusCode).to.equal(200);
+        const [entry] = body<List<Delivery>>(res).data;
+        expect(entry!.status).to.equal(400);
+        expect(entry!.request!.body).to.contain('"description":"key [hidden] and [hidden]"');
+        expect(entry!.request!.body_truncated).to.equal(false);
+        expect(entry!.request!.headers['webhook-signature']).to.equal(String(receiver.received[0]!.headers['webhook-signature']));
+        expect(entry!.response!.headers).to.include({ 'content-type': 'application/json', 'set-cookie': '[hidden]', 'x-echo': '[hidden]' });
+        expect(entry!.response!.body).to.startWith('{"error":"bad","secret":"[hidden]","token":"[hidden]","padding":"ppp');
+        expect(entry!.response!.body.length).to.equal(1024);
+        expect(entry!.response!.body_truncated).to.equal(true);
+        for (const secret of [fixedSecret.slice(6), server.app.localgate.secret, token]) {
+            expect(res.payload).to.not.contain(secret);
+        }
+    });
+
+    it('hides the secret a rotation replaced wherever a receiver echoes it, while both sign', async () => {
+
+        const { id, base_path: base } = await create();
+        const [endpoint] = await hooks(id, [{ url: receiver.url, secret: fixedSecret }]);
+        ok(await admin('POST', `/_instances/${id}/webhooks/${endpoint!.id}/rotate`, { overlap: '1h' }));
+        receiver.answers.push((response) => response.writeHead(200, { 'x-echo': fixedSecret.slice(6) }).end(fixedSecret));
+        await product(base, 'Bread');
+        await flush(id);
+        const res = await admin('GET', `/_instances/${id}/webhooks/deliveries`);
+        expect(res.statusCode).to.equal(200);
+        const [entry] = body<List<Delivery>>(res).data;
+        expect(entry!.request!.headers['webhook-signature']).to.match(/^v1,\S+ v1,\S+$/);
+        expect(entry!.response).to.equal({ headers: { ...entry!.response!.headers, 'x-echo': '[hidden]' }, body: '[hidden]', body_truncated: false });
+        expect(res.payload).to.not.contain(fixedSecret.slice(6));
     });
 
     it('keeps the attempts in order, pages them, counts and finds them by pattern, and forgets them', async () => {

@@ -22,6 +22,8 @@ export interface SharedServices {
     log: FailureLog;
     // The hosts a webhook may call, how long an attempt waits, and the process's agents its sockets come from.
     outbound: OutboundSettings;
+    // Values the delivery journal hides wherever they show: the token secret and the pay keys.
+    secrets: readonly string[];
     // WEBHOOK_DISABLE_AFTER: the deliveries an endpoint gives up in a row that disable it (0: never).
     disableAfter: number;
     // CLOCK_MOVE_DEADLINE_MS: how long a move of the clock may take before it answers, its walk going on.
@@ -67,7 +69,7 @@ export class DataSetServices implements RecordContext {
         this.scheduler = new Scheduler(this.clock, shared.log);
         this.sender = new HttpSender(shared.outbound);
         this.timeline = new Timeline(this.clock, this.scheduler, shared.log, () => this.noticeEvents());
-        this.deliveries = new DeliveryJournal(shared.journalSize, shared.journalBudget);
+        this.deliveries = new DeliveryJournal(shared.journalSize, shared.journalBudget, shared.secrets);
         this.dispatcher = new Dispatcher({ clock: this.clock, scheduler: this.scheduler, sender: this.sender, deliveries: this.deliveries, faults: () => this.faults, log: shared.log, written: () => this.noticeEvents(), timeoutMs: shared.outbound.timeoutMs, disableAfter: shared.disableAfter });
         // Only writes that added deliveries call for a pass: retries due later come by the clock or the scheduler.
         this.onEvents(() => {

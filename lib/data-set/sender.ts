@@ -15,14 +15,24 @@ export interface OutboundCall {
     body: string;
 }
 
+/** A receiver's answer as it came: its headers in their order (name, value), and the start of its body. */
+export interface OutboundAnswer {
+    headers: [string, string][];
+    // At most maxResponseBytes.
+    body: Buffer;
+}
+
 /**
  * What became of a call out: the receiver's status, or null with why there was none (`timeout`,
- * `connection_refused`, `host_not_allowed`, ...), and how long it took on the wall clock.
+ * `connection_refused`, `host_not_allowed`, ...), and how long it took on the wall clock; the headers as they left
+ * (null when nothing left), and the answer (null when none came).
  */
 export interface OutboundOutcome {
     status: number | null;
     error: string | null;
     duration_ms: number;
+    sent: Record<string, string> | null;
+    answer: OutboundAnswer | null;
 }
 
 /** What a data set's sender is allowed: the hosts it may call, how long it waits for an answer, and the process's agents. */
@@ -48,7 +58,8 @@ export interface OutboundSender {
     close(): void;
 }
 
-// The bytes of a receiver's answer read (and thrown away) before the connection is closed: its status is what counts.
+// The bytes of a receiver's answer read before the connection is closed: its status is what counts, and the delivery
+// journal keeps the start of the rest.
 export const maxResponseBytes = 64 * 1024;
 
 // Every call says what made it.
@@ -126,11 +137,13 @@ export class HttpSender implements OutboundSender {
     send(call: OutboundCall): Promise<OutboundOutcome> {
 
         const started = performance.now();
-        const outcome = (status: number | null, error: string | null): OutboundOutcome => ({ status, error, duration_ms: Math.round(performance.now() - started) });
         const url = new URL(call.url);
+        const body = Buffer.from(call.body);
+        const headers = { ...call.headers, 'user-agent': userAgent, 'content-length': String(body.length) };
+        const outcome = (status: number | null, error: string | null, answer: OutboundAnswer | null = null): OutboundOutcome => ({ status, error, duration_ms: Math.round(performance.now() - started), sent: headers, answer });
         // Checked again here, whatever the route checked: the settings are the door's. Nothing left, so it took no time.
         if (!hostAllowed(urlHost(url), this.settings.hosts)) {
-            return Promise.resolve({ status: null, error: 'host_not_allowed', duration_ms: 0 });
+            return Promise.resolve({ status: null, error: 'host_not_allowed', duration_ms: 0, sent: null, answer: null });
         }
 
         const secure = url.protocol === 'https:';
@@ -138,36 +151,36 @@ export class HttpSender implements OutboundSender {
         return new Promise((resolve) => {
 
             let settled = false;
-            const settle = (status: number | null, error: string | null): void => {
+            const settle = (status: number | null, error: string | null, answer: OutboundAnswer | null = null): void => {
 
                 if (!settled) {
                     settled = true;
                     clearTimeout(timer);
                     this.inFlight.delete(outgoing);
-                    resolve(outcome(status, error));
+                    resolve(outcome(status, error, answer));
                 }
             };
 
-            const body = Buffer.from(call.body);
-            const outgoing = request(url, {
-                method: call.method,
-                agent: secure ? this.settings.agents.https : this.settings.agents.http,
-                headers: { ...call.headers, 'user-agent': userAgent, 'content-length': String(body.length) }
-            }, (response) => {
+            const outgoing = request(url, { method: call.method, agent: secure ? this.settings.agents.https : this.settings.agents.http, headers }, (response) => {
 
                 const status = Number(response.statusCode);
+                const raw = response.rawHeaders;
+                const answerHeaders = Array.from({ length: raw.length / 2 }, (_, i): [string, string] => [raw[2 * i]!, raw[2 * i + 1]!]);
+                const chunks: Buffer[] = [];
                 let read = 0;
+                const answered = (): void => settle(status, null, { headers: answerHeaders, body: Buffer.concat(chunks).subarray(0, maxResponseBytes) });
                 response.on('data', (chunk: Buffer) => {
 
+                    chunks.push(chunk);
                     read += chunk.length;
                     if (read > maxResponseBytes) {
                         // Enough: the rest is never read, and the connection is not used again.
                         response.destroy();
-                        settle(status, null);
+                        answered();
                     }
                 });
-                response.on('end', () => settle(status, null));
-                response.on('error', () => settle(status, null));
+                response.on('end', answered);
+                response.on('error', answered);
             });
 
             const timer = setTimeout(() => {

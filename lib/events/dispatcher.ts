@@ -382,9 +382,9 @@ export class Dispatcher {
             await sleep(decision.latencyMs);
         }
 
-        let sent: OutboundOutcome = { status: null, error: 'dropped', duration_ms: 0 };
+        let sent: OutboundOutcome = { status: null, error: 'dropped', duration_ms: 0, sent: null, answer: null };
+        const body = deliveryBody(event);
         if (drop !== 'before') {
-            const body = deliveryBody(event);
             const signedAt = endpoint.signing_clock === 'instance' ? due : new Date();
             const headers = { 'content-type': 'application/json', ...signatureHeaders(signingSecrets(endpoint, at), id, signedAt, body) };
             sent = await this.parts.sender.send({ method: 'POST', url: endpoint.url, headers, body });
@@ -398,7 +398,7 @@ export class Dispatcher {
         const nextAt = step === undefined ? Infinity : due.getTime() + step;
         const next = delivered || nextAt > latestInstant ? null : new Date(nextAt).toISOString();
         this.made += 1;
-        this.parts.deliveries.add({
+        this.parts.deliveries.record({
             id: `${id}.${attempt}`,
             event_id: event.id,
             type: event.type,
@@ -412,7 +412,7 @@ export class Dispatcher {
             error: drop === 'after' ? 'dropped' : sent.error,
             fault: decision?.rule.id ?? null,
             next_attempt_at: next
-        });
+        }, { sent: sent.sent && { headers: sent.sent, body }, answer: sent.answer, secrets: [endpoint.secret, endpoint.previous_secret ?? ''] });
 
         const givenUp = delivered || next !== null ? null : { created_at: at.toISOString(), data: { webhook_id: id, endpoint_id: endpoint.id, event_id: event.id, event_type: event.type, attempts: attempt } };
         const outcome: AttemptOutcome = { position: event.position, endpoint_id: endpoint.id, attempt, delivered, next_due_at: next, given_up: givenUp };

@@ -2,6 +2,7 @@ import Joi from 'joi';
 
 import { clockTimestamp, optionalBody, recordId, requestBody, timestamp, wording } from '../fields';
 import { listSchema, pageQuery } from '../lists';
+import { keptBodyBytes, keptHeaderChars, keptHeaders } from './deliveries';
 import { eventTypes } from './model';
 import { secretKeyBytes } from './signing';
 
@@ -157,6 +158,18 @@ export const recoverPayload = requestBody({
     since: clockTimestamp().required().description('An ISO 8601 UTC instant: the deliveries of events created from then on (the data set\'s clock) are sent again')
 }, 'WebhookRecover');
 
+
+// One side of an attempt as the delivery journal keeps it.
+function keptMessageSchema(label: string, what: string): Joi.ObjectSchema {
+
+    return Joi.object({
+        headers: Joi.object().pattern(Joi.string(), Joi.string()).required().description(`${what}: the first ${keptHeaders} headers, names in lower case, each name and value cut at ${keptHeaderChars} characters, credentials [hidden]`),
+        body: Joi.string().allow('').required().description(`The first ${keptBodyBytes} bytes of the body, as UTF-8 text, credentials [hidden]`),
+        body_truncated: Joi.boolean().required().description(`Whether the body was longer than ${keptBodyBytes} bytes`)
+    }).allow(null).required().label(label);
+}
+
+
 export const deliverySchema = Joi.object({
     id: Joi.string().required().description('<webhook_id>.<attempt>'),
     event_id: Joi.string().required(),
@@ -170,7 +183,9 @@ export const deliverySchema = Joi.object({
     duration_ms: Joi.number().integer().min(0).required(),
     error: Joi.string().allow(null).required().description('timeout, connection_refused, connection_reset, host_not_found, host_not_allowed, connection_failed or dropped (a fault rule)'),
     fault: Joi.string().allow(null).required().description('The id of the outbound fault rule that acted on the attempt'),
-    next_attempt_at: timestamp.allow(null).required().description('When it is tried again; null when delivered or given up')
+    next_attempt_at: timestamp.allow(null).required().description('When it is tried again; null when delivered or given up'),
+    request: keptMessageSchema('WebhookAttemptRequest', 'What the attempt sent').description('What the attempt sent: its headers and the start of its body; null when nothing left (a fault rule dropped it before, a host WEBHOOK_HOSTS does not allow)'),
+    response: keptMessageSchema('WebhookAttemptResponse', 'What the receiver answered').description('The receiver\'s headers and the start of its body; null when no answer came')
 }).label('WebhookDelivery');
 
 export const deliveryListQuery = Joi.object(pageQuery);

@@ -20,8 +20,15 @@ const skip = skipWithoutChromium('the console browser test');
 // Kept after the run and ignored by git: one picture per step of the demo. The README's pictures are two of them:
 // docs/console-commerce.png is 03-product-reported.png, docs/console-live-log.png is 08-live-log.png; the faults
 // guide's docs/console-faults.png is faults-reply-lost.png; the console guide's docs/console-clock.png is clock-settled.png,
-// its docs/console-events.png is events-settled.png, its docs/console-webhooks.png is events-webhooks.png.
+// its docs/console-events.png is events-settled.png, its docs/console-webhooks.png is webhooks-exchange.png.
 const screenshots = Path.join(__dirname, '..', 'screenshots');
+
+
+// The event id in a delivery's request as the console shows it.
+function attemptEvent(requestText: string): string {
+
+    return /"id": "([^"]+)"/.exec(requestText)![1]!;
+}
 
 
 describe('the console in a browser', () => {
@@ -981,6 +988,104 @@ describe('the console in a browser', () => {
                 `PUT /_instances/${id}/clock`, `PUT /_instances/${id}/clock`, 'PUT /_clock'
             ]);
             expect(body(await bare.inject({ url: '/_clock', headers: adminBearer(bare) }))).to.equal({ now: '2040-01-01T01:00:00.000Z', frozen: '2040-01-01T01:00:00.000Z' });
+            expect(refused).to.equal([]);
+            expect(elsewhere).to.equal([]);
+            expect(pageErrors).to.equal([]);
+        }
+        finally {
+            await browser.close();
+            await bare.stop();
+        }
+    });
+
+    it('makes an instance on a frozen clock from the page, shows a webhook attempt\'s request and answer, and resends it', { skip, timeout: 180_000 }, async () => {
+
+        expect(Fs.existsSync(chromiumPath), `CI=true needs Debian's chromium at ${chromiumPath}: .ci/run installs it`).to.be.true();
+        Fs.mkdirSync(screenshots, { recursive: true });
+        const bare = await testServer({ port: 0, host: '127.0.0.1' });
+        await bare.start();
+        const browser = await launchBrowser({ laptop: true });
+        const { context } = browser;
+        try {
+            const { page, elsewhere, pageErrors } = await offlinePage(context, bare.info.uri);
+            const { sent, refused } = pageTraffic(page, bare.info.uri);
+            const views = page.getByRole('navigation', { name: 'Views' });
+            const clock = page.getByRole('region', { name: 'Clock' });
+
+            // The instance is made from the page, its clock frozen at the instant typed.
+            await page.goto(`${bare.info.uri}/console#instances`);
+            await page.getByRole('button', { name: 'alice' }).click();
+            await page.getByText('Acting as alice').waitFor();
+            const instancesView = page.getByRole('region', { name: 'Instances', exact: true });
+            await instancesView.getByLabel('Clock frozen at (UTC)').fill('2040-01-01T00:00');
+            await instancesView.getByRole('button', { name: 'New instance' }).click();
+            const made = instancesView.getByRole('status').getByText(/^Made instance [0-9a-f]{8}, with pay, its clock frozen at 1 Jan 2040, 00:00: the page now uses it\.$/);
+            await made.waitFor();
+            const id = await page.getByLabel('Data set', { exact: true }).inputValue();
+            const short = id.split('-')[0]!;
+            expect(server.app.localgate.instances.find(id)).to.not.exist();
+            expect(bare.app.localgate.instances.find(id)!.describe(0)).to.include({ clock: '2040-01-01T00:00:00.000Z', pay: true });
+            await instancesView.getByRole('table').getByRole('row').filter({ hasText: short }).getByText('frozen at 1 Jan 2040, 00:00').waitFor();
+            expect(await accessibilityViolations(page)).to.equal([]);
+            await page.screenshot({ path: Path.join(screenshots, 'webhooks-frozen-instance.png') });
+
+            // Its webhooks go to the console's inbox; a bank transfer waits two days on that clock.
+            await views.getByRole('button', { name: 'Events' }).click();
+            await clock.getByText('Frozen at 1 Jan 2040, 00:00').waitFor();
+            await page.getByRole('button', { name: 'Send webhooks to the console' }).click();
+            const inboxUrl = `http://127.0.0.1:${bare.info.port}/console/inbox/${id}`;
+            await page.getByRole('status').getByText(inboxUrl).waitFor();
+            await views.getByRole('button', { name: 'Pay' }).click();
+            await page.getByRole('heading', { name: 'Wallet of alice' }).waitFor();
+            await page.getByLabel('Provider').selectOption({ value: 'bank-transfer' });
+            await page.getByLabel('Asset').selectOption('EUR');
+            await page.getByLabel('Amount (EUR)').fill('25.00');
+            await page.getByRole('button', { name: 'Send', exact: true }).click();
+            await page.getByText(/^201 deposit of €25\.00 through Bank transfer .*, pending until 3 Jan 2040, 00:00\.$/).waitFor();
+
+            // The clock moved past its settles_at: the settlement's webhook arrives, verified.
+            await views.getByRole('button', { name: 'Events' }).click();
+            await clock.getByRole('button', { name: '+3 days' }).click();
+            await clock.getByText(`Moved the clock of instance ${short} forward 3 days: applied: 1 pay.transaction.completed.`).waitFor();
+            const deliveries = page.getByRole('list', { name: 'Webhook deliveries' });
+            const completed = deliveries.getByRole('listitem').filter({ hasText: 'pay.transaction.completed to' });
+            await completed.getByText(/^Attempt 1 at 3 Jan 2040, 00:00: HTTP 204: delivered/).waitFor();
+            expect(await deliveries.locator(':scope > li').count()).to.equal(2);
+            const received = page.getByRole('list', { name: 'Console inbox' }).getByRole('listitem');
+            await received.filter({ hasText: 'pay.transaction.completed' }).getByText('verified', { exact: true }).waitFor();
+
+            // The attempt's request and answer, folded until asked for: what left, signed, and the inbox's 204.
+            await completed.getByText('Request and answer').first().click();
+            const request = completed.getByLabel(/^Request of attempt 1 of pay\.transaction\.completed/);
+            const requestText = await request.innerText();
+            expect(requestText).to.startWith(`POST ${inboxUrl}\ncontent-type: application/json\nwebhook-id: `);
+            expect(requestText).to.match(/\nwebhook-signature: v1,[A-Za-z0-9+/]{43}=\n/);
+            expect(requestText).to.contain('\n\n{\n  "id": ');
+            expect(requestText).to.contain('"type": "pay.transaction.completed"');
+            expect(requestText).to.contain('"status": "completed"');
+            const answer = completed.getByLabel(/^Answer to attempt 1 of pay\.transaction\.completed/);
+            expect(await answer.innerText()).to.startWith('HTTP 204\n');
+            const [attempt] = body<List<{ request: { headers: Record<string, string> }; response: { headers: Record<string, string>; body: string } }>>(await bare.inject({ url: `/_instances/${id}/webhooks/deliveries?limit=1&offset=1`, headers: adminBearer(bare) })).data;
+            expect(attempt!.request.headers['webhook-signature']).to.match(/^v1,/);
+            expect(attempt!.response.body).to.equal('');
+            expect(await accessibilityViolations(page)).to.equal([]);
+            await completed.scrollIntoViewIfNeeded();
+            await page.screenshot({ path: Path.join(screenshots, 'webhooks-exchange.png') });
+
+            // Resend: one attempt more, now, under the same webhook-id; the inbox receives it again.
+            const webhookId = (await completed.locator('p').first().innerText()).split('webhook-id ')[1]!;
+            await completed.getByRole('button', { name: /^Resend pay\.transaction\.completed/ }).click();
+            await completed.getByRole('status').getByText(/^Resent pay\.transaction\.completed [0-9a-f]{8} to .*: 1 attempt made, with the same webhook-id\.$/).waitFor();
+            await completed.getByRole('list').first().locator(':scope > li').nth(1).waitFor();
+            expect(await completed.getByRole('list').first().locator(':scope > li').count()).to.equal(2);
+            await received.filter({ hasText: 'pay.transaction.completed' }).nth(1).waitFor();
+            expect(await received.filter({ hasText: 'pay.transaction.completed' }).filter({ hasText: webhookId }).count()).to.equal(2);
+            expect(await accessibilityViolations(page)).to.equal([]);
+            await page.screenshot({ path: Path.join(screenshots, 'webhooks-resent.png') });
+
+            expect(sent.filter((line) => line.startsWith('POST /_instances') || line.startsWith('PUT ')).map((line) => line.replace(id, '<id>'))).to.equal([
+                'POST /_instances', 'PUT /_instances/<id>/webhooks', 'PUT /console/api/inbox/<id>', 'PUT /_instances/<id>/clock', 'POST /_instances/<id>/events/' + attemptEvent(requestText) + '/resend'
+            ]);
             expect(refused).to.equal([]);
             expect(elsewhere).to.equal([]);
             expect(pageErrors).to.equal([]);
