@@ -28,9 +28,9 @@ describe('a webhook handler tested with the kit', () => {
 
     it('credits a settled bank transfer once, though its webhook came twice', async () => {
 
-        // The handler under test: credits the amount of each completed transaction once, keyed by the event's id,
-        // however often the event is delivered.
-        const credits = new Map<string, number>();
+        // The handler under test: credits the amount of each completed transaction to the order its metadata names, once,
+        // keyed by the event's id, however often the event is delivered.
+        const credits = new Map<string, { order: string; amount: number }>();
         let runs = 0;
         const handle = (delivery: ReceivedWebhook) => {
 
@@ -40,7 +40,7 @@ describe('a webhook handler tested with the kit', () => {
                 return;
             }
 
-            credits.set(event.id, Number(event.data.amount));
+            credits.set(event.id, { order: (event.data.metadata as { order_id: string }).order_id, amount: Number(event.data.amount) });
         };
 
         const receiver = await startReceiver();
@@ -51,7 +51,7 @@ describe('a webhook handler tested with the kit', () => {
 
         const deposit = await t.inject({
             method: 'POST', url: '/v1/pay/gateway/deposit', headers: { ...t.auth('alice'), 'idempotency-key': 'deposit-1' },
-            payload: { provider_id: 'bank-transfer', asset: 'USD', amount: 10000 }
+            payload: { provider_id: 'bank-transfer', asset: 'USD', amount: 10000, metadata: { order_id: 'order-42' } }
         });
         expect(deposit.statusCode).to.equal(201);
 
@@ -69,7 +69,7 @@ describe('a webhook handler tested with the kit', () => {
             { verified: true, webhookId: receiver.deliveries[0]!.webhookId, id: completed }
         ]);
         expect(runs).to.equal(2);
-        expect([...credits]).to.equal([[completed, 10000]]);
+        expect([...credits]).to.equal([[completed, { order: 'order-42', amount: 10000 }]]);
 
         // What localgate says it did: the first attempt answered but dropped by the rule, the second delivered.
         expect(t.webhooks.deliveries.find({ type: 'pay.transaction.completed' }).map(({ attempt, status, fault, endpoint_id: id }) => ({ attempt, status, fault, id }))).to.equal([
