@@ -7,7 +7,7 @@ import { resyncEventPosition } from '../events/positions';
 import { referenced } from '../records';
 import type { Scope } from '../scope';
 import type { DataSnapshot, InstanceData } from '../storage/engine';
-import { instanceGone } from './lookup';
+import { instanceGone } from './gone';
 import type { InstanceOptions } from './options';
 
 

@@ -1,17 +1,11 @@
-import { DomainError, failure } from '../errors';
+import { failure } from '../errors';
+import { instanceGone } from './gone';
 import type { Instance } from './instance';
 
 
 /** What finds a live instance by id, marking it used: the registry. */
 export interface InstanceFinder {
     find(id: string): Instance | undefined;
-}
-
-
-/** The refusal of an instance that was deleted or expired, also to a request that reached it before. */
-export function instanceGone(id: string): DomainError {
-
-    return new DomainError('not_found', 'instance_not_found', `There is no instance ${JSON.stringify(id)}: it was deleted, it expired, or it never existed (POST /_instances makes one)`);
 }
 
 
