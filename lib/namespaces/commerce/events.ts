@@ -1,4 +1,3 @@
-import type { EventTypeSpec } from '../namespace';
 import { businessSchema, inquirySchema, productSchema, scamReportSchema } from './schemas';
 
 
@@ -8,4 +7,4 @@ export const commerceEventTypes = {
     'commerce.inquiry.created': { description: 'An inquiry was sent: the inquiry as its sender reads it', data: inquirySchema },
     'commerce.scam_report.created': { description: 'A product, business or offer was reported as a scam: the report as its reporter reads it', data: scamReportSchema },
     'commerce.business.flagged': { description: 'A business got its first scam report, after that report\'s own event: the business as GET /v1/commerce/businesses/{business_id} reads it, its count raised', data: businessSchema }
-} satisfies Record<string, EventTypeSpec>;
+};

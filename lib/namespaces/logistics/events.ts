@@ -1,4 +1,3 @@
-import type { EventTypeSpec } from '../namespace';
 import { bookingSchema } from './schemas';
 
 
@@ -8,4 +7,4 @@ export const logisticsEventTypes = {
     'logistics.booking.started': { description: 'A booking\'s pickup_at came on the data set\'s clock: the booking, active', data: bookingSchema },
     'logistics.booking.completed': { description: 'A booking\'s return_at came on the data set\'s clock: the booking, completed', data: bookingSchema },
     'logistics.booking.cancelled': { description: 'A booking was cancelled: the booking, cancelled', data: bookingSchema }
-} satisfies Record<string, EventTypeSpec>;
+};

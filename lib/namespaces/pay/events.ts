@@ -1,4 +1,3 @@
-import type { EventTypeSpec } from '../namespace';
 import { transactionSchema } from './schemas';
 
 
@@ -7,4 +6,4 @@ export const payEventTypes = {
     'pay.transaction.created': { description: 'A deposit or withdrawal was made: the transaction, pending or (through a provider that settles at once) completed', data: transactionSchema },
     'pay.transaction.completed': { description: 'A transaction settled: the transaction, completed (at once for a provider that settles at once, after its created event)', data: transactionSchema },
     'pay.transaction.failed': { description: 'A transaction settled failed (the bank returned it): the transaction, failed, with its failure_code', data: transactionSchema }
-} satisfies Record<string, EventTypeSpec>;
+};
