@@ -502,6 +502,26 @@ describe('the delivery journal', () => {
         expect(budget.used).to.equal(0);
     });
 
+    it('holds no more of each body than it scans until an entry is read, then reads it as keptExchange keeps it', () => {
+
+        const budget = new JournalBudget(2 ** 20);
+        const bare = new DeliveryJournal(10, budget);
+        bare.add(entry(1));
+        const journal = new DeliveryJournal(10, budget, ['s3cret-of-the-server']);
+        const sent = { headers: { 'content-type': 'application/json' }, body: `{"data":"${'q'.repeat(10_000)}"}` };
+        const answer = { headers: [['content-type', 'text/plain']] as [string, string][], body: Buffer.from('p'.repeat(64 * 1024)) };
+        const { request, response, ...attempt } = entry(1);
+        journal.record(attempt, { sent, answer, secrets: [] });
+        expect(journal.bytes).to.equal(bare.bytes + 2 * ('content-type'.length + 'application/json'.length + 4096) + 2 * ('content-type'.length + 'text/plain'.length) + 4096);
+        expect(budget.used).to.equal(bare.bytes + journal.bytes);
+
+        const kept = { ...entry(1), ...keptExchange({ sent, answer, secrets: [] }, ['s3cret-of-the-server']) };
+        expect(journal.list()).to.equal([kept]);
+        expect(journal.list()[0]).to.shallow.equal(journal.list()[0]);
+        expect(kept.request!.body_truncated && kept.response!.body_truncated).to.be.true();
+        expect([request, response]).to.equal([null, null]);
+    });
+
     it('counts what an attempt sent and what came back in the memory it takes', () => {
 
         const budget = new JournalBudget(2 ** 20);

@@ -57,6 +57,9 @@ export interface DeliveryPattern {
 
 interface Kept {
     entry: DeliveryEntry;
+    // What the attempt sent and got, as the sender saw it (each body cut to the part ever scanned), until the entry is
+    // first read: bounding and scrubbing it on every attempt cost more than the rest of the attempt.
+    exchange: AttemptExchange | null;
     bytes: number;
 }
 
@@ -142,6 +145,42 @@ export function keptExchange(exchange: AttemptExchange, secrets: readonly string
 }
 
 
+// An exchange as the journal holds it until it is read: each body no longer than what keptMessage scans of it, so that
+// an entry never holds a receiver's 64 KiB. A string is cut by characters (at least as many bytes).
+function heldExchange(exchange: AttemptExchange): AttemptExchange {
+
+    const { sent, answer } = exchange;
+    return {
+        sent: sent && sent.body.length > scannedBodyBytes ? { headers: sent.headers, body: sent.body.slice(0, scannedBodyBytes) } : sent,
+        answer: answer && answer.body.length > scannedBodyBytes ? { headers: answer.headers, body: Buffer.from(answer.body.subarray(0, scannedBodyBytes)) } : answer,
+        secrets: exchange.secrets
+    };
+}
+
+
+// The memory an exchange held until it is read takes: its bodies and its headers' names and values.
+function exchangeBytes({ sent, answer }: AttemptExchange): number {
+
+    let chars = 0;
+    for (const name in sent?.headers) {
+        chars += name.length + sent.headers[name]!.length;
+    }
+
+    for (const [name, value] of answer?.headers ?? []) {
+        chars += name.length + value.length;
+    }
+
+    return 2 * (chars + (sent?.body.length ?? 0)) + (answer?.body.length ?? 0);
+}
+
+
+// The memory an entry takes but for what it sent and got.
+function entryBytes(entry: Omit<DeliveryEntry, 'request' | 'response'>): number {
+
+    return entryOverheadBytes + 2 * (entry.url.length + entry.event_id.length + entry.endpoint_id.length + entry.webhook_id.length);
+}
+
+
 function messageBytes(message: KeptMessage | null): number {
 
     if (message === null) {
@@ -177,30 +216,38 @@ export function matchesDelivery(entry: DeliveryEntry, pattern: DeliveryPattern):
  */
 export class DeliveryJournal extends BoundedJournal<Kept> {
 
-    constructor(private readonly kept: number, budget: JournalBudget, private readonly secrets: readonly string[] = []) {
+    constructor(size: number, budget: JournalBudget, private readonly secrets: readonly string[] = []) {
 
-        super(kept, budget);
+        super(size, budget);
     }
 
-    /** Keeps an attempt, with what it sent and what came back (bounded, credentials hidden). */
+    /**
+     * Keeps an attempt, with what it sent and what came back: bounded, and scrubbed of credentials as it is first read
+     * (every attempt is kept, few are read).
+     */
     record(entry: Omit<DeliveryEntry, 'request' | 'response'>, exchange: AttemptExchange): void {
 
-        // A journal that keeps nothing scrubs nothing.
-        if (!this.closed && this.kept > 0) {
-            this.add({ ...entry, ...keptExchange(exchange, this.secrets) });
-        }
+        const held = heldExchange(exchange);
+        this.keep({ entry: { ...entry, request: null, response: null }, exchange: held, bytes: entryBytes(entry) + exchangeBytes(held) }, (kept) => this.entries.push(kept));
     }
 
     /** Keeps an attempt as it is. */
     add(entry: DeliveryEntry): void {
 
-        const bytes = entryOverheadBytes + 2 * (entry.url.length + entry.event_id.length + entry.endpoint_id.length + entry.webhook_id.length) + messageBytes(entry.request) + messageBytes(entry.response);
-        this.keep({ entry, bytes }, (kept) => this.entries.push(kept));
+        this.keep({ entry, exchange: null, bytes: entryBytes(entry) + messageBytes(entry.request) + messageBytes(entry.response) }, (kept) => this.entries.push(kept));
     }
 
     /** The attempts, oldest first. */
     list(): DeliveryEntry[] {
 
-        return this.entries.map(({ entry }) => entry);
+        return this.entries.map((kept) => {
+
+            if (kept.exchange) {
+                Object.assign(kept.entry, keptExchange(kept.exchange, this.secrets));
+                kept.exchange = null;
+            }
+
+            return kept.entry;
+        });
     }
 }
