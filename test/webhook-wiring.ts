@@ -9,24 +9,12 @@ import { webhookId, type Event } from '../lib/events/model';
 import { startReceiver, type ReceivedWebhook, type WebhookReceiver } from '../lib/webhook-receiver';
 import { engineServer, engines } from './helpers/postgres';
 import { adminBearer, bearer, body, type List, testServer } from './helpers/server';
+import { bakery, fixedSecret, start, type Endpoint } from './helpers/webhooks';
 
 
 export const lab = Lab.script();
 const { describe, it, before, after, beforeEach } = lab;
 const { expect } = Code;
-
-
-// Ids of the shipped demo data.
-const bakery = 'd851fadb-03ca-5a24-ba16-c15cce19933b';
-const start = '2030-01-01T00:00:00.000Z';
-const fixedSecret = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
-
-interface Endpoint {
-    id: string;
-    url: string;
-    delivered: number;
-    failed: number;
-}
 
 
 // Endpoints are the instance's wiring, the event log and its pending deliveries its world: what a fork, a reset and a

@@ -14,33 +14,12 @@ import { expectError } from './helpers/errors';
 import { engineServer, engines } from './helpers/postgres';
 import { startReceiver, type Receiver } from './helpers/receiver';
 import { adminBearer, bearer, body, type List, tempDir, testServer } from './helpers/server';
+import { bakery, fixedSecret, start, type Endpoint } from './helpers/webhooks';
 
 
 export const lab = Lab.script();
 const { describe, it, before, after, beforeEach } = lab;
 const { expect } = Code;
-
-
-// Ids of the shipped demo data.
-const bakery = 'd851fadb-03ca-5a24-ba16-c15cce19933b';
-const start = '2030-01-01T00:00:00.000Z';
-const fixedSecret = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
-
-interface Endpoint {
-    id: string;
-    url: string;
-    types: string[] | null;
-    secret: string;
-    signing_clock: string;
-    retry_schedule: string[];
-    created_at: string;
-    disabled: boolean;
-    disabled_reason: string | null;
-    disabled_at: string | null;
-    previous_secret_until: string | null;
-    delivered?: number;
-    failed?: number;
-}
 
 
 async function until(condition: () => boolean, timeoutMs = 5000): Promise<void> {
