@@ -9,7 +9,7 @@ import Sqlite from 'better-sqlite3';
 
 import { provisionPay } from '../lib';
 import { idempotencyRetentionMs, maxAmount, maxBalance } from '../lib/namespaces/pay/rules';
-import { migrationsRoot } from '../lib/paths';
+import { paySchema } from '../lib/storage/migrations';
 import { migrate, namespaceMigrations } from '../lib/storage/sqlite/migrate';
 import { queries } from '../lib/storage/sqlite/pay';
 import { expectError } from './helpers/errors';
@@ -1167,7 +1167,7 @@ describe('pay settlement schema', () => {
 
         const db = new Sqlite(':memory:');
         db.pragma('foreign_keys = ON');
-        const migrations = namespaceMigrations({ name: 'pay', migrations: migrationsRoot });
+        const migrations = namespaceMigrations(paySchema);
         migrate(db, migrations.slice(0, 3));
         db.exec(`INSERT INTO wallets VALUES ('w-1', 'yan', '2030-01-01T00:00:00.000Z');
             INSERT INTO accounts (wallet_id, asset, created_at) VALUES ('w-1', 'USD', '2030-01-01T00:00:00.000Z');

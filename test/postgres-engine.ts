@@ -36,7 +36,7 @@ const demoDrivers = (JSON.parse(Fs.readFileSync(Path.join(__dirname, '..', 'data
 
 function migration(version: number, sql: string, checksum = `sum${version}`): Migration {
 
-    return { version, name: `step_${version}`, file: `00${version}_step_${version}.sql`, sql, checksum };
+    return { version, name: `step_${version}`, file: `00${version}_step_${version}.sql`, sql, checksum, earlier: [] };
 }
 
 

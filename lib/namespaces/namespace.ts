@@ -25,6 +25,9 @@ export interface EventTypeSpec {
     readonly data: Joi.ObjectSchema;
 }
 
+/** A migration body every event-writing namespace shares: migrations/<engine>/outbox/<name>.sql. */
+export type OutboxMigration = 'events' | 'endpoint_state';
+
 /**
  * A namespace as one registered unit: what registration, the settings, /health, the demo loader, fixtures and export,
  * the console's live log and the OpenAPI tags read of it. A server's namespaces are one list (`Settings.namespaces`).
@@ -54,8 +57,11 @@ export interface Namespace<Store = unknown> {
     /** Its store over each engine's database; none for a namespace that keeps no records. */
     readonly stores?: StoreFactories<Store>;
 
-    /** Whether its changes write events (its migrations make the tables of storage's EventLog). */
-    readonly events?: boolean;
+    /**
+     * Whether its changes write events: the outbox migrations (the tables of storage's EventLog, one body for every
+     * namespace) spliced into its own at the versions named here, recorded as NNN_<outbox migration>.
+     */
+    readonly events?: { readonly migrations: Readonly<Record<number, OutboxMigration>> };
 
     /** The event types its changes write, by type: what the event catalogue and the AsyncAPI document list of it. */
     readonly eventTypes?: Readonly<Record<string, EventTypeSpec>>;
@@ -70,5 +76,5 @@ export interface Namespace<Store = unknown> {
     warmUp?(store: Store): Promise<unknown>;
 }
 
-/** What a namespace's database is made from: its name, its migrations, and its collections with their demo data. */
-export type NamespaceSchema = Pick<Namespace, 'name' | 'migrations' | 'fixture'>;
+/** What a namespace's database is made from: its name, its migrations (the outbox's among them), and its collections with their demo data. */
+export type NamespaceSchema = Pick<Namespace, 'name' | 'migrations' | 'fixture' | 'events'>;

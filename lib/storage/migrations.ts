@@ -2,13 +2,14 @@ import Crypto from 'node:crypto';
 import Fs from 'node:fs';
 import Path from 'node:path';
 
-import type { NamespaceSchema } from '../namespaces/namespace';
+import type { NamespaceSchema, OutboxMigration } from '../namespaces/namespace';
 import { migrationsRoot } from '../paths';
 import type { EngineName } from './engines';
 
 
 // Migration files, whatever engine applies them: migrations/<engine>/<namespace>/NNN_name.sql, with the same numbers
-// and names for every engine.
+// and names for every engine, and the outbox's bodies (migrations/<engine>/outbox/<name>.sql) spliced into each
+// event-writing namespace at the versions its descriptor names.
 
 export interface Migration {
     version: number;
@@ -16,6 +17,8 @@ export interface Migration {
     file: string;
     sql: string;
     checksum: string;
+    // The checksums of the files this one replaced, which databases made before it record (`-- earlier form: sha256 …`).
+    earlier: readonly string[];
 }
 
 export interface AppliedMigration {
@@ -37,7 +40,14 @@ const migrationFile = /^(\d{3})[_-][a-z0-9_-]+\.sql$/;
 /** Reads a namespace's migration files in version order; a misnamed or duplicated version is a programmer mistake. */
 export function readMigrations(dir: string): Migration[] {
 
-    const migrations = Fs.readdirSync(dir)
+    return inOrder(migrationFiles(dir));
+}
+
+
+// A folder's migration files, in no order: a namespace's own are ordered with the outbox's spliced among them.
+function migrationFiles(dir: string): Migration[] {
+
+    return Fs.readdirSync(dir)
         .filter((entry) => entry.endsWith('.sql'))
         .map((entry) => {
 
@@ -46,12 +56,25 @@ export function readMigrations(dir: string): Migration[] {
                 throw new MigrationError(`Migration file ${Path.join(dir, entry)} must be named NNN_name.sql`);
             }
 
-            const file = Path.join(dir, entry);
-            const sql = Fs.readFileSync(file, 'utf8');
-            return { version: Number(match[1]), name: entry, file, sql, checksum: checksum(sql) };
-        })
-        .sort((a, b) => a.version - b.version);
+            return migrationOf(Number(match[1]), entry, Path.join(dir, entry));
+        });
+}
 
+
+function migrationOf(version: number, name: string, file: string): Migration {
+
+    const sql = Fs.readFileSync(file, 'utf8');
+    const earlier = Array.from(sql.matchAll(earlierForm), (match) => match[0]);
+    return { version, name, file, sql, checksum: checksum(sql), earlier };
+}
+
+
+const earlierForm = /(?<=^-- earlier form: sha256 )[0-9a-f]{64}\b/gm;
+
+
+function inOrder(migrations: Migration[]): Migration[] {
+
+    migrations.sort((a, b) => a.version - b.version);
     migrations.forEach((migration, index) => {
 
         if (migration.version !== index + 1) {
@@ -64,20 +87,32 @@ export function readMigrations(dir: string): Migration[] {
 
 
 /** Pay's migrations, which its readiness applies as pay is provisioned. */
-export const paySchema: NamespaceSchema = { name: 'pay', migrations: migrationsRoot };
+export const paySchema: NamespaceSchema = { name: 'pay', migrations: migrationsRoot, events: { migrations: { 5: 'events', 7: 'endpoint_state' } } };
 
 
-/** The migrations of a namespace on an engine, read once per process (they do not change while it runs). */
+/**
+ * The migrations of a namespace on an engine, read once per process (they do not change while it runs): its own files,
+ * and the outbox's bodies at the versions its descriptor names, each recorded as NNN_<body>.sql.
+ */
 export function namespaceMigrations(engine: EngineName, namespace: NamespaceSchema): Migration[] {
 
-    const key = Path.join(namespace.migrations, engine, namespace.name);
+    const outbox = Object.entries(namespace.events?.migrations ?? {});
+    const dir = Path.join(namespace.migrations, engine, namespace.name);
+    const key = `${dir}:${outbox.join(';')}`;
     let migrations = shipped.get(key);
     if (!migrations) {
-        migrations = readMigrations(key);
+        const spliced = outbox.map(([version, body]) => outboxMigration(engine, Number(version), body));
+        migrations = inOrder([...migrationFiles(dir), ...spliced]);
         shipped.set(key, migrations);
     }
 
     return migrations;
+}
+
+
+function outboxMigration(engine: EngineName, version: number, body: OutboxMigration): Migration {
+
+    return migrationOf(version, `${String(version).padStart(3, '0')}_${body}.sql`, Path.join(migrationsRoot, engine, 'outbox', `${body}.sql`));
 }
 
 
@@ -102,7 +137,7 @@ export function verifyApplied(applied: AppliedMigration[], migrations: Migration
             throw new MigrationError(`${place.subject} is at schema version ${row.version} (${row.name}), newer than this localgate knows: upgrade localgate or use ${place.elsewhere}`);
         }
 
-        if (migration.checksum !== row.checksum) {
+        if (!recorded(migration, row.checksum)) {
             throw new MigrationError(`Migration ${migration.file} was edited after it was applied to ${place.name}: restore the file or start from a fresh database`);
         }
     }
@@ -113,7 +148,14 @@ export function verifyApplied(applied: AppliedMigration[], migrations: Migration
 export function everyMigrationApplied(applied: Iterable<readonly [number, string]>, migrations: Migration[]): boolean {
 
     const checksums = new Map(applied);
-    return migrations.every((migration) => checksums.get(migration.version) === migration.checksum);
+    return migrations.every((migration) => recorded(migration, checksums.get(migration.version)));
+}
+
+
+// A database records the checksum of the file it applied: this one, or one of those it replaced.
+function recorded(migration: Migration, sum: string | undefined): boolean {
+
+    return sum === migration.checksum || migration.earlier.includes(sum ?? '');
 }
 
 

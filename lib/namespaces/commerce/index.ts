@@ -23,7 +23,7 @@ export const commerceNamespace: Namespace<CommerceStore> = {
     name: 'commerce',
     description: 'Local businesses, products, offers, inquiries and scam reports',
     plugin: commercePlugin,
-    events: true,
+    events: { migrations: { 3: 'events', 4: 'endpoint_state' } },
     eventTypes: commerceEventTypes,
     readiness: 'migrated',
     migrations: migrationsRoot,

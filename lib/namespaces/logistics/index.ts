@@ -23,7 +23,7 @@ export const logisticsNamespace: Namespace<LogisticsStore> = {
     name: 'logistics',
     description: 'Vehicles, bookings and pickup and drop-off locations',
     plugin: logisticsPlugin,
-    events: true,
+    events: { migrations: { 4: 'events', 6: 'endpoint_state' } },
     eventTypes: logisticsEventTypes,
     readiness: 'migrated',
     migrations: migrationsRoot,

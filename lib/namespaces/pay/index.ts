@@ -1,7 +1,7 @@
 import type { Plugin } from '@hapi/hapi';
 
-import { migrationsRoot } from '../../paths';
 import { ledgerPosting, ledgerStatements } from '../../storage/fixture-sql';
+import { paySchema } from '../../storage/migrations';
 import { SqlitePayStore } from '../../storage/sqlite/pay';
 import type { Namespace } from '../namespace';
 import { payEventTypes } from './events';
@@ -19,16 +19,17 @@ export const payPlugin: Plugin<void> = {
 };
 
 // Pay is provisioned (PAY_DB_URL and its keys), not placed by the settings: its store is there once its readiness
-// says so. A fixture's transactions are posted to the ledger as the API posts them. Its success bodies (wallets, the
-// ledger) stay off the live log's shared screen. Its pending moves settle with time.
+// says so, and its migrations are storage's paySchema, which provisioning reads without the descriptor. A fixture's
+// transactions are posted to the ledger as the API posts them. Its success bodies (wallets, the ledger) stay off the
+// live log's shared screen. Its pending moves settle with time.
 export const payNamespace: Namespace<PayStore> = {
     name: 'pay',
     description: 'Wallets, token types and the fiat gateway: data endpoints answer 501 until pay is provisioned',
     plugin: payPlugin,
-    events: true,
+    events: paySchema.events,
     eventTypes: payEventTypes,
     readiness: 'provisioned',
-    migrations: migrationsRoot,
+    migrations: paySchema.migrations,
     fixture: { collections: payFixture, posting: { collection: 'transactions', order: byTimeOrder, statements: ledgerStatements, steps: ledgerPosting } },
     stores: {
         sqlite: (db, context) => new SqlitePayStore(db, context),

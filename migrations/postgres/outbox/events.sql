@@ -1,4 +1,4 @@
--- The PostgreSQL twin of migrations/sqlite/commerce/003: the events of this namespace's changes and the webhook
+-- The PostgreSQL twin of migrations/sqlite/outbox/events.sql: the events of a namespace's changes and the webhook
 -- outbox (docs/architecture.md, "Events and webhooks"). An event and its deliveries are written by the store in the
 -- change's own transaction. Instants and ids are text in the one form of every created_at, compared with COLLATE "C"
 -- (SQLite's binary order), so that text order is time order; JSON is kept as text, read back byte for byte.
@@ -7,6 +7,12 @@
 -- schema that every namespace's search_path ends with, so that the namespaces placed on one database share it. Each
 -- namespace's events migration creates it when it is missing; migrations run under the one migration lock of the
 -- database (storage/postgres/migrate.ts), so two processes or namespaces never create it at once.
+--
+-- This body is spliced into every event-writing namespace at the version its descriptor names. Databases made when
+-- each namespace had a copy of its own record that copy's checksum: the same body, its first line naming its twin.
+-- earlier form: sha256 d07874faf528ce5b3c777257c4906a476c658feb0209777a99953782e5a0a4e6 (commerce/003_events.sql)
+-- earlier form: sha256 24d44bd9abe437d15a5d9cc2156959fb408c572ac81875bb2d593b7fe18c9a00 (logistics/004_events.sql)
+-- earlier form: sha256 218ba5c41813aae2bfd0ac4b975dca1295b42a976e94ab87884aa84897027569 (pay/005_events.sql)
 
 CREATE SEQUENCE IF NOT EXISTS public.localgate_event_positions;
 
