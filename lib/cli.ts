@@ -5,7 +5,8 @@ import Util from 'node:util';
 import { existingSecret, mintToken } from './auth';
 import { wallContext } from './clock';
 import { mintSecret } from './events/signing';
-import { durationSeconds, locationSetting, placedNamespaces, settingsFromEnvironment, type DatabaseSettings, type Flags, type LogFormat, type Settings } from './config';
+import { locationSetting, placedNamespaces, settingsFromEnvironment, type Flags, type LogFormat, type Settings } from './config';
+import { parseDurationSeconds } from './durations';
 import { readFixtureFile } from './fixtures';
 import { isSecret, typePatternSchema } from './events/webhook-schemas';
 import { createServer } from './index';
@@ -15,6 +16,7 @@ import { packageRoot } from './paths';
 import { createEngine, databasesWhere, provisionPay, rotatePayKeys, seedDefaultDataSet, type PayCredentials } from './storage';
 import { NoPayForFixture } from './storage/data-set';
 import { engineOf, type Location } from './storage/engines';
+import type { DatabaseSettings } from './storage/settings';
 
 
 export interface Io {
@@ -157,7 +159,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: Io): Prom
 
         const { admin, ...rest } = values;
         const flags: Flags = { ...rest, seed: values['no-seed'] ? false : values.seed };
-        const settings = settingsFromEnvironment(env, flags);
+        const settings = settingsFromEnvironment(builtInNamespaces, env, flags);
 
         switch (command) {
             case 'start': return await start({ ...settings, logFormat: logFormat(settings.logFormat, io.tty) }, io);
@@ -507,7 +509,7 @@ export function logFormat(setting: LogFormat, tty: boolean | undefined): LogForm
 /** Parses 90, 90s, 30m, 2h or 7d into seconds, from 1 second to 365 days. */
 export function ttlSeconds(ttl: string): number {
 
-    const seconds = durationSeconds(ttl);
+    const seconds = parseDurationSeconds(ttl);
     if (!seconds) {
         throw new UsageError(`--ttl must be a positive duration such as 3600, 30m, 2h or 7d, not "${ttl}"`);
     }

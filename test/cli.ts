@@ -8,7 +8,7 @@ import Lab from '@hapi/lab';
 
 import { resolveSecret } from '../lib/auth';
 import { logFormat, main, tokenCommand, ttlSeconds, type Io } from '../lib/cli';
-import { settingsFromEnvironment } from '../lib/config';
+import { settingsFromEnvironment } from '../lib';
 import { packageRoot } from '../lib/paths';
 import { databasesWhere } from '../lib/storage';
 import { mintPayKeys } from '../lib/storage/pay-keys';
