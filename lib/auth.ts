@@ -6,7 +6,7 @@ import type { Plugin, Request, ResponseToolkit } from '@hapi/hapi';
 import Jwt from '@hapi/jwt';
 
 import { bearerScheme, type VerifyClaims } from './bearer-scheme';
-import { minSecretBytes, SettingError } from './config';
+import { minSecretBytes, SettingError } from './setting-error';
 import { failure } from './errors';
 
 

@@ -4,31 +4,22 @@ import Path from 'node:path';
 
 import Joi from 'joi';
 
+import { parseDurationSeconds } from './durations';
 import { clockTimestamp } from './fields';
-import { builtInNamespaces, type Namespace } from './namespaces';
-import { engines, locate, type Location } from './storage/engines';
+import type { Namespace } from './namespaces/namespace';
+import { consoleApiModes, memoryDataDir, minSecretBytes, SettingError, type ConsoleApiMode } from './setting-error';
+import { engines, locate, payLocation } from './storage/engines';
+import type { DatabaseSettings, Location, PaySettings, StorageSettings } from './storage/settings';
 
 
 export const logLevels = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 export type LogLevel = typeof logLevels[number];
 
-export const consoleApiModes = ['auto', 'on', 'off'] as const;
-
-export type ConsoleApiMode = typeof consoleApiModes[number];
-
 export const logFormats = ['auto', 'json', 'pretty'] as const;
 
 /** auto: pretty lines on a terminal, JSON elsewhere (the command line decides); a server built from code treats it as json. */
 export type LogFormat = typeof logFormats[number];
-
-export interface PaySettings {
-    url?: string;
-    publishableKey?: string;
-    secretKey?: string;
-}
-
-export type Storage = 'file' | 'memory';
 
 /**
  * The namespaces every data set has a database for, placed by the settings (<NAME>_DB_URL, DATABASE_URL, DATA_DIR).
@@ -45,52 +36,28 @@ export function locationSetting(namespace: string): string {
     return `${namespace.toUpperCase()}_DB_URL`;
 }
 
-/** How the service talks to a PostgreSQL server: per pool, per process. */
-export interface DatabaseSettings {
-    poolMax: number;
-    connectTimeoutMs: number;
-    statementTimeoutMs: number;
-}
-
-/** Where a namespace's database is: on an engine of the table (storage/engines.ts), where that engine finds it. */
-export type NamespaceLocation = Location;
-
-/** Where PAY_DB_URL puts pay's database: always named, so never the data directory's file. */
-export type PayLocation = Required<Location>;
-
-export interface Settings {
+/** The settings: storage's (where the databases are, decided here once) and the service's. */
+export interface Settings extends StorageSettings {
     port: number;
     host: string;
-    storage: Storage;
-    dataDir: string;
     keepSecret: boolean;
     jwtSecret?: string;
-    pay: PaySettings;
     databaseUrl?: string;
     namespaceUrls: Record<string, string>;
-    database: DatabaseSettings;
     logLevel: LogLevel;
     logFormat: LogFormat;
     corsOrigins: string[];
-    /** Whether the demo data is loaded into empty databases on start. */
-    seed: boolean;
-    /** A fixture file (an export, say) loaded into the databases on start instead: SEED=<path>. */
-    seedFile?: string;
     drainTimeoutMs: number;
     validateResponses: boolean;
     instanceIdleTtlMs: number;
     maxInstances: number;
     maxSnapshotMib: number;
     maxFixtureMib: number;
-    fixtureCacheMib: number;
     instancePoolMib: number;
-    memoryPay: boolean;
     consoleApi: ConsoleApiMode;
     journalSize: number;
     journalBodyBytes: number;
     journalBudgetMib: number;
-    /** EVENTS_KEPT: the events each event-writing database keeps, besides those with a delivery still pending. */
-    eventsKept: number;
     /** CLOCK: the instant the default data set's clock stands still at from the start, until moved (PUT /_clock); unset, the wall clock. */
     clock?: string;
     /** WEBHOOK_HOSTS: the hosts a webhook endpoint may name (any 127.0.0.0/8 address counts as loopback when 127.0.0.1 is one). */
@@ -108,35 +75,25 @@ export interface Settings {
     logStream?: NodeJS.WritableStream;
     /** Programmatic only: the interval of an event stream's heartbeat comment (15 s). */
     eventHeartbeatMs: number;
-    /** The server's namespaces, each one registered unit: the one list every place that goes through them reads. */
-    namespaces: readonly Namespace[];
-    /** Decided from the settings above: where each placed namespace's database is, by name. */
-    placements: Record<string, NamespaceLocation>;
-    /** Decided from PAY_DB_URL: where pay's database is, when it is set. */
-    payLocation?: PayLocation;
+    /** Decided from the placements: whether a database of the default data set is on an engine other processes may share (PostgreSQL). */
+    sharedByProcesses: boolean;
+    /**
+     * Decided from the placements: how often, in ms, the default data set looks for transitions and deliveries other
+     * processes made due under the wall clock: every second where other processes may share its databases, never (0)
+     * where they cannot.
+     */
+    transitionPollMs: number;
 }
 
-export type Options = Partial<Omit<Settings, 'pay' | 'database' | 'placements' | 'payLocation' | 'seed' | 'seedFile'>> & { pay?: PaySettings; database?: Partial<DatabaseSettings>; seed?: boolean | string };
+/** The settings decided from the others: a caller's values for them are ignored. */
+type Decided = 'placedNamespaces' | 'placements' | 'payLocation' | 'sharedByProcesses' | 'transitionPollMs';
+
+export type Options = Partial<Omit<Settings, Decided | 'pay' | 'database' | 'seed' | 'seedFile'>> & { pay?: PaySettings; database?: Partial<DatabaseSettings>; seed?: boolean | string };
 
 /** The hosts a webhook may call when WEBHOOK_HOSTS is unset: this machine, and the host of a container. */
 export const defaultWebhookHosts = ['127.0.0.1', 'localhost', '::1', 'host.docker.internal'] as const;
 
 const namespaceName = /^[a-z][a-z0-9]*$/;
-
-/** The data directory setting that asks for storage in memory (DATA_DIR=:memory:, or dataDir in code). */
-export const memoryDataDir = ':memory:';
-
-export class SettingError extends Error {
-
-    constructor(public readonly setting: string, public readonly reason: string) {
-
-        super(`${setting} ${reason}`);
-        this.name = 'SettingError';
-    }
-}
-
-
-export const minSecretBytes = 32;
 
 const optionalText = Joi.string().trim().empty('');
 
@@ -160,7 +117,7 @@ export const settingsSchema = Joi.object<Settings>({
     dataDir: Joi.string().trim().min(1).default('./data').label('DATA_DIR'),
     // A generated secret is kept in the data directory so that tokens minted by another command work; a server made
     // in memory from code keeps it in memory unless told otherwise.
-    keepSecret: Joi.boolean().default(Joi.ref('storage', { adjust: (storage: Storage) => storage === 'file' })).label('keepSecret'),
+    keepSecret: Joi.boolean().default(Joi.ref('storage', { adjust: (storage: Settings['storage']) => storage === 'file' })).label('keepSecret'),
     jwtSecret: Joi.string().empty(Joi.valid(null)).custom((value: string, helpers) => {
 
         return Buffer.byteLength(value, 'utf8') >= minSecretBytes ? value : helpers.error('secret.short');
@@ -241,8 +198,11 @@ export const settingsSchema = Joi.object<Settings>({
     // The namespaces are programmer input, checked on their own; decisions are made again from the settings they came
     // from, whatever a caller passes back.
     namespaces: Joi.any().strip(),
+    placedNamespaces: Joi.any().strip(),
     placements: Joi.any().strip(),
-    payLocation: Joi.any().strip()
+    payLocation: Joi.any().strip(),
+    sharedByProcesses: Joi.any().strip(),
+    transitionPollMs: Joi.any().strip()
 }).prefs({ errors: { wrap: { label: false } } });
 
 
@@ -270,27 +230,12 @@ function settingsFor(namespaces: readonly Namespace[]): Joi.ObjectSchema<Setting
 }
 
 
-/** Whether a database of the default data set is on an engine other processes may share (PostgreSQL). */
-export function sharedByProcesses(settings: Pick<Settings, 'placements' | 'payLocation'>): boolean {
-
-    return [...Object.values(settings.placements), ...(settings.payLocation ? [settings.payLocation] : [])].some((location) => engines[location.engine].shared);
-}
-
-
 /**
- * How often, in ms, the default data set looks for transitions other processes made due under the wall clock: every
- * second where other processes may share its databases, never (0) where they cannot.
+ * Validates programmatic options once, for the namespaces the caller serves, and makes the decisions the rest reads;
+ * the first problem becomes a SettingError naming the setting.
  */
-export function transitionPollMs(settings: Pick<Settings, 'placements' | 'payLocation'>): number {
+export function resolveSettings(namespaces: readonly Namespace[], options: Options = {}): Settings {
 
-    return sharedByProcesses(settings) ? 1000 : 0;
-}
-
-
-/** Validates programmatic options once; the first problem becomes a SettingError naming the setting. */
-export function resolveSettings(options: Options = {}): Settings {
-
-    const namespaces = options.namespaces ?? builtInNamespaces;
     const names = namespaces.map((namespace) => namespace.name);
     Assert.ok(names.every((name) => namespaceName.test(name)) && new Set(names).size === names.length, `Namespace names must be distinct, lower case letters and digits: ${names.join(', ')}`);
     const input = options.dataDir === memoryDataDir ? { ...options, dataDir: undefined, storage: 'memory' } : options;
@@ -301,16 +246,23 @@ export function resolveSettings(options: Options = {}): Settings {
         throw new SettingError(label, detail.message.slice(label.length).trim());
     }
 
+    const placed = placedNamespaces(namespaces);
+    const placements = Object.fromEntries(placed.map(({ name }) => [name, namespaceLocation(value, name)]));
+    const pay = value.pay.url === undefined ? undefined : payLocation(value.pay.url);
+    const shared = [...Object.values(placements), ...(pay ? [pay] : [])].some((location) => engines[location.engine].shared);
     const settings: Settings = {
         ...value,
         ...(typeof value.seed === 'string' ? { seed: false, seedFile: value.seed } : {}),
         namespaces,
-        placements: Object.fromEntries(placedNamespaces(namespaces).map(({ name }) => [name, namespaceLocation(value, name)])),
-        ...(value.pay.url === undefined ? {} : { payLocation: payLocation(value.pay.url) })
+        placedNamespaces: placed,
+        placements,
+        ...(pay ? { payLocation: pay } : {}),
+        sharedByProcesses: shared,
+        transitionPollMs: shared ? 1000 : 0
     };
 
     // Several processes on one database must check each other's tokens: a secret generated by each would not.
-    if (!settings.jwtSecret && sharedByProcesses(settings)) {
+    if (!settings.jwtSecret && shared) {
         throw new SettingError('AUTH_JWT_SECRET', 'must be set when a namespace is on PostgreSQL: every process serving it must sign and check tokens with one secret');
     }
 
@@ -318,15 +270,8 @@ export function resolveSettings(options: Options = {}): Settings {
 }
 
 
-/** Where a PAY_DB_URL puts pay's database: on the engine its URL names (SQLite also takes `:memory:`). */
-export function payLocation(url: string): PayLocation {
-
-    return url === memoryDataDir ? { engine: 'sqlite', file: url } : locate(url, 'PAY_DB_URL');
-}
-
-
 // Where the settings put a namespace's database: its own URL, else DATABASE_URL, else SQLite in DATA_DIR (or memory).
-function namespaceLocation(settings: Pick<Settings, 'databaseUrl' | 'namespaceUrls'>, namespace: string): NamespaceLocation {
+function namespaceLocation(settings: Pick<Settings, 'databaseUrl' | 'namespaceUrls'>, namespace: string): Location {
 
     const url = settings.namespaceUrls[namespace];
     if (url !== undefined) {
@@ -337,7 +282,7 @@ function namespaceLocation(settings: Pick<Settings, 'databaseUrl' | 'namespaceUr
 }
 
 
-function locationOf(url: string, namespace: string): NamespaceLocation {
+function locationOf(url: string, namespace: string): Location {
 
     return locate(url, locationSetting(namespace));
 }
@@ -365,8 +310,11 @@ export interface Flags {
     clock?: string;
 }
 
-/** Reads the settings from the environment, with command-line flags taking precedence; the only reader of process.env. */
-export function settingsFromEnvironment(env: NodeJS.ProcessEnv = process.env, flags: Flags = {}): Settings {
+/**
+ * Reads the settings of the namespaces served from the environment, with command-line flags taking precedence; the
+ * only reader of process.env.
+ */
+export function settingsFromEnvironment(namespaces: readonly Namespace[], env: NodeJS.ProcessEnv = process.env, flags: Flags = {}): Settings {
 
     const dataDir = pick(flags['data-dir'], env.DATA_DIR);
     const inMemory = flags.memory || dataDir === memoryDataDir;
@@ -385,7 +333,7 @@ export function settingsFromEnvironment(env: NodeJS.ProcessEnv = process.env, fl
             secretKey: env.PAY_DB_SECRET_KEY
         }),
         databaseUrl: pick(undefined, env.DATABASE_URL),
-        namespaceUrls: defined(Object.fromEntries(placedNamespaces(builtInNamespaces).map(({ name }) => [name, pick(undefined, env[locationSetting(name)])]))),
+        namespaceUrls: defined(Object.fromEntries(placedNamespaces(namespaces).map(({ name }) => [name, pick(undefined, env[locationSetting(name)])]))),
         database: defined({
             poolMax: env.DB_POOL_MAX,
             connectTimeoutMs: env.DB_CONNECT_TIMEOUT_MS,
@@ -419,7 +367,7 @@ export function settingsFromEnvironment(env: NodeJS.ProcessEnv = process.env, fl
     };
 
     try {
-        return resolveSettings(defined(options) as Options);
+        return resolveSettings(namespaces, defined(options) as Options);
     }
     catch (err) {
         // A value given as a flag is refused under the flag's name, one from the environment under the variable's.
@@ -430,21 +378,10 @@ export function settingsFromEnvironment(env: NodeJS.ProcessEnv = process.env, fl
 }
 
 
-/** Parses 90, 90s, 30m, 2h or 7d into seconds; null when it is not such a duration or is zero. */
-export function durationSeconds(text: string): number | null {
-
-    const match = /^(\d+)([smhd]?)$/.exec(text.trim());
-    const seconds = match ? Number(match[1]) * durationUnits[match[2] || 's']! : 0;
-    return seconds || null;
-}
-
-
-const durationUnits: Record<string, number> = { s: 1, m: 60, h: 3600, d: 86400 };
-
-
+// A duration setting (INSTANCE_IDLE_TTL) in ms; anything but a positive duration is refused naming the setting.
 function durationMs(text: string, setting: string): number {
 
-    const seconds = durationSeconds(text);
+    const seconds = parseDurationSeconds(text);
     if (seconds === null) {
         throw new SettingError(setting, `must be a positive duration such as 3600, 30m, 2h or 7d, not "${text}"`);
     }

@@ -5,7 +5,7 @@ import HapiPino from 'hapi-pino';
 
 import { authPlugin, resolveSecret } from './auth';
 import { IdSource } from './clock';
-import { resolveSettings, sharedByProcesses, transitionPollMs, type Options, type Settings } from './config';
+import { resolveSettings, settingsFromEnvironment as namespaceSettingsFromEnvironment, type Flags, type Options, type Settings } from './config';
 import { consolePlugin } from './console';
 import { OutboundAgents, servicesFactory, timedStoresOf } from './data-set';
 import { defaultClock } from './data-set/clock-file';
@@ -20,6 +20,7 @@ import { instanceHeaderName, InstanceRegistry, instancesPlugin } from './instanc
 import { journalPlugin } from './journal';
 import { JournalBudget } from './journal/journal';
 import { loggingOptions } from './logging';
+import { builtInNamespaces } from './namespaces';
 import { nestingPlugin } from './nesting';
 import { openapiPlugin } from './openapi';
 import type { Scope } from './scope';
@@ -29,7 +30,8 @@ import { requestIdPlugin } from './request-id';
 
 
 export { mintToken } from './auth';
-export { SettingError, settingsFromEnvironment, type Options, type Settings } from './config';
+export type { Options, Settings } from './config';
+export { SettingError } from './setting-error';
 export { provisionPay } from './storage';
 
 export interface Localgate {
@@ -49,10 +51,17 @@ export const maxPayloadBytes = 64 * 1024;
 
 
 
+/** Reads the settings of the built-in namespaces from the environment, with command-line flags taking precedence. */
+export function settingsFromEnvironment(env?: NodeJS.ProcessEnv, flags?: Flags): Settings {
+
+    return namespaceSettingsFromEnvironment(builtInNamespaces, env, flags);
+}
+
+
 /** Builds an initialized server from plain options: the default data set open and migrated, plugins registered, nothing listening yet. */
 export async function createServer(options: Options = {}): Promise<Server> {
 
-    const settings = resolveSettings(options);
+    const settings = resolveSettings(options.namespaces ?? builtInNamespaces, options);
     const engine = createEngine(settings);
     const secret = resolveSecret(settings.jwtSecret, settings.dataDir, settings.keepSecret, settings.storage === 'memory');
 
@@ -81,7 +90,7 @@ export async function createServer(options: Options = {}): Promise<Server> {
         moveDeadlineMs: settings.clockMoveDeadlineMs,
         disableAfter: settings.webhookDisableAfter
     });
-    const defaultServices = servicesFor({ clock: defaultClock(settings, sharedByProcesses(settings), log), ids: new IdSource() });
+    const defaultServices = servicesFor({ clock: defaultClock(settings, settings.sharedByProcesses, log), ids: new IdSource() });
     const defaultScope: Scope = { basePath: '', services: defaultServices, get data() {
 
         return defaultData();
@@ -123,13 +132,13 @@ export async function createServer(options: Options = {}): Promise<Server> {
             await resyncEventPosition(opened, defaultServices.ids);
             // What fell due while the server was stopped is applied before it answers; with other processes on the same
             // databases, what they made due is looked for every second too.
-            const { counts } = await defaultServices.timeline.watch(timedStoresOf(settings.namespaces, defaultData), transitionPollMs(settings));
+            const { counts } = await defaultServices.timeline.watch(timedStoresOf(settings.namespaces, defaultData), settings.transitionPollMs);
             if (Object.keys(counts).length > 0) {
                 server.log(['debug', 'transitions'], { applied: counts });
             }
 
             // Deliveries a stopped process left pending are sent now; other processes' retries are looked for as transitions are.
-            await defaultServices.dispatcher.watch(() => defaultData().eventLogs(), transitionPollMs(settings));
+            await defaultServices.dispatcher.watch(() => defaultData().eventLogs(), settings.transitionPollMs);
         }
         catch (err) {
             throw startupFailure(settings, err);
@@ -152,7 +161,7 @@ export async function createServer(options: Options = {}): Promise<Server> {
     // The test double: the journal numbers requests as they arrive, before a fault can hold one back.
     await server.register({ plugin: journalPlugin, options: { registry: instances, secrets, record: settings.journalSize > 0, bodyBytes: settings.journalBodyBytes } });
     await server.register({ plugin: faultsPlugin, options: { registry: instances } });
-    await server.register({ plugin: eventsPlugin, options: { registry: instances, pollMs: transitionPollMs(settings), heartbeatMs: settings.eventHeartbeatMs, log } });
+    await server.register({ plugin: eventsPlugin, options: { registry: instances, pollMs: settings.transitionPollMs, heartbeatMs: settings.eventHeartbeatMs, log } });
     await server.register({ plugin: cataloguePlugin, options: { namespaces: settings.namespaces } });
     await server.register({ plugin: webhooksPlugin, options: { registry: instances, hosts: settings.webhookHosts } });
     await server.register(healthPlugin);

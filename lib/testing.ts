@@ -6,6 +6,7 @@ import type Joi from 'joi';
 import { mintToken } from './auth';
 import type { Options } from './config';
 import type { AppliedCounts } from './data-set/transitions';
+import { parseDurationMs } from './durations';
 import type { DeliveryEntry, DeliveryPattern } from './events/deliveries';
 import { listEvents } from './events/log';
 import { typePattern, type Event } from './events/model';
@@ -17,7 +18,7 @@ import { createServer } from './index';
 import type { Instance } from './instances';
 import { liveInstance } from './instances/lookup';
 import { instanceOptions as optionsOf, type NewInstance } from './instances/options';
-import { durationMs, newInstanceSchema } from './instances/schemas';
+import { newInstanceSchema } from './instances/schemas';
 import { journalOf, requestPatternSchema, type JournalEntry, type RequestPattern } from './journal';
 
 
@@ -299,7 +300,7 @@ function clockTarget(to: { to: string | Date } | { by: string | number }): { now
         return { now: new Date(to.to) };
     }
 
-    return { advance: typeof to.by === 'number' ? to.by : durationMs(to.by) };
+    return { advance: typeof to.by === 'number' ? to.by : parseDurationMs(to.by) };
 }
 
 

@@ -8,7 +8,7 @@ import Jwt from '@hapi/jwt';
 import Lab from '@hapi/lab';
 
 import { callerId, existingSecret, mintToken, resolveSecret } from '../lib/auth';
-import { SettingError } from '../lib/config';
+import { SettingError } from '../lib/setting-error';
 import { bearer, body, tempDir, testServer } from './helpers/server';
 
 

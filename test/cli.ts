@@ -7,8 +7,10 @@ import Jwt from '@hapi/jwt';
 import Lab from '@hapi/lab';
 
 import { resolveSecret } from '../lib/auth';
-import { logFormat, main, tokenCommand, ttlSeconds, type Io } from '../lib/cli';
-import { settingsFromEnvironment } from '../lib/config';
+import { main, type Io } from '../lib/cli';
+import { logFormat, tokenCommand } from '../lib/cli/start';
+import { ttlSeconds } from '../lib/cli/token';
+import { settingsFromEnvironment } from '../lib';
 import { packageRoot } from '../lib/paths';
 import { databasesWhere } from '../lib/storage';
 import { mintPayKeys } from '../lib/storage/pay-keys';

@@ -53,7 +53,10 @@ describe('settings', () => {
             namespaceUrls: {},
             database: { poolMax: 10, connectTimeoutMs: 5000, statementTimeoutMs: 10000 },
             namespaces: builtInNamespaces,
-            placements: { commerce: { engine: 'sqlite' }, logistics: { engine: 'sqlite' }, weather: { engine: 'sqlite' } }
+            placedNamespaces: builtInNamespaces.filter(({ name }) => name !== 'pay'),
+            placements: { commerce: { engine: 'sqlite' }, logistics: { engine: 'sqlite' }, weather: { engine: 'sqlite' } },
+            sharedByProcesses: false,
+            transitionPollMs: 0
         });
     });
 
@@ -136,16 +139,19 @@ describe('settings', () => {
             namespaceUrls: { commerce: './commerce.db', logistics: 'postgresql://other.example/logistics' },
             database: { poolMax: 4, connectTimeoutMs: 1000, statementTimeoutMs: 2000 },
             namespaces: builtInNamespaces,
+            placedNamespaces: builtInNamespaces.filter(({ name }) => name !== 'pay'),
             placements: {
                 commerce: { engine: 'sqlite', file: Path.resolve('./commerce.db') },
                 logistics: { engine: 'postgres', url: 'postgresql://other.example/logistics' },
                 weather: { engine: 'postgres', url: 'postgres://db.example/app' }
             },
-            payLocation: { engine: 'sqlite', file: '/tmp/pay.db' }
+            payLocation: { engine: 'sqlite', file: '/tmp/pay.db' },
+            sharedByProcesses: true,
+            transitionPollMs: 1000
         });
         expect(settingsFromEnvironment({}).placements).to.equal({ commerce: { engine: 'sqlite' }, logistics: { engine: 'sqlite' }, weather: { engine: 'sqlite' } });
         expect(settingsFromEnvironment({}).payLocation).to.not.exist();
-        expect(resolveSettings(settings)).to.equal(settings);
+        expect(resolveSettings(builtInNamespaces, settings)).to.equal(settings);
     });
 
     it('lets flags win over the environment', () => {
@@ -170,9 +176,9 @@ describe('settings', () => {
 
     it('keeps a generated secret in memory for a server made in memory from code', () => {
 
-        expect(resolveSettings({ dataDir: ':memory:' })).to.include({ storage: 'memory', dataDir: './data', keepSecret: false });
-        expect(resolveSettings({ storage: 'memory', keepSecret: true })).to.include({ keepSecret: true });
-        expect(resolveSettings({})).to.include({ storage: 'file', keepSecret: true });
+        expect(resolveSettings(builtInNamespaces, { dataDir: ':memory:' })).to.include({ storage: 'memory', dataDir: './data', keepSecret: false });
+        expect(resolveSettings(builtInNamespaces, { storage: 'memory', keepSecret: true })).to.include({ keepSecret: true });
+        expect(resolveSettings(builtInNamespaces, {})).to.include({ storage: 'file', keepSecret: true });
     });
 
     it('provisions pay in memory only for a server in memory', () => {
@@ -255,8 +261,8 @@ describe('settings', () => {
 
     it('validates programmatic options with the same names', () => {
 
-        expect(resolveSettings()).to.include({ port: 3000 });
-        expect(() => resolveSettings({ port: 1.5 })).to.throw(SettingError, 'PORT must be an integer');
-        expect(() => resolveSettings({ unknown: true } as never)).to.throw(SettingError, 'unknown is not allowed');
+        expect(resolveSettings(builtInNamespaces)).to.include({ port: 3000 });
+        expect(() => resolveSettings(builtInNamespaces, { port: 1.5 })).to.throw(SettingError, 'PORT must be an integer');
+        expect(() => resolveSettings(builtInNamespaces, { unknown: true } as never)).to.throw(SettingError, 'unknown is not allowed');
     });
 });

@@ -4,7 +4,7 @@ import Code from '@hapi/code';
 import type { Request, ResponseToolkit, Server } from '@hapi/hapi';
 import Lab from '@hapi/lab';
 
-import type { ConsoleApiMode } from '../lib/config';
+import type { ConsoleApiMode } from '../lib/setting-error';
 import { consoleApiMounted, eventsPath, isLoopback, tokenPath } from '../lib/console';
 import { housekeepingHeader, housekeepingValue, maxBodyChars, maxBufferedBytes, type RequestEvent, type RequestFeed } from '../lib/console/feed';
 import { adminBearer, bearer, body, testServer } from './helpers/server';

@@ -8,7 +8,7 @@ import Lab from '@hapi/lab';
 import type { Options } from '../lib';
 import { FixtureError } from '../lib/fixtures';
 import { payProviders } from '../lib/namespaces/pay/fixture';
-import { durationText } from '../lib/namespaces/pay/rules';
+import { durationText } from '../lib/durations';
 import type { NamespacesDataSet } from '../lib/storage/data-set';
 import { provisionPay, type PayCredentials } from '../lib/storage';
 import { createTestKit, type TestKit } from '../lib/testing';

@@ -2,6 +2,7 @@ import Code from '@hapi/code';
 import type { Server } from '@hapi/hapi';
 import Lab from '@hapi/lab';
 
+import { placedNamespaces } from '../lib/config';
 import { Clock, IdSource } from '../lib/clock';
 import type { InstanceData, InstanceDataOptions } from '../lib/storage/engine';
 import { fixtureImageKey, FixtureImages } from '../lib/storage/fixture-images';
@@ -223,7 +224,7 @@ describe('FixtureImages', () => {
         const kept = new FixtureImages(2 ** 30);
         const clock = () => ({ clock: new Clock(new Date('2030-01-01T00:00:00.000Z')), ids: new IdSource('sequential') });
         const options: InstanceDataOptions = { seed: true, pay: true, fixture: { records: { commerce: { businesses: [{ name: 'Kiosk', category: 'K', city: 'X', phone: '1' }] } }, origin: 'fixture' }, context: clock() };
-        const data = await createSqliteInstance(builtInNamespaces, options, kept);
+        const data = await createSqliteInstance({ namespaces: builtInNamespaces, placedNamespaces: placedNamespaces(builtInNamespaces) }, options, kept);
         const image = kept.find(fixtureImageKey({ ...options, context: clock() })!)!;
         const { images } = image.data as SqliteSnapshot;
         expect(kept.bytes).to.equal(images.commerce!.length);

@@ -192,14 +192,14 @@ describe('the list of namespaces', () => {
 
     it('names the setting of an added namespace in a refusal', () => {
 
-        const err = expect(() => resolveSettings({ namespaces, namespaceUrls: { notes: 'http://example.com/notes' } })).to.throw(SettingError);
+        const err = expect(() => resolveSettings(namespaces, { namespaceUrls: { notes: 'http://example.com/notes' } })).to.throw(SettingError);
         expect(err.message).to.equal('NOTES_DB_URL must be a postgres:// URL, a path or a file: URL on this machine');
     });
 
     it('refuses two namespaces of one name, and a name that is no lower-case word', () => {
 
-        expect(() => resolveSettings({ namespaces: [...namespaces, notesNamespace] })).to.throw('Namespace names must be distinct, lower case letters and digits: commerce, logistics, weather, pay, notes, notes');
-        expect(() => resolveSettings({ namespaces: [{ ...notesNamespace, name: 'My notes' }] })).to.throw('Namespace names must be distinct, lower case letters and digits: My notes');
+        expect(() => resolveSettings([...namespaces, notesNamespace])).to.throw('Namespace names must be distinct, lower case letters and digits: commerce, logistics, weather, pay, notes, notes');
+        expect(() => resolveSettings([{ ...notesNamespace, name: 'My notes' }])).to.throw('Namespace names must be distinct, lower case letters and digits: My notes');
     });
 
     it('shows the success bodies of the namespaces that say so in the live log', () => {

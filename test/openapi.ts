@@ -13,6 +13,7 @@ import Pack from '../package.json';
 import { pagePaths } from '../lib/console';
 import { failure } from '../lib/errors';
 import { asyncApiPath } from '../lib/events/asyncapi';
+import { builtInNamespaces } from '../lib/namespaces';
 import { docsAssetsPath, docsPath, documentPath, openapiPlugin } from '../lib/openapi';
 import { errorSchema } from '../lib/openapi/error-responses';
 import { SchemaConverter } from '../lib/openapi/joi-schema';
@@ -502,7 +503,7 @@ describe('the route descriptions', () => {
     async function bareServer(routes: ServerRoute[]): Promise<Server> {
 
         const server = Hapi.server();
-        await server.register(openapiPlugin);
+        await server.register({ plugin: openapiPlugin, options: { namespaces: builtInNamespaces } });
         server.route(routes);
         await server.initialize();
         return server;

@@ -8,7 +8,7 @@ import Lab from '@hapi/lab';
 import Sqlite from 'better-sqlite3';
 
 import { provisionPay } from '../lib';
-import { payLocation } from '../lib/config';
+import { payLocation } from '../lib/storage/engines';
 import { migrate, namespaceMigrations } from '../lib/storage/sqlite/migrate';
 import { closeDatabase, openDatabase } from '../lib/storage/sqlite/open';
 import type { PayCredentials } from '../lib/storage';

@@ -7,7 +7,7 @@ import type { Server, ServerInjectResponse } from '@hapi/hapi';
 import Pg from 'pg';
 
 import { provisionPay, rotatePayKeys, type PayCredentials } from '../lib/storage';
-import type { PaySettings } from '../lib/config';
+import type { PaySettings } from '../lib/storage/settings';
 import { namespaceMigrations, paySchema } from '../lib/storage/migrations';
 import { mintPayKeys } from '../lib/storage/pay-keys';
 import { PgDatabase } from '../lib/storage/postgres/database';

@@ -3,7 +3,7 @@ import type { Server, ServerInjectResponse } from '@hapi/hapi';
 import Lab from '@hapi/lab';
 
 import { Clock, IdSource } from '../lib/clock';
-import { settingsFromEnvironment } from '../lib/config';
+import { settingsFromEnvironment } from '../lib';
 import { eventTypes, matchesType, typePattern, webhookId, type StoredEndpoint, type StoredEvent } from '../lib/events/model';
 import { commerceNamespace } from '../lib/namespaces/commerce';
 import type { DataSet, EventLog } from '../lib/storage/engine';

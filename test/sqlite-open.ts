@@ -5,7 +5,7 @@ import Code from '@hapi/code';
 import Lab from '@hapi/lab';
 import Sqlite from 'better-sqlite3';
 
-import { SettingError } from '../lib/config';
+import { SettingError } from '../lib/setting-error';
 import { DomainError } from '../lib/errors';
 import { startupFailure } from '../lib/storage';
 import { namedDamage, namespaceFile, openNamespace, prepareDataDir } from '../lib/storage/sqlite/files';

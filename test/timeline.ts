@@ -7,7 +7,8 @@ import type { Server } from '@hapi/hapi';
 import Lab from '@hapi/lab';
 
 import { Clock } from '../lib/clock';
-import { resolveSettings, settingsFromEnvironment, transitionPollMs } from '../lib/config';
+import { settingsFromEnvironment } from '../lib';
+import { resolveSettings } from '../lib/config';
 import { Scheduler, Timeline, type AttemptStops } from '../lib/data-set';
 import { clockFileName, defaultClock } from '../lib/data-set/clock-file';
 import type { AppliedTransition, TimedStore, TransitionType } from '../lib/data-set/transitions';
@@ -534,8 +535,8 @@ describe('the default data set\'s clock', () => {
 
     it('polls for what other processes made due only where they may share its databases', () => {
 
-        expect(transitionPollMs(resolveSettings({}))).to.equal(0);
-        expect(transitionPollMs(resolveSettings({ databaseUrl: 'postgres://127.0.0.1:1/none', jwtSecret: 'a'.repeat(32) }))).to.equal(1000);
+        expect(resolveSettings(builtInNamespaces, {}).transitionPollMs).to.equal(0);
+        expect(resolveSettings(builtInNamespaces, { databaseUrl: 'postgres://127.0.0.1:1/none', jwtSecret: 'a'.repeat(32) }).transitionPollMs).to.equal(1000);
     });
 
     it('reads CLOCK and --clock as an instant, and refuses one that is not', () => {

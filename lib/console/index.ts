@@ -6,7 +6,7 @@ import Inert from '@hapi/inert';
 import Joi from 'joi';
 
 import { mintToken } from '../auth';
-import { consoleApiModes, type ConsoleApiMode } from '../config';
+import { consoleApiModes, type ConsoleApiMode } from '../setting-error';
 import { timestamp } from '../fields';
 import { packageRoot } from '../paths';
 import { requestIdHeaders } from '../request-id';

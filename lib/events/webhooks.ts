@@ -2,11 +2,12 @@ import type { Plugin, Request, Server } from '@hapi/hapi';
 import type Joi from 'joi';
 
 import { requireAdmin } from '../auth';
+import { durationTextMs, parseDurationMs } from '../durations';
 import { DomainError } from '../errors';
 import { noContent, optionalBody } from '../fields';
 import { liveInstance } from '../instances/lookup';
 import type { InstanceRegistry } from '../instances/registry';
-import { durationMs, instanceParams } from '../instances/schemas';
+import { instanceParams } from '../instances/schemas';
 import { listResponse, type Page } from '../lists';
 import type { Scope } from '../scope';
 import type { EventLog } from '../storage/engine';
@@ -82,17 +83,6 @@ declare module '@hapi/hapi' {
 
 const tags = ['api', 'instances'];
 
-const durationUnitsMs: [string, number][] = [['d', 86_400_000], ['h', 3_600_000], ['m', 60_000], ['s', 1000]];
-
-
-/** A delay in its largest whole unit, as an endpoint's retry_schedule reads back: 300000 is 5m, 1500 is 1500ms. */
-export function delayText(ms: number): string {
-
-    const [unit, size] = durationUnitsMs.find(([, unitMs]) => ms > 0 && ms % unitMs === 0) ?? ['ms', 1];
-    return `${ms / size}${unit}`;
-}
-
-
 function patternText({ pattern, prefix }: TypePattern): string {
 
     return prefix ? `${pattern}*` : pattern;
@@ -108,7 +98,7 @@ function shown(endpoint: StoredEndpoint, secret: string): WebhookEndpointSet {
         types: endpoint.types && endpoint.types.map(patternText),
         secret,
         signing_clock: endpoint.signing_clock,
-        retry_schedule: endpoint.retry_schedule.map(delayText),
+        retry_schedule: endpoint.retry_schedule.map(durationTextMs),
         created_at: endpoint.created_at,
         disabled: endpoint.disabled_at !== null,
         disabled_reason: endpoint.disabled_reason,
@@ -131,7 +121,7 @@ async function setEndpoints(scope: Scope, inputs: EndpointInput[]): Promise<{ en
             types: input.types ? input.types.map(typePattern) : null,
             secret: input.secret ?? mintSecret(),
             signing_clock: input.signing_clock,
-            retry_schedule: input.retry_schedule.map(durationMs),
+            retry_schedule: input.retry_schedule.map(parseDurationMs),
             created_at: createdAt,
             delivered: 0,
             failed: 0,
@@ -225,7 +215,7 @@ async function rotateEndpoint(scope: Scope, endpointId: string, overlap: string)
 
     await storedEndpointOf(scope, endpointId);
     const secret = mintSecret();
-    const until = new Date(scope.services.clock.now().getTime() + durationMs(overlap)).toISOString();
+    const until = new Date(scope.services.clock.now().getTime() + parseDurationMs(overlap)).toISOString();
     for (const log of await scope.data.eventLogs()) {
         await log.rotateSecret(endpointId, secret, until);
     }

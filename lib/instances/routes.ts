@@ -1,6 +1,7 @@
 import type { Server } from '@hapi/hapi';
 
 import { requireAdmin } from '../auth';
+import { parseDurationMs } from '../durations';
 import { failure } from '../errors';
 import { noContent } from '../fields';
 import { FixtureError } from '../fixtures';
@@ -10,7 +11,7 @@ import type { Instance, InstanceRecord } from './instance';
 import { liveInstance } from './lookup';
 import { instanceOptions, type NewInstance } from './options';
 import type { InstanceRegistry } from './registry';
-import { clockSchema, defaultClockMoveSchema, defaultClockSchema, durationMs, exportSchema, instanceClockMoveSchema, instanceListQuery, instanceListSchema, instanceParams, instanceSchema, newInstanceSchema, restoreSchema, snapshotSchema } from './schemas';
+import { clockSchema, defaultClockMoveSchema, defaultClockSchema, exportSchema, instanceClockMoveSchema, instanceListQuery, instanceListSchema, instanceParams, instanceSchema, newInstanceSchema, restoreSchema, snapshotSchema } from './schemas';
 
 
 const tags = ['api', 'instances'];
@@ -252,7 +253,7 @@ const clockErrors = {
 
 function clockTarget(payload: ClockPayload): { now: Date } | { advance: number } {
 
-    return 'now' in payload ? { now: new Date(payload.now) } : { advance: durationMs(payload.advance) };
+    return 'now' in payload ? { now: new Date(payload.now) } : { advance: parseDurationMs(payload.advance) };
 }
 
 

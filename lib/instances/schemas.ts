@@ -2,6 +2,7 @@ import Joi from 'joi';
 
 import { maxIdCounter } from '../clock';
 import { transitionTypes } from '../data-set/transitions';
+import { durationPattern } from '../durations';
 import { clockTimestamp, optionalBody, recordId, requestBody, timestamp, utcTimestamp, wording } from '../fields';
 import { listSchema, pageQuery } from '../lists';
 
@@ -33,7 +34,7 @@ export const newInstanceSchema = optionalBody(requestBody({
 export const clockSchema = wording(requestBody({
     // Checked against the clock's range as it moves: out of range is a 422 clock_out_of_range, as for advance.
     now: utcTimestamp().description('Freeze the clock at this instant'),
-    advance: wording(Joi.string().pattern(/^\d+(?:ms|[smhd])$/), { 'string.pattern.base': '{{#label}} must be a duration such as 500ms, 90s, 30m, 2h or 7d' })
+    advance: wording(Joi.string().pattern(durationPattern), { 'string.pattern.base': '{{#label}} must be a duration such as 500ms, 90s, 30m, 2h or 7d' })
         .description('Move the clock forward by this much (500ms, 90s, 30m, 2h, 7d), freezing it there')
 }, 'InstanceClock').xor('now', 'advance'), {
     'object.missing': 'The request body must hold now or advance',
@@ -98,12 +99,3 @@ export const snapshotSchema = Joi.object({
 }).label('InstanceSnapshot');
 
 
-const durationUnitsMs: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-
-
-/** The milliseconds of a duration the clock schema accepted (500ms, 90s, 30m, 2h, 7d). */
-export function durationMs(duration: string): number {
-
-    const [, amount, unit] = /^(\d+)(ms|[smhd])$/.exec(duration)!;
-    return Number(amount) * durationUnitsMs[unit!]!;
-}

@@ -6,7 +6,7 @@ import Inert from '@hapi/inert';
 import { asyncApiDocument, asyncApiPath, type AsyncApiDocument } from '../events/asyncapi';
 import { eventCatalogue } from '../events/catalogue';
 import { eventStreamQuery } from '../events/schemas';
-import { builtInNamespaces, type Namespace } from '../namespaces';
+import type { Namespace } from '../namespaces/namespace';
 import { readPackage } from '../paths';
 import { swaggerUiFolder } from '../swagger-ui';
 import { completeDocument, type OpenApiDocument } from './document';
@@ -77,9 +77,9 @@ function eventsDocument(namespaces: readonly Namespace[]): AsyncApiDocument {
 
 const pluginName = 'localgate-openapi';
 
-/** The namespaces whose tags the document lists: a bare server registered without options lists the built-in ones. */
+/** The namespaces whose tags the document lists, handed down by the server. */
 export interface OpenapiOptions {
-    namespaces?: readonly Namespace[];
+    namespaces: readonly Namespace[];
 }
 
 export const openapiPlugin: Plugin<OpenapiOptions> = {
@@ -88,7 +88,7 @@ export const openapiPlugin: Plugin<OpenapiOptions> = {
 
         // hapi-swagger, vision and handlebars take a fifth of a start: they load with the first request for the
         // document or the docs page, which are the only ones that need them.
-        const namespaces = options.namespaces ?? builtInNamespaces;
+        const { namespaces } = options;
         let documentation: Promise<Documentation> | undefined;
         const loaded = () => {
 

@@ -1,10 +1,10 @@
 import type { RecordContext } from '../clock';
-import { placedNamespaces, type Settings } from '../config';
 import type { Namespace } from '../namespaces/namespace';
 import { readFixtureFile } from '../fixtures';
 import { NamespacesDataSet, type NamespaceDatabases, type ProvisionedNamespaces } from './data-set';
 import type { DataSet, NamespaceDatabase } from './engine';
 import { engineOf, engines } from './engines';
+import type { StorageSettings } from './settings';
 
 
 // The default data set: each namespace opened where the settings place it. The PostgreSQL code (with `pg`) loads only
@@ -14,7 +14,7 @@ import { engineOf, engines } from './engines';
  * Opens every namespace where the settings place it, then each provisioned one (pay); a failure closes what was opened
  * and names the namespace.
  */
-export async function openDefaultDataSet(settings: Settings, context: RecordContext): Promise<DataSet> {
+export async function openDefaultDataSet(settings: StorageSettings, context: RecordContext): Promise<DataSet> {
 
     // The seed file is read and bounded before any database is opened: a file refused here leaves nothing written.
     const seed = settings.seedFile ? readFixtureFile(settings.seedFile) : undefined;
@@ -22,7 +22,7 @@ export async function openDefaultDataSet(settings: Settings, context: RecordCont
     const provisioned: ProvisionedNamespaces = {};
     let data: NamespacesDataSet;
     try {
-        for (const namespace of placedNamespaces(settings.namespaces)) {
+        for (const namespace of settings.placedNamespaces) {
             opened[namespace.name] = await openNamespace(settings, namespace);
         }
 
@@ -66,7 +66,7 @@ async function loadSeedFile(data: NamespacesDataSet, seed: unknown, file: string
 }
 
 
-function openNamespace(settings: Settings, namespace: Namespace): Promise<NamespaceDatabase> {
+function openNamespace(settings: StorageSettings, namespace: Namespace): Promise<NamespaceDatabase> {
 
     const location = settings.placements[namespace.name];
     return engineOf(location).openNamespace(namespace, location, settings);

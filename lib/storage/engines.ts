@@ -2,29 +2,20 @@ import Path from 'node:path';
 import Url from 'node:url';
 
 import type { RecordContext } from '../clock';
-import { SettingError, type DatabaseSettings, type Settings } from '../config';
+import { memoryDataDir, SettingError } from '../setting-error';
 import type { Namespace } from '../namespaces/namespace';
 import type { NamespaceDatabase } from './engine';
 import type { PayCredentials, PayKeys } from './pay-keys';
 import type { ProvisionedNamespace } from './readiness';
+import type { DatabaseSettings, EngineName, Location, OpenSettings, PayLocation, StorageSettings } from './settings';
+
+
+export type { EngineName, Location } from './settings';
 
 
 // The one table of storage engines: how a setting's URL names each, how each opens a namespace's database (placed or
 // provisioned), and what each can do. Nothing else in lib/ asks which engine a database is on. An engine's code loads
 // when a database is placed there: a start on the SQLite default never requires `pg`.
-
-/** Where a database of each engine is, as the settings name it. */
-export interface EngineLocations {
-    /** A file; none: the data directory's file, or memory. */
-    sqlite: { file?: string };
-    postgres: { url: string };
-}
-
-/** The engines, by name: the keys of the table. */
-export type EngineName = keyof EngineLocations;
-
-/** Where a database is: its engine and what the engine needs to find it. */
-export type Location<Engine extends EngineName = EngineName> = { [Name in Engine]: { engine: Name } & EngineLocations[Name] }[Engine];
 
 /**
  * Each engine's handle on a namespace's database, added by its own folder (storage/sqlite/open.ts,
@@ -55,9 +46,6 @@ const keepsNoRecords = (): never => {
 /** The factories of a namespace without a store. */
 export const noStores: StoreFactories<never> = { sqlite: keepsNoRecords, postgres: () => Promise.resolve(keepsNoRecords) };
 
-/** What a settings block hands an engine to open a namespace's database. */
-export type OpenSettings = Pick<Settings, 'storage' | 'dataDir' | 'seed' | 'database' | 'eventsKept'>;
-
 interface EngineEntry<Engine extends EngineName> {
 
     /** True when a setting's URL names a database of this engine. */
@@ -70,7 +58,7 @@ interface EngineEntry<Engine extends EngineName> {
     readonly shared: boolean;
 
     /** Where a namespace's database is, in words for the start banner (never a password). */
-    describe(location: Location<Engine>, settings: Pick<Settings, 'storage' | 'dataDir'>): Promise<string>;
+    describe(location: Location<Engine>, settings: Pick<StorageSettings, 'storage' | 'dataDir'>): Promise<string>;
 
     /** The database files a namespace placed here keeps on this machine. */
     files(location: Location<Engine>, namespace: string, dataDir: string): string[];
@@ -79,7 +67,7 @@ interface EngineEntry<Engine extends EngineName> {
     openNamespace(namespace: Namespace, location: Location<Engine>, settings: OpenSettings): Promise<NamespaceDatabase>;
 
     /** Opens a provisioned namespace's database (pay's) as the settings place it here, followed by its readiness. */
-    openProvisioned(namespace: Namespace, settings: Settings): Promise<ProvisionedNamespace>;
+    openProvisioned(namespace: Namespace, settings: StorageSettings): Promise<ProvisionedNamespace>;
 
     /** Creates (or upgrades) pay's database here and records a key pair in it. */
     provisionPay(location: Required<Location<Engine>>, database: DatabaseSettings, keys: PayKeys): Promise<PayCredentials>;
@@ -130,6 +118,13 @@ export function engineOf<Engine extends EngineName>(location: Location<Engine>):
 export function locate(url: string, setting: string): Required<Location> {
 
     return engines[engineNames.find((name) => engines[name].names(url))!].locate(url, setting);
+}
+
+
+/** Where a PAY_DB_URL puts pay's database: on the engine its URL names (SQLite also takes `:memory:`). */
+export function payLocation(url: string): PayLocation {
+
+    return url === memoryDataDir ? { engine: 'sqlite', file: url } : locate(url, 'PAY_DB_URL');
 }
 
 

@@ -1,9 +1,9 @@
-import { payLocation, type DatabaseSettings, type Settings } from '../config';
 import { openDefaultDataSet } from './default';
 import type { Engine } from './engine';
-import { engineOf } from './engines';
+import { engineOf, payLocation } from './engines';
 import { FixtureImages } from './fixture-images';
 import { chosenPayKeys, type PayCredentials, type PayKeys } from './pay-keys';
+import type { DatabaseSettings, StorageSettings } from './settings';
 import { wallContext } from '../clock';
 import { createSqliteInstance } from './sqlite/engine';
 import { absentDatabaseFiles, namedDamage, removeDatabaseFiles } from './sqlite/files';
@@ -19,13 +19,13 @@ const defaultDatabase: DatabaseSettings = { poolMax: 1, connectTimeoutMs: 5000, 
  * unless settings place a namespace elsewhere (PostgreSQL, or an SQLite file of its own). The images of fixtures
  * loaded into instances are kept within FIXTURE_CACHE_MIB.
  */
-export function createEngine(settings: Settings): Engine {
+export function createEngine(settings: StorageSettings): Engine {
 
     const fixtureImages = new FixtureImages(settings.fixtureCacheMib * 2 ** 20);
     return {
         namespaces: settings.namespaces,
         openDefault: (context) => openDefaultDataSet(settings, context),
-        createInstance: (options) => createSqliteInstance(settings.namespaces, options, fixtureImages, settings.eventsKept),
+        createInstance: (options) => createSqliteInstance(settings, options, fixtureImages),
         hasFixtureImage: (key) => fixtureImages.has(key)
     };
 }
@@ -35,7 +35,7 @@ export function createEngine(settings: Settings): Engine {
  * Where the settings keep the namespaces' databases, in words for the start banner: in memory, in a directory or file,
  * or on a PostgreSQL database (host, port and name, never a password); one place for all, else each namespace's.
  */
-export async function databasesWhere(settings: Settings): Promise<string> {
+export async function databasesWhere(settings: StorageSettings): Promise<string> {
 
     const placements = Object.entries(settings.placements);
     const places: string[] = [];
@@ -52,7 +52,7 @@ export async function databasesWhere(settings: Settings): Promise<string> {
  * A load refused (or databases that do not open) removes the SQLite files and data directory the attempt created, so
  * nothing new is left behind.
  */
-export async function seedDefaultDataSet(settings: Settings, fixture: unknown, origin: string): Promise<Record<string, number>> {
+export async function seedDefaultDataSet(settings: StorageSettings, fixture: unknown, origin: string): Promise<Record<string, number>> {
 
     const absent = absentDatabaseFiles(settings);
     try {
@@ -75,7 +75,7 @@ export async function seedDefaultDataSet(settings: Settings, fixture: unknown, o
  * A failure of the default data set's first steps after it opened (its event positions, the timeline's catch-up, the
  * deliveries left pending), with the database it means named where the failure is a damaged file's.
  */
-export function startupFailure(settings: Pick<Settings, 'placements' | 'payLocation' | 'dataDir'>, err: unknown): unknown {
+export function startupFailure(settings: Pick<StorageSettings, 'placements' | 'payLocation' | 'dataDir'>, err: unknown): unknown {
 
     const placed = Object.entries(settings.placements).flatMap(([namespace, location]) => engineOf(location).files(location, namespace, settings.dataDir));
     const pay = settings.payLocation ? engineOf(settings.payLocation).files(settings.payLocation, 'pay', settings.dataDir) : [];

@@ -201,7 +201,7 @@ describe('the package, packed and installed into an empty project (slow)', { ski
 
     it('ships the command, the build, the migrations and the demo data, and nothing of the tests', () => {
 
-        expect(files).to.include(['package.json', 'README.md', 'bin/localgate.js', 'dist/index.js', 'dist/index.d.ts', 'dist/testing.js', 'dist/testing.d.ts', 'dist/cli.js', 'data/demo/commerce.json', 'data/demo/logistics.json', 'clients/python/localgate_testing/__init__.py', 'clients/python/localgate_testing/client.py', 'clients/python/localgate_testing/pytest_plugin.py', 'clients/python/pyproject.toml']);
+        expect(files).to.include(['package.json', 'README.md', 'bin/localgate.js', 'dist/index.js', 'dist/index.d.ts', 'dist/testing.js', 'dist/testing.d.ts', 'dist/cli/index.js', 'data/demo/commerce.json', 'data/demo/logistics.json', 'clients/python/localgate_testing/__init__.py', 'clients/python/localgate_testing/client.py', 'clients/python/localgate_testing/pytest_plugin.py', 'clients/python/pyproject.toml']);
         expect(files.filter((path) => path.startsWith('clients/python/tests/'))).to.equal([]);
         const migrations = Fs.readdirSync(Path.join(root, 'migrations'), { recursive: true, encoding: 'utf8' }).filter((path) => path.endsWith('.sql'));
         expect(files.filter((path) => path.startsWith('migrations/')).sort()).to.equal(migrations.map((path) => `migrations/${path}`).sort());

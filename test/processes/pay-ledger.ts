@@ -283,7 +283,7 @@ describe('pay ledger shared by several server processes', { timeout: 180_000 }, 
 
     before({ timeout: 120_000 }, async () => {
 
-        expect(Fs.existsSync(Path.join(Path.dirname(binPath), '..', 'dist', 'cli.js')), 'run `npm run build` first').to.be.true();
+        expect(Fs.existsSync(Path.join(Path.dirname(binPath), '..', 'dist', 'cli', 'index.js')), 'run `npm run build` first').to.be.true();
         const { file, pay } = await provisioned();
         const secret = Crypto.randomBytes(32).toString('hex');
         const env = {

@@ -186,16 +186,6 @@ export function settlesAt(createdAt: string, seconds: number): string {
 }
 
 
-const durationUnits: [unit: string, seconds: number][] = [['d', 86_400], ['h', 3_600], ['m', 60]];
-
-/** A settlement delay as the API words it: the largest whole unit (2d, 36h, 90m, 45s), 0s for at once. */
-export function durationText(seconds: number): string {
-
-    const [unit, size] = durationUnits.find(([, length]) => seconds > 0 && seconds % length === 0) ?? ['s', 1];
-    return `${seconds / size}${unit}`;
-}
-
-
 /** How a pending move settles as it falls due: a provider that returns them fails the amounts ending in 99. */
 export function settlementOf(failureMode: FailureMode, amount: number): Settlement {
 

@@ -1,6 +1,6 @@
 import Pg from 'pg';
 
-import type { DatabaseSettings } from '../../config';
+import type { DatabaseSettings } from '../settings';
 import { engineError, isRetryable } from './errors';
 
 

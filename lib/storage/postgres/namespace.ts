@@ -1,5 +1,5 @@
 import type { RecordContext } from '../../clock';
-import type { DatabaseSettings } from '../../config';
+import type { DatabaseSettings } from '../settings';
 import type { FixtureRows } from '../../fixtures';
 import type { Namespace } from '../../namespaces/namespace';
 import { demoData } from '../demo';

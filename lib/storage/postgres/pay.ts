@@ -1,10 +1,10 @@
 import type { RecordContext } from '../../clock';
 import type { AppliedTransition } from '../../data-set/transitions';
+import { durationText } from '../../durations';
 import type { ListResult, Page } from '../../lists';
 import {
     checkReplay,
     creationLegs,
-    durationText,
     fromStored,
     keepUntil,
     madeTransaction,

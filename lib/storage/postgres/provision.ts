@@ -1,4 +1,4 @@
-import type { DatabaseSettings } from '../../config';
+import type { DatabaseSettings } from '../settings';
 import { DomainError } from '../../errors';
 import { namespaceMigrations, paySchema } from '../migrations';
 import { mintPayKeys, payCredentials, type PayCredentials, type PayKeys } from '../pay-keys';

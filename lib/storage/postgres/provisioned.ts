@@ -1,4 +1,4 @@
-import type { DatabaseSettings, PaySettings } from '../../config';
+import type { DatabaseSettings, PaySettings } from '../settings';
 import type { Namespace } from '../../namespaces/namespace';
 import { namespaceMigrations } from '../migrations';
 import { ProvisionedNamespace, type ProvisionedContents, type ProvisionedSource } from '../readiness';

@@ -1,4 +1,3 @@
-import { placedNamespaces } from '../../config';
 import type { Namespace } from '../../namespaces/namespace';
 import type { NamespacesDataSet } from '../data-set';
 import type { DataSet, InstanceData, InstanceDataOptions } from '../engine';
@@ -7,6 +6,11 @@ import { namespaceImage } from './images';
 import { SqliteInstanceData, type SqliteSnapshot } from './instance';
 import { SqliteNamespace } from './namespace';
 import type { Database } from './open';
+import type { StorageSettings } from '../settings';
+
+
+/** What an instance's databases are made from: the namespaces, those placed, and the events each database keeps. */
+export type InstanceSettings = Pick<StorageSettings, 'namespaces' | 'placedNamespaces'> & Partial<Pick<StorageSettings, 'eventsKept'>>;
 
 
 /** The SQLite database of a namespace of a data set this engine opened (its tests look inside). */
@@ -22,25 +26,25 @@ export function sqliteDatabase(data: DataSet, namespace: string): Database {
  * counter it left. As with a template database, what the load drew (the wall clock's time and the random id of a
  * record that names neither) was drawn once, when the image was made, and every instance from it has the same.
  */
-export function createSqliteInstance(namespaces: readonly Namespace[], options: InstanceDataOptions, fixtureImages: FixtureImages, eventsKept?: number): Promise<InstanceData> {
+export function createSqliteInstance(settings: InstanceSettings, options: InstanceDataOptions, fixtureImages: FixtureImages): Promise<InstanceData> {
 
     return new Promise((resolve) => {
 
-        resolve(sqliteInstance(namespaces, options, fixtureImages, eventsKept));
+        resolve(sqliteInstance(settings, options, fixtureImages));
     });
 }
 
 
-function sqliteInstance(namespaces: readonly Namespace[], options: InstanceDataOptions, fixtureImages: FixtureImages, eventsKept: number | undefined): InstanceData {
+function sqliteInstance(settings: InstanceSettings, options: InstanceDataOptions, fixtureImages: FixtureImages): InstanceData {
 
     const key = options.fixture && fixtureImages.maxBytes ? options.imageKey ?? fixtureImageKey(options) : null;
     const image = key === null ? undefined : fixtureImages.find(key);
     if (image) {
         options.context.ids.counter = image.counter;
-        return openInstance(namespaces, { ...options, fixture: undefined, from: image.data }, eventsKept);
+        return openInstance(settings, { ...options, fixture: undefined, from: image.data });
     }
 
-    const data = openInstance(namespaces, options, eventsKept);
+    const data = openInstance(settings, options);
     // A fork is made from its source's copy, and has none of its endpoints.
     if ((options.from as SqliteSnapshot | undefined)?.wired) {
         data.unwire();
@@ -67,11 +71,12 @@ function sqliteInstance(namespaces: readonly Namespace[], options: InstanceDataO
 
 // A fork, or an instance from a fixture's image, starts from that copy, which is also what it resets to. A provisioned
 // namespace (pay) is there when asked (never seeded: in memory it is migrated as it is made), else absent.
-function openInstance(namespaces: readonly Namespace[], options: InstanceDataOptions, eventsKept: number | undefined): SqliteInstanceData {
+function openInstance(settings: InstanceSettings, options: InstanceDataOptions): SqliteInstanceData {
 
     const source = options.from as SqliteSnapshot | undefined;
     const from = source?.images;
-    const placed = new Set(placedNamespaces(namespaces));
+    const { namespaces, eventsKept } = settings;
+    const placed = new Set(settings.placedNamespaces);
     const fresh = (namespace: Namespace) => (placed.has(namespace) ? namespaceImage(namespace, options.seed) : (options.pay ? namespaceImage(namespace, false) : undefined));
     const images: SqliteSnapshot['images'] = {};
     const databases: Record<string, SqliteNamespace> = {};

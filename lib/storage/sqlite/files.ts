@@ -1,7 +1,8 @@
 import Fs from 'node:fs';
 import Path from 'node:path';
 
-import { SettingError, type Settings } from '../../config';
+import { SettingError } from '../../setting-error';
+import type { StorageSettings } from '../settings';
 import type { NamespaceSchema } from '../../namespaces/namespace';
 import { engineOf } from '../engines';
 import { migrate, namespaceMigrations } from './migrate';
@@ -74,7 +75,7 @@ export function prepareDataDir(dataDir: string): void {
  * The SQLite database files the settings place (each namespace's, in DATA_DIR or where it is named) that do not exist
  * yet, then DATA_DIR itself when it does not: what opening the default data set would create.
  */
-export function absentDatabaseFiles(settings: Pick<Settings, 'placements' | 'dataDir'>): string[] {
+export function absentDatabaseFiles(settings: Pick<StorageSettings, 'placements' | 'dataDir'>): string[] {
 
     const files = Object.entries(settings.placements).flatMap(([namespace, location]) => engineOf(location).files(location, namespace, settings.dataDir));
 

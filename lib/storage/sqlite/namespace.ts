@@ -1,5 +1,5 @@
 import type { RecordContext } from '../../clock';
-import type { Settings } from '../../config';
+import type { StorageSettings } from '../settings';
 import type { FixtureRows } from '../../fixtures';
 import type { Namespace } from '../../namespaces/namespace';
 import type { EventLog, ImmediateDatabase, NamespaceHealth, SeedCheck, StoredRows } from '../engine';
@@ -174,7 +174,7 @@ export class SqliteNamespace implements ImmediateDatabase {
 
 
 /** Opens a namespace on SQLite: the file a setting names, else its file in DATA_DIR, else memory; seeded when asked. */
-export function openSqliteNamespace(namespace: Namespace, file: string | undefined, settings: Pick<Settings, 'storage' | 'dataDir' | 'seed'> & Partial<Pick<Settings, 'eventsKept'>>): SqliteNamespace {
+export function openSqliteNamespace(namespace: Namespace, file: string | undefined, settings: Pick<StorageSettings, 'storage' | 'dataDir' | 'seed'> & Partial<Pick<StorageSettings, 'eventsKept'>>): SqliteNamespace {
 
     if (!file && settings.storage === 'memory') {
         return new SqliteNamespace(namespace, openCopy(namespaceImage(namespace, settings.seed)), 'memory', undefined, settings.eventsKept);

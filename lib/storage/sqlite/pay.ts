@@ -2,11 +2,11 @@ import type { Transaction } from 'better-sqlite3';
 
 import type { RecordContext } from '../../clock';
 import { claimEach, type AppliedTransition } from '../../data-set/transitions';
+import { durationText } from '../../durations';
 import type { ListResult, Page } from '../../lists';
 import {
     checkReplay,
     creationLegs,
-    durationText,
     fromStored,
     keepUntil,
     madeTransaction,

@@ -1,6 +1,6 @@
 import Fs from 'node:fs';
 
-import type { Settings } from '../../config';
+import type { StorageSettings } from '../settings';
 import type { Namespace } from '../../namespaces/namespace';
 import type { NamespaceHealth } from '../engine';
 import { ProvisionedNamespace, type ProvisionedContents, type ProvisionedSource } from '../readiness';
@@ -133,7 +133,7 @@ class SqliteProvisionedSource implements ProvisionedSource {
  * A provisioned namespace (pay) on SQLite: the file PAY_DB_URL names, followed as it is provisioned, with the keys
  * the settings give; without a file and both keys (or in memory, which is never provisioned), never configured.
  */
-export function openSqliteProvisioned(namespace: Namespace, settings: Pick<Settings, 'storage' | 'pay' | 'payLocation'> & Partial<Pick<Settings, 'eventsKept'>>): ProvisionedNamespace {
+export function openSqliteProvisioned(namespace: Namespace, settings: Pick<StorageSettings, 'storage' | 'pay' | 'payLocation'> & Partial<Pick<StorageSettings, 'eventsKept'>>): ProvisionedNamespace {
 
     const { publishableKey, secretKey } = settings.pay;
     const file = settings.payLocation?.engine === 'sqlite' ? settings.payLocation.file : undefined;
