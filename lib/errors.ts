@@ -128,7 +128,7 @@ function allowedMethods(server: Server, path: string): string[] {
 // whose refusals are 200s with a bare message. Here they become the answers every other error gets.
 function unrouted(request: Request, h: ResponseToolkit): Boom.Boom | ResponseObject {
 
-    const response = request.response as Boom.Boom | ResponseObject;
+    const response = request.response;
     const allowed = allowedMethods(request.server, request.path);
     const requested = request.headers['access-control-request-method'] as string | undefined;
     if (request.method === 'options' && requested !== undefined && allowed.length) {
@@ -209,7 +209,7 @@ export const errorsPlugin: Plugin<void> = {
             const boom = Boom.isBoom(response);
             // hapi's catch-all routes: the 404 and the CORS preflight; an invalid path is their 400. A failure made here
             // before routing (an unknown instance) is already the answer.
-            const unknown = (request.route.method as string) === '_special' && (!boom || (response.output.statusCode === 404 && !(response.data instanceof BodyFields)));
+            const unknown = String(request.route.method) === '_special' && (!boom || (response.output.statusCode === 404 && !(response.data instanceof BodyFields)));
             if (!unknown && !boom) {
                 return h.continue;
             }

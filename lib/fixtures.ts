@@ -3,7 +3,7 @@ import Fs from 'node:fs';
 import Joi from 'joi';
 
 import { maxIdCounter, type IdMode, type RecordContext } from './clock';
-import { utcTimestamp } from './fields';
+import { recordId, utcTimestamp } from './fields';
 import { maxJsonDepth, nestsDeeperThan } from './nesting';
 
 
@@ -30,14 +30,18 @@ export interface OverlappedRow {
 /** Throws the FixtureError naming a record of the namespace (collection, index) and its field. */
 export type FixtureRefusal = (collection: string, index: number, field: string, message: string) => never;
 
-/** One collection a fixture may fill: its records' schema, the collections its fields refer to, and the row stored. */
-export interface FixtureCollection {
-    schema: Joi.ObjectSchema;
-    references: Record<string, (record: Record<string, unknown>) => string>;
-    toRow(record: Record<string, unknown>): Record<string, unknown>;
+/**
+ * One collection a fixture may fill: its records' schema, the collections its fields refer to, and the row stored. `R`
+ * is a record as its schema validates it, with the id and created_at a load gives it; the functions are declared as
+ * methods, whose parameters TypeScript compares both ways, so that a collection of typed records (and of typed earlier collections and tables) is one of a FixtureSpec.
+ */
+export interface FixtureCollection<R extends object = Record<string, unknown>, Earlier extends object = FixtureTables, Tables extends object = FixtureTables> {
+    schema: Joi.ObjectSchema<R>;
+    references: Record<string, FixtureReference<R>>;
+    toRow(record: R): Record<string, unknown>;
 
     /** The record as the API shows it, from a row as either engine reads it back, with the further tables it reads. */
-    fromRow(row: Record<string, unknown>, tables: Record<string, Record<string, unknown>[]>): Record<string, unknown>;
+    fromRow(row: Record<string, unknown>, tables: Tables): Record<string, unknown>;
 
     /** Further tables an export reads for this collection's records (pay's ledger accounts, for balances). */
     reads?: string[];
@@ -52,8 +56,31 @@ export interface FixtureCollection {
     unique?: string[][];
 
     /** Checks the collection's records as a whole, with the namespace's collections loaded before it. */
-    check?(records: Record<string, unknown>[], earlier: Record<string, Record<string, unknown>[]>, refuse: FixtureRefusal): void;
+    check?(records: R[], earlier: Earlier, refuse: FixtureRefusal): void;
 }
+
+/** Records or rows by collection or table: what a check reads of the collections loaded before, and an export of further tables. */
+export type FixtureTables = Record<string, Record<string, unknown>[]>;
+
+/** The collection a field of a record refers to, by the record (a scam report's target_type says which). */
+export type FixtureReference<R> = { table(record: R): string }['table'];
+
+/** A record every collection's schema gives: the id and created_at a load fills in when the fixture leaves them out. */
+export type FixtureRecord = { id: string; created_at: string };
+
+/** The schema of a collection's records: the id and created_at every record may give, and the collection's own keys. */
+export function recordSchema<R extends object = Record<string, unknown>>(keys: Joi.PartialSchemaMap<R>): Joi.ObjectSchema<R> {
+
+    return Joi.object<R>({ id: recordId.min(1), created_at: utcTimestamp(), ...keys });
+}
+
+
+/** A collection as it is declared, its record type taken from its schema's. */
+export function fixtureCollection<R extends object, Earlier extends object = FixtureTables, Tables extends object = FixtureTables>(collection: FixtureCollection<R, Earlier, Tables>): FixtureCollection<R, Earlier, Tables> {
+
+    return collection;
+}
+
 
 /** The collections of one namespace, in the order they are loaded (a record refers only to earlier collections). */
 export type FixtureSpec = Record<string, FixtureCollection>;
@@ -146,7 +173,7 @@ export function fixtureRows(namespace: string, collections: Record<string, unkno
             throw new FixtureError(`${where} must be an array of records`);
         }
 
-        const complete = records.map((record: unknown, index) => {
+        const complete: Record<string, unknown>[] = records.map((record: unknown, index) => {
 
             const { error, value } = definition.schema.validate(record, { abortEarly: true, errors: { wrap: { label: false } } });
             if (error) {
@@ -155,7 +182,7 @@ export function fixtureRows(namespace: string, collections: Record<string, unkno
                 throw new FixtureError(`${origin}: ${field}: ${detail.message}`, field);
             }
 
-            return { ...value, id: value.id ?? context.ids.next(), created_at: value.created_at ?? context.clock.now().toISOString() } as Record<string, unknown>;
+            return { ...value, id: value.id ?? context.ids.next(), created_at: value.created_at ?? context.clock.now().toISOString() };
         });
 
         const refuse: FixtureRefusal = (name, index, field, message) => {

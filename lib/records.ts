@@ -1,5 +1,6 @@
 import type { Clock } from './clock';
 import { DomainError } from './errors';
+import { isRecord } from './fixtures';
 
 
 // What every namespace store shares, whatever its engine: lookups that must find a row, and the order of new records.
@@ -9,13 +10,31 @@ import { DomainError } from './errors';
 // 422 "vehicle_id refers to no existing vehicle".
 
 /** The row a lookup found; none is a 404 with the code `<kind>_not_found`. */
-export function found<T>(row: T | undefined, kind: string): T {
+export function one<T>(row: T | undefined, kind: string): T {
 
     if (!row) {
         throw new DomainError('not_found', `${kind}_not_found`, `There is no ${kind.replace(/_/g, ' ')} with this id`);
     }
 
     return row;
+}
+
+
+/** `one`, under the name the stores import it by. */
+export const found = one;
+
+
+/** The row a lookup found, or null when it found none (a driver's undefined): what a store answers for an optional record. */
+export function maybe<T>(row: T | undefined): T | null {
+
+    return row ?? null;
+}
+
+
+/** The rows of a query that declares no row type (`SELECT *` of a table a fixture names), as records of their columns. */
+export function many(rows: unknown[]): Record<string, unknown>[] {
+
+    return rows.filter(isRecord);
 }
 
 

@@ -3,7 +3,8 @@ import type { Server } from '@hapi/hapi';
 import Lab from '@hapi/lab';
 
 import { Clock } from '../lib/clock';
-import { createdAt, recordNow } from '../lib/records';
+import { errnoCode } from '../lib/errno';
+import { createdAt, found, many, maybe, one, recordNow } from '../lib/records';
 import { engineServer, engines } from './helpers/postgres';
 import { adminBearer, bearer, body, testServer, type List } from './helpers/server';
 
@@ -14,6 +15,39 @@ const { expect } = Code;
 
 
 const frozenAt = '2030-06-01T10:00:00.000Z';
+
+
+describe('the row helpers', () => {
+
+    it('answer a typed row, or the domain error of a missing one, or null', () => {
+
+        const row = { id: 'v-1' };
+        expect(one(row, 'vehicle')).to.shallow.equal(row);
+        expect(found).to.shallow.equal(one);
+        expect(() => one(undefined, 'scam_report')).to.throw('There is no scam report with this id');
+        expect(maybe(row)).to.shallow.equal(row);
+        expect(maybe(undefined)).to.equal(null);
+    });
+
+    it('read the rows of an untyped query as records of their columns', () => {
+
+        expect(many([{ id: 'a' }, { id: 'b', n: 1 }])).to.equal([{ id: 'a' }, { id: 'b', n: 1 }]);
+        expect(many([])).to.equal([]);
+    });
+});
+
+
+describe('errnoCode()', () => {
+
+    it('reads the code an error carries as text, and nothing else', () => {
+
+        expect(errnoCode(Object.assign(new Error('taken'), { code: 'EADDRINUSE' }))).to.equal('EADDRINUSE');
+        expect(errnoCode(Object.assign(new Error('odd'), { code: 5 }))).to.be.undefined();
+        expect(errnoCode(new Error('plain'))).to.be.undefined();
+        expect(errnoCode(null)).to.be.undefined();
+        expect(errnoCode('EEXIST')).to.be.undefined();
+    });
+});
 
 
 describe('createdAt()', () => {

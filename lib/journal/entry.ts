@@ -61,12 +61,12 @@ const beyondLatin1 = /[^\u0000-\u00ff]/;
  */
 export class Recorded {
 
-    private source: Source | null;
-    private built: Built | null = null;
+    // The request's objects until the entry is built, then what the entry keeps of them alone.
+    private state: { source: Source; built: null } | { source: null; built: Built };
 
     constructor(source: Source, readonly arrival: number, readonly bytes: number) {
 
-        this.source = source;
+        this.state = { source, built: null };
     }
 
     /** The entry as the routes show it. */
@@ -96,18 +96,17 @@ export class Recorded {
 
     private bodyOf(text: string | null, truncated: boolean): unknown {
 
-        return text === null || truncated ? text : JSON.parse(text) as unknown;
+        return text === null || truncated ? text : JSON.parse(text);
     }
 
     private build(): Built {
 
-        if (!this.built) {
-            this.built = buildEntry(this.source!);
+        if (this.state.built === null) {
             // The request's objects are no longer needed once the entry holds what it keeps of them.
-            this.source = null;
+            this.state = { source: null, built: buildEntry(this.state.source) };
         }
 
-        return this.built;
+        return this.state.built;
     }
 }
 
@@ -138,7 +137,7 @@ export function recordOf(request: Request, options: RecordOptions, route: string
     const response = request.response as ResponseObject | symbol;
     const answered = typeof response !== 'symbol';
     const status = answered ? response.statusCode : fault?.status ?? null;
-    const code = answered ? (status! >= 400 ? (response.source as { code: string }).code : null) : fault?.code ?? null;
+    const code = answered ? (response.statusCode >= 400 ? (response.source as { code: string }).code : null) : fault?.code ?? null;
     const source: Source = {
         request: {
             id: request.info.id,

@@ -41,13 +41,13 @@ export function bodyIsOptional(payload: Joi.Schema): boolean {
 function describeOperation(operation: Operation, route: RequestRoute, converter: SchemaConverter): void {
 
     const { validate } = route.settings;
-    const sources = [[validate!.params, 'path'], [validate!.query, 'query'], [validate!.headers, 'header']] as const;
+    const sources = [[validate?.params, 'path'], [validate?.query, 'query'], [validate?.headers, 'header']] as const;
     const parameters = sources.flatMap(([schema, location]) => (Joi.isSchema(schema) ? converter.parametersOf(schema, location) : []));
     if (parameters.length) {
         operation.parameters = parameters;
     }
 
-    const payload = validate!.payload;
+    const payload = validate?.payload;
     if (Joi.isSchema(payload)) {
         operation.requestBody = { required: !bodyIsOptional(payload), content: { 'application/json': { schema: converter.schemaOf(payload) } } };
     }
@@ -62,7 +62,8 @@ function describeOperation(operation: Operation, route: RequestRoute, converter:
         }
         else if (Joi.isSchema(schema)) {
             // A body with a schema is JSON, also where the route's success is not (an event stream's errors).
-            const [content] = Object.values(response.content!);
+            const { content: contents = {} } = response;
+            const [content] = Object.values(contents);
             response.content = { 'application/json': { ...content, schema: converter.schemaOf(schema) } };
         }
     }

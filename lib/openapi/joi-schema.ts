@@ -8,26 +8,37 @@ import { utcTimestampPattern } from '../fields';
 /** A schema object of the document (OpenAPI 3.0's dialect of JSON Schema). */
 export type JsonSchema = Record<string, unknown>;
 
-// What joi's describe() gives for a schema: the parts read here.
+// What joi's describe() gives for a schema: the parts read here, as joi documents them.
 interface Description {
-    type: string;
+    type?: string;
     flags?: { label?: string; description?: string; presence?: string; default?: unknown; only?: boolean; unknown?: boolean; unsafe?: boolean };
     allow?: unknown[];
-    rules?: { name: string; args?: Record<string, unknown> }[];
+    rules?: { name: string; args?: { limit?: number; regex?: string } }[];
     keys?: Record<string, Description>;
     patterns?: { rule: Description }[];
-    dependencies?: { rel: string; key?: string | null; peers: string[] }[];
+    dependencies?: Dependency[];
     whens?: When[];
     items?: Description[];
     ordered?: Description[];
-    matches?: { schema?: Description }[];
+    matches?: { schema: Description }[];
 }
 
+// A dependency between keys as joi describes it: `with` names its key, the others (xor, or, oxor) only their peers.
+type Dependency = { rel: 'with'; key: string; peers: string[] } | { rel: 'xor' | 'or' | 'oxor'; key: null; peers: string[] };
+
+// A condition on a reference (a schema condition has no ref): the reference names at least one key.
 interface When {
-    ref?: { type?: string; ancestor?: number; path: string[] };
-    is?: Description;
+    ref?: { type?: string; ancestor?: number; path: [string, ...string[]] };
+    is: Description;
     then?: Description;
     otherwise?: Description;
+}
+
+
+// What describe() gives for a schema, read as the parts above.
+function descriptionOf(schema: Joi.Schema): Description {
+
+    return schema.describe();
 }
 
 
@@ -41,13 +52,19 @@ function required(...keys: string[]): JsonSchema {
 }
 
 
-// The rule between keys of an object that each of joi's dependencies says, in JSON Schema.
-const dependencyRules: Record<string, (key: string, peers: string[]) => JsonSchema> = {
-    xor: (key, peers) => ({ oneOf: peers.map((peer) => required(peer)) }),
-    or: (key, peers) => ({ anyOf: peers.map((peer) => required(peer)) }),
-    oxor: (key, peers) => ({ not: { anyOf: peers.flatMap((peer, index) => peers.slice(index + 1).map((other) => required(peer, other))) } }),
-    with: (key, peers) => ({ anyOf: [{ not: required(key) }, required(key, ...peers)] })
+// The rule between keys of an object that each of joi's dependencies among peers says, in JSON Schema.
+const peerRules: Record<Exclude<Dependency['rel'], 'with'>, (peers: string[]) => JsonSchema> = {
+    xor: (peers) => ({ oneOf: peers.map((peer) => required(peer)) }),
+    or: (peers) => ({ anyOf: peers.map((peer) => required(peer)) }),
+    oxor: (peers) => ({ not: { anyOf: peers.flatMap((peer, index) => peers.slice(index + 1).map((other) => required(peer, other))) } })
 };
+
+
+// The rule a dependency says: a key that comes with its peers, or one of the rules among peers.
+function dependencyRule(dependency: Dependency): JsonSchema {
+
+    return dependency.rel === 'with' ? { anyOf: [{ not: required(dependency.key) }, required(dependency.key, ...dependency.peers)] } : peerRules[dependency.rel](dependency.peers);
+}
 
 
 // A key that must be absent, or present, as a sibling is present or not: joi's when(sibling, { is: exist(), ... }).
@@ -61,11 +78,11 @@ function whenRules(key: string, whens: When[]): JsonSchema[] {
         }
 
         // Joi.exist(): required, with no value of its own.
-        if (is!.flags?.presence !== 'required' || is!.allow) {
+        if (is.flags?.presence !== 'required' || is.allow) {
             continue;
         }
 
-        const sibling = ref.path[0]!;
+        const sibling = ref.path[0];
         const forbidden = then?.flags?.presence === 'forbidden';
         const requiredOtherwise = otherwise?.flags?.presence === 'required';
         if (forbidden && requiredOtherwise) {
@@ -95,7 +112,7 @@ export class SchemaConverter {
 
         let converted = this.cache.get(schema);
         if (!converted) {
-            converted = this.convert(schema.describe() as Description);
+            converted = this.convert(descriptionOf(schema));
             this.cache.set(schema, converted);
         }
 
@@ -105,7 +122,7 @@ export class SchemaConverter {
     /** The parameters an object schema of params, query or headers describes, each with its schema. */
     parametersOf(schema: Joi.Schema, location: 'path' | 'query' | 'header'): JsonSchema[] {
 
-        const { keys = {} } = schema.describe() as Description;
+        const { keys = {} } = descriptionOf(schema);
         return Object.entries(keys).filter(([, key]) => key.flags?.presence !== 'forbidden').map(([name, key]) => {
 
             const converted = this.convert(key);
@@ -211,9 +228,10 @@ export class SchemaConverter {
             }
         }
 
-        if (description.patterns) {
+        const [pattern] = description.patterns ?? [];
+        if (pattern) {
             // OpenAPI 3.0 has no patternProperties: the values' schema, whatever the key.
-            schema.additionalProperties = this.convert(description.patterns[0]!.rule);
+            schema.additionalProperties = this.convert(pattern.rule);
         }
         else if (description.keys && !description.flags?.unknown) {
             schema.additionalProperties = false;
@@ -221,10 +239,10 @@ export class SchemaConverter {
 
         const most = description.rules?.find(({ name }) => name === 'max');
         if (most) {
-            schema.maxProperties = most.args!.limit;
+            schema.maxProperties = most.args?.limit;
         }
 
-        rules.push(...(description.dependencies ?? []).map(({ rel, key, peers }) => dependencyRules[rel]!(key!, peers)));
+        rules.push(...(description.dependencies ?? []).map(dependencyRule));
         if (rules.length === 1) {
             Object.assign(schema, rules[0]);
         }
@@ -249,7 +267,7 @@ export class SchemaConverter {
 
         for (const { name, args } of description.rules ?? []) {
             if (name === 'max') {
-                schema.maxItems = args!.limit;
+                schema.maxItems = args?.limit;
             }
         }
 
@@ -259,7 +277,8 @@ export class SchemaConverter {
     private alternativesSchema(description: Description): JsonSchema {
 
         // joi takes the first alternative that matches: any of them.
-        return { anyOf: description.matches!.map((match) => this.convert(match.schema!)) };
+        const { matches = [] } = description;
+        return { anyOf: matches.map((match) => this.convert(match.schema)) };
     }
 }
 
@@ -272,18 +291,20 @@ function stringSchema(description: Description, allowed: unknown[]): JsonSchema 
     let minLength = allowed.includes('') ? 0 : 1;
     for (const { name, args } of description.rules ?? []) {
         if (name === 'min' || name === 'length') {
-            minLength = Math.max(minLength, args!.limit as number);
+            minLength = Math.max(minLength, Number(args?.limit));
         }
 
         if (name === 'max' || name === 'length') {
-            schema.maxLength = args!.limit;
+            schema.maxLength = args?.limit;
         }
 
         if (name === 'guid') {
             schema.format = 'uuid';
         }
 
-        const [, source, flags] = name === 'pattern' ? regexText.exec(args!.regex as string)! : [];
+        const match = name === 'pattern' ? regexText.exec(String(args?.regex)) : null;
+        const source = match?.[1];
+        const flags = match?.[2];
         // A flag (i, u ...) changes what a pattern means in a way the document's patterns cannot say: the description does.
         if (source !== undefined && !flags) {
             patterns.push(source);
@@ -314,7 +335,7 @@ function numberSchema(description: Description): JsonSchema {
 
     const schema: JsonSchema = { type: 'number' };
     for (const { name, args } of description.rules ?? []) {
-        const limit = args?.limit as number;
+        const limit = args?.limit;
         switch (name) {
             case 'integer':
                 schema.type = 'integer';
@@ -330,8 +351,8 @@ function numberSchema(description: Description): JsonSchema {
 
     // joi refuses numbers beyond the integers a double holds exactly, unless told otherwise.
     if (!description.flags?.unsafe) {
-        schema.minimum = Math.max(schema.minimum as number ?? -Infinity, Number.MIN_SAFE_INTEGER);
-        schema.maximum = Math.min(schema.maximum as number ?? Infinity, Number.MAX_SAFE_INTEGER);
+        schema.minimum = Math.max(Number(schema.minimum ?? -Infinity), Number.MIN_SAFE_INTEGER);
+        schema.maximum = Math.min(Number(schema.maximum ?? Infinity), Number.MAX_SAFE_INTEGER);
     }
 
     return schema;

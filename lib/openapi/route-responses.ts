@@ -35,7 +35,7 @@ function extraResponses(route: RequestRoute, facts: RouteFacts): Record<number, 
     const responses: Record<number, object> = {};
     const status = route.settings.response?.status ?? {};
     // A route with an Idempotency-Key replays its answers, errors too.
-    const replayed = shapeOf(route.settings.validate!.headers).keys.includes('idempotency-key') ? replayedHeader : {};
+    const replayed = shapeOf(route.settings.validate?.headers).keys.includes('idempotency-key') ? replayedHeader : {};
     for (const code of Object.keys(status).map(Number)) {
         responses[code] = { description: code === 200 ? 'Successful' : Http.STATUS_CODES[code], headers: { ...requestIdHeaders, ...replayed } };
     }

@@ -1,31 +1,31 @@
 import Joi from 'joi';
 
 import { currency, recordId, text, utcTimestamp, visibleText } from '../../fields';
-import { recordOf, type FixtureSpec } from '../../fixtures';
+import { fixtureCollection, recordOf, recordSchema, type FixtureRecord, type FixtureSpec } from '../../fixtures';
 import { fromMinorUnits, toMinorUnits } from './money';
 import { maxLengths, price } from './schemas';
-import { offerStatuses, targetTypes } from './store';
+import { offerStatuses, targetTypes, type TargetType } from './store';
 
 
 // Commerce records as the API shows them; scam_report_count is not loaded but counted from the scam reports. An offer
 // keeps the status it is given (an export's); one without is stored valid, whatever the clock of the load: reads show
 // the status of the data set's clock and the timeline stores it (docs/api.md, "Time moves bookings and offers").
 
-function record(keys: Joi.PartialSchemaMap): Joi.ObjectSchema {
+const tableOfTarget: Record<TargetType, string> = { product: 'products', business: 'businesses', offer: 'offers' };
 
-    return Joi.object({ id: recordId.min(1), created_at: utcTimestamp(), ...keys });
-}
+/** A product or an offer as its schema below validates it: a price in its currency's major units. */
+type PricedRecord = FixtureRecord & { price: number; currency: string };
 
-const tableOfTarget: Record<string, string> = { product: 'products', business: 'businesses', offer: 'offers' };
+/** A scam report as its schema below validates it: the kind of record it names says the table its target_id refers to. */
+type ScamReportRecord = FixtureRecord & { target_type: TargetType; target_id: string; reason: string; reporter_id: string };
 
-function priced(value: Record<string, unknown>): Record<string, unknown> {
+function priced({ price: amount, ...rest }: PricedRecord): Record<string, unknown> {
 
-    const { price: amount, ...rest } = value;
-    return { ...rest, price_minor: toMinorUnits(amount as number, value.currency as string) };
+    return { ...rest, price_minor: toMinorUnits(amount, rest.currency) };
 }
 
 // A price is read back from its minor units (PostgreSQL reads a bigint as text).
-const readers = { price: (row: Record<string, unknown>) => fromMinorUnits(Number(row.price_minor), row.currency as string) };
+const readers = { price: (row: Record<string, unknown>) => fromMinorUnits(Number(row.price_minor), String(row.currency)) };
 
 function fieldsOf(row: Record<string, unknown>, fields: string[]): Record<string, unknown> {
 
@@ -35,7 +35,7 @@ function fieldsOf(row: Record<string, unknown>, fields: string[]): Record<string
 
 export const commerceFixture: FixtureSpec = {
     businesses: {
-        schema: record({
+        schema: recordSchema({
             name: visibleText(maxLengths.name).required(),
             description: text(maxLengths.description).allow('').default(''),
             category: visibleText(100).required(),
@@ -46,8 +46,8 @@ export const commerceFixture: FixtureSpec = {
         toRow: (value) => value,
         fromRow: (row) => fieldsOf(row, ['id', 'name', 'description', 'category', 'city', 'phone', 'created_at'])
     },
-    products: {
-        schema: record({
+    products: fixtureCollection({
+        schema: recordSchema<PricedRecord & Record<string, unknown>>({
             name: visibleText(maxLengths.name).required(),
             description: text(maxLengths.description).allow('').default(''),
             price: price.required(),
@@ -58,9 +58,9 @@ export const commerceFixture: FixtureSpec = {
         references: { business_id: () => 'businesses' },
         toRow: priced,
         fromRow: (row) => fieldsOf(row, ['id', 'name', 'description', 'price', 'currency', 'business_id', 'created_by', 'created_at'])
-    },
-    offers: {
-        schema: record({
+    }),
+    offers: fixtureCollection({
+        schema: recordSchema<PricedRecord & Record<string, unknown>>({
             product_id: recordId.required(),
             title: visibleText(200).required(),
             price: price.required(),
@@ -72,9 +72,9 @@ export const commerceFixture: FixtureSpec = {
         references: { product_id: () => 'products' },
         toRow: priced,
         fromRow: (row) => fieldsOf(row, ['id', 'product_id', 'title', 'price', 'currency', 'valid_from', 'valid_until', 'status', 'created_at'])
-    },
+    }),
     inquiries: {
-        schema: record({
+        schema: recordSchema({
             product_id: recordId,
             business_id: recordId,
             message: visibleText(maxLengths.message).required(),
@@ -84,16 +84,16 @@ export const commerceFixture: FixtureSpec = {
         toRow: (value) => ({ product_id: null, business_id: null, ...value }),
         fromRow: (row) => fieldsOf(row, ['id', row.product_id === null ? 'business_id' : 'product_id', 'message', 'owner_id', 'created_at'])
     },
-    scam_reports: {
-        schema: record({
+    scam_reports: fixtureCollection({
+        schema: recordSchema<ScamReportRecord>({
             target_type: Joi.string().valid(...targetTypes).required(),
             target_id: recordId.required(),
             reason: visibleText(maxLengths.reason).required(),
             reporter_id: visibleText(200).required()
         }),
-        references: { target_id: (value) => tableOfTarget[value.target_type as string]! },
+        references: { target_id: (value) => tableOfTarget[value.target_type] },
         unique: [['target_type', 'target_id', 'reporter_id']],
         toRow: (value) => value,
         fromRow: (row) => fieldsOf(row, ['id', 'target_type', 'target_id', 'reason', 'reporter_id', 'created_at'])
-    }
+    })
 };

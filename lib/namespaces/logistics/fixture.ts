@@ -1,7 +1,7 @@
 import Joi from 'joi';
 
 import { currency, recordId, text, utcTimestamp, visibleText } from '../../fields';
-import { recordOf, type FixtureSpec } from '../../fixtures';
+import { fixtureCollection, recordOf, recordSchema, type FixtureRecord, type FixtureSpec } from '../../fixtures';
 import { metadataSchema, readMetadata, storedMetadata } from '../../metadata';
 import { maxNotesLength, returnAt } from './schemas';
 import { bookingStatuses } from './store';
@@ -12,10 +12,18 @@ import { bookingStatuses } from './store';
 // export's); one without is stored confirmed, the status before its instants, whatever the clock of the load: reads
 // show the status of the data set's clock and the timeline stores it (docs/api.md, "Time moves bookings and offers").
 
-function record(keys: Joi.PartialSchemaMap): Joi.ObjectSchema {
-
-    return Joi.object({ id: recordId.min(1), created_at: utcTimestamp(), ...keys });
-}
+/** A booking as its schema below validates it. */
+type BookingRecord = FixtureRecord & {
+    vehicle_id: string;
+    pickup_location_id: string;
+    dropoff_location_id: string;
+    pickup_at: string;
+    return_at: string;
+    notes: string;
+    customer_id: string;
+    status: string;
+    metadata: Record<string, string>;
+};
 
 function flag(value: Record<string, unknown>, name: string): Record<string, unknown> {
 
@@ -29,12 +37,12 @@ function flags(...names: string[]): Record<string, (row: Record<string, unknown>
 }
 
 // A booking's metadata, from its JSON text.
-const metadataReader = { metadata: (row: Record<string, unknown>) => readMetadata(row.metadata as string) };
+const metadataReader = { metadata: (row: Record<string, unknown>) => readMetadata(String(row.metadata)) };
 
 
 export const logisticsFixture: FixtureSpec = {
     locations: {
-        schema: record({
+        schema: recordSchema({
             name: visibleText(200).required(),
             address: visibleText(300).required(),
             city: visibleText(100).required(),
@@ -46,7 +54,7 @@ export const logisticsFixture: FixtureSpec = {
         fromRow: (row) => recordOf(row, ['id', 'name', 'address', 'city', 'latitude', 'longitude', 'created_at'])
     },
     vehicles: {
-        schema: record({
+        schema: recordSchema({
             make: visibleText(100).required(),
             model: visibleText(100).required(),
             year: Joi.number().integer().min(1900).max(2100).required(),
@@ -60,7 +68,7 @@ export const logisticsFixture: FixtureSpec = {
         fromRow: (row) => recordOf(row, ['id', 'make', 'model', 'year', 'seats', 'daily_rate', 'currency', 'is_available', 'created_at'], flags('is_available'))
     },
     drivers: {
-        schema: record({
+        schema: recordSchema({
             name: visibleText(200).required(),
             phone: visibleText(50).required(),
             license_number: visibleText(50).required(),
@@ -73,8 +81,8 @@ export const logisticsFixture: FixtureSpec = {
         toRow: (value) => flag(value, 'is_active'),
         fromRow: (row) => recordOf(row, ['id', 'name', 'phone', 'license_number', 'vehicle_id', 'is_active', 'created_at'], flags('is_active'))
     },
-    bookings: {
-        schema: record({
+    bookings: fixtureCollection({
+        schema: recordSchema<BookingRecord>({
             vehicle_id: recordId.required(),
             pickup_location_id: recordId.required(),
             dropoff_location_id: recordId.required(),
@@ -87,7 +95,7 @@ export const logisticsFixture: FixtureSpec = {
         }),
         references: { vehicle_id: () => 'vehicles', pickup_location_id: () => 'locations', dropoff_location_id: () => 'locations' },
         exclusion: { key: 'vehicle_id', from: 'pickup_at', to: 'return_at', unless: ['status', 'cancelled'] },
-        toRow: (value) => ({ ...value, metadata: storedMetadata(value.metadata as Record<string, string>) }),
+        toRow: (value) => ({ ...value, metadata: storedMetadata(value.metadata) }),
         fromRow: (row) => recordOf(row, ['id', 'vehicle_id', 'pickup_location_id', 'dropoff_location_id', 'pickup_at', 'return_at', 'notes', 'customer_id', 'status', 'created_at', 'metadata'], metadataReader)
-    }
+    })
 };

@@ -1,7 +1,7 @@
 import Joi from 'joi';
 
 import { recordId, utcTimestamp, visibleText } from '../../fields';
-import { recordOf, type FixtureRefusal, type FixtureSpec } from '../../fixtures';
+import { recordOf, recordSchema, type FixtureCollection, type FixtureRecord, type FixtureRefusal, type FixtureSpec } from '../../fixtures';
 import { metadataSchema, readMetadata, storedMetadata } from '../../metadata';
 import {
     creationLegs,
@@ -24,10 +24,25 @@ import type { PayTransaction, TransactionStatus, TransactionType, WalletBalance 
 // asset, the entries of each move and of its settlement), so a wallet's balances must be exactly what its transactions
 // add up to. A pending transaction loads pending with its settles_at, and settles as the API's would have.
 
-function record(keys: Joi.PartialSchemaMap): Joi.ObjectSchema {
+/** A wallet as its schema below validates it. */
+type WalletRecord = FixtureRecord & { owner_id: string; balances?: WalletBalance[] };
 
-    return Joi.object({ id: recordId.min(1), created_at: utcTimestamp(), ...keys });
-}
+/** A transaction as its schema below validates it: settles_at, settled_at and failure_code as given, if they are. */
+type TransactionRecord = FixtureRecord & {
+    wallet_id: string;
+    type: TransactionType;
+    asset: string;
+    amount: number;
+    provider_id: string;
+    status: TransactionStatus;
+    settles_at?: string;
+    settled_at?: string | null;
+    failure_code?: string | null;
+    metadata: Record<string, string>;
+};
+
+/** A ledger account as an export reads it back: PostgreSQL gives its bigint balance as text. */
+type AccountRow = { wallet_id: string; asset: string; kind: AccountKind; balance: number | string };
 
 const asset = Joi.string().pattern(/^[A-Z]{3,12}$/).messages({ 'string.pattern.base': '{{#label}} must be a currency code or token symbol in upper case (USD, MIT)' });
 
@@ -38,7 +53,7 @@ function byAsset(a: { asset: string }, b: { asset: string }): number {
 }
 
 // Reads back what PostgreSQL gives as text (bigint) as a number, and metadata from its JSON text.
-const readers = { amount: (row: Record<string, unknown>) => Number(row.amount), metadata: (row: Record<string, unknown>) => readMetadata(row.metadata as string) };
+const readers = { amount: (row: Record<string, unknown>) => Number(row.amount), metadata: (row: Record<string, unknown>) => readMetadata(String(row.metadata)) };
 
 // The deposit currencies every provider row of the migrations moves, and the stage of each token type they ship.
 const currencies = ['EUR', 'GBP', 'JPY', 'KES', 'USD'];
@@ -69,22 +84,25 @@ export const payProviders: Record<string, FixtureProvider> = {
 
 type Settled = Pick<PayTransaction, 'status' | 'settles_at' | 'settled_at' | 'failure_code'>;
 
+/** What a transaction's settlement follows from: its move, and the settlement fields it gives. */
+type Settling = Pick<TransactionRecord, 'provider_id' | 'type' | 'status' | 'created_at' | 'settles_at' | 'settled_at' | 'failure_code'>;
+
 /**
  * A transaction's settlement, what it gives or else what the API would have written: settles_at its provider's delay
  * after created_at, settled_at its settles_at unless pending, no failure_code. An unknown provider settles at once
  * (the check refuses it).
  */
-export function settlementFields(transaction: Record<string, unknown>): Settled {
+export function settlementFields(transaction: Settling): Settled {
 
-    const provider = payProviders[String(transaction.provider_id)];
-    const seconds = provider ? settlementSeconds(provider, transaction.type as TransactionType) : 0;
-    const status = transaction.status as TransactionStatus;
-    const due = (transaction.settles_at as string | undefined) ?? settlesAt(String(transaction.created_at), seconds);
+    const provider = payProviders[transaction.provider_id];
+    const seconds = provider ? settlementSeconds(provider, transaction.type) : 0;
+    const status = transaction.status;
+    const due = transaction.settles_at ?? settlesAt(transaction.created_at, seconds);
     return {
         status,
         settles_at: due,
-        settled_at: transaction.settled_at === undefined ? (status === 'pending' ? null : due) : transaction.settled_at as string | null,
-        failure_code: (transaction.failure_code as string | null | undefined) ?? null
+        settled_at: transaction.settled_at === undefined ? (status === 'pending' ? null : due) : transaction.settled_at,
+        failure_code: transaction.failure_code ?? null
     };
 }
 
@@ -98,8 +116,21 @@ export interface Posting {
 /** The legs a stored transaction posts as the API did: its move's at created_at, its settlement's at settles_at. */
 export function transactionLegs(row: Record<string, unknown>): { made: Posting; settlement?: Posting } {
 
-    const { type, amount, created_at: created } = row as { type: TransactionType; amount: number; created_at: string };
-    const { status, settles_at: due } = settlementFields(row);
+    // A stored row is one toRow() made: its settlement fields are all set.
+    return legsOf({
+        type: row.type === 'withdrawal' ? 'withdrawal' : 'deposit',
+        amount: Number(row.amount),
+        created_at: String(row.created_at),
+        status: row.status === 'pending' ? 'pending' : row.status === 'failed' ? 'failed' : 'completed',
+        settles_at: String(row.settles_at)
+    });
+}
+
+
+// The legs of a transaction and of its settlement, once settled, each with its instant.
+function legsOf(transaction: Pick<TransactionRecord, 'type' | 'amount' | 'created_at'> & Pick<Settled, 'status' | 'settles_at'>): { made: Posting; settlement?: Posting } {
+
+    const { type, amount, created_at: created, status, settles_at: due } = transaction;
     const delayed = due > created || status === 'pending';
     const made = { legs: creationLegs(type, delayed, amount), at: created };
     return status !== 'pending' && delayed ? { made, settlement: { legs: settlementLegs(type, status, amount), at: due } } : { made };
@@ -119,16 +150,16 @@ export function byTimeOrder(a: Record<string, unknown>, b: Record<string, unknow
 }
 
 // Every transaction of the fixture, with its index, in time order.
-function inTimeOrder(transactions: Record<string, unknown>[]): [Record<string, unknown>, number][] {
+function inTimeOrder(transactions: TransactionRecord[]): [TransactionRecord, number][] {
 
-    return transactions.map((transaction, index) => [transaction, index] as [Record<string, unknown>, number]).sort(([a], [b]) => byTimeOrder(a, b));
+    return transactions.map((transaction, index): [TransactionRecord, number] => [transaction, index]).sort(([a], [b]) => byTimeOrder(a, b));
 }
 
 
 // Why a transaction's settlement is not one the API could have written, or null: the field and the reason.
-function settlementProblem(transaction: Record<string, unknown>, provider: ProviderTerms): [field: string, message: string] | null {
+function settlementProblem(transaction: TransactionRecord, provider: ProviderTerms): [field: string, message: string] | null {
 
-    const { type, amount, created_at: created } = transaction as { type: TransactionType; amount: number; created_at: string };
+    const { type, amount, created_at: created } = transaction;
     const { status, settles_at: due, settled_at: settled, failure_code: code } = settlementFields(transaction);
     const seconds = settlementSeconds(provider, type);
     const expected = settlesAt(created, seconds);
@@ -169,9 +200,9 @@ class RunningLedger {
         return accounts;
     }
 
-    post(transaction: Record<string, unknown>, legs: Leg[]): void {
+    post(transaction: TransactionRecord, legs: Leg[]): void {
 
-        const { wallet_id: walletId, provider_id: providerId, asset: code } = transaction as Record<string, string>;
+        const { wallet_id: walletId, provider_id: providerId, asset: code } = transaction;
         for (const { account, amount } of legs) {
             if (account === 'clearing') {
                 this.clearing.set(`${providerId} ${code}`, (this.clearing.get(`${providerId} ${code}`) ?? 0) + amount);
@@ -193,11 +224,11 @@ class RunningLedger {
 
 // Walks the moves and the settlements in time order with running balances, each move decided by the API's own rule as
 // it was made; a settlement due at the instant of a move comes first, as the timeline applies what is due before it.
-function checkTransactions(transactions: Record<string, unknown>[], wallets: Record<string, unknown>[], refuse: FixtureRefusal): void {
+function checkTransactions(transactions: TransactionRecord[], wallets: WalletRecord[], refuse: FixtureRefusal): void {
 
-    const walletsById = new Map(wallets.map((wallet) => [wallet.id as string, wallet]));
+    const walletsById = new Map(wallets.map((wallet) => [wallet.id, wallet]));
     const ledger = new RunningLedger();
-    const settlements: { at: string; transaction: Record<string, unknown>; legs: Leg[] }[] = [];
+    const settlements: { at: string; transaction: TransactionRecord; legs: Leg[] }[] = [];
     const settleUntil = (until: string) => {
 
         settlements.sort((a, b) => Number(a.at > b.at) - Number(a.at < b.at));
@@ -210,25 +241,26 @@ function checkTransactions(transactions: Record<string, unknown>[], wallets: Rec
     };
 
     for (const [transaction, index] of inTimeOrder(transactions)) {
-        const walletId = transaction.wallet_id as string;
+        const walletId = transaction.wallet_id;
         const wallet = walletsById.get(walletId);
         if (!wallet) {
             refuse('transactions', index, 'wallet_id', `${JSON.stringify(walletId)} names no wallet of this fixture: a transaction loads with its wallet`);
         }
 
-        if (String(transaction.created_at) < String(wallet.created_at)) {
-            refuse('transactions', index, 'created_at', `${String(transaction.created_at)} is before its wallet was opened (${String(wallet.created_at)})`);
+        if (transaction.created_at < wallet.created_at) {
+            refuse('transactions', index, 'created_at', `${transaction.created_at} is before its wallet was opened (${wallet.created_at})`);
         }
 
-        settleUntil(String(transaction.created_at));
-        const { type, asset: code, amount, provider_id: providerId } = transaction as { type: TransactionType; asset: string; amount: number; provider_id: string };
+        settleUntil(transaction.created_at);
+        const { type, asset: code, amount, provider_id: providerId } = transaction;
         const provider = Object.hasOwn(payProviders, providerId) ? payProviders[providerId] : undefined;
-        const stage = provider && Object.hasOwn(provider.assets, code) ? { stage: provider.assets[code]! } : undefined;
+        const assetStage = provider && Object.hasOwn(provider.assets, code) ? provider.assets[code] : undefined;
+        const stage = assetStage === undefined ? undefined : { stage: assetStage };
         const accounts = ledger.account(walletId, code);
         const balances = { wallet: accounts.available, incoming: accounts.pending_in, outgoing: accounts.pending_out, clearing: ledger.clearing.get(`${providerId} ${code}`) ?? 0 };
         const decision = transferDecision(type, { idempotencyKey: '', providerId, asset: code, amount, metadata: {} }, provider, stage, balances);
         if ('refusal' in decision) {
-            refuse('transactions', index, decision.refusal.field!, `${decision.refusal.message} (${decision.refusal.code}, as of this transaction)`);
+            refuse('transactions', index, decision.refusal.field, `${decision.refusal.message} (${decision.refusal.code}, as of this transaction)`);
         }
 
         const problem = settlementProblem(transaction, decision.terms);
@@ -236,7 +268,7 @@ function checkTransactions(transactions: Record<string, unknown>[], wallets: Rec
             refuse('transactions', index, problem[0], problem[1]);
         }
 
-        const { made, settlement } = transactionLegs(transaction);
+        const { made, settlement } = legsOf({ ...transaction, ...settlementFields(transaction) });
         ledger.post(transaction, made.legs);
         if (settlement) {
             settlements.push({ transaction, ...settlement });
@@ -249,8 +281,8 @@ function checkTransactions(transactions: Record<string, unknown>[], wallets: Rec
     // A wallet's balances, when given, must be what its transactions add up to.
     wallets.forEach((wallet, index) => {
 
-        const totals = ledger.balances(wallet.id as string);
-        const given = wallet.balances as WalletBalance[] | undefined;
+        const totals = ledger.balances(wallet.id);
+        const given = wallet.balances;
         const shown = given?.map(({ asset: code, amount, pending_in: incoming, pending_out: outgoing }) => ({ asset: code, amount, pending_in: incoming, pending_out: outgoing })).sort(byAsset);
         if (shown && JSON.stringify(shown) !== JSON.stringify(totals)) {
             refuse('wallets', index, 'balances', `${JSON.stringify(given)} is not what its transactions add up to: ${JSON.stringify(totals)}`);
@@ -259,54 +291,57 @@ function checkTransactions(transactions: Record<string, unknown>[], wallets: Rec
 }
 
 
-export const payFixture: FixtureSpec = {
-    wallets: {
-        schema: record({
-            owner_id: visibleText(200).required(),
-            balances: Joi.array().items(Joi.object({
-                asset: asset.required(),
-                amount: Joi.number().integer().min(0).max(maxBalance).required(),
-                pending_in: Joi.number().integer().min(0).max(maxBalance).default(0),
-                pending_out: Joi.number().integer().min(0).max(maxBalance).default(0)
-            }))
-        }),
-        references: {},
-        // One wallet per caller; a stored wallet of the same id must be this one, as its transactions move it.
-        unique: [['owner_id']],
-        matchStored: true,
-        toRow: ({ balances, ...row }) => row,
-        // A wallet's balances are those of its ledger accounts, by asset and kind, as the API shows them.
-        reads: ['accounts'],
-        fromRow(row, { accounts }) {
-
-            const ledger = new RunningLedger();
-            for (const account of accounts!.filter(({ wallet_id: walletId }) => walletId === row.id)) {
-                ledger.account(row.id as string, account.asset as string)[account.kind as AccountKind] += Number(account.balance);
-            }
-
-            return { id: row.id, owner_id: row.owner_id, balances: ledger.balances(row.id as string), created_at: row.created_at };
-        }
-    },
-    transactions: {
-        schema: record({
-            wallet_id: recordId.required(),
-            type: Joi.string().valid('deposit', 'withdrawal').required(),
+const wallets: FixtureCollection<WalletRecord, object, { accounts: AccountRow[] }> = {
+    schema: recordSchema<WalletRecord>({
+        owner_id: visibleText(200).required(),
+        balances: Joi.array().items(Joi.object({
             asset: asset.required(),
-            amount: Joi.number().integer().min(1).max(maxAmount).required(),
-            provider_id: recordId.required(),
-            status: Joi.string().valid('pending', 'completed', 'failed').default('completed'),
-            settles_at: utcTimestamp(),
-            settled_at: utcTimestamp().allow(null),
-            failure_code: Joi.string().valid('returned').allow(null),
-            metadata: metadataSchema.default({})
-        }),
-        references: { wallet_id: () => 'wallets', provider_id: () => 'providers' },
-        // A stored transaction of the same id is the same move, or the balances checked would not be those stored.
-        matchStored: true,
-        toRow: (value) => ({ ...value, ...settlementFields(value), metadata: storedMetadata(value.metadata as Record<string, string>) }),
-        fromRow: (row) => recordOf(row, ['id', 'wallet_id', 'type', 'asset', 'amount', 'provider_id', 'status', 'created_at', 'settles_at', 'settled_at', 'failure_code', 'metadata'], readers),
-        // Walked in time order with the API's rule for each move: provider, asset, stage and running balances.
-        check: (transactions, { wallets = [] }, refuse) => checkTransactions(transactions, wallets, refuse)
+            amount: Joi.number().integer().min(0).max(maxBalance).required(),
+            pending_in: Joi.number().integer().min(0).max(maxBalance).default(0),
+            pending_out: Joi.number().integer().min(0).max(maxBalance).default(0)
+        }))
+    }),
+    references: {},
+    // One wallet per caller; a stored wallet of the same id must be this one, as its transactions move it.
+    unique: [['owner_id']],
+    matchStored: true,
+    toRow: ({ balances, ...row }) => row,
+    // A wallet's balances are those of its ledger accounts, by asset and kind, as the API shows them.
+    reads: ['accounts'],
+    fromRow(row, { accounts }) {
+
+        const ledger = new RunningLedger();
+        const id = String(row.id);
+        for (const account of accounts.filter(({ wallet_id: walletId }) => walletId === id)) {
+            ledger.account(id, account.asset)[account.kind] += Number(account.balance);
+        }
+
+        return { id: row.id, owner_id: row.owner_id, balances: ledger.balances(id), created_at: row.created_at };
     }
 };
+
+const transactions: FixtureCollection<TransactionRecord, { wallets?: WalletRecord[] }> = {
+    schema: recordSchema<TransactionRecord>({
+        wallet_id: recordId.required(),
+        type: Joi.string().valid('deposit', 'withdrawal').required(),
+        asset: asset.required(),
+        amount: Joi.number().integer().min(1).max(maxAmount).required(),
+        provider_id: recordId.required(),
+        status: Joi.string().valid('pending', 'completed', 'failed').default('completed'),
+        settles_at: utcTimestamp(),
+        settled_at: utcTimestamp().allow(null),
+        failure_code: Joi.string().valid('returned').allow(null),
+        metadata: metadataSchema.default({})
+    }),
+    references: { wallet_id: () => 'wallets', provider_id: () => 'providers' },
+    // A stored transaction of the same id is the same move, or the balances checked would not be those stored.
+    matchStored: true,
+    toRow: (value) => ({ ...value, ...settlementFields(value), metadata: storedMetadata(value.metadata) }),
+    fromRow: (row) => recordOf(row, ['id', 'wallet_id', 'type', 'asset', 'amount', 'provider_id', 'status', 'created_at', 'settles_at', 'settled_at', 'failure_code', 'metadata'], readers),
+    // Walked in time order with the API's rule for each move: provider, asset, stage and running balances.
+    check: (records, { wallets: loaded = [] }, refuse) => checkTransactions(records, loaded, refuse)
+};
+
+
+export const payFixture: FixtureSpec = { wallets, transactions };
 

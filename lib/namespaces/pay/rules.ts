@@ -27,17 +27,14 @@ export interface Refusal {
     kind: DomainErrorKind;
     code: string;
     message: string;
-    field?: string;
+    field: string;
 }
 
 /** A transaction as a key kept it: one kept before transactions carried their owner and metadata has neither. */
 export type StoredTransaction = Omit<PayTransaction, 'owner_id' | 'metadata'> & Partial<Pick<PayTransaction, 'owner_id' | 'metadata'>>;
 
 /** What an Idempotency-Key keeps of its move, as JSON, so that a replay answers as the first request did. */
-export interface StoredOutcome {
-    transaction?: StoredTransaction;
-    refusal?: Refusal;
-}
+export type StoredOutcome = { transaction: StoredTransaction; refusal?: undefined } | { transaction?: undefined; refusal: Refusal };
 
 /** A transaction as a store's query reads it: its metadata as the JSON text the row holds. */
 export type TransactionRow = Omit<PayTransaction, 'metadata'> & { metadata: string };
@@ -281,6 +278,6 @@ export function fromStored(outcome: StoredOutcome, ownerId: string): { transacti
         return { transaction: payTransaction(outcome.transaction, ownerId) };
     }
 
-    const { kind, code, message, field } = outcome.refusal!;
+    const { kind, code, message, field } = outcome.refusal;
     return { refusal: new DomainError(kind, code, message, field) };
 }
