@@ -150,7 +150,7 @@ export async function createServer(options: Options = {}): Promise<Server> {
     await server.register({ plugin: instancesPlugin, options: { registry: instances, defaultScope, maxFixtureBytes: settings.maxFixtureMib * 2 ** 20 } });
     await server.register({ plugin: authPlugin, options: { secret } });
     // The test double: the journal numbers requests as they arrive, before a fault can hold one back.
-    await server.register({ plugin: journalPlugin, options: { registry: instances, secrets, record: settings.journalSize > 0, bodyBytes: settings.journalBodyBytes } });
+    await server.register({ plugin: journalPlugin, options: { secrets, record: settings.journalSize > 0, bodyBytes: settings.journalBodyBytes } });
     await server.register(faultsPlugin);
     await server.register({ plugin: eventsPlugin, options: { registry: instances, pollMs: transitionPollMs(settings), heartbeatMs: settings.eventHeartbeatMs, log } });
     await server.register({ plugin: cataloguePlugin, options: { namespaces: settings.namespaces } });
