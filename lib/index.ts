@@ -152,7 +152,7 @@ export async function createServer(options: Options = {}): Promise<Server> {
     // The test double: the journal numbers requests as they arrive, before a fault can hold one back.
     await server.register({ plugin: journalPlugin, options: { secrets, record: settings.journalSize > 0, bodyBytes: settings.journalBodyBytes } });
     await server.register(faultsPlugin);
-    await server.register({ plugin: eventsPlugin, options: { registry: instances, pollMs: transitionPollMs(settings), heartbeatMs: settings.eventHeartbeatMs, log } });
+    await server.register({ plugin: eventsPlugin, options: { pollMs: transitionPollMs(settings), heartbeatMs: settings.eventHeartbeatMs, log } });
     await server.register({ plugin: cataloguePlugin, options: { namespaces: settings.namespaces } });
     await server.register({ plugin: webhooksPlugin, options: { registry: instances, hosts: settings.webhookHosts } });
     await server.register(healthPlugin);
