@@ -13,7 +13,7 @@ import { errorsPlugin, validationFailed } from './errors';
 import { eventsPlugin } from './events';
 import { cataloguePlugin } from './events/catalogue-routes';
 import { resyncEventPosition } from './events/positions';
-import { webhooksPlugin } from './events/webhooks';
+import { webhooksPlugin } from './events/webhook-routes';
 import { faultsPlugin } from './faults';
 import { healthPlugin } from './health';
 import { instanceHeaderName, InstanceRegistry, instancesPlugin } from './instances';
@@ -154,7 +154,7 @@ export async function createServer(options: Options = {}): Promise<Server> {
     await server.register(faultsPlugin);
     await server.register({ plugin: eventsPlugin, options: { pollMs: transitionPollMs(settings), heartbeatMs: settings.eventHeartbeatMs, log } });
     await server.register({ plugin: cataloguePlugin, options: { namespaces: settings.namespaces } });
-    await server.register({ plugin: webhooksPlugin, options: { registry: instances, hosts: settings.webhookHosts } });
+    await server.register({ plugin: webhooksPlugin, options: { hosts: settings.webhookHosts } });
     await server.register(healthPlugin);
     for (const namespace of settings.namespaces) {
         await server.register(namespace.plugin, { routes: { prefix: `/v1/${namespace.name}` } });
