@@ -26,6 +26,8 @@ export interface ScopedData {
 
 declare module '@hapi/hapi' {
     interface RequestApplicationState {
+        // Beside scope, which stays the data set the path reached: the log line, the live log and the notice after
+        // the response read that one.
         scoped?: ScopedData;
     }
 
