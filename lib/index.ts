@@ -13,7 +13,7 @@ import { errorsPlugin, validationFailed } from './errors';
 import { eventsPlugin } from './events';
 import { cataloguePlugin } from './events/catalogue-routes';
 import { resyncEventPosition } from './events/positions';
-import { webhooksPlugin } from './events/webhooks';
+import { webhooksPlugin } from './events/webhook-routes';
 import { faultsPlugin } from './faults';
 import { healthPlugin } from './health';
 import { instanceHeaderName, InstanceRegistry, instancesPlugin } from './instances';
@@ -159,11 +159,11 @@ export async function createServer(options: Options = {}): Promise<Server> {
     await server.register({ plugin: instancesPlugin, options: { registry: instances, defaultScope, maxFixtureBytes: settings.maxFixtureMib * 2 ** 20 } });
     await server.register({ plugin: authPlugin, options: { secret } });
     // The test double: the journal numbers requests as they arrive, before a fault can hold one back.
-    await server.register({ plugin: journalPlugin, options: { registry: instances, secrets, record: settings.journalSize > 0, bodyBytes: settings.journalBodyBytes } });
-    await server.register({ plugin: faultsPlugin, options: { registry: instances } });
-    await server.register({ plugin: eventsPlugin, options: { registry: instances, pollMs: settings.transitionPollMs, heartbeatMs: settings.eventHeartbeatMs, log } });
+    await server.register({ plugin: journalPlugin, options: { secrets, record: settings.journalSize > 0, bodyBytes: settings.journalBodyBytes } });
+    await server.register(faultsPlugin);
+    await server.register({ plugin: eventsPlugin, options: { pollMs: settings.transitionPollMs, heartbeatMs: settings.eventHeartbeatMs, log } });
     await server.register({ plugin: cataloguePlugin, options: { namespaces: settings.namespaces } });
-    await server.register({ plugin: webhooksPlugin, options: { registry: instances, hosts: settings.webhookHosts } });
+    await server.register({ plugin: webhooksPlugin, options: { hosts: settings.webhookHosts } });
     await server.register(healthPlugin);
     for (const namespace of settings.namespaces) {
         await server.register(namespace.plugin, { routes: { prefix: `/v1/${namespace.name}` } });

@@ -1,21 +1,14 @@
-import type { Plugin, Request, Server } from '@hapi/hapi';
 import type Joi from 'joi';
 
-import { requireAdmin } from '../auth';
 import { durationTextMs, parseDurationMs } from '../durations';
 import { DomainError } from '../errors';
-import { noContent, optionalBody } from '../fields';
-import { liveInstance } from '../instances/lookup';
-import type { InstanceRegistry } from '../instances/registry';
-import { instanceParams } from '../instances/schemas';
-import { listResponse, type Page } from '../lists';
 import type { Scope } from '../scope';
 import type { EventLog } from '../storage/engine';
 import { matchesDelivery, type DeliveryEntry, type DeliveryPattern } from './deliveries';
 import type { Claimed } from './dispatcher';
 import { matchesType, typePattern, undeliveredPrefix, type ClaimedAttempt, type DisabledReason, type SigningClock, type StoredEndpoint, type StoredEvent, type TypePattern } from './model';
 import { maskedSecret, mintSecret } from './signing';
-import { attemptedSchema, deliveryCountSchema, deliveryFindSchema, deliveryListQuery, deliveryListSchema, deliveryPatternPayload, endpointChangePayload, endpointParams, endpointRotatedSchema, endpointSchema, endpointsPayload, endpointsSchema, endpointsSetSchema, eventParams, flushSchema, recoverPayload, resendPayload, rotatePayload } from './webhook-schemas';
+import { endpointsPayload } from './webhook-schemas';
 
 
 /** An endpoint as PUT …/webhooks takes it, defaults applied. */
@@ -73,15 +66,6 @@ export interface WebhooksApi {
     recover(scope: Scope, endpointId: string, since: string): Promise<{ attempted: number }>;
 }
 
-const pluginName = 'localgate-webhooks';
-
-declare module '@hapi/hapi' {
-    interface PluginProperties {
-        [pluginName]: WebhooksApi;
-    }
-}
-
-const tags = ['api', 'instances'];
 
 function patternText({ pattern, prefix }: TypePattern): string {
 
@@ -298,266 +282,8 @@ function findDeliveries(scope: Scope, pattern: DeliveryPattern): DeliveryEntry[]
 }
 
 
-/** The webhooks of a server's data sets, as its webhooks plugin exposes them. */
-export function webhooksOf(server: Server): WebhooksApi {
+/** The webhooks of each data set, their endpoints' hosts those WEBHOOK_HOSTS allows. */
+export function webhooksService(hosts: readonly string[]): WebhooksApi {
 
-    return server.plugins[pluginName];
-}
-
-
-/** The webhook routes of the default data set (/_webhooks…) and of each instance (/_instances/{id}/webhooks…). */
-export const webhooksPlugin: Plugin<{ registry: InstanceRegistry; hosts: readonly string[] }> = {
-    name: pluginName,
-    register(server, { registry, hosts }) {
-
-        const targets = [
-            { path: '/_webhooks', events: '/_events', scope: (request: Pick<Request, 'app' | 'params'>) => request.app.scope, params: undefined, what: 'the default data set' },
-            { path: '/_instances/{instance_id}/webhooks', events: '/_instances/{instance_id}/events', scope: (request: Pick<Request, 'app' | 'params'>) => liveInstance(registry, (request.params as { instance_id: string }).instance_id), params: instanceParams, what: 'an instance' }
-        ];
-
-        const payload = endpointsPayload(hosts);
-        for (const target of targets) {
-            endpointRoutes(server, target, payload);
-            endpointStateRoutes(server, target);
-            deliveryRoutes(server, target);
-        }
-
-        const api: WebhooksApi = { payload, set: setEndpoints, get: readEndpoints, find: findDeliveries, update: updateEndpoint, rotate: rotateEndpoint, resend: resendEvent, recover: recoverEndpoint };
-        server.expose(api);
-    }
-};
-
-
-interface Target {
-    path: string;
-    // The data set's events, whose resend lives here.
-    events: string;
-    scope: (request: Pick<Request, 'app' | 'params'>) => Scope;
-    params: typeof instanceParams | undefined;
-    what: string;
-}
-
-const admin = { ext: { onPostAuth: { method: requireAdmin } } };
-
-
-function endpointRoutes(server: Server, { path, scope, params, what }: Target, payload: ReturnType<typeof endpointsPayload>): void {
-
-    server.route<{ Payload: { endpoints: EndpointInput[] } }>({
-        method: 'PUT',
-        path,
-        options: {
-            description: `Replace the webhook endpoints of ${what}`,
-            notes: [
-                'Admin token required. Each event of the types an endpoint asks for is POSTed to it, signed as Standard Webhooks says',
-                '(webhook-id, webhook-timestamp, webhook-signature: v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">), and retried on the data set\'s clock',
-                'after each failed attempt as retry_schedule says, then given up (a webhook.delivery.given_up event). The answer is the only one that shows the secrets in full.',
-                'Deliveries pending to the endpoints replaced are dropped.'
-            ].join(' '),
-            tags,
-            ...admin,
-            validate: { params, payload },
-            response: { status: { 200: endpointsSetSchema } },
-            handler: (request) => setEndpoints(scope(request), request.payload.endpoints)
-        }
-    });
-
-    server.route({
-        method: 'GET',
-        path,
-        options: {
-            description: `Read the webhook endpoints of ${what}, with their counts`,
-            notes: 'Admin token required. Secrets read whsec_********: the PUT that set them answered them once.',
-            tags,
-            ...admin,
-            validate: { params },
-            response: { status: { 200: endpointsSchema } },
-            handler: (request) => readEndpoints(scope(request))
-        }
-    });
-
-    server.route({
-        method: 'DELETE',
-        path,
-        options: {
-            description: `Remove the webhook endpoints of ${what}, and the deliveries pending to them`,
-            tags,
-            ...admin,
-            validate: { params },
-            response: { status: { 204: noContent } },
-            async handler(request, h) {
-
-                await setEndpoints(scope(request), []);
-                return h.response().code(204);
-            }
-        }
-    });
-
-    server.route({
-        method: 'POST',
-        path: `${path}/flush`,
-        options: {
-            description: `Make every webhook attempt of ${what} due at its clock's instant`,
-            notes: 'Admin token required. Answers once each attempt has been made (answered, failed or timed out), with how many were.',
-            tags,
-            ...admin,
-            validate: { params },
-            response: { status: { 200: flushSchema } },
-            handler: async (request) => ({ attempted: await scope(request).services.dispatcher.flush() })
-        }
-    });
-}
-
-
-// The params of a route under one endpoint or one event: the target's own and the id.
-function paramsWith(params: Target['params'], own: Joi.ObjectSchema): Joi.ObjectSchema {
-
-    return params ? params.concat(own) : own;
-}
-
-
-function endpointStateRoutes(server: Server, { path, events, scope, params, what }: Target): void {
-
-    const endpointPath = `${path}/{endpoint_id}`;
-    const withEndpoint = paramsWith(params, endpointParams);
-    const notFound = { 404: 'endpoint_not_found: endpoint_id names no endpoint of the data set' };
-    const attemptsNotes = 'Answers once each attempt has been made (answered, failed or timed out), with how many were, as flush does. An attempt counts on from the delivery\'s last (a failure is retried as the endpoint\'s retry_schedule says from there, and given up past its end); a disabled endpoint\'s deliveries are made due and wait, pending, until it is enabled (not counted); a delivery in flight is left to its attempt.';
-
-    server.route<{ Params: { endpoint_id: string }; Payload: { disabled: boolean } }>({
-        method: 'PATCH',
-        path: endpointPath,
-        options: {
-            description: `Pause or enable a webhook endpoint of ${what}`,
-            notes: 'Admin token required. disabled: true pauses it: its deliveries stay pending, neither claimed nor attempted (disabled_reason paused). false enables it, whether a client paused it or it gave up WEBHOOK_DISABLE_AFTER deliveries in a row (disabled_reason given_up): what waited is sent at once, in due order. Answers the endpoint as GET reads it.',
-            tags,
-            ...admin,
-            plugins: { localgate: { errors: notFound } },
-            validate: { params: withEndpoint, payload: endpointChangePayload },
-            response: { status: { 200: endpointSchema } },
-            handler: (request) => updateEndpoint(scope(request), request.params.endpoint_id, request.payload)
-        }
-    });
-
-    server.route<{ Params: { endpoint_id: string }; Payload: { overlap: string } }>({
-        method: 'POST',
-        path: `${endpointPath}/rotate`,
-        options: {
-            description: `Give a webhook endpoint of ${what} a new secret`,
-            notes: 'Admin token required. Mints a new secret and answers the endpoint with it in full (the only answer that shows it). Until previous_secret_until (now plus overlap, on the data set\'s clock) every attempt is signed with both, webhook-signature: v1,<old> v1,<new>, so that a receiver that knows either verifies while it rolls its secret; then with the new one only. A rotation during an overlap ends it: the secret it replaces is the one before it.',
-            tags,
-            ...admin,
-            plugins: { localgate: { errors: notFound } },
-            validate: { params: withEndpoint, payload: rotatePayload },
-            response: { status: { 200: endpointRotatedSchema } },
-            handler: (request) => rotateEndpoint(scope(request), request.params.endpoint_id, request.payload.overlap)
-        }
-    });
-
-    server.route<{ Params: { endpoint_id: string }; Payload: { since: string } }>({
-        method: 'POST',
-        path: `${endpointPath}/recover`,
-        options: {
-            description: `Send again the failed and given-up deliveries to a webhook endpoint of ${what}`,
-            notes: `Admin token required. Each delivery to the endpoint whose event was created at or after since (the data set's clock), failed (waiting for its next attempt) or given up, gets a new attempt now, the same webhook-id, in due order. ${attemptsNotes}`,
-            tags,
-            ...admin,
-            plugins: { localgate: { errors: notFound } },
-            validate: { params: withEndpoint, payload: recoverPayload },
-            response: { status: { 200: attemptedSchema } },
-            handler: (request) => recoverEndpoint(scope(request), request.params.endpoint_id, request.payload.since)
-        }
-    });
-
-    server.route<{ Params: { event_id: string }; Payload: { endpoint_id?: string } }>({
-        method: 'POST',
-        path: `${events}/{event_id}/resend`,
-        options: {
-            description: `Send one event of ${what} again to its webhook endpoints`,
-            notes: `Admin token required. A new attempt now of the event to each endpoint whose types match it, or to endpoint_id only, with the same webhook-id as its earlier attempts; an endpoint set after the event gets its first. ${attemptsNotes} No endpoint matching answers attempted 0.`,
-            tags,
-            ...admin,
-            plugins: {
-                localgate: {
-                    errors: {
-                        404: 'event_not_found: event_id names no event the data set holds: never written, or older than the EVENTS_KEPT kept',
-                        422: 'event_not_delivered (a webhook.* event, which is never delivered), endpoint_not_found (endpoint_id names no endpoint) or event_type_not_matched (the endpoint named does not ask for the event\'s type)'
-                    }
-                }
-            },
-            validate: { params: paramsWith(params, eventParams), payload: resendPayload },
-            response: { status: { 200: attemptedSchema } },
-            handler: (request) => resendEvent(scope(request), request.params.event_id, request.payload.endpoint_id)
-        }
-    });
-}
-
-
-function deliveryRoutes(server: Server, { path, scope, params, what }: Target): void {
-
-    const deliveries = `${path}/deliveries`;
-    const patternNotes = 'Admin token required. The body is a pattern: type (an event type, or a prefix ending with *), status (the receiver\'s, or null for none), attempt, endpoint_id, webhook_id; each one given must match, and an empty body matches every attempt.';
-    const find = (request: Pick<Request, 'app' | 'params'>, pattern: DeliveryPattern) => findDeliveries(scope(request), pattern);
-
-    server.route<{ Query: Page }>({
-        method: 'GET',
-        path: deliveries,
-        options: {
-            description: `The webhook attempts ${what} made`,
-            notes: 'Admin token required. In the order they were made, at most JOURNAL_SIZE kept (the oldest dropped), in memory only.',
-            tags,
-            ...admin,
-            validate: { params, query: deliveryListQuery },
-            response: { status: { 200: deliveryListSchema } },
-            handler(request, h) {
-
-                const { limit, offset } = request.query;
-                const kept = scope(request).services.deliveries.list();
-                return listResponse(h, { data: kept.slice(offset, offset + limit), total: kept.length });
-            }
-        }
-    });
-
-    server.route<{ Payload: DeliveryPattern }>({
-        method: 'POST',
-        path: `${deliveries}/count`,
-        options: {
-            description: `Count the webhook attempts ${what} made that match a pattern`,
-            notes: patternNotes,
-            tags,
-            ...admin,
-            validate: { params, payload: optionalBody(deliveryPatternPayload) },
-            response: { status: { 200: deliveryCountSchema } },
-            handler: (request) => ({ count: find(request, request.payload).length })
-        }
-    });
-
-    server.route<{ Payload: DeliveryPattern }>({
-        method: 'POST',
-        path: `${deliveries}/find`,
-        options: {
-            description: `Find the webhook attempts ${what} made that match a pattern`,
-            notes: patternNotes,
-            tags,
-            ...admin,
-            validate: { params, payload: optionalBody(deliveryPatternPayload) },
-            response: { status: { 200: deliveryFindSchema } },
-            handler: (request) => ({ deliveries: find(request, request.payload) })
-        }
-    });
-
-    server.route({
-        method: 'DELETE',
-        path: deliveries,
-        options: {
-            description: `Forget the webhook attempts ${what} made`,
-            tags,
-            ...admin,
-            validate: { params },
-            response: { status: { 204: noContent } },
-            handler(request, h) {
-
-                scope(request).services.deliveries.clear();
-                return h.response().code(204);
-            }
-        }
-    });
+    return { payload: endpointsPayload(hosts), set: setEndpoints, get: readEndpoints, find: findDeliveries, update: updateEndpoint, rotate: rotateEndpoint, resend: resendEvent, recover: recoverEndpoint };
 }

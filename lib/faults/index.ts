@@ -3,19 +3,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import Boom from '@hapi/boom';
 import type { Plugin, Request, ResponseToolkit, Server } from '@hapi/hapi';
 
-import { requireAdmin } from '../auth';
 import { defaultCode, errorBody, failure, toBoom } from '../errors';
-import { noContent } from '../fields';
-import { liveInstance } from '../instances/lookup';
-import type { InstanceRegistry } from '../instances/registry';
-import { instanceParams } from '../instances/schemas';
-import { servicesOf, type Scope } from '../scope';
-import { FaultSet, type FaultRuleInput, type FaultRules } from './rules';
-import { faultRulesPayload, faultRulesSchema } from './schemas';
+import { servicesOf } from '../scope';
+import { faultRoutes } from './routes';
+import { faultsService, type FaultsApi } from './service';
 
 
 export { type FaultRuleInput, type FaultRules } from './rules';
 export { faultRulesPayload } from './schemas';
+export { type FaultsApi } from './service';
 
 /** What a fault did to a request, for the journal and the live log. */
 export interface FaultMark {
@@ -30,16 +26,6 @@ export interface FaultMark {
     code?: string | null;
 }
 
-/** The fault rules of each data set, for the routes and the test kit. */
-export interface FaultsApi {
-    /** Replaces a data set's rules; the input has passed faultRulesPayload. */
-    set(scope: Scope, input: { seed: number; rules: FaultRuleInput[] }): FaultRules;
-    /** A data set's rules with their hits; none set reads as seed 0 and no rules. */
-    get(scope: Scope): FaultRules;
-    /** Removes a data set's rules. */
-    clear(scope: Scope): void;
-}
-
 const pluginName = 'localgate-faults';
 
 declare module '@hapi/hapi' {
@@ -52,8 +38,6 @@ declare module '@hapi/hapi' {
     }
 }
 
-const tags = ['api', 'instances'];
-
 
 /** The fault rules of a server's data sets, as its faults plugin exposes them. */
 export function faultsOf(server: Server): FaultsApi {
@@ -62,26 +46,12 @@ export function faultsOf(server: Server): FaultsApi {
 }
 
 
-export const faultsPlugin: Plugin<{ registry: InstanceRegistry }> = {
+/** The faults plugin: each data set's rules acting on its API requests, and the routes that set them. */
+export const faultsPlugin: Plugin<void> = {
     name: pluginName,
-    register(server, { registry }) {
+    register(server) {
 
-        // Each data set carries its rules: a deleted instance takes them with it.
-        const api: FaultsApi = {
-            set(scope, input) {
-
-                const set = new FaultSet(input.seed, input.rules);
-                scope.services.faults = set;
-                return set.describe();
-            },
-            get: (scope) => scope.services.faults?.describe() ?? { seed: 0, rules: [] },
-            clear(scope) {
-
-                scope.services.faults = null;
-            }
-        };
-
-        server.expose(api);
+        server.expose(faultsService);
 
         // After the instances plugin has found the request's data set and made its path the API's own.
         server.ext('onRequest', async (request, h) => {
@@ -144,7 +114,7 @@ export const faultsPlugin: Plugin<{ registry: InstanceRegistry }> = {
             return drop(request, h);
         }, { before: ['localgate-errors'] });
 
-        faultRoutes(server, registry, api);
+        faultRoutes(server, faultsService);
     }
 };
 
@@ -154,67 +124,4 @@ function drop(request: Request, h: ResponseToolkit): symbol {
 
     request.raw.res.destroy();
     return h.abandon;
-}
-
-
-function faultRoutes(server: Server, registry: InstanceRegistry, api: FaultsApi): void {
-
-    const admin = { ext: { onPostAuth: { method: requireAdmin } } };
-    const notes = [
-        'Admin token required. Rules act on the API paths (/v1/...) of this data set only: never another data set, the admin routes or /health.',
-        'Rules are tried in order and at most one acts on a request; after, times and probability let a request through to the next rule.',
-        'The same seed and the same requests give the same faults.'
-    ].join(' ');
-
-    // The default data set's rules at /_faults, an instance's under /_instances/{instance_id}/faults.
-    const targets = [
-        { path: '/_faults', scope: (request: Pick<Request, 'app' | 'params'>) => request.app.scope, params: undefined, what: 'the default data set' },
-        { path: '/_instances/{instance_id}/faults', scope: (request: Pick<Request, 'app' | 'params'>) => liveInstance(registry, (request.params as { instance_id: string }).instance_id), params: instanceParams, what: 'an instance' }
-    ];
-
-    for (const { path, scope, params, what } of targets) {
-        server.route<{ Payload: { seed: number; rules: FaultRuleInput[] } }>({
-            method: 'PUT',
-            path,
-            options: {
-                description: `Replace the fault rules of ${what}`,
-                notes,
-                tags,
-                ...admin,
-                validate: { params, payload: faultRulesPayload },
-                response: { status: { 200: faultRulesSchema } },
-                handler: (request) => api.set(scope(request), request.payload)
-            }
-        });
-
-        server.route({
-            method: 'GET',
-            path,
-            options: {
-                description: `Read the fault rules of ${what}, with the hits of each`,
-                tags,
-                ...admin,
-                validate: { params },
-                response: { status: { 200: faultRulesSchema } },
-                handler: (request) => api.get(scope(request))
-            }
-        });
-
-        server.route({
-            method: 'DELETE',
-            path,
-            options: {
-                description: `Remove the fault rules of ${what}`,
-                tags,
-                ...admin,
-                validate: { params },
-                response: { status: { 204: noContent } },
-                handler(request, h) {
-
-                    api.clear(scope(request));
-                    return h.response().code(204);
-                }
-            }
-        });
-    }
 }

@@ -1,7 +1,6 @@
 import type { Server } from '@hapi/hapi';
 
 import { requireAdmin } from '../auth';
-import { parseDurationMs } from '../durations';
 import { failure } from '../errors';
 import { noContent } from '../fields';
 import { FixtureError } from '../fixtures';
@@ -11,7 +10,7 @@ import type { Instance, InstanceRecord } from './instance';
 import { liveInstance } from './lookup';
 import { instanceOptions, type NewInstance } from './options';
 import type { InstanceRegistry } from './registry';
-import { clockSchema, defaultClockMoveSchema, defaultClockSchema, exportSchema, instanceClockMoveSchema, instanceListQuery, instanceListSchema, instanceParams, instanceSchema, newInstanceSchema, restoreSchema, snapshotSchema } from './schemas';
+import { exportSchema, instanceListQuery, instanceListSchema, instanceParams, instanceSchema, newInstanceSchema, restoreSchema, snapshotSchema } from './schemas';
 
 
 const tags = ['api', 'instances'];
@@ -44,7 +43,7 @@ export function defaultExportRoute(server: Server, defaultScope: Scope): void {
 }
 
 
-/** The /_instances admin routes: make, list, get, delete, export, reset, snapshot, restore and set the clock of an instance. */
+/** The /_instances admin routes: make, list, get, delete, export, reset, snapshot and restore an instance. */
 export function instanceRoutes(server: Server, registry: InstanceRegistry, maxFixtureBytes: number): void {
 
     const describe = (instance: Instance): InstanceRecord => instance.describe(registry.idleTtlMs);
@@ -206,91 +205,6 @@ export function instanceRoutes(server: Server, registry: InstanceRegistry, maxFi
                 const instance = live(request);
                 await instance.restore(request.payload.snapshot_id);
                 return describe(instance);
-            }
-        }
-    });
-
-    server.route<{ Params: InstanceParams; Payload: ClockPayload }>({
-        method: 'PUT',
-        path: '/_instances/{instance_id}/clock',
-        options: {
-            description: 'Set or advance an instance\'s clock, applying what falls due',
-            notes: clockNotes,
-            tags,
-            ...admin,
-            plugins: { localgate: { errors: clockErrors } },
-            validate: { params: instanceParams, payload: clockSchema },
-            response: { status: { 200: instanceClockMoveSchema } },
-            async handler(request) {
-
-                const instance = live(request);
-                const { counts, attempted, remaining } = await instance.moveClock(clockTarget(request.payload));
-                return { ...describe(instance), applied: counts, attempted, remaining };
-            }
-        }
-    });
-}
-
-
-type ClockPayload = { now: string } | { advance: string };
-
-const clockNotes = [
-    '{"now": "2030-01-01T00:00:00Z"} freezes it at an instant; {"advance": "2h"} moves it forward. Either way it then stands still until moved again.',
-    'The move walks from the clock\'s instant to the new one through every instant at which something falls due, earliest first:',
-    'the transitions due at an instant (a pending payment settling, a booking starting or ending), each stamped with its own due instant,',
-    'then the webhook attempts due at it (first attempts of the events written on the way, and retries), so that a receiver sees what the wall clock would show it.',
-    'applied counts the transitions by type, whoever applied them while the move ran; attempted counts the attempts made.',
-    'A move answers within CLOCK_MOVE_DEADLINE_MS (10 s by default): past it, the transitions left are applied at once and remaining counts the deliveries',
-    'with an attempt due by the new instant still to make, which are made after the answer, in due order.',
-    'Moving back applies nothing and undoes nothing: what was applied stays, and what is pending applies when the clock reaches its instant again.',
-    'Offers are no transitions: each reads expired from its valid_until by the clock, so a clock moved back reads it valid again.'
-].join(' ');
-
-const clockErrors = {
-    422: 'clock_out_of_range: the clock would stand outside 1970-01-01 to 9999-12-31, which records cannot hold'
-};
-
-
-function clockTarget(payload: ClockPayload): { now: Date } | { advance: number } {
-
-    return 'now' in payload ? { now: new Date(payload.now) } : { advance: parseDurationMs(payload.advance) };
-}
-
-
-/** GET and PUT /_clock: the default data set's clock, read and moved as an instance's is. */
-export function defaultClockRoutes(server: Server, defaultScope: Scope): void {
-
-    const { clock } = defaultScope.services;
-    const read = () => ({ now: clock.now().toISOString(), frozen: clock.frozen });
-
-    server.route({
-        method: 'GET',
-        path: '/_clock',
-        options: {
-            description: 'Read the default data set\'s clock',
-            notes: 'Admin token required. frozen is null while the clock follows the wall clock (the default; CLOCK=<instant> starts it frozen).',
-            tags,
-            ext: { onPostAuth: { method: requireAdmin } },
-            response: { status: { 200: defaultClockSchema } },
-            handler: read
-        }
-    });
-
-    server.route<{ Payload: ClockPayload }>({
-        method: 'PUT',
-        path: '/_clock',
-        options: {
-            description: 'Set or advance the default data set\'s clock, applying what falls due',
-            notes: `Admin token required. ${clockNotes} With CLOCK set and the data on files, a restart goes on from where the clock stands.`,
-            tags,
-            ext: { onPostAuth: { method: requireAdmin } },
-            plugins: { localgate: { errors: clockErrors } },
-            validate: { payload: clockSchema },
-            response: { status: { 200: defaultClockMoveSchema } },
-            async handler(request) {
-
-                const { counts, attempted, remaining } = await defaultScope.services.moveClock(clockTarget(request.payload));
-                return { ...read(), applied: counts, attempted, remaining };
             }
         }
     });
