@@ -5,12 +5,12 @@ import Code from '@hapi/code';
 import Lab from '@hapi/lab';
 import type { ServerInjectOptions, ServerInjectResponse } from '@hapi/hapi';
 
-import { mintToken } from '../lib';
-import { mintPayKeys } from '../lib/storage/pay-keys';
-import { createTestKit } from '../lib/testing';
-import { engineServer, skipWithoutPostgres, templateDatabase } from './helpers/postgres';
-import { renameIds } from './helpers/ids';
-import { adminBearer } from './helpers/server';
+import { mintToken } from '../../lib';
+import { mintPayKeys } from '../../lib/storage/pay-keys';
+import { createTestKit } from '../../lib/testing';
+import { engineServer, skipWithoutPostgres, templateDatabase } from '../helpers/postgres';
+import { renameIds } from '../helpers/ids';
+import { adminBearer } from '../helpers/server';
 
 
 export const lab = Lab.script();
@@ -49,7 +49,7 @@ interface Stage {
 }
 
 
-const scenario: Scenario = JSON.parse(Fs.readFileSync(Path.join(__dirname, '..', 'bench', 'time-scenario.json'), 'utf8'));
+const scenario: Scenario = JSON.parse(Fs.readFileSync(Path.join(__dirname, '..', '..', 'bench', 'time-scenario.json'), 'utf8'));
 
 
 function isMove(step: Step): step is Move {
@@ -158,7 +158,7 @@ describe('a frozen-clock scenario played twice', { timeout: 60_000 }, () => {
         }
     });
 
-    it('answers the same bytes both times on PostgreSQL, once its random ids are renamed by their first appearance', { skip: skipWithoutPostgres('test/time-scenario.ts'), timeout: 120_000 }, async () => {
+    it('answers the same bytes both times on PostgreSQL, once its random ids are renamed by their first appearance', { skip: skipWithoutPostgres('test/slow/time-scenario.ts'), timeout: 120_000 }, async () => {
 
         const keys = mintPayKeys();
         const template = await templateDatabase({}, keys);

@@ -5,8 +5,8 @@ import Ajv, { type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import fc from 'fast-check';
 
-import { documentPath } from '../lib/openapi';
-import { adminBearer, bearer, body, testServer } from './helpers/server';
+import { documentPath } from '../../lib/openapi';
+import { adminBearer, bearer, body, testServer } from '../helpers/server';
 
 
 export const lab = Lab.script();
