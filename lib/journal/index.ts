@@ -10,13 +10,15 @@ import { safelyPerRequest } from '../safe-listener';
 import { servicesOf, type Scope } from '../scope';
 import { recordOf, type JournalEntry, type Recorded } from './entry';
 import type { Journal } from './journal';
+import { maxMatchingSteps } from './json-match';
 import { nearMissFinder, type NearMiss } from './near-miss';
-import { compilePattern, maxMatchingSteps, requestPatternSchema, type RequestPattern } from './patterns';
+import { compilePattern } from './pattern-compiler';
+import { requestPatternSchema, type RequestPattern } from './pattern-schema';
 import { journalCountSchema, journalFindSchema, journalListQuery, journalListSchema } from './schemas';
 
 
 export { type JournalEntry } from './entry';
-export { requestPatternSchema, type RequestPattern } from './patterns';
+export { requestPatternSchema, type RequestPattern } from './pattern-schema';
 
 export interface JournalOptions {
     registry: InstanceRegistry;
