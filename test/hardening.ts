@@ -18,7 +18,7 @@ import { createTestKit, type TestKit } from '../lib/testing';
 import { expectError } from './helpers/errors';
 import { adminBearer, bearer, body, tempDir, testServer, type List } from './helpers/server';
 import { until } from './helpers/until';
-import { bakery } from './helpers/world';
+import { bakery } from './helpers/world-records';
 
 
 export const lab = Lab.script();
