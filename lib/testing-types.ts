@@ -10,6 +10,7 @@ import type { JournalEntry, RequestPattern } from './journal';
 
 // What the test kit (localgate/testing) hands a suite: the kit, its instances and each instance's parts.
 
+/** How kit.instance() makes an instance; every option may be left out. */
 export interface TestInstanceOptions {
     /** An instance (or its id) to fork: the new one is a copy of it as it is now; no other option but failOnUnexpected goes with it. */
     from?: TestInstance | string;
