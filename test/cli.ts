@@ -18,6 +18,7 @@ import { absentDatabaseFiles, removeDatabaseFiles } from '../lib/storage/sqlite/
 import { followPayFile, statusOf } from './helpers/pay-file';
 import { freshDatabase, skipWithoutPostgres } from './helpers/postgres';
 import { bearer, body, breakIntegrity, damagePages, tempDir, testServer } from './helpers/server';
+import { until } from './helpers/until';
 
 
 export const lab = Lab.script();
@@ -88,9 +89,7 @@ describe('the command line', () => {
         const io = capture();
         const dir = tempDir();
         const stopped = main(['start', '--memory', '--memory-pay', '--port', '0', '--data-dir', dir], { LOG_LEVEL: 'silent' }, io);
-        while (io.stdout.length < 3) {
-            await new Promise((resolve) => setTimeout(resolve, 10));
-        }
+        await until('the three lines the start prints', () => io.stdout.length >= 3);
 
         expect(io.stdout[0]).to.match(/^localgate listening on http:\/\/127\.0\.0\.1:\d+ with databases in memory$/);
         expect(io.stdout[1]).to.equal('Mint a token: node bin/localgate.js token <subject>');
@@ -134,9 +133,7 @@ describe('the command line', () => {
 
         const io = capture();
         const stopped = main(['start', '--data-dir', tempDir(), '--port', '0', '--no-seed'], { LOG_LEVEL: 'silent' }, io);
-        while (io.stdout.length < 3) {
-            await new Promise((resolve) => setTimeout(resolve, 10));
-        }
+        await until('the three lines the start prints', () => io.stdout.length >= 3);
 
         expect(io.stdout[1]).to.equal('Mint a token: node bin/localgate.js token <subject>');
         expect(io.stdout[2]).to.equal(`Console: ${/listening on (\S+)/.exec(io.stdout[0]!)![1]}/console`);
@@ -179,9 +176,7 @@ describe('the command line', () => {
         for (const [host, signal, url, flags] of runs) {
             const io = capture();
             const stopped = main(['listen', '--forward-to', 'http://localhost:4000/hooks', ...flags], { AUTH_JWT_SECRET: 'a'.repeat(32), HOST: host, PORT: '1' }, io);
-            while (!io.stderr.some((line) => line.includes('connecting again'))) {
-                await new Promise((resolve) => setTimeout(resolve, 10));
-            }
+            await until('the listener to say it is connecting again', () => io.stderr.some((line) => line.includes('connecting again')));
 
             process.emit(signal, signal);
             expect(await stopped).to.equal(0);
@@ -699,9 +694,7 @@ describe('the command line', () => {
         const io = capture();
         const env = { LOG_LEVEL: 'silent', DATABASE_URL: database.url.replace('postgres://', 'postgres://postgres:hidden@'), AUTH_JWT_SECRET: 'a secret of at least thirty-two bytes' };
         const stopped = main(['start', '--port', '0', '--no-seed'], env, io);
-        while (io.stdout.length < 3) {
-            await new Promise((resolve) => setTimeout(resolve, 10));
-        }
+        await until('the three lines the start prints', () => io.stdout.length >= 3);
 
         process.emit('SIGTERM', 'SIGTERM');
         expect(await stopped).to.equal(0);

@@ -8,6 +8,7 @@ import type { ConsoleApiMode } from '../lib/setting-error';
 import { consoleApiMounted, eventsPath, isLoopback, tokenPath } from '../lib/console';
 import { housekeepingHeader, housekeepingValue, maxBodyChars, maxBufferedBytes, type RequestEvent, type RequestFeed } from '../lib/console/feed';
 import { adminBearer, bearer, body, testServer } from './helpers/server';
+import { until } from './helpers/until';
 
 
 export const lab = Lab.script();
@@ -134,14 +135,6 @@ function send(server: Server, method: string, path: string, headers: Record<stri
         req.once('error', (err: NodeJS.ErrnoException) => resolve({ error: err.code! }));
         req.end(data);
     });
-}
-
-
-async function until(condition: () => boolean): Promise<void> {
-
-    while (!condition()) {
-        await new Promise((resolve) => setImmediate(resolve));
-    }
 }
 
 
@@ -445,9 +438,9 @@ describe('the live request log', () => {
         }
 
         first.close();
-        await until(() => feedOf(server).size === 1);
+        await until('the first subscriber to leave the feed', () => feedOf(server).size === 1, { everyMs: 0 });
         second.close();
-        await until(() => feedOf(server).size === 0);
+        await until('the second subscriber to leave the feed', () => feedOf(server).size === 0, { everyMs: 0 });
         expect(server.events.hasListeners('response')).to.be.true();
     });
 
@@ -619,7 +612,7 @@ describe('the live request log', () => {
         expect(stalled.writableLength).to.equal(held);
         expect(count).to.be.above(100);
         stalled.destroy();
-        await until(() => feedOf(server).size === 0);
+        await until('the stalled subscriber to leave the feed', () => feedOf(server).size === 0, { everyMs: 0 });
     });
 
     it('marks what a fault did: the rule that answered, a reply dropped after a write or before the request ran, and nothing once cleared', async () => {

@@ -1,5 +1,4 @@
 import Stream from 'node:stream';
-import { setTimeout as sleep } from 'node:timers/promises';
 
 import Code from '@hapi/code';
 import type { Server } from '@hapi/hapi';
@@ -8,6 +7,7 @@ import Lab from '@hapi/lab';
 import { HttpSender } from '../lib/data-set';
 import { expectError } from './helpers/errors';
 import { adminBearer, bearer, body, testServer } from './helpers/server';
+import { until } from './helpers/until';
 
 
 export const lab = Lab.script();
@@ -154,9 +154,7 @@ describe('a data set\'s services', () => {
         const ran: Date[] = [];
         const due = new Date(Date.now() + 10);
         services.scheduler.at(due, 'default', (instant) => ran.push(instant));
-        while (ran.length === 0) {
-            await sleep(5);
-        }
+        await until('the task to run on the wall clock', () => ran.length > 0);
 
         expect(ran).to.equal([due]);
     });

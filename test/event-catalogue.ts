@@ -18,7 +18,7 @@ import { mintPayKeys } from '../lib/storage/pay-keys';
 import { createTestKit, startReceiver, type ReceivedWebhook, type TestKit } from '../lib/testing';
 import { engineServer, engines, templateDatabase } from './helpers/postgres';
 import { adminBearer, bearer, body, type List, testServer } from './helpers/server';
-import { bakery } from './helpers/world';
+import { bakery } from './helpers/world-records';
 
 
 export const lab = Lab.script();

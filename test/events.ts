@@ -11,6 +11,7 @@ import type { DataSet } from '../lib/storage/engine';
 import { adminBearer, bearer, body, type List, testServer } from './helpers/server';
 import { commerceNamespace } from '../lib/namespaces/commerce';
 import { freshDatabase, skipWithoutPostgres } from './helpers/postgres';
+import { until } from './helpers/until';
 
 
 export const lab = Lab.script();
@@ -67,7 +68,7 @@ class Subscriber {
     }
 
     /** Resolves once the stream holds at least `count` events. */
-    async until(count: number): Promise<Frame[]> {
+    async waitForEvents(count: number): Promise<Frame[]> {
 
         while (this.events.length < count && !this.ended) {
             await this.change();
@@ -310,7 +311,7 @@ describe('events', () => {
             await subscriber.waitFor(() => subscriber.frames.length > 0);
 
             const product = await addProduct(base, 'After');
-            const [frame] = await subscriber.until(1);
+            const [frame] = await subscriber.waitForEvents(1);
             const event: Event = { id: eventId(2), type: 'commerce.product.created', created_at: product.created_at, data: product };
             expect(frame).to.equal({ id: eventId(2), event: 'commerce.product.created', data: event });
             expect(subscriber.text).to.startWith('retry: 2000\n\n');
@@ -326,14 +327,14 @@ describe('events', () => {
             await live.opened;
             const count = 1100;
             await Promise.all(Array.from({ length: count }, (_, index) => addProduct(base, `p${index}`)));
-            const seen = await live.until(count);
+            const seen = await live.waitForEvents(count);
             expect(seen.map((frame) => frame.id)).to.equal(Array.from({ length: count }, (_, index) => eventId(index + 2)));
 
             // Last-Event-ID wins over after.
             const resumes: [string, Record<string, string>][] = [[`?after=${eventId(1)}`, {}], [`?after=${eventId(600)}`, { 'last-event-id': eventId(1) }]];
             for (const [query, headers] of resumes) {
                 const late = new Subscriber(server, `/_instances/${id}/events/stream${query}`, headers);
-                expect(await late.until(count)).to.equal(seen);
+                expect(await late.waitForEvents(count)).to.equal(seen);
                 late.close();
             }
 
@@ -352,10 +353,10 @@ describe('events', () => {
             });
             expect(deposit.statusCode, deposit.payload).to.equal(201);
             const pending = body<{ id: string; settles_at: string }>(deposit);
-            await subscriber.until(1);
+            await subscriber.waitForEvents(1);
             const moved = await admin('PUT', `/_instances/${id}/clock`, { advance: '3d' });
             expect(moved.statusCode, moved.payload).to.equal(200);
-            const [created, completed] = await subscriber.until(2);
+            const [created, completed] = await subscriber.waitForEvents(2);
             expect(created!.event).to.equal('pay.transaction.created');
             expect(created!.data!.data).to.equal(body(deposit));
             expect(completed!.event).to.equal('pay.transaction.completed');
@@ -372,7 +373,7 @@ describe('events', () => {
             await subscriber.waitFor(() => subscriber.frames.length > 0);
             const product = await addProduct(base, 'Loaf');
             await server.inject({ method: 'POST', url: `${base}/v1/commerce/inquiries`, headers: bearer(server, 'bob'), payload: { product_id: product.id, message: 'Fresh?' } });
-            const [frame] = await subscriber.until(1);
+            const [frame] = await subscriber.waitForEvents(1);
             expect(frame!.event).to.equal('commerce.inquiry.created');
             expect(frame!.id).to.equal(eventId(2));
             subscriber.close();
@@ -387,12 +388,12 @@ describe('events', () => {
             await Promise.all([mine.opened, theirs.opened]);
             await addProduct(one.base_path, 'Mine');
             await addProduct(other.base_path, 'Theirs');
-            const [own] = await mine.until(1);
-            const [their] = await theirs.until(1);
+            const [own] = await mine.waitForEvents(1);
+            const [their] = await theirs.waitForEvents(1);
             expect(own!.data!.data.name).to.equal('Mine');
             expect(their!.data!.data.name).to.equal('Theirs');
             await addProduct(other.base_path, 'Theirs again');
-            await theirs.until(2);
+            await theirs.waitForEvents(2);
             expect(mine.events).to.have.length(1);
             mine.close();
             theirs.close();
@@ -404,7 +405,7 @@ describe('events', () => {
             await subscriber.opened;
             await subscriber.waitFor(() => subscriber.frames.length > 0);
             const product = await addProduct('', 'Streamed loaf');
-            const [frame] = await subscriber.until(1);
+            const [frame] = await subscriber.waitForEvents(1);
             expect(frame!.data!.data).to.equal(product);
             subscriber.close();
         });
@@ -485,7 +486,7 @@ describe('events', () => {
             await subscriber.waitFor(() => subscriber.frames.length > 0);
             const made = await second.inject({ method: 'POST', url: '/v1/commerce/products', headers: bearer(second, 'ann'), payload: { name: 'Elsewhere', price: 2.5, currency: 'USD', business_id: bakery } });
             expect(made.statusCode, made.payload).to.equal(201);
-            const [frame] = await subscriber.until(1);
+            const [frame] = await subscriber.waitForEvents(1);
             expect(frame!.data!.data).to.equal(body(made));
             const listed = body<List<Event>>(await first.inject({ url: `/_events?after=${frame!.id!}`, headers: adminBearer(first) }));
             expect(listed).to.equal({ data: [], count: 0, total: 0 });
@@ -526,9 +527,7 @@ describe('events', () => {
             const text: string[] = [];
             subscription.stream.on('data', (chunk: Buffer) => text.push(chunk.toString()));
             await instance.data.store(commerceNamespace).createProduct({ name: 'Elsewhere', description: '', price: 1, currency: 'USD', business_id: bakery }, 'ann');
-            while (!text.join('').includes('Elsewhere')) {
-                await new Promise((resolve) => setTimeout(resolve, 10));
-            }
+            await until('the stream to carry the product', () => text.join('').includes('Elsewhere'));
 
             subscription.close();
             subscription.close();
@@ -546,9 +545,7 @@ describe('events', () => {
             // The first read is under way: a notice now comes while it reads.
             instance.services.ids.eventsWritten += 1;
             instance.services.noticeEvents();
-            while (!text.join('').includes(eventId(1))) {
-                await new Promise((resolve) => setTimeout(resolve, 10));
-            }
+            await until('the stream to carry the first event', () => text.join('').includes(eventId(1)));
 
             subscription.close();
             expect(text.join('').match(/^id: /gm)).to.have.length(1);

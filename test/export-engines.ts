@@ -12,7 +12,7 @@ import { durationText } from '../lib/durations';
 import type { NamespacesDataSet } from '../lib/storage/data-set';
 import { provisionPay, type PayCredentials } from '../lib/storage';
 import { createTestKit, type TestKit } from '../lib/testing';
-import { frozenMovesExport, readWorld, worldFixture, writeWorld } from './helpers/world';
+import { frozenMovesExport, readWorld, worldFixture, writeWorld } from './helpers/world-records';
 import { engineServer, engines, freshDatabase } from './helpers/postgres';
 import { bearer, body, tempDir, testServer } from './helpers/server';
 

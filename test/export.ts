@@ -6,7 +6,7 @@ import { createTestKit, type TestInstance, type TestKit } from '../lib/testing';
 import { expectError } from './helpers/errors';
 import { adminBearer, bearer, body } from './helpers/server';
 import { timedPay } from './helpers/ledger';
-import { bakery, frozenMovesExport, readWorld, worldFixture, writeWorld, type World } from './helpers/world';
+import { bakery, frozenMovesExport, readWorld, worldFixture, writeWorld, type ExportFile } from './helpers/world-records';
 
 
 export const lab = Lab.script();
@@ -91,7 +91,7 @@ describe('export and load back', () => {
         const res = await kit.server.inject({ url: `/_instances/${original.id}/export`, headers: admin });
         expect(res.statusCode).to.equal(200);
         expect(res.headers['content-disposition']).to.equal(`attachment; filename="localgate-${original.id}.json"`);
-        const file = body<World>(res);
+        const file = body<ExportFile>(res);
         expect(file.localgate).to.include({ instance: { clock: null, ids: 'random', id_counter: 0, pay: true } });
 
         const made = await kit.server.inject({ method: 'POST', url: '/_instances', headers: admin, payload: { seed: 'none', pay: true, fixture: file } });
@@ -99,7 +99,7 @@ describe('export and load back', () => {
         expect(body(made)).to.include({ seed: 'none', clock: null, ids: 'random' });
         const copy = body<{ id: string }>(made).id;
         const again = await kit.server.inject({ url: `/_instances/${copy}/export`, headers: admin });
-        expect(body<World>(again)).to.equal({ ...file, localgate: file.localgate });
+        expect(body<ExportFile>(again)).to.equal({ ...file, localgate: file.localgate });
 
         expectError(await kit.server.inject({ url: '/_instances/nowhere/export', headers: admin }), 404, 'instance_not_found');
         expectError(await kit.server.inject({ url: `/_instances/${original.id}/export`, headers: { authorization: `Bearer ${original.token('alice')}` } }), 403);
@@ -112,7 +112,7 @@ describe('export and load back', () => {
         const res = await kit.server.inject({ url: '/_export', headers: adminBearer(kit.server) });
         expect(res.statusCode).to.equal(200);
         expect(res.headers['content-disposition']).to.equal('attachment; filename="localgate.json"');
-        const file = body<World>(res);
+        const file = body<ExportFile>(res);
         expect(file).to.equal(await kit.server.app.localgate.data.exportRecords());
         expect(Object.keys(file)).to.equal(['localgate', 'commerce', 'logistics']);
         expect((file.commerce as { businesses: unknown[] }).businesses).to.have.length(10);

@@ -17,7 +17,8 @@ import { failureOf, safely } from '../lib/safe-listener';
 import { createTestKit, type TestKit } from '../lib/testing';
 import { expectError } from './helpers/errors';
 import { adminBearer, bearer, body, tempDir, testServer, type List } from './helpers/server';
-import { bakery } from './helpers/world';
+import { until } from './helpers/until';
+import { bakery } from './helpers/world-records';
 
 
 export const lab = Lab.script();
@@ -60,14 +61,6 @@ async function loggedServer(options: Parameters<typeof testServer>[0] = {}): Pro
 function failures(lines: Record<string, unknown>[]): Record<string, unknown>[] {
 
     return lines.filter((line) => (line.tags as string[] | undefined)?.includes('listener'));
-}
-
-
-async function until(done: () => boolean): Promise<void> {
-
-    while (!done()) {
-        await new Promise((resolve) => setTimeout(resolve, 10));
-    }
 }
 
 
@@ -397,7 +390,7 @@ describe('a listener that fails', () => {
         try {
             const made = body<{ id: string }>(await server.inject({ method: 'POST', url: '/_instances', headers: adminBearer(server), payload: { seed: 'none' } }));
             instances.find(made.id)!.lastUsed -= 1000;
-            await until(() => released === 1);
+            await until('the idle instance to be released', () => released === 1);
             expect(failures(lines).map((line) => line.data)).to.part.include([{ task: 'instance deleted', type: 'Error' }]);
             expect(failures(lines).length).to.equal(1);
             expect(deleted).to.equal(1);
@@ -405,7 +398,7 @@ describe('a listener that fails', () => {
 
             const next = body<{ id: string }>(await server.inject({ method: 'POST', url: '/_instances', headers: adminBearer(server), payload: { seed: 'none' } }));
             instances.find(next.id)!.lastUsed -= 1000;
-            await until(() => released === 2);
+            await until('the second idle instance to be released', () => released === 2);
             expect(failures(lines).length).to.equal(2);
             expect(deleted).to.equal(2);
         }

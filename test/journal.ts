@@ -4,8 +4,9 @@ import Lab from '@hapi/lab';
 import { JSONPath } from 'jsonpath-plus';
 
 import { Journal, JournalBudget } from '../lib/journal/journal';
+import { jsonEqual, maxMatchingSteps } from '../lib/journal/json-match';
 import { editDistance } from '../lib/journal/near-miss';
-import { jsonEqual, maxCachedJsonPaths, maxMatchingSteps } from '../lib/journal/patterns';
+import { maxCachedJsonPaths } from '../lib/journal/pattern-schema';
 import type { Recorded } from '../lib/journal/entry';
 import { liveHeapBytes } from './helpers/gc';
 import { adminBearer, bearer, body, type List, testServer } from './helpers/server';

@@ -11,11 +11,11 @@ import { maxNotesLength } from '../lib/namespaces/logistics/schemas';
 import { expectError } from './helpers/errors';
 import { engineServer, engines } from './helpers/postgres';
 import { bearer, body, tempDir } from './helpers/server';
-import { engineWorlds, serverWorld, type World } from './helpers/worlds';
+import { engineWorlds, serverWorlds, useWorld } from './helpers/worlds';
 
 
 export const lab = Lab.script();
-const { describe, it, before, after, beforeEach, afterEach } = lab;
+const { describe, it, before, beforeEach } = lab;
 const { expect } = Code;
 
 
@@ -92,40 +92,10 @@ function badTokens(secret: string): [string, string][] {
 }
 
 
-/**
- * Gives each test of the describe around it a world of its own on the engine, so that its counts are exact whatever
- * other tests wrote; with `shared`, one server's default data set for all its tests, which then only read. Returns a
- * getter of the current world.
- */
-function useWorld(engine: 'sqlite' | 'postgres', options: { shared?: boolean } = {}): () => World {
-
-    let current: World | null = null;
-    if (options.shared) {
-        before(async () => {
-
-            current = serverWorld(await engineServer(engine));
-        });
-
-        after(() => current?.close());
-        return () => current!;
-    }
-
-    const worlds = engineWorlds(engine);
-    beforeEach(async () => {
-
-        current = await worlds.open();
-    });
-
-    afterEach(() => current?.close());
-    after(() => worlds.close());
-    return () => current!;
-}
-
-
 for (const engine of engines) {
     describe(`logistics vehicles (${engine})`, () => {
 
-        const world = useWorld(engine, { shared: true });
+        const world = useWorld(lab, serverWorlds(engine), { shared: true });
         const get = (url: string, subject?: string) => world().inject({ url, headers: subject ? bearer(world().server, subject) : {} });
 
         it('lists every vehicle oldest first in the list envelope with X-Total-Count', async () => {
@@ -204,7 +174,7 @@ for (const engine of engines) {
 for (const engine of engines) {
     describe(`logistics locations (${engine})`, () => {
 
-        const world = useWorld(engine, { shared: true });
+        const world = useWorld(lab, serverWorlds(engine), { shared: true });
 
         it('lists the pickup and drop-off locations of Harbourside with coordinates, oldest first', async () => {
 
@@ -227,7 +197,7 @@ for (const engine of engines) {
 for (const engine of engines) {
     describe(`logistics bookings (${engine})`, () => {
 
-        const world = useWorld(engine);
+        const world = useWorld(lab, engineWorlds(engine), { closeWorlds: true });
         const auth = (subject: string) => bearer(world().server, subject);
         const book = (payload: Record<string, unknown>, subject = 'alice') => world().inject({ method: 'POST', url: '/v1/logistics/bookings', headers: auth(subject), payload });
         const list = (subject: string, query = '') => world().inject({ url: `/v1/logistics/bookings${query}`, headers: auth(subject) });
@@ -413,7 +383,7 @@ for (const engine of engines) {
 for (const engine of engines) {
     describe(`logistics booking lifecycle (${engine})`, () => {
 
-        const world = useWorld(engine);
+        const world = useWorld(lab, engineWorlds(engine), { closeWorlds: true });
         const auth = (subject: string) => bearer(world().server, subject);
         const book = (payload: Record<string, unknown>, subject = 'alice') => world().inject({ method: 'POST', url: '/v1/logistics/bookings', headers: auth(subject), payload });
         const read = (id: string, subject = 'alice') => world().inject({ url: `/v1/logistics/bookings/${id}`, headers: auth(subject) });
@@ -500,7 +470,7 @@ for (const engine of engines) {
 
     describe(`logistics booking ownership (${engine})`, () => {
 
-        const world = useWorld(engine);
+        const world = useWorld(lab, engineWorlds(engine), { closeWorlds: true });
         const auth = (subject: string) => bearer(world().server, subject);
         const book = (payload: Record<string, unknown>, subject: string) => world().inject({ method: 'POST', url: '/v1/logistics/bookings', headers: auth(subject), payload });
         let owned: Booking;
@@ -595,7 +565,7 @@ for (const engine of engines) {
     describe(`logistics error matrix (${engine})`, () => {
 
         // Every case is refused, so the cases share one world: in it, bob holds 10:00 to 12:00 on 1 January.
-        const world = useWorld(engine, { shared: true });
+        const world = useWorld(lab, serverWorlds(engine), { shared: true });
         let bobsBooking: Booking;
 
         before(async () => {

@@ -11,11 +11,11 @@ import { expectError } from './helpers/errors';
 import { documentPath } from '../lib/openapi';
 import { engines } from './helpers/postgres';
 import { adminBearer, bearer, body, testServer, type List } from './helpers/server';
-import { engineWorlds, ledgerWorlds, type World } from './helpers/worlds';
+import { engineWorlds, ledgerWorlds, useWorld, type World } from './helpers/worlds';
 
 
 export const lab = Lab.script();
-const { describe, it, before, after, beforeEach, afterEach } = lab;
+const { describe, it, before, after } = lab;
 const { expect } = Code;
 
 
@@ -46,32 +46,6 @@ const start = '2030-01-01T00:00:00.000Z';
 
 /** The order every transaction holds its fields in, answered or announced. */
 const transactionFields = ['id', 'owner_id', 'type', 'asset', 'amount', 'provider_id', 'status', 'created_at', 'settles_at', 'settled_at', 'failure_code', 'metadata'];
-
-
-/** Gives each test a world of its own; with `shared`, one for all the tests of the describe. */
-function useWorld<T extends World>(worlds: { open(): Promise<T>; close(): Promise<void> }, options: { shared?: boolean } = {}): () => T {
-
-    let current: T | null = null;
-    if (options.shared) {
-        before(async () => {
-
-            current = await worlds.open();
-        });
-
-        after(() => current?.close());
-    }
-    else {
-        beforeEach(async () => {
-
-            current = await worlds.open();
-        });
-
-        afterEach(() => current?.close());
-    }
-
-    after(() => worlds.close());
-    return () => current!;
-}
 
 
 /** The admin route of the world's data set: an instance's own, or the default data set's. */
@@ -144,7 +118,7 @@ for (const engine of engines) {
 
     describe(`metadata on pay transactions (${engine})`, () => {
 
-        const world = useWorld(engineWorlds(engine, {}, { pay: true }));
+        const world = useWorld(lab, engineWorlds(engine, {}, { pay: true }), { closeWorlds: true });
 
         it('keeps a deposit\'s metadata and owner on every read and every event of it, pending, completed and failed', async () => {
 
@@ -228,7 +202,7 @@ for (const engine of engines) {
 
     describe(`a key kept before transactions carried their owner and metadata (${engine})`, () => {
 
-        const world = useWorld(ledgerWorlds(engine));
+        const world = useWorld(lab, ledgerWorlds(engine), { closeWorlds: true });
 
         it('replays its transaction with the wallet\'s owner and {} in the order every transaction holds its fields', async () => {
 
@@ -248,7 +222,7 @@ for (const engine of engines) {
 
     describe(`metadata on bookings (${engine})`, () => {
 
-        const world = useWorld(engineWorlds(engine));
+        const world = useWorld(lab, engineWorlds(engine), { closeWorlds: true });
 
         it('keeps a booking\'s metadata on every read and every event of it, created, started, completed and cancelled', async () => {
 
@@ -377,7 +351,7 @@ for (const engine of engines) {
 
     describe(`metadata bounds (${engine})`, () => {
 
-        const world = useWorld(engineWorlds(engine, {}, { pay: true }), { shared: true });
+        const world = useWorld(lab, engineWorlds(engine, {}, { pay: true }), { shared: true, closeWorlds: true });
 
         before(async () => {
 

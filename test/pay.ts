@@ -17,11 +17,11 @@ import { expectLedgerExact, timedPay } from './helpers/ledger';
 import type { AppliedTransition } from '../lib/data-set/transitions';
 import { engines } from './helpers/postgres';
 import { bearer, body, tempDir, testServer } from './helpers/server';
-import { engineWorlds, ledgerWorlds, serverWorld, type World } from './helpers/worlds';
+import { engineWorlds, ledgerWorlds, serverWorld, useWorld, type World } from './helpers/worlds';
 
 
 export const lab = Lab.script();
-const { describe, it, before, after, beforeEach, afterEach } = lab;
+const { describe, it, before, after } = lab;
 const { expect } = Code;
 
 
@@ -69,34 +69,6 @@ async function payServer(): Promise<{ server: Server; file: string }> {
     });
 
     return { server, file: credentials.PAY_DB_URL };
-}
-
-
-/**
- * Gives each test of the describe around it a world of its own, so that its counts are exact whatever other tests
- * wrote; with `shared`, one world for all its tests. Returns a getter of the current world. The worlds are closed by
- * whoever made them.
- */
-function useWorld<T extends World>(worlds: { open(): Promise<T>; close(): Promise<void> }, options: { shared?: boolean } = {}): () => T {
-
-    let current: T | null = null;
-    if (options.shared) {
-        before(async () => {
-
-            current = await worlds.open();
-        });
-
-        after(() => current?.close());
-        return () => current!;
-    }
-
-    beforeEach(async () => {
-
-        current = await worlds.open();
-    });
-
-    afterEach(() => current?.close());
-    return () => current!;
 }
 
 
@@ -171,7 +143,7 @@ for (const engine of engines) {
 
     describe(`pay data endpoints (${engine})`, () => {
 
-        const world = useWorld(apiWorlds, { shared: true });
+        const world = useWorld(lab, apiWorlds, { shared: true });
 
         it('are live once the pay database is provisioned', async () => {
 
@@ -215,7 +187,7 @@ for (const engine of engines) {
 
     describe(`GET /v1/pay/wallet/ (${engine})`, () => {
 
-        const world = useWorld(apiWorlds);
+        const world = useWorld(lab, apiWorlds);
 
         it('opens the caller\'s wallet on first use, empty, and returns the same wallet afterwards', async () => {
 
@@ -261,7 +233,7 @@ for (const engine of engines) {
 
     describe(`GET /v1/pay/tokens (${engine})`, () => {
 
-        const world = useWorld(apiWorlds, { shared: true });
+        const world = useWorld(lab, apiWorlds, { shared: true });
 
         const tokens = [
             { symbol: 'MIT', name: 'Market Token', decimals: 2, stage: 'live', description: 'Spent and accepted at the businesses of the commerce namespace', created_at: '2026-01-01T00:00:00.000Z' },
@@ -304,7 +276,7 @@ for (const engine of engines) {
 
     describe(`GET /v1/pay/gateway/providers (${engine})`, () => {
 
-        const world = useWorld(apiWorlds, { shared: true });
+        const world = useWorld(lab, apiWorlds, { shared: true });
 
         it('lists the providers by id in a list envelope, each with its settlement terms', async () => {
 
@@ -339,7 +311,7 @@ for (const engine of engines) {
 
     describe(`POST /v1/pay/gateway/deposit and /withdraw (${engine})`, () => {
 
-        const world = useWorld(apiWorlds);
+        const world = useWorld(lab, apiWorlds);
 
         it('deposits: 201, the completed transaction as body and a Location that reads it back', async () => {
 
@@ -411,7 +383,7 @@ for (const engine of engines) {
 
     describe(`POST /v1/pay/gateway/deposit and /withdraw, refused before they move anything (${engine})`, () => {
 
-        const world = useWorld(apiWorlds, { shared: true });
+        const world = useWorld(lab, apiWorlds, { shared: true });
 
         const amountMessage = `amount must be a JSON integer of minor units from 1 to ${maxAmount}`;
         const invalid: [string, object | string, string, string?][] = [
@@ -485,7 +457,7 @@ for (const engine of engines) {
     describe(`POST /v1/pay/gateway/deposit and /withdraw through providers of each kind (${engine})`, () => {
 
         // One world for all: each test moves money for a caller of its own, so that its counts are exact.
-        const world = useWorld(sqlWorlds, { shared: true });
+        const world = useWorld(lab, sqlWorlds, { shared: true });
 
         before(async () => {
 
@@ -541,7 +513,7 @@ for (const engine of engines) {
 
     describe(`token lifecycle rules (${engine})`, () => {
 
-        const world = useWorld(sqlWorlds);
+        const world = useWorld(lab, sqlWorlds);
 
         it('lets a retired token be withdrawn but no longer deposited', async () => {
 
@@ -558,7 +530,7 @@ for (const engine of engines) {
 
     describe(`balance limits (${engine})`, () => {
 
-        const world = useWorld(sqlWorlds);
+        const world = useWorld(lab, sqlWorlds);
 
         it('refuses a deposit that would take a balance beyond the largest safe integer', async () => {
 
@@ -603,7 +575,7 @@ for (const engine of engines) {
     describe(`GET /v1/pay/wallet/transactions (${engine})`, () => {
 
         // One world for all, which its tests only read.
-        const world = useWorld(apiWorlds, { shared: true });
+        const world = useWorld(lab, apiWorlds, { shared: true });
         const created: Transaction[] = [];
 
         before(async () => {
@@ -687,7 +659,7 @@ for (const engine of engines) {
 
     describe(`GET /v1/pay/wallet/transactions, order at one instant (${engine})`, () => {
 
-        const world = useWorld(sqlWorlds);
+        const world = useWorld(lab, sqlWorlds);
 
         it('breaks ties in created_at by id, descending', async () => {
 
@@ -708,7 +680,7 @@ for (const engine of engines) {
 
     describe(`Idempotency-Key (${engine})`, () => {
 
-        const world = useWorld(sqlWorlds);
+        const world = useWorld(lab, sqlWorlds);
         const payload = { provider_id: 'sandbox', asset: 'USD', amount: 700 };
 
         it('replays the first response byte for byte for the same key and body, and moves money once', async () => {
@@ -857,7 +829,7 @@ for (const engine of engines) {
 
     describe(`moves that take time (${engine})`, () => {
 
-        const world = useWorld(sqlWorlds);
+        const world = useWorld(lab, sqlWorlds);
 
         // Where each entry of a transaction went, by how much and when, in the order written.
         function entriesOf(id: string): Promise<Record<string, unknown>[]> {

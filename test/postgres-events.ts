@@ -39,7 +39,7 @@ const [commerceNamespace, logisticsNamespace, payNamespace] = ['commerce', 'logi
 
 
 /** The namespaces of one data set on one database: their stores and event logs, all on one frozen clock and id source. */
-interface World {
+interface DataSetStores {
     context: RecordContext;
     databases: Record<'commerce' | 'logistics' | 'pay', PgNamespace>;
     commerce: CommerceStore;
@@ -81,7 +81,7 @@ describe('events on PostgreSQL', { skip }, () => {
         return database.url;
     }
 
-    async function open(url: string, eventsKept?: number): Promise<World['databases']> {
+    async function open(url: string, eventsKept?: number): Promise<DataSetStores['databases']> {
 
         const [commerce, logistics, pay] = await Promise.all([commerceNamespace!, logisticsNamespace!, payNamespace!].map(async (namespace) => {
 
@@ -93,8 +93,8 @@ describe('events on PostgreSQL', { skip }, () => {
         return { commerce: commerce!, logistics: logistics!, pay: pay! };
     }
 
-    // One data set's world over a database (a fresh one unless named), as one process holds it.
-    async function world(url?: string, context: RecordContext = { clock: new Clock(new Date(start)), ids: new IdSource('sequential') }): Promise<World> {
+    // One data set's stores over a database (a fresh one unless named), as one process holds them.
+    async function dataSet(url?: string, context: RecordContext = { clock: new Clock(new Date(start)), ids: new IdSource('sequential') }): Promise<DataSetStores> {
 
         const namespaces = await open(url ?? await fresh());
         return {
@@ -128,7 +128,7 @@ describe('events on PostgreSQL', { skip }, () => {
 
     it('writes the event of each change with the record as its owner reads it, in the data set\'s order across namespaces', async () => {
 
-        const { commerce, logistics, pay, logs, context } = await world();
+        const { commerce, logistics, pay, logs, context } = await dataSet();
         const made = await commerce.createProduct({ name: 'Tea', description: 'Green', price: 4.5, currency: 'GBP', business_id: business }, 'seller');
         const inquiry = await commerce.createInquiry({ product_id: product, message: 'Loose leaf?' }, 'buyer');
         const onProduct = await commerce.createScamReport({ target_type: 'product', target_id: product, reason: 'Fake' }, 'reporter');
@@ -187,7 +187,7 @@ describe('events on PostgreSQL', { skip }, () => {
 
     it('writes no event for a refused or rolled-back change, and none for a seed', async () => {
 
-        const { commerce, databases: namespaces, logs, context } = await world();
+        const { commerce, databases: namespaces, logs, context } = await dataSet();
         expect(await logs.commerce.lastPosition()).to.equal(0);
         await expect(commerce.createProduct({ name: 'X', description: '', price: 1, currency: 'USD', business_id: 'nobody' }, 'seller')).to.reject();
         await expect(namespaces.commerce.db.transaction(async (tx) => {
@@ -204,7 +204,7 @@ describe('events on PostgreSQL', { skip }, () => {
 
     it('lists after a position, by exact types and prefixes, up to a limit', async () => {
 
-        const { commerce, logistics, logs } = await world();
+        const { commerce, logistics, logs } = await dataSet();
         await products(commerce, 3);
         await commerce.createInquiry({ business_id: business, message: 'Open?' }, 'buyer');
         await book(logistics, 0);
@@ -223,7 +223,7 @@ describe('events on PostgreSQL', { skip }, () => {
 
     it('filters a list by type as the shared model matches types', async () => {
 
-        const { databases: namespaces, logs, context } = await world();
+        const { databases: namespaces, logs, context } = await dataSet();
         const { db } = namespaces.commerce;
         await db.transaction(async (tx) => {
 
@@ -240,7 +240,7 @@ describe('events on PostgreSQL', { skip }, () => {
 
     it('writes deliveries to the endpoints whose patterns match, due at the event\'s instant, and none of the dispatcher\'s own', async () => {
 
-        const { commerce, logistics, logs, databases: namespaces, context } = await world();
+        const { commerce, logistics, logs, databases: namespaces, context } = await dataSet();
         const endpoints = [endpoint('every', 0, null), endpoint('products', 1, [{ pattern: 'commerce.product.created', prefix: false }]),
             endpoint('commerce', 2, [{ pattern: 'commerce.', prefix: true }, { pattern: 'commerce.', prefix: true }]), endpoint('pay', 3, [{ pattern: 'pay.', prefix: true }]),
             endpoint('star', 4, [{ pattern: '', prefix: true }])];
@@ -279,7 +279,7 @@ describe('events on PostgreSQL', { skip }, () => {
 
     it('claims due attempts earliest first, ties by position then endpoint order, each leased until its lease ends', async () => {
 
-        const { commerce, logs, context } = await world();
+        const { commerce, logs, context } = await dataSet();
         await logs.commerce.replaceEndpoints([endpoint('b', 0, null), endpoint('a', 1, null)]);
         await products(commerce, 2);
         context.clock.freeze(new Date('2031-03-01T08:00:00.000Z'));
@@ -301,7 +301,7 @@ describe('events on PostgreSQL', { skip }, () => {
 
     it('records an attempt once: delivered, due again, or given up with its event written in the same transaction', async () => {
 
-        const { commerce, logs } = await world();
+        const { commerce, logs } = await dataSet();
         await logs.commerce.replaceEndpoints([endpoint('ok', 0, null), endpoint('down', 1, null, [5000])]);
         await products(commerce, 1);
         const lease = new Date(Date.now() + 60_000);
@@ -363,7 +363,7 @@ describe('events on PostgreSQL', { skip }, () => {
 
         const url = await fresh();
         // Two processes start at once: each namespace's events migration creates the sequence if it is missing.
-        const [first, second] = await Promise.all([world(url), world(url, { clock: new Clock(new Date(start)), ids: new IdSource() })]);
+        const [first, second] = await Promise.all([dataSet(url), dataSet(url, { clock: new Clock(new Date(start)), ids: new IdSource() })]);
         await products(first.commerce, 1);
         await book(second.logistics, 0);
         await products(second.commerce, 1);
@@ -373,7 +373,7 @@ describe('events on PostgreSQL', { skip }, () => {
 
     it('places the events of a namespace on SQLite after those its data set wrote on PostgreSQL', async () => {
 
-        const { context, commerce, logs } = await world();
+        const { context, commerce, logs } = await dataSet();
         const sqlite = openSqliteNamespace(logisticsNamespace!, undefined, { storage: 'memory', dataDir: ':memory:', seed: true });
         opened.push(sqlite);
         await products(commerce, 3);
@@ -385,8 +385,8 @@ describe('events on PostgreSQL', { skip }, () => {
     it('hands out positions in commit order: a writer waits for the one that took the last position to commit', async () => {
 
         const url = await fresh();
-        const one = await world(url);
-        const two = await world(url, { clock: new Clock(new Date(start)), ids: new IdSource() });
+        const one = await dataSet(url);
+        const two = await dataSet(url, { clock: new Clock(new Date(start)), ids: new IdSource() });
         let commit = () => undefined as void;
         const held = new Promise<void>((resolve) => {
 
@@ -422,8 +422,8 @@ describe('events on PostgreSQL', { skip }, () => {
     it('writes an event while endpoints are replaced and an outcome is recorded at once, without a deadlock', { timeout: 30_000 }, async () => {
 
         const url = await fresh();
-        const one = await world(url);
-        const two = await world(url, { clock: new Clock(new Date(start)), ids: new IdSource() });
+        const one = await dataSet(url);
+        const two = await dataSet(url, { clock: new Clock(new Date(start)), ids: new IdSource() });
         await one.logs.commerce.replaceEndpoints([endpoint('a', 0, null, [])]);
         await products(one.commerce, 1);
 
@@ -471,8 +471,8 @@ describe('events on PostgreSQL', { skip }, () => {
     it('claims each attempt in one process only when two processes claim at once', { timeout: 30_000 }, async () => {
 
         const url = await fresh();
-        const one = await world(url);
-        const two = await world(url);
+        const one = await dataSet(url);
+        const two = await dataSet(url);
         await one.logs.commerce.replaceEndpoints([endpoint('a', 0, null), endpoint('b', 1, null)]);
         await products(one.commerce, 60);
 

@@ -15,6 +15,7 @@ import { migrate } from '../lib/storage/postgres/migrate';
 import { expectLedgerExact, timedPay, type PaySql } from './helpers/ledger';
 import { adminQuery, freshDatabase, schemaQuery, skipWithoutPostgres } from './helpers/postgres';
 import { bearer, body, tempDir, testServer } from './helpers/server';
+import { until } from './helpers/until';
 
 
 export const lab = Lab.script();
@@ -396,7 +397,7 @@ describe('pay on PostgreSQL', { skip }, () => {
             ]);
             expect(await sql('SELECT kind, balance::int AS balance FROM accounts ORDER BY id')).to.equal([{ kind: 'available', balance: 300 }, { kind: 'available', balance: -300 }]);
             const keys = await sql('SELECT key, outcome, keep_until FROM idempotency_keys ORDER BY key');
-            expect(keys.map(({ key, outcome, keep_until: until }) => ({ key, outcome: JSON.parse(String(outcome)) as unknown, keep_until: until }))).to.equal([
+            expect(keys.map(({ key, outcome, keep_until: keepUntil }) => ({ key, outcome: JSON.parse(String(outcome)) as unknown, keep_until: keepUntil }))).to.equal([
                 { key: 'k-1', outcome: { transaction: { id: 't-1', created_at: '2030-01-01T00:00:00.000Z', settles_at: '2030-01-01T00:00:00.000Z', settled_at: '2030-01-01T00:00:00.000Z', failure_code: null } }, keep_until: '2030-01-02T00:00:00.000Z' },
                 { key: 'k-2', outcome: { refusal: { kind: 'conflict', code: 'insufficient_funds', message: 'no' } }, keep_until: '2030-01-02T00:00:00.000Z' }
             ]);
@@ -460,10 +461,10 @@ describe('pay on PostgreSQL', { skip }, () => {
             }
 
             const [a, b] = [await timedPay(server), await timedPay(other)];
-            const until = new Date(Date.now() + 3 * 24 * 60 * 60 * 1000);
+            const due = new Date(Date.now() + 3 * 24 * 60 * 60 * 1000);
             const [fromA, fromB, ...moves] = await Promise.all([
-                a.applyDue(until, 100),
-                b.applyDue(until, 100),
+                a.applyDue(due, 100),
+                b.applyDue(due, 100),
                 ...callers.map((subject) => move(other, subject, 'withdraw', { provider_id: 'sandbox', asset: 'USD', amount: 50 }))
             ]);
 
@@ -493,12 +494,10 @@ describe('pay on PostgreSQL', { skip }, () => {
             await holder.connect();
             await holder.query('BEGIN');
             await holder.query('SELECT id FROM pay.transactions WHERE id = $1 FOR UPDATE', [pending.id]);
-            const until = new Date(pending.settles_at);
-            const both = Promise.all([(await timedPay(server)).applyDue(until, 10), (await timedPay(other)).applyDue(until, 10)]);
+            const due = new Date(pending.settles_at);
+            const both = Promise.all([(await timedPay(server)).applyDue(due, 10), (await timedPay(other)).applyDue(due, 10)]);
             const waiting = async () => Number((await adminQuery(`SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`, db.url)).rows[0].n);
-            while (await waiting() < 2) {
-                await new Promise((resolve) => setTimeout(resolve, 10));
-            }
+            await until('both stores to wait on the held row', async () => await waiting() >= 2);
 
             await holder.query('COMMIT');
             await holder.end();

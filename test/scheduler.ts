@@ -1,10 +1,9 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-
 import Code from '@hapi/code';
 import Lab from '@hapi/lab';
 
 import { Clock, type ClockMove } from '../lib/clock';
 import { Scheduler } from '../lib/data-set';
+import { until } from './helpers/until';
 
 
 export const lab = Lab.script();
@@ -24,15 +23,6 @@ function keptLog(): { lines: { tags: string[]; data: Record<string, unknown> }[]
     const lines: { tags: string[]; data: Record<string, unknown> }[] = [];
     return { lines, log: (tags, data) => lines.push({ tags, data: data as Record<string, unknown> }) };
 }
-
-// Waits, a few milliseconds at a time, until the condition holds: timers fire late on a busy machine.
-async function until(condition: () => boolean): Promise<void> {
-
-    while (!condition()) {
-        await sleep(5);
-    }
-}
-
 
 describe('Clock', () => {
 
@@ -119,7 +109,7 @@ describe('Scheduler', () => {
         scheduler.at(start, 'now', (due) => ran.push(due));
         expect(ran).to.equal([]);
 
-        await until(() => ran.length === 2);
+        await until('both due tasks to run', () => ran.length === 2);
         expect(ran).to.equal([after(-1), start]);
         scheduler.close();
     });
@@ -132,7 +122,7 @@ describe('Scheduler', () => {
         const ran: Date[] = [];
         scheduler.at(due, 'soon', (instant) => ran.push(instant));
 
-        await until(() => ran.length === 1);
+        await until('the task to run on its timer', () => ran.length === 1);
         expect(ran).to.equal([due]);
         expect(Date.now()).to.be.at.least(due.getTime());
         expect(scheduler.size).to.equal(0);
@@ -154,7 +144,7 @@ describe('Scheduler', () => {
 
         clock.advance(3 * hour);
         expect(ran).to.equal(['runs']);
-        await until(() => lines.length === 2);
+        await until('both failures to be logged', () => lines.length === 2);
         expect(lines.map(({ tags, data }) => ({ tags, task: data.task, type: data.type }))).to.equal([
             { tags: ['error', 'listener'], task: 'scheduled task throws', type: 'TypeError' },
             { tags: ['error', 'listener'], task: 'scheduled task rejects', type: 'RangeError' }
@@ -179,7 +169,7 @@ describe('Scheduler', () => {
         expect(ran).to.equal(['parent', 'sibling']);
         expect(scheduler.size).to.equal(1);
 
-        await until(() => ran.length === 3);
+        await until('the task scheduled in the pass to run on the timer', () => ran.length === 3);
         expect(ran[2]).to.equal('child');
         scheduler.close();
     });
@@ -235,7 +225,7 @@ describe('Scheduler', () => {
         expect(closed.size).to.equal(0);
         // The open scheduler's timer was armed after the closed one's, for the same instant: once it has fired, the
         // closed one's would have too.
-        await until(() => ran.length === 1);
+        await until('the open scheduler\'s task to run', () => ran.length === 1);
         closedClock.freeze(after(2));
         expect(ran).to.equal(['open']);
         expect(() => closed.at(start, 'late', () => ran.push('late'))).to.throw('The scheduler of a closed data set takes no task (late)');

@@ -228,7 +228,7 @@ describe('the process\'s agents', () => {
             held,
             connections,
             // Resolves once `count` requests are held.
-            until: async (count: number) => {
+            waitForHeld: async (count: number) => {
 
                 while (held.length < count) {
                     await new Promise<void>((resolve) => arrived.push(resolve));
@@ -250,11 +250,11 @@ describe('the process\'s agents', () => {
         const agents = new OutboundAgents({ maxSockets: 2, idleMs: 4000 });
         const sender = new HttpSender({ hosts: loopback, timeoutMs: 5000, agents });
         const calls = [post(sender, receiver.url), post(sender, receiver.url), post(sender, `${receiver.url}/other`)];
-        await receiver.until(2);
+        await receiver.waitForHeld(2);
         expect(receiver.connections.size).to.equal(2);
         expect(agents.open()).to.equal({ active: 2, idle: 0 });
         receiver.held[0]!.writeHead(204).end();
-        await receiver.until(3);
+        await receiver.waitForHeld(3);
         expect(receiver.connections.size).to.equal(2);
         receiver.held[1]!.writeHead(204).end();
         receiver.held[2]!.writeHead(202).end();
@@ -271,7 +271,7 @@ describe('the process\'s agents', () => {
         const patient = new HttpSender({ hosts: loopback, timeoutMs: 5000, agents });
         const hasty = new HttpSender({ hosts: loopback, timeoutMs: 200, agents });
         const first = post(patient, receiver.url);
-        await receiver.until(1);
+        await receiver.waitForHeld(1);
         const waiting = await post(hasty, receiver.url);
         expect(waiting).to.include({ status: null, error: 'timeout' });
         receiver.held[0]!.writeHead(204).end();
@@ -288,7 +288,7 @@ describe('the process\'s agents', () => {
         const agents = new OutboundAgents({ maxSockets: 4, idleMs: 100 });
         const sender = new HttpSender({ hosts: loopback, timeoutMs: 5000, agents });
         const call = post(sender, receiver.url);
-        await receiver.until(1);
+        await receiver.waitForHeld(1);
         receiver.held[0]!.writeHead(204).end();
         expect(await call).to.include({ status: 204 });
         expect(agents.open()).to.equal({ active: 0, idle: 1 });
@@ -305,7 +305,7 @@ describe('the process\'s agents', () => {
         const agents = new OutboundAgents({ maxSockets: 4, idleMs: 50 });
         const sender = new HttpSender({ hosts: loopback, timeoutMs: 5000, agents });
         const call = post(sender, receiver.url);
-        await receiver.until(1);
+        await receiver.waitForHeld(1);
         // The socket in use goes idle past idleMs, and stays.
         const [inUse] = Object.values(agents.http.sockets).flat();
         await once(inUse!, 'timeout');
@@ -323,7 +323,7 @@ describe('the process\'s agents', () => {
         const first = new HttpSender({ hosts: loopback, timeoutMs: 5000, agents });
         const second = new HttpSender({ hosts: loopback, timeoutMs: 5000, agents });
         const calls = [post(second, receiver.url), post(second, receiver.url)];
-        await receiver.until(2);
+        await receiver.waitForHeld(2);
         const opened = new Set(receiver.connections);
         receiver.held[0]!.writeHead(204).end();
         receiver.held[1]!.writeHead(204).end();
@@ -332,12 +332,12 @@ describe('the process\'s agents', () => {
 
         // The first sender's call takes one socket, and its close ends that call alone.
         const inFlight = post(first, `${receiver.url}/slow`);
-        await receiver.until(3);
+        await receiver.waitForHeld(3);
         first.close();
         expect(await inFlight).to.include({ status: null, error: 'connection_reset' });
         expect(agents.open()).to.equal({ active: 0, idle: 1 });
         const reused = post(second, receiver.url);
-        await receiver.until(4);
+        await receiver.waitForHeld(4);
         expect(opened.has(receiver.held[3]!.socket as Net.Socket)).to.equal(true);
         receiver.held[3]!.writeHead(204).end();
         expect(await reused).to.include({ status: 204 });

@@ -14,25 +14,13 @@ import { expectError } from './helpers/errors';
 import { engineServer, engines } from './helpers/postgres';
 import { startReceiver, type Receiver } from './helpers/receiver';
 import { adminBearer, bearer, body, type List, tempDir, testServer } from './helpers/server';
+import { until } from './helpers/until';
 import { bakery, fixedSecret, start, type Endpoint } from './helpers/webhooks';
 
 
 export const lab = Lab.script();
 const { describe, it, before, after, beforeEach } = lab;
 const { expect } = Code;
-
-
-async function until(condition: () => boolean, timeoutMs = 5000): Promise<void> {
-
-    const deadline = Date.now() + timeoutMs;
-    while (!condition()) {
-        if (Date.now() > deadline) {
-            throw new Error('Timed out waiting');
-        }
-
-        await sleep(10);
-    }
-}
 
 
 describe('webhooks', () => {
@@ -90,7 +78,7 @@ describe('webhooks', () => {
         expect(endpoint!.secret).to.match(/^whsec_[A-Za-z0-9+/]{43}=$/);
 
         const made = await product(base, 'Bread');
-        await until(() => receiver.received.length === 1);
+        await until('the receiver to get the delivery', () => receiver.received.length === 1);
         const [got] = receiver.received;
         const event = new Webhook(endpoint!.secret).verify(got!.body, got!.headers as Record<string, string>) as { id: string; type: string; created_at: string; data: { id: string } };
         expect(event).to.equal({ id: '00000000-0000-4000-9000-000000000001', type: 'commerce.product.created', created_at: start, data: event.data });
@@ -190,7 +178,7 @@ describe('webhooks', () => {
         await hooks(id, [{ url: receiver.url, types: ['logistics.*'] }, { url: `${receiver.url}/two`, types: ['commerce.product.created'], retry_schedule: ['100ms', '0s'] }]);
         receiver.answers.push(500, 500);
         await product(base, 'Bread');
-        await until(() => receiver.received.length === 3);
+        await until('the receiver to get the delivery and both retries', () => receiver.received.length === 3);
         await flush(id);
         expect(receiver.received.map(({ path }) => path)).to.equal(['/hook/two', '/hook/two', '/hook/two']);
         expect((await deliveries(id)).map(({ status, attempt }) => [attempt, status])).to.equal([[1, 500], [2, 500], [3, 200]]);
@@ -202,7 +190,7 @@ describe('webhooks', () => {
         await hooks(id, [{ url: receiver.url, retry_schedule: ['1s'] }]);
         receiver.answers.push(() => undefined);
         await product(base, 'Bread');
-        await until(() => receiver.received.length === 1);
+        await until('the receiver to get the delivery', () => receiver.received.length === 1);
         expect(await deliveries(id)).to.equal([]);
         // Flush answers once the attempt in flight has timed out.
         expect(await flush(id)).to.equal(1);
@@ -377,7 +365,7 @@ describe('webhooks', () => {
 
         const [endpoint] = ok<{ endpoints: Endpoint[] }>(await admin('PUT', '/_webhooks', { endpoints: [{ url: receiver.url, types: ['commerce.product.created'] }] })).endpoints;
         await product('', 'Bread');
-        await until(() => receiver.received.length === 1);
+        await until('the receiver to get the delivery', () => receiver.received.length === 1);
         expect(ok<{ attempted: number }>(await admin('POST', '/_webhooks/flush')).attempted).to.be.within(0, 1);
         expect(ok<{ endpoints: Endpoint[] }>(await admin('GET', '/_webhooks')).endpoints[0]).to.include({ id: endpoint!.id, delivered: 1 });
         expect(ok<List<Delivery>>(await admin('GET', '/_webhooks/deliveries')).total).to.equal(1);
@@ -517,7 +505,7 @@ describe('webhooks on each engine', () => {
                 receiver.answers.push(500);
                 const res = await server.inject({ method: 'POST', url: '/v1/commerce/products', headers: bearer(server, 'ann'), payload: { name: 'Bread', price: 2.5, currency: 'USD', business_id: bakery } });
                 expect(res.statusCode, res.payload).to.equal(201);
-                await until(() => receiver.received.length === 2);
+                await until('the receiver to get the failed delivery and its retry', () => receiver.received.length === 2);
                 const [first, second] = receiver.received;
                 const verifier = new Webhook(endpoint!.secret);
                 expect(verifier.verify(second!.body, second!.headers as Record<string, string>)).to.include({ type: 'commerce.product.created' });

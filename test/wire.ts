@@ -8,6 +8,7 @@ import Lab from '@hapi/lab';
 import { mintToken } from '../lib';
 import { answerClientError } from '../lib/errors';
 import { testServer } from './helpers/server';
+import { until } from './helpers/until';
 
 
 export const lab = Lab.script();
@@ -106,9 +107,7 @@ describe('requests on the wire', () => {
         });
 
         // Logging is asynchronous: wait for the line rather than for a time.
-        while (!logs.text.includes('HPE_HEADER_OVERFLOW')) {
-            await new Promise((resolve) => setImmediate(resolve));
-        }
+        await until('the parser\'s refusal to be logged', () => logs.text.includes('HPE_HEADER_OVERFLOW'), { everyMs: 0 });
 
         expect(logs.text).to.not.contain(token);
         expect(logs.text).to.not.contain('bbbb');

@@ -10,7 +10,7 @@ import { journalService, type JournalApi } from './service';
 
 
 export { type JournalEntry } from './entry';
-export { requestPatternSchema, type RequestPattern } from './patterns';
+export { requestPatternSchema, type RequestPattern } from './pattern-schema';
 export { type JournalApi } from './service';
 
 export interface JournalOptions {

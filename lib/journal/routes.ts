@@ -3,7 +3,8 @@ import type { Server } from '@hapi/hapi';
 import { noContent } from '../fields';
 import { scopedRoutes, scopeOf } from '../instances/scoped-routes';
 import { listResponse, type Page } from '../lists';
-import { maxMatchingSteps, requestPatternSchema, type RequestPattern } from './patterns';
+import { maxMatchingSteps } from './json-match';
+import { requestPatternSchema, type RequestPattern } from './pattern-schema';
 import { journalCountSchema, journalFindSchema, journalListQuery, journalListSchema } from './schemas';
 import { recordsOf, type JournalApi } from './service';
 

@@ -1,6 +1,7 @@
 import type { Scope } from '../scope';
 import type { JournalEntry, Recorded } from './entry';
-import { compilePattern, type RequestPattern } from './patterns';
+import { compilePattern } from './pattern-compiler';
+import type { RequestPattern } from './pattern-schema';
 
 
 /** The request journal of each data set, for the routes and the test kit. */

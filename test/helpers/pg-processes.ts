@@ -151,18 +151,3 @@ export async function provisionPayWithCli(url: string, secret: string): Promise<
     expect(printed.PAY_DB_URL).to.equal(url);
     return printed as unknown as PayKeys;
 }
-
-
-export async function until(condition: () => Promise<boolean>, timeoutMs: number): Promise<number> {
-
-    const started = performance.now();
-    while (!await condition()) {
-        if (performance.now() - started > timeoutMs) {
-            throw new Error(`not within ${timeoutMs} ms`);
-        }
-
-        await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-
-    return Math.round(performance.now() - started);
-}

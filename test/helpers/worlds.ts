@@ -2,6 +2,7 @@ import Fs from 'node:fs';
 import Path from 'node:path';
 
 import type { Server, ServerInjectOptions, ServerInjectResponse } from '@hapi/hapi';
+import type Lab from '@hapi/lab';
 import Sqlite from 'better-sqlite3';
 
 import { provisionPay, type Options } from '../../lib';
@@ -23,8 +24,8 @@ export interface World {
 }
 
 /** Fresh worlds on one engine. */
-export interface Worlds {
-    open(): Promise<World>;
+export interface Worlds<T extends World = World> {
+    open(): Promise<T>;
     /** Frees what the worlds share: the kit's server on SQLite, the template database on PostgreSQL. */
     close(): Promise<void>;
 }
@@ -76,7 +77,7 @@ export interface LedgerWorld extends World {
  * Fresh worlds with a provisioned pay database a test can reach past the API: on SQLite a server of its own on a copy
  * of one provisioned pay file; on PostgreSQL a server of its own on a copy of one template database with pay.
  */
-export function ledgerWorlds(engine: 'sqlite' | 'postgres'): { open(): Promise<LedgerWorld>; close(): Promise<void> } {
+export function ledgerWorlds(engine: 'sqlite' | 'postgres'): Worlds<LedgerWorld> {
 
     const keys = mintPayKeys();
     let template: Promise<TestDatabase> | null = null;
@@ -123,6 +124,54 @@ export function ledgerWorlds(engine: 'sqlite' | 'postgres'): { open(): Promise<L
             payFile = null;
         }
     };
+}
+
+
+/** Worlds each the default data set of a server of its own on the engine, as engineServer starts it. */
+export function serverWorlds(engine: 'sqlite' | 'postgres', options: Options = {}): Worlds {
+
+    return {
+        open: async () => serverWorld(await engineServer(engine, options)),
+        // Each world stops its server as it closes: nothing is shared.
+        close: () => Promise.resolve()
+    };
+}
+
+
+/** The hooks of a test script (Lab.script()) that useWorld opens and closes worlds in. */
+export type Hooks = Pick<Lab.script.Script, 'before' | 'after' | 'beforeEach' | 'afterEach'>;
+
+
+/**
+ * Gives each test of the describe around it a world of its own, so that its counts are exact whatever other tests
+ * wrote; with `shared`, one world for all its tests. Returns a getter of the current world. With `closeWorlds` the
+ * worlds were made for this describe and are closed after it; otherwise whoever made them closes them.
+ */
+export function useWorld<T extends World>(hooks: Hooks, worlds: Worlds<T>, options: { shared?: boolean; closeWorlds?: boolean } = {}): () => T {
+
+    let current: T | null = null;
+    if (options.shared) {
+        hooks.before(async () => {
+
+            current = await worlds.open();
+        });
+
+        hooks.after(() => current?.close());
+    }
+    else {
+        hooks.beforeEach(async () => {
+
+            current = await worlds.open();
+        });
+
+        hooks.afterEach(() => current?.close());
+    }
+
+    if (options.closeWorlds) {
+        hooks.after(() => worlds.close());
+    }
+
+    return () => current!;
 }
 
 

@@ -8,6 +8,7 @@ import Lab from '@hapi/lab';
 import { mintToken, provisionPay } from '../../lib';
 import { accessibilityViolations, chromiumPath, launchBrowser, offlinePage, pageTraffic, skipWithoutChromium } from '../helpers/browser';
 import { adminBearer, bearer, body, tempDir, testServer, type List } from '../helpers/server';
+import { until } from '../helpers/until';
 
 
 export const lab = Lab.script();
@@ -803,9 +804,7 @@ describe('the console in a browser', () => {
                 release = resolve;
             });
             const outside = fetch(`${bare.info.uri}${base}/v1/commerce/businesses?limit=1`, { headers: { 'x-hold': 'yes' } });
-            while ((await rulesNow()).rules[0]!.hits < 2) {
-                await new Promise((resolve) => setImmediate(resolve));
-            }
+            await until('the held request to count as the rule\'s second hit', async () => (await rulesNow()).rules[0]!.hits >= 2, { everyMs: 0 });
 
             await panel.getByRole('button', { name: 'Refresh' }).click();
             await rules.getByRole('row').nth(1).getByRole('cell', { name: '2', exact: true }).waitFor();

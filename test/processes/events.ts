@@ -8,10 +8,11 @@ import Lab from '@hapi/lab';
 
 import { mintToken } from '../../lib';
 import { webhookId } from '../../lib/events/model';
-import { measured, send, startAll, stopAll, until, withDatabase } from '../helpers/pg-processes';
+import { measured, send, startAll, stopAll, withDatabase } from '../helpers/pg-processes';
 import { skipWithoutPostgres } from '../helpers/postgres';
 import { spawnServer, type SpawnedServer } from '../helpers/processes';
 import { tempDir } from '../helpers/server';
+import { until } from '../helpers/until';
 
 
 export const lab = Lab.script();
@@ -170,7 +171,7 @@ async function deliversAfterKill(start: () => Promise<SpawnedServer>, secret: st
             endpointId = await setEndpoint(first, secret, hooks.url);
             committed = await writeProducts([first], secret, 40, 'Before');
             // Every committed write has had a first attempt, answered 500, before the kill.
-            await until(() => Promise.resolve(new Set(hooks.deliveries.map((delivery) => delivery.eventId)).size >= committed.length), 30_000);
+            await until('a first attempt of every committed write', () => new Set(hooks.deliveries.map((delivery) => delivery.eventId)).size >= committed.length, { timeoutMs: 30_000, everyMs: 100 });
             // 40 more in flight as the process dies: each committed or not, as the kill finds it.
             const inFlight = writeProducts([first], secret, 40, 'In flight').catch(() => null);
             await new Promise((resolve) => setTimeout(resolve, 20));
@@ -196,7 +197,7 @@ async function deliversAfterKill(start: () => Promise<SpawnedServer>, secret: st
             const delivered = () => new Set(hooks.deliveries.filter((delivery) => delivery.status === 204).map((delivery) => delivery.eventId));
             // An attempt in flight at the kill stays leased for WEBHOOK_TIMEOUT_MS and WEBHOOK_LEASE_MARGIN_MS more (a
             // lease outlasts the longest attempt a fault can stretch), then is taken again.
-            const waited = await until(() => Promise.resolve(products.every((event) => delivered().has(event.id))), 110_000);
+            const waited = await until('every product\'s event delivered after the restart', () => products.every((event) => delivered().has(event.id)), { timeoutMs: 110_000, everyMs: 100 });
 
             // One webhook-id per event, before the kill and after it alike.
             for (const delivery of [...beforeKill, ...hooks.deliveries]) {
@@ -265,7 +266,7 @@ describe('webhooks of three processes on one PostgreSQL database (slow)', { skip
 
                 const events = (await listEvents(servers[1]!, secret)).filter((event) => event.type === 'commerce.product.created');
                 expect(events.map((event) => event.data.id).sort()).to.equal([...written].sort());
-                const waited = await until(() => Promise.resolve(new Set(hooks.deliveries.map((delivery) => delivery.eventId)).size >= events.length), 60_000);
+                const waited = await until('every event delivered', () => new Set(hooks.deliveries.map((delivery) => delivery.eventId)).size >= events.length, { timeoutMs: 60_000, everyMs: 100 });
                 // Time for a second sending of any of them to arrive.
                 await new Promise((resolve) => setTimeout(resolve, 2000));
 

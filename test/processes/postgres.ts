@@ -4,10 +4,11 @@ import Fs from 'node:fs';
 import Code from '@hapi/code';
 import Lab from '@hapi/lab';
 
-import { count, measured, provisionPayWithCli, query, send, startAll, stopAll, until, withDatabase, withServers, type Database, type Reply } from '../helpers/pg-processes';
+import { count, measured, provisionPayWithCli, query, send, startAll, stopAll, withDatabase, withServers, type Database, type Reply } from '../helpers/pg-processes';
 import { skipWithoutPostgres } from '../helpers/postgres';
 import { spawnServer, statusCounts, type SpawnedServer } from '../helpers/processes';
 import { bearer, testServer } from '../helpers/server';
+import { until } from '../helpers/until';
 
 
 export const lab = Lab.script();
@@ -377,10 +378,10 @@ describe('PostgreSQL shared by four localgate processes (slow)', { skip, timeout
                 const advisory = 'SELECT count(*) FROM pg_locks l JOIN pg_database d ON d.oid = l.database WHERE l.locktype = \'advisory\' AND d.datname = $1';
                 expect(await count(database.url, advisory, [database.name])).to.equal(0);
                 expect(victimPorts.length > 0 || process.platform !== 'linux').to.be.true();
-                const gone = await until(async () => {
+                const gone = await until('the killed process\'s sessions to leave the database', async () => {
 
                     return await count(database.url, 'SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND client_port = ANY($2)', [database.name, victimPorts]) === 0;
-                }, 5000);
+                }, { timeoutMs: 5000, everyMs: 100 });
                 expect(await count(database.url, 'SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND state LIKE \'idle in transaction%\'', [database.name])).to.equal(0);
 
                 measured('kill -9 mid-load', { ms, acknowledged: acknowledged.length, killedAt, lost, stored, afterMs, victimSessionsGoneMs: gone, victimPorts: victimPorts.length });

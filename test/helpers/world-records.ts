@@ -7,6 +7,8 @@ import { body, type List } from './server';
 
 const { expect } = Code;
 
+// The records a test writes into a world through the API and reads back from it, for the export's round trips.
+
 export const bakery = 'd851fadb-03ca-5a24-ba16-c15cce19933b';
 const golf = '1a1aec40-05e3-4128-a86c-6981ec6a3eb5';
 const yaris = '67f7b2a9-5639-460c-a9f5-d114637c1b43';
@@ -15,7 +17,9 @@ const station = '2f4a202e-61d6-4275-9ddb-094f7d5a839d';
 const callers = ['alice', 'bob', 'carol'];
 
 type Inject = (options: ServerInjectOptions) => Promise<ServerInjectResponse>;
-export type World = Record<string, unknown>;
+
+/** An export file, as GET …/export answers it: the records of each namespace, and the localgate object. */
+export type ExportFile = Record<string, unknown>;
 
 
 /** Records written past the demo data: what the API cannot write itself (offers) and a cancelled booking come in a fixture. */
@@ -66,7 +70,7 @@ export async function writeWorld(inject: Inject, auth: (subject: string) => { au
 
 
 /** Every list page and record each caller (and no caller) can read, by request, as the bytes it answered. */
-export async function readWorld(inject: Inject, auth: (subject: string) => { authorization: string }, file: World): Promise<Record<string, string>> {
+export async function readWorld(inject: Inject, auth: (subject: string) => { authorization: string }, file: ExportFile): Promise<Record<string, string>> {
 
     const answers: Record<string, string> = {};
     const read = async (url: string, subject?: string) => {
