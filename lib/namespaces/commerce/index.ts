@@ -3,7 +3,7 @@ import Path from 'node:path';
 import type { Plugin } from '@hapi/hapi';
 
 import { demoDataRoot, migrationsRoot } from '../../paths';
-import { SqliteCommerceStore } from '../../storage/sqlite/commerce';
+import { SqliteCommerceStore } from './sqlite';
 import type { Namespace } from '../namespace';
 import { commerceEventTypes } from './events';
 import { commerceFixture } from './fixture';
@@ -32,7 +32,7 @@ export const commerceNamespace: Namespace<CommerceStore> = {
         sqlite: (db, context) => new SqliteCommerceStore(db, context),
         postgres: async () => {
 
-            const { PgCommerceStore } = await import('../../storage/postgres/commerce');
+            const { PgCommerceStore } = await import('./postgres');
             return (db, context) => new PgCommerceStore(db, context);
         }
     },

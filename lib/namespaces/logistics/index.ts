@@ -3,7 +3,7 @@ import Path from 'node:path';
 import type { Plugin } from '@hapi/hapi';
 
 import { demoDataRoot, migrationsRoot } from '../../paths';
-import { SqliteLogisticsStore } from '../../storage/sqlite/logistics';
+import { SqliteLogisticsStore } from './sqlite';
 import type { Namespace } from '../namespace';
 import { logisticsEventTypes } from './events';
 import { logisticsFixture } from './fixture';
@@ -32,7 +32,7 @@ export const logisticsNamespace: Namespace<LogisticsStore> = {
         sqlite: (db, context) => new SqliteLogisticsStore(db, context),
         postgres: async () => {
 
-            const { PgLogisticsStore } = await import('../../storage/postgres/logistics');
+            const { PgLogisticsStore } = await import('./postgres');
             return (db, context) => new PgLogisticsStore(db, context);
         }
     },

@@ -2,7 +2,7 @@ import type { Plugin } from '@hapi/hapi';
 
 import { migrationsRoot } from '../../paths';
 import { ledgerPosting, ledgerStatements } from '../../storage/fixture-sql';
-import { SqlitePayStore } from '../../storage/sqlite/pay';
+import { SqlitePayStore } from './sqlite';
 import type { Namespace } from '../namespace';
 import { payEventTypes } from './events';
 import { byTimeOrder, payFixture } from './fixture';
@@ -34,7 +34,7 @@ export const payNamespace: Namespace<PayStore> = {
         sqlite: (db, context) => new SqlitePayStore(db, context),
         postgres: async () => {
 
-            const { PgPayStore } = await import('../../storage/postgres/pay');
+            const { PgPayStore } = await import('./postgres');
             return (db, context) => new PgPayStore(db, context);
         }
     },
