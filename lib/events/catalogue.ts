@@ -1,6 +1,6 @@
 import Joi from 'joi';
 
-import type { EventTypeSpec, Namespace } from '../namespaces';
+import type { EventTypeSpec, Namespace } from '../namespace';
 import { SchemaConverter, type JsonSchema } from '../openapi/joi-schema';
 import { inlined, jsonSchemaOf } from '../openapi/json-schema';
 import { undeliveredPrefix } from './model';

@@ -1,6 +1,6 @@
 import type { RecordContext } from '../clock';
 import { placedNamespaces, type Settings } from '../config';
-import type { Namespace } from '../namespaces/namespace';
+import type { Namespace } from '../namespace';
 import { readFixtureFile } from '../fixtures';
 import { NamespacesDataSet, type NamespaceDatabases, type ProvisionedNamespaces } from './data-set';
 import type { DataSet, NamespaceDatabase } from './engine';

@@ -4,7 +4,7 @@ import type { Plugin } from '@hapi/hapi';
 
 import { demoDataRoot, migrationsRoot } from '../../paths';
 import { SqliteCommerceStore } from './sqlite';
-import type { Namespace } from '../namespace';
+import type { Namespace } from '../../namespace';
 import { commerceEventTypes } from './events';
 import { commerceFixture } from './fixture';
 import { commerceRoutes } from './routes';

@@ -4,7 +4,7 @@ import type { Plugin } from '@hapi/hapi';
 
 import { demoDataRoot, migrationsRoot } from '../../paths';
 import { SqliteLogisticsStore } from './sqlite';
-import type { Namespace } from '../namespace';
+import type { Namespace } from '../../namespace';
 import { logisticsEventTypes } from './events';
 import { logisticsFixture } from './fixture';
 import { logisticsRoutes } from './routes';

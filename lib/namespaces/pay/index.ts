@@ -1,9 +1,9 @@
 import type { Plugin } from '@hapi/hapi';
 
 import { migrationsRoot } from '../../paths';
-import { ledgerPosting, ledgerStatements } from '../../storage/fixture-sql';
+import { ledgerPosting, ledgerStatements } from './ledger-sql';
 import { SqlitePayStore } from './sqlite';
-import type { Namespace } from '../namespace';
+import type { Namespace } from '../../namespace';
 import { payEventTypes } from './events';
 import { byTimeOrder, payFixture } from './fixture';
 import { payRoutes } from './routes';

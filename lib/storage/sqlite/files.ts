@@ -2,7 +2,7 @@ import Fs from 'node:fs';
 import Path from 'node:path';
 
 import { SettingError, type Settings } from '../../config';
-import type { NamespaceSchema } from '../../namespaces/namespace';
+import type { NamespaceSchema } from '../../namespace';
 import { engineOf } from '../engines';
 import { migrate, namespaceMigrations } from './migrate';
 import { closeDatabase, damageMessage, integrityProblems, isDamage, openDatabase, quickCheck, type Database, type OpenOptions } from './open';
