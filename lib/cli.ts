@@ -4,6 +4,7 @@ import Util from 'node:util';
 
 import { existingSecret, mintToken } from './auth';
 import { wallContext } from './clock';
+import { eventTypesOf } from './events/model';
 import { mintSecret } from './events/signing';
 import { durationSeconds, locationSetting, placedNamespaces, settingsFromEnvironment, type DatabaseSettings, type Flags, type LogFormat, type Settings } from './config';
 import { readFixtureFile } from './fixtures';
@@ -341,7 +342,7 @@ async function listenCommand(settings: Settings, flags: ListenFlags, io: Io): Pr
     }
 
     for (const type of (flags.types ?? []).flatMap((value) => value.split(',')).map((text) => text.trim()).filter(Boolean)) {
-        const { error } = typePatternSchema.label('--types').validate(type, { errors: { wrap: { label: false } } });
+        const { error } = typePatternSchema(eventTypesOf(settings.namespaces)).label('--types').validate(type, { errors: { wrap: { label: false } } });
         if (error) {
             throw new UsageError(`${error.message}: ${type}`);
         }

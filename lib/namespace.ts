@@ -97,6 +97,9 @@ export interface Namespace<Store = unknown> {
     /** The event types its changes write, by type: what the event catalogue and the AsyncAPI document list of it. */
     readonly eventTypes?: Readonly<Record<string, EventTypeSpec>>;
 
+    /** The event types of its transitions (records that move with the clock), each one of `eventTypes`: what a move of the clock counts. */
+    readonly transitions?: readonly string[];
+
     /** Whether the console's live log shows its success bodies (error bodies are always shown). */
     readonly liveBodies: boolean;
 

@@ -11,8 +11,8 @@ import { requestIdHeaders } from '../request-id';
 import type { FailureLog } from '../safe-listener';
 import type { Scope } from '../scope';
 import { cursorOf, lastCursor, listEvents } from './log';
-import { eventTypes, typePattern, type TypePattern } from './model';
-import { eventListQuery, eventListSchema, eventStreamHeaders, eventStreamQuery, maxEventsLimit } from './schemas';
+import { eventTypesOf, typePattern, type TypePattern } from './model';
+import { eventSchemas, eventStreamHeaders, maxEventsLimit } from './schemas';
 import { EventSubscription, lateWindow, maxStreamsPerDataSet, type StreamSettings } from './stream';
 
 
@@ -42,9 +42,6 @@ const tags = ['api', 'instances'];
 const eventErrors = { 422: 'event_not_found: after (or Last-Event-ID) names no event the data set holds: never written, or older than the EVENTS_KEPT kept' };
 const streamErrors = { ...eventErrors, 429: `too_many_streams: the data set has ${maxStreamsPerDataSet} streams open, the most it serves at once; close one` };
 
-const typeNotes = `Types: ${eventTypes.join(', ')}.`;
-
-
 // The types a query asks for: none is every type.
 function typesOf(type: string | undefined): TypePattern[] | null {
 
@@ -57,6 +54,9 @@ export const eventsPlugin: Plugin<EventsOptions> = {
     register(server, options) {
 
         const settings = Joi.attempt(options, optionsSchema, 'Invalid events options');
+        const types = eventTypesOf(server.app.localgate.settings.namespaces);
+        const schemas = eventSchemas(types);
+        const typeNotes = `Types: ${types.join(', ')}.`;
         const subscriptions = new Set<EventSubscription>();
         const admin = { ext: { onPostAuth: { method: requireAdmin } } };
 
@@ -93,8 +93,8 @@ export const eventsPlugin: Plugin<EventsOptions> = {
                     tags,
                     ...admin,
                     plugins: { localgate: { errors: eventErrors } },
-                    validate: { params, query: eventListQuery },
-                    response: { status: { 200: eventListSchema } },
+                    validate: { params, query: schemas.listQuery },
+                    response: { status: { 200: schemas.list } },
                     async handler(request, h) {
 
                         const { after, type, limit } = request.query;
@@ -116,7 +116,7 @@ export const eventsPlugin: Plugin<EventsOptions> = {
                         localgate: { errors: streamErrors },
                         'hapi-swagger': { produces: ['text/event-stream'], responses: { 200: { description: '`id:`, `event:` and `data:` lines, one event each; `: heartbeat` comments between', headers: requestIdHeaders } } }
                     },
-                    validate: { params, query: eventStreamQuery, headers: eventStreamHeaders },
+                    validate: { params, query: schemas.streamQuery, headers: eventStreamHeaders },
                     async handler(request, h) {
 
                         const target = scope(request);

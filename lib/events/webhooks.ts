@@ -12,7 +12,7 @@ import type { Scope } from '../scope';
 import type { EventLog } from '../storage/engine';
 import { matchesDelivery, type DeliveryEntry, type DeliveryPattern } from './deliveries';
 import type { Claimed } from './dispatcher';
-import { matchesType, typePattern, undeliveredPrefix, type ClaimedAttempt, type DisabledReason, type SigningClock, type StoredEndpoint, type StoredEvent, type TypePattern } from './model';
+import { eventTypesOf, matchesType, typePattern, undeliveredPrefix, type ClaimedAttempt, type DisabledReason, type SigningClock, type StoredEndpoint, type StoredEvent, type TypePattern } from './model';
 import { maskedSecret, mintSecret } from './signing';
 import { attemptedSchema, deliveryCountSchema, deliveryFindSchema, deliveryListQuery, deliveryListSchema, deliveryPatternPayload, endpointChangePayload, endpointParams, endpointRotatedSchema, endpointSchema, endpointsPayload, endpointsSchema, endpointsSetSchema, eventParams, flushSchema, recoverPayload, resendPayload, rotatePayload } from './webhook-schemas';
 
@@ -60,7 +60,9 @@ export interface WebhooksApi {
     set(scope: Scope, endpoints: EndpointInput[]): Promise<{ endpoints: WebhookEndpointSet[] }>;
     /** A data set's endpoints, secrets masked, with their counts. */
     get(scope: Scope): Promise<{ endpoints: WebhookEndpointRead[] }>;
-    /** The attempts a data set made that a pattern matches (it has passed deliveryPatternPayload), in the order they were made. */
+    /** The body of a find or count of attempts, its type one of the server's event types or a prefix of one. */
+    pattern: Joi.ObjectSchema;
+    /** The attempts a data set made that a pattern matches (it has passed pattern), in the order they were made. */
     find(scope: Scope, pattern: DeliveryPattern): DeliveryEntry[];
     /** Pauses (true) or enables an endpoint, answering it as read back; a 404 endpoint_not_found when there is none. */
     update(scope: Scope, endpointId: string, change: { disabled: boolean }): Promise<WebhookEndpointRead>;
@@ -325,14 +327,16 @@ export const webhooksPlugin: Plugin<{ registry: InstanceRegistry; hosts: readonl
             { path: '/_instances/{instance_id}/webhooks', events: '/_instances/{instance_id}/events', scope: (request: Pick<Request, 'app' | 'params'>) => liveInstance(registry, (request.params as { instance_id: string }).instance_id), params: instanceParams, what: 'an instance' }
         ];
 
-        const payload = endpointsPayload(hosts);
+        const types = eventTypesOf(server.app.localgate.settings.namespaces);
+        const payload = endpointsPayload(hosts, types);
+        const pattern = deliveryPatternPayload(types);
         for (const target of targets) {
             endpointRoutes(server, target, payload);
             endpointStateRoutes(server, target);
-            deliveryRoutes(server, target);
+            deliveryRoutes(server, target, pattern);
         }
 
-        const api: WebhooksApi = { payload, set: setEndpoints, get: readEndpoints, find: findDeliveries, update: updateEndpoint, rotate: rotateEndpoint, resend: resendEvent, recover: recoverEndpoint };
+        const api: WebhooksApi = { payload, pattern, set: setEndpoints, get: readEndpoints, find: findDeliveries, update: updateEndpoint, rotate: rotateEndpoint, resend: resendEvent, recover: recoverEndpoint };
         server.expose(api);
     }
 };
@@ -501,7 +505,7 @@ function endpointStateRoutes(server: Server, { path, events, scope, params, what
 }
 
 
-function deliveryRoutes(server: Server, { path, scope, params, what }: Target): void {
+function deliveryRoutes(server: Server, { path, scope, params, what }: Target, patternPayload: Joi.ObjectSchema): void {
 
     const deliveries = `${path}/deliveries`;
     const patternNotes = 'Admin token required. The body is a pattern: type (an event type, or a prefix ending with *), status (the receiver\'s, or null for none), attempt, endpoint_id, webhook_id; each one given must match, and an empty body matches every attempt.';
@@ -534,7 +538,7 @@ function deliveryRoutes(server: Server, { path, scope, params, what }: Target): 
             notes: patternNotes,
             tags,
             ...admin,
-            validate: { params, payload: optionalBody(deliveryPatternPayload) },
+            validate: { params, payload: optionalBody(patternPayload) },
             response: { status: { 200: deliveryCountSchema } },
             handler: (request) => ({ count: find(request, request.payload).length })
         }
@@ -548,7 +552,7 @@ function deliveryRoutes(server: Server, { path, scope, params, what }: Target): 
             notes: patternNotes,
             tags,
             ...admin,
-            validate: { params, payload: optionalBody(deliveryPatternPayload) },
+            validate: { params, payload: optionalBody(patternPayload) },
             response: { status: { 200: deliveryFindSchema } },
             handler: (request) => ({ deliveries: find(request, request.payload) })
         }

@@ -11,11 +11,12 @@ import type { InstanceRegistry } from '../instances/registry';
 import { instanceParams } from '../instances/schemas';
 import { servicesOf, type Scope } from '../scope';
 import { FaultSet, type FaultRuleInput, type FaultRules } from './rules';
-import { faultRulesPayload, faultRulesSchema } from './schemas';
+import { eventTypesOf } from '../events/model';
+import { faultSchemas } from './schemas';
 
 
 export { type FaultRuleInput, type FaultRules } from './rules';
-export { faultRulesPayload } from './schemas';
+export { faultSchemas } from './schemas';
 
 /** What a fault did to a request, for the journal and the live log. */
 export interface FaultMark {
@@ -32,7 +33,7 @@ export interface FaultMark {
 
 /** The fault rules of each data set, for the routes and the test kit. */
 export interface FaultsApi {
-    /** Replaces a data set's rules; the input has passed faultRulesPayload. */
+    /** Replaces a data set's rules; the input has passed faultSchemas' faultRulesPayload. */
     set(scope: Scope, input: { seed: number; rules: FaultRuleInput[] }): FaultRules;
     /** A data set's rules with their hits; none set reads as seed 0 and no rules. */
     get(scope: Scope): FaultRules;
@@ -160,6 +161,7 @@ function drop(request: Request, h: ResponseToolkit): symbol {
 function faultRoutes(server: Server, registry: InstanceRegistry, api: FaultsApi): void {
 
     const admin = { ext: { onPostAuth: { method: requireAdmin } } };
+    const { faultRulesPayload, faultRulesSchema } = faultSchemas(eventTypesOf(server.app.localgate.settings.namespaces));
     const notes = [
         'Admin token required. Rules act on the API paths (/v1/...) of this data set only: never another data set, the admin routes or /health.',
         'Rules are tried in order and at most one acts on a request; after, times and probability let a request through to the next rule.',

@@ -10,7 +10,7 @@ import type { Instance, InstanceRecord } from './instance';
 import { liveInstance } from './lookup';
 import { instanceOptions, type NewInstance } from './options';
 import type { InstanceRegistry } from './registry';
-import { clockSchema, defaultClockMoveSchema, defaultClockSchema, durationMs, exportSchema, instanceClockMoveSchema, instanceListQuery, instanceListSchema, instanceParams, instanceSchema, newInstanceSchema, restoreSchema, snapshotSchema } from './schemas';
+import { clockMoveSchemas, clockSchema, defaultClockSchema, durationMs, exportSchema, instanceListQuery, instanceListSchema, instanceParams, instanceSchema, newInstanceSchema, restoreSchema, snapshotSchema } from './schemas';
 
 
 const tags = ['api', 'instances'];
@@ -219,7 +219,7 @@ export function instanceRoutes(server: Server, registry: InstanceRegistry, maxFi
             ...admin,
             plugins: { localgate: { errors: clockErrors } },
             validate: { params: instanceParams, payload: clockSchema },
-            response: { status: { 200: instanceClockMoveSchema } },
+            response: { status: { 200: clockMoveSchemas(server.app.localgate.settings.namespaces).instance } },
             async handler(request) {
 
                 const instance = live(request);
@@ -285,7 +285,7 @@ export function defaultClockRoutes(server: Server, defaultScope: Scope): void {
             ext: { onPostAuth: { method: requireAdmin } },
             plugins: { localgate: { errors: clockErrors } },
             validate: { payload: clockSchema },
-            response: { status: { 200: defaultClockMoveSchema } },
+            response: { status: { 200: clockMoveSchemas(server.app.localgate.settings.namespaces).default } },
             async handler(request) {
 
                 const { counts, attempted, remaining } = await defaultScope.services.moveClock(clockTarget(request.payload));

@@ -25,6 +25,7 @@ export const logisticsNamespace: Namespace<LogisticsStore> = {
     plugin: logisticsPlugin,
     events: true,
     eventTypes: logisticsEventTypes,
+    transitions: ['logistics.booking.started', 'logistics.booking.completed'],
     readiness: 'migrated',
     migrations: migrationsRoot,
     fixture: { collections: logisticsFixture, demo: Path.join(demoDataRoot, 'logistics.json') },

@@ -27,6 +27,7 @@ export const payNamespace: Namespace<PayStore> = {
     plugin: payPlugin,
     events: true,
     eventTypes: payEventTypes,
+    transitions: ['pay.transaction.completed', 'pay.transaction.failed'],
     readiness: 'provisioned',
     migrations: migrationsRoot,
     fixture: { collections: payFixture, posting: { collection: 'transactions', order: byTimeOrder, statements: ledgerStatements, steps: ledgerPosting } },
