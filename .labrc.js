@@ -22,7 +22,7 @@ if (skipped) {
 }
 
 // What only the lane runs, relative to lib/: the engine's folder, and the files that compose it with SQLite or load it lazily.
-const postgresOnly = ['storage/postgres', 'storage/default.ts', 'storage/index.ts', 'storage/engines.ts'];
+const postgresOnly = ['storage/postgres', 'namespaces/commerce/postgres.ts', 'namespaces/logistics/postgres.ts', 'namespaces/pay/postgres.ts', 'storage/default.ts', 'storage/index.ts', 'storage/engines.ts'];
 
 
 module.exports = {

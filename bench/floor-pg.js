@@ -33,8 +33,8 @@ const internals = {
 exports.queries = function () {
 
     return {
-        commerce: require('../dist/storage/postgres/commerce').queries,
-        logistics: require('../dist/storage/postgres/logistics').queries
+        commerce: require('../dist/namespaces/commerce/postgres').queries,
+        logistics: require('../dist/namespaces/logistics/postgres').queries
     };
 };
 

@@ -6,7 +6,7 @@ import Joi from 'joi';
 
 import { parseDurationSeconds } from './durations';
 import { clockTimestamp } from './fields';
-import type { Namespace } from './namespaces/namespace';
+import type { Namespace } from './namespace';
 import { consoleApiModes, memoryDataDir, minSecretBytes, SettingError, type ConsoleApiMode } from './setting-error';
 import { engines, locate, payLocation } from './storage/engines';
 import type { DatabaseSettings, Location, PaySettings, StorageSettings } from './storage/settings';

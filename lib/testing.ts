@@ -7,12 +7,12 @@ import { mintToken } from './auth';
 import type { Options } from './config';
 import { parseDurationMs } from './durations';
 import { listEvents } from './events/log';
-import { typePattern, type Event } from './events/model';
-import { eventListQuery } from './events/schemas';
+import { eventTypesOf, typePattern, type Event } from './events/model';
+import { eventSchemas } from './events/schemas';
 import { webhooksOf } from './events/webhook-routes';
-import { deliveryPatternPayload, endpointChangePayload, recoverPayload, resendPayload, rotatePayload } from './events/webhook-schemas';
+import { endpointChangePayload, recoverPayload, resendPayload, rotatePayload } from './events/webhook-schemas';
 import type { EndpointInput } from './events/webhooks';
-import { faultsOf, faultRulesPayload } from './faults';
+import { faultSchemas, faultsOf } from './faults';
 import { createServer } from './index';
 import type { Instance } from './instances';
 import { liveInstance } from './instances/lookup';
@@ -25,6 +25,7 @@ import type { EventQuery, TestClock, TestInstance, TestInstanceOptions, TestKit 
 export { startReceiver, type ReceivedWebhook, type ReceiverOptions, type WebhookReceiver } from './webhook-receiver';
 export type { DeliveryEntry as WebhookDelivery, DeliveryPattern as WebhookDeliveryPattern } from './events/deliveries';
 export type { Event, EventType, SigningClock } from './events/model';
+export { eventTypesOf } from './events/model';
 export type { WebhookEndpointInput, WebhookEndpointRead, WebhookEndpointSet } from './events/webhooks';
 export type { ClockMove, EventQuery, TestClock, TestDeliveries, TestEvents, TestFaults, TestInstance, TestInstanceOptions, TestKit, TestRequests, TestWebhooks } from './testing-types';
 
@@ -140,17 +141,18 @@ function clockTarget(to: { to: string | Date } | { by: string | number }): { now
 
 
 // A page of the instance's events, the query checked as GET …/events checks it.
-async function eventsOf(instance: Instance, options: EventQuery): Promise<Event[]> {
+async function eventsOf(instance: Instance, options: EventQuery, types: readonly string[]): Promise<Event[]> {
 
-    const { after, type, limit } = validated<Required<Pick<EventQuery, 'limit'>> & EventQuery>(eventListQuery, options, 'event query');
-    const types = type === undefined ? null : [typePattern(type)];
-    return (await listEvents(await instance.data.eventLogs(), { after: after ?? null, types, limit })).data;
+    const { after, type, limit } = validated<Required<Pick<EventQuery, 'limit'>> & EventQuery>(eventSchemas(types).listQuery, options, 'event query');
+    const patterns = type === undefined ? null : [typePattern(type)];
+    return (await listEvents(await instance.data.eventLogs(), { after: after ?? null, types: patterns, limit })).data;
 }
 
 
 function testInstance(server: Server, instance: Instance, token: TestInstance['token'], failOnUnexpected: boolean, kit: TestKit): TestInstance {
 
     const registry = server.app.localgate.instances;
+    const types = eventTypesOf(server.app.localgate.settings.namespaces);
     // Each call reaches the instance as a request does: a use that keeps it alive, or instance_not_found once it is gone.
     const live = (): Instance => liveInstance(registry, instance.id);
     const move: TestClock['move'] = async (to) => {
@@ -174,7 +176,7 @@ function testInstance(server: Server, instance: Instance, token: TestInstance['t
             move
         },
         faults: {
-            set: (rules, options = {}) => faultsOf(server).set(live(), validated(faultRulesPayload, { ...options, rules }, 'fault rules')),
+            set: (rules, options = {}) => faultsOf(server).set(live(), validated(faultSchemas(types).faultRulesPayload, { ...options, rules }, 'fault rules')),
             get: () => faultsOf(server).get(live()),
             clear: () => faultsOf(server).clear(live())
         },
@@ -199,13 +201,13 @@ function testInstance(server: Server, instance: Instance, token: TestInstance['t
             recover: (endpointId, since) => asPromise(async () => (await webhooksOf(server).recover(live(), endpointId, validated<{ since: string }>(recoverPayload, { since }, 'recovery').since)).attempted),
             deliveries: {
                 list: () => live().services.deliveries.list(),
-                count: (pattern = {}) => webhooksOf(server).find(live(), validated(deliveryPatternPayload, pattern, 'delivery pattern')).length,
-                find: (pattern = {}) => webhooksOf(server).find(live(), validated(deliveryPatternPayload, pattern, 'delivery pattern')),
+                count: (pattern = {}) => webhooksOf(server).find(live(), validated(webhooksOf(server).pattern, pattern, 'delivery pattern')).length,
+                find: (pattern = {}) => webhooksOf(server).find(live(), validated(webhooksOf(server).pattern, pattern, 'delivery pattern')),
                 clear: () => live().services.deliveries.clear()
             }
         },
         events: {
-            list: (options = {}) => asPromise(() => eventsOf(live(), options))
+            list: (options = {}) => asPromise(() => eventsOf(live(), options, types))
         },
         inject(options) {
 

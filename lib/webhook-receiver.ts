@@ -5,7 +5,8 @@ import type { AddressInfo } from 'node:net';
 import Joi from 'joi';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 
-import { eventTypes, type Event } from './events/model';
+import { eventTypesOf, type Event } from './events/model';
+import { builtInNamespaces } from './namespaces';
 
 
 // A stand-in for the service whose webhook handler a test checks: it takes localgate's deliveries on a loopback port,
@@ -30,6 +31,11 @@ export interface ReceiverOptions {
     instance?: AttemptClock;
     /** What the receiver answers when told nothing else (default 204). */
     status?: number;
+    /**
+     * The event types a body may have to be read as an event: by default those of the built-in namespaces. A server
+     * given other namespaces (`createServer({ namespaces })`) writes theirs: give `eventTypesOf(namespaces)`.
+     */
+    types?: readonly string[];
 }
 
 /** What a receiver reads of an instance to find when an attempt was due: a TestInstance has both. */
@@ -96,6 +102,7 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Webh
     // Throws here, at the start, for a secret that is not base64.
     const webhook = new Webhook(secret);
     const defaultStatus = options.status ?? 204;
+    const eventOf = eventReader(options.types ?? eventTypesOf(builtInNamespaces));
     const answers: number[] = [];
     let deliveries: ReceivedWebhook[] = [];
     let waiters: { count: number; resolve: () => void }[] = [];
@@ -287,25 +294,27 @@ function headersOf(request: Http.IncomingMessage): Record<string, string> {
 }
 
 
-const eventSchema = Joi.object<Event>({
-    id: Joi.string().required(),
-    type: Joi.string().valid(...eventTypes).required(),
-    created_at: Joi.string().required(),
-    data: Joi.object().required()
-});
+// The body as an event, when it has an event's shape and one of the types; a receiver also records what is not one.
+function eventReader(types: readonly string[]): (text: string) => Event | null {
 
+    const eventSchema = Joi.object<Event>({
+        id: Joi.string().required(),
+        type: Joi.string().valid(...types).required(),
+        created_at: Joi.string().required(),
+        data: Joi.object().required()
+    });
 
-// The body as an event, when it has an event's shape; a receiver also records what is not one.
-function eventOf(text: string): Event | null {
+    return (text) => {
 
-    let parsed: unknown;
-    try {
-        parsed = JSON.parse(text);
-    }
-    catch {
-        return null;
-    }
+        let parsed: unknown;
+        try {
+            parsed = JSON.parse(text);
+        }
+        catch {
+            return null;
+        }
 
-    const { error, value } = eventSchema.validate(parsed);
-    return error ? null : value;
+        const { error, value } = eventSchema.validate(parsed);
+        return error ? null : value;
+    };
 }

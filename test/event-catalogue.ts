@@ -7,7 +7,7 @@ import addFormats from 'ajv-formats';
 import Joi from 'joi';
 
 import { eventCatalogue } from '../lib/events/catalogue';
-import { eventTypes } from '../lib/events/model';
+import { eventTypesOf } from '../lib/events/model';
 import { builtInNamespaces } from '../lib/namespaces';
 import { payNamespace } from '../lib/namespaces/pay';
 import { transactionSchema } from '../lib/namespaces/pay/schemas';
@@ -22,6 +22,9 @@ import { bakery } from './helpers/world-records';
 
 
 export const lab = Lab.script();
+
+// Every event type the built-in namespaces and the events feature write.
+const eventTypes = eventTypesOf(builtInNamespaces);
 const { describe, it, before, after } = lab;
 const { expect } = Code;
 

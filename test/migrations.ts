@@ -7,7 +7,7 @@ import Lab from '@hapi/lab';
 
 import { commerceNamespace } from '../lib/namespaces/commerce';
 import { logisticsNamespace } from '../lib/namespaces/logistics';
-import type { NamespaceSchema } from '../lib/namespaces/namespace';
+import type { NamespaceSchema } from '../lib/namespace';
 import { migrationsRoot } from '../lib/paths';
 import type { EngineName } from '../lib/storage/engines';
 import { everyMigrationApplied, MigrationError, namespaceMigrations, paySchema, shippedMigrationNames, verifyApplied, type Migration } from '../lib/storage/migrations';

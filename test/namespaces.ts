@@ -10,6 +10,7 @@ import { resolveSettings } from '../lib/config';
 import { liveBodyPaths } from '../lib/console/feed';
 import { builtInNamespaces } from '../lib/namespaces';
 import { weatherNamespace } from '../lib/namespaces/weather';
+import { eventTypesOf, startReceiver } from '../lib/testing';
 import { engines as storageEngines, locate } from '../lib/storage/engines';
 import { expectError } from './helpers/errors';
 import { engineServer, engines } from './helpers/postgres';
@@ -78,7 +79,7 @@ for (const engine of engines) {
             expect(res.statusCode).to.equal(200);
             const health = body<{ namespaces: Record<string, unknown> }>(res).namespaces;
             expect(Object.keys(health)).to.equal(['commerce', 'logistics', 'weather', 'pay', 'notes']);
-            expect(health.notes).to.equal({ state: 'ready', engine, schema_version: 1, storage: engine === 'sqlite' ? 'memory' : 'server' });
+            expect(health.notes).to.equal({ state: 'ready', engine, schema_version: 3, storage: engine === 'sqlite' ? 'memory' : 'server' });
         });
 
         it('exports its records with its migrations named', async () => {
@@ -86,7 +87,7 @@ for (const engine of engines) {
             const res = await server.inject({ url: '/_export', headers: adminBearer(server) });
             expect(res.statusCode).to.equal(200);
             const file = body<{ localgate: { migrations: Record<string, string[]> }; notes: { notes: Note[] } }>(res);
-            expect(file.localgate.migrations.notes).to.equal(['001_notes']);
+            expect(file.localgate.migrations.notes).to.equal(['001_notes', '002_events', '003_endpoint_state']);
             expect(file.notes.notes.map((note) => note.id).slice(0, 2)).to.equal(['n-1', 'n-2']);
             expect(file.notes.notes).to.have.length(3);
         });
@@ -104,6 +105,30 @@ for (const engine of engines) {
                 { name: 'notes', description: 'Short notes: a namespace added from the tests' }
             ]);
         });
+
+        it('announces a note and, once the clock passes its remind_at, its reminder: an event type and a transition of its own', async () => {
+
+            const admin = adminBearer(server);
+            expect((await server.inject({ method: 'PUT', url: '/_clock', headers: admin, payload: { now: '2031-01-01T00:00:00.000Z' } })).statusCode).to.equal(200);
+            const res = await server.inject({ method: 'POST', url: '/v1/notes/notes', headers: bearer(server, 'alice'), payload: { text: 'Ring the ferry', remind_at: '2031-01-01T01:00:00.000Z' } });
+            expect(res.statusCode).to.equal(201);
+            const note = body<Note>(res);
+            expect(note).to.equal({ id: note.id, text: 'Ring the ferry', created_at: '2031-01-01T00:00:00.000Z', remind_at: '2031-01-01T01:00:00.000Z', reminded_at: null });
+
+            const moved = await server.inject({ method: 'PUT', url: '/_clock', headers: admin, payload: { advance: '2h' } });
+            expect(moved.statusCode).to.equal(200);
+            expect(body<{ applied: object }>(moved).applied).to.equal({ 'notes.note.reminded': 1 });
+
+            // The note the create test made was announced too.
+            const [earlier] = body<List<Note>>(await server.inject('/v1/notes/notes?limit=1&offset=2')).data;
+            const events = body<List<{ type: string; created_at: string; data: Note }>>(await server.inject({ url: '/_events?type=notes.*', headers: admin })).data;
+            expect(events.map(({ type, created_at: at, data }) => ({ type, at, data }))).to.equal([
+                { type: 'notes.note.created', at: earlier!.created_at, data: earlier },
+                { type: 'notes.note.created', at: '2031-01-01T00:00:00.000Z', data: note },
+                { type: 'notes.note.reminded', at: '2031-01-01T01:00:00.000Z', data: { ...note, reminded_at: '2031-01-01T01:00:00.000Z' } }
+            ]);
+            expect(body<List<Note>>(await server.inject('/v1/notes/notes?limit=1&offset=3')).data).to.equal([{ ...note, reminded_at: '2031-01-01T01:00:00.000Z' }]);
+        });
     });
 }
 
@@ -120,6 +145,33 @@ describe('a namespace added from the tests, in instances', () => {
     after(async () => {
 
         await server.stop();
+    });
+
+    it('delivers its events to a webhook endpoint subscribed to notes.*: the note made, then its reminder as the frozen clock passes it', async () => {
+
+        const receiver = await startReceiver({ types: eventTypesOf(namespaces) });
+        try {
+            const admin = adminBearer(server);
+            const instance = body<{ id: string; base_path: string }>(await server.inject({ method: 'POST', url: '/_instances', headers: admin, payload: { clock: '2031-01-01T00:00:00.000Z', seed: 'none' } }));
+            const hooks = await server.inject({ method: 'PUT', url: `/_instances/${instance.id}/webhooks`, headers: admin, payload: { endpoints: [{ url: receiver.url, types: ['notes.*'], secret: receiver.secret }] } });
+            expect(hooks.statusCode).to.equal(200);
+            const created = await server.inject({ method: 'POST', url: `${instance.base_path}/v1/notes/notes`, headers: bearer(server, 'alice'), payload: { text: 'Ring the ferry', remind_at: '2031-01-01T01:00:00.000Z' } });
+            expect(created.statusCode).to.equal(201);
+            const note = body<Note>(created);
+
+            const moved = await server.inject({ method: 'PUT', url: `/_instances/${instance.id}/clock`, headers: admin, payload: { advance: '2h' } });
+            expect(moved.statusCode).to.equal(200);
+            expect(body<{ applied: object; attempted: number }>(moved).applied).to.equal({ 'notes.note.reminded': 1 });
+            expect(body<{ attempted: number }>(await server.inject({ method: 'POST', url: `/_instances/${instance.id}/webhooks/flush`, headers: admin })).attempted).to.equal(0);
+
+            expect(receiver.deliveries.map(({ event, verified }) => ({ type: event?.type, data: event?.data, verified }))).to.equal([
+                { type: 'notes.note.created', data: { ...note }, verified: true },
+                { type: 'notes.note.reminded', data: { ...note, reminded_at: '2031-01-01T01:00:00.000Z' }, verified: true }
+            ]);
+        }
+        finally {
+            await receiver.close();
+        }
     });
 
     it('gives each instance a database of its own, seeded or empty as asked', async () => {
@@ -182,7 +234,7 @@ describe('the list of namespaces', () => {
         try {
             expect(server.app.localgate.settings.placements.notes).to.equal({ engine: 'sqlite', file });
             const health = body<{ namespaces: Record<string, unknown> }>(await server.inject('/health')).namespaces;
-            expect(health.notes).to.equal({ state: 'ready', engine: 'sqlite', schema_version: 1, storage: 'file' });
+            expect(health.notes).to.equal({ state: 'ready', engine: 'sqlite', schema_version: 3, storage: 'file' });
             expect(health.commerce).to.equal({ state: 'ready', engine: 'sqlite', schema_version: 4, storage: 'memory' });
         }
         finally {

@@ -11,7 +11,7 @@ import { provisionPay } from '../lib';
 import { idempotencyRetentionMs, maxAmount, maxBalance } from '../lib/namespaces/pay/rules';
 import { paySchema } from '../lib/storage/migrations';
 import { migrate, namespaceMigrations } from '../lib/storage/sqlite/migrate';
-import { queries } from '../lib/storage/sqlite/pay';
+import { queries } from '../lib/namespaces/pay/sqlite';
 import { expectError } from './helpers/errors';
 import { expectLedgerExact, timedPay } from './helpers/ledger';
 import type { AppliedTransition } from '../lib/data-set/transitions';

@@ -14,7 +14,7 @@ import { engineError, isRetryable, sqlState } from '../lib/storage/postgres/erro
 import { collectionsEmpty, insertFixtureRows } from '../lib/storage/postgres/fixtures';
 import { describeUrl, migrate } from '../lib/storage/postgres/migrate';
 import { PgNamespace } from '../lib/storage/postgres/namespace';
-import { PgPayStore } from '../lib/storage/postgres/pay';
+import { PgPayStore } from '../lib/namespaces/pay/postgres';
 import { recordedKeys } from '../lib/storage/postgres/pay-credentials';
 import { openPgProvisioned } from '../lib/storage/postgres/provisioned';
 import { payNamespace } from '../lib/namespaces/pay';

@@ -5,7 +5,7 @@ import Code from '@hapi/code';
 import Lab from '@hapi/lab';
 
 import { Clock, IdSource, type RecordContext } from '../lib/clock';
-import { eventTypes, matchesType, typePattern, type StoredEndpoint, type StoredEvent } from '../lib/events/model';
+import { eventTypesOf, matchesType, typePattern, type StoredEndpoint, type StoredEvent } from '../lib/events/model';
 // The namespaces through their list, which loads them in its order (loading one alone first closes a cycle through the settings).
 import { builtInNamespaces } from '../lib/namespaces';
 import type { CommerceStore } from '../lib/namespaces/commerce/store';
@@ -19,6 +19,9 @@ import { freshDatabase, skipWithoutPostgres, type TestDatabase } from './helpers
 
 
 export const lab = Lab.script();
+
+// Every event type the built-in namespaces and the events feature write.
+const eventTypes = eventTypesOf(builtInNamespaces);
 const { describe, it, afterEach } = lab;
 const { expect } = Code;
 

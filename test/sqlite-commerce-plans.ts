@@ -3,7 +3,7 @@ import type { Server } from '@hapi/hapi';
 import Lab from '@hapi/lab';
 
 import { wallContext } from '../lib/clock';
-import { queries, SqliteCommerceStore } from '../lib/storage/sqlite/commerce';
+import { queries, SqliteCommerceStore } from '../lib/namespaces/commerce/sqlite';
 import { sqliteDatabase } from '../lib/storage/sqlite/engine';
 import type { Database } from '../lib/storage/sqlite/open';
 import { testServer } from './helpers/server';

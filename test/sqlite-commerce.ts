@@ -2,7 +2,7 @@ import Code from '@hapi/code';
 import Lab from '@hapi/lab';
 
 import { commerceNamespace } from '../lib/namespaces/commerce';
-import { SqliteCommerceStore } from '../lib/storage/sqlite/commerce';
+import { SqliteCommerceStore } from '../lib/namespaces/commerce/sqlite';
 import { migrate, namespaceMigrations } from '../lib/storage/sqlite/migrate';
 import { openSqliteNamespace } from '../lib/storage/sqlite/namespace';
 import { openDatabase } from '../lib/storage/sqlite/open';

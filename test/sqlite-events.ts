@@ -4,7 +4,8 @@ import Lab from '@hapi/lab';
 
 import { Clock, IdSource } from '../lib/clock';
 import { settingsFromEnvironment } from '../lib';
-import { eventTypes, matchesType, typePattern, webhookId, type StoredEndpoint, type StoredEvent } from '../lib/events/model';
+import { eventTypesOf, matchesType, typePattern, webhookId, type StoredEndpoint, type StoredEvent } from '../lib/events/model';
+import { builtInNamespaces } from '../lib/namespaces';
 import { commerceNamespace } from '../lib/namespaces/commerce';
 import type { DataSet, EventLog } from '../lib/storage/engine';
 import { sqliteDatabase } from '../lib/storage/sqlite/engine';
@@ -14,6 +15,9 @@ import { adminBearer, bearer, body, tempDir, testServer } from './helpers/server
 
 
 export const lab = Lab.script();
+
+// Every event type the built-in namespaces and the events feature write.
+const eventTypes = eventTypesOf(builtInNamespaces);
 const { describe, it, before, after } = lab;
 const { expect } = Code;
 

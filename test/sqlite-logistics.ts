@@ -6,7 +6,7 @@ import type { Server } from '@hapi/hapi';
 import Lab from '@hapi/lab';
 
 import { sqliteDatabase } from '../lib/storage/sqlite/engine';
-import { queries, SqliteLogisticsStore } from '../lib/storage/sqlite/logistics';
+import { queries, SqliteLogisticsStore } from '../lib/namespaces/logistics/sqlite';
 import { migrate, namespaceMigrations } from '../lib/storage/sqlite/migrate';
 import { openSqliteNamespace } from '../lib/storage/sqlite/namespace';
 import { openDatabase } from '../lib/storage/sqlite/open';

@@ -255,8 +255,8 @@ exports.job = async function (run) {
 internals.queries = function () {
 
     internals.sql ??= {
-        commerce: require('../../dist/storage/postgres/commerce').queries,
-        logistics: require('../../dist/storage/postgres/logistics').queries
+        commerce: require('../../dist/namespaces/commerce/postgres').queries,
+        logistics: require('../../dist/namespaces/logistics/postgres').queries
     };
 
     return internals.sql;

@@ -1,6 +1,7 @@
 import { existingSecret, mintToken } from '../auth';
 import type { Settings } from '../config';
 import { mintSecret } from '../events/signing';
+import { eventTypesOf } from '../events/model';
 import { isSecret, typePatternSchema } from '../events/webhook-schemas';
 import { listen, typesOf } from '../listen';
 import { UsageError, type Command, type Io } from './command';
@@ -38,7 +39,7 @@ async function forward(settings: Settings, flags: ListenFlags, io: Io): Promise<
     }
 
     for (const type of (flags.types ?? []).flatMap((value) => value.split(',')).map((text) => text.trim()).filter(Boolean)) {
-        const { error } = typePatternSchema.label('--types').validate(type, { errors: { wrap: { label: false } } });
+        const { error } = typePatternSchema(eventTypesOf(settings.namespaces)).label('--types').validate(type, { errors: { wrap: { label: false } } });
         if (error) {
             throw new UsageError(`${error.message}: ${type}`);
         }

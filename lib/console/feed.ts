@@ -3,7 +3,7 @@ import { PassThrough } from 'node:stream';
 import type { Request, ResponseObject, Server } from '@hapi/hapi';
 
 import { instancePath } from '../instances';
-import type { Namespace } from '../namespaces/namespace';
+import type { Namespace } from '../namespace';
 import { safelyPerRequest } from '../safe-listener';
 import { hidden, isCredentialName, isCredentialValue, scrubJsonText, scrubText } from '../secrets';
 

@@ -1,4 +1,4 @@
-import type { Namespace } from '../namespaces/namespace';
+import type { Namespace } from '../namespace';
 import type { DataSet } from '../storage/engine';
 import type { TimedStores } from './timeline';
 import type { TimedStore } from './transitions';

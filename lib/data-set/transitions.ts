@@ -5,15 +5,17 @@
  * no transition: it changes no other record and announces nothing, so reads take it off the clock (lifecycle-sql.ts).
  */
 
-/** What a transition is, named as the event of its change: `<namespace>.<record>.<what happened>`. */
-export const transitionTypes = [
-    'pay.transaction.completed',
-    'pay.transaction.failed',
-    'logistics.booking.started',
-    'logistics.booking.completed'
-] as const;
+/**
+ * What a transition is, named as the event of its change: `<namespace>.<record>.<what happened>`, one of the types a
+ * namespace's descriptor lists as its `transitions`.
+ */
+export type TransitionType = string;
 
-export type TransitionType = typeof transitionTypes[number];
+/** The transition types of these namespaces, in the list's order. */
+export function transitionTypesOf(namespaces: readonly { readonly transitions?: readonly string[] }[]): TransitionType[] {
+
+    return namespaces.flatMap((namespace) => namespace.transitions ?? []);
+}
 
 /** One transition applied: its type, the record it moved and the instant it was due (which the record is stamped with). */
 export interface AppliedTransition {

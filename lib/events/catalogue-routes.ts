@@ -3,7 +3,7 @@ import Joi from 'joi';
 
 import { requireAdmin } from '../auth';
 import { listResponse } from '../lists';
-import type { Namespace } from '../namespaces';
+import type { Namespace } from '../namespace';
 import { asyncApiPath } from './asyncapi';
 import { eventCatalogue } from './catalogue';
 import { eventTypeListSchema } from './schemas';

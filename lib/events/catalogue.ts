@@ -1,19 +1,22 @@
 import Joi from 'joi';
 
-import type { EventTypeSpec, Namespace } from '../namespaces';
+import type { EventTypeSpec, Namespace } from '../namespace';
 import { SchemaConverter, type JsonSchema } from '../openapi/joi-schema';
 import { inlined, jsonSchemaOf } from '../openapi/json-schema';
-import { undeliveredPrefix } from './model';
-import { eventEnvelope, givenUpSchema } from './schemas';
+import { eventTypesOf, undeliveredPrefix } from './model';
+import { eventSchemas } from './schemas';
 
 
-/** The event types this feature writes itself, beside those of the namespaces. */
-export const ownEventTypes: Readonly<Record<string, EventTypeSpec>> = {
-    'webhook.delivery.given_up': {
-        description: 'An endpoint\'s last attempt at an event failed and no more are made: listed and streamed, never delivered',
-        data: givenUpSchema
-    }
-};
+/** The event types this feature writes itself, beside those of the namespaces (ownEventTypeNames), for a server that writes these types. */
+export function ownEventTypes(types: readonly string[]): Readonly<Record<string, EventTypeSpec>> {
+
+    return {
+        'webhook.delivery.given_up': {
+            description: 'An endpoint\'s last attempt at an event failed and no more are made: listed and streamed, never delivered',
+            data: eventSchemas(types).givenUp
+        }
+    };
+}
 
 
 /** One event type of the catalogue. */
@@ -59,8 +62,10 @@ export function eventCatalogue(namespaces: readonly Namespace[]): EventCatalogue
 function buildCatalogue(namespaces: readonly Namespace[]): EventCatalogue {
 
     const converter = new SchemaConverter();
-    const specs = [...namespaces.flatMap((namespace) => Object.entries(namespace.eventTypes ?? {})), ...Object.entries(ownEventTypes)];
-    const events = specs.map(([type, spec]) => converter.schemaOf(eventEnvelope.keys({ type: Joi.string().valid(type).required(), data: spec.data.required() })));
+    const written = eventTypesOf(namespaces);
+    const { envelope } = eventSchemas(written);
+    const specs = [...namespaces.flatMap((namespace) => Object.entries(namespace.eventTypes ?? {})), ...Object.entries(ownEventTypes(written))];
+    const events = specs.map(([type, spec]) => converter.schemaOf(envelope.keys({ type: Joi.string().valid(type).required(), data: spec.data.required() })));
     const schemas = Object.fromEntries(Object.entries(converter.components).map(([label, schema]) => [label, jsonSchemaOf(schema)]));
     const types = specs.map(([type, { description }], index) => {
 

@@ -1,26 +1,31 @@
 import Crypto from 'node:crypto';
 
+import type { Namespace } from '../namespace';
+
 
 /**
- * The events a data set writes, one for each change a client can see, named `<namespace>.<record>.<what happened>`;
- * the last is the dispatcher's own, written when a delivery is given up.
+ * The event types a data set writes are the registered namespaces' (`eventTypes` of each descriptor), named
+ * `<namespace>.<record>.<what happened>`, and the dispatcher's own, written when a delivery is given up.
  */
-export const eventTypes = [
-    'commerce.product.created',
-    'commerce.inquiry.created',
-    'commerce.scam_report.created',
-    'commerce.business.flagged',
-    'logistics.booking.created',
-    'logistics.booking.started',
-    'logistics.booking.completed',
-    'logistics.booking.cancelled',
-    'pay.transaction.created',
-    'pay.transaction.completed',
-    'pay.transaction.failed',
-    'webhook.delivery.given_up'
-] as const;
+export type EventType = string;
 
-export type EventType = typeof eventTypes[number];
+/** The event types the events feature writes itself, beside those of the namespaces. */
+export const ownEventTypeNames: readonly EventType[] = ['webhook.delivery.given_up'];
+
+// One list per list of namespaces: every schema built from it is built once.
+const typeLists = new WeakMap<readonly Pick<Namespace, 'eventTypes'>[], readonly EventType[]>();
+
+/** Every event type a server of these namespaces writes: each namespace's in the list's order, then the feature's own. */
+export function eventTypesOf(namespaces: readonly Pick<Namespace, 'eventTypes'>[]): readonly EventType[] {
+
+    let types = typeLists.get(namespaces);
+    if (!types) {
+        types = [...namespaces.flatMap((namespace) => Object.keys(namespace.eventTypes ?? {})), ...ownEventTypeNames];
+        typeLists.set(namespaces, types);
+    }
+
+    return types;
+}
 
 /** Events of these types are listed and streamed but never delivered: a receiver that is down would be sent news of its own failure. */
 export const undeliveredPrefix = 'webhook.';

@@ -3,8 +3,8 @@ import type { Server } from '@hapi/hapi';
 import { scopedRoutes, scopeOf } from '../instances/scoped-routes';
 import { listResponse } from '../lists';
 import { requestIdHeaders } from '../request-id';
-import { eventTypes } from './model';
-import { eventListQuery, eventListSchema, eventStreamHeaders, eventStreamQuery, maxEventsLimit } from './schemas';
+import { eventTypesOf } from './model';
+import { eventSchemas, eventStreamHeaders, maxEventsLimit } from './schemas';
 import { eventPage, maxStreamBufferBytes, type EventStreams } from './service';
 import { lateWindow, maxStreamsPerDataSet } from './stream';
 
@@ -12,12 +12,13 @@ import { lateWindow, maxStreamsPerDataSet } from './stream';
 const eventErrors = { 422: 'event_not_found: after (or Last-Event-ID) names no event the data set holds: never written, or older than the EVENTS_KEPT kept' };
 const streamErrors = { ...eventErrors, 429: `too_many_streams: the data set has ${maxStreamsPerDataSet} streams open, the most it serves at once; close one` };
 
-const typeNotes = `Types: ${eventTypes.join(', ')}.`;
-
 
 /** The default data set's events at /_events, an instance's under /_instances/{instance_id}/events: a page, or a stream. */
 export function eventRoutes(server: Server, streams: EventStreams, pollMs: number): void {
 
+    const types = eventTypesOf(server.app.localgate.settings.namespaces);
+    const schemas = eventSchemas(types);
+    const typeNotes = `Types: ${types.join(', ')}.`;
     scopedRoutes(server, ({ instance, path, what, route }) => {
 
         const events = path('events');
@@ -31,8 +32,8 @@ export function eventRoutes(server: Server, streams: EventStreams, pollMs: numbe
                 description: `The events of ${what}`,
                 notes: `Admin token required. In the data set's order, after the event \`after\` names (from the oldest kept without it), at most limit (1 to ${maxEventsLimit}); total counts every event of the type asked for after \`after\`, this page included. EVENTS_KEPT events are kept per event-writing namespace, and those a webhook delivery still waits for. ${typeNotes}`,
                 plugins: { localgate: { errors: eventErrors } },
-                validate: { query: eventListQuery },
-                response: { status: { 200: eventListSchema } },
+                validate: { query: schemas.listQuery },
+                response: { status: { 200: schemas.list } },
                 async handler(request, h) {
 
                     return listResponse(h, await eventPage(scopeOf(request), request.query));
@@ -50,7 +51,7 @@ export function eventRoutes(server: Server, streams: EventStreams, pollMs: numbe
                     localgate: { errors: streamErrors },
                     'hapi-swagger': { produces: ['text/event-stream'], responses: { 200: { description: '`id:`, `event:` and `data:` lines, one event each; `: heartbeat` comments between', headers: requestIdHeaders } } }
                 },
-                validate: { query: eventStreamQuery, headers: eventStreamHeaders },
+                validate: { query: schemas.streamQuery, headers: eventStreamHeaders },
                 async handler(request, h) {
 
                     const start = { after: request.query.after, resumed: request.headers['last-event-id'], type: request.query.type };

@@ -4,7 +4,8 @@ import { noContent, optionalBody } from '../fields';
 import { scopedRoutes, scopeOf, type ScopedTarget } from '../instances/scoped-routes';
 import { listResponse, type Page } from '../lists';
 import type { DeliveryPattern } from './deliveries';
-import { attemptedSchema, deliveryCountSchema, deliveryFindSchema, deliveryListQuery, deliveryListSchema, deliveryPatternPayload, endpointChangePayload, endpointParams, endpointRotatedSchema, endpointSchema, endpointsSchema, endpointsSetSchema, eventParams, flushSchema, recoverPayload, resendPayload, rotatePayload } from './webhook-schemas';
+import { eventTypesOf } from './model';
+import { attemptedSchema, deliveryCountSchema, deliveryFindSchema, deliveryListQuery, deliveryListSchema, endpointChangePayload, endpointParams, endpointRotatedSchema, endpointSchema, endpointsSchema, endpointsSetSchema, eventParams, flushSchema, recoverPayload, resendPayload, rotatePayload } from './webhook-schemas';
 import { webhooksService, type EndpointInput, type WebhooksApi } from './webhooks';
 
 
@@ -29,7 +30,7 @@ export const webhooksPlugin: Plugin<{ hosts: readonly string[] }> = {
     name: pluginName,
     register(server, { hosts }) {
 
-        const api = webhooksService(hosts);
+        const api = webhooksService(hosts, eventTypesOf(server.app.localgate.settings.namespaces));
         scopedRoutes(server, (target) => {
 
             endpointRoutes(target, api);
@@ -197,7 +198,7 @@ function deliveryRoutes({ path, what, route }: ScopedTarget, api: WebhooksApi): 
         options: {
             description: `Count the webhook attempts ${what} made that match a pattern`,
             notes: patternNotes,
-            validate: { payload: optionalBody(deliveryPatternPayload) },
+            validate: { payload: optionalBody(api.pattern) },
             response: { status: { 200: deliveryCountSchema } },
             handler: (request) => ({ count: api.find(scopeOf(request), request.payload).length })
         }
@@ -209,7 +210,7 @@ function deliveryRoutes({ path, what, route }: ScopedTarget, api: WebhooksApi): 
         options: {
             description: `Find the webhook attempts ${what} made that match a pattern`,
             notes: patternNotes,
-            validate: { payload: optionalBody(deliveryPatternPayload) },
+            validate: { payload: optionalBody(api.pattern) },
             response: { status: { 200: deliveryFindSchema } },
             handler: (request) => ({ deliveries: api.find(scopeOf(request), request.payload) })
         }

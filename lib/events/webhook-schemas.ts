@@ -3,7 +3,6 @@ import Joi from 'joi';
 import { clockTimestamp, optionalBody, recordId, requestBody, timestamp, wording } from '../fields';
 import { listSchema, pageQuery } from '../lists';
 import { keptBodyBytes, keptHeaderChars, keptHeaders } from './deliveries';
-import { eventTypes } from './model';
 import { secretKeyBytes } from './signing';
 
 
@@ -21,15 +20,25 @@ function escaped(text: string): string {
 }
 
 
-// Every type, and every prefix of one followed by *: what the document says a type pattern is, exactly.
-const prefixes = [...new Set(eventTypes.flatMap((type) => Array.from({ length: type.length }, (_, length) => type.slice(0, length))))];
-const typePatternRegex = new RegExp(`^(?:${[...eventTypes.map(escaped), `(?:${prefixes.map(escaped).join('|')})\\*`].join('|')})$`);
+// One pattern schema per list of types (eventTypesOf answers one list per list of namespaces).
+const patternSchemas = new WeakMap<readonly string[], Joi.StringSchema>();
 
+/** An event type of the list or a prefix pattern, refused in words that say what is accepted. */
+export function typePatternSchema(types: readonly string[]): Joi.StringSchema {
 
-/** An event type or a prefix pattern, refused in words that say what is accepted. */
-export const typePatternSchema = wording(Joi.string().max(100).pattern(typePatternRegex), {
-    'string.pattern.base': '{{#label}} must be an event type (such as pay.transaction.completed) or a prefix ending with * that matches one (pay.*, *)'
-});
+    let schema = patternSchemas.get(types);
+    if (!schema) {
+        // Every type, and every prefix of one followed by *: what the document says a type pattern is, exactly.
+        const prefixes = [...new Set(types.flatMap((type) => Array.from({ length: type.length }, (_, length) => type.slice(0, length))))];
+        const typePatternRegex = new RegExp(`^(?:${[...types.map(escaped), `(?:${prefixes.map(escaped).join('|')})\\*`].join('|')})$`);
+        schema = wording(Joi.string().max(100).pattern(typePatternRegex), {
+            'string.pattern.base': '{{#label}} must be an event type (such as pay.transaction.completed) or a prefix ending with * that matches one (pay.*, *)'
+        });
+        patternSchemas.set(types, schema);
+    }
+
+    return schema;
+}
 
 
 // A duration of at most 7d in each unit: 604800000ms, 604800s, 10080m, 168h, 7d.
@@ -69,7 +78,7 @@ export function webhookUrlRegex(hosts: readonly string[]): RegExp {
 
 
 /** The body of PUT …/webhooks, the URLs checked against the hosts WEBHOOK_HOSTS allows. */
-export function endpointsPayload(hosts: readonly string[]): Joi.ObjectSchema {
+export function endpointsPayload(hosts: readonly string[], types: readonly string[]): Joi.ObjectSchema {
 
     const url = wording(Joi.string().max(maxUrlLength).pattern(webhookUrlRegex(hosts)), {
         'string.pattern.base': `{{#label}} must be an http: or https: URL without a user name or password, to a host WEBHOOK_HOSTS allows (${hosts.join(', ')}; any 127.x.x.x counts as 127.0.0.1): set WEBHOOK_HOSTS to allow another`
@@ -77,7 +86,7 @@ export function endpointsPayload(hosts: readonly string[]): Joi.ObjectSchema {
 
     const endpoint = Joi.object({
         url: url.required().description('Where deliveries are POSTed: http: or https:, to a host WEBHOOK_HOSTS allows'),
-        types: Joi.array().items(typePatternSchema).max(eventTypes.length * 2).description('The event types sent, each a type or a prefix ending with *; every type when left out'),
+        types: Joi.array().items(typePatternSchema(types)).max(types.length * 2).description('The event types sent, each a type or a prefix ending with *; every type when left out'),
         secret: wording(Joi.string().max(200).pattern(secretRegex), {
             'string.pattern.base': `{{#label}} must be whsec_ followed by the base64 of ${secretKeyBytes.min} to ${secretKeyBytes.max} bytes`
         }).description('The signing secret, whsec_<base64>; one is made when left out, and shown once, in this answer'),
@@ -192,13 +201,27 @@ export const deliveryListQuery = Joi.object(pageQuery);
 
 export const deliveryListSchema = listSchema(deliverySchema, 'WebhookDeliveryList');
 
-export const deliveryPatternPayload = requestBody({
-    type: typePatternSchema.description('An event type, or a prefix ending with *'),
-    status: Joi.number().integer().min(100).max(599).allow(null).description('The receiver\'s status; null: attempts with none'),
-    attempt: Joi.number().integer().min(1).max(maxRetries + 1),
-    endpoint_id: recordId,
-    webhook_id: recordId
-}, 'WebhookDeliveryPattern');
+// One pattern payload per list of types.
+const patternPayloads = new WeakMap<readonly string[], Joi.ObjectSchema>();
+
+/** The pattern of attempts a find or count matches, its type one of the list's or a prefix of one. */
+export function deliveryPatternPayload(types: readonly string[]): Joi.ObjectSchema {
+
+    let payload = patternPayloads.get(types);
+    if (payload) {
+        return payload;
+    }
+
+    payload = requestBody({
+        type: typePatternSchema(types).description('An event type, or a prefix ending with *'),
+        status: Joi.number().integer().min(100).max(599).allow(null).description('The receiver\'s status; null: attempts with none'),
+        attempt: Joi.number().integer().min(1).max(maxRetries + 1),
+        endpoint_id: recordId,
+        webhook_id: recordId
+    }, 'WebhookDeliveryPattern');
+    patternPayloads.set(types, payload);
+    return payload;
+}
 
 export const deliveryCountSchema = Joi.object({
     count: Joi.number().integer().min(0).required()

@@ -8,7 +8,7 @@ import { matchesDelivery, type DeliveryEntry, type DeliveryPattern } from './del
 import type { Claimed } from './dispatcher';
 import { matchesType, typePattern, undeliveredPrefix, type ClaimedAttempt, type DisabledReason, type SigningClock, type StoredEndpoint, type StoredEvent, type TypePattern } from './model';
 import { maskedSecret, mintSecret } from './signing';
-import { endpointsPayload } from './webhook-schemas';
+import { deliveryPatternPayload, endpointsPayload } from './webhook-schemas';
 
 
 /** An endpoint as PUT …/webhooks takes it, defaults applied. */
@@ -54,7 +54,9 @@ export interface WebhooksApi {
     set(scope: Scope, endpoints: EndpointInput[]): Promise<{ endpoints: WebhookEndpointSet[] }>;
     /** A data set's endpoints, secrets masked, with their counts. */
     get(scope: Scope): Promise<{ endpoints: WebhookEndpointRead[] }>;
-    /** The attempts a data set made that a pattern matches (it has passed deliveryPatternPayload), in the order they were made. */
+    /** The body of a find or count of attempts, its type one of the server's event types or a prefix of one. */
+    pattern: Joi.ObjectSchema;
+    /** The attempts a data set made that a pattern matches (it has passed pattern), in the order they were made. */
     find(scope: Scope, pattern: DeliveryPattern): DeliveryEntry[];
     /** Pauses (true) or enables an endpoint, answering it as read back; a 404 endpoint_not_found when there is none. */
     update(scope: Scope, endpointId: string, change: { disabled: boolean }): Promise<WebhookEndpointRead>;
@@ -282,8 +284,8 @@ function findDeliveries(scope: Scope, pattern: DeliveryPattern): DeliveryEntry[]
 }
 
 
-/** The webhooks of each data set, their endpoints' hosts those WEBHOOK_HOSTS allows. */
-export function webhooksService(hosts: readonly string[]): WebhooksApi {
+/** The webhooks of each data set, their endpoints' hosts those WEBHOOK_HOSTS allows and their types the server's event types. */
+export function webhooksService(hosts: readonly string[], types: readonly string[]): WebhooksApi {
 
-    return { payload: endpointsPayload(hosts), set: setEndpoints, get: readEndpoints, find: findDeliveries, update: updateEndpoint, rotate: rotateEndpoint, resend: resendEvent, recover: recoverEndpoint };
+    return { payload: endpointsPayload(hosts, types), pattern: deliveryPatternPayload(types), set: setEndpoints, get: readEndpoints, find: findDeliveries, update: updateEndpoint, rotate: rotateEndpoint, resend: resendEvent, recover: recoverEndpoint };
 }

@@ -10,7 +10,7 @@ import { faultsService, type FaultsApi } from './service';
 
 
 export { type FaultRuleInput, type FaultRules } from './rules';
-export { faultRulesPayload } from './schemas';
+export { faultSchemas } from './schemas';
 export { type FaultsApi } from './service';
 
 /** What a fault did to a request, for the journal and the live log. */

@@ -3,7 +3,8 @@ import type { Server } from '@hapi/hapi';
 import { noContent } from '../fields';
 import { scopedRoutes, scopeOf } from '../instances/scoped-routes';
 import type { FaultRuleInput } from './rules';
-import { faultRulesPayload, faultRulesSchema } from './schemas';
+import { eventTypesOf } from '../events/model';
+import { faultSchemas } from './schemas';
 import type { FaultsApi } from './service';
 
 
@@ -17,6 +18,7 @@ const notes = [
 /** The default data set's rules at /_faults, an instance's under /_instances/{instance_id}/faults. */
 export function faultRoutes(server: Server, api: FaultsApi): void {
 
+    const { faultRulesPayload, faultRulesSchema } = faultSchemas(eventTypesOf(server.app.localgate.settings.namespaces));
     scopedRoutes(server, ({ path, what, route }) => {
 
         route<{ Payload: { seed: number; rules: FaultRuleInput[] } }>({

@@ -4,7 +4,7 @@ import { FaultSet, type FaultRuleInput, type FaultRules } from './rules';
 
 /** The fault rules of each data set, for the routes and the test kit. */
 export interface FaultsApi {
-    /** Replaces a data set's rules; the input has passed faultRulesPayload. */
+    /** Replaces a data set's rules; the input has passed faultSchemas' faultRulesPayload. */
     set(scope: Scope, input: { seed: number; rules: FaultRuleInput[] }): FaultRules;
     /** A data set's rules with their hits; none set reads as seed 0 and no rules. */
     get(scope: Scope): FaultRules;

@@ -1,7 +1,7 @@
 import type { Server } from '@hapi/hapi';
 
 import { moveClock, readClock, type ClockPayload } from './clock';
-import { clockSchema, defaultClockMoveSchema, defaultClockSchema, instanceClockMoveSchema } from './schemas';
+import { clockMoveSchemas, clockSchema, defaultClockSchema } from './schemas';
 import { scopedOf, scopedRoutes, scopeOf } from './scoped-routes';
 
 
@@ -25,6 +25,7 @@ const clockErrors = {
 /** GET /_clock, and PUT /_clock and /_instances/{instance_id}/clock: a data set's clock, read and moved. */
 export function clockRoutes(server: Server): void {
 
+    const moveSchemas = clockMoveSchemas(server.app.localgate.settings.namespaces);
     scopedRoutes(server, (target) => {
 
         // An instance's clock reads in its record (GET /_instances/{instance_id}).
@@ -49,7 +50,7 @@ export function clockRoutes(server: Server): void {
                 notes: target.instance ? clockNotes : `Admin token required. ${clockNotes} With CLOCK set and the data on files, a restart goes on from where the clock stands.`,
                 plugins: { localgate: { errors: clockErrors } },
                 validate: { payload: clockSchema },
-                response: { status: { 200: target.instance ? instanceClockMoveSchema : defaultClockMoveSchema } },
+                response: { status: { 200: target.instance ? moveSchemas.instance : moveSchemas.default } },
                 async handler(request) {
 
                     const scoped = scopedOf(request);

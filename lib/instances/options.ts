@@ -1,6 +1,6 @@
 import type { IdMode } from '../clock';
 import { fixtureBody, isRecord } from '../fixtures';
-import type { NamespaceSchema } from '../namespaces/namespace';
+import type { NamespaceSchema } from '../namespace';
 import { shippedMigrationNames } from '../storage/migrations';
 
 

@@ -5,7 +5,7 @@ import { timedStoresOf, type DataSetServices } from '../data-set';
 import { DomainError } from '../errors';
 import { resyncEventPosition } from '../events/positions';
 import { safely, type FailureLog } from '../safe-listener';
-import type { NamespaceSchema } from '../namespaces/namespace';
+import type { NamespaceSchema } from '../namespace';
 import type { Engine, InstanceData } from '../storage/engine';
 import { fixtureImageKey } from '../storage/fixture-images';
 import { Instance, type SnapshotBudget } from './instance';

@@ -1,7 +1,7 @@
 import Joi from 'joi';
 
 import { maxIdCounter } from '../clock';
-import { transitionTypes } from '../data-set/transitions';
+import { transitionTypesOf } from '../data-set/transitions';
 import { durationPattern } from '../durations';
 import { clockTimestamp, optionalBody, recordId, requestBody, timestamp, utcTimestamp, wording } from '../fields';
 import { listSchema, pageQuery } from '../lists';
@@ -58,27 +58,44 @@ export const instanceSchema = Joi.object({
 
 export const instanceListSchema = listSchema(instanceSchema, 'InstanceList');
 
-/** How many transitions of each type a move of a clock applied; a type with none is absent. */
-export const appliedSchema = Joi.object()
-    .pattern(Joi.string().valid(...transitionTypes), Joi.number().integer().min(1))
-    .description(`Transitions applied by the move, by type (${transitionTypes.join(', ')}); a type with none is absent`)
-    .label('AppliedTransitions');
-
 const attemptedSchema = Joi.number().integer().min(0).description('The webhook attempts the move made by its answer, retries included');
 
 const remainingSchema = Joi.number().integer().min(0).description('The deliveries with an attempt due by the new instant still to make when the move answered at its deadline (CLOCK_MOVE_DEADLINE_MS), made after the answer in due order; 0 when the move made them all');
 
-// What a move of a clock answers beside the clock itself.
-const moveKeys = { applied: appliedSchema.required(), attempted: attemptedSchema.required(), remaining: remainingSchema.required() };
-
-export const instanceClockMoveSchema = instanceSchema.keys(moveKeys).label('InstanceClockMove');
 
 export const defaultClockSchema = Joi.object({
     now: timestamp.required().description('The current instant of the default data set\'s clock'),
     frozen: timestamp.allow(null).required().description('The frozen instant, null while the clock follows the wall clock')
 }).label('Clock');
 
-export const defaultClockMoveSchema = defaultClockSchema.keys(moveKeys).label('ClockMove');
+/** What a move of an instance's clock and of the default one answer, for a server whose namespaces make these transitions. */
+export interface ClockMoveSchemas {
+    instance: Joi.ObjectSchema;
+    default: Joi.ObjectSchema;
+}
+
+// One pair per list of namespaces.
+const moveSchemas = new WeakMap<readonly { readonly transitions?: readonly string[] }[], ClockMoveSchemas>();
+
+/** The answers of a clock's move, their counts keyed by the namespaces' transition types, built once per list. */
+export function clockMoveSchemas(namespaces: readonly { readonly transitions?: readonly string[] }[]): ClockMoveSchemas {
+
+    let schemas = moveSchemas.get(namespaces);
+    if (!schemas) {
+        const types = transitionTypesOf(namespaces);
+        // How many transitions of each type a move of a clock applied; a type with none is absent.
+        const applied = Joi.object()
+            .pattern(Joi.string().valid(...types), Joi.number().integer().min(1))
+            .description(`Transitions applied by the move, by type (${types.join(', ')}); a type with none is absent`)
+            .label('AppliedTransitions');
+        // What a move of a clock answers beside the clock itself.
+        const moveKeys = { applied: applied.required(), attempted: attemptedSchema.required(), remaining: remainingSchema.required() };
+        schemas = { instance: instanceSchema.keys(moveKeys).label('InstanceClockMove'), default: defaultClockSchema.keys(moveKeys).label('ClockMove') };
+        moveSchemas.set(namespaces, schemas);
+    }
+
+    return schemas;
+}
 
 export const exportSchema = Joi.object({
     localgate: Joi.object({

@@ -5,8 +5,9 @@ import Inert from '@hapi/inert';
 
 import { asyncApiDocument, asyncApiPath, type AsyncApiDocument } from '../events/asyncapi';
 import { eventCatalogue } from '../events/catalogue';
-import { eventStreamQuery } from '../events/schemas';
-import type { Namespace } from '../namespaces/namespace';
+import { eventTypesOf } from '../events/model';
+import { eventSchemas } from '../events/schemas';
+import type { Namespace } from '../namespace';
 import { readPackage } from '../paths';
 import { swaggerUiFolder } from '../swagger-ui';
 import { completeDocument, type OpenApiDocument } from './document';
@@ -70,7 +71,7 @@ function eventsDocument(namespaces: readonly Namespace[]): AsyncApiDocument {
 
     const { name, version } = readPackage();
     const converter = new SchemaConverter();
-    const streamQuery = jsonSchemaOf(inlined(converter.schemaOf(eventStreamQuery), converter.components));
+    const streamQuery = jsonSchemaOf(inlined(converter.schemaOf(eventSchemas(eventTypesOf(namespaces)).streamQuery), converter.components));
     return asyncApiDocument(eventCatalogue(namespaces), { title: name, version, streamQuery });
 }
 

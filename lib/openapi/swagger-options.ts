@@ -1,6 +1,6 @@
 import type HapiSwagger from 'hapi-swagger';
 
-import type { Namespace } from '../namespaces/namespace';
+import type { Namespace } from '../namespace';
 import { readPackage } from '../paths';
 import { securityScheme } from './route-responses';
 

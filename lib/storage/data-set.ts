@@ -1,6 +1,6 @@
 import type { RecordContext } from '../clock';
 import { FixtureError, fixtureBody, fixtureFormat, fixtureNamespaces, fixtureRows, type FixtureRows } from '../fixtures';
-import type { Namespace } from '../namespaces/namespace';
+import type { Namespace } from '../namespace';
 import { fixtureSpecs } from './demo';
 import type { DataSet, EventLog, ImmediateRecords, NamespaceDatabase, NamespaceHealth, Readiness, SeedCheck, WaitingRecords } from './engine';
 import { appliedMigrationNames, shippedMigrationNames } from './migrations';

@@ -1,5 +1,5 @@
 import type { RecordContext } from '../clock';
-import type { Namespace } from '../namespaces/namespace';
+import type { Namespace } from '../namespace';
 import { readFixtureFile } from '../fixtures';
 import { NamespacesDataSet, type NamespaceDatabases, type ProvisionedNamespaces } from './data-set';
 import type { DataSet, NamespaceDatabase } from './engine';

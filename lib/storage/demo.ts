@@ -1,6 +1,6 @@
 import { wallContext } from '../clock';
 import { fixtureRows, readFixtureFile, type FixtureRows, type FixtureSpec } from '../fixtures';
-import type { Namespace, NamespaceSchema } from '../namespaces/namespace';
+import type { Namespace, NamespaceSchema } from '../namespace';
 
 
 /** A namespace's shipped demo data: its collections as in the file, and the rows to store, stamped when asked for. */

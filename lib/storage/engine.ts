@@ -1,7 +1,7 @@
 import type { RecordContext } from '../clock';
 import type { AttemptOutcome, ClaimedAttempt, DisabledReason, StoredEndpoint, StoredEvent, TypePattern } from '../events/model';
 import type { FixtureRows } from '../fixtures';
-import type { Namespace } from '../namespaces/namespace';
+import type { Namespace } from '../namespace';
 import type { EngineName } from './engines';
 
 

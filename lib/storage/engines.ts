@@ -3,7 +3,7 @@ import Url from 'node:url';
 
 import type { RecordContext } from '../clock';
 import { memoryDataDir, SettingError } from '../setting-error';
-import type { Namespace } from '../namespaces/namespace';
+import type { Namespace, StoreFactories } from '../namespace';
 import type { NamespaceDatabase } from './engine';
 import type { PayCredentials, PayKeys } from './pay-keys';
 import type { ProvisionedNamespace } from './readiness';
@@ -17,25 +17,6 @@ export type { EngineName, Location } from './settings';
 // provisioned), and what each can do. Nothing else in lib/ asks which engine a database is on. An engine's code loads
 // when a database is placed there: a start on the SQLite default never requires `pg`.
 
-/**
- * Each engine's handle on a namespace's database, added by its own folder (storage/sqlite/open.ts,
- * storage/postgres/database.ts), so that these declarations, and the package's public types, name no driver's types.
- */
-export interface EngineHandles {
-    readonly [engine: string]: unknown;
-}
-
-/** An engine's handle: unknown where its folder is not part of the program. */
-export type EngineHandle<Engine extends EngineName> = EngineHandles[Engine];
-
-/**
- * How a namespace's store is made over each engine's database. PostgreSQL's factory is loaded as a namespace is
- * placed there, so that a start on SQLite never requires `pg`.
- */
-export interface StoreFactories<Store> {
-    sqlite(db: EngineHandle<'sqlite'>, context: RecordContext): Store;
-    postgres(): Promise<(db: EngineHandle<'postgres'>, context: RecordContext) => Store>;
-}
 
 // Asking a namespace that keeps no records (weather) for its store is a programmer mistake.
 const keepsNoRecords = (): never => {

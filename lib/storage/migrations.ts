@@ -2,7 +2,7 @@ import Crypto from 'node:crypto';
 import Fs from 'node:fs';
 import Path from 'node:path';
 
-import type { NamespaceSchema, OutboxMigration } from '../namespaces/namespace';
+import type { NamespaceSchema, OutboxMigration } from '../namespace';
 import { migrationsRoot } from '../paths';
 import type { EngineName } from './engines';
 

@@ -1,4 +1,4 @@
-import type { Namespace } from '../namespaces/namespace';
+import type { Namespace } from '../namespace';
 
 
 // The settings storage reads, declared here so that storage imports nothing of config.ts: config's Settings has

@@ -3,8 +3,8 @@ import Path from 'node:path';
 import type { Plugin } from '@hapi/hapi';
 
 import { demoDataRoot, migrationsRoot } from '../../paths';
-import { SqliteCommerceStore } from '../../storage/sqlite/commerce';
-import type { Namespace } from '../namespace';
+import { SqliteCommerceStore } from './sqlite';
+import type { Namespace } from '../../namespace';
 import { commerceEventTypes } from './events';
 import { commerceFixture } from './fixture';
 import { commerceRoutes } from './routes';
@@ -32,7 +32,7 @@ export const commerceNamespace: Namespace<CommerceStore> = {
         sqlite: (db, context) => new SqliteCommerceStore(db, context),
         postgres: async () => {
 
-            const { PgCommerceStore } = await import('../../storage/postgres/commerce');
+            const { PgCommerceStore } = await import('./postgres');
             return (db, context) => new PgCommerceStore(db, context);
         }
     },

@@ -3,8 +3,8 @@ import Path from 'node:path';
 import type { Plugin } from '@hapi/hapi';
 
 import { demoDataRoot, migrationsRoot } from '../../paths';
-import { SqliteLogisticsStore } from '../../storage/sqlite/logistics';
-import type { Namespace } from '../namespace';
+import { SqliteLogisticsStore } from './sqlite';
+import type { Namespace } from '../../namespace';
 import { logisticsEventTypes } from './events';
 import { logisticsFixture } from './fixture';
 import { logisticsRoutes } from './routes';
@@ -25,6 +25,7 @@ export const logisticsNamespace: Namespace<LogisticsStore> = {
     plugin: logisticsPlugin,
     events: { migrations: { 4: 'events', 6: 'endpoint_state' } },
     eventTypes: logisticsEventTypes,
+    transitions: ['logistics.booking.started', 'logistics.booking.completed'],
     readiness: 'migrated',
     migrations: migrationsRoot,
     fixture: { collections: logisticsFixture, demo: Path.join(demoDataRoot, 'logistics.json') },
@@ -32,7 +33,7 @@ export const logisticsNamespace: Namespace<LogisticsStore> = {
         sqlite: (db, context) => new SqliteLogisticsStore(db, context),
         postgres: async () => {
 
-            const { PgLogisticsStore } = await import('../../storage/postgres/logistics');
+            const { PgLogisticsStore } = await import('./postgres');
             return (db, context) => new PgLogisticsStore(db, context);
         }
     },

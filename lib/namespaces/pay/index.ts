@@ -1,9 +1,9 @@
 import type { Plugin } from '@hapi/hapi';
 
-import { ledgerPosting, ledgerStatements } from '../../storage/fixture-sql';
 import { paySchema } from '../../storage/migrations';
-import { SqlitePayStore } from '../../storage/sqlite/pay';
-import type { Namespace } from '../namespace';
+import { ledgerPosting, ledgerStatements } from './ledger-sql';
+import { SqlitePayStore } from './sqlite';
+import type { Namespace } from '../../namespace';
 import { payEventTypes } from './events';
 import { byTimeOrder, payFixture } from './fixture';
 import { payRoutes } from './routes';
@@ -28,6 +28,7 @@ export const payNamespace: Namespace<PayStore> = {
     plugin: payPlugin,
     events: paySchema.events,
     eventTypes: payEventTypes,
+    transitions: ['pay.transaction.completed', 'pay.transaction.failed'],
     readiness: 'provisioned',
     migrations: paySchema.migrations,
     fixture: { collections: payFixture, posting: { collection: 'transactions', order: byTimeOrder, statements: ledgerStatements, steps: ledgerPosting } },
@@ -35,7 +36,7 @@ export const payNamespace: Namespace<PayStore> = {
         sqlite: (db, context) => new SqlitePayStore(db, context),
         postgres: async () => {
 
-            const { PgPayStore } = await import('../../storage/postgres/pay');
+            const { PgPayStore } = await import('./postgres');
             return (db, context) => new PgPayStore(db, context);
         }
     },

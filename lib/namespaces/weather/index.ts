@@ -1,7 +1,7 @@
 import type { Plugin } from '@hapi/hapi';
 
 import { migrationsRoot } from '../../paths';
-import type { Namespace } from '../namespace';
+import type { Namespace } from '../../namespace';
 import { routes } from './routes';
 
 

@@ -42,7 +42,7 @@ const maxAttempts = 5;
 
 
 /** The pool of one namespace's schema on a PostgreSQL database: every connection's search_path is that schema. */
-declare module '../engines' {
+declare module '../../namespace' {
     interface EngineHandles {
         postgres: PgDatabase;
     }

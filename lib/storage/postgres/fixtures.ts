@@ -1,5 +1,6 @@
 import { excludes, FixtureError, refuseChanged, refuseOverlap, sameRow, storedRefusal, type FixtureRow, type FixtureRows, type OverlappedRow } from '../../fixtures';
-import { overlapQuery, postedInOrder, storedRowQuery, type FixturePosting, type Placeholder } from '../fixture-sql';
+import type { FixturePosting, Placeholder } from '../../namespace';
+import { overlapQuery, postedInOrder, storedRowQuery } from '../fixture-sql';
 import type { SeedCheck, StoredRows } from '../engine';
 import type { PgDatabase, Runner } from './database';
 import { engineError, sqlState } from './errors';

@@ -1,7 +1,7 @@
 import type { RecordContext } from '../../clock';
 import type { DatabaseSettings } from '../settings';
 import type { FixtureRows } from '../../fixtures';
-import type { Namespace } from '../../namespaces/namespace';
+import type { Namespace } from '../../namespace';
 import { demoData } from '../demo';
 import type { EventLog, NamespaceHealth, SeedCheck, StoredRows, WaitingDatabase } from '../engine';
 import { noStores } from '../engines';

@@ -1,5 +1,5 @@
 import type { DatabaseSettings, PaySettings } from '../settings';
-import type { Namespace } from '../../namespaces/namespace';
+import type { Namespace } from '../../namespace';
 import { namespaceMigrations } from '../migrations';
 import { ProvisionedNamespace, type ProvisionedContents, type ProvisionedSource } from '../readiness';
 import { PgDatabase } from './database';

@@ -1,4 +1,4 @@
-import type { Namespace } from '../../namespaces/namespace';
+import type { Namespace } from '../../namespace';
 import type { NamespacesDataSet } from '../data-set';
 import type { DataSet, InstanceData, InstanceDataOptions } from '../engine';
 import { fixtureImageKey, type FixtureImages } from '../fixture-images';

@@ -3,7 +3,7 @@ import Path from 'node:path';
 
 import { SettingError } from '../../setting-error';
 import type { StorageSettings } from '../settings';
-import type { NamespaceSchema } from '../../namespaces/namespace';
+import type { NamespaceSchema } from '../../namespace';
 import { engineOf } from '../engines';
 import { migrate, namespaceMigrations } from './migrate';
 import { closeDatabase, damageMessage, integrityProblems, isDamage, openDatabase, quickCheck, type Database, type OpenOptions } from './open';

@@ -1,8 +1,8 @@
 import type Sqlite from 'better-sqlite3';
 
 import { excludes, FixtureError, refuseChanged, refuseOverlap, sameRow, storedRefusal, type FixtureRow, type FixtureRows, type OverlappedRow } from '../../fixtures';
-import { overlapQuery, postedInOrder, storedRowQuery, type FixturePosting, type Placeholder } from '../fixture-sql';
-import type { NamespaceSchema } from '../../namespaces/namespace';
+import { overlapQuery, postedInOrder, storedRowQuery } from '../fixture-sql';
+import type { FixturePosting, NamespaceSchema, Placeholder } from '../../namespace';
 import { demoData } from '../demo';
 import type { SeedCheck, StoredRows } from '../engine';
 import { engineError } from './errors';

@@ -1,4 +1,4 @@
-import type { NamespaceSchema } from '../../namespaces/namespace';
+import type { NamespaceSchema } from '../../namespace';
 import { openNamespace } from './files';
 import { seedDemo } from './fixtures';
 import { closeDatabase, memory } from './open';

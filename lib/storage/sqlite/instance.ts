@@ -1,5 +1,5 @@
 import type { RecordContext } from '../../clock';
-import type { Namespace } from '../../namespaces/namespace';
+import type { Namespace } from '../../namespace';
 import { NamespacesDataSet } from '../data-set';
 import type { DataSnapshot, InstanceData } from '../engine';
 import { absentNamespace } from '../readiness';

@@ -1,4 +1,4 @@
-import type { NamespaceSchema } from '../../namespaces/namespace';
+import type { NamespaceSchema } from '../../namespace';
 import { MigrationError, namespaceMigrations as shippedMigrations, verifyApplied, type AppliedMigration, type Migration } from '../migrations';
 import type { Database } from './open';
 

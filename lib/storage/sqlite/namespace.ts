@@ -1,7 +1,7 @@
 import type { RecordContext } from '../../clock';
 import type { StorageSettings } from '../settings';
 import type { FixtureRows } from '../../fixtures';
-import type { Namespace } from '../../namespaces/namespace';
+import type { Namespace } from '../../namespace';
 import type { EventLog, ImmediateDatabase, NamespaceHealth, SeedCheck, StoredRows } from '../engine';
 import { noStores } from '../engines';
 import { eventWriter, SqliteEventLog } from './events';

@@ -5,7 +5,7 @@ import Sqlite from 'better-sqlite3';
 
 export type Database = Sqlite.Database;
 
-declare module '../engines' {
+declare module '../../namespace' {
     interface EngineHandles {
         sqlite: Database;
     }

@@ -1,7 +1,7 @@
 import Fs from 'node:fs';
 
 import type { StorageSettings } from '../settings';
-import type { Namespace } from '../../namespaces/namespace';
+import type { Namespace } from '../../namespace';
 import type { NamespaceHealth } from '../engine';
 import { ProvisionedNamespace, type ProvisionedContents, type ProvisionedSource } from '../readiness';
 import { appliedMigrations, migrate, namespaceMigrations, schemaVersion } from './migrate';

@@ -1,15 +1,15 @@
 import type { RecordContext } from '../../clock';
 import { claimEach, type AppliedTransition } from '../../data-set/transitions';
 import type { ListResult, Page } from '../../lists';
-import { bookingRecord, bookingStatusAt, checkBooking, checkCancellable, overlapRefusal, type BookingRow } from '../../namespaces/logistics/rules';
-import type { Booking, Location, LogisticsStore, NewBooking, Vehicle, VehicleFilter } from '../../namespaces/logistics/store';
+import { bookingRecord, bookingStatusAt, checkBooking, checkCancellable, overlapRefusal, type BookingRow } from './rules';
+import type { Booking, Location, LogisticsStore, NewBooking, Vehicle, VehicleFilter } from './store';
 import { storedMetadata } from '../../metadata';
 import { createdAt, found, referenced } from '../../records';
-import { bookingStatusColumn, nextBookingDue, nextBookingTransition } from '../lifecycle-sql';
-import { insertRow, sql, type PgDatabase } from './database';
-import { eventWriter, type PgEventWriter } from './events';
-import { sqlState } from './errors';
-import { pageOf, paged, serverNow, type PageParams, type Paged } from './pages';
+import { bookingStatusColumn, nextBookingDue, nextBookingTransition } from '../../storage/lifecycle-sql';
+import { insertRow, sql, type PgDatabase } from '../../storage/postgres/database';
+import { eventWriter, type PgEventWriter } from '../../storage/postgres/events';
+import { sqlState } from '../../storage/postgres/errors';
+import { pageOf, paged, serverNow, type PageParams, type Paged } from '../../storage/postgres/pages';
 
 
 type BookingTransition = AppliedTransition & { type: 'logistics.booking.started' | 'logistics.booking.completed' };

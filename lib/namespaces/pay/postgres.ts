@@ -19,13 +19,13 @@ import {
     type ProviderTerms,
     type StoredOutcome,
     type TransactionRow
-} from '../../namespaces/pay/rules';
-import type { GatewayOutcome, GatewayRequest, PayStore, PayTransaction, Provider, TokenType, TransactionType, Wallet, WalletBalance } from '../../namespaces/pay/store';
+} from './rules';
+import type { GatewayOutcome, GatewayRequest, PayStore, PayTransaction, Provider, TokenType, TransactionType, Wallet, WalletBalance } from './store';
 import { storedMetadata } from '../../metadata';
 import { createdAt, found, recordNow } from '../../records';
-import { insertRow, sql, type PgDatabase, type Runner } from './database';
-import { eventWriter, type PgEventWriter } from './events';
-import { serverNow } from './pages';
+import { insertRow, sql, type PgDatabase, type Runner } from '../../storage/postgres/database';
+import { eventWriter, type PgEventWriter } from '../../storage/postgres/events';
+import { serverNow } from '../../storage/postgres/pages';
 
 
 interface AccountRow {

@@ -1,13 +1,13 @@
 import type { RecordContext } from '../../clock';
 import type { ListResult, Page } from '../../lists';
-import { fromMinorUnits, offerRecord, toMinorUnits, type Priced } from '../../namespaces/commerce/money';
-import { checkFirstReport, crossesFlagged } from '../../namespaces/commerce/rules';
-import type { Business, CommerceStore, Inquiry, NewInquiry, NewProduct, NewScamReport, Offer, Product, ScamReport, TargetType } from '../../namespaces/commerce/store';
+import { fromMinorUnits, offerRecord, toMinorUnits, type Priced } from './money';
+import { checkFirstReport, crossesFlagged } from './rules';
+import type { Business, CommerceStore, Inquiry, NewInquiry, NewProduct, NewScamReport, Offer, Product, ScamReport, TargetType } from './store';
 import { createdAt, found, referenced } from '../../records';
-import { insertRow, sql, type PgDatabase, type Runner } from './database';
-import { eventWriter, type PgEventWriter } from './events';
-import { offerStatusColumn } from '../lifecycle-sql';
-import { pageOf, paged, serverNow, type PageParams, type Paged } from './pages';
+import { insertRow, sql, type PgDatabase, type Runner } from '../../storage/postgres/database';
+import { eventWriter, type PgEventWriter } from '../../storage/postgres/events';
+import { offerStatusColumn } from '../../storage/lifecycle-sql';
+import { pageOf, paged, serverNow, type PageParams, type Paged } from '../../storage/postgres/pages';
 
 
 // What a new product or scam report needs decided: whether its target exists, and the times its created_at comes from.

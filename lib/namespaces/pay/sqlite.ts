@@ -20,13 +20,13 @@ import {
     type Leg,
     type StoredOutcome,
     type TransactionRow
-} from '../../namespaces/pay/rules';
-import type { GatewayOutcome, GatewayRequest, PayStore, PayTransaction, Provider, TokenType, TransactionType, Wallet, WalletBalance } from '../../namespaces/pay/store';
+} from './rules';
+import type { GatewayOutcome, GatewayRequest, PayStore, PayTransaction, Provider, TokenType, TransactionType, Wallet, WalletBalance } from './store';
 import { storedMetadata } from '../../metadata';
 import { createdAt, found } from '../../records';
-import { eventWriter, type SqliteEventWriter } from './events';
-import type { Database } from './open';
-import { lazyStatements, settled, sql, type Statements } from './statements';
+import { eventWriter, type SqliteEventWriter } from '../../storage/sqlite/events';
+import type { Database } from '../../storage/sqlite/open';
+import { lazyStatements, settled, sql, type Statements } from '../../storage/sqlite/statements';
 
 
 interface ProviderRow {

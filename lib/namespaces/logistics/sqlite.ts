@@ -3,14 +3,14 @@ import type { Transaction } from 'better-sqlite3';
 import type { RecordContext } from '../../clock';
 import { claimEach, type AppliedTransition } from '../../data-set/transitions';
 import type { ListResult, Page } from '../../lists';
-import { bookingRecord, bookingStatusAt, checkBooking, checkCancellable, type BookingRow } from '../../namespaces/logistics/rules';
-import type { Booking, Location, LogisticsStore, NewBooking, Vehicle, VehicleFilter } from '../../namespaces/logistics/store';
+import { bookingRecord, bookingStatusAt, checkBooking, checkCancellable, type BookingRow } from './rules';
+import type { Booking, Location, LogisticsStore, NewBooking, Vehicle, VehicleFilter } from './store';
 import { storedMetadata } from '../../metadata';
 import { createdAt, found, referenced } from '../../records';
-import { bookingStatusColumn, nextBookingDue, nextBookingTransition } from '../lifecycle-sql';
-import { eventWriter } from './events';
-import type { Database } from './open';
-import { lazyStatements, settled, sql, type Statements } from './statements';
+import { bookingStatusColumn, nextBookingDue, nextBookingTransition } from '../../storage/lifecycle-sql';
+import { eventWriter } from '../../storage/sqlite/events';
+import type { Database } from '../../storage/sqlite/open';
+import { lazyStatements, settled, sql, type Statements } from '../../storage/sqlite/statements';
 
 
 type VehicleRow = Omit<Vehicle, 'is_available'> & { is_available: number };

@@ -2,14 +2,14 @@ import type { Statement, Transaction } from 'better-sqlite3';
 
 import type { RecordContext } from '../../clock';
 import type { ListResult, Page } from '../../lists';
-import { fromMinorUnits, offerRecord, toMinorUnits, type Priced } from '../../namespaces/commerce/money';
-import { checkFirstReport, crossesFlagged } from '../../namespaces/commerce/rules';
-import type { Business, CommerceStore, Inquiry, NewInquiry, NewProduct, NewScamReport, Offer, Product, ScamReport, TargetType } from '../../namespaces/commerce/store';
+import { fromMinorUnits, offerRecord, toMinorUnits, type Priced } from './money';
+import { checkFirstReport, crossesFlagged } from './rules';
+import type { Business, CommerceStore, Inquiry, NewInquiry, NewProduct, NewScamReport, Offer, Product, ScamReport, TargetType } from './store';
 import { createdAt, found, referenced } from '../../records';
-import { offerStatusColumn } from '../lifecycle-sql';
-import { eventWriter } from './events';
-import type { Database } from './open';
-import { lazyStatements, settled, sql, type Statements } from './statements';
+import { offerStatusColumn } from '../../storage/lifecycle-sql';
+import { eventWriter } from '../../storage/sqlite/events';
+import type { Database } from '../../storage/sqlite/open';
+import { lazyStatements, settled, sql, type Statements } from '../../storage/sqlite/statements';
 
 
 // A product row as an array in productColumns order: better-sqlite3 builds arrays faster than objects, and a page

@@ -1,10 +1,47 @@
 import type { Plugin } from '@hapi/hapi';
 import type Joi from 'joi';
 
-import type { TimedStore } from '../data-set/transitions';
-import type { FixtureSpec } from '../fixtures';
-import type { StoreFactories } from '../storage/engines';
-import type { FixturePosting } from '../storage/fixture-sql';
+import type { RecordContext } from './clock';
+import type { TimedStore } from './data-set/transitions';
+import type { FixtureSpec } from './fixtures';
+
+
+// What a namespace declares, below both the namespaces (which declare it) and storage (which reads it): this module
+// imports neither, so that the engines name no namespace.
+
+/**
+ * Each engine's handle on a namespace's database, added by its own folder (storage/sqlite/open.ts,
+ * storage/postgres/database.ts), so that these declarations, and the package's public types, name no driver's types.
+ */
+export interface EngineHandles {
+    readonly [engine: string]: unknown;
+}
+
+/**
+ * How a namespace's store is made over each engine's database. PostgreSQL's factory is loaded as a namespace is
+ * placed there, so that a start on SQLite never requires `pg`.
+ */
+export interface StoreFactories<Store> {
+    sqlite(db: EngineHandles['sqlite'], context: RecordContext): Store;
+    postgres(): Promise<(db: EngineHandles['postgres'], context: RecordContext) => Store>;
+}
+
+/** How an engine writes its nth parameter (1-based): ? for SQLite, $n for PostgreSQL. */
+export type Placeholder = (n: number) => string;
+
+/**
+ * What a namespace posts after a fixture's rows are stored, in the same transaction: for each added record of one
+ * collection, in an order, the steps it takes (pay: each transaction to the ledger, in the order its check walked
+ * them, its move and, once settled, its settlement).
+ */
+export interface FixturePosting {
+    readonly collection: string;
+    order(a: Record<string, unknown>, b: Record<string, unknown>): number;
+    /** The statements of the posting by name, in an engine's placeholders. */
+    statements(placeholder: Placeholder): Record<string, string>;
+    /** What posting one record runs, in order: each statement by name, with its parameters. */
+    steps(row: Record<string, unknown>): [statement: string, params: unknown[]][];
+}
 
 
 /**
@@ -65,6 +102,9 @@ export interface Namespace<Store = unknown> {
 
     /** The event types its changes write, by type: what the event catalogue and the AsyncAPI document list of it. */
     readonly eventTypes?: Readonly<Record<string, EventTypeSpec>>;
+
+    /** The event types of its transitions (records that move with the clock), each one of `eventTypes`: what a move of the clock counts. */
+    readonly transitions?: readonly string[];
 
     /** Whether the console's live log shows its success bodies (error bodies are always shown). */
     readonly liveBodies: boolean;
