@@ -1,7 +1,6 @@
 import Path from 'node:path';
 import Url from 'node:url';
 
-import type { RecordContext } from '../clock';
 import { memoryDataDir, SettingError } from '../setting-error';
 import type { Namespace, StoreFactories } from '../namespace';
 import type { NamespaceDatabase } from './engine';
