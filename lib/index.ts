@@ -18,7 +18,7 @@ import { faultsPlugin } from './faults';
 import { healthPlugin } from './health';
 import { instanceHeaderName, InstanceRegistry, instancesPlugin } from './instances';
 import { journalPlugin } from './journal';
-import { JournalBudget } from './journal/journal';
+import { JournalBudget } from './data-set/journal';
 import { loggingOptions } from './logging';
 import { builtInNamespaces } from './namespaces';
 import { nestingPlugin } from './nesting';

@@ -11,7 +11,7 @@ import { main, type Io } from '../lib/cli';
 import { maxIdCounter } from '../lib/clock';
 import { RequestFeed } from '../lib/console/feed';
 import { FaultSet } from '../lib/faults/rules';
-import { Journal } from '../lib/journal/journal';
+import { Journal } from '../lib/data-set/journal';
 import { maxJsonDepth, nestsDeeperThan } from '../lib/nesting';
 import { failureOf, safely } from '../lib/safe-listener';
 import { createTestKit, type TestKit } from '../lib/testing';

@@ -3,7 +3,7 @@ import type { Server, ServerInjectOptions } from '@hapi/hapi';
 import Lab from '@hapi/lab';
 import { JSONPath } from 'jsonpath-plus';
 
-import { Journal, JournalBudget } from '../lib/journal/journal';
+import { Journal, JournalBudget } from '../lib/data-set/journal';
 import { jsonEqual, maxMatchingSteps } from '../lib/journal/json-match';
 import { editDistance } from '../lib/journal/near-miss';
 import { maxCachedJsonPaths } from '../lib/journal/pattern-schema';

@@ -10,7 +10,7 @@ import { DeliveryJournal, keptBodyBytes, keptExchange, keptHeaderChars, keptHead
 import { Dispatcher, type DispatcherParts } from '../lib/events/dispatcher';
 import { matchesType, type AttemptOutcome, type ClaimedAttempt, type StoredEndpoint, type StoredEvent } from '../lib/events/model';
 import { DomainError } from '../lib/errors';
-import { JournalBudget } from '../lib/journal/journal';
+import { JournalBudget } from '../lib/data-set/journal';
 import type { EventLog } from '../lib/storage/engine';
 
 

@@ -5,8 +5,7 @@ import Joi from 'joi';
 
 import { requireAdmin } from '../auth';
 import { failure } from '../errors';
-import { maskedSecret } from '../events/signing';
-import { secretRegex } from '../events/webhook-schemas';
+import { maskedSecret, secretRegex } from '../events';
 import { noContent, timestamp, wording } from '../fields';
 import { refuseDeepBody } from '../nesting';
 

@@ -2,7 +2,7 @@ import type { Clock, IdSource, RecordContext } from '../clock';
 import { DeliveryJournal } from '../events/deliveries';
 import { Dispatcher } from '../events/dispatcher';
 import type { FaultSet } from '../faults/rules';
-import { Journal, type JournalBudget } from '../journal/journal';
+import { Journal, type JournalBudget } from './journal';
 import { safely, type FailureLog } from '../safe-listener';
 import { Scheduler } from './scheduler';
 import { HttpSender, type OutboundSender, type OutboundSettings } from './sender';

@@ -10,6 +10,12 @@ import { EventStreams, maxStreamBufferBytes } from './service';
 // service.ts and served by routes.ts, and the notice after each request that tells a data set's listeners what its
 // request wrote.
 
+// What the features beside events read of it: the server's event types, the type patterns of webhook and fault
+// rules, and how a webhook secret is recognized and shown.
+export { eventTypesOf } from './model';
+export { maskedSecret } from './signing';
+export { secretRegex, typePatternSchema } from './webhook-schemas';
+
 export interface EventsOptions {
     // The default data set's poll for events other processes wrote (0: none; an instance lives in one process).
     pollMs: number;

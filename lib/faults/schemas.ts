@@ -1,6 +1,6 @@
 import Joi from 'joi';
 
-import { typePatternSchema } from '../events/webhook-schemas';
+import { typePatternSchema } from '../events';
 import { recordId, requestBody, wording } from '../fields';
 
 

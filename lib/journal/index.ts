@@ -3,7 +3,7 @@ import type { Plugin, Request, Server } from '@hapi/hapi';
 import { safelyPerRequest } from '../safe-listener';
 import { servicesOf } from '../scope';
 import { recordOf } from './entry';
-import type { Journal } from './journal';
+import type { Journal } from '../data-set/journal';
 import { nearMissFinder, type NearMiss } from './near-miss';
 import { journalRoutes } from './routes';
 import { journalService, type JournalApi } from './service';

@@ -2,14 +2,14 @@ import type { RecordContext } from '../clock';
 import type { AttemptOutcome, ClaimedAttempt, DisabledReason, StoredEndpoint, StoredEvent, TypePattern } from '../events/model';
 import type { FixtureRows } from '../fixtures';
 import type { Namespace } from '../namespace';
-import type { EngineName } from './engines';
+import type { EngineName } from './settings';
 
 
 // The seam between the HTTP layer and an engine: routes and instances see only these interfaces.
 
 export type NamespaceState = 'ready' | 'unavailable' | 'unconfigured' | 'configured';
 
-export type { EngineName } from './engines';
+export type { EngineName } from './settings';
 
 export interface NamespaceHealth {
     state: NamespaceState;

@@ -2,7 +2,7 @@ import Path from 'node:path';
 import Url from 'node:url';
 
 import { memoryDataDir, SettingError } from '../setting-error';
-import type { Namespace, StoreFactories } from '../namespace';
+import type { Namespace } from '../namespace';
 import type { NamespaceDatabase } from './engine';
 import type { PayCredentials, PayKeys } from './pay-keys';
 import type { ProvisionedNamespace } from './readiness';
@@ -17,14 +17,6 @@ export type { EngineName, Location } from './settings';
 // when a database is placed there: a start on the SQLite default never requires `pg`.
 
 
-// Asking a namespace that keeps no records (weather) for its store is a programmer mistake.
-const keepsNoRecords = (): never => {
-
-    throw new Error('This namespace keeps no records: it has no store');
-};
-
-/** The factories of a namespace without a store. */
-export const noStores: StoreFactories<never> = { sqlite: keepsNoRecords, postgres: () => Promise.resolve(keepsNoRecords) };
 
 interface EngineEntry<Engine extends EngineName> {
 

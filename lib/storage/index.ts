@@ -1,3 +1,6 @@
+import Fs from 'node:fs';
+import Path from 'node:path';
+
 import { openDefaultDataSet } from './default';
 import type { Engine } from './engine';
 import { engineOf, payLocation } from './engines';
@@ -6,7 +9,7 @@ import { chosenPayKeys, type PayCredentials, type PayKeys } from './pay-keys';
 import type { DatabaseSettings, StorageSettings } from './settings';
 import { wallContext } from '../clock';
 import { createSqliteInstance } from './sqlite/engine';
-import { absentDatabaseFiles, namedDamage, removeDatabaseFiles } from './sqlite/files';
+import { namedDamage, removeDatabaseFiles } from './sqlite/files';
 
 
 export type { PayCredentials, PayKeys } from './pay-keys';
@@ -102,4 +105,16 @@ export async function rotatePayKeys(url: string, database: DatabaseSettings = de
 
     const location = payLocation(url);
     return await engineOf(location).rotatePayKeys(location, database);
+}
+
+
+/**
+ * The SQLite database files the settings place (each namespace's, in DATA_DIR or where it is named) that do not exist
+ * yet, then DATA_DIR itself when it does not: what opening the default data set would create.
+ */
+export function absentDatabaseFiles(settings: Pick<StorageSettings, 'placements' | 'dataDir'>): string[] {
+
+    const files = Object.entries(settings.placements).flatMap(([namespace, location]) => engineOf(location).files(location, namespace, settings.dataDir));
+
+    return [...files, Path.resolve(settings.dataDir)].filter((path) => !Fs.existsSync(path));
 }

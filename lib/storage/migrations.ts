@@ -4,7 +4,7 @@ import Path from 'node:path';
 
 import type { NamespaceSchema, OutboxMigration } from '../namespace';
 import { migrationsRoot } from '../paths';
-import type { EngineName } from './engines';
+import type { EngineName } from './settings';
 
 
 // Migration files, whatever engine applies them: migrations/<engine>/<namespace>/NNN_name.sql, with the same numbers

@@ -1,4 +1,4 @@
-import type { EngineName } from './engines';
+import type { EngineName } from './settings';
 import type { NamespaceDatabase, NamespaceHealth, ReadinessGap } from './engine';
 import { payKeysMatch, type PayKeys, type RecordedPayKeys } from './pay-keys';
 

@@ -15,7 +15,7 @@ export const commercePlugin: Plugin<void> = {
     name: 'localgate-commerce',
     register(server) {
 
-        commerceRoutes(server);
+        commerceRoutes(server, commerceNamespace);
     }
 };
 

@@ -1,8 +1,8 @@
 import type { Request, Server, ServerRoute } from '@hapi/hapi';
 
 import { callerId } from '../../auth';
+import type { Namespace } from '../../namespace';
 import { dataOf } from '../../scope';
-import { commerceNamespace } from './index';
 import { createdResponse, listResponse, type Page } from '../../lists';
 import {
     businessListQuery,
@@ -39,15 +39,11 @@ const optional = { mode: 'optional' } as const;
 const listOrder = 'Oldest first (created_at, then id), so that paging with limit and offset never repeats or skips a record, even while records are added.';
 
 
-/** The commerce endpoints, served from the store of each request's data set. */
-// The commerce store of the request's data set.
-function commerceOf(request: Pick<Request, 'app'>): CommerceStore {
+/** The commerce endpoints, served from the store of each request's data set (the namespace's, as registered). */
+export function commerceRoutes(server: Server, namespace: Namespace<CommerceStore>): void {
 
-    return dataOf(request).store(commerceNamespace);
-}
-
-
-export function commerceRoutes(server: Server): void {
+    // The commerce store of the request's data set.
+    const commerceOf = (request: Pick<Request, 'app'>): CommerceStore => dataOf(request).store(namespace);
 
     const listProducts: ServerRoute<{ Query: ProductQuery }> = {
         method: 'GET',

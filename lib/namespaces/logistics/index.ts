@@ -15,7 +15,7 @@ export const logisticsPlugin: Plugin<void> = {
     name: 'localgate-logistics',
     register(server) {
 
-        logisticsRoutes(server);
+        logisticsRoutes(server, logisticsNamespace);
     }
 };
 

@@ -1,8 +1,8 @@
 import type { Request, Server, ServerRoute } from '@hapi/hapi';
 
 import { callerId } from '../../auth';
+import type { Namespace } from '../../namespace';
 import { dataOf, servicesOf } from '../../scope';
-import { logisticsNamespace } from './index';
 import { createdResponse, listResponse, type Page } from '../../lists';
 import {
     bookingListSchema,
@@ -22,15 +22,11 @@ import type { LogisticsStore, NewBooking, VehicleFilter } from './store';
 const tags = ['api', 'logistics'];
 
 
-/** The logistics endpoints, served from the store of each request's data set. */
-// The logistics store of the request's data set.
-function logisticsOf(request: Pick<Request, 'app'>): LogisticsStore {
+/** The logistics endpoints, served from the store of each request's data set (the namespace's, as registered). */
+export function logisticsRoutes(server: Server, namespace: Namespace<LogisticsStore>): void {
 
-    return dataOf(request).store(logisticsNamespace);
-}
-
-
-export function logisticsRoutes(server: Server): void {
+    // The logistics store of the request's data set.
+    const logisticsOf = (request: Pick<Request, 'app'>): LogisticsStore => dataOf(request).store(namespace);
 
     const listVehicles: ServerRoute<{ Query: VehicleFilter }> = {
         method: 'GET',

@@ -14,7 +14,7 @@ export const payPlugin: Plugin<void> = {
     name: 'localgate-pay',
     register(server) {
 
-        payRoutes(server);
+        payRoutes(server, payNamespace);
     }
 };
 

@@ -7,7 +7,7 @@ import type { Metadata } from '../../metadata';
 import { dataOf, servicesOf } from '../../scope';
 import { createdResponse, listResponse, type Page } from '../../lists';
 import type { ReadinessGap } from '../../storage/engine';
-import { payNamespace } from './index';
+import type { Namespace } from '../../namespace';
 import {
     gatewayPayload,
     idempotencyHeaders,
@@ -61,16 +61,19 @@ declare module '@hapi/hapi' {
  * Readiness is read once per request (from the data set's cache, refreshed when it can have changed): the store found
  * here is the one the handler uses.
  */
-const requireSchema: Lifecycle.Method = async (request, h) => {
+function schemaGate(namespace: Namespace<PayStore>): Lifecycle.Method {
 
-    const readiness = await dataOf(request).readiness(payNamespace);
-    if (!readiness.ready) {
-        throw notProvisioned(readiness.gap);
-    }
+    return async (request, h) => {
 
-    request.app.payStore = readiness.store;
-    return h.continue;
-};
+        const readiness = await dataOf(request).readiness(namespace);
+        if (!readiness.ready) {
+            throw notProvisioned(readiness.gap);
+        }
+
+        request.app.payStore = readiness.store;
+        return h.continue;
+    };
+}
 
 
 /** The status record of /v1/pay/status for pay's readiness. */
@@ -88,10 +91,10 @@ function payStore(request: Pick<Request, 'app'>): PayStore {
 
 
 /** The pay endpoints, served from the pay store of each request's data set. */
-export function payRoutes(server: Server): void {
+export function payRoutes(server: Server, namespace: Namespace<PayStore>): void {
 
     // A data route runs behind the gate; its document shows the 501 with the body an unconfigured pay answers.
-    const ext = { onPreAuth: { method: requireSchema } };
+    const ext = { onPreAuth: { method: schemaGate(namespace) } };
     const unprovisioned = notProvisioned('unconfigured');
     const gated = (errors: Record<number, string> = {}) => ({ ext, plugins: { localgate: { errors: { ...errors, 501: unprovisioned } } } });
 
@@ -145,7 +148,7 @@ export function payRoutes(server: Server): void {
             description: 'Readiness of the pay namespace, without triggering a 501',
             tags,
             response: { status: { 200: payStatusSchema } },
-            handler: async (request) => payStatus(await dataOf(request).readiness(payNamespace))
+            handler: async (request) => payStatus(await dataOf(request).readiness(namespace))
         }
     });
 

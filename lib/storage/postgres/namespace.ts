@@ -4,7 +4,7 @@ import type { FixtureRows } from '../../fixtures';
 import type { Namespace } from '../../namespace';
 import { demoData } from '../demo';
 import type { EventLog, NamespaceHealth, SeedCheck, StoredRows, WaitingDatabase } from '../engine';
-import { noStores } from '../engines';
+import { noStores } from '../no-stores';
 import { namespaceMigrations } from '../migrations';
 import { PgDatabase } from './database';
 import { eventWriter, PgEventLog } from './events';

@@ -2,9 +2,7 @@ import Fs from 'node:fs';
 import Path from 'node:path';
 
 import { SettingError } from '../../setting-error';
-import type { StorageSettings } from '../settings';
 import type { NamespaceSchema } from '../../namespace';
-import { engineOf } from '../engines';
 import { migrate, namespaceMigrations } from './migrate';
 import { closeDatabase, damageMessage, integrityProblems, isDamage, openDatabase, quickCheck, type Database, type OpenOptions } from './open';
 
@@ -71,19 +69,7 @@ export function prepareDataDir(dataDir: string): void {
 }
 
 
-/**
- * The SQLite database files the settings place (each namespace's, in DATA_DIR or where it is named) that do not exist
- * yet, then DATA_DIR itself when it does not: what opening the default data set would create.
- */
-export function absentDatabaseFiles(settings: Pick<StorageSettings, 'placements' | 'dataDir'>): string[] {
-
-    const files = Object.entries(settings.placements).flatMap(([namespace, location]) => engineOf(location).files(location, namespace, settings.dataDir));
-
-    return [...files, Path.resolve(settings.dataDir)].filter((path) => !Fs.existsSync(path));
-}
-
-
-/** Removes what `absentDatabaseFiles` listed: each database with its -wal and -shm, then a directory, if left empty. */
+/** Removes what `absentDatabaseFiles` (storage/index.ts) listed: each database with its -wal and -shm, then a directory, if left empty. */
 export function removeDatabaseFiles(paths: string[]): void {
 
     for (const path of paths) {

@@ -3,7 +3,7 @@ import type { StorageSettings } from '../settings';
 import type { FixtureRows } from '../../fixtures';
 import type { Namespace } from '../../namespace';
 import type { EventLog, ImmediateDatabase, NamespaceHealth, SeedCheck, StoredRows } from '../engine';
-import { noStores } from '../engines';
+import { noStores } from '../no-stores';
 import { eventWriter, SqliteEventLog } from './events';
 import { namespaceFile, openNamespace, prepareDataDir } from './files';
 import { exportRows, fixturePosting, seedDemo, storeFixtureRows } from './fixtures';
