@@ -3,7 +3,7 @@ import Path from 'node:path';
 import Util from 'node:util';
 
 import { existingSecret, mintToken } from './auth';
-import { wallContext } from './clock';
+import { wallContext } from './data-set/clock';
 import { mintSecret } from './events/signing';
 import { durationSeconds, locationSetting, placedNamespaces, settingsFromEnvironment, type DatabaseSettings, type Flags, type LogFormat, type Settings } from './config';
 import { readFixtureFile } from './fixtures';

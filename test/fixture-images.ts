@@ -2,7 +2,7 @@ import Code from '@hapi/code';
 import type { Server } from '@hapi/hapi';
 import Lab from '@hapi/lab';
 
-import { Clock, IdSource } from '../lib/clock';
+import { Clock, IdSource } from '../lib/data-set/clock';
 import type { InstanceData, InstanceDataOptions } from '../lib/storage/engine';
 import { fixtureImageKey, FixtureImages } from '../lib/storage/fixture-images';
 import { createSqliteInstance } from '../lib/storage/sqlite/engine';

@@ -5,7 +5,7 @@ import Code from '@hapi/code';
 import Lab from '@hapi/lab';
 
 import { provisionPay } from '../lib';
-import { Clock, IdSource } from '../lib/clock';
+import { Clock, IdSource } from '../lib/data-set/clock';
 import { DomainError } from '../lib/errors';
 import { FixtureError } from '../lib/fixtures';
 import { MigrationError, type Migration } from '../lib/storage/migrations';

@@ -7,7 +7,7 @@ import type { Server, ServerInjectResponse } from '@hapi/hapi';
 import Lab from '@hapi/lab';
 import Pg from 'pg';
 
-import { Clock, IdSource, type RecordContext } from '../lib/clock';
+import { Clock, IdSource, type RecordContext } from '../lib/data-set/clock';
 import type { DomainError } from '../lib/errors';
 import type { NewBooking } from '../lib/namespaces/logistics/store';
 import { PgCommerceStore } from '../lib/storage/postgres/commerce';

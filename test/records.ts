@@ -2,7 +2,7 @@ import Code from '@hapi/code';
 import type { Server } from '@hapi/hapi';
 import Lab from '@hapi/lab';
 
-import { Clock } from '../lib/clock';
+import { Clock } from '../lib/data-set/clock';
 import { createdAt, recordNow } from '../lib/records';
 import { engineServer, engines } from './helpers/postgres';
 import { adminBearer, bearer, body, testServer, type List } from './helpers/server';

@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import Code from '@hapi/code';
 import Lab from '@hapi/lab';
 
-import { Clock, type ClockMove } from '../lib/clock';
+import { Clock, type ClockMove } from '../lib/data-set/clock';
 import { Scheduler } from '../lib/data-set';
 
 

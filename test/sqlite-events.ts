@@ -2,7 +2,7 @@ import Code from '@hapi/code';
 import type { Server, ServerInjectResponse } from '@hapi/hapi';
 import Lab from '@hapi/lab';
 
-import { Clock, IdSource } from '../lib/clock';
+import { Clock, IdSource } from '../lib/data-set/clock';
 import { settingsFromEnvironment } from '../lib/config';
 import { eventTypes, matchesType, typePattern, webhookId, type StoredEndpoint, type StoredEvent } from '../lib/events/model';
 import { commerceNamespace } from '../lib/namespaces/commerce';

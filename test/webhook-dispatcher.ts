@@ -3,11 +3,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import Code from '@hapi/code';
 import Lab from '@hapi/lab';
 
-import { Clock } from '../lib/clock';
+import { Clock } from '../lib/data-set/clock';
 import { Scheduler, Timeline, type OutboundCall, type OutboundOutcome, type OutboundSender } from '../lib/data-set';
 import type { TimedStore } from '../lib/data-set/transitions';
 import { DeliveryJournal, keptBodyBytes, keptExchange, keptHeaderChars, keptHeaders, matchesDelivery, type DeliveryEntry } from '../lib/events/deliveries';
-import { Dispatcher, type DispatcherParts } from '../lib/events/dispatcher';
+import { Dispatcher, type DispatcherParts } from '../lib/data-set/dispatcher';
 import { matchesType, type AttemptOutcome, type ClaimedAttempt, type StoredEndpoint, type StoredEvent } from '../lib/events/model';
 import { DomainError } from '../lib/errors';
 import { JournalBudget } from '../lib/journal/journal';

@@ -1,6 +1,6 @@
-import type { Clock, IdSource, RecordContext } from '../clock';
+import type { Clock, IdSource, RecordContext } from './clock';
 import { DeliveryJournal } from '../events/deliveries';
-import { Dispatcher } from '../events/dispatcher';
+import { Dispatcher } from './dispatcher';
 import type { FaultSet } from '../faults/rules';
 import { Journal, type JournalBudget } from '../journal/journal';
 import { safely, type FailureLog } from '../safe-listener';

@@ -1,4 +1,4 @@
-import { latestInstant, type Clock } from '../clock';
+import { latestInstant, type Clock } from './clock';
 import { DomainError } from '../errors';
 import { failureOf, safely, type FailureLog } from '../safe-listener';
 import type { Scheduler } from './scheduler';

@@ -11,7 +11,7 @@ import { listResponse, type Page } from '../lists';
 import type { Scope } from '../scope';
 import type { EventLog } from '../storage/engine';
 import { matchesDelivery, type DeliveryEntry, type DeliveryPattern } from './deliveries';
-import type { Claimed } from './dispatcher';
+import type { Claimed } from '../data-set/dispatcher';
 import { matchesType, typePattern, undeliveredPrefix, type ClaimedAttempt, type DisabledReason, type SigningClock, type StoredEndpoint, type StoredEvent, type TypePattern } from './model';
 import { maskedSecret, mintSecret } from './signing';
 import { attemptedSchema, deliveryCountSchema, deliveryFindSchema, deliveryListQuery, deliveryListSchema, deliveryPatternPayload, endpointChangePayload, endpointParams, endpointRotatedSchema, endpointSchema, endpointsPayload, endpointsSchema, endpointsSetSchema, eventParams, flushSchema, recoverPayload, resendPayload, rotatePayload } from './webhook-schemas';

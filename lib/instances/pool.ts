@@ -1,4 +1,4 @@
-import { Clock, IdSource, type IdMode, type RecordContext } from '../clock';
+import { Clock, IdSource, type IdMode, type RecordContext } from '../data-set/clock';
 import { safely, type FailureLog } from '../safe-listener';
 import type { Engine, InstanceData, InstanceDataOptions } from '../storage/engine';
 

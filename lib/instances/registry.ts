@@ -1,6 +1,6 @@
 import Crypto from 'node:crypto';
 
-import { Clock, IdSource, type RecordContext } from '../clock';
+import { Clock, IdSource, type RecordContext } from '../data-set/clock';
 import { timedStoresOf, type DataSetServices } from '../data-set';
 import { DomainError } from '../errors';
 import { resyncEventPosition } from '../events/positions';

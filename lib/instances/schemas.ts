@@ -1,6 +1,6 @@
 import Joi from 'joi';
 
-import { maxIdCounter } from '../clock';
+import { maxIdCounter } from '../data-set/clock';
 import { transitionTypes } from '../data-set/transitions';
 import { clockTimestamp, optionalBody, recordId, requestBody, timestamp, utcTimestamp, wording } from '../fields';
 import { listSchema, pageQuery } from '../lists';

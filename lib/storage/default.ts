@@ -1,4 +1,4 @@
-import type { RecordContext } from '../clock';
+import type { RecordContext } from '../data-set/clock';
 import { placedNamespaces, type Settings } from '../config';
 import type { Namespace } from '../namespaces/namespace';
 import { readFixtureFile } from '../fixtures';

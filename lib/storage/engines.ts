@@ -1,7 +1,7 @@
 import Path from 'node:path';
 import Url from 'node:url';
 
-import type { RecordContext } from '../clock';
+import type { RecordContext } from '../data-set/clock';
 import { SettingError, type DatabaseSettings, type Settings } from '../config';
 import type { Namespace } from '../namespaces/namespace';
 import type { NamespaceDatabase } from './engine';

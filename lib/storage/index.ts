@@ -4,7 +4,7 @@ import type { Engine } from './engine';
 import { engineOf } from './engines';
 import { FixtureImages } from './fixture-images';
 import { chosenPayKeys, type PayCredentials, type PayKeys } from './pay-keys';
-import { wallContext } from '../clock';
+import { wallContext } from '../data-set/clock';
 import { createSqliteInstance } from './sqlite/engine';
 import { absentDatabaseFiles, namedDamage, removeDatabaseFiles } from './sqlite/files';
 

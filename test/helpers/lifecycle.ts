@@ -1,7 +1,7 @@
 import Fs from 'node:fs';
 import Path from 'node:path';
 
-import { Clock, IdSource, type RecordContext } from '../../lib/clock';
+import { Clock, IdSource, type RecordContext } from '../../lib/data-set/clock';
 import type { CommerceStore } from '../../lib/namespaces/commerce/store';
 import type { LogisticsStore } from '../../lib/namespaces/logistics/store';
 

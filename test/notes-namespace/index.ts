@@ -3,7 +3,7 @@ import Path from 'node:path';
 import type { Plugin, Request } from '@hapi/hapi';
 import Joi from 'joi';
 
-import type { RecordContext } from '../../lib/clock';
+import type { RecordContext } from '../../lib/data-set/clock';
 import { recordId, utcTimestamp, visibleText } from '../../lib/fields';
 import { recordOf } from '../../lib/fixtures';
 import { createdResponse, listResponse, listSchema, pageQuery, type ListResult, type Page } from '../../lib/lists';

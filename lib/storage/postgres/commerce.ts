@@ -1,4 +1,4 @@
-import type { RecordContext } from '../../clock';
+import type { RecordContext } from '../../data-set/clock';
 import type { ListResult, Page } from '../../lists';
 import { fromMinorUnits, offerRecord, toMinorUnits, type Priced } from '../../namespaces/commerce/money';
 import { checkFirstReport, crossesFlagged } from '../../namespaces/commerce/rules';

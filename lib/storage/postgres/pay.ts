@@ -1,4 +1,4 @@
-import type { RecordContext } from '../../clock';
+import type { RecordContext } from '../../data-set/clock';
 import type { AppliedTransition } from '../../data-set/transitions';
 import type { ListResult, Page } from '../../lists';
 import {

@@ -1,6 +1,6 @@
 import type { Transaction } from 'better-sqlite3';
 
-import type { RecordContext } from '../../clock';
+import type { RecordContext } from '../../data-set/clock';
 import { claimEach, type AppliedTransition } from '../../data-set/transitions';
 import type { ListResult, Page } from '../../lists';
 import {

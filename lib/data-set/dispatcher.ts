@@ -1,15 +1,15 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import { latestInstant, type Clock } from '../clock';
-import type { Scheduler } from '../data-set/scheduler';
-import type { OutboundOutcome, OutboundSender } from '../data-set/sender';
-import type { AttemptStops, Moved } from '../data-set/timeline';
+import type { DeliveryJournal } from '../events/deliveries';
+import { signingSecrets, webhookId, type AttemptOutcome, type ClaimedAttempt } from '../events/model';
+import { signatureHeaders } from '../events/signing';
 import type { FaultSet } from '../faults/rules';
 import { failureOf, safely, type FailureLog } from '../safe-listener';
 import type { EventLog } from '../storage/engine';
-import type { DeliveryJournal } from './deliveries';
-import { signingSecrets, webhookId, type AttemptOutcome, type ClaimedAttempt } from './model';
-import { signatureHeaders } from './signing';
+import { latestInstant, type Clock } from './clock';
+import type { Scheduler } from './scheduler';
+import type { OutboundOutcome, OutboundSender } from './sender';
+import type { AttemptStops, Moved } from './timeline';
 
 
 /** Finds the event logs of a data set as it is now: a restore or a pay provisioned since may have made new ones. */
