@@ -320,8 +320,10 @@ describe('events on SQLite', () => {
 
             writer.write(context, { type, created_at: frozen, data: {} });
             if (due) {
-                writer.due(due);
+                // The earliest is kept, whatever the order noted.
                 writer.due(new Date(due.getTime() + 1));
+                writer.due(due);
+                writer.due(new Date(due.getTime() + 2));
             }
 
             inside.push(told.length);
@@ -336,15 +338,16 @@ describe('events on SQLite', () => {
             throw new Error('rolled back');
         });
         expect(rolledBack).to.throw('rolled back');
-        // A transaction that writes nothing tells nothing.
+        // A transaction that writes nothing tells nothing; one that only makes a record pending tells its instant.
         writer.writing(context, () => undefined)();
-        expect(told).to.equal([{ events: 1, deliveries: false, due: null }, { events: 1, deliveries: true, due: new Date('2030-01-02T00:00:00.000Z') }]);
+        writer.writing(context, () => writer.due(new Date('2030-01-03T00:00:00.000Z')))();
+        expect(told).to.equal([{ events: 1, deliveries: false, due: null }, { events: 1, deliveries: true, due: new Date('2030-01-02T00:00:00.000Z') }, { events: 0, deliveries: false, due: new Date('2030-01-03T00:00:00.000Z') }]);
 
         // An attempt given up writes its event in the record's transaction, told as it commits.
         const [claimed] = await log.claimDue(new Date(frozen), 10, new Date(Date.now() + 60_000));
         const givenUp = { created_at: frozen, data: { webhook_id: 'w', endpoint_id: 'a', event_id: claimed!.event.id, event_type: claimed!.event.type, attempts: 1 } };
         expect(await log.record({ position: claimed!.event.position, endpoint_id: 'a', attempt: 1, delivered: false, next_due_at: null, given_up: givenUp })).to.equal(0);
-        expect(told.slice(2)).to.equal([{ events: 1, deliveries: false, due: null }]);
+        expect(told.slice(3)).to.equal([{ events: 1, deliveries: false, due: null }]);
         expect((await log.list(null, null, 10)).map(({ type }) => type)).to.equal(['commerce.inquiry.created', 'commerce.product.created', 'webhook.delivery.given_up']);
         await namespace.close();
     });
