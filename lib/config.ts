@@ -66,6 +66,8 @@ export interface Settings extends StorageSettings {
     webhookTimeoutMs: number;
     /** WEBHOOK_DISABLE_AFTER: the deliveries an endpoint gives up in a row that disable it; 0 never does. */
     webhookDisableAfter: number;
+    /** WEBHOOK_LEASE_MARGIN_MS: how long a claimed attempt's lease outlasts WEBHOOK_TIMEOUT_MS, before another process may take it. */
+    webhookLeaseMarginMs: number;
     /** WEBHOOK_MAX_SOCKETS: the sockets to webhook receivers the process holds at once, in use and idle. */
     webhookMaxSockets: number;
     /** WEBHOOK_SOCKET_IDLE_MS: how long a socket to a receiver stays open with nothing to send. */
@@ -186,6 +188,8 @@ export const settingsSchema = Joi.object<Settings>({
     }).label('WEBHOOK_HOSTS')).min(1).default([...defaultWebhookHosts]).label('WEBHOOK_HOSTS'),
     webhookTimeoutMs: Joi.number().integer().min(1).max(600_000).default(10_000).label('WEBHOOK_TIMEOUT_MS'),
     webhookDisableAfter: Joi.number().integer().min(0).max(1_000_000).default(5).label('WEBHOOK_DISABLE_AFTER'),
+    // Past the longest latency a fault rule adds (60 s), so that an attempt a rule holds is not taken over while it waits.
+    webhookLeaseMarginMs: Joi.number().integer().min(0).max(600_000).default(70_000).label('WEBHOOK_LEASE_MARGIN_MS'),
     webhookMaxSockets: Joi.number().integer().min(1).max(65_536).default(256).label('WEBHOOK_MAX_SOCKETS'),
     // Below the 5 s a Node receiver keeps an idle connection, so that the sender closes first and never writes into a
     // socket the receiver is closing.
@@ -361,6 +365,7 @@ export function settingsFromEnvironment(namespaces: readonly Namespace[], env: N
         webhookHosts: env.WEBHOOK_HOSTS === undefined ? undefined : env.WEBHOOK_HOSTS.split(',').map((host) => host.trim()).filter(Boolean),
         webhookTimeoutMs: env.WEBHOOK_TIMEOUT_MS,
         webhookDisableAfter: env.WEBHOOK_DISABLE_AFTER,
+        webhookLeaseMarginMs: env.WEBHOOK_LEASE_MARGIN_MS,
         webhookMaxSockets: env.WEBHOOK_MAX_SOCKETS,
         webhookSocketIdleMs: env.WEBHOOK_SOCKET_IDLE_MS,
         clockMoveDeadlineMs: env.CLOCK_MOVE_DEADLINE_MS

@@ -2,7 +2,7 @@ import Fs from 'node:fs';
 
 import Joi from 'joi';
 
-import { maxIdCounter, type IdMode, type RecordContext } from './clock';
+import { maxIdCounter, type IdMode, type RecordContext } from './data-set/clock';
 import { recordId, utcTimestamp } from './fields';
 import { maxJsonDepth, nestsDeeperThan } from './nesting';
 

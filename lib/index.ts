@@ -4,7 +4,7 @@ import Hapi, { type Server } from '@hapi/hapi';
 import HapiPino from 'hapi-pino';
 
 import { authPlugin, resolveSecret } from './auth';
-import { IdSource } from './clock';
+import { IdSource, unheard } from './data-set/clock';
 import { resolveSettings, settingsFromEnvironment as namespaceSettingsFromEnvironment, type Flags, type Options, type Settings } from './config';
 import { consolePlugin } from './console';
 import { OutboundAgents, servicesFactory, timedStoresOf } from './data-set';
@@ -88,9 +88,10 @@ export async function createServer(options: Options = {}): Promise<Server> {
         outbound: { hosts: settings.webhookHosts, timeoutMs: settings.webhookTimeoutMs, agents },
         secrets,
         moveDeadlineMs: settings.clockMoveDeadlineMs,
-        disableAfter: settings.webhookDisableAfter
+        disableAfter: settings.webhookDisableAfter,
+        leaseMarginMs: settings.webhookLeaseMarginMs
     });
-    const defaultServices = servicesFor({ clock: defaultClock(settings, settings.sharedByProcesses, log), ids: new IdSource() });
+    const defaultServices = servicesFor({ clock: defaultClock(settings, settings.sharedByProcesses, log), ids: new IdSource(), committed: unheard });
     const defaultScope: Scope = { basePath: '', services: defaultServices, get data() {
 
         return defaultData();

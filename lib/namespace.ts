@@ -1,7 +1,7 @@
 import type { Plugin } from '@hapi/hapi';
 import type Joi from 'joi';
 
-import type { RecordContext } from './clock';
+import type { RecordContext } from './data-set/clock';
 import type { TimedStore } from './data-set/transitions';
 import type { FixtureSpec } from './fixtures';
 

@@ -1,4 +1,4 @@
-import type { Clock } from './clock';
+import type { Clock } from './data-set/clock';
 import { DomainError } from './errors';
 import { isRecord } from './fixtures';
 

@@ -77,6 +77,26 @@ describe('a data set\'s services', () => {
         expect(ran).to.equal(['one 2030-01-01T01:00:00.000Z', 'two 2030-01-01T02:00:00.000Z', 'tomorrow']);
     });
 
+    it('hears what its stores committed: a due instant arms the timeline, only events wake the listeners', async () => {
+
+        const made = await create({ seed: 'none' });
+        const { services } = instanceOf(server, made.id);
+        let heard = 0;
+        const stop = services.onEvents(() => {
+
+            heard += 1;
+        });
+
+        const due = new Date(Date.now() + 3_600_000);
+        const tasks = services.scheduler.size;
+        services.committed({ events: 0, deliveries: false, due });
+        expect(services.scheduler.size).to.equal(tasks + 1);
+        expect(heard).to.equal(0);
+        services.committed({ events: 2, deliveries: false, due: null });
+        expect(heard).to.equal(1);
+        stop();
+    });
+
     it('leaves the clock and the tasks where they were when an advance is refused', async () => {
 
         const instance = await create({ seed: 'none', clock: '9999-12-31T00:00:00Z' });

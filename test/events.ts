@@ -543,8 +543,7 @@ describe('events', () => {
             const text: string[] = [];
             subscription.stream.on('data', (chunk: Buffer) => text.push(chunk.toString()));
             // The first read is under way: a notice now comes while it reads.
-            instance.services.ids.eventsWritten += 1;
-            instance.services.noticeEvents();
+            instance.services.committed({ events: 1, deliveries: false, due: null });
             await until('the stream to carry the first event', () => text.join('').includes(eventId(1)));
 
             subscription.close();
@@ -583,8 +582,7 @@ describe('events', () => {
             });
             const subscription = new EventSubscription(scope, { position: 0, rank: 0 }, null, settings());
             // Told while its first read waits: it would read once more when done.
-            scope.services.ids.eventsWritten += 1;
-            scope.services.noticeEvents();
+            scope.services.committed({ events: 1, deliveries: false, due: null });
             subscription.close();
             await new Promise((resolve) => setTimeout(resolve, 80));
             expect(reads).to.equal(1);

@@ -3,7 +3,7 @@ import type { Server } from '@hapi/hapi';
 import Lab from '@hapi/lab';
 
 import { placedNamespaces } from '../lib/config';
-import { Clock, IdSource } from '../lib/clock';
+import { Clock, IdSource, unheard } from '../lib/data-set/clock';
 import type { InstanceData, InstanceDataOptions } from '../lib/storage/engine';
 import { fixtureImageKey, FixtureImages } from '../lib/storage/fixture-images';
 import { createSqliteInstance } from '../lib/storage/sqlite/engine';
@@ -180,7 +180,7 @@ describe('fixtureImageKey()', () => {
         seed: false,
         pay: false,
         fixture: { records, origin: 'fixture' },
-        context: { clock: new Clock(), ids: new IdSource() },
+        context: { clock: new Clock(), ids: new IdSource(), committed: unheard },
         ...change
     });
 
@@ -198,9 +198,9 @@ describe('fixtureImageKey()', () => {
             fixtureImageKey(options({ commerce: {} })),
             fixtureImageKey(options(records, { seed: true })),
             fixtureImageKey(options(records, { pay: true })),
-            fixtureImageKey(options(records, { context: { clock: new Clock(new Date(0)), ids: new IdSource() } })),
-            fixtureImageKey(options(records, { context: { clock: new Clock(), ids: new IdSource('sequential') } })),
-            fixtureImageKey(options(records, { context: { clock: new Clock(), ids: counted } }))
+            fixtureImageKey(options(records, { context: { clock: new Clock(new Date(0)), ids: new IdSource(), committed: unheard } })),
+            fixtureImageKey(options(records, { context: { clock: new Clock(), ids: new IdSource('sequential'), committed: unheard } })),
+            fixtureImageKey(options(records, { context: { clock: new Clock(), ids: counted, committed: unheard } }))
         ];
         expect(new Set(keys).size).to.equal(keys.length);
     });
@@ -222,7 +222,7 @@ describe('FixtureImages', () => {
     it('counts only the databases a fixture changed, not the shared images the others still are', async () => {
 
         const kept = new FixtureImages(2 ** 30);
-        const clock = () => ({ clock: new Clock(new Date('2030-01-01T00:00:00.000Z')), ids: new IdSource('sequential') });
+        const clock = () => ({ clock: new Clock(new Date('2030-01-01T00:00:00.000Z')), ids: new IdSource('sequential'), committed: unheard });
         const options: InstanceDataOptions = { seed: true, pay: true, fixture: { records: { commerce: { businesses: [{ name: 'Kiosk', category: 'K', city: 'X', phone: '1' }] } }, origin: 'fixture' }, context: clock() };
         const data = await createSqliteInstance({ namespaces: builtInNamespaces, placedNamespaces: placedNamespaces(builtInNamespaces) }, options, kept);
         const image = kept.find(fixtureImageKey({ ...options, context: clock() })!)!;

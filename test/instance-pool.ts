@@ -380,7 +380,7 @@ describe('InstancePool', () => {
     };
 
     const kind = (key: string): PoolKind => ({ key, options: { seed: true, pay: false }, start: { frozen: null, mode: 'random', counter: 0 } });
-    const pooled = (data: InstanceData) => ({ data, context: { clock: null!, ids: null! }, counter: 0 });
+    const pooled = (data: InstanceData) => ({ data, context: { clock: null!, ids: null!, committed: null! }, counter: 0 });
     const failures: { tags: string[]; task?: string; type?: string; at?: string[] }[] = [];
     const log = (tags: string[], data: object) => failures.push({ tags, ...data });
 

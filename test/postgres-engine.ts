@@ -5,7 +5,7 @@ import Code from '@hapi/code';
 import Lab from '@hapi/lab';
 
 import { provisionPay } from '../lib';
-import { Clock, IdSource } from '../lib/clock';
+import { Clock, IdSource, unheard } from '../lib/data-set/clock';
 import { DomainError } from '../lib/errors';
 import { FixtureError } from '../lib/fixtures';
 import { MigrationError, type Migration } from '../lib/storage/migrations';
@@ -381,7 +381,7 @@ describe('PostgreSQL pay', { skip: skipWithoutPostgres('PostgreSQL pay') }, () =
         const db = new PgDatabase(database.url, 'pay', dbSettings);
         try {
             const frozen = '2030-01-02T03:04:05.000Z';
-            const store = new PgPayStore(db, { clock: new Clock(new Date(frozen)), ids: new IdSource() });
+            const store = new PgPayStore(db, { clock: new Clock(new Date(frozen)), ids: new IdSource(), committed: unheard });
             expect(await store.listTransactions('nobody', { limit: 10, offset: 0 })).to.equal({ data: [], total: 0 });
 
             const outcome = await store.deposit('alice', { idempotencyKey: 'k1', providerId: 'sandbox', asset: 'USD', amount: 500, metadata: {} }) as { replayed: boolean; transaction: { created_at: string; amount: number } };

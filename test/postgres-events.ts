@@ -4,7 +4,7 @@ import Path from 'node:path';
 import Code from '@hapi/code';
 import Lab from '@hapi/lab';
 
-import { Clock, IdSource, type RecordContext } from '../lib/clock';
+import { Clock, IdSource, unheard, type Commit, type RecordContext } from '../lib/data-set/clock';
 import { eventTypesOf, matchesType, typePattern, type StoredEndpoint, type StoredEvent } from '../lib/events/model';
 // The namespaces through their list, which loads them in its order (loading one alone first closes a cycle through the settings).
 import { builtInNamespaces } from '../lib/namespaces';
@@ -97,7 +97,7 @@ describe('events on PostgreSQL', { skip }, () => {
     }
 
     // One data set's stores over a database (a fresh one unless named), as one process holds them.
-    async function dataSet(url?: string, context: RecordContext = { clock: new Clock(new Date(start)), ids: new IdSource('sequential') }): Promise<DataSetStores> {
+    async function dataSet(url?: string, context: RecordContext = { clock: new Clock(new Date(start)), ids: new IdSource('sequential'), committed: unheard }): Promise<DataSetStores> {
 
         const namespaces = await open(url ?? await fresh());
         return {
@@ -132,6 +132,8 @@ describe('events on PostgreSQL', { skip }, () => {
     it('writes the event of each change with the record as its owner reads it, in the data set\'s order across namespaces', async () => {
 
         const { commerce, logistics, pay, logs, context } = await dataSet();
+        const told: Commit[] = [];
+        context.committed = (commit) => told.push(commit);
         const made = await commerce.createProduct({ name: 'Tea', description: 'Green', price: 4.5, currency: 'GBP', business_id: business }, 'seller');
         const inquiry = await commerce.createInquiry({ product_id: product, message: 'Loose leaf?' }, 'buyer');
         const onProduct = await commerce.createScamReport({ target_type: 'product', target_id: product, reason: 'Fake' }, 'reporter');
@@ -182,7 +184,7 @@ describe('events on PostgreSQL', { skip }, () => {
         expect(shown.map(({ type, created_at: createdAt, data }) => [type, createdAt, data])).to.equal(expected);
         expect(shown.map(({ position }) => position)).to.equal(expected.map((_, index) => index + 1));
         expect(shown.map(({ id }) => id)).to.equal(expected.map((_, index) => `00000000-0000-4000-9000-${(index + 1).toString(16).padStart(12, '0')}`));
-        expect(context.ids.eventsWritten).to.equal(17);
+        expect(told.reduce((sum, commit) => sum + commit.events, 0)).to.equal(17);
         expect(await logs.logistics.lastPosition()).to.equal(11);
         expect(await logs.pay.positionOf(shown[16]!.id)).to.equal(17);
         expect(await logs.commerce.positionOf(shown[16]!.id)).to.be.null();
@@ -339,7 +341,7 @@ describe('events on PostgreSQL', { skip }, () => {
 
         // EVENTS_KEPT 3: the pools' writers keep what their namespace was opened with.
         const namespaces = await open(await fresh(), 3);
-        const context = { clock: new Clock(new Date(start)), ids: new IdSource('sequential') };
+        const context = { clock: new Clock(new Date(start)), ids: new IdSource('sequential'), committed: unheard };
         expect(eventWriter(namespaces.commerce.db, 10_000)).to.shallow.equal(eventWriter(namespaces.commerce.db));
         const log = namespaces.commerce.eventLog('commerce', context);
         const store = namespaces.commerce.store(context) as CommerceStore;
@@ -366,7 +368,7 @@ describe('events on PostgreSQL', { skip }, () => {
 
         const url = await fresh();
         // Two processes start at once: each namespace's events migration creates the sequence if it is missing.
-        const [first, second] = await Promise.all([dataSet(url), dataSet(url, { clock: new Clock(new Date(start)), ids: new IdSource() })]);
+        const [first, second] = await Promise.all([dataSet(url), dataSet(url, { clock: new Clock(new Date(start)), ids: new IdSource(), committed: unheard })]);
         await products(first.commerce, 1);
         await book(second.logistics, 0);
         await products(second.commerce, 1);
@@ -389,7 +391,7 @@ describe('events on PostgreSQL', { skip }, () => {
 
         const url = await fresh();
         const one = await dataSet(url);
-        const two = await dataSet(url, { clock: new Clock(new Date(start)), ids: new IdSource() });
+        const two = await dataSet(url, { clock: new Clock(new Date(start)), ids: new IdSource(), committed: unheard });
         let commit = () => undefined as void;
         const held = new Promise<void>((resolve) => {
 
@@ -426,7 +428,7 @@ describe('events on PostgreSQL', { skip }, () => {
 
         const url = await fresh();
         const one = await dataSet(url);
-        const two = await dataSet(url, { clock: new Clock(new Date(start)), ids: new IdSource() });
+        const two = await dataSet(url, { clock: new Clock(new Date(start)), ids: new IdSource(), committed: unheard });
         await one.logs.commerce.replaceEndpoints([endpoint('a', 0, null, [])]);
         await products(one.commerce, 1);
 

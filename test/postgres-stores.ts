@@ -7,7 +7,7 @@ import type { Server, ServerInjectResponse } from '@hapi/hapi';
 import Lab from '@hapi/lab';
 import Pg from 'pg';
 
-import { Clock, IdSource, type RecordContext } from '../lib/clock';
+import { Clock, IdSource, unheard, type RecordContext } from '../lib/data-set/clock';
 import type { DomainError } from '../lib/errors';
 import type { NewBooking } from '../lib/namespaces/logistics/store';
 import { PgCommerceStore } from '../lib/namespaces/commerce/postgres';
@@ -251,7 +251,7 @@ describe('PostgreSQL stores on a frozen clock', { skip }, () => {
 
         const ids = new IdSource('sequential');
         ids.counter = counter;
-        return { clock: new Clock(new Date('2031-03-01T09:00:00.000Z')), ids };
+        return { clock: new Clock(new Date('2031-03-01T09:00:00.000Z')), ids, committed: unheard };
     }
 
     async function fresh(): Promise<string> {

@@ -2,7 +2,7 @@ import Code from '@hapi/code';
 import type { Server, ServerInjectResponse } from '@hapi/hapi';
 import Lab from '@hapi/lab';
 
-import { Clock, IdSource } from '../lib/clock';
+import { Clock, IdSource, unheard, type Commit } from '../lib/data-set/clock';
 import { settingsFromEnvironment } from '../lib';
 import { eventTypesOf, matchesType, typePattern, webhookId, type StoredEndpoint, type StoredEvent } from '../lib/events/model';
 import { builtInNamespaces } from '../lib/namespaces';
@@ -292,7 +292,7 @@ describe('events on SQLite', () => {
     it('filters a list by type as the shared model matches types', async () => {
 
         const namespace = openSqliteNamespace(commerceNamespace, undefined, { storage: 'memory', dataDir: ':memory:', seed: false });
-        const context = { clock: new Clock(new Date(frozen)), ids: new IdSource('sequential') };
+        const context = { clock: new Clock(new Date(frozen)), ids: new IdSource('sequential'), committed: unheard };
         const log = namespace.eventLog('commerce', context);
         for (const type of eventTypes) {
             eventWriter(namespace.db).write(context, { type, created_at: frozen, data: {} });
@@ -307,6 +307,52 @@ describe('events on SQLite', () => {
         // One webhook-id per event, endpoint and body, the same for each attempt.
         expect(webhookId(eventId(1), 'a', '{}')).to.equal(webhookId(eventId(1), 'a', '{}'));
         expect(new Set([webhookId(eventId(1), 'a', '{}'), webhookId(eventId(1), 'b', '{}'), webhookId(eventId(2), 'a', '{}'), webhookId(eventId(1), 'a', '[]')]).size).to.equal(4);
+        await namespace.close();
+    });
+
+    it('tells the context what each write transaction committed, once it has, and nothing of one rolled back', async () => {
+
+        const namespace = openSqliteNamespace(commerceNamespace, undefined, { storage: 'memory', dataDir: ':memory:', seed: false });
+        const told: Commit[] = [];
+        const context = { clock: new Clock(new Date(frozen)), ids: new IdSource('sequential'), committed: (commit: Commit) => told.push(commit) };
+        const log = namespace.eventLog('commerce', context);
+        const writer = eventWriter(namespace.db);
+        await log.replaceEndpoints([endpoint('a', 0, ['commerce.product.created'], [])]);
+        // What the context had heard inside each transaction: nothing of the transaction itself.
+        const inside: number[] = [];
+        const write = writer.writing(context, (type: typeof eventTypes[number], due: Date | null) => {
+
+            writer.write(context, { type, created_at: frozen, data: {} });
+            if (due) {
+                // The earliest is kept, whatever the order noted.
+                writer.due(new Date(due.getTime() + 1));
+                writer.due(due);
+                writer.due(new Date(due.getTime() + 2));
+            }
+
+            inside.push(told.length);
+        });
+
+        write('commerce.inquiry.created', null);
+        write('commerce.product.created', new Date('2030-01-02T00:00:00.000Z'));
+        expect(inside).to.equal([0, 1]);
+        const rolledBack = writer.writing(context, () => {
+
+            writer.write(context, { type: 'commerce.product.created', created_at: frozen, data: {} });
+            throw new Error('rolled back');
+        });
+        expect(rolledBack).to.throw('rolled back');
+        // A transaction that writes nothing tells nothing; one that only makes a record pending tells its instant.
+        writer.writing(context, () => undefined)();
+        writer.writing(context, () => writer.due(new Date('2030-01-03T00:00:00.000Z')))();
+        expect(told).to.equal([{ events: 1, deliveries: false, due: null }, { events: 1, deliveries: true, due: new Date('2030-01-02T00:00:00.000Z') }, { events: 0, deliveries: false, due: new Date('2030-01-03T00:00:00.000Z') }]);
+
+        // An attempt given up writes its event in the record's transaction, told as it commits.
+        const [claimed] = await log.claimDue(new Date(frozen), 10, new Date(Date.now() + 60_000));
+        const givenUp = { created_at: frozen, data: { webhook_id: 'w', endpoint_id: 'a', event_id: claimed!.event.id, event_type: claimed!.event.type, attempts: 1 } };
+        expect(await log.record({ position: claimed!.event.position, endpoint_id: 'a', attempt: 1, delivered: false, next_due_at: null, given_up: givenUp })).to.equal(0);
+        expect(told.slice(3)).to.equal([{ events: 1, deliveries: false, due: null }]);
+        expect((await log.list(null, null, 10)).map(({ type }) => type)).to.equal(['commerce.inquiry.created', 'commerce.product.created', 'webhook.delivery.given_up']);
         await namespace.close();
     });
 
@@ -400,7 +446,7 @@ describe('EVENTS_KEPT', () => {
     it('prunes each time a database\'s positions pass a multiple of 100, keeping the events with a delivery pending', async () => {
 
         const namespace = openSqliteNamespace(commerceNamespace, undefined, { storage: 'memory', dataDir: ':memory:', seed: false, eventsKept: 100 });
-        const context = { clock: new Clock(new Date(frozen)), ids: new IdSource('sequential') };
+        const context = { clock: new Clock(new Date(frozen)), ids: new IdSource('sequential'), committed: unheard };
         const log = namespace.eventLog('commerce', context);
         const writer = eventWriter(namespace.db);
         const write = (count: number) => {

@@ -6,7 +6,7 @@ import Code from '@hapi/code';
 import type { Server } from '@hapi/hapi';
 import Lab from '@hapi/lab';
 
-import { Clock } from '../lib/clock';
+import { Clock } from '../lib/data-set/clock';
 import { settingsFromEnvironment } from '../lib';
 import { resolveSettings } from '../lib/config';
 import { Scheduler, Timeline, type AttemptStops } from '../lib/data-set';

@@ -7,7 +7,7 @@ import Lab from '@hapi/lab';
 import { Webhook } from 'standardwebhooks';
 
 import { hostAllowed, HttpSender, maxResponseBytes, OutboundAgents } from '../lib/data-set/sender';
-import { deliveryBody } from '../lib/events/dispatcher';
+import { deliveryBody } from '../lib/data-set/dispatcher';
 import { maskedSecret, mintSecret, signatureHeaders } from '../lib/events/signing';
 import { isSecret, webhookUrlRegex } from '../lib/events/webhook-schemas';
 import { webhookId } from '../lib/events/model';

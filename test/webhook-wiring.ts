@@ -4,7 +4,7 @@ import Lab from '@hapi/lab';
 import { Webhook } from 'standardwebhooks';
 
 import type { DeliveryEntry as Delivery } from '../lib/events/deliveries';
-import { deliveryBody } from '../lib/events/dispatcher';
+import { deliveryBody } from '../lib/data-set/dispatcher';
 import { webhookId, type Event } from '../lib/events/model';
 import { startReceiver, type ReceivedWebhook, type WebhookReceiver } from '../lib/webhook-receiver';
 import { engineServer, engines } from './helpers/postgres';

@@ -40,7 +40,9 @@ Settings are read from the environment too:
               DB_POOL_MAX, DB_CONNECT_TIMEOUT_MS, DB_STATEMENT_TIMEOUT_MS
   instances   INSTANCE_IDLE_TTL, MAX_INSTANCES, MAX_SNAPSHOT_MIB (the memory all snapshots may hold), MAX_FIXTURE_MIB,
               FIXTURE_CACHE_MIB, INSTANCE_POOL_MIB (the memory of instances made ahead)
-  journal     JOURNAL_SIZE, JOURNAL_BODY_BYTES, JOURNAL_BUDGET_MIB`;
+  journal     JOURNAL_SIZE, JOURNAL_BODY_BYTES, JOURNAL_BUDGET_MIB
+  webhooks    WEBHOOK_HOSTS, WEBHOOK_TIMEOUT_MS, WEBHOOK_DISABLE_AFTER, WEBHOOK_LEASE_MARGIN_MS, WEBHOOK_MAX_SOCKETS,
+              WEBHOOK_SOCKET_IDLE_MS, EVENTS_KEPT, CLOCK_MOVE_DEADLINE_MS`;
 
 // The commands by name: what each takes (any other flag is a usage error) and what it runs.
 const commands: Record<string, Command> = {

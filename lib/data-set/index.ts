@@ -1,6 +1,6 @@
-import type { Clock, IdSource, RecordContext } from '../clock';
+import type { Clock, Commit, IdSource, RecordContext } from './clock';
 import { DeliveryJournal } from '../events/deliveries';
-import { Dispatcher } from '../events/dispatcher';
+import { Dispatcher } from './dispatcher';
 import type { FaultSet } from '../faults/rules';
 import { Journal, type JournalBudget } from './journal';
 import { safely, type FailureLog } from '../safe-listener';
@@ -26,6 +26,8 @@ export interface SharedServices {
     secrets: readonly string[];
     // WEBHOOK_DISABLE_AFTER: the deliveries an endpoint gives up in a row that disable it (0: never).
     disableAfter: number;
+    // WEBHOOK_LEASE_MARGIN_MS: how long a claim's lease outlasts the timeout of its attempt.
+    leaseMarginMs: number;
     // CLOCK_MOVE_DEADLINE_MS: how long a move of the clock may take before it answers, its walk going on.
     moveDeadlineMs: number;
 }
@@ -56,8 +58,6 @@ export class DataSetServices implements RecordContext {
     readonly dispatcher: Dispatcher;
     // Set by PUT .../faults, none until then.
     faults: FaultSet | null = null;
-    private eventsNoticed = 0;
-    private deliveriesNoticed = 0;
     private readonly eventListeners = new Set<() => void>();
     private readonly closeListeners = new Set<() => void>();
 
@@ -68,17 +68,11 @@ export class DataSetServices implements RecordContext {
         this.journal = new Journal(shared.journalSize, shared.journalBudget);
         this.scheduler = new Scheduler(this.clock, shared.log);
         this.sender = new HttpSender(shared.outbound);
-        this.timeline = new Timeline(this.clock, this.scheduler, shared.log, () => this.noticeEvents());
+        this.timeline = new Timeline(this.clock, this.scheduler, shared.log);
         this.deliveries = new DeliveryJournal(shared.journalSize, shared.journalBudget, shared.secrets);
-        this.dispatcher = new Dispatcher({ clock: this.clock, scheduler: this.scheduler, sender: this.sender, deliveries: this.deliveries, faults: () => this.faults, log: shared.log, written: () => this.noticeEvents(), timeoutMs: shared.outbound.timeoutMs, disableAfter: shared.disableAfter });
-        // Only writes that added deliveries call for a pass: retries due later come by the clock or the scheduler.
-        this.onEvents(() => {
-
-            if (this.ids.deliveriesWritten !== this.deliveriesNoticed) {
-                this.deliveriesNoticed = this.ids.deliveriesWritten;
-                this.dispatcher.notice();
-            }
-        });
+        this.dispatcher = new Dispatcher({ clock: this.clock, scheduler: this.scheduler, sender: this.sender, deliveries: this.deliveries, faults: () => this.faults, log: shared.log, timeoutMs: shared.outbound.timeoutMs, leaseMarginMs: shared.leaseMarginMs, disableAfter: shared.disableAfter });
+        // The stores of the data set tell these services what each write committed.
+        context.committed = (commit) => this.committed(commit);
     }
 
     /**
@@ -93,7 +87,7 @@ export class DataSetServices implements RecordContext {
         return { transitions, counts, attempted, remaining, walked };
     }
 
-    /** Hears when events were written: after the request or the batch of transitions that wrote them has committed. */
+    /** Hears when events were written: after the transaction that wrote them has committed. */
     onEvents(listener: () => void): () => void {
 
         this.eventListeners.add(listener);
@@ -101,16 +95,25 @@ export class DataSetServices implements RecordContext {
     }
 
     /**
-     * Tells the listeners when events were written since the last notice (the id source counts them). Called after
-     * each request and each batch of transitions, once their transactions have committed; a listener's failure is logged.
+     * Told by the data set's stores what a write transaction committed, once it has: the timeline waits for what it
+     * made pending, the dispatcher sends what it made due (only a write that added deliveries calls for a pass:
+     * retries due later come by the clock or the scheduler), and the listeners read the events it wrote; a listener's
+     * failure is logged.
      */
-    noticeEvents(): void {
+    committed(commit: Commit): void {
 
-        if (this.ids.eventsWritten === this.eventsNoticed) {
+        if (commit.due !== null) {
+            this.timeline.expect(commit.due);
+        }
+
+        if (commit.deliveries) {
+            this.dispatcher.notice();
+        }
+
+        if (commit.events === 0) {
             return;
         }
 
-        this.eventsNoticed = this.ids.eventsWritten;
         for (const listener of this.eventListeners) {
             safely('events listener', this.shared.log, listener)();
         }

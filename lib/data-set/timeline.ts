@@ -1,4 +1,4 @@
-import { latestInstant, type Clock } from '../clock';
+import { latestInstant, type Clock } from './clock';
 import { DomainError } from '../errors';
 import { failureOf, safely, type FailureLog } from '../safe-listener';
 import type { Scheduler } from './scheduler';
@@ -104,8 +104,7 @@ export class Timeline {
     private walks: Promise<unknown> = Promise.resolve();
     private readonly stopListening: () => void;
 
-    // `applied` is told after each batch of transitions has committed (the events they wrote are there to read).
-    constructor(private readonly clock: Clock, private readonly scheduler: Scheduler, private readonly log: FailureLog, private readonly applied: () => void = noop) {
+    constructor(private readonly clock: Clock, private readonly scheduler: Scheduler, private readonly log: FailureLog) {
 
         // A frozen clock arms nothing; back on the wall clock, the next due instant is looked for again.
         this.stopListening = clock.onMove(() => this.rearm());
@@ -131,7 +130,7 @@ export class Timeline {
         return (await this.run(this.clock.now())).caught;
     }
 
-    /** A transition now falls due at this instant: under the wall clock, the task waits for it if it comes first. */
+    /** A transition now falls due at this instant (a write committed it): under the wall clock, the task waits for it if it comes first. */
     expect(due: Date): void {
 
         if (this.closed || this.clock.frozen !== null) {
@@ -233,7 +232,6 @@ export class Timeline {
             // Up to another store's next instant: that instant too when this store comes first in namespace order.
             const bound = others.reduce((earliest, other) => Math.min(earliest, other.order < first.order ? other.due.getTime() - 1 : other.due.getTime()), until.getTime());
             const applied = await first.store.applyDue(new Date(bound), batchSize);
-            this.applied();
             // A store that answers a due transition it then applies none of (another process took them meanwhile) is
             // asked once more; twice in a row, it is left for the next catch-up rather than asked forever.
             if (applied.length === 0) {

@@ -1,4 +1,4 @@
-import type { Plugin, Request, ResponseToolkit } from '@hapi/hapi';
+import type { Plugin, Request } from '@hapi/hapi';
 import Joi from 'joi';
 
 import type { FailureLog } from '../safe-listener';
@@ -37,14 +37,6 @@ export const eventsPlugin: Plugin<EventsOptions> = {
 
         const settings = Joi.attempt(options, optionsSchema, 'Invalid events options');
         const streams = new EventStreams({ heartbeatMs: settings.heartbeatMs, maxBufferedBytes: maxStreamBufferBytes, log: settings.log });
-
-        // Once the handler is done its transaction has committed: the events it wrote can be read. A request refused
-        // before it found its data set (an instance that is gone) has none to tell.
-        server.ext('onPreResponse', (request: Request, h: ResponseToolkit) => {
-
-            request.app.scope?.services.noticeEvents();
-            return h.continue;
-        });
 
         // No stream holds the server open as it stops.
         server.ext('onPreStop', () => streams.closeAll());

@@ -1,4 +1,4 @@
-import type { IdSource } from '../clock';
+import type { IdSource } from '../data-set/clock';
 import type { DataSet } from '../storage/engine';
 
 

@@ -1,4 +1,4 @@
-import { Clock, IdSource, type IdMode, type RecordContext } from '../clock';
+import { Clock, IdSource, unheard, type IdMode, type RecordContext } from '../data-set/clock';
 import { safely, type FailureLog } from '../safe-listener';
 import type { Engine, InstanceData, InstanceDataOptions } from '../storage/engine';
 
@@ -156,7 +156,7 @@ export class InstancePool {
 
         const ids = new IdSource(kind.start.mode);
         ids.counter = kind.start.counter;
-        const context = { clock: new Clock(kind.start.frozen === null ? null : new Date(kind.start.frozen)), ids };
+        const context = { clock: new Clock(kind.start.frozen === null ? null : new Date(kind.start.frozen)), ids, committed: unheard };
         const data = await this.engine.createInstance({ ...kind.options, context });
         const bytes = await data.prepare();
         if (this.closed || this.kinds.get(kind.key) !== entry || !this.keep(entry, { data, context, counter: ids.counter, bytes })) {

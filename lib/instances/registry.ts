@@ -1,6 +1,6 @@
 import Crypto from 'node:crypto';
 
-import { Clock, IdSource, type RecordContext } from '../clock';
+import { Clock, IdSource, unheard, type RecordContext } from '../data-set/clock';
 import { timedStoresOf, type DataSetServices } from '../data-set';
 import { DomainError } from '../errors';
 import { resyncEventPosition } from '../events/positions';
@@ -84,7 +84,7 @@ export class InstanceRegistry implements InstanceFinder {
                 return await this.fork(options.from);
             }
 
-            const context = { clock: new Clock(options.clock ? new Date(options.clock) : null), ids: new IdSource(options.ids) };
+            const context = { clock: new Clock(options.clock ? new Date(options.clock) : null), ids: new IdSource(options.ids), committed: unheard };
             context.ids.counter = options.idCounter ?? 0;
             const kind = this.kindOf(options, context);
             const pooled = kind && this.pool.take(kind);
@@ -196,7 +196,7 @@ export class InstanceRegistry implements InstanceFinder {
         const state = await source.state();
         const ids = new IdSource(state.ids.mode);
         ids.counter = state.ids.counter;
-        const context = { clock: new Clock(state.frozen === null ? null : new Date(state.frozen)), ids };
+        const context = { clock: new Clock(state.frozen === null ? null : new Date(state.frozen)), ids, committed: unheard };
         const data = await this.engine.createInstance({ seed: false, pay: state.options.pay, from: state.data, context });
         return await this.add(data, context, { seed: state.options.seed, ids: ids.mode, pay: state.options.pay }, null, true);
     }

@@ -1,6 +1,6 @@
 import Joi from 'joi';
 
-import { maxIdCounter } from '../clock';
+import { maxIdCounter } from '../data-set/clock';
 import { transitionTypesOf } from '../data-set/transitions';
 import { durationPattern } from '../durations';
 import { clockTimestamp, optionalBody, recordId, requestBody, timestamp, utcTimestamp, wording } from '../fields';

@@ -1,4 +1,4 @@
-import type { RecordContext } from '../clock';
+import type { RecordContext } from '../data-set/clock';
 import { FixtureError, fixtureBody, fixtureFormat, fixtureNamespaces, fixtureRows, type FixtureRows } from '../fixtures';
 import type { Namespace } from '../namespace';
 import { fixtureSpecs } from './demo';

@@ -1,7 +1,7 @@
 import Fs from 'node:fs';
 import Path from 'node:path';
 
-import { Clock, IdSource, type RecordContext } from '../../lib/clock';
+import { Clock, IdSource, unheard, type RecordContext } from '../../lib/data-set/clock';
 import type { CommerceStore } from '../../lib/namespaces/commerce/store';
 import type { LogisticsStore } from '../../lib/namespaces/logistics/store';
 
@@ -20,7 +20,7 @@ export const demoOffers = demoOf('commerce').offers!.map((offer) => ({ id: Strin
 /** A context on a clock frozen at the instant, with sequential ids from 1. */
 export function frozenContext(instant: string, clock = new Clock(new Date(instant))): RecordContext {
 
-    return { clock, ids: new IdSource('sequential') };
+    return { clock, ids: new IdSource('sequential'), committed: unheard };
 }
 
 

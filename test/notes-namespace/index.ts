@@ -3,14 +3,14 @@ import Path from 'node:path';
 import type { Plugin, Request } from '@hapi/hapi';
 import Joi from 'joi';
 
-import type { RecordContext } from '../../lib/clock';
+import type { RecordContext } from '../../lib/data-set/clock';
 import { claimEach, type AppliedTransition } from '../../lib/data-set/transitions';
 import { recordId, timestamp, utcTimestamp, visibleText } from '../../lib/fields';
 import { recordOf } from '../../lib/fixtures';
 import { createdResponse, listResponse, listSchema, pageQuery, type ListResult, type Page } from '../../lib/lists';
 import type { Namespace } from '../../lib/namespaces';
 import { createdAt } from '../../lib/records';
-import { dataOf, servicesOf } from '../../lib/scope';
+import { dataOf } from '../../lib/scope';
 import { sql, type PgDatabase } from '../../lib/storage/postgres/database';
 import { eventWriter as pgEventWriter } from '../../lib/storage/postgres/events';
 import { eventWriter as sqliteEventWriter } from '../../lib/storage/sqlite/events';
@@ -88,15 +88,20 @@ class SqliteNotes implements NotesStore {
 
     createNote(text: string, remindAt?: string): Promise<Note> {
 
-        return Promise.resolve(this.db.transaction(() => {
+        return Promise.resolve(this.events.writing(this.context, () => {
 
             const latest = this.db.prepare<[], string | null>('SELECT max(created_at) FROM notes').pluck().get()!;
             const row = { id: this.context.ids.next(), text, created_at: createdAt(this.context.clock, latest), remind_at: remindAt ?? null, reminded_at: null };
             this.db.prepare('INSERT INTO notes (id, text, created_at, remind_at) VALUES (@id, @text, @created_at, @remind_at)').run(row);
             const note = noteRecord(row);
             this.events.write(this.context, createdEvent(note));
+            // A reminder falls due: the data set's timeline is told once the note commits.
+            if (note.remind_at !== undefined) {
+                this.events.due(new Date(note.remind_at));
+            }
+
             return note;
-        }).immediate());
+        })());
     }
 
     nextDue(): Promise<Date | null> {
@@ -108,7 +113,7 @@ class SqliteNotes implements NotesStore {
     applyDue(until: Date, limit: number): Promise<AppliedTransition[]> {
 
         // Found and claimed under the write lock, so that no other process claims it in between.
-        const claim = this.db.transaction((at: string) => {
+        const claim = this.events.writing(this.context, (at: string) => {
 
             const row = this.db.prepare<[string], NoteRow>(`SELECT ${columns} FROM notes WHERE remind_at IS NOT NULL AND reminded_at IS NULL AND remind_at <= ? ORDER BY remind_at, id LIMIT 1`).get(at);
             if (!row) {
@@ -121,7 +126,7 @@ class SqliteNotes implements NotesStore {
             return { type: reminded, id: note.id, due: note.remind_at! };
         });
 
-        return claimEach(limit, () => Promise.resolve(claim.immediate(until.toISOString())));
+        return claimEach(limit, () => Promise.resolve(claim(until.toISOString())));
     }
 }
 
@@ -154,12 +159,16 @@ class PgNotes implements NotesStore {
 
     createNote(text: string, remindAt?: string): Promise<Note> {
 
-        return this.db.transaction(async (tx) => {
+        return this.events.writing(this.context, async (tx) => {
 
             await tx.exec('LOCK TABLE notes IN EXCLUSIVE MODE');
             const { latest } = (await tx.row(queries.latest))!;
             const note = noteRecord((await tx.row(queries.insert, this.context.ids.next(), text, createdAt(this.context.clock, latest), remindAt ?? null))!);
             await this.events.write(tx, this.context, createdEvent(note));
+            if (note.remind_at !== undefined) {
+                this.events.due(tx, new Date(note.remind_at));
+            }
+
             return note;
         });
     }
@@ -179,7 +188,7 @@ class PgNotes implements NotesStore {
     // Finds the reminder due first by `at` and makes it, in one transaction; none when nothing is due.
     private claimNext(at: string): Promise<AppliedTransition | null> {
 
-        return this.db.transaction(async (tx) => {
+        return this.events.writing(this.context, async (tx) => {
 
             const row = await tx.row(queries.due, at);
             if (!row) {
@@ -232,11 +241,6 @@ const notesPlugin: Plugin<void> = {
                 async handler(request, h) {
 
                     const made = await notesOf(request).createNote(request.payload.text, request.payload.remind_at);
-                    // A reminder falls due: under the wall clock the data set's timeline waits for it.
-                    if (made.remind_at !== undefined) {
-                        servicesOf(request).timeline.expect(new Date(made.remind_at));
-                    }
-
                     return createdResponse(h, request, made);
                 }
             }

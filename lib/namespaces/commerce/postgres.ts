@@ -1,4 +1,4 @@
-import type { RecordContext } from '../../clock';
+import type { RecordContext } from '../../data-set/clock';
 import type { ListResult, Page } from '../../lists';
 import { fromMinorUnits, offerRecord, toMinorUnits, type Priced } from './money';
 import { checkFirstReport, crossesFlagged } from './rules';
@@ -118,7 +118,7 @@ export class PgCommerceStore implements CommerceStore {
 
     createProduct(input: NewProduct, createdBy: string): Promise<Product> {
 
-        return this.db.transaction(async (tx) => {
+        return this.events.writing(this.context, async (tx) => {
 
             await tx.row(queries.lockCatalogue);
             const facts = (await tx.row(queries.productFacts, input.business_id))!;
@@ -163,7 +163,7 @@ export class PgCommerceStore implements CommerceStore {
 
         const productId = 'product_id' in input ? input.product_id : null;
         const businessId = 'business_id' in input ? input.business_id : null;
-        return this.db.transaction(async (tx) => {
+        return this.events.writing(this.context, async (tx) => {
 
             const facts = (await tx.row(queries.inquiryFacts, productId, businessId))!;
             referenced(facts.target || undefined, productId === null ? 'business' : 'product', productId === null ? 'business_id' : 'product_id');
@@ -188,7 +188,7 @@ export class PgCommerceStore implements CommerceStore {
 
     createScamReport(input: NewScamReport, reporterId: string): Promise<ScamReport> {
 
-        return this.db.transaction(async (tx) => {
+        return this.events.writing(this.context, async (tx) => {
 
             const facts = (await tx.row(queries.reportFacts, input.target_type, input.target_id, reporterId))!;
             referenced(facts.target || undefined, input.target_type, 'target_id');

@@ -1,6 +1,6 @@
 import type { Statement, Transaction } from 'better-sqlite3';
 
-import type { RecordContext } from '../../clock';
+import type { RecordContext } from '../../data-set/clock';
 import type { ListResult, Page } from '../../lists';
 import { fromMinorUnits, offerRecord, toMinorUnits, type Priced } from './money';
 import { checkFirstReport, crossesFlagged } from './rules';
@@ -91,9 +91,9 @@ export class SqliteCommerceStore implements CommerceStore {
     private readonly readProducts: Transaction<(filter: { business_id?: string }, page: Page) => ListResult<Product>>;
     private readonly readBusinesses: Transaction<(page: Page) => ListResult<Business>>;
     private readonly readOffers: Transaction<(filter: { product_id?: string }, page: Page) => ListResult<Offer>>;
-    private readonly insertProduct: Transaction<(input: NewProduct, createdBy: string) => Product>;
-    private readonly insertInquiry: Transaction<(input: NewInquiry, ownerId: string) => Inquiry>;
-    private readonly insertScamReport: Transaction<(input: NewScamReport, reporterId: string) => ScamReport>;
+    private readonly insertProduct: (input: NewProduct, createdBy: string) => Product;
+    private readonly insertInquiry: (input: NewInquiry, ownerId: string) => Inquiry;
+    private readonly insertScamReport: (input: NewScamReport, reporterId: string) => ScamReport;
 
     constructor(db: Database, context: RecordContext) {
 
@@ -135,7 +135,7 @@ export class SqliteCommerceStore implements CommerceStore {
             return { data: rows.map(offerRecord), total };
         });
 
-        this.insertProduct = db.transaction((input: NewProduct, createdBy: string) => {
+        this.insertProduct = events.writing(context, (input: NewProduct, createdBy: string) => {
 
             this.requireTarget('business', input.business_id, 'business_id');
             const id = context.ids.next();
@@ -156,7 +156,7 @@ export class SqliteCommerceStore implements CommerceStore {
             return product;
         });
 
-        this.insertInquiry = db.transaction((input: NewInquiry, ownerId: string) => {
+        this.insertInquiry = events.writing(context, (input: NewInquiry, ownerId: string) => {
 
             if ('product_id' in input) {
                 this.requireTarget('product', input.product_id, 'product_id');
@@ -172,7 +172,7 @@ export class SqliteCommerceStore implements CommerceStore {
             return inquiry;
         });
 
-        this.insertScamReport = db.transaction((input: NewScamReport, reporterId: string) => {
+        this.insertScamReport = events.writing(context, (input: NewScamReport, reporterId: string) => {
 
             this.requireTarget(input.target_type, input.target_id, 'target_id');
             checkFirstReport(input.target_type, statements.scamReportByReporter.get(input.target_type, input.target_id, reporterId) !== undefined);
@@ -204,7 +204,7 @@ export class SqliteCommerceStore implements CommerceStore {
 
     createProduct(input: NewProduct, createdBy: string): Promise<Product> {
 
-        return settled(() => this.insertProduct.immediate(input, createdBy));
+        return settled(() => this.insertProduct(input, createdBy));
     }
 
     listBusinesses(page: Page): Promise<ListResult<Business>> {
@@ -224,7 +224,7 @@ export class SqliteCommerceStore implements CommerceStore {
 
     createInquiry(input: NewInquiry, ownerId: string): Promise<Inquiry> {
 
-        return settled(() => this.insertInquiry.immediate(input, ownerId));
+        return settled(() => this.insertInquiry(input, ownerId));
     }
 
     getInquiry(id: string, ownerId: string): Promise<Inquiry> {
@@ -234,7 +234,7 @@ export class SqliteCommerceStore implements CommerceStore {
 
     createScamReport(input: NewScamReport, reporterId: string): Promise<ScamReport> {
 
-        return settled(() => this.insertScamReport.immediate(input, reporterId));
+        return settled(() => this.insertScamReport(input, reporterId));
     }
 
     getScamReport(id: string, reporterId: string): Promise<ScamReport> {

@@ -1,4 +1,4 @@
-import type { RecordContext } from '../../clock';
+import type { RecordContext } from '../../data-set/clock';
 import { claimEach, type AppliedTransition } from '../../data-set/transitions';
 import type { ListResult, Page } from '../../lists';
 import { bookingRecord, bookingStatusAt, checkBooking, checkCancellable, overlapRefusal, type BookingRow } from './rules';
@@ -118,7 +118,7 @@ export class PgLogisticsStore implements LogisticsStore {
      */
     createBooking(customerId: string, booking: NewBooking): Promise<Booking> {
 
-        return this.db.transaction(async (tx) => {
+        return this.events.writing(this.context, async (tx) => {
 
             const vehicle = referenced(await tx.row(queries.lockVehicle, booking.vehicle_id), 'vehicle', 'vehicle_id');
             const facts = (await tx.row(queries.bookingFacts, booking.pickup_location_id, booking.dropoff_location_id, vehicle.id, booking.return_at, customerId))!;
@@ -154,6 +154,9 @@ export class PgLogisticsStore implements LogisticsStore {
             }
 
             await this.events.write(tx, this.context, { type: 'logistics.booking.created', created_at: made.created_at, data: made });
+            // Its start and end are transitions of the data set's timeline: the next is due at pickup, or at return for
+            // one made past its pickup.
+            this.events.due(tx, new Date(made.status === 'confirmed' ? made.pickup_at : made.return_at));
             return made;
         });
     }
@@ -161,7 +164,7 @@ export class PgLogisticsStore implements LogisticsStore {
     /** Cancels under a lock on the booking's row, decided by the status it has at the store's clock. */
     cancelBooking(customerId: string, id: string): Promise<Booking> {
 
-        return this.db.transaction(async (tx) => {
+        return this.events.writing(this.context, async (tx) => {
 
             const booking = bookingRecord(found(await tx.row(queries.lockBooking, id, customerId, this.now()), 'booking'));
             checkCancellable(booking, booking.status);
@@ -189,7 +192,7 @@ export class PgLogisticsStore implements LogisticsStore {
     // Finds the booking transition due first by `at` and claims it, in one transaction; none when nothing is due.
     private claimNext(at: string): Promise<AppliedTransition | undefined> {
 
-        return this.db.transaction(async (tx) => {
+        return this.events.writing(this.context, async (tx) => {
 
             const due = await tx.row(queries.nextTransition, at);
             if (due) {

@@ -1,6 +1,6 @@
 import type { Transaction } from 'better-sqlite3';
 
-import type { RecordContext } from '../../clock';
+import type { RecordContext } from '../../data-set/clock';
 import { claimEach, type AppliedTransition } from '../../data-set/transitions';
 import type { ListResult, Page } from '../../lists';
 import { bookingRecord, bookingStatusAt, checkBooking, checkCancellable, type BookingRow } from './rules';
@@ -78,9 +78,9 @@ export class SqliteLogisticsStore implements LogisticsStore {
     private readonly readVehicles: Transaction<(filter: VehicleFilter) => ListResult<Vehicle>>;
     private readonly readLocations: Transaction<(page: Page) => ListResult<Location>>;
     private readonly readBookings: Transaction<(customerId: string, page: Page) => ListResult<Booking>>;
-    private readonly book: Transaction<(customerId: string, booking: NewBooking) => Booking>;
-    private readonly cancel: Transaction<(customerId: string, id: string) => Booking>;
-    private readonly claimNext: Transaction<(until: string) => AppliedTransition | null>;
+    private readonly book: (customerId: string, booking: NewBooking) => Booking;
+    private readonly cancel: (customerId: string, id: string) => Booking;
+    private readonly claimNext: (until: string) => AppliedTransition | null;
 
     constructor(db: Database, private readonly context: RecordContext) {
 
@@ -112,7 +112,7 @@ export class SqliteLogisticsStore implements LogisticsStore {
             total: statements.countBookings.pluck().get({ customer_id: customerId }) ?? 0
         }));
 
-        this.book = db.transaction((customerId: string, booking: NewBooking) => {
+        this.book = events.writing(context, (customerId: string, booking: NewBooking) => {
 
             const vehicle = referenced(statements.vehicleById.get({ id: booking.vehicle_id }), 'vehicle', 'vehicle_id');
             for (const field of ['pickup_location_id', 'dropoff_location_id'] as const) {
@@ -132,10 +132,13 @@ export class SqliteLogisticsStore implements LogisticsStore {
 
             const made = bookingRecord(statements.storedBooking.get({ id, customer_id: customerId })!);
             events.write(context, { type: 'logistics.booking.created', created_at: made.created_at, data: made });
+            // Its start and end are transitions of the data set's timeline: the next is due at pickup, or at return for
+            // one made past its pickup.
+            events.due(new Date(made.status === 'confirmed' ? made.pickup_at : made.return_at));
             return made;
         });
 
-        this.cancel = db.transaction((customerId: string, id: string) => {
+        this.cancel = events.writing(context, (customerId: string, id: string) => {
 
             const key = { id, customer_id: customerId };
             const booking = bookingRecord(found(statements.bookingById.get({ ...key, now: context.clock.now().toISOString() }), 'booking'));
@@ -147,7 +150,7 @@ export class SqliteLogisticsStore implements LogisticsStore {
         });
 
         // Found and claimed under the write lock, so that no other process claims it in between.
-        this.claimNext = db.transaction((until: string) => {
+        this.claimNext = events.writing(context, (until: string) => {
 
             const next = statements.nextTransition.get({ until });
             if (next) {
@@ -192,12 +195,12 @@ export class SqliteLogisticsStore implements LogisticsStore {
 
     createBooking(customerId: string, booking: NewBooking): Promise<Booking> {
 
-        return settled(() => this.book.immediate(customerId, booking));
+        return settled(() => this.book(customerId, booking));
     }
 
     cancelBooking(customerId: string, id: string): Promise<Booking> {
 
-        return settled(() => this.cancel.immediate(customerId, id));
+        return settled(() => this.cancel(customerId, id));
     }
 
     nextDue(): Promise<Date | null> {
@@ -213,7 +216,7 @@ export class SqliteLogisticsStore implements LogisticsStore {
 
         // One at a time, earliest first: a booking started here may fall due to complete before the next one starts.
         const at = until.toISOString();
-        return claimEach(limit, () => settled(() => this.claimNext.immediate(at)));
+        return claimEach(limit, () => settled(() => this.claimNext(at)));
     }
 }
 

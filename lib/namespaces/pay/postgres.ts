@@ -1,4 +1,4 @@
-import type { RecordContext } from '../../clock';
+import type { RecordContext } from '../../data-set/clock';
 import type { AppliedTransition } from '../../data-set/transitions';
 import { durationText } from '../../durations';
 import type { ListResult, Page } from '../../lists';
@@ -176,12 +176,12 @@ export class PgPayStore implements PayStore {
 
     deposit(ownerId: string, request: GatewayRequest): Promise<GatewayOutcome> {
 
-        return this.db.transaction((tx) => this.idempotentMove(tx, ownerId, 'deposit', request));
+        return this.events.writing(this.context, (tx) => this.idempotentMove(tx, ownerId, 'deposit', request));
     }
 
     withdraw(ownerId: string, request: GatewayRequest): Promise<GatewayOutcome> {
 
-        return this.db.transaction((tx) => this.idempotentMove(tx, ownerId, 'withdrawal', request));
+        return this.events.writing(this.context, (tx) => this.idempotentMove(tx, ownerId, 'withdrawal', request));
     }
 
     async nextDue(): Promise<Date | null> {
@@ -194,7 +194,7 @@ export class PgPayStore implements PayStore {
 
         const applied: AppliedTransition[] = [];
         for (const due of await this.db.rows(queries.due, until.toISOString(), limit)) {
-            const transition = await this.db.transaction((tx) => this.settle(tx, due));
+            const transition = await this.events.writing(this.context, (tx) => this.settle(tx, due));
             if (transition) {
                 applied.push(transition);
             }
@@ -262,6 +262,10 @@ export class PgPayStore implements PayStore {
         // A move that settles at once is made completed: its completion is announced at the same instant.
         if (transaction.status === 'completed') {
             await this.events.write(tx, this.context, { type: 'pay.transaction.completed', created_at: transaction.created_at, data: transaction });
+        }
+        // A move that settles later: the data set's timeline applies it at its instant.
+        else {
+            this.events.due(tx, new Date(transaction.settles_at));
         }
 
         return { transaction };

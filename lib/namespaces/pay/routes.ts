@@ -4,7 +4,7 @@ import type { Lifecycle, Request, ResponseObject, ResponseToolkit, Server, Serve
 import { callerId } from '../../auth';
 import { failure, toBoom } from '../../errors';
 import type { Metadata } from '../../metadata';
-import { dataOf, servicesOf } from '../../scope';
+import { dataOf } from '../../scope';
 import { createdResponse, listResponse, type Page } from '../../lists';
 import type { ReadinessGap } from '../../storage/engine';
 import type { Namespace } from '../../namespace';
@@ -128,11 +128,6 @@ export function payRoutes(server: Server, namespace: Namespace<PayStore>): void 
                     amount: payload.amount,
                     metadata: payload.metadata
                 });
-
-                // A move that settles later: the data set's timeline applies it at its instant.
-                if ('transaction' in outcome && outcome.transaction.status === 'pending') {
-                    servicesOf(request).timeline.expect(new Date(outcome.transaction.settles_at));
-                }
 
                 return gatewayResponse(request, h, outcome);
             }

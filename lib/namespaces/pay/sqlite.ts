@@ -1,6 +1,6 @@
 import type { Transaction } from 'better-sqlite3';
 
-import type { RecordContext } from '../../clock';
+import type { RecordContext } from '../../data-set/clock';
 import { claimEach, type AppliedTransition } from '../../data-set/transitions';
 import { durationText } from '../../durations';
 import type { ListResult, Page } from '../../lists';
@@ -110,8 +110,8 @@ export class SqlitePayStore implements PayStore {
     private readonly walletRead: Transaction<(ownerId: string) => Wallet | undefined>;
     private readonly walletOpen: Transaction<(ownerId: string) => Wallet>;
     private readonly transactionsRead: Transaction<(ownerId: string, page: Page) => ListResult<PayTransaction>>;
-    private readonly moneyMove: Transaction<(ownerId: string, type: TransactionType, request: GatewayRequest) => GatewayOutcome>;
-    private readonly settleFirstDue: Transaction<(until: string) => AppliedTransition | null>;
+    private readonly moneyMove: (ownerId: string, type: TransactionType, request: GatewayRequest) => GatewayOutcome;
+    private readonly settleFirstDue: (until: string) => AppliedTransition | null;
     private readonly events: SqliteEventWriter;
 
     constructor(db: Database, private readonly context: RecordContext) {
@@ -128,8 +128,8 @@ export class SqlitePayStore implements PayStore {
         });
 
         this.transactionsRead = db.transaction((ownerId: string, page: Page) => this.readTransactions(ownerId, page));
-        this.moneyMove = db.transaction((ownerId: string, type: TransactionType, request: GatewayRequest) => this.idempotentMove(ownerId, type, request));
-        this.settleFirstDue = db.transaction((until: string) => this.settleDue(until));
+        this.moneyMove = this.events.writing(this.context, (ownerId: string, type: TransactionType, request: GatewayRequest) => this.idempotentMove(ownerId, type, request));
+        this.settleFirstDue = this.events.writing(this.context, (until: string) => this.settleDue(until));
     }
 
     openWallet(ownerId: string): Promise<Wallet> {
@@ -191,12 +191,12 @@ export class SqlitePayStore implements PayStore {
 
     deposit(ownerId: string, request: GatewayRequest): Promise<GatewayOutcome> {
 
-        return settled(() => this.moneyMove.immediate(ownerId, 'deposit', request));
+        return settled(() => this.moneyMove(ownerId, 'deposit', request));
     }
 
     withdraw(ownerId: string, request: GatewayRequest): Promise<GatewayOutcome> {
 
-        return settled(() => this.moneyMove.immediate(ownerId, 'withdrawal', request));
+        return settled(() => this.moneyMove(ownerId, 'withdrawal', request));
     }
 
     nextDue(): Promise<Date | null> {
@@ -213,7 +213,7 @@ export class SqlitePayStore implements PayStore {
     applyDue(until: Date, limit: number): Promise<AppliedTransition[]> {
 
         const at = until.toISOString();
-        return claimEach(limit, () => settled(() => this.settleFirstDue.immediate(at)));
+        return claimEach(limit, () => settled(() => this.settleFirstDue(at)));
     }
 
     // Settles the earliest pending transaction due by `until`, stamped and posted at its own due instant.
@@ -279,6 +279,10 @@ export class SqlitePayStore implements PayStore {
         // A move made completed (a provider that settles at once) has settled as it was made: both, at one instant.
         if (transaction.status === 'completed') {
             this.events.write(this.context, { type: 'pay.transaction.completed', created_at: created, data: transaction });
+        }
+        // A move that settles later: the data set's timeline applies it at its instant.
+        else {
+            this.events.due(new Date(transaction.settles_at));
         }
 
         return { transaction };

@@ -1,4 +1,4 @@
-import type { RecordContext } from '../../clock';
+import { newCommit, noteDue, tellCommitted, type Commit, type RecordContext } from '../../data-set/clock';
 import type { AttemptOutcome, ClaimedAttempt, DisabledReason, StoredEndpoint, StoredEvent, TypePattern } from '../../events/model';
 import type { EventLog } from '../engine';
 import { defaultEventsKept, deliveryState, dueEvent, endpointColumns, endpointRow, endpointUpsert, insertDeliveries, prunes, pruneEvents, recoverDeliveries, rotateSecret, setDisabled, setGivenUpInARow, storedEndpoint, type DueRow, type EndpointRow, type NewEvent } from '../events-sql';
@@ -105,11 +105,33 @@ export const queries = {
 /**
  * Writes the events of one schema, inside the transaction of the change they announce: a position from the
  * database's sequence (in commit order), the event and its deliveries, and a prune when the schema's positions pass a
- * multiple of 100.
+ * multiple of 100. It collects what each transaction wrote, told to the store's context once that one has committed.
  */
 export class PgEventWriter {
 
-    constructor(private readonly kept: number) { }
+    // What each write transaction under way wrote, by its connection's runner: several run at once on one pool.
+    private readonly commits = new WeakMap<Runner, Commit>();
+
+    constructor(private readonly db: PgDatabase, private readonly kept: number) { }
+
+    /**
+     * Runs work in one transaction of the pool, as every write of events or pending records does: once it has
+     * committed, the context is told what it wrote (by its last try, when a serialization failure ran it again); one
+     * rolled back tells nothing.
+     */
+    async writing<T>(context: RecordContext, work: (tx: Runner) => Promise<T>): Promise<T> {
+
+        let commit = newCommit();
+        const result = await this.db.transaction((tx) => {
+
+            commit = newCommit();
+            this.commits.set(tx, commit);
+            return work(tx);
+        });
+
+        tellCommitted(context, commit);
+        return result;
+    }
 
     /** Writes an event and its deliveries on the transaction's connection; answers the event. */
     async write(tx: Runner, context: RecordContext, event: NewEvent): Promise<StoredEvent> {
@@ -117,13 +139,27 @@ export class PgEventWriter {
         const { position, floor } = (await tx.row(queries.nextPosition))!;
         const stored = { position, id: context.ids.eventId(position), type: event.type, created_at: event.created_at, data: JSON.stringify(event.data) };
         await tx.rows(queries.insertEvent, position, stored.id, stored.type, stored.created_at, stored.data);
-        // The event and its deliveries are one statement, whose count of deliveries is not read: each event counts.
-        context.ids.deliveriesWritten += 1;
+        // The event and its deliveries are one statement, whose count of deliveries is not read: each event may have made some.
+        const commit = this.commitOf(tx);
+        commit.events += 1;
+        commit.deliveries = true;
         if (prunes(position, floor)) {
             await tx.rows(queries.prune, position - this.kept);
         }
 
         return stored;
+    }
+
+    /** The transaction made a record pending that moves on at this instant. */
+    due(tx: Runner, instant: Date): void {
+
+        noteDue(this.commitOf(tx), instant);
+    }
+
+    // What the transaction wrote so far; one not run by `writing` (a test's, a migration's) tells nobody.
+    private commitOf(tx: Runner): Commit {
+
+        return this.commits.get(tx) ?? newCommit();
     }
 }
 
@@ -140,7 +176,7 @@ export function eventWriter(db: PgDatabase, kept = defaultEventsKept): PgEventWr
 
     let writer = writers.get(db);
     if (!writer) {
-        writer = new PgEventWriter(kept);
+        writer = new PgEventWriter(db, kept);
         writers.set(db, writer);
     }
 
@@ -265,7 +301,7 @@ export class PgEventLog implements EventLog {
     record(outcome: AttemptOutcome): Promise<number | null> {
 
         const state = deliveryState(outcome);
-        return this.db.transaction(async (tx) => {
+        return this.writer.writing(this.context, async (tx) => {
 
             const recorded = await tx.row(queries.record, outcome.position, outcome.endpoint_id, outcome.attempt, state, outcome.next_due_at, outcome.delivered ? 1 : 0, state === 'given_up' ? 1 : 0);
             if (!recorded) {

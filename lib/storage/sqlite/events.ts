@@ -1,6 +1,6 @@
 import type { Transaction } from 'better-sqlite3';
 
-import type { RecordContext } from '../../clock';
+import { newCommit, noteDue, tellCommitted, type Commit, type RecordContext } from '../../data-set/clock';
 import type { AttemptOutcome, ClaimedAttempt, DisabledReason, StoredEndpoint, StoredEvent, TypePattern } from '../../events/model';
 import type { EventLog } from '../engine';
 import { defaultEventsKept, deliveryState, dueEvent, endpointColumns, endpointRow, endpointUpsert, insertDeliveries, prunes, pruneEvents, recoverDeliveries, rotateSecret, setDisabled, setGivenUpInARow, storedEndpoint, type DueRow, type EndpointRow, type NewEvent } from '../events-sql';
@@ -78,15 +78,34 @@ export const queries = {
 
 /**
  * Writes the events of one database, inside the transaction of the change they announce (synchronous: nothing awaits
- * inside an SQLite transaction). Made once per connection, with its statements prepared on first use.
+ * inside an SQLite transaction), and collects what that transaction wrote, told to the store's context once it has
+ * committed. Made once per connection, with its statements prepared on first use.
  */
 export class SqliteEventWriter {
 
     readonly statements: Statements<typeof queries>;
+    // What the write transaction under way wrote: on one connection, one runs at a time.
+    private commit: Commit = newCommit();
 
-    constructor(db: Database, private readonly kept: number) {
+    constructor(private readonly db: Database, private readonly kept: number) {
 
         this.statements = lazyStatements(db, queries);
+    }
+
+    /**
+     * A write transaction of this connection (immediate), which every write of events or pending records runs in:
+     * once it has committed, the context is told what it wrote; one rolled back tells nothing.
+     */
+    writing<Args extends unknown[], Result>(context: RecordContext, work: (...args: Args) => Result): (...args: Args) => Result {
+
+        const transaction = this.db.transaction(work);
+        return (...args) => {
+
+            this.commit = newCommit();
+            const result = transaction.immediate(...args);
+            tellCommitted(context, this.commit);
+            return result;
+        };
     }
 
     /** Writes an event and its deliveries, and prunes the database when its position passes a multiple of 100; answers the event. */
@@ -96,8 +115,9 @@ export class SqliteEventWriter {
         const position = context.ids.eventPosition(floor);
         const stored = { position, id: context.ids.eventId(position), type: event.type, created_at: event.created_at, data: JSON.stringify(event.data) };
         this.statements.insertEvent.run(stored);
+        this.commit.events += 1;
         if (this.statements.insertDeliveries.run({ position, type: event.type, due_at: event.created_at }).changes > 0) {
-            context.ids.deliveriesWritten += 1;
+            this.commit.deliveries = true;
         }
 
         if (prunes(position, floor)) {
@@ -105,6 +125,12 @@ export class SqliteEventWriter {
         }
 
         return stored;
+    }
+
+    /** The write transaction under way made a record pending that moves on at this instant. */
+    due(instant: Date): void {
+
+        noteDue(this.commit, instant);
     }
 }
 
@@ -136,7 +162,7 @@ export class SqliteEventLog implements EventLog {
     private readonly statements: Statements<typeof queries>;
     private readonly replace: Transaction<(endpoints: StoredEndpoint[]) => void>;
     private readonly claim: Transaction<(until: string, limit: number, leaseUntil: string) => ClaimedAttempt[]>;
-    private readonly recordOutcome: Transaction<(outcome: AttemptOutcome) => number | null>;
+    private readonly recordOutcome: (outcome: AttemptOutcome) => number | null;
     private readonly arm: Transaction<(position: number, endpointIds: string[], dueAt: string, leaseUntil: string) => ClaimedAttempt[]>;
     private readonly rearm: Transaction<(endpointId: string, since: string, dueAt: string, leaseUntil: string) => ClaimedAttempt[]>;
 
@@ -197,7 +223,7 @@ export class SqliteEventLog implements EventLog {
             return claimArmed(positions.sort((a, b) => a - b).map((position) => [position, endpointId]), leaseUntil, now);
         });
 
-        this.recordOutcome = db.transaction((outcome: AttemptOutcome) => {
+        this.recordOutcome = this.writer.writing(context, (outcome: AttemptOutcome) => {
 
             const state = deliveryState(outcome);
             const { changes } = statements.recordAttempt.run({ position: outcome.position, endpoint_id: outcome.endpoint_id, attempt: outcome.attempt, state, due_at: outcome.next_due_at });
@@ -268,7 +294,7 @@ export class SqliteEventLog implements EventLog {
 
     record(outcome: AttemptOutcome): Promise<number | null> {
 
-        return settled(() => this.recordOutcome.immediate(outcome));
+        return settled(() => this.recordOutcome(outcome));
     }
 
     setDisabled(endpointId: string, disabled: { at: string; reason: DisabledReason } | null): Promise<void> {

@@ -1,6 +1,6 @@
 import Crypto from 'node:crypto';
 
-import { DomainError } from './errors';
+import { DomainError } from '../errors';
 
 
 /** How a clock moved: frozen at an instant, moved forward, or let follow the wall clock again; from and to are its instants either side. */
@@ -117,11 +117,6 @@ export class IdSource {
 
     // The last event position handed out, drawn from a PostgreSQL sequence, or found in the data set's databases.
     lastEventPosition = 0;
-    // Events handed out, ever: the data set's services compare it after a request or a batch of transitions.
-    eventsWritten = 0;
-    // Writes that added webhook deliveries (or may have: an engine that cannot tell counts each event): the dispatcher
-    // looks for due attempts after a request only when it moved, so a data set with no endpoint pays no pass.
-    deliveriesWritten = 0;
 
     /** The position of a new event on an engine that hands them out in the process: past the last one and past `floor`, the last its own database holds. */
     eventPosition(floor: number): number {
@@ -138,21 +133,67 @@ export class IdSource {
     eventId(position: number): string {
 
         this.lastEventPosition = Math.max(this.lastEventPosition, position);
-        this.eventsWritten += 1;
         return this.mode === 'random' ? Crypto.randomUUID() : `00000000-0000-4000-9000-${position.toString(16).padStart(12, '0')}`;
     }
 }
 
 
-/** What a store reads time and ids from: its instance's clock and id source. */
+/** What one write transaction committed: the events it wrote, whether they made deliveries, and when what it made pending falls due. */
+export interface Commit {
+    events: number;
+    // Whether it added webhook deliveries (or may have: an engine that cannot tell says so of every event).
+    deliveries: boolean;
+    // The earliest instant at which a record it made pending (a pending payment, a booking) moves on; null for none.
+    due: Date | null;
+}
+
+
+/** A commit that wrote nothing yet. */
+export function newCommit(): Commit {
+
+    return { events: 0, deliveries: false, due: null };
+}
+
+
+/** Adds an instant at which a record the commit made pending moves on: the earliest is kept. */
+export function noteDue(commit: Commit, due: Date): void {
+
+    if (commit.due === null || due.getTime() < commit.due.getTime()) {
+        commit.due = due;
+    }
+}
+
+
+/** Tells the context what a transaction committed, when it wrote an event or made a record pending; nothing otherwise. */
+export function tellCommitted(context: RecordContext, commit: Commit): void {
+
+    if (commit.events > 0 || commit.due !== null) {
+        context.committed(commit);
+    }
+}
+
+
+/**
+ * What a store reads time and ids from (its data set's clock and id source), and whom it tells, after each write
+ * transaction has committed, what that transaction wrote: the data set's runtime, which wakes its timeline, its
+ * dispatcher and its listeners from it.
+ */
 export interface RecordContext {
     clock: Clock;
     ids: IdSource;
+    committed: (commit: Commit) => void;
+}
+
+
+/** Tells nobody: the context of a data set whose runtime is not made yet (its services set their own). */
+export function unheard(): void {
+
+    // A data set that nothing follows yet: what it commits is read when something does.
 }
 
 
 /** The context of a data set that follows the wall clock and makes random ids. */
 export function wallContext(): RecordContext {
 
-    return { clock: new Clock(), ids: new IdSource() };
+    return { clock: new Clock(), ids: new IdSource(), committed: unheard };
 }

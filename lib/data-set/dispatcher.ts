@@ -1,15 +1,15 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import { latestInstant, type Clock } from '../clock';
-import type { Scheduler } from '../data-set/scheduler';
-import type { OutboundOutcome, OutboundSender } from '../data-set/sender';
-import type { AttemptStops, Moved } from '../data-set/timeline';
+import type { DeliveryJournal } from '../events/deliveries';
+import { signingSecrets, webhookId, type AttemptOutcome, type ClaimedAttempt } from '../events/model';
+import { signatureHeaders } from '../events/signing';
 import type { FaultSet } from '../faults/rules';
 import { failureOf, safely, type FailureLog } from '../safe-listener';
 import type { EventLog } from '../storage/engine';
-import type { DeliveryJournal } from './deliveries';
-import { signingSecrets, webhookId, type AttemptOutcome, type ClaimedAttempt } from './model';
-import { signatureHeaders } from './signing';
+import { latestInstant, type Clock } from './clock';
+import type { Scheduler } from './scheduler';
+import type { OutboundOutcome, OutboundSender } from './sender';
+import type { AttemptStops, Moved } from './timeline';
 
 
 /** Finds the event logs of a data set as it is now: a restore or a pay provisioned since may have made new ones. */
@@ -23,10 +23,10 @@ export interface DispatcherParts {
     deliveries: DeliveryJournal;
     faults: () => FaultSet | null;
     log: FailureLog;
-    // Told after each pass: the webhook.delivery.given_up events it wrote are there for the data set's listeners.
-    written: () => void;
     // WEBHOOK_TIMEOUT_MS: a claim's lease outlasts the longest attempt.
     timeoutMs: number;
+    // WEBHOOK_LEASE_MARGIN_MS: and the longest latency a fault rule adds, by this much (70 s unless set).
+    leaseMarginMs: number;
     // WEBHOOK_DISABLE_AFTER: the deliveries an endpoint gives up in a row that disable it (0: never).
     disableAfter: number;
 }
@@ -49,9 +49,6 @@ export interface MoveAttempts {
 // Attempts claimed from each log at once, and endpoints sent to at once (each endpoint's attempts go one at a time).
 const claimBatch = 100;
 const concurrency = 8;
-
-// A lease outlasts an attempt: its timeout, the longest latency a fault rule adds, and a margin.
-const leaseMarginMs = 70_000;
 
 // When attempts are due that no pass could claim (another process holds them, or one that stopped does until its
 // lease is over), the dispatcher looks again after this long rather than at once.
@@ -182,7 +179,6 @@ export class Dispatcher {
             const before = this.made;
             const claimed = await claim(this.leaseUntil());
             await this.sendAll(claimed.sort(byDue));
-            this.parts.written();
             await this.arm();
             return this.made - before;
         });
@@ -217,7 +213,6 @@ export class Dispatcher {
 
             try {
                 await this.sendDue(this.parts.clock.now());
-                this.parts.written();
                 await this.arm();
             }
             catch (err) {
@@ -250,10 +245,11 @@ export class Dispatcher {
         }
     }
 
-    // How long a claim made now is leased: past the longest attempt.
+    // How long a claim made now is leased: past the longest attempt (its timeout, the longest latency a fault rule
+    // adds, and a margin).
     private leaseUntil(): Date {
 
-        return new Date(Date.now() + this.parts.timeoutMs + leaseMarginMs);
+        return new Date(Date.now() + this.parts.timeoutMs + this.parts.leaseMarginMs);
     }
 
     // The stops of a move's walk: the earliest attempt of each log is claimed a little ahead of the walk (held, leased,
@@ -308,7 +304,6 @@ export class Dispatcher {
                         }
 
                         await this.sendAll(due);
-                        this.parts.written();
                     }
                 }, undefined);
             },
