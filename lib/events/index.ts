@@ -1,4 +1,4 @@
-import type { Plugin, Request } from '@hapi/hapi';
+import type { Plugin } from '@hapi/hapi';
 import Joi from 'joi';
 
 import type { FailureLog } from '../safe-listener';
