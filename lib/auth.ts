@@ -6,6 +6,7 @@ import type { Plugin, Request, ResponseToolkit } from '@hapi/hapi';
 import Jwt from '@hapi/jwt';
 
 import { bearerScheme, type VerifyClaims } from './bearer-scheme';
+import { errnoCode } from './errno';
 import { minSecretBytes, SettingError } from './setting-error';
 import { failure } from './errors';
 
@@ -42,7 +43,7 @@ export function resolveSecret(configured: string | undefined, dataDir: string, k
         Fs.writeFileSync(file, generated + '\n', { mode: 0o600, flag: 'wx' });
     }
     catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') {
+        if (errnoCode(err) !== 'EEXIST') {
             throw unwritableSecretDir(dataDir, err, inMemory);
         }
     }
@@ -54,7 +55,7 @@ export function resolveSecret(configured: string | undefined, dataDir: string, k
 // One line naming the folder the secret cannot be kept in: DATA_DIR's, or in memory the folder kept for the secret alone.
 function unwritableSecretDir(dataDir: string, err: unknown, inMemory: boolean): Error {
 
-    const code = (err as NodeJS.ErrnoException).code;
+    const code = errnoCode(err);
     if (!inMemory) {
         return new SettingError('DATA_DIR', `is not a readable and writable directory: ${dataDir} (${code})`);
     }
@@ -77,7 +78,7 @@ export function existingSecret(configured: string | undefined, dataDir: string):
         text = Fs.readFileSync(file, 'utf8');
     }
     catch (err) {
-        throw new Error(`found no token secret at ${file} (${(err as NodeJS.ErrnoException).code}): start the server with this DATA_DIR first (it keeps its secret there), or set AUTH_JWT_SECRET`);
+        throw new Error(`found no token secret at ${file} (${errnoCode(err)}): start the server with this DATA_DIR first (it keeps its secret there), or set AUTH_JWT_SECRET`);
     }
 
     return keptSecret(file, text);
@@ -130,7 +131,7 @@ export function requireAdmin(request: Pick<Request, 'auth'>, h: Pick<ResponseToo
 /** The verified identity of the caller; only call on routes whose auth guarantees a token. */
 export function callerId(request: Pick<Request, 'auth'>): string {
 
-    return request.auth.credentials.sub as string;
+    return String(request.auth.credentials.sub);
 }
 
 
@@ -195,13 +196,6 @@ export const authPlugin: Plugin<{ secret: string }> = {
 // How many Authorization headers a request carries, from its raw header list (names and values alternating).
 function authorizationHeaders(rawHeaders: string[]): number {
 
-    let count = 0;
-    for (let i = 0; i < rawHeaders.length; i += 2) {
-        if (rawHeaders[i]!.toLowerCase() === 'authorization') {
-            ++count;
-        }
-    }
-
-    return count;
+    return rawHeaders.filter((name, index) => index % 2 === 0 && name.toLowerCase() === 'authorization').length;
 }
 

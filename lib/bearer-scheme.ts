@@ -2,13 +2,16 @@ import Boom from '@hapi/boom';
 import type { AuthArtifacts, AuthCredentials, Server } from '@hapi/hapi';
 import Jwt, { type HapiJwt } from '@hapi/jwt';
 
+import { fieldOf } from './thrown';
+
 
 // A fence around what the bearer scheme relies on in hapi and @hapi/jwt beyond their documented API; the test of this
 // file (test/bearer-scheme.ts) fails when either changes under it:
 // - hapi's server.auth.test() answers a strategy's credentials and artifacts (typed as any artifacts), and @hapi/jwt's
 //   artifacts hold the decoded token that Jwt.token.verifyPayload() checks again, exp and nbf included when the
 //   options leave them out, as the strategy's verify option does by default;
-// - @hapi/jwt refuses a token of another algorithm (alg none, HS512) as a missing one (isMissing);
+// - @hapi/jwt refuses a token of another algorithm (alg none, HS512) as a missing one (isMissing), and
+//   server.auth.test() rejects with the strategy's Boom error;
 // - hapi leaves a request no strategy authenticated as isAuthenticated false, credentials and strategy null.
 
 /** The claim checks of @hapi/jwt's verify option, which a remembered token is checked against again: exp and nbf always. */
@@ -45,16 +48,16 @@ export function bearerScheme(server: Server, tokenStrategy: string, verify: Veri
         async authenticate(request, h) {
 
             const optional = request.auth.mode === 'optional';
-            const header = request.headers.authorization as string | undefined;
-            if (header === undefined) {
+            const header: unknown = request.headers.authorization;
+            if (typeof header !== 'string') {
                 return optional ? h.authenticated({ credentials: anonymous }) : h.unauthenticated(missing);
             }
 
             // @hapi/jwt reports a header without the Bearer scheme as no header at all.
             // The header is not echoed: its first word may be the token itself.
-            const words = header.trim().split(/\s+/);
-            if (words[0]!.toLowerCase() !== 'bearer') {
-                const wrong = words.length > 1 ? 'names a scheme other than Bearer' : 'is missing the scheme';
+            const sent = header.trim();
+            if (!/^bearer(?:\s|$)/i.test(sent)) {
+                const wrong = /\s/.test(sent) ? 'names a scheme other than Bearer' : 'is missing the scheme';
                 return h.unauthenticated(Boom.unauthorized(`The Authorization header ${wrong}: send Authorization: Bearer <token>`, 'Bearer'));
             }
 
@@ -77,7 +80,7 @@ export function bearerScheme(server: Server, tokenStrategy: string, verify: Veri
                 // @hapi/jwt reports a token of a refused algorithm (alg none, HS512) or another scheme as missing,
                 // which an optional route would accept anonymously: a credential that is present but not accepted
                 // is a 401, never a silent downgrade.
-                const refused = optional && (err as { isMissing?: boolean }).isMissing === true;
+                const refused = optional && fieldOf(err, 'isMissing') === true;
                 return h.unauthenticated(refused ? Boom.unauthorized('Invalid token', 'Bearer') : err as Error);
             }
         }

@@ -5,7 +5,7 @@ import Path from 'node:path';
 import Joi from 'joi';
 
 import { parseDurationSeconds } from './durations';
-import { clockTimestamp } from './fields';
+import { clockTimestamp, firstDetail } from './fields';
 import type { Namespace } from './namespace';
 import { consoleApiModes, memoryDataDir, minSecretBytes, SettingError, type ConsoleApiMode } from './setting-error';
 import { engines, locate, payLocation } from './storage/engines';
@@ -103,7 +103,7 @@ const optionalText = Joi.string().trim().empty('');
 const databaseLocation = optionalText.custom((value: string, helpers) => {
 
     try {
-        locationOf(value, String(helpers.state.path!.at(-1)));
+        locationOf(value, String(helpers.state.path?.at(-1)));
         return value;
     }
     catch {
@@ -240,13 +240,20 @@ function settingsFor(namespaces: readonly Namespace[]): Joi.ObjectSchema<Setting
  */
 export function resolveSettings(namespaces: readonly Namespace[], options: Options = {}): Settings {
 
+    return settingsOf(namespaces, options);
+}
+
+
+// The settings of options in code, or of those the environment and the flags gave, which their schema reads alike.
+function settingsOf(namespaces: readonly Namespace[], options: Options | Record<string, unknown>): Settings {
+
     const names = namespaces.map((namespace) => namespace.name);
     Assert.ok(names.every((name) => namespaceName.test(name)) && new Set(names).size === names.length, `Namespace names must be distinct, lower case letters and digits: ${names.join(', ')}`);
     const input = options.dataDir === memoryDataDir ? { ...options, dataDir: undefined, storage: 'memory' } : options;
     const { error, value } = settingsFor(namespaces).validate(input, { abortEarly: true, convert: true });
     if (error) {
-        const detail = error.details[0]!;
-        const label = String(detail.context!.label);
+        const detail = firstDetail(error);
+        const label = String(detail.context?.label);
         throw new SettingError(label, detail.message.slice(label.length).trim());
     }
 
@@ -293,15 +300,15 @@ function locationOf(url: string, namespace: string): Location {
 
 
 // The settings a flag can set, by their environment names.
-const flagOfSetting: Record<string, 'port' | 'host' | 'data-dir' | 'log-level' | 'memory-pay' | 'seed' | 'clock'> = {
-    CLOCK: 'clock',
-    PORT: 'port',
-    SEED: 'seed',
-    HOST: 'host',
-    DATA_DIR: 'data-dir',
-    LOG_LEVEL: 'log-level',
-    MEMORY_PAY: 'memory-pay'
-};
+const flagOfSetting = new Map<string, keyof Flags>([
+    ['CLOCK', 'clock'],
+    ['PORT', 'port'],
+    ['SEED', 'seed'],
+    ['HOST', 'host'],
+    ['DATA_DIR', 'data-dir'],
+    ['LOG_LEVEL', 'log-level'],
+    ['MEMORY_PAY', 'memory-pay']
+]);
 
 export interface Flags {
     port?: string;
@@ -372,13 +379,18 @@ export function settingsFromEnvironment(namespaces: readonly Namespace[], env: N
     };
 
     try {
-        return resolveSettings(namespaces, defined(options) as Options);
+        return settingsOf(namespaces, defined(options));
     }
     catch (err) {
         // A value given as a flag is refused under the flag's name, one from the environment under the variable's.
-        const { setting, reason } = err as SettingError;
-        const flag = flagOfSetting[setting];
-        throw flag && flags[flag] !== undefined ? new SettingError(`--${flag}`, reason) : err;
+        if (err instanceof SettingError) {
+            const flag = flagOfSetting.get(err.setting);
+            if (flag && flags[flag] !== undefined) {
+                throw new SettingError(`--${flag}`, err.reason);
+            }
+        }
+
+        throw err;
     }
 }
 

@@ -15,16 +15,27 @@ const secondsPattern = /^(\d+)([smhd]?)$/;
 export function parseDurationSeconds(text: string): number | null {
 
     const match = secondsPattern.exec(text.trim());
-    const seconds = match ? Number(match[1]) * unitMs[(match[2] || 's') as Unit] / 1000 : 0;
+    const seconds = match ? Number(match[1]) * msOfUnit(match[2]) / 1000 : 0;
     return seconds || null;
 }
 
 
-/** The milliseconds of a duration a schema accepted with durationPattern (500ms, 90s, 30m, 2h, 7d). */
+/** The milliseconds of a duration as durationPattern takes it (500ms, 90s, 30m, 2h, 7d); anything else throws. */
 export function parseDurationMs(duration: string): number {
 
-    const [, amount, unit] = durationPattern.exec(duration)!;
-    return Number(amount) * unitMs[unit as Unit];
+    const match = durationPattern.exec(duration);
+    if (!match) {
+        throw new TypeError(`${JSON.stringify(duration)} is not a duration such as 500ms, 90s, 30m, 2h or 7d`);
+    }
+
+    return Number(match[1]) * msOfUnit(match[2]);
+}
+
+
+// The milliseconds of the unit a pattern matched; none (a bare number) counts seconds.
+function msOfUnit(unit: string | undefined): number {
+
+    return Object.entries(unitMs).find(([name]) => name === unit)?.[1] ?? unitMs.s;
 }
 
 

@@ -7,6 +7,7 @@ import type { ValidationError } from 'joi';
 
 import { requestId, requestIdOnWire, withRequestId } from './request-id';
 import { safely } from './safe-listener';
+import { fieldOf } from './thrown';
 
 
 // What a store may report: domain outcomes only, never HTTP or an engine's own errors. This module turns them into Boom errors.
@@ -36,30 +37,35 @@ const statusOfKind: Record<DomainErrorKind, number> = {
 // The data of a Boom error made here: its code and extra body fields. Any other Boom's data is its own business.
 class BodyFields {
 
-    constructor(fields: Record<string, unknown>) {
+    constructor(public readonly code: string, extra: Record<string, unknown>) {
 
-        Object.assign(this, fields);
+        Object.assign(this, extra);
     }
 }
+
+
+/** The body of an error answer: Boom's status, reason and message, a code, and the extra fields of a failure(). */
+export type ErrorBody = Boom.Payload & { code: string };
 
 
 
 /** A Boom error carrying a stable machine-readable code and extra body fields. */
 export function failure(statusCode: number, code: string, message: string, extra: Record<string, unknown> = {}): Boom.Boom {
 
-    return new Boom.Boom(message, { statusCode, data: new BodyFields({ code, ...extra }) });
+    return new Boom.Boom(message, { statusCode, data: new BodyFields(code, extra) });
 }
 
 
 /** The code of an error that did not set one: the HTTP reason of its status in snake case (not_found, payload_too_large). */
 export function defaultCode(statusCode: number): string {
 
-    return Http.STATUS_CODES[statusCode]!.toLowerCase().replace(/[^a-z]+/g, '_');
+    // A status Node has no reason for (an injected 499) is unknown, as Boom names its reason.
+    return (Http.STATUS_CODES[statusCode] ?? 'Unknown').toLowerCase().replace(/[^a-z]+/g, '_');
 }
 
 
 /** The body a client gets for a Boom error: status, reason, message and code, plus the extra fields of a failure(). */
-export function errorBody(boom: Boom.Boom): object {
+export function errorBody(boom: Boom.Boom): ErrorBody {
 
     const { statusCode, error, message } = boom.output.payload;
     const extra = boom.data instanceof BodyFields ? boom.data : { code: defaultCode(statusCode) };
@@ -93,17 +99,24 @@ export function toBoom(err: Boom.Boom): Boom.Boom {
 
 
 
+// What hapi's failAction receives for a request joi refused.
+interface HapiValidationError extends ValidationError {
+    output: { payload: { validation: { source: string } } };
+}
+
+
 /** Route failAction for joi validation: a 400 whose message names each field and says why. */
 export function validationFailed(request: Request, h: ResponseToolkit, err?: Error): never {
 
-    const { validation } = (err as Boom.Boom).output.payload as unknown as { validation: { source: string } };
-    const source = validation.source;
-    const details = (err as ValidationError).details.map((detail) => {
+    // hapi hands a failAction the joi error it boomified, the source it validated in the payload: its type says Error.
+    const failed = err as HapiValidationError;
+    const source = failed.output.payload.validation.source;
+    const details = failed.details.map((detail) => {
 
         // A rule over several keys (xor, and) or over the whole body has no path: name the keys, else the source. An
         // empty key is named as JSON spells it (`""`), in the field and in the message, whose label joi made without
         // it (`metadata.`, or `value` at the top): a field is never empty.
-        const field = detail.path.length ? detail.path.map((key) => (key === '' ? '""' : key)).join('.') : [detail.context!.peers ?? source].flat().join(', ');
+        const field = detail.path.length ? detail.path.map((key) => (key === '' ? '""' : key)).join('.') : [detail.context?.peers ?? source].flat().join(', ');
         const label = String(detail.context?.label);
         const renamed = detail.path.includes('') && detail.message.startsWith(label);
         return { field, message: renamed ? `${field}${detail.message.slice(label.length)}` : detail.message };
@@ -113,14 +126,14 @@ export function validationFailed(request: Request, h: ResponseToolkit, err?: Err
 }
 
 
-// Methods a path may be routed on; a GET route answers HEAD too.
-const routableMethods = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+// Methods a path may be routed on, each with the method of the route that takes it: a GET route answers HEAD too.
+const routableMethods = [['GET', 'get'], ['HEAD', 'get'], ['POST', 'post'], ['PUT', 'put'], ['PATCH', 'patch'], ['DELETE', 'delete']] as const;
 
 
 // The methods the server routes for a path, as an Allow header lists them; empty for an unknown path.
 function allowedMethods(server: Server, path: string): string[] {
 
-    return routableMethods.filter((method) => server.match(method === 'HEAD' ? 'get' : method.toLowerCase() as Lowercase<typeof method>, path) !== null);
+    return routableMethods.filter(([, routed]) => server.match(routed, path) !== null).map(([method]) => method);
 }
 
 
@@ -130,11 +143,11 @@ function unrouted(request: Request, h: ResponseToolkit): Boom.Boom | ResponseObj
 
     const response = request.response;
     const allowed = allowedMethods(request.server, request.path);
-    const requested = request.headers['access-control-request-method'] as string | undefined;
-    if (request.method === 'options' && requested !== undefined && allowed.length) {
+    const requested: unknown = request.headers['access-control-request-method'];
+    if (request.method === 'options' && typeof requested === 'string' && allowed.length) {
         // hapi's refusals: a 404 Boom (method not routed, Origin missing) or a 200 whose body is the reason.
-        const reason = Boom.isBoom(response) ? response.message : (response.source as { message?: string } | null)?.message;
-        if (!reason) {
+        const reason = Boom.isBoom(response) ? response.message : fieldOf(response.source, 'message');
+        if (typeof reason !== 'string') {
             return response;
         }
 
@@ -144,7 +157,7 @@ function unrouted(request: Request, h: ResponseToolkit): Boom.Boom | ResponseObj
 
     if (!allowed.length) {
         // The path as the client sent it, an instance's base path included.
-        return failure(404, 'not_found', `No route serves ${request.raw.req.url!.split('?')[0]}: the routes are listed at /docs`);
+        return failure(404, 'not_found', `No route serves ${request.raw.req.url?.replace(/\?.*/s, '')}: the routes are listed at /docs`);
     }
 
     if (request.method === 'options') {
@@ -157,14 +170,13 @@ function unrouted(request: Request, h: ResponseToolkit): Boom.Boom | ResponseObj
 }
 
 
-// What Node's parser refuses before there is a request: too many header bytes, a request that took too long, else 400.
-const clientErrorStatus: Record<string, number> = { HPE_HEADER_OVERFLOW: 431, ERR_HTTP_REQUEST_TIMEOUT: 408 };
+// What Node's parser refuses before there is a request, by its code: too many header bytes, a request that took too long, else 400.
+const clientErrors = new Map([
+    ['HPE_HEADER_OVERFLOW', { statusCode: 431, message: `The request's headers are larger than ${Http.maxHeaderSize} bytes` }],
+    ['ERR_HTTP_REQUEST_TIMEOUT', { statusCode: 408, message: 'The request took too long to arrive' }]
+]);
 
-const clientErrorMessages: Record<number, string> = {
-    400: 'The request is not valid HTTP',
-    408: 'The request took too long to arrive',
-    431: `The request's headers are larger than ${Http.maxHeaderSize} bytes`
-};
+const notHttp = { statusCode: 400, message: 'The request is not valid HTTP' };
 
 
 /** Answers a connection whose bytes Node's parser refused: a logged code, and a common error body while the client can take one. */
@@ -174,8 +186,8 @@ export function answerClientError(server: Server, err: NodeJS.ErrnoException, so
     server.log(['client', 'warn'], { code: err.code, message: err.message });
     try {
         if (socket.writable && socket.bytesWritten === 0) {
-            const statusCode = clientErrorStatus[String(err.code)] ?? 400;
-            const payload = JSON.stringify(errorBody(failure(statusCode, defaultCode(statusCode), clientErrorMessages[statusCode]!)));
+            const { statusCode, message } = clientErrors.get(String(err.code)) ?? notHttp;
+            const payload = JSON.stringify(errorBody(failure(statusCode, defaultCode(statusCode), message)));
             socket.write([
                 `HTTP/1.1 ${statusCode} ${Http.STATUS_CODES[statusCode]}`,
                 'Content-Type: application/json; charset=utf-8',
@@ -210,13 +222,19 @@ export const errorsPlugin: Plugin<void> = {
             // hapi's catch-all routes: the 404 and the CORS preflight; an invalid path is their 400. A failure made here
             // before routing (an unknown instance) is already the answer.
             const unknown = String(request.route.method) === '_special' && (!boom || (response.output.statusCode === 404 && !(response.data instanceof BodyFields)));
-            if (!unknown && !boom) {
+            let answer: Boom.Boom | ResponseObject;
+            if (unknown) {
+                answer = unrouted(request, h);
+            }
+            else if (boom) {
+                answer = toBoom(response);
+            }
+            else {
                 return h.continue;
             }
 
-            const answer = unknown ? unrouted(request, h) : toBoom(response as Boom.Boom);
             if (Boom.isBoom(answer)) {
-                answer.output.payload = errorBody(answer) as Boom.Payload;
+                answer.output.payload = errorBody(answer);
                 // Returning an error ends onPreResponse: no later extension sees it.
                 withRequestId(request, answer);
             }

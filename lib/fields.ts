@@ -10,8 +10,8 @@ export const recordId = Joi.string().max(maxIdLength);
 /** An ISO 8601 timestamp, as every record's created_at (a date in joi's terms, so the document says date-time). */
 export const timestamp = Joi.date().iso();
 
-// The wording a schema gives its own error codes (see wording()), kept on the error function joi carries for the schema.
-type Wording = Joi.ValidationErrorFunction & { templates: Record<string, unknown> };
+// The wording a schema gives its own error codes (see wording()), by the error function joi carries for the schema.
+const wordings = new WeakMap<Joi.ValidationErrorFunction, Record<string, unknown>>();
 
 // The reports a schema already worded: the schemas around it (a body around its field) leave them as they are, as a
 // field's own .messages() took precedence over those it inherited from the body.
@@ -27,25 +27,41 @@ const worded = new WeakSet<Joi.ErrorReport>();
  */
 export function wording<T extends Joi.Schema>(schema: T, messages: Record<string, string>): T {
 
-    const earlier = (schema.$_getFlag('error') as Wording | undefined)?.templates ?? {};
-    const templates: Record<string, unknown> = { ...earlier };
+    const templates = new Map(Object.entries(wordings.get(schema.$_getFlag('error')) ?? {}));
     for (const [code, message] of Object.entries(messages)) {
-        templates[code] = Joi.expression(message);
+        templates.set(code, Joi.expression(message));
     }
 
-    const word = ((reports: Joi.ErrorReport[]) => {
+    const word: Joi.ValidationErrorFunction = (reports) => {
 
         for (const report of reports) {
-            if (templates[report.code] && !worded.has(report)) {
+            const template = templates.get(report.code);
+            if (template && !worded.has(report)) {
                 worded.add(report);
-                report.messages = { ...report.messages, [report.code]: templates[report.code] } as Joi.LanguageMessages;
+                // joi reads a report's messages as compiled templates, as it keeps its own: its types name only text.
+                report.messages = { ...report.messages, [report.code]: template } as Joi.LanguageMessages;
             }
         }
 
         return reports;
-    }) as Wording;
-    word.templates = templates;
+    };
+
+    wordings.set(word, Object.fromEntries(templates));
+    // joi types error() as returning its own schema type, which the union of schemas T extends loses.
     return schema.error(word) as T;
+}
+
+
+/** The first problem a joi error names: with abortEarly, the only one. */
+export function firstDetail(error: Joi.ValidationError): Joi.ValidationErrorItem {
+
+    const [first] = error.details;
+    if (!first) {
+        // joi makes no error without a detail: one made otherwise is thrown on as it is.
+        throw error;
+    }
+
+    return first;
 }
 
 

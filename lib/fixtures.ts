@@ -3,8 +3,9 @@ import Fs from 'node:fs';
 import Joi from 'joi';
 
 import { maxIdCounter, type IdMode, type RecordContext } from './data-set/clock';
-import { recordId, utcTimestamp } from './fields';
+import { firstDetail, recordId, utcTimestamp } from './fields';
 import { maxJsonDepth, nestsDeeperThan } from './nesting';
+import { thrownMessage } from './thrown';
 
 
 // Fixtures hold records in the API's own shape, {"<namespace>": {"<collection>": [records]}}, checked with the
@@ -53,7 +54,7 @@ export interface FixtureCollection<R extends object = Record<string, unknown>, E
     matchStored?: boolean;
 
     /** Fields that no two records hold alike (together, for a list of several); a record with one of them null is exempt. */
-    unique?: string[][];
+    unique?: [string, ...string[]][];
 
     /** Checks the collection's records as a whole, with the namespace's collections loaded before it. */
     check?(records: R[], earlier: Earlier, refuse: FixtureRefusal): void;
@@ -116,7 +117,7 @@ export function readFixtureFile(file: string): unknown {
         fixture = JSON.parse(Fs.readFileSync(file, 'utf8'));
     }
     catch (err) {
-        throw new FixtureError(`Cannot read fixture ${file}: ${(err as Error).message}`);
+        throw new FixtureError(`Cannot read fixture ${file}: ${thrownMessage(err)}`);
     }
 
     // Before any check walks it: the same bound a request body meets.
@@ -177,7 +178,7 @@ export function fixtureRows(namespace: string, collections: Record<string, unkno
 
             const { error, value } = definition.schema.validate(record, { abortEarly: true, errors: { wrap: { label: false } } });
             if (error) {
-                const detail = error.details[0]!;
+                const detail = firstDetail(error);
                 const field = `${namespace}.${collection}[${index}]${detail.path.length ? `.${detail.path.join('.')}` : ''}`;
                 throw new FixtureError(`${origin}: ${field}: ${detail.message}`, field);
             }
@@ -191,7 +192,8 @@ export function fixtureRows(namespace: string, collections: Record<string, unkno
             throw new FixtureError(`${origin}: ${place}: ${message}`, place);
         };
 
-        for (const fields of [['id'], ...definition.unique ?? []]) {
+        const keys: [string, ...string[]][] = [['id'], ...definition.unique ?? []];
+        for (const fields of keys) {
             refuseRepeats(collection, complete, fields, refuse);
         }
 
@@ -204,10 +206,10 @@ export function fixtureRows(namespace: string, collections: Record<string, unkno
             matchStored: definition.matchStored,
             rows: complete.map((record, index) => {
 
-                const references = Object.entries(definition.references).flatMap(([field, target]) => {
+                const references = Object.entries(definition.references).flatMap(([field, target]): [string, string, string][] => {
 
                     const id = record[field];
-                    return id === null || id === undefined ? [] : [[field, target(record), String(id)] as [string, string, string]];
+                    return id === null || id === undefined ? [] : [[field, target(record), String(id)]];
                 });
 
                 return { where: `${namespace}.${collection}[${index}]`, origin, row: definition.toRow(record), references };
@@ -220,7 +222,7 @@ export function fixtureRows(namespace: string, collections: Record<string, unkno
 
 
 // Refuses the second record holding the same values of the fields as an earlier one of its collection.
-function refuseRepeats(collection: string, records: Record<string, unknown>[], fields: string[], refuse: FixtureRefusal): void {
+function refuseRepeats(collection: string, records: Record<string, unknown>[], fields: [string, ...string[]], refuse: FixtureRefusal): void {
 
     const seen = new Map<string, number>();
     records.forEach((record, index) => {
@@ -234,7 +236,7 @@ function refuseRepeats(collection: string, records: Record<string, unknown>[], f
         const first = seen.get(key);
         if (first !== undefined) {
             const what = fields.length === 1 ? `${JSON.stringify(values[0])} is already the ${fields[0]}` : `${fields.join(', ')} ${JSON.stringify(values)} are already those`;
-            refuse(collection, index, fields[0]!, `${what} of ${collection}[${first}]: no two records of ${collection} share ${fields.length === 1 ? 'it' : 'them'}`);
+            refuse(collection, index, fields[0], `${what} of ${collection}[${first}]: no two records of ${collection} share ${fields.length === 1 ? 'it' : 'them'}`);
         }
 
         seen.set(key, index);
@@ -315,7 +317,7 @@ export interface FixtureHeader {
     instance?: { clock: string | null; ids: IdMode; id_counter: number; pay?: boolean };
 }
 
-const headerSchema = Joi.object({
+const headerSchema = Joi.object<FixtureHeader>({
     format: Joi.number().integer().min(1).required(),
     migrations: Joi.object().pattern(/^/, Joi.array().items(Joi.string())).default({}),
     instance: Joi.object({
@@ -341,18 +343,18 @@ export function fixtureBody(fixture: unknown, origin: string, shipped: Record<st
 
     const { localgate, ...records } = fixture;
     const format = isRecord(localgate) ? localgate.format : undefined;
-    if (Number.isInteger(format) && (format as number) > fixtureFormat) {
+    if (Number.isInteger(format) && Number(format) > fixtureFormat) {
         throw new FixtureError(`${origin}: localgate.format ${format} is newer than this localgate reads (format ${fixtureFormat}): load the file with the localgate that wrote it, or a newer one`, 'localgate.format');
     }
 
     const { error, value } = headerSchema.validate(localgate, { abortEarly: true, errors: { wrap: { label: false } } });
     if (error) {
-        const detail = error.details[0]!;
+        const detail = firstDetail(error);
         const field = ['localgate', ...detail.path].join('.');
         throw new FixtureError(`${origin}: ${field}: ${detail.message} (an export opens with {"localgate": {"format": ${fixtureFormat}, "migrations": {...}}})`, field);
     }
 
-    const header = value as FixtureHeader;
+    const header = value;
     for (const [namespace, names] of Object.entries(header.migrations)) {
         const known = Object.hasOwn(shipped, namespace) ? shipped[namespace] : undefined;
         if (!known) {

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 
 import { matchesType, typePattern, undeliveredPrefix, type TypePattern } from './events/model';
 import { signatureHeaders } from './events/signing';
+import { fieldOf, thrownMessage } from './thrown';
 
 
 // `localgate listen`: reads a data set's event stream as a client and posts each event, signed as Standard Webhooks
@@ -154,14 +155,14 @@ export function deliveryLine(event: Pick<StreamEvent, 'id' | 'type'>, outcome: {
 // Why a request got no answer: a timeout, else the code of the socket's failure (ECONNREFUSED, ENOTFOUND, …).
 function failureOf(err: unknown): string {
 
-    if ((err as Error).name === 'TimeoutError') {
+    if (fieldOf(err, 'name') === 'TimeoutError') {
         return 'timeout';
     }
 
     // fetch says only "fetch failed": what failed is its cause's.
-    const { cause } = err as { cause?: { code?: unknown; message?: unknown } };
-    const said = cause?.code ?? cause?.message;
-    return typeof said === 'string' ? said : (err as Error).message;
+    const cause = fieldOf(err, 'cause');
+    const said = fieldOf(cause, 'code') ?? fieldOf(cause, 'message');
+    return typeof said === 'string' ? said : thrownMessage(err);
 }
 
 
@@ -210,7 +211,7 @@ async function textOf(response: Response, max: number): Promise<string> {
 function messageOf(text: string): string | null {
 
     try {
-        const { message } = JSON.parse(text) as { message?: unknown };
+        const message = fieldOf(JSON.parse(text), 'message');
         return typeof message === 'string' ? message : null;
     }
     catch {

@@ -40,7 +40,8 @@ export const metadataSchema = wording(Joi.object()
 /** Metadata as a fingerprint sees it: its pairs by key, so that the order a client sent them in does not count. */
 export function metadataPairs(metadata: Metadata): [string, string][] {
 
-    return Object.keys(metadata).sort().map((key) => [key, metadata[key]!]);
+    // By key as sort() orders text, UTF-16 code unit by code unit; no two keys are equal.
+    return Object.entries(metadata).sort(([a], [b]) => Number(a > b) - Number(a < b));
 }
 
 

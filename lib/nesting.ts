@@ -22,36 +22,42 @@ export function nestsDeeperThan(value: unknown, limit: number): boolean {
         return true;
     }
 
-    // The containers open on the way down, each with the index of its next child: an explicit stack whose height is
+    // The containers open on the way down, each as an iterator over its children: an explicit stack whose height is
     // the depth, so that depth costs no call stack and memory stays within the limit however wide the body.
-    const open: unknown[][] = [childrenOf(value)];
-    const next: number[] = [0];
-
-    while (open.length) {
-        const top = open.length - 1;
-        const children = open[top]!;
-        // Past the scalars to the next container among the children, if any.
-        let index = next[top]!;
-        while (index < children.length && !isContainer(children[index])) {
-            ++index;
-        }
-
-        if (index === children.length) {
+    const open = [childrenOf(value)];
+    let top = open.at(-1);
+    while (top) {
+        const child = nextContainer(top);
+        if (child === undefined) {
             open.pop();
-            next.pop();
-            continue;
         }
-
-        if (open.length === limit) {
+        else if (open.length === limit) {
             return true;
         }
+        else {
+            open.push(childrenOf(child));
+        }
 
-        next[top] = index + 1;
-        open.push(childrenOf(children[index] as object));
-        next.push(0);
+        top = open.at(-1);
     }
 
     return false;
+}
+
+
+// Past the scalars to the next container among the children, if any.
+function nextContainer(children: Iterator<unknown>): object | undefined {
+
+    let step = children.next();
+    while (!step.done) {
+        if (isContainer(step.value)) {
+            return step.value;
+        }
+
+        step = children.next();
+    }
+
+    return undefined;
 }
 
 
@@ -61,9 +67,9 @@ function isContainer(value: unknown): value is object {
 }
 
 
-function childrenOf(container: object): unknown[] {
+function childrenOf(container: object): Iterator<unknown> {
 
-    return Array.isArray(container) ? container : Object.values(container);
+    return (Array.isArray(container) ? container : Object.values(container)).values();
 }
 
 
@@ -92,7 +98,7 @@ export const nestingPlugin: Plugin<void> = {
             }
 
             // The journal records what the request carries: the refused body is dropped here, never walked again.
-            (request as { payload: unknown }).payload = null;
+            Object.assign(request, { payload: null });
             throw failure(400, 'body_too_deep', tooDeepMessage);
         });
     }

@@ -55,7 +55,7 @@ export const requestIdPlugin: Plugin<void> = {
 
         server.ext('onPreResponse', (request, h) => {
 
-            withRequestId(request, request.response as ResponseObject);
+            withRequestId(request, request.response);
             return h.continue;
         }, { after: ['localgate-errors'] });
     }

@@ -42,13 +42,13 @@ export function isCredentialName(name: string): boolean {
     }
 
     const words = name.split(wordBreak).filter(Boolean).map((word) => word.toLowerCase());
-    const last = words.at(-1);
+    const [last, before] = words.slice(-2).reverse();
     if (last === undefined) {
         return false;
     }
 
     if (last === 'key') {
-        return words.length === 1 || keyQualifier.has(words.at(-2)!);
+        return before === undefined || keyQualifier.has(before);
     }
 
     return credentialLastWord.has(last);
@@ -101,8 +101,14 @@ export function scrubJsonText(text: string, secrets: readonly string[]): string 
     let hideNext = false;
     // Above 0 inside an object or array hidden whole: strings are dropped, brackets between them counted.
     let depth = 0;
-    for (let i = 0; i < tokens.length; ++i) {
-        const [token, content, closing] = tokens[i]!;
+    // Set when a hidden scalar value took the token after a key: that token is not read again.
+    let taken = false;
+    for (const [i, [token, content, closing]] of tokens.entries()) {
+        if (taken) {
+            taken = false;
+            continue;
+        }
+
         if (depth > 0) {
             if (content === undefined) {
                 const end = closeOf(token, depth);
@@ -131,7 +137,7 @@ export function scrubJsonText(text: string, secrets: readonly string[]): string 
             const value = after.replace(keySeparator, '');
             hideNext = value === '';
             if (!hideNext) {
-                ++i;
+                taken = true;
                 if (value[0] === '{' || value[0] === '[') {
                     out.push(`${after.slice(0, after.length - value.length)}"${hidden}"`);
                     const end = closeOf(value, 0);

@@ -7,6 +7,7 @@ import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 
 import { eventTypesOf, type Event } from './events/model';
 import { builtInNamespaces } from './namespaces';
+import { thrownMessage } from './thrown';
 
 
 // A stand-in for the service whose webhook handler a test checks: it takes localgate's deliveries on a loopback port,
@@ -125,7 +126,7 @@ export async function startReceiver(options: ReceiverOptions = {}): Promise<Webh
         }
         catch (err) {
             // Only WebhookVerificationError is thrown on the way: its message says what did not match.
-            return (err as Error).message;
+            return thrownMessage(err);
         }
     };
 

@@ -4,7 +4,7 @@ import Code from '@hapi/code';
 import Lab from '@hapi/lab';
 
 import { SettingError, settingsFromEnvironment } from '../lib';
-import { resolveSettings } from '../lib/config';
+import { resolveSettings, settingsFromEnvironment as namespaceSettingsFromEnvironment } from '../lib/config';
 import { builtInNamespaces } from '../lib/namespaces';
 
 
@@ -268,5 +268,11 @@ describe('settings', () => {
         expect(resolveSettings(builtInNamespaces)).to.include({ port: 3000 });
         expect(() => resolveSettings(builtInNamespaces, { port: 1.5 })).to.throw(SettingError, 'PORT must be an integer');
         expect(() => resolveSettings(builtInNamespaces, { unknown: true } as never)).to.throw(SettingError, 'unknown is not allowed');
+    });
+
+    it('passes on an error that names no setting as it is, whatever the flags', () => {
+
+        const misnamed = builtInNamespaces.map((namespace) => ({ ...namespace, name: namespace.name.toUpperCase() }));
+        expect(() => namespaceSettingsFromEnvironment(misnamed, { PORT: '4000' }, { port: '4000' })).to.throw('Namespace names must be distinct, lower case letters and digits: COMMERCE, LOGISTICS, WEATHER, PAY');
     });
 });

@@ -4,6 +4,8 @@ import Code from '@hapi/code';
 import type { Server } from '@hapi/hapi';
 import Lab from '@hapi/lab';
 
+import { defaultCode } from '../lib/errors';
+
 import { expectError } from './helpers/errors';
 import { engineServer, engines } from './helpers/postgres';
 import { bearer, body, testServer } from './helpers/server';
@@ -279,5 +281,15 @@ describe('X-Request-Id', () => {
                 }
             }
         }
+    });
+});
+
+
+describe('default codes', () => {
+
+    it('are the status reason in snake case, and unknown for a status Node has no reason for', () => {
+
+        expect([400, 404, 413, 503].map(defaultCode)).to.equal(['bad_request', 'not_found', 'payload_too_large', 'service_unavailable']);
+        expect(defaultCode(499)).to.equal('unknown');
     });
 });

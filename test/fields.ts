@@ -2,7 +2,7 @@ import Code from '@hapi/code';
 import Lab from '@hapi/lab';
 import Joi from 'joi';
 
-import { requestBody, setByService, visibleText, wording } from '../lib/fields';
+import { firstDetail, requestBody, setByService, visibleText, wording } from '../lib/fields';
 
 
 export const lab = Lab.script();
@@ -50,5 +50,17 @@ describe('a schema\'s own wording of its errors', () => {
 
         const amount = wording(Joi.number().max(5), { 'number.max': '{{#label}} is {{#value}}, more than {{#limit}}' });
         expect(messages(Joi.object({ amount }), { amount: 7 })).to.equal({ amount: 'amount is 7, more than 5' });
+    });
+});
+
+
+describe('firstDetail', () => {
+
+    it('names the first problem of a joi error, and throws on an error that names none', () => {
+
+        const { error } = Joi.object({ a: Joi.number(), b: Joi.string() }).validate({ a: 'x', b: 1 }, { abortEarly: false });
+        expect(firstDetail(error!).path).to.equal(['a']);
+        const empty = new Joi.ValidationError('nothing in particular', [], {});
+        expect(() => firstDetail(empty)).to.throw(Joi.ValidationError, 'nothing in particular');
     });
 });

@@ -1,6 +1,7 @@
 import Util from 'node:util';
 
 import type { Settings } from '../config';
+import { thrownMessage } from '../thrown';
 
 
 // What every command shares: the flags the command line knows, how it parses them, and the shape of a command.
@@ -59,7 +60,7 @@ export function parse(argv: string[]) {
         return Util.parseArgs({ args: argv, options: flagOptions, allowPositionals: true, strict: true });
     }
     catch (err) {
-        throw new UsageError((err as Error).message);
+        throw new UsageError(thrownMessage(err));
     }
 }
 

@@ -4,7 +4,8 @@ import Path from 'node:path';
 import { locationSetting, placedNamespaces, settingsFromEnvironment, type Flags } from '../config';
 import { builtInNamespaces } from '../namespaces';
 import { packageRoot } from '../paths';
-import { parse, UsageError, type Command, type Flag, type Io } from './command';
+import { fieldOf, thrownMessage } from '../thrown';
+import { parse, UsageError, type Command, type Io } from './command';
 import { command as exportCommand } from './export';
 import { command as listen } from './listen';
 import { command as migrate } from './migrate';
@@ -78,7 +79,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: Io): Prom
             throw new UsageError(`unknown command "${command}"`);
         }
 
-        const refused = Object.keys(values).filter((flag) => !known.flags.includes(flag as Flag));
+        const refused = Object.keys(values).filter((flag) => !known.flags.some((taken) => taken === flag));
         if (refused.length) {
             throw new UsageError(`${command} does not take ${refused.map((flag) => `--${flag}`).join(', ')}: ${known.synopsis}`);
         }
@@ -89,7 +90,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: Io): Prom
     }
     catch (err) {
         // One line per refusal, whatever the failure underneath wrote (SQLite's integrity report is several).
-        io.err(`localgate: ${(err as Error).message.trim().replace(/\s*\n\s*/g, '; ')}`);
+        io.err(`localgate: ${thrownMessage(err).trim().replace(/\s*\n\s*/g, '; ')}`);
         if (err instanceof UsageError) {
             io.err(usage);
             return 2;
@@ -113,5 +114,5 @@ function help(command: string | undefined): string {
 
 function packageVersion(): string {
 
-    return (JSON.parse(Fs.readFileSync(Path.join(packageRoot, 'package.json'), 'utf8')) as { version: string }).version;
+    return String(fieldOf(JSON.parse(Fs.readFileSync(Path.join(packageRoot, 'package.json'), 'utf8')), 'version'));
 }

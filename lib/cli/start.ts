@@ -1,6 +1,7 @@
 import Path from 'node:path';
 
 import type { LogFormat, Settings } from '../config';
+import { errnoCode } from '../errno';
 import { createServer } from '../index';
 import { packageRoot } from '../paths';
 import { databasesWhere } from '../storage';
@@ -26,7 +27,7 @@ async function start(settings: Settings, io: Io): Promise<number> {
         // about a server that never served.
         server.logger.level = 'silent';
         await server.stop();
-        if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE') {
+        if (errnoCode(err) === 'EADDRINUSE') {
             throw new Error(`port ${settings.port} on ${settings.host} is in use by another program: stop it, or set PORT=0 (or --port 0) to take a free port`);
         }
 

@@ -16,7 +16,8 @@ export const maxTtlSeconds = 365 * 86400;
 
 function token(settings: Settings, args: string[], flags: { ttl?: string; admin?: boolean }, io: Io): number {
 
-    const subject = args.length === 1 ? args[0]!.trim() : (flags.admin && !args.length ? 'admin' : '');
+    const [named, ...more] = args;
+    const subject = named === undefined ? (flags.admin ? 'admin' : '') : (more.length ? '' : named.trim());
     if (!subject) {
         throw new UsageError('token takes exactly one subject, for example: npx localgate token alice');
     }

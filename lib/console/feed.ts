@@ -131,7 +131,8 @@ export class RequestFeed {
 function isPublic(request: Request): boolean {
 
     // hapi's types leave out the false a route's auth setting holds when it is off.
-    return (request.route.settings.auth as unknown) === false;
+    const auth: unknown = request.route.settings.auth;
+    return auth === false;
 }
 
 
@@ -151,7 +152,7 @@ export function summarize(request: Request, secrets: string[], bodyPaths: RegExp
         method: request.method.toUpperCase(),
         path,
         instance: named ? `/i/${named.id}` : null,
-        query: queryOf((request.orig.query ?? request.query) as Record<string, unknown>, secrets),
+        query: queryOf(request.orig.query ?? request.query, secrets),
         status,
         ms: Math.max(0, request.info.completed - request.info.received),
         caller: request.auth.isAuthenticated ? String(request.auth.credentials.sub) : null,
@@ -175,7 +176,7 @@ export function summarize(request: Request, secrets: string[], bodyPaths: RegExp
         // the connection before there was one.
         event.status = null;
         event.written = request.app.written === true;
-        event.unsent = fault.status === undefined ? null : { status: fault.status, code: fault.code! };
+        event.unsent = fault.status === undefined ? null : { status: fault.status, code: fault.code || null };
     }
 
     const shown = status !== null && (status >= 400 || bodyPaths.test(request.path));
@@ -191,7 +192,7 @@ export function summarize(request: Request, secrets: string[], bodyPaths: RegExp
 
 
 /** The query string as the caller sent it, with the value of every parameter that is a credential, by name or by value, hidden. */
-function queryOf(query: Record<string, unknown>, secrets: string[]): string {
+function queryOf(query: object, secrets: string[]): string {
 
     const pairs = Object.entries(query).map(([name, value]) => {
 

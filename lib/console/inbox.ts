@@ -149,9 +149,13 @@ function use(inboxes: Map<string, Inbox>, dataSet: string, inbox: Inbox): Inbox 
 
     inboxes.delete(dataSet);
     inboxes.set(dataSet, inbox);
-    if (inboxes.size > maxInboxes) {
-        const [oldest] = inboxes.keys();
-        inboxes.delete(oldest!);
+    // The least recently used come first in the map's order.
+    for (const [oldest] of inboxes) {
+        if (inboxes.size <= maxInboxes) {
+            break;
+        }
+
+        inboxes.delete(oldest);
     }
 
     return inbox;

@@ -39,11 +39,11 @@ declare module '@hapi/hapi' {
 const assetsRoot = Path.join(packageRoot, 'console');
 
 // The view library, served to the page as ES modules from the installed packages.
-const vendorFiles: Record<string, string> = {
-    'preact.mjs': require.resolve('preact'),
-    'hooks.mjs': require.resolve('preact/hooks'),
-    'htm.mjs': Path.join(Path.dirname(require.resolve('htm')), 'htm.module.js')
-};
+const vendorFiles = new Map([
+    ['preact.mjs', require.resolve('preact')],
+    ['hooks.mjs', require.resolve('preact/hooks')],
+    ['htm.mjs', Path.join(Path.dirname(require.resolve('htm')), 'htm.module.js')]
+]);
 
 export interface ConsoleOptions {
     mode: ConsoleApiMode;
@@ -126,12 +126,12 @@ export const consolePlugin: Plugin<ConsoleOptions> = {
                     auth: false,
                     handler(request, h) {
 
-                        const name = request.params.file as string;
-                        if (!Object.hasOwn(vendorFiles, name)) {
+                        const file = vendorFiles.get(String(request.params.file));
+                        if (file === undefined) {
                             throw Boom.notFound();
                         }
 
-                        return h.file(vendorFiles[name]!, { confine: false });
+                        return h.file(file, { confine: false });
                     }
                 }
             }

@@ -104,7 +104,7 @@ export const faultsPlugin: Plugin<void> = {
             if (Boom.isBoom(response)) {
                 const boom = toBoom(response);
                 mark.status = boom.output.statusCode;
-                mark.code = (errorBody(boom) as { code: string }).code;
+                mark.code = errorBody(boom).code;
             }
             else {
                 mark.status = response.statusCode;

@@ -29,18 +29,15 @@ export function nearMissFinder(server: Server): (method: string, path: string) =
         // search's cost bounded whatever the length of the path sent.
         const sent = path.split('/');
         const compared = path.slice(0, maxNearMissChars);
-        let best = candidates[0]!;
-        let bestDistance = Infinity;
-        for (const candidate of candidates) {
+        const scored = candidates.map((candidate) => {
+
             // A path parameter takes the segment sent in its place.
             const concrete = candidate.segments.map((segment, index) => (segment.startsWith('{') ? sent[index] ?? segment : segment)).join('/');
-            const distance = editDistance(compared, concrete.slice(0, maxNearMissChars)) + (candidate.method === method ? 0 : 1);
-            if (distance < bestDistance) {
-                best = candidate;
-                bestDistance = distance;
-            }
-        }
+            return { candidate, distance: editDistance(compared, concrete.slice(0, maxNearMissChars)) + (candidate.method === method ? 0 : 1) };
+        });
 
+        // The first of the closest; there is always one, as the API has routes.
+        const { candidate: best } = scored.reduce((closest, next) => (next.distance < closest.distance ? next : closest));
         return { method: best.method, path: best.path };
     };
 }
@@ -49,16 +46,24 @@ export function nearMissFinder(server: Server): (method: string, path: string) =
 /** The Levenshtein distance of two strings, in time proportional to the product of their lengths. */
 export function editDistance(a: string, b: string): number {
 
+    // The previous row of the table and the one being filled, swapped after each character of a.
     let previous = Uint32Array.from({ length: b.length + 1 }, (_, index) => index);
     let current = new Uint32Array(b.length + 1);
-    for (let i = 1; i <= a.length; ++i) {
-        current[0] = i;
-        for (let j = 1; j <= b.length; ++j) {
-            current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    let distance = b.length;
+    for (let i = 0; i < a.length; ++i) {
+        // The cell left of the one being filled, and the one above that: both read as the row is walked.
+        let left = i + 1;
+        let diagonal = i;
+        current[0] = left;
+        for (const [j, above] of previous.subarray(1).entries()) {
+            left = Math.min(above + 1, left + 1, diagonal + (a[i] === b[j] ? 0 : 1));
+            diagonal = above;
+            current[j + 1] = left;
         }
 
+        distance = left;
         [previous, current] = [current, previous];
     }
 
-    return previous[b.length]!;
+    return distance;
 }

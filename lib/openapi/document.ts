@@ -1,6 +1,7 @@
 import type { RequestRoute } from '@hapi/hapi';
 import Joi from 'joi';
 
+import { fieldOf } from '../thrown';
 import { SchemaConverter, type JsonSchema } from './joi-schema';
 
 
@@ -53,9 +54,9 @@ function describeOperation(operation: Operation, route: RequestRoute, converter:
     }
 
     const statuses = route.settings.response?.status ?? {};
-    const declared = route.settings.plugins?.['hapi-swagger']?.responses as Record<string, { schema?: unknown }> | undefined;
+    const declared: unknown = route.settings.plugins?.['hapi-swagger']?.responses;
     for (const [code, response] of Object.entries(operation.responses)) {
-        const schema = statuses[code] ?? declared?.[code]?.schema;
+        const schema = statuses[code] ?? fieldOf(fieldOf(declared, code), 'schema');
         if (code === '204') {
             // An answer without a body.
             delete response.content;

@@ -112,7 +112,7 @@ export const openapiPlugin: Plugin<OpenapiOptions> = {
             await (await documentation)?.server.stop();
         });
 
-        const own = { auth: false as const, tags: [] as string[] };
+        const own: { auth: false; tags: string[] } = { auth: false, tags: [] };
         server.route([
             {
                 method: 'GET',

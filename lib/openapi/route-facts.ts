@@ -1,5 +1,5 @@
 import Boom from '@hapi/boom';
-import type { AuthSettings, RequestRoute, Server } from '@hapi/hapi';
+import type { RequestRoute, Server } from '@hapi/hapi';
 import Joi from 'joi';
 
 import { requireAdmin } from '../auth';
@@ -30,19 +30,21 @@ const declaredSchema = Joi.alternatives(
 export function routeFacts(server: Server, route: RequestRoute): RouteFacts {
 
     const { settings } = route;
-    const auth = (settings.auth as AuthSettings | false | undefined) === false ? null : settings.auth ?? server.auth.settings.default;
-    const validate = settings.validate!;
+    // hapi's types leave out the false a route's auth setting holds when it is off.
+    const configured: unknown = settings.auth;
+    const auth = configured === false ? null : settings.auth ?? server.auth.settings.default;
+    const { validate } = settings;
     const declared: DeclaredErrors = Joi.attempt(settings.plugins?.localgate?.errors ?? [], declaredSchema, `Invalid plugins.localgate.errors of ${route.method.toUpperCase()} ${route.path}:`);
 
     return {
         auth: auth ? auth.mode as 'required' | 'optional' : 'none',
-        validates: Boolean(validate.params || validate.query || validate.payload || validate.headers),
+        validates: Boolean(validate?.params || validate?.query || validate?.payload || validate?.headers),
         hasParams: route.path.includes('{'),
         // hapi keeps a route's extensions as lists of methods.
         admin: Boolean((settings.ext as { onPostAuth?: { method: unknown[] }[] } | undefined)?.onPostAuth?.some((step) => step.method.includes(requireAdmin))),
         // hapi reads a body on every method but GET (settings.payload is null there).
         maxBytes: settings.payload?.maxBytes,
-        referencesIds: shapeOf(validate.payload).referencesIds,
+        referencesIds: shapeOf(validate?.payload).referencesIds,
         declared: new Map(Array.isArray(declared) ? declared.map((status) => [status, '']) : Object.entries(declared).map(([status, error]) => [Number(status), error]))
     };
 }
