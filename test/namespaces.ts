@@ -12,6 +12,7 @@ import { builtInNamespaces } from '../lib/namespaces';
 import { weatherNamespace } from '../lib/namespaces/weather';
 import { eventTypesOf, startReceiver } from '../lib/testing';
 import { engines as storageEngines, locate } from '../lib/storage/engines';
+import { noStores } from '../lib/storage/no-stores';
 import { expectError } from './helpers/errors';
 import { engineServer, engines } from './helpers/postgres';
 import { adminBearer, bearer, body, type List, tempDir, testServer } from './helpers/server';
@@ -259,6 +260,14 @@ describe('the list of namespaces', () => {
         const paths = liveBodyPaths(namespaces);
         expect(['/v1/notes/notes', '/v1/commerce/products', '/v1/weather/status', '/health'].map((path) => paths.test(path))).to.equal([true, true, true, true]);
         expect(['/v1/pay/wallets', '/openapi.json', '/v1/notesx/notes'].map((path) => paths.test(path))).to.equal([false, false, false]);
+    });
+
+    it('makes no store for a namespace that keeps no records, on either engine', async () => {
+
+        // No handle is needed: the factories throw before they would read one.
+        expect(() => noStores.sqlite(undefined as never, wallContext())).to.throw('This namespace keeps no records: it has no store');
+        const make = await noStores.postgres();
+        expect(() => make(undefined as never, wallContext())).to.throw('This namespace keeps no records: it has no store');
     });
 
     it('makes no store for a namespace that keeps no records', async () => {

@@ -20,6 +20,13 @@ export interface NewEvent {
 
 
 /**
+ * The events a namespace announces, typed by what it declares: `Data` maps each of its event types (its descriptor's
+ * `eventTypes` keys) to the record that type carries, and an event of a type carries that record.
+ */
+export type AnnouncedEvent<Data> = { [Type in keyof Data & string]: { type: Type; created_at: string; data: Data[Type] & object } }[keyof Data & string];
+
+
+/**
  * Whether the write of the event at `position` prunes its database, whose last event was at `floor`. Positions are
  * shared by the data set's databases (on PostgreSQL, by the namespaces of one server database), so one database's
  * positions skip: it prunes each time its own positions pass a multiple, whichever position that is.

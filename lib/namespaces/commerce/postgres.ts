@@ -1,7 +1,8 @@
 import type { RecordContext } from '../../data-set/clock';
 import type { ListResult, Page } from '../../lists';
 import { fromMinorUnits, offerRecord, toMinorUnits, type Priced } from './money';
-import { checkFirstReport, crossesFlagged } from './rules';
+import { inquiryCreatedEvent, productCreatedEvent, scamReportEvents } from './events';
+import { checkFirstReport } from './rules';
 import type { Business, CommerceStore, Inquiry, NewInquiry, NewProduct, NewScamReport, Offer, Product, ScamReport, TargetType } from './store';
 import { createdAt, found, referenced } from '../../records';
 import { insertRow, sql, type PgDatabase, type Runner } from '../../storage/postgres/database';
@@ -121,9 +122,9 @@ export class PgCommerceStore implements CommerceStore {
         return this.events.writing(this.context, async (tx) => {
 
             await tx.row(queries.lockCatalogue);
-            const facts = (await tx.row(queries.productFacts, input.business_id))!;
+            const facts = found(await tx.row(queries.productFacts, input.business_id), 'business');
             referenced(facts.business || undefined, 'business', 'business_id');
-            const row = (await tx.row(queries.insertProduct, {
+            const row = found(await tx.row(queries.insertProduct, {
                 id: this.context.ids.next(),
                 name: input.name,
                 description: input.description,
@@ -132,10 +133,10 @@ export class PgCommerceStore implements CommerceStore {
                 business_id: input.business_id,
                 created_by: createdBy,
                 created_at: createdAt(this.context.clock, facts.latest, facts.now)
-            }))!;
+            }), 'product');
 
             const product = toProduct(row);
-            await this.events.write(tx, this.context, { type: 'commerce.product.created', created_at: product.created_at, data: product });
+            await this.events.write(tx, this.context, productCreatedEvent(product));
             return product;
         });
     }
@@ -165,18 +166,18 @@ export class PgCommerceStore implements CommerceStore {
         const businessId = 'business_id' in input ? input.business_id : null;
         return this.events.writing(this.context, async (tx) => {
 
-            const facts = (await tx.row(queries.inquiryFacts, productId, businessId))!;
+            const facts = found(await tx.row(queries.inquiryFacts, productId, businessId), 'inquiry');
             referenced(facts.target || undefined, productId === null ? 'business' : 'product', productId === null ? 'business_id' : 'product_id');
-            const inquiry = (await tx.row(queries.insertInquiry, {
+            const inquiry = found(await tx.row(queries.insertInquiry, {
                 id: this.context.ids.next(),
                 product_id: productId,
                 business_id: businessId,
                 message: input.message,
                 owner_id: ownerId,
                 created_at: createdAt(this.context.clock, null, facts.now)
-            }))!;
+            }), 'inquiry');
 
-            await this.events.write(tx, this.context, { type: 'commerce.inquiry.created', created_at: inquiry.created_at, data: inquiry });
+            await this.events.write(tx, this.context, inquiryCreatedEvent(inquiry));
             return inquiry;
         });
     }
@@ -190,7 +191,7 @@ export class PgCommerceStore implements CommerceStore {
 
         return this.events.writing(this.context, async (tx) => {
 
-            const facts = (await tx.row(queries.reportFacts, input.target_type, input.target_id, reporterId))!;
+            const facts = found(await tx.row(queries.reportFacts, input.target_type, input.target_id, reporterId), 'scam_report');
             referenced(facts.target || undefined, input.target_type, 'target_id');
             checkFirstReport(input.target_type, facts.reported);
             const report = await this.insertScamReport(tx, {
@@ -202,11 +203,10 @@ export class PgCommerceStore implements CommerceStore {
                 created_at: createdAt(this.context.clock, null, facts.now)
             });
 
-            await this.events.write(tx, this.context, { type: 'commerce.scam_report.created', created_at: report.created_at, data: report });
             // Read after the insert, under the row lock its trigger took to count the report: one report crosses.
             const business = report.target_type === 'business' ? await tx.row(queries.business, report.target_id) : undefined;
-            if (business && crossesFlagged(business.scam_report_count)) {
-                await this.events.write(tx, this.context, { type: 'commerce.business.flagged', created_at: report.created_at, data: business });
+            for (const event of scamReportEvents(report, business)) {
+                await this.events.write(tx, this.context, event);
             }
 
             return report;
@@ -216,7 +216,7 @@ export class PgCommerceStore implements CommerceStore {
     private async insertScamReport(tx: Runner, report: ScamReport): Promise<ScamReport> {
 
         try {
-            return (await tx.row(queries.insertScamReport, report))!;
+            return found(await tx.row(queries.insertScamReport, report), 'scam_report');
         }
         catch (err) {
             // A report of the same caller committed since the check: the unique index (its name is only ever on a

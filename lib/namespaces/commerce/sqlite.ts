@@ -3,7 +3,8 @@ import type { Statement, Transaction } from 'better-sqlite3';
 import type { RecordContext } from '../../data-set/clock';
 import type { ListResult, Page } from '../../lists';
 import { fromMinorUnits, offerRecord, toMinorUnits, type Priced } from './money';
-import { checkFirstReport, crossesFlagged } from './rules';
+import { inquiryCreatedEvent, productCreatedEvent, scamReportEvents } from './events';
+import { checkFirstReport } from './rules';
 import type { Business, CommerceStore, Inquiry, NewInquiry, NewProduct, NewScamReport, Offer, Product, ScamReport, TargetType } from './store';
 import { createdAt, found, referenced } from '../../records';
 import { offerStatusColumn } from '../../storage/lifecycle-sql';
@@ -126,7 +127,7 @@ export class SqliteCommerceStore implements CommerceStore {
 
         this.readBusinesses = db.transaction((page: Page) => ({
             data: statements.listBusinesses.all(page),
-            total: statements.countBusinesses.get()!.total
+            total: found(statements.countBusinesses.get(), 'business').total
         }));
 
         this.readOffers = db.transaction((filter: { product_id?: string }, page: Page) => {
@@ -139,7 +140,7 @@ export class SqliteCommerceStore implements CommerceStore {
 
             this.requireTarget('business', input.business_id, 'business_id');
             const id = context.ids.next();
-            const { latest } = statements.latestProduct.get()!;
+            const { latest } = found(statements.latestProduct.get(), 'product');
             statements.insertProduct.run({
                 id,
                 name: input.name,
@@ -151,8 +152,8 @@ export class SqliteCommerceStore implements CommerceStore {
                 created_at: createdAt(context.clock, latest)
             });
 
-            const product = toProduct(statements.product.raw().get(id)!);
-            events.write(context, { type: 'commerce.product.created', created_at: product.created_at, data: product });
+            const product = toProduct(found(statements.product.raw().get(id), 'product'));
+            events.write(context, productCreatedEvent(product));
             return product;
         });
 
@@ -167,8 +168,8 @@ export class SqliteCommerceStore implements CommerceStore {
 
             const id = context.ids.next();
             statements.insertInquiry.run({ id, product_id: null, business_id: null, ...input, owner_id: ownerId, created_at: createdAt(context.clock) });
-            const inquiry = statements.inquiry.get(id, ownerId)!;
-            events.write(context, { type: 'commerce.inquiry.created', created_at: inquiry.created_at, data: inquiry });
+            const inquiry = found(statements.inquiry.get(id, ownerId), 'inquiry');
+            events.write(context, inquiryCreatedEvent(inquiry));
             return inquiry;
         });
 
@@ -178,14 +179,11 @@ export class SqliteCommerceStore implements CommerceStore {
             checkFirstReport(input.target_type, statements.scamReportByReporter.get(input.target_type, input.target_id, reporterId) !== undefined);
             const id = context.ids.next();
             statements.insertScamReport.run({ id, ...input, reporter_id: reporterId, created_at: createdAt(context.clock) });
-            const report = statements.scamReport.get(id, reporterId)!;
-            events.write(context, { type: 'commerce.scam_report.created', created_at: report.created_at, data: report });
-            if (input.target_type === 'business') {
-                // The business as its GET reads it, its count raised by this report (the trigger of migration 001).
-                const business = statements.business.get(input.target_id)!;
-                if (crossesFlagged(business.scam_report_count)) {
-                    events.write(context, { type: 'commerce.business.flagged', created_at: report.created_at, data: business });
-                }
+            const report = found(statements.scamReport.get(id, reporterId), 'scam_report');
+            // The business as its GET reads it, its count raised by this report (the trigger of migration 001).
+            const business = report.target_type === 'business' ? statements.business.get(report.target_id) : undefined;
+            for (const event of scamReportEvents(report, business)) {
+                events.write(context, event);
             }
 
             return report;
@@ -253,12 +251,12 @@ export class SqliteCommerceStore implements CommerceStore {
 function readPage<Row, Params extends Page>(list: ListStatements<Row, Params>, parentId: string | undefined, page: Params): { rows: Row[]; total: number } {
 
     if (parentId === undefined) {
-        return { rows: list.all().all(page), total: list.countAll().get()!.total };
+        return { rows: list.all().all(page), total: found(list.countAll().get(), 'record').total };
     }
 
     return {
         rows: list.ofParent().all({ ...page, [list.parentColumn]: parentId }),
-        total: list.countOfParent().get(parentId)!.total
+        total: found(list.countOfParent().get(parentId), 'record').total
     };
 }
 

@@ -5,7 +5,7 @@ import type { Plugin } from '@hapi/hapi';
 import { demoDataRoot, migrationsRoot } from '../../paths';
 import { SqliteLogisticsStore } from './sqlite';
 import type { Namespace } from '../../namespace';
-import { logisticsEventTypes } from './events';
+import { logisticsEventTypes, logisticsTransitions } from './events';
 import { logisticsFixture } from './fixture';
 import { logisticsRoutes } from './routes';
 import type { LogisticsStore } from './store';
@@ -25,7 +25,7 @@ export const logisticsNamespace: Namespace<LogisticsStore> = {
     plugin: logisticsPlugin,
     events: { migrations: { 4: 'events', 6: 'endpoint_state' } },
     eventTypes: logisticsEventTypes,
-    transitions: ['logistics.booking.started', 'logistics.booking.completed'],
+    transitions: logisticsTransitions,
     readiness: 'migrated',
     migrations: migrationsRoot,
     fixture: { collections: logisticsFixture, demo: Path.join(demoDataRoot, 'logistics.json') },

@@ -1,6 +1,7 @@
 import type { RecordContext } from '../../data-set/clock';
 import { claimEach, type AppliedTransition } from '../../data-set/transitions';
 import type { ListResult, Page } from '../../lists';
+import { bookingCancelledEvent, bookingCreatedEvent, bookingDue, bookingMovedEvent, type BookingTransitionType } from './events';
 import { bookingRecord, bookingStatusAt, checkBooking, checkCancellable, overlapRefusal, type BookingRow } from './rules';
 import type { Booking, Location, LogisticsStore, NewBooking, Vehicle, VehicleFilter } from './store';
 import { storedMetadata } from '../../metadata';
@@ -12,7 +13,7 @@ import { sqlState } from '../../storage/postgres/errors';
 import { pageOf, paged, serverNow, type PageParams, type Paged } from '../../storage/postgres/pages';
 
 
-type BookingTransition = AppliedTransition & { type: 'logistics.booking.started' | 'logistics.booking.completed' };
+type BookingTransition = AppliedTransition & { type: BookingTransitionType };
 
 // What a booking needs decided once its vehicle is locked: whether its locations exist, the return of the latest
 // booking that holds the vehicle that starts before the requested return, the customer's newest booking, and now.
@@ -121,7 +122,7 @@ export class PgLogisticsStore implements LogisticsStore {
         return this.events.writing(this.context, async (tx) => {
 
             const vehicle = referenced(await tx.row(queries.lockVehicle, booking.vehicle_id), 'vehicle', 'vehicle_id');
-            const facts = (await tx.row(queries.bookingFacts, booking.pickup_location_id, booking.dropoff_location_id, vehicle.id, booking.return_at, customerId))!;
+            const facts = found(await tx.row(queries.bookingFacts, booking.pickup_location_id, booking.dropoff_location_id, vehicle.id, booking.return_at, customerId), 'vehicle');
             referenced(facts.pickup || undefined, 'location', 'pickup_location_id');
             referenced(facts.dropoff || undefined, 'location', 'dropoff_location_id');
             checkBooking(vehicle, booking, facts.latest_return ?? undefined);
@@ -142,7 +143,7 @@ export class PgLogisticsStore implements LogisticsStore {
 
             let made: Booking;
             try {
-                made = bookingRecord((await tx.row(queries.insertBooking, row))!);
+                made = bookingRecord(found(await tx.row(queries.insertBooking, row), 'booking'));
             }
             catch (err) {
                 // Only a writer that bypassed the lock gets here: the constraint refuses what the rule would have.
@@ -153,10 +154,8 @@ export class PgLogisticsStore implements LogisticsStore {
                 throw err;
             }
 
-            await this.events.write(tx, this.context, { type: 'logistics.booking.created', created_at: made.created_at, data: made });
-            // Its start and end are transitions of the data set's timeline: the next is due at pickup, or at return for
-            // one made past its pickup.
-            this.events.due(tx, new Date(made.status === 'confirmed' ? made.pickup_at : made.return_at));
+            await this.events.write(tx, this.context, bookingCreatedEvent(made));
+            this.events.due(tx, bookingDue(made));
             return made;
         });
     }
@@ -170,7 +169,7 @@ export class PgLogisticsStore implements LogisticsStore {
             checkCancellable(booking, booking.status);
             await tx.rows(queries.cancelBooking, id);
             const cancelled: Booking = { ...booking, status: 'cancelled' };
-            await this.events.write(tx, this.context, { type: 'logistics.booking.cancelled', created_at: this.now(), data: cancelled });
+            await this.events.write(tx, this.context, bookingCancelledEvent(cancelled, this.now()));
             return cancelled;
         });
     }
@@ -198,8 +197,8 @@ export class PgLogisticsStore implements LogisticsStore {
             if (due) {
                 await tx.rows(due.type === 'logistics.booking.started' ? queries.start : queries.complete, due.id);
                 // Stamped with its due instant, and read as of it: the status the transition gave it.
-                const booking = bookingRecord((await tx.row(queries.bookingAtInstant, due.id, due.due))!);
-                await this.events.write(tx, this.context, { type: due.type, created_at: due.due, data: booking });
+                const booking = bookingRecord(found(await tx.row(queries.bookingAtInstant, due.id, due.due), 'booking'));
+                await this.events.write(tx, this.context, bookingMovedEvent(due, booking));
             }
 
             return due;

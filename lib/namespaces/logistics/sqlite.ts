@@ -3,6 +3,7 @@ import type { Transaction } from 'better-sqlite3';
 import type { RecordContext } from '../../data-set/clock';
 import { claimEach, type AppliedTransition } from '../../data-set/transitions';
 import type { ListResult, Page } from '../../lists';
+import { bookingCancelledEvent, bookingCreatedEvent, bookingDue, bookingMovedEvent, type BookingTransitionType } from './events';
 import { bookingRecord, bookingStatusAt, checkBooking, checkCancellable, type BookingRow } from './rules';
 import type { Booking, Location, LogisticsStore, NewBooking, Vehicle, VehicleFilter } from './store';
 import { storedMetadata } from '../../metadata';
@@ -21,9 +22,9 @@ type OfCustomer = [{ customer_id: string }];
 
 type AtNow = { now: string };
 
-type BookingKey = { id: string; customer_id: string };
+type Total = { total: number };
 
-type BookingTransition = 'logistics.booking.started' | 'logistics.booking.completed';
+type BookingKey = { id: string; customer_id: string };
 
 type PageOf<Filter = object> = [Page & Filter];
 
@@ -39,12 +40,12 @@ const bookingAtNow = `id, vehicle_id, pickup_location_id, dropoff_location_id, p
 // and so prepares the statement again each time a new value is bound, that is on every call.
 export const queries = {
     listVehicles: sql<PageOf, VehicleRow>(`SELECT ${vehicleColumns} FROM vehicles ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`),
-    countVehicles: sql<[], number>('SELECT count(*) FROM vehicles'),
+    countVehicles: sql<[], Total>('SELECT count(*) AS total FROM vehicles'),
     listVehiclesByAvailability: sql<PageOf<{ available: number }>, VehicleRow>(`SELECT ${vehicleColumns} FROM vehicles WHERE is_available = @available ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`),
-    countVehiclesByAvailability: sql<[{ available: number }], number>('SELECT count(*) FROM vehicles WHERE is_available = @available'),
+    countVehiclesByAvailability: sql<[{ available: number }], Total>('SELECT count(*) AS total FROM vehicles WHERE is_available = @available'),
     vehicleById: sql<ById, VehicleRow>(`SELECT ${vehicleColumns} FROM vehicles WHERE id = @id`),
     listLocations: sql<PageOf, Location>(`SELECT ${locationColumns} FROM locations ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`),
-    countLocations: sql<[], number>('SELECT count(*) FROM locations'),
+    countLocations: sql<[], Total>('SELECT count(*) AS total FROM locations'),
     locationExists: sql<ById, 1>('SELECT 1 FROM locations WHERE id = @id'),
     listBookings: sql<PageOf<{ customer_id: string } & AtNow>, BookingRow>(`SELECT ${bookingAtNow} FROM bookings WHERE customer_id = @customer_id ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`),
     // Kept by triggers (migrations/logistics/002): no row until the customer's first booking.
@@ -62,7 +63,7 @@ export const queries = {
 
     // The timeline's scans, each one step of a partial index (migrations/sqlite/logistics/003).
     nextDue: sql<[], string | null>(nextBookingDue),
-    nextTransition: sql<[{ until: string }], AppliedTransition & { type: BookingTransition }>(nextBookingTransition('@until')),
+    nextTransition: sql<[{ until: string }], AppliedTransition & { type: BookingTransitionType }>(nextBookingTransition('@until')),
     // Each transition is claimed by a conditional update: the row moves only from the status the transition leaves.
     start: sql<[string]>(`UPDATE bookings SET status = 'active' WHERE id = ? AND status = 'confirmed'`),
     complete: sql<[string]>(`UPDATE bookings SET status = 'completed' WHERE id = ? AND status = 'active'`),
@@ -92,19 +93,19 @@ export class SqliteLogisticsStore implements LogisticsStore {
         this.readVehicles = db.transaction((filter: VehicleFilter) => {
 
             if (filter.available === undefined) {
-                return { data: statements.listVehicles.all(page(filter)).map(vehicleRecord), total: statements.countVehicles.pluck().get()! };
+                return { data: statements.listVehicles.all(page(filter)).map(vehicleRecord), total: found(statements.countVehicles.get(), 'vehicle').total };
             }
 
             const available = filter.available ? 1 : 0;
             return {
                 data: statements.listVehiclesByAvailability.all({ ...page(filter), available }).map(vehicleRecord),
-                total: statements.countVehiclesByAvailability.pluck().get({ available })!
+                total: found(statements.countVehiclesByAvailability.get({ available }), 'vehicle').total
             };
         });
 
         this.readLocations = db.transaction((paging: Page) => ({
             data: statements.listLocations.all(page(paging)),
-            total: statements.countLocations.pluck().get()!
+            total: found(statements.countLocations.get(), 'location').total
         }));
 
         this.readBookings = db.transaction((customerId: string, paging: Page) => ({
@@ -130,11 +131,9 @@ export class SqliteLogisticsStore implements LogisticsStore {
                 metadata: storedMetadata(booking.metadata)
             });
 
-            const made = bookingRecord(statements.storedBooking.get({ id, customer_id: customerId })!);
-            events.write(context, { type: 'logistics.booking.created', created_at: made.created_at, data: made });
-            // Its start and end are transitions of the data set's timeline: the next is due at pickup, or at return for
-            // one made past its pickup.
-            events.due(new Date(made.status === 'confirmed' ? made.pickup_at : made.return_at));
+            const made = bookingRecord(found(statements.storedBooking.get({ id, customer_id: customerId }), 'booking'));
+            events.write(context, bookingCreatedEvent(made));
+            events.due(bookingDue(made));
             return made;
         });
 
@@ -145,7 +144,7 @@ export class SqliteLogisticsStore implements LogisticsStore {
             checkCancellable(booking, booking.status);
             statements.cancelBooking.run({ id });
             const cancelled: Booking = { ...booking, status: 'cancelled' };
-            events.write(context, { type: 'logistics.booking.cancelled', created_at: context.clock.now().toISOString(), data: cancelled });
+            events.write(context, bookingCancelledEvent(cancelled, context.clock.now().toISOString()));
             return cancelled;
         });
 
@@ -155,7 +154,7 @@ export class SqliteLogisticsStore implements LogisticsStore {
             const next = statements.nextTransition.get({ until });
             if (next) {
                 (next.type === 'logistics.booking.started' ? statements.start : statements.complete).run(next.id);
-                events.write(context, { type: next.type, created_at: next.due, data: bookingRecord(statements.bookingAt.get({ id: next.id, now: next.due })!) });
+                events.write(context, bookingMovedEvent(next, bookingRecord(found(statements.bookingAt.get({ id: next.id, now: next.due }), 'booking'))));
             }
 
             return next ?? null;

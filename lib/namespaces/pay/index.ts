@@ -4,7 +4,7 @@ import { paySchema } from '../../storage/migrations';
 import { ledgerPosting, ledgerStatements } from './ledger-sql';
 import { SqlitePayStore } from './sqlite';
 import type { Namespace } from '../../namespace';
-import { payEventTypes } from './events';
+import { payEventTypes, payTransitions } from './events';
 import { byTimeOrder, payFixture } from './fixture';
 import { payRoutes } from './routes';
 import type { PayStore } from './store';
@@ -28,7 +28,7 @@ export const payNamespace: Namespace<PayStore> = {
     plugin: payPlugin,
     events: paySchema.events,
     eventTypes: payEventTypes,
-    transitions: ['pay.transaction.completed', 'pay.transaction.failed'],
+    transitions: payTransitions,
     readiness: 'provisioned',
     migrations: paySchema.migrations,
     fixture: { collections: payFixture, posting: { collection: 'transactions', order: byTimeOrder, statements: ledgerStatements, steps: ledgerPosting } },

@@ -5,6 +5,7 @@ import type { ListResult, Page } from '../../lists';
 import {
     checkReplay,
     creationLegs,
+    fromKept,
     fromStored,
     keepUntil,
     madeTransaction,
@@ -20,6 +21,7 @@ import {
     type StoredOutcome,
     type TransactionRow
 } from './rules';
+import { settlementEvent, transactionDue, transactionMadeEvents } from './events';
 import type { GatewayOutcome, GatewayRequest, PayStore, PayTransaction, Provider, TokenType, TransactionType, Wallet, WalletBalance } from './store';
 import { storedMetadata } from '../../metadata';
 import { createdAt, found, recordNow } from '../../records';
@@ -126,7 +128,7 @@ export class PgPayStore implements PayStore {
         return await this.db.transaction(async (tx) => {
 
             await tx.rows(queries.insertWallet, this.context.ids.next(), ownerId, await this.now(tx));
-            return (await readWallet(tx, ownerId))!;
+            return found(await readWallet(tx, ownerId), 'wallet');
         });
     }
 
@@ -142,7 +144,7 @@ export class PgPayStore implements PayStore {
             }
 
             const data = (await tx.rows(queries.transactions, wallet.id, page.limit, page.offset)).map(transactionRecord);
-            const { total } = (await tx.row(queries.countTransactions, wallet.id))!;
+            const { total } = found(await tx.row(queries.countTransactions, wallet.id), 'wallet');
             return { data, total };
         });
     }
@@ -186,7 +188,7 @@ export class PgPayStore implements PayStore {
 
     async nextDue(): Promise<Date | null> {
 
-        const { due } = (await this.db.row(queries.nextDue))!;
+        const { due } = found(await this.db.row(queries.nextDue), 'transaction');
         return due === null ? null : new Date(due);
     }
 
@@ -213,9 +215,9 @@ export class PgPayStore implements PayStore {
 
         const accounts = await this.lockAccounts(tx, due.wallet_id, due.provider_id, due.asset);
         await this.post(tx, due.id, due.wallet_id, due.provider_id, due.asset, accounts, settlementLegs(due.type, settlement.status, due.amount), due.settles_at);
-        const transition: AppliedTransition = { type: `pay.transaction.${settlement.status}`, id: due.id, due: due.settles_at };
-        await this.events.write(tx, this.context, { type: transition.type, created_at: transition.due, data: transactionRecord((await tx.row(queries.transactionById, due.id))!) });
-        return transition;
+        const event = settlementEvent(settlement, transactionRecord(found(await tx.row(queries.transactionById, due.id), 'transaction')));
+        await this.events.write(tx, this.context, event);
+        return { type: event.type, id: due.id, due: event.created_at };
     }
 
     // Runs inside one transaction: the key, the rule checks, the ledger write and the stored outcome commit together.
@@ -228,10 +230,10 @@ export class PgPayStore implements PayStore {
         // finds its outcome (or, should the first roll back, claims the key itself). Keys past retention were pruned
         // just above, so a key found here is one to replay.
         const fingerprint = requestFingerprint(type, request);
-        const stored = (await tx.row(queries.claimKey, ownerId, request.idempotencyKey, fingerprint, now))!;
+        const stored = found(await tx.row(queries.claimKey, ownerId, request.idempotencyKey, fingerprint, now), 'idempotency_key');
         if (stored.outcome) {
             checkReplay(stored.fingerprint, fingerprint);
-            return { replayed: true, ...fromStored(JSON.parse(stored.outcome) as StoredOutcome, ownerId) };
+            return { replayed: true, ...fromKept(stored.outcome, ownerId) };
         }
 
         const walletId = await this.lockWallet(tx, ownerId, now);
@@ -258,14 +260,14 @@ export class PgPayStore implements PayStore {
         const transaction = madeTransaction(this.context.ids.next(), ownerId, type, request, decision.terms, createdAt(this.context.clock, latest?.created_at, now));
         await tx.rows(queries.insertTransaction, { ...transaction, wallet_id: walletId, metadata: storedMetadata(transaction.metadata) });
         await this.post(tx, transaction.id, walletId, providerId, asset, accounts, creationLegs(type, transaction.status === 'pending', transaction.amount), transaction.created_at);
-        await this.events.write(tx, this.context, { type: 'pay.transaction.created', created_at: transaction.created_at, data: transaction });
-        // A move that settles at once is made completed: its completion is announced at the same instant.
-        if (transaction.status === 'completed') {
-            await this.events.write(tx, this.context, { type: 'pay.transaction.completed', created_at: transaction.created_at, data: transaction });
+        for (const event of transactionMadeEvents(transaction)) {
+            await this.events.write(tx, this.context, event);
         }
+
         // A move that settles later: the data set's timeline applies it at its instant.
-        else {
-            this.events.due(tx, new Date(transaction.settles_at));
+        const due = transactionDue(transaction);
+        if (due) {
+            this.events.due(tx, due);
         }
 
         return { transaction };
@@ -306,12 +308,12 @@ export class PgPayStore implements PayStore {
         }
 
         await tx.rows(queries.insertWallet, this.context.ids.next(), ownerId, now);
-        return (await tx.row(queries.lockWallet, ownerId))!.id;
+        return found(await tx.row(queries.lockWallet, ownerId), 'wallet').id;
     }
 
     private async now(tx: Runner): Promise<string> {
 
-        return recordNow(this.context.clock, (await tx.row(queries.now))!.now).toISOString();
+        return recordNow(this.context.clock, found(await tx.row(queries.now), 'instant').now).toISOString();
     }
 }
 
@@ -321,11 +323,11 @@ async function openAccount(tx: Runner, account: AccountKind | 'clearing', wallet
 
     if (account === 'clearing') {
         await tx.rows(queries.openClearingAccount, providerId, asset, at);
-        return (await tx.row(queries.lockClearingAccount, providerId, asset))!;
+        return found(await tx.row(queries.lockClearingAccount, providerId, asset), 'account');
     }
 
     await tx.rows(queries.openWalletAccount, walletId, asset, account, at);
-    return (await tx.row(queries.lockWalletAccount, walletId, asset, account))!;
+    return found(await tx.row(queries.lockWalletAccount, walletId, asset, account), 'account');
 }
 
 

@@ -281,3 +281,10 @@ export function fromStored(outcome: StoredOutcome, ownerId: string): { transacti
     const { kind, code, message, field } = outcome.refusal;
     return { refusal: new DomainError(kind, code, message, field) };
 }
+
+
+/** The answer a kept key replays: the outcome its row holds as JSON (written from a StoredOutcome), as fromStored reads it. */
+export function fromKept(outcome: string, ownerId: string): { transaction: PayTransaction } | { refusal: DomainError } {
+
+    return fromStored(JSON.parse(outcome) as StoredOutcome, ownerId);
+}

@@ -7,6 +7,7 @@ import type { ListResult, Page } from '../../lists';
 import {
     checkReplay,
     creationLegs,
+    fromKept,
     fromStored,
     keepUntil,
     madeTransaction,
@@ -21,6 +22,7 @@ import {
     type StoredOutcome,
     type TransactionRow
 } from './rules';
+import { settlementEvent, transactionDue, transactionMadeEvents } from './events';
 import type { GatewayOutcome, GatewayRequest, PayStore, PayTransaction, Provider, TokenType, TransactionType, Wallet, WalletBalance } from './store';
 import { storedMetadata } from '../../metadata';
 import { createdAt, found } from '../../records';
@@ -124,7 +126,7 @@ export class SqlitePayStore implements PayStore {
         this.walletOpen = db.transaction((ownerId: string) => {
 
             this.ensureWallet(ownerId, this.context.clock.now().toISOString());
-            return this.readWallet(ownerId)!;
+            return found(this.readWallet(ownerId), 'wallet');
         });
 
         this.transactionsRead = db.transaction((ownerId: string, page: Page) => this.readTransactions(ownerId, page));
@@ -227,9 +229,9 @@ export class SqlitePayStore implements PayStore {
         const settlement = settlementOf(due.failure_mode, due.amount);
         this.sql.settle.run(settlement.status, settlement.failure_code, due.id);
         this.post(due.id, due.wallet_id, due.provider_id, due.asset, settlementLegs(due.type, settlement.status, due.amount), due.settles_at);
-        const type: AppliedTransition['type'] = `pay.transaction.${settlement.status}`;
-        this.events.write(this.context, { type, created_at: due.settles_at, data: transactionRecord(this.sql.transactionById.get(due.id)!) });
-        return { type, id: due.id, due: due.settles_at };
+        const event = settlementEvent(settlement, transactionRecord(found(this.sql.transactionById.get(due.id), 'transaction')));
+        this.events.write(this.context, event);
+        return { type: event.type, id: due.id, due: event.created_at };
     }
 
     // Runs inside one immediate transaction: the key, the rule checks, the ledger write and the stored outcome commit together.
@@ -242,7 +244,7 @@ export class SqlitePayStore implements PayStore {
         const stored = this.sql.findKey.get(ownerId, request.idempotencyKey);
         if (stored) {
             checkReplay(stored.fingerprint, fingerprint);
-            return { replayed: true, ...fromStored(JSON.parse(stored.outcome) as StoredOutcome, ownerId) };
+            return { replayed: true, ...fromKept(stored.outcome, ownerId) };
         }
 
         const at = now.toISOString();
@@ -275,14 +277,14 @@ export class SqlitePayStore implements PayStore {
         const transaction = madeTransaction(this.context.ids.next(), ownerId, type, request, decision.terms, created);
         this.sql.insertTransaction.run({ ...transaction, wallet_id: walletId, metadata: storedMetadata(transaction.metadata) });
         this.post(transaction.id, walletId, providerId, asset, creationLegs(type, transaction.status === 'pending', transaction.amount), created);
-        this.events.write(this.context, { type: 'pay.transaction.created', created_at: created, data: transaction });
-        // A move made completed (a provider that settles at once) has settled as it was made: both, at one instant.
-        if (transaction.status === 'completed') {
-            this.events.write(this.context, { type: 'pay.transaction.completed', created_at: created, data: transaction });
+        for (const event of transactionMadeEvents(transaction)) {
+            this.events.write(this.context, event);
         }
+
         // A move that settles later: the data set's timeline applies it at its instant.
-        else {
-            this.events.due(new Date(transaction.settles_at));
+        const due = transactionDue(transaction);
+        if (due) {
+            this.events.due(due);
         }
 
         return { transaction };
@@ -295,7 +297,7 @@ export class SqlitePayStore implements PayStore {
             const row = account === 'clearing' ?
                 this.sql.clearingAccount.get(providerId, asset) ?? this.sql.insertClearingAccount.get(providerId, asset, at) :
                 this.sql.walletAccount.get(walletId, asset, account) ?? this.sql.insertWalletAccount.get(walletId, asset, account, at);
-            this.sql.insertEntry.run(transactionId, row!.id, amount, at);
+            this.sql.insertEntry.run(transactionId, found(row, 'account').id, amount, at);
         }
     }
 
@@ -330,7 +332,7 @@ export class SqlitePayStore implements PayStore {
         }
 
         const data = this.sql.transactions.all(wallet.id, page.limit, page.offset).map(transactionRecord);
-        const { total } = this.sql.countTransactions.get(wallet.id)!;
+        const { total } = found(this.sql.countTransactions.get(wallet.id), 'wallet');
         return { data, total };
     }
 }
