@@ -245,7 +245,7 @@ describe('settings', () => {
         it(`stops with "${message}" for ${JSON.stringify(env)}`, () => {
 
             const err = expect(() => settingsFromEnvironment(env)).to.throw(SettingError, message);
-            expect((err as SettingError).setting).to.equal(message.split(' ')[0]);
+            expect((err as SettingError).setting).to.equal(message.split(' ')[0]!);
         });
     }
 

@@ -286,7 +286,7 @@ describe('a listener that fails', () => {
             { tags: ['error', 'listener'], task: 'not an error', type: 'string', at: 0 },
             { tags: ['error', 'listener'], task: 'rejected', type: 'Error', at: 0 }
         ]);
-        expect(failureOf(new Error('x')).at[0]).to.startWith('at ');
+        expect(failureOf(new Error('x')).at[0]!).to.startWith('at ');
     });
 
     it('in the journal leaves the request answered and the server up, and is logged with the request id', async () => {

@@ -150,8 +150,8 @@ function onDatabase(database: TestDatabase, options: Options): Options {
 export async function insertRecords(server: Server, namespace: 'commerce' | 'logistics', table: string, rows: Record<string, unknown>[]): Promise<void> {
 
     const location = server.app.localgate.settings.placements[namespace];
-    if (location.engine !== 'postgres') {
-        throw new Error(`The server keeps ${namespace} on ${location.engine}, not on PostgreSQL`);
+    if (location?.engine !== 'postgres') {
+        throw new Error(`The server keeps ${namespace} on ${location?.engine ?? 'no engine'}, not on PostgreSQL`);
     }
 
     const client = new Pg.Client({ connectionString: location.url });

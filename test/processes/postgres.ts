@@ -193,8 +193,8 @@ describe('PostgreSQL shared by four localgate processes (slow)', { skip, timeout
                     }
                 }
 
-                expect(await count(database.url, 'SELECT count(*) FROM logistics.vehicles')).to.equal(expected['/v1/logistics/vehicles']);
-                expect(await count(database.url, 'SELECT count(*) FROM commerce.products')).to.equal(expected['/v1/commerce/products']);
+                expect(await count(database.url, 'SELECT count(*) FROM logistics.vehicles')).to.equal(expected['/v1/logistics/vehicles']!);
+                expect(await count(database.url, 'SELECT count(*) FROM commerce.products')).to.equal(expected['/v1/commerce/products']!);
             }, servers);
         });
     });
