@@ -133,13 +133,11 @@ export async function createServer(options: Options = {}): Promise<Server> {
             await resyncEventPosition(opened, defaultServices.ids);
             // What fell due while the server was stopped is applied before it answers; with other processes on the same
             // databases, what they made due is looked for every second too.
-            const { counts } = await defaultServices.timeline.watch(timedStoresOf(settings.namespaces, defaultData), settings.transitionPollMs);
+            // Deliveries a stopped process left pending are sent now; other processes' retries are looked for as transitions are.
+            const { counts } = await defaultServices.watch(timedStoresOf(settings.namespaces, defaultData), () => defaultData().eventLogs(), { pollMs: settings.transitionPollMs });
             if (Object.keys(counts).length > 0) {
                 server.log(['debug', 'transitions'], { applied: counts });
             }
-
-            // Deliveries a stopped process left pending are sent now; other processes' retries are looked for as transitions are.
-            await defaultServices.dispatcher.watch(() => defaultData().eventLogs(), settings.transitionPollMs);
         }
         catch (err) {
             throw startupFailure(settings, err);

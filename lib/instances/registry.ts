@@ -238,8 +238,7 @@ export class InstanceRegistry implements InstanceFinder {
                 await resyncEventPosition(data, context.ids);
             }
 
-            await instance.services.timeline.watch(timedStoresOf(this.engine.namespaces, () => instance.data));
-            await instance.services.dispatcher.watch(() => instance.data.eventLogs(), 0, false);
+            await instance.services.watch(timedStoresOf(this.engine.namespaces, () => instance.data), () => instance.data.eventLogs(), { pending: false });
         }
         catch (err) {
             instance.close();
