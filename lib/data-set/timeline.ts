@@ -281,10 +281,12 @@ export class Timeline {
         while (!this.closed) {
             const next: Date | null = transitions ? await this.nextDue() : null;
             const due: Date | null = next !== null && next.getTime() <= target.getTime() ? next : null;
-            const attempt = stops ? await stops.next(due === null ? target : new Date(due.getTime() - 1)) : null;
-            if (attempt !== null) {
-                await stops!.reach(attempt);
-                continue;
+            if (stops) {
+                const attempt = await stops.next(due === null ? target : new Date(due.getTime() - 1));
+                if (attempt !== null) {
+                    await stops.reach(attempt);
+                    continue;
+                }
             }
 
             if (due === null) {

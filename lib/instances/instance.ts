@@ -32,11 +32,16 @@ export interface SnapshotBudget {
     readonly max: number;
 }
 
-// The moment an instance can be put back to: its databases, its clock and its id counter.
+// The moment an instance can be put back to: its clock and its id counter (its databases are the data set's own to
+// put back, as they were made).
 interface Checkpoint {
-    data: DataSnapshot | null;
     frozen: string | null;
     counter: number;
+}
+
+// A snapshot: a checkpoint with a copy of its databases.
+interface Snapshot extends Checkpoint {
+    data: DataSnapshot;
 }
 
 
@@ -47,7 +52,7 @@ export class Instance implements Scope {
     readonly createdAt: string;
     lastUsed: number;
     private closed = false;
-    private readonly snapshots = new Map<string, Checkpoint>();
+    private readonly snapshots = new Map<string, Snapshot>();
     private readonly creation: Checkpoint;
     // Operations on the data set not yet settled: its deletion waits for them before the data set is reused or closed.
     private readonly running = new Set<Promise<unknown>>();
@@ -59,7 +64,7 @@ export class Instance implements Scope {
         this.basePath = `/i/${id}`;
         this.lastUsed = Date.now();
         this.createdAt = new Date(this.lastUsed).toISOString();
-        this.creation = { data: null, frozen: services.clock.frozen, counter: services.ids.counter };
+        this.creation = { frozen: services.clock.frozen, counter: services.ids.counter };
     }
 
     /** The instance's databases; a request that reached the instance before it was deleted gets instance_not_found. */
@@ -125,7 +130,7 @@ export class Instance implements Scope {
     close(): void {
 
         for (const { data } of this.snapshots.values()) {
-            this.budget.used -= data!.bytes;
+            this.budget.used -= data.bytes;
         }
 
         this.snapshots.clear();
@@ -137,7 +142,7 @@ export class Instance implements Scope {
     async restore(snapshotId: string): Promise<void> {
 
         const checkpoint = referenced(this.snapshots.get(snapshotId), 'snapshot', 'snapshot_id');
-        await this.using((data) => data.restore(checkpoint.data!));
+        await this.using((data) => data.restore(checkpoint.data));
         await this.rewind(checkpoint);
     }
 
