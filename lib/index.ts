@@ -25,7 +25,7 @@ import { nestingPlugin } from './nesting';
 import { openapiPlugin } from './openapi';
 import type { Scope } from './scope';
 import { createEngine, startupFailure } from './storage';
-import type { DataSet } from './storage/engine';
+import type { DataSetDatabases } from './storage/engine';
 import { requestIdPlugin } from './request-id';
 
 
@@ -37,7 +37,7 @@ export { provisionPay } from './storage';
 export interface Localgate {
     settings: Settings;
     secret: string;
-    data: DataSet;
+    data: DataSetDatabases;
     instances: InstanceRegistry;
 }
 
@@ -67,8 +67,8 @@ export async function createServer(options: Options = {}): Promise<Server> {
 
     // The default data set opens as the server initializes and closes as it stops, so that a server that fails to
     // build holds nothing open: the server's state and the default scope read it once it is open.
-    let opened: DataSet | undefined;
-    const defaultData = (): DataSet => {
+    let opened: DataSetDatabases | undefined;
+    const defaultData = (): DataSetDatabases => {
 
         Assert.ok(opened, 'The default data set is read before the server initialized');
         return opened;

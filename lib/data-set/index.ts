@@ -58,7 +58,7 @@ export interface Following {
  * then the dispatcher of its webhook attempts) and its door out of the process. The default data set and each instance
  * have one; it goes with its data set.
  */
-export class DataSetServices implements RecordContext {
+export class DataSetRuntime implements RecordContext {
 
     readonly clock: Clock;
     readonly ids: IdSource;
@@ -174,7 +174,7 @@ export class DataSetServices implements RecordContext {
 
 
 /** The services of data sets that share these settings, each over its own clock and ids. */
-export function servicesFactory(shared: SharedServices): (context: RecordContext) => DataSetServices {
+export function servicesFactory(shared: SharedServices): (context: RecordContext) => DataSetRuntime {
 
-    return (context) => new DataSetServices(context, shared);
+    return (context) => new DataSetRuntime(context, shared);
 }

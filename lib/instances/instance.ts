@@ -1,7 +1,7 @@
 import Crypto from 'node:crypto';
 
 import type { IdMode, RecordContext } from '../data-set/clock';
-import type { ClockMoved, DataSetServices } from '../data-set';
+import type { ClockMoved, DataSetRuntime } from '../data-set';
 import { DomainError } from '../errors';
 import { resyncEventPosition } from '../events/positions';
 import { referenced } from '../records';
@@ -59,7 +59,7 @@ export class Instance implements Scope {
 
     // context is what the data set's stores read (handed back to the pool with the data set); services hold the same
     // clock and ids, beside the journal, fault rules, scheduler and sender.
-    constructor(readonly id: string, private readonly instanceData: InstanceData, readonly context: RecordContext, readonly services: DataSetServices, private readonly options: InstanceOptions, private readonly budget: SnapshotBudget) {
+    constructor(readonly id: string, private readonly instanceData: InstanceData, readonly context: RecordContext, readonly services: DataSetRuntime, private readonly options: InstanceOptions, private readonly budget: SnapshotBudget) {
 
         this.basePath = `/i/${id}`;
         this.lastUsed = Date.now();
@@ -171,7 +171,7 @@ export class Instance implements Scope {
 
     /**
      * Moves the clock to an instant (1970 to the year 9999, what a created_at can hold) or forward by ms, freezing it
-     * there, in one walk through the transitions and webhook attempts that fall due on the way (DataSetServices.moveClock).
+     * there, in one walk through the transitions and webhook attempts that fall due on the way (DataSetRuntime.moveClock).
      */
     async moveClock(to: { now: Date } | { advance: number }): Promise<ClockMoved> {
 
