@@ -25,7 +25,7 @@ import { nestingPlugin } from './nesting';
 import { openapiPlugin } from './openapi';
 import type { Scope } from './scope';
 import { createEngine, startupFailure } from './storage';
-import type { DataSet } from './storage/engine';
+import type { DataSetDatabases } from './storage/engine';
 import { requestIdPlugin } from './request-id';
 
 
@@ -37,7 +37,7 @@ export { provisionPay } from './storage';
 export interface Localgate {
     settings: Settings;
     secret: string;
-    data: DataSet;
+    data: DataSetDatabases;
     instances: InstanceRegistry;
 }
 
@@ -67,8 +67,8 @@ export async function createServer(options: Options = {}): Promise<Server> {
 
     // The default data set opens as the server initializes and closes as it stops, so that a server that fails to
     // build holds nothing open: the server's state and the default scope read it once it is open.
-    let opened: DataSet | undefined;
-    const defaultData = (): DataSet => {
+    let opened: DataSetDatabases | undefined;
+    const defaultData = (): DataSetDatabases => {
 
         Assert.ok(opened, 'The default data set is read before the server initialized');
         return opened;
@@ -133,13 +133,11 @@ export async function createServer(options: Options = {}): Promise<Server> {
             await resyncEventPosition(opened, defaultServices.ids);
             // What fell due while the server was stopped is applied before it answers; with other processes on the same
             // databases, what they made due is looked for every second too.
-            const { counts } = await defaultServices.timeline.watch(timedStoresOf(settings.namespaces, defaultData), settings.transitionPollMs);
+            // Deliveries a stopped process left pending are sent now; other processes' retries are looked for as transitions are.
+            const { counts } = await defaultServices.watch(timedStoresOf(settings.namespaces, defaultData), () => defaultData().eventLogs(), { pollMs: settings.transitionPollMs });
             if (Object.keys(counts).length > 0) {
                 server.log(['debug', 'transitions'], { applied: counts });
             }
-
-            // Deliveries a stopped process left pending are sent now; other processes' retries are looked for as transitions are.
-            await defaultServices.dispatcher.watch(() => defaultData().eventLogs(), settings.transitionPollMs);
         }
         catch (err) {
             throw startupFailure(settings, err);

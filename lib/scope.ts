@@ -1,7 +1,7 @@
 import type { Request } from '@hapi/hapi';
 
-import type { DataSetServices } from './data-set';
-import type { DataSet } from './storage/engine';
+import type { DataSetRuntime } from './data-set';
+import type { DataSetDatabases } from './storage/engine';
 
 
 /**
@@ -9,8 +9,8 @@ import type { DataSet } from './storage/engine';
  * databases (data) and what it carries beside them (services: clock, ids, journal, faults, scheduler, sender).
  */
 export interface Scope {
-    data: DataSet;
-    readonly services: DataSetServices;
+    data: DataSetDatabases;
+    readonly services: DataSetRuntime;
     readonly basePath: string;
 }
 
@@ -22,14 +22,14 @@ declare module '@hapi/hapi' {
 
 
 /** The data set of the request's scope, which the instances plugin sets as the request arrives. */
-export function dataOf(request: Pick<Request, 'app'>): DataSet {
+export function dataOf(request: Pick<Request, 'app'>): DataSetDatabases {
 
     return request.app.scope.data;
 }
 
 
 /** The services of the request's data set. */
-export function servicesOf(request: Pick<Request, 'app'>): DataSetServices {
+export function servicesOf(request: Pick<Request, 'app'>): DataSetRuntime {
 
     return request.app.scope.services;
 }

@@ -7,7 +7,7 @@ import Lab from '@hapi/lab';
 import type { Event } from '../lib/events/model';
 import { EventSubscription, maxStreamsPerDataSet, type StreamSettings } from '../lib/events/stream';
 import type { Scope } from '../lib/scope';
-import type { DataSet } from '../lib/storage/engine';
+import type { DataSetDatabases } from '../lib/storage/engine';
 import { adminBearer, bearer, body, type List, testServer } from './helpers/server';
 import { commerceNamespace } from '../lib/namespaces/commerce';
 import { freshDatabase, skipWithoutPostgres } from './helpers/postgres';
@@ -551,10 +551,10 @@ describe('events', () => {
         });
 
         // A scope whose reads answer late: the subscription is closed meanwhile, as an instance deleted mid-read is.
-        const lateScope = (id: string, answer: (data: DataSet) => Promise<unknown>): Scope => {
+        const lateScope = (id: string, answer: (data: DataSetDatabases) => Promise<unknown>): Scope => {
 
             const instance = instanceOf(id);
-            const late: DataSet = Object.create(instance.data, { eventLogs: { value: () => new Promise((resolve) => setTimeout(resolve, 20)).then(() => answer(instance.data)) } });
+            const late: DataSetDatabases = Object.create(instance.data, { eventLogs: { value: () => new Promise((resolve) => setTimeout(resolve, 20)).then(() => answer(instance.data)) } });
             return { basePath: instance.basePath, services: instance.services, data: late };
         };
 
@@ -603,7 +603,7 @@ describe('events', () => {
 
             const { id } = await create();
             const instance = instanceOf(id);
-            const failing: DataSet = Object.create(instance.data, { eventLogs: { value: () => Promise.reject(new Error('down')) } });
+            const failing: DataSetDatabases = Object.create(instance.data, { eventLogs: { value: () => Promise.reject(new Error('down')) } });
             const scope: Scope = { basePath: instance.basePath, services: instance.services, data: failing };
             const subscription = new EventSubscription(scope, { position: 0, rank: 0 }, null, settings());
             subscription.stream.resume();

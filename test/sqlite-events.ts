@@ -7,7 +7,7 @@ import { settingsFromEnvironment } from '../lib';
 import { eventTypesOf, matchesType, typePattern, webhookId, type StoredEndpoint, type StoredEvent } from '../lib/events/model';
 import { builtInNamespaces } from '../lib/namespaces';
 import { commerceNamespace } from '../lib/namespaces/commerce';
-import type { DataSet, EventLog } from '../lib/storage/engine';
+import type { DataSetDatabases, EventLog } from '../lib/storage/engine';
 import { sqliteDatabase } from '../lib/storage/sqlite/engine';
 import { eventWriter } from '../lib/storage/sqlite/events';
 import { openSqliteNamespace } from '../lib/storage/sqlite/namespace';
@@ -38,7 +38,7 @@ const recordId = (counter: number): string => `00000000-0000-4000-8000-${counter
 
 
 // Every event a data set holds, in position order, with its data parsed.
-async function eventsOf(data: DataSet): Promise<(Omit<StoredEvent, 'data'> & { namespace: string; data: Json })[]> {
+async function eventsOf(data: DataSetDatabases): Promise<(Omit<StoredEvent, 'data'> & { namespace: string; data: Json })[]> {
 
     const events = [];
     for (const log of await data.eventLogs()) {
@@ -82,7 +82,7 @@ describe('events on SQLite', () => {
         return made;
     };
 
-    const dataOf = (made: Made): DataSet => server.app.localgate.instances.find(made.id)!.data;
+    const dataOf = (made: Made): DataSetDatabases => server.app.localgate.instances.find(made.id)!.data;
     const as = (made: Made, subject: string, method: string, url: string, payload?: object, headers: Json = {}): Promise<ServerInjectResponse> => server.inject({ method, url: `${made.base_path}${url}`, headers: { ...bearer(server, subject), ...headers }, ...(payload ? { payload } : {}) });
     const move = (made: Made, advance: string) => server.inject({ method: 'PUT', url: `/_instances/${made.id}/clock`, headers: admin(), payload: { advance } });
     const deposit = (made: Made, key: string, payload: Json) => as(made, 'erin', 'POST', '/v1/pay/gateway/deposit', payload, { 'idempotency-key': key });

@@ -9,7 +9,7 @@ import Lab from '@hapi/lab';
 import { Clock } from '../lib/data-set/clock';
 import { settingsFromEnvironment } from '../lib';
 import { resolveSettings } from '../lib/config';
-import { Scheduler, Timeline, type AttemptStops } from '../lib/data-set';
+import { Loop, Scheduler, Timeline, type AttemptStops } from '../lib/data-set';
 import { clockFileName, defaultClock } from '../lib/data-set/clock-file';
 import type { AppliedTransition, TimedStore, TransitionType } from '../lib/data-set/transitions';
 import { DomainError } from '../lib/errors';
@@ -81,10 +81,11 @@ class ArrayStore implements TimedStore {
 }
 
 
-function timelineOver(clock: Clock, log: FailureLog = () => undefined): { timeline: Timeline; scheduler: Scheduler } {
+function timelineOver(clock: Clock, log: FailureLog = () => undefined): { timeline: Timeline; scheduler: Scheduler; loop: Loop } {
 
     const scheduler = new Scheduler(clock, log);
-    return { timeline: new Timeline(clock, scheduler, log), scheduler };
+    const loop = new Loop(scheduler, log);
+    return { timeline: new Timeline(clock, loop, log), scheduler, loop };
 }
 
 
@@ -351,8 +352,9 @@ describe('the timeline of a data set', () => {
 
         const store = new ArrayStore();
         const clock = new Clock(new Date('2020-01-01T00:00:00Z'));
-        const { timeline } = timelineOver(clock);
-        await timeline.watch(() => Promise.resolve([store]), 5);
+        const { timeline, loop } = timelineOver(clock);
+        await timeline.watch(() => Promise.resolve([store]));
+        loop.poll(5);
         // Frozen, the poll applies nothing: a move does.
         store.pending.push({ id: 'frozen', due: new Date('2021-01-01T00:00:00Z'), type: 'pay.transaction.completed' });
         await new Promise((resolve) => setTimeout(resolve, 20));
@@ -367,6 +369,7 @@ describe('the timeline of a data set', () => {
         await applied;
         expect(store.applied.map((row) => row.id)).to.equal(['elsewhere']);
         timeline.close();
+        loop.close();
     });
 
     it('waits before it tries again a transition that failed or that it could not claim, rather than spin, under the wall clock', async () => {
@@ -437,12 +440,14 @@ describe('the timeline of a data set', () => {
             return null;
         }, applyDue: () => Promise.resolve([]) };
         const polled = timelineOver(new Clock());
-        const watching = polled.timeline.watch(() => Promise.resolve([held]), 1);
+        polled.loop.poll(1);
+        const watching = polled.timeline.watch(() => Promise.resolve([held]));
         await new Promise((resolve) => setTimeout(resolve, 30));
         expect(looks).to.equal(1);
         open();
         await watching;
         polled.timeline.close();
+        polled.loop.close();
     });
 
     it('logs a failure to find the next due instant, and goes on with the next catch-up', async () => {

@@ -4,7 +4,7 @@ import Code from '@hapi/code';
 import Lab from '@hapi/lab';
 
 import { Clock } from '../lib/data-set/clock';
-import { Scheduler, Timeline, type OutboundCall, type OutboundOutcome, type OutboundSender } from '../lib/data-set';
+import { Loop, Scheduler, Timeline, type OutboundCall, type OutboundOutcome, type OutboundSender } from '../lib/data-set';
 import type { TimedStore } from '../lib/data-set/transitions';
 import { DeliveryJournal, keptBodyBytes, keptExchange, keptHeaderChars, keptHeaders, matchesDelivery, type DeliveryEntry } from '../lib/events/deliveries';
 import { Dispatcher, type DispatcherParts } from '../lib/data-set/dispatcher';
@@ -164,14 +164,15 @@ class CountingSender implements OutboundSender {
 }
 
 
-function dispatcherOver(clock: Clock): { dispatcher: Dispatcher; sender: CountingSender; failures: object[]; parts: DispatcherParts; scheduler: Scheduler } {
+function dispatcherOver(clock: Clock): { dispatcher: Dispatcher; sender: CountingSender; failures: object[]; parts: DispatcherParts; scheduler: Scheduler; loop: Loop } {
 
     const failures: object[] = [];
     const log = (_tags: string[], data: object) => failures.push(data);
     const scheduler = new Scheduler(clock, log);
+    const loop = new Loop(scheduler, log);
     const sender = new CountingSender();
-    const parts = { clock, scheduler, sender, deliveries: new DeliveryJournal(100, new JournalBudget(2 ** 20)), faults: () => null, log, timeoutMs: 100, leaseMarginMs: 70_000, disableAfter: 5 };
-    return { dispatcher: new Dispatcher(parts), sender, failures, parts, scheduler };
+    const parts = { clock, loop, sender, deliveries: new DeliveryJournal(100, new JournalBudget(2 ** 20)), faults: () => null, log, timeoutMs: 100, leaseMarginMs: 70_000, disableAfter: 5 };
+    return { dispatcher: new Dispatcher(parts), sender, failures, parts, scheduler, loop };
 }
 
 
@@ -180,7 +181,7 @@ describe('the webhook dispatcher', () => {
     it('sends in due order across logs: the instant, then the event\'s position, then the endpoint\'s place', async () => {
 
         const clock = new Clock(start);
-        const { dispatcher, sender, scheduler } = dispatcherOver(clock);
+        const { dispatcher, sender, loop } = dispatcherOver(clock);
         const first = new MemoryLog();
         const second = new MemoryLog();
         const [a, b] = [endpoint('a', 0), endpoint('b', 1)];
@@ -191,7 +192,7 @@ describe('the webhook dispatcher', () => {
         // Each endpoint's attempts in due order; the endpoints side by side.
         expect(sender.calls.map(({ url, body }) => [url.slice(-1), JSON.parse(body).id])).to.equal([['b', 'e9'], ['a', 'e2'], ['b', 'e2'], ['a', 'e3']]);
         expect(sender.calls[0]!.headers['webhook-timestamp']).to.equal('1893455999');
-        const timeline = new Timeline(clock, scheduler, () => undefined);
+        const timeline = new Timeline(clock, loop, () => undefined);
         const { attempted, remaining } = await dispatcher.during((stops) => timeline.move({ advance: 5 }, stops));
         expect([attempted, remaining]).to.equal([2, 0]);
         expect(sender.calls.slice(4).map(({ url }) => url.slice(-1))).to.equal(['a', 'b']);
@@ -227,15 +228,15 @@ describe('the webhook dispatcher', () => {
     it('makes a move\'s attempts instant by instant across logs: a retry due before a later attempt is made before it', async () => {
 
         const clock = new Clock(start);
-        const { dispatcher, sender, scheduler } = dispatcherOver(clock);
+        const { dispatcher, sender, loop } = dispatcherOver(clock);
         const [first, second] = [new MemoryLog(), new MemoryLog()];
         first.retrying = true;
         const at = (ms: number) => new Date(start.getTime() + ms).toISOString();
         first.due = [{ event: event(1), endpoint: endpoint('a', 0, [1000]), attempt: 1, due_at: at(0) }];
         second.due = [{ event: event(2), endpoint: endpoint('a', 0), attempt: 1, due_at: at(5000) }, { event: event(3), endpoint: endpoint('b', 1), attempt: 1, due_at: at(500) }];
         sender.statuses.push(500);
-        await dispatcher.watch(() => Promise.resolve([first, second]), 0, false);
-        const timeline = new Timeline(clock, scheduler, () => undefined);
+        await dispatcher.watch(() => Promise.resolve([first, second]), false);
+        const timeline = new Timeline(clock, loop, () => undefined);
         const { attempted, remaining } = await dispatcher.during((stops) => timeline.move({ advance: 10_000 }, stops));
         expect([attempted, remaining]).to.equal([4, 0]);
         expect(sender.calls.map(({ url, body }) => [url.slice(-1), JSON.parse(body).id])).to.equal([['a', 'e1'], ['b', 'e3'], ['a', 'e1'], ['a', 'e2']]);
@@ -246,9 +247,9 @@ describe('the webhook dispatcher', () => {
     it('starts no pass asked for before a move once the move holds the dispatcher: its walk makes the attempts, after the transitions due before them', async () => {
 
         const clock = new Clock(start);
-        const { dispatcher, sender, scheduler } = dispatcherOver(clock);
+        const { dispatcher, sender, loop } = dispatcherOver(clock);
         const memory = new MemoryLog();
-        await dispatcher.watch(() => Promise.resolve([memory]), 0, false);
+        await dispatcher.watch(() => Promise.resolve([memory]), false);
         let release = (): void => undefined;
         const held = new Promise<void>((resolve) => {
 
@@ -268,7 +269,7 @@ describe('the webhook dispatcher', () => {
         memory.due.push({ event: event(2), endpoint: endpoint('a', 0), attempt: 1, due_at: new Date(start.getTime() + 10 * minute).toISOString() });
         void dispatcher.flush();
         const sentAtTransition: number[] = [];
-        const timeline = new Timeline(clock, scheduler, () => undefined);
+        const timeline = new Timeline(clock, loop, () => undefined);
         let pending = true;
         const transition: TimedStore = {
             nextDue: () => Promise.resolve(pending ? new Date(start.getTime() + 5 * minute) : null),
@@ -294,10 +295,10 @@ describe('the webhook dispatcher', () => {
     it('ends a walk\'s attempts at those it cannot claim, and at a claim that fails, which it logs', async () => {
 
         const clock = new Clock(start);
-        const { dispatcher, sender, scheduler, failures } = dispatcherOver(clock);
+        const { dispatcher, sender, loop, failures } = dispatcherOver(clock);
         const memory = new MemoryLog();
-        await dispatcher.watch(() => Promise.resolve([memory]), 0, false);
-        const timeline = new Timeline(clock, scheduler, () => undefined);
+        await dispatcher.watch(() => Promise.resolve([memory]), false);
+        const timeline = new Timeline(clock, loop, () => undefined);
         // Due, but leased by another process: the walk does not wait for it.
         memory.leasedElsewhere = start;
         expect(await dispatcher.during((stops) => timeline.move({ advance: 1000 }, stops))).to.include({ attempted: 0, remaining: 0 });
@@ -332,12 +333,12 @@ describe('the webhook dispatcher', () => {
     it('makes the attempts due by a move\'s target whatever became of its transitions, and passes the failure on', async () => {
 
         const clock = new Clock(start);
-        const { dispatcher, sender, scheduler } = dispatcherOver(clock);
+        const { dispatcher, sender, loop } = dispatcherOver(clock);
         const memory = new MemoryLog();
         await dispatcher.watch(() => Promise.resolve([memory]));
         // Due after the transition that fails: the walk still reaches it.
         memory.due = [{ event: event(1), endpoint: endpoint('a', 0), attempt: 1, due_at: new Date(start.getTime() + 90 * minute).toISOString() }];
-        const timeline = new Timeline(clock, scheduler, () => undefined);
+        const timeline = new Timeline(clock, loop, () => undefined);
         await timeline.watch(() => Promise.resolve([{ nextDue: () => Promise.resolve(new Date(start.getTime() + 60 * minute)), applyDue: () => Promise.reject(new Error('CHECK constraint failed')) }]));
         await expect(dispatcher.during((stops) => timeline.move({ advance: 120 * minute }, stops))).to.reject(DomainError, /could not be applied/);
         expect(sender.calls.length).to.equal(1);
@@ -384,12 +385,13 @@ describe('the webhook dispatcher', () => {
     it('under the wall clock, waits for the next attempt\'s instant, polls when told to, and looks again later for attempts others hold', async () => {
 
         const clock = new Clock();
-        const { dispatcher, sender, scheduler } = dispatcherOver(clock);
+        const { dispatcher, sender, scheduler, loop } = dispatcherOver(clock);
         const memory = new MemoryLog();
         memory.due = [{ event: event(1), endpoint: endpoint('a', 0, [30]), attempt: 1, due_at: new Date(Date.now() + 30).toISOString() }];
         const later = new MemoryLog();
         later.due = [{ event: event(5), endpoint: endpoint('a', 0), attempt: 1, due_at: new Date(Date.now() + 3_600_000).toISOString() }];
-        await dispatcher.watch(() => Promise.resolve([later, memory, later]), 20);
+        await dispatcher.watch(() => Promise.resolve([later, memory, later]));
+        loop.poll(20);
         expect(scheduler.size).to.equal(1);
         await sleep(80);
         expect(sender.calls.length).to.equal(1);
@@ -410,6 +412,7 @@ describe('the webhook dispatcher', () => {
         await dispatcher.flush();
         expect(scheduler.size).to.equal(0);
         dispatcher.close();
+        loop.close();
         scheduler.close();
     });
 

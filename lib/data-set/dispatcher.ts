@@ -7,7 +7,7 @@ import type { FaultSet } from '../faults/rules';
 import { failureOf, safely, type FailureLog } from '../safe-listener';
 import type { EventLog } from '../storage/engine';
 import { latestInstant, type Clock } from './clock';
-import type { Scheduler } from './scheduler';
+import type { Loop, Phase } from './loop';
 import type { OutboundOutcome, OutboundSender } from './sender';
 import type { AttemptStops, Moved } from './timeline';
 
@@ -15,10 +15,10 @@ import type { AttemptStops, Moved } from './timeline';
 /** Finds the event logs of a data set as it is now: a restore or a pay provisioned since may have made new ones. */
 export type EventLogs = () => Promise<EventLog[]>;
 
-/** What a dispatcher works with: its data set's clock, scheduler, door out, delivery journal and fault rules. */
+/** What a dispatcher works with: its data set's clock, loop, door out, delivery journal and fault rules. */
 export interface DispatcherParts {
     clock: Clock;
-    scheduler: Scheduler;
+    loop: Loop;
     sender: OutboundSender;
     deliveries: DeliveryJournal;
     faults: () => FaultSet | null;
@@ -80,7 +80,7 @@ export function deliveryBody(event: ClaimedAttempt['event']): string {
 
 /**
  * Sends a data set's webhook deliveries: on each notice of new events, on each clock move and when the next attempt
- * falls due (a scheduler task under the wall clock), it claims what is due from every event log, in due order, sends
+ * falls due (its phase of the data set's loop, under the wall clock) and on each of the loop's polls, it claims what is due from every event log, in due order, sends
  * each attempt signed, journals it and records its outcome. Passes run one at a time; a failure is logged, never thrown
  * from a timer.
  */
@@ -94,29 +94,25 @@ export class Dispatcher {
     private made = 0;
     // The instant the last pass sent up to: what is due by then and still pending was claimed by someone else.
     private lastUntil = 0;
-    private cancelTask: (() => void) | null = null;
-    private poller: NodeJS.Timeout | null = null;
+    private readonly phase: Phase;
     private closed = false;
     private readonly stopListening: () => void;
 
     constructor(private readonly parts: DispatcherParts) {
 
+        this.phase = parts.loop.join('attempts', { due: () => this.notice(), poll: () => this.notice() });
         this.stopListening = parts.clock.onMove(() => this.notice());
     }
 
     /**
      * Follows the data set's event logs from now on: sends what is due already (left pending by a process that
-     * stopped, or carried by a fork), then waits for the next. With pollMs, also looks for attempts other processes
-     * made due, every pollMs. `pending` false says the logs can hold no delivery yet (an instance made from an image,
-     * which no endpoint ever saw): nothing is looked for until something is written or the clock moves.
+     * stopped, or carried by a fork), then waits for the next. `pending` false says the logs can hold no delivery yet
+     * (an instance made from an image, which no endpoint ever saw): nothing is looked for until something is written
+     * or the clock moves.
      */
-    async watch(logs: EventLogs, pollMs = 0, pending = true): Promise<number> {
+    async watch(logs: EventLogs, pending = true): Promise<number> {
 
         this.logs = logs;
-        if (pollMs > 0) {
-            this.poller = setInterval(() => this.notice(), pollMs).unref();
-        }
-
         return pending ? await this.flush() : 0;
     }
 
@@ -187,13 +183,12 @@ export class Dispatcher {
         return run;
     }
 
-    /** Stops the task and the poll: the data set is going. */
+    /** Waits for no instant and looks no more: the data set is going. */
     close(): void {
 
         this.closed = true;
         this.stopListening();
-        clearInterval(this.poller ?? undefined);
-        this.cancel();
+        this.phase.rest();
     }
 
     // One pass at a time, after those queued; never rejects (its failure is logged).
@@ -427,10 +422,11 @@ export class Dispatcher {
         }
     }
 
-    // Under the wall clock: one scheduler task at the next attempt's instant. Under a frozen clock: none, a move sends.
+    // Under the wall clock: the loop's phase waits for the next attempt's instant. Under a frozen clock: for none, a move
+    // sends.
     private async arm(): Promise<void> {
 
-        this.cancel();
+        this.phase.rest();
         if (this.closed || this.parts.clock.frozen !== null) {
             return;
         }
@@ -443,12 +439,6 @@ export class Dispatcher {
         }
 
         const at = next <= this.lastUntil ? this.parts.clock.now().getTime() + unclaimedRetryMs : next;
-        this.cancelTask = this.parts.scheduler.at(new Date(at), 'webhook deliveries', () => this.notice());
-    }
-
-    private cancel(): void {
-
-        this.cancelTask?.();
-        this.cancelTask = null;
+        this.phase.wake(new Date(at));
     }
 }

@@ -1,14 +1,16 @@
 import type { Clock, Commit, IdSource, RecordContext } from './clock';
 import { DeliveryJournal } from '../events/deliveries';
-import { Dispatcher } from './dispatcher';
+import { Dispatcher, type EventLogs } from './dispatcher';
 import type { FaultSet } from '../faults/rules';
 import { Journal, type JournalBudget } from './journal';
+import { Loop } from './loop';
 import { safely, type FailureLog } from '../safe-listener';
 import { Scheduler } from './scheduler';
 import { HttpSender, type OutboundSender, type OutboundSettings } from './sender';
-import { Timeline, type CatchUp } from './timeline';
+import { Timeline, type CatchUp, type TimedStores } from './timeline';
 
 
+export { Loop, type Phase, type PhaseName, type PhaseWork } from './loop';
 export { Scheduler, type Task } from './scheduler';
 export { HttpSender, OutboundAgents, type AgentSettings, type OutboundCall, type OutboundOutcome, type OutboundSender, type OutboundSettings } from './sender';
 export { Timeline, type AttemptStops, type CatchUp, type Moved, type TimedStores } from './timeline';
@@ -41,17 +43,28 @@ export interface ClockMoved extends CatchUp {
 }
 
 
+/** How a data set's runtime follows its databases: how often it looks for what other processes wrote, and whether its logs can hold a delivery yet. */
+export interface Following {
+    // Every pollMs of the wall clock, the loop's phases look again; 0: never (no other process writes).
+    pollMs?: number;
+    // False for an instance made from an image: no endpoint ever saw its events, so no delivery is looked for yet.
+    pending?: boolean;
+}
+
+
 /**
  * What a data set carries beside its databases: its clock and id source (which its stores read), its request journal,
- * its fault rules, the scheduler of its timed work, the timeline of its world's transitions and its door out of the process. The default data set and each
- * instance have one; it goes with its data set.
+ * its fault rules, the scheduler of its timed work, its one background loop (the timeline of its world's transitions,
+ * then the dispatcher of its webhook attempts) and its door out of the process. The default data set and each instance
+ * have one; it goes with its data set.
  */
-export class DataSetServices implements RecordContext {
+export class DataSetRuntime implements RecordContext {
 
     readonly clock: Clock;
     readonly ids: IdSource;
     readonly journal: Journal;
     readonly scheduler: Scheduler;
+    readonly loop: Loop;
     readonly timeline: Timeline;
     readonly sender: OutboundSender;
     readonly deliveries: DeliveryJournal;
@@ -67,12 +80,25 @@ export class DataSetServices implements RecordContext {
         this.ids = context.ids;
         this.journal = new Journal(shared.journalSize, shared.journalBudget);
         this.scheduler = new Scheduler(this.clock, shared.log);
+        this.loop = new Loop(this.scheduler, shared.log);
         this.sender = new HttpSender(shared.outbound);
-        this.timeline = new Timeline(this.clock, this.scheduler, shared.log);
+        this.timeline = new Timeline(this.clock, this.loop, shared.log);
         this.deliveries = new DeliveryJournal(shared.journalSize, shared.journalBudget, shared.secrets);
-        this.dispatcher = new Dispatcher({ clock: this.clock, scheduler: this.scheduler, sender: this.sender, deliveries: this.deliveries, faults: () => this.faults, log: shared.log, timeoutMs: shared.outbound.timeoutMs, leaseMarginMs: shared.leaseMarginMs, disableAfter: shared.disableAfter });
+        this.dispatcher = new Dispatcher({ clock: this.clock, loop: this.loop, sender: this.sender, deliveries: this.deliveries, faults: () => this.faults, log: shared.log, timeoutMs: shared.outbound.timeoutMs, leaseMarginMs: shared.leaseMarginMs, disableAfter: shared.disableAfter });
         // The stores of the data set tell these services what each write committed.
         context.committed = (commit) => this.committed(commit);
+    }
+
+    /**
+     * Follows the data set's databases from now on: applies the transitions due already, then sends the attempts due
+     * already, then the loop waits for what falls due next (and polls, with pollMs). Answers what the catch-up applied.
+     */
+    async watch(stores: TimedStores, logs: EventLogs, following: Following = {}): Promise<CatchUp> {
+
+        const caught = await this.timeline.watch(stores);
+        await this.dispatcher.watch(logs, following.pending);
+        this.loop.poll(following.pollMs ?? 0);
+        return caught;
     }
 
     /**
@@ -126,7 +152,7 @@ export class DataSetServices implements RecordContext {
         return () => this.closeListeners.delete(listener);
     }
 
-    /** Stops the scheduler and the dispatcher, closes the sender's connections, gives the journals' memory back and drops the fault rules, as the data set goes. */
+    /** Stops the loop and the scheduler, closes the sender's connections, gives the journals' memory back and drops the fault rules, as the data set goes. */
     close(): void {
 
         for (const listener of this.closeListeners) {
@@ -137,6 +163,7 @@ export class DataSetServices implements RecordContext {
         this.eventListeners.clear();
         this.timeline.close();
         this.dispatcher.close();
+        this.loop.close();
         this.scheduler.close();
         this.sender.close();
         this.shared.journalBudget.leave(this.journal);
@@ -147,7 +174,7 @@ export class DataSetServices implements RecordContext {
 
 
 /** The services of data sets that share these settings, each over its own clock and ids. */
-export function servicesFactory(shared: SharedServices): (context: RecordContext) => DataSetServices {
+export function servicesFactory(shared: SharedServices): (context: RecordContext) => DataSetRuntime {
 
-    return (context) => new DataSetServices(context, shared);
+    return (context) => new DataSetRuntime(context, shared);
 }

@@ -23,15 +23,10 @@ export class JournalBudget {
     /** Makes room for an entry of this many bytes: the oldest entries of the fullest journals go first. */
     reserve(bytes: number): void {
 
+        // Memory in use is some journal's: the first of the fullest gives its oldest.
         while (this.used + bytes > this.maxBytes && this.used > 0) {
-            let fullest: BudgetedJournal | null = null;
-            for (const journal of this.journals) {
-                if (!fullest || journal.bytes > fullest.bytes) {
-                    fullest = journal;
-                }
-            }
-
-            fullest!.dropOldest();
+            const fullest = [...this.journals].reduce((kept, journal) => (journal.bytes > kept.bytes ? journal : kept));
+            fullest.dropOldest();
         }
     }
 
@@ -77,9 +72,9 @@ export abstract class BoundedJournal<Entry extends { bytes: number }> implements
     /** Drops the oldest entry. */
     dropOldest(): void {
 
-        const oldest = this.entries.shift()!;
-        this.bytes -= oldest.bytes;
-        this.budget.used -= oldest.bytes;
+        const freed = this.entries.splice(0, 1).reduce((sum, oldest) => sum + oldest.bytes, 0);
+        this.bytes -= freed;
+        this.budget.used -= freed;
     }
 
     // Keeps an entry, placed in `entries` by `place`: past the journal's count its oldest goes, past the budget the
@@ -110,12 +105,9 @@ export class Journal extends BoundedJournal<Recorded> {
 
         this.keep(recorded, () => {
 
-            let at = this.entries.length;
-            while (at > 0 && this.entries[at - 1]!.arrival > recorded.arrival) {
-                --at;
-            }
-
-            this.entries.splice(at, 0, recorded);
+            // After every entry that arrived at or before it: the entries stay in arrival order.
+            const later = this.entries.findIndex((entry) => entry.arrival > recorded.arrival);
+            this.entries.splice(later === -1 ? this.entries.length : later, 0, recorded);
         });
     }
 

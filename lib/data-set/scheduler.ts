@@ -48,19 +48,8 @@ export class Scheduler {
 
         const task = { due: due.getTime(), name, run, cancelled: false };
         // After every task due at or before the same instant: tasks of one instant keep their order.
-        let at = 0;
-        let end = this.tasks.length;
-        while (at < end) {
-            const middle = (at + end) >>> 1;
-            if (this.tasks[middle]!.due <= task.due) {
-                at = middle + 1;
-            }
-            else {
-                end = middle;
-            }
-        }
-
-        this.tasks.splice(at, 0, task);
+        const later = this.tasks.findIndex((other) => other.due > task.due);
+        this.tasks.splice(later === -1 ? this.tasks.length : later, 0, task);
         this.arm();
         return () => this.cancel(task);
     }

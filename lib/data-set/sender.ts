@@ -63,7 +63,8 @@ export interface OutboundSender {
 export const maxResponseBytes = 64 * 1024;
 
 // Every call says what made it.
-const userAgent = `localgate/${(JSON.parse(Fs.readFileSync(Path.join(packageRoot, 'package.json'), 'utf8')) as { version: string }).version}`;
+const packageJson: { version: string } = JSON.parse(Fs.readFileSync(Path.join(packageRoot, 'package.json'), 'utf8'));
+const userAgent = `localgate/${packageJson.version}`;
 
 // Connection failures by their system code, in the words the delivery journal uses.
 const connectionErrors: Record<string, string> = {
@@ -75,6 +76,25 @@ const connectionErrors: Record<string, string> = {
     EHOSTUNREACH: 'host_unreachable',
     ENETUNREACH: 'host_unreachable'
 };
+
+
+// Node's raw headers, name and value one after the other, as (name, value) pairs in their order.
+function headerPairs(raw: readonly string[]): [string, string][] {
+
+    const pairs: [string, string][] = [];
+    let name: string | null = null;
+    for (const item of raw) {
+        if (name === null) {
+            name = item;
+        }
+        else {
+            pairs.push([name, item]);
+            name = null;
+        }
+    }
+
+    return pairs;
+}
 
 
 /** The host of a URL as WEBHOOK_HOSTS names it: lower case, an IPv6 address without its brackets. */
@@ -164,8 +184,7 @@ export class HttpSender implements OutboundSender {
             const outgoing = request(url, { method: call.method, agent: secure ? this.settings.agents.https : this.settings.agents.http, headers }, (response) => {
 
                 const status = Number(response.statusCode);
-                const raw = response.rawHeaders;
-                const answerHeaders = Array.from({ length: raw.length / 2 }, (_, i): [string, string] => [raw[2 * i]!, raw[2 * i + 1]!]);
+                const answerHeaders = headerPairs(response.rawHeaders);
                 const chunks: Buffer[] = [];
                 let read = 0;
                 const answered = (): void => settle(status, null, { headers: answerHeaders, body: Buffer.concat(chunks).subarray(0, maxResponseBytes) });

@@ -1,7 +1,7 @@
 import { latestInstant, type Clock } from './clock';
 import { DomainError } from '../errors';
 import { failureOf, safely, type FailureLog } from '../safe-listener';
-import type { Scheduler } from './scheduler';
+import type { Loop, Phase } from './loop';
 import type { AppliedCounts, AppliedTransition, TimedStore } from './transitions';
 
 
@@ -82,16 +82,14 @@ export function clockInRange(instant: Date, field: string): void {
 /**
  * The transitions of a data set's world, on its clock. Under a frozen clock nothing moves until the clock is moved
  * (`move`), which applies every transition due up to the new instant, in time order, before it resolves. Under the wall
- * clock one scheduler task waits for the next due instant and applies what is due when it comes; a poll (for data sets
- * other processes write to) looks again every so often. Catch-ups run one at a time.
+ * clock its phase of the data set's loop waits for the next due instant and applies what is due when it comes, and the
+ * loop's poll (for data sets other processes write to) has it look again every so often. Catch-ups run one at a time.
  */
 export class Timeline {
 
     private stores: TimedStores = () => Promise.resolve([]);
     private queue: Promise<unknown> = Promise.resolve();
-    private cancelTask: (() => void) | null = null;
-    private armedFor: number | null = null;
-    private poller: NodeJS.Timeout | null = null;
+    private readonly phase: Phase;
     // Catch-ups queued or running: the poll adds none while one waits.
     private queued = 0;
     // How long the task waits before trying a due transition again after a failed or stalled catch-up; 0 after one
@@ -104,23 +102,17 @@ export class Timeline {
     private walks: Promise<unknown> = Promise.resolve();
     private readonly stopListening: () => void;
 
-    constructor(private readonly clock: Clock, private readonly scheduler: Scheduler, private readonly log: FailureLog) {
+    constructor(private readonly clock: Clock, loop: Loop, private readonly log: FailureLog) {
 
+        this.phase = loop.join('transitions', { due: () => this.catchUp(), poll: () => this.tick() });
         // A frozen clock arms nothing; back on the wall clock, the next due instant is looked for again.
         this.stopListening = clock.onMove(() => this.rearm());
     }
 
-    /**
-     * Follows the data set's timed stores from now on: applies what is already due, then waits for the next. With
-     * pollMs, also looks for transitions other processes wrote, every pollMs under the wall clock.
-     */
-    async watch(stores: TimedStores, pollMs = 0): Promise<CatchUp> {
+    /** Follows the data set's timed stores from now on: applies what is already due, then waits for the next. */
+    async watch(stores: TimedStores): Promise<CatchUp> {
 
         this.stores = stores;
-        if (pollMs > 0) {
-            this.poller = setInterval(safely('transitions poll', this.log, () => this.tick()), pollMs).unref();
-        }
-
         return await this.catchUp();
     }
 
@@ -137,8 +129,9 @@ export class Timeline {
             return;
         }
 
-        if (this.armedFor === null || due.getTime() < this.armedFor) {
-            this.schedule(due);
+        const waiting = this.phase.waiting;
+        if (waiting === null || due.getTime() < waiting) {
+            this.phase.wake(due);
         }
     }
 
@@ -165,7 +158,7 @@ export class Timeline {
         const moved: CatchUp = { transitions: [], counts: {} };
         this.moves.add(moved);
         // The walk applies what falls due: the wall clock's task, due by the new instant, does not run as the clock freezes.
-        this.cancel();
+        this.phase.rest();
         this.clock.freeze(target);
         let answered = false;
         const walk = this.walks.then(() => this.walk(target, stops)).finally(() => stops?.end());
@@ -197,13 +190,12 @@ export class Timeline {
         }
     }
 
-    /** Stops the task and the poll: the data set is going. */
+    /** Waits for no instant and looks no more: the data set is going. */
     close(): void {
 
         this.closed = true;
         this.stopListening();
-        clearInterval(this.poller ?? undefined);
-        this.cancel();
+        this.phase.rest();
     }
 
     // Applies what is due by until, one store's run at a time, always the store whose next transition is earliest (the
@@ -289,10 +281,12 @@ export class Timeline {
         while (!this.closed) {
             const next: Date | null = transitions ? await this.nextDue() : null;
             const due: Date | null = next !== null && next.getTime() <= target.getTime() ? next : null;
-            const attempt = stops ? await stops.next(due === null ? target : new Date(due.getTime() - 1)) : null;
-            if (attempt !== null) {
-                await stops!.reach(attempt);
-                continue;
+            if (stops) {
+                const attempt = await stops.next(due === null ? target : new Date(due.getTime() - 1));
+                if (attempt !== null) {
+                    await stops.reach(attempt);
+                    continue;
+                }
             }
 
             if (due === null) {
@@ -320,51 +314,32 @@ export class Timeline {
         return dues.reduce<Date | null>((earliest, due) => (due !== null && (earliest === null || due < earliest) ? due : earliest), null);
     }
 
-    // Under the wall clock: one task at the next due instant, unless one waits for an earlier instant already (told by
-    // expect while this looked). Under a frozen clock: none, a move applies.
+    // Under the wall clock: the loop's phase waits for the next due instant, unless it waits for an earlier instant
+    // already (told by expect while this looked). Under a frozen clock: for none, a move applies.
     private async arm(): Promise<void> {
 
         if (this.closed || this.clock.frozen !== null) {
-            this.cancel();
+            this.phase.rest();
             return;
         }
 
         const next = await this.nextDue();
         // After a failed or stalled catch-up, not before the retry's wait is over.
         const due = next && this.retryMs > 0 ? new Date(Math.max(next.getTime(), this.clock.now().getTime() + this.retryMs)) : next;
-        if (due !== null && !this.closed && (this.armedFor === null || due.getTime() < this.armedFor)) {
-            this.schedule(due);
+        const waiting = this.phase.waiting;
+        if (due !== null && !this.closed && (waiting === null || due.getTime() < waiting)) {
+            this.phase.wake(due);
         }
     }
 
     private rearm(): void {
 
         if (this.clock.frozen !== null) {
-            this.cancel();
+            this.phase.rest();
             return;
         }
 
         safely('transitions arm', this.log, () => this.arm())();
-    }
-
-    private schedule(due: Date): void {
-
-        this.cancel();
-        this.armedFor = due.getTime();
-        this.cancelTask = this.scheduler.at(due, 'transitions', () => {
-
-            // Run: the next task is armed by the catch-up, for whatever is due next.
-            this.cancelTask = null;
-            this.armedFor = null;
-            return this.catchUp();
-        });
-    }
-
-    private cancel(): void {
-
-        this.cancelTask?.();
-        this.cancelTask = null;
-        this.armedFor = null;
     }
 
     // The poll: under the wall clock, what other processes made due is applied here too; one waiting is enough.

@@ -1,5 +1,5 @@
 import type { IdSource } from '../data-set/clock';
-import type { DataSet } from '../storage/engine';
+import type { DataSetDatabases } from '../storage/engine';
 
 
 /**
@@ -7,7 +7,7 @@ import type { DataSet } from '../storage/engine';
  * that the next event follows every one kept: called as a data set opens, and when an instance's data is reset,
  * restored, forked or handed out from the pool, since its databases then hold other events than the source last saw.
  */
-export async function resyncEventPosition(data: DataSet, ids: IdSource): Promise<void> {
+export async function resyncEventPosition(data: DataSetDatabases, ids: IdSource): Promise<void> {
 
     const positions = await Promise.all((await data.eventLogs()).map((log) => log.lastPosition()));
     ids.lastEventPosition = Math.max(0, ...positions);

@@ -1,7 +1,7 @@
 import Crypto from 'node:crypto';
 
 import type { IdMode, RecordContext } from '../data-set/clock';
-import type { ClockMoved, DataSetServices } from '../data-set';
+import type { ClockMoved, DataSetRuntime } from '../data-set';
 import { DomainError } from '../errors';
 import { resyncEventPosition } from '../events/positions';
 import { referenced } from '../records';
@@ -32,11 +32,16 @@ export interface SnapshotBudget {
     readonly max: number;
 }
 
-// The moment an instance can be put back to: its databases, its clock and its id counter.
+// The moment an instance can be put back to: its clock and its id counter (its databases are the data set's own to
+// put back, as they were made).
 interface Checkpoint {
-    data: DataSnapshot | null;
     frozen: string | null;
     counter: number;
+}
+
+// A snapshot: a checkpoint with a copy of its databases.
+interface Snapshot extends Checkpoint {
+    data: DataSnapshot;
 }
 
 
@@ -47,19 +52,19 @@ export class Instance implements Scope {
     readonly createdAt: string;
     lastUsed: number;
     private closed = false;
-    private readonly snapshots = new Map<string, Checkpoint>();
+    private readonly snapshots = new Map<string, Snapshot>();
     private readonly creation: Checkpoint;
     // Operations on the data set not yet settled: its deletion waits for them before the data set is reused or closed.
     private readonly running = new Set<Promise<unknown>>();
 
     // context is what the data set's stores read (handed back to the pool with the data set); services hold the same
     // clock and ids, beside the journal, fault rules, scheduler and sender.
-    constructor(readonly id: string, private readonly instanceData: InstanceData, readonly context: RecordContext, readonly services: DataSetServices, private readonly options: InstanceOptions, private readonly budget: SnapshotBudget) {
+    constructor(readonly id: string, private readonly instanceData: InstanceData, readonly context: RecordContext, readonly services: DataSetRuntime, private readonly options: InstanceOptions, private readonly budget: SnapshotBudget) {
 
         this.basePath = `/i/${id}`;
         this.lastUsed = Date.now();
         this.createdAt = new Date(this.lastUsed).toISOString();
-        this.creation = { data: null, frozen: services.clock.frozen, counter: services.ids.counter };
+        this.creation = { frozen: services.clock.frozen, counter: services.ids.counter };
     }
 
     /** The instance's databases; a request that reached the instance before it was deleted gets instance_not_found. */
@@ -125,7 +130,7 @@ export class Instance implements Scope {
     close(): void {
 
         for (const { data } of this.snapshots.values()) {
-            this.budget.used -= data!.bytes;
+            this.budget.used -= data.bytes;
         }
 
         this.snapshots.clear();
@@ -137,7 +142,7 @@ export class Instance implements Scope {
     async restore(snapshotId: string): Promise<void> {
 
         const checkpoint = referenced(this.snapshots.get(snapshotId), 'snapshot', 'snapshot_id');
-        await this.using((data) => data.restore(checkpoint.data!));
+        await this.using((data) => data.restore(checkpoint.data));
         await this.rewind(checkpoint);
     }
 
@@ -166,7 +171,7 @@ export class Instance implements Scope {
 
     /**
      * Moves the clock to an instant (1970 to the year 9999, what a created_at can hold) or forward by ms, freezing it
-     * there, in one walk through the transitions and webhook attempts that fall due on the way (DataSetServices.moveClock).
+     * there, in one walk through the transitions and webhook attempts that fall due on the way (DataSetRuntime.moveClock).
      */
     async moveClock(to: { now: Date } | { advance: number }): Promise<ClockMoved> {
 

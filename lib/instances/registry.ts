@@ -1,7 +1,7 @@
 import Crypto from 'node:crypto';
 
 import { Clock, IdSource, unheard, type RecordContext } from '../data-set/clock';
-import { timedStoresOf, type DataSetServices } from '../data-set';
+import { timedStoresOf, type DataSetRuntime } from '../data-set';
 import { DomainError } from '../errors';
 import { resyncEventPosition } from '../events/positions';
 import { safely, type FailureLog } from '../safe-listener';
@@ -61,7 +61,7 @@ export class InstanceRegistry implements InstanceFinder {
         return this.engine.namespaces;
     }
 
-    constructor(private readonly engine: Engine, private readonly servicesFor: (context: RecordContext) => DataSetServices, limits: RegistryLimits, private readonly log: FailureLog) {
+    constructor(private readonly engine: Engine, private readonly servicesFor: (context: RecordContext) => DataSetRuntime, limits: RegistryLimits, private readonly log: FailureLog) {
 
         this.idleTtlMs = limits.idleTtlMs;
         this.maxInstances = limits.maxInstances;
@@ -238,8 +238,7 @@ export class InstanceRegistry implements InstanceFinder {
                 await resyncEventPosition(data, context.ids);
             }
 
-            await instance.services.timeline.watch(timedStoresOf(this.engine.namespaces, () => instance.data));
-            await instance.services.dispatcher.watch(() => instance.data.eventLogs(), 0, false);
+            await instance.services.watch(timedStoresOf(this.engine.namespaces, () => instance.data), () => instance.data.eventLogs(), { pending: false });
         }
         catch (err) {
             instance.close();

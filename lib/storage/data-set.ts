@@ -2,7 +2,7 @@ import type { RecordContext } from '../data-set/clock';
 import { FixtureError, fixtureBody, fixtureFormat, fixtureNamespaces, fixtureRows, type FixtureRows } from '../fixtures';
 import type { Namespace } from '../namespace';
 import { fixtureSpecs } from './demo';
-import type { DataSet, EventLog, ImmediateRecords, NamespaceDatabase, NamespaceHealth, Readiness, SeedCheck, WaitingRecords } from './engine';
+import type { DataSetDatabases, EventLog, ImmediateRecords, NamespaceDatabase, NamespaceHealth, Readiness, SeedCheck, WaitingRecords } from './engine';
 import { appliedMigrationNames, shippedMigrationNames } from './migrations';
 import type { ProvisionedNamespace } from './readiness';
 
@@ -76,7 +76,7 @@ export class NoPayForFixture extends FixtureError {
  * provisioned namespace (pay) is either among the databases (in memory it is migrated as it is made) or followed by
  * its readiness policy until its database is ready.
  */
-export class NamespacesDataSet implements DataSet {
+export class NamespacesDataSet implements DataSetDatabases {
 
     // Stores by the database they were made over: a provisioned namespace's database can change (a replaced file).
     private stores = new WeakMap<NamespaceDatabase, unknown>();

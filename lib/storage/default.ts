@@ -2,7 +2,7 @@ import type { RecordContext } from '../data-set/clock';
 import type { Namespace } from '../namespace';
 import { readFixtureFile } from '../fixtures';
 import { NamespacesDataSet, type NamespaceDatabases, type ProvisionedNamespaces } from './data-set';
-import type { DataSet, NamespaceDatabase } from './engine';
+import type { DataSetDatabases, NamespaceDatabase } from './engine';
 import { engineOf, engines } from './engines';
 import type { StorageSettings } from './settings';
 
@@ -14,7 +14,7 @@ import type { StorageSettings } from './settings';
  * Opens every namespace where the settings place it, then each provisioned one (pay); a failure closes what was opened
  * and names the namespace.
  */
-export async function openDefaultDataSet(settings: StorageSettings, context: RecordContext): Promise<DataSet> {
+export async function openDefaultDataSet(settings: StorageSettings, context: RecordContext): Promise<DataSetDatabases> {
 
     // The seed file is read and bounded before any database is opened: a file refused here leaves nothing written.
     const seed = settings.seedFile ? readFixtureFile(settings.seedFile) : undefined;

@@ -150,7 +150,7 @@ export interface EventLog {
 }
 
 /** The databases of one data set (the default one, or an instance's) behind the stores of its namespaces. */
-export interface DataSet {
+export interface DataSetDatabases {
 
     /** The store of one of the data set's namespaces that is always ready (migrated), made once over its database. */
     store<Store>(namespace: Namespace<Store>): Store;
@@ -186,7 +186,7 @@ export interface DataSnapshot {
  * An instance's data set: it can be copied and put back. Every call answers a promise, so that an engine that keeps
  * instances on a database server fits behind it; SQLite in memory answers at once.
  */
-export interface InstanceData extends DataSet {
+export interface InstanceData extends DataSetDatabases {
 
     /** A copy of every database of the data set. */
     snapshot(): Promise<DataSnapshot>;
@@ -232,7 +232,7 @@ export interface Engine {
     readonly namespaces: readonly Namespace[];
 
     /** Opens (and migrates, and seeds unless told not to) the default data set. */
-    openDefault(context: RecordContext): Promise<DataSet>;
+    openDefault(context: RecordContext): Promise<DataSetDatabases>;
 
     /** A new, migrated, optionally seeded instance data set. */
     createInstance(options: InstanceDataOptions): Promise<InstanceData>;

@@ -1,6 +1,6 @@
 import type { Namespace } from '../../namespace';
 import type { NamespacesDataSet } from '../data-set';
-import type { DataSet, InstanceData, InstanceDataOptions } from '../engine';
+import type { DataSetDatabases, InstanceData, InstanceDataOptions } from '../engine';
 import { fixtureImageKey, type FixtureImages } from '../fixture-images';
 import { namespaceImage } from './images';
 import { SqliteInstanceData, type SqliteSnapshot } from './instance';
@@ -14,7 +14,7 @@ export type InstanceSettings = Pick<StorageSettings, 'namespaces' | 'placedNames
 
 
 /** The SQLite database of a namespace of a data set this engine opened (its tests look inside). */
-export function sqliteDatabase(data: DataSet, namespace: string): Database {
+export function sqliteDatabase(data: DataSetDatabases, namespace: string): Database {
 
     return ((data as NamespacesDataSet).database(namespace) as SqliteNamespace).db;
 }
