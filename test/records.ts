@@ -5,6 +5,7 @@ import Lab from '@hapi/lab';
 import { Clock } from '../lib/data-set/clock';
 import { errnoCode, errorMessage, restated } from '../lib/errno';
 import { createdAt, found, many, maybe, one, recordNow } from '../lib/records';
+import { uniqueColumns } from '../lib/storage/fixture-sql';
 import { always } from '../lib/storage/rows';
 import { engineServer, engines } from './helpers/postgres';
 import { adminBearer, bearer, body, testServer, type List } from './helpers/server';
@@ -45,6 +46,19 @@ describe('always()', () => {
         expect(always(0, 'total_changes()')).to.equal(0);
         expect(always(null, 'MAX(position)')).to.be.null();
         expect(() => always(undefined, 'MAX(position)')).to.throw(Error, 'MAX(position) gave none');
+    });
+});
+
+
+describe('uniqueColumns()', () => {
+
+    it('reads the columns of a unique key an engine names, without their table, and none where it names none', () => {
+
+        expect(uniqueColumns(new Error('UNIQUE constraint failed: drivers.license_number, drivers.region'), 'message', /failed: (.+)$/)).to.equal(['license_number', 'region']);
+        expect(uniqueColumns({ detail: 'Key (license_number)=(L-1) already exists.' }, 'detail', /^Key \(([^)]+)\)=/)).to.equal(['license_number']);
+        expect(uniqueColumns({ detail: 'another text' }, 'detail', /^Key \(([^)]+)\)=/)).to.be.null();
+        expect(uniqueColumns({ detail: 5 }, 'detail', /^Key \(([^)]+)\)=/)).to.be.null();
+        expect(uniqueColumns('broken', 'message', /failed: (.+)$/)).to.be.null();
     });
 });
 
