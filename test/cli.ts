@@ -288,7 +288,7 @@ describe('the command line', () => {
         expect(res.code).to.equal(2);
         expect(res.stderr.split('\n')[0]).to.equal('localgate: start does not take --ttl: localgate start [--port N] [--host H] [--data-dir D | --memory [--memory-pay]] [--seed demo|none|F.json | --no-seed] [--log-level L] [--clock INSTANT]');
         const several = await run(['token', 'alice', '--port', '1', '--no-seed']);
-        expect(several.stderr.split('\n')[0]).to.startWith('localgate: token does not take --port, --no-seed:');
+        expect(several.stderr.split('\n')[0]!).to.startWith('localgate: token does not take --port, --no-seed:');
     });
 
     it('names the flag when a flag is invalid, the variable when the environment is', async () => {

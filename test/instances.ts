@@ -258,7 +258,7 @@ describe('/_instances', () => {
         expect(second).to.equal(first);
         expect(first[0]).to.contain('"id":"00000000-0000-4000-8000-000000000001"');
         expect(first[0]).to.contain('"created_at":"2030-01-01T00:00:00.000Z"');
-        expect(first[3]).to.startWith('409 ');
+        expect(first[3]!).to.startWith('409 ');
     });
 
     it('provisions pay in an instance that asks for it, and puts its ledger back on restore', async () => {

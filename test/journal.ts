@@ -199,7 +199,7 @@ describe('the request journal', () => {
             [200, null, rules[2]!.id, '/v1/weather/status', null],
             [501, 'weather_not_provisioned', rules[3]!.id, '/v1/weather/forecast', null],
             [200, null, null, '/v1/weather/status', null],
-            [500, 'internal_server_error', seen[5]![2], null, null]
+            [500, 'internal_server_error', seen[5]![2]!, null, null]
         ]);
     });
 

@@ -70,7 +70,7 @@ function releasedCopy(engine: EngineName, namespace: string, migration: Migratio
     const twin = migration.name.endsWith('_events.sql') ?
         `-- The PostgreSQL twin of migrations/sqlite/${namespace}/${migration.name.slice(0, 3)}: the events of this namespace's changes and the webhook` :
         '-- The PostgreSQL twin of migrations/sqlite/commerce/004_endpoint_state.sql (the same body in each event-writing namespace).';
-    expect(first).to.startWith('-- The PostgreSQL twin of migrations/sqlite/outbox/');
+    expect(first!).to.startWith('-- The PostgreSQL twin of migrations/sqlite/outbox/');
     return `${twin}\n${own}`;
 }
 

@@ -70,7 +70,7 @@ describe('webhook signing', () => {
         const first = signatureHeaders(secret, webhookId(event.id, 'we_1', deliveryBody(event)), at, deliveryBody(event));
         expect(signatureHeaders(secret, webhookId(event.id, 'we_1', deliveryBody(event)), at, deliveryBody(event))).to.equal(first);
         expect(first['webhook-timestamp']).to.equal('1893456005');
-        expect(webhookId(event.id, 'we_2', deliveryBody(event))).to.not.equal(first['webhook-id']);
+        expect(webhookId(event.id, 'we_2', deliveryBody(event))).to.not.equal(first['webhook-id']!);
     });
 });
 
