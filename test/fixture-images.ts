@@ -221,12 +221,12 @@ describe('FixtureImages', () => {
 
     it('counts only the databases a fixture changed, not the shared images the others still are', async () => {
 
-        const kept = new FixtureImages(2 ** 30);
+        const kept = new FixtureImages<SqliteSnapshot>(2 ** 30);
         const clock = () => ({ clock: new Clock(new Date('2030-01-01T00:00:00.000Z')), ids: new IdSource('sequential'), committed: unheard });
-        const options: InstanceDataOptions = { seed: true, pay: true, fixture: { records: { commerce: { businesses: [{ name: 'Kiosk', category: 'K', city: 'X', phone: '1' }] } }, origin: 'fixture' }, context: clock() };
+        const options: InstanceDataOptions<SqliteSnapshot> = { seed: true, pay: true, fixture: { records: { commerce: { businesses: [{ name: 'Kiosk', category: 'K', city: 'X', phone: '1' }] } }, origin: 'fixture' }, context: clock() };
         const data = await createSqliteInstance({ namespaces: builtInNamespaces, placedNamespaces: placedNamespaces(builtInNamespaces) }, options, kept);
         const image = kept.find(fixtureImageKey({ ...options, context: clock() })!)!;
-        const { images } = image.data as SqliteSnapshot;
+        const { images } = image.data;
         expect(kept.bytes).to.equal(images.commerce!.length);
         expect(image.data.bytes).to.equal(images.commerce!.length);
         await data.close();

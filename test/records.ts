@@ -3,8 +3,10 @@ import type { Server } from '@hapi/hapi';
 import Lab from '@hapi/lab';
 
 import { Clock } from '../lib/data-set/clock';
-import { errnoCode } from '../lib/errno';
+import { errnoCode, errorMessage, restated } from '../lib/errno';
 import { createdAt, found, many, maybe, one, recordNow } from '../lib/records';
+import { uniqueColumns } from '../lib/storage/fixture-sql';
+import { always } from '../lib/storage/rows';
 import { engineServer, engines } from './helpers/postgres';
 import { adminBearer, bearer, body, testServer, type List } from './helpers/server';
 
@@ -37,6 +39,30 @@ describe('the row helpers', () => {
 });
 
 
+describe('always()', () => {
+
+    it('answers the row a query always answers, null included, and names the query that answered none', () => {
+
+        expect(always(0, 'total_changes()')).to.equal(0);
+        expect(always(null, 'MAX(position)')).to.be.null();
+        expect(() => always(undefined, 'MAX(position)')).to.throw(Error, 'MAX(position) gave none');
+    });
+});
+
+
+describe('uniqueColumns()', () => {
+
+    it('reads the columns of a unique key an engine names, without their table, and none where it names none', () => {
+
+        expect(uniqueColumns(new Error('UNIQUE constraint failed: drivers.license_number, drivers.region'), 'message', /failed: (.+)$/)).to.equal(['license_number', 'region']);
+        expect(uniqueColumns({ detail: 'Key (license_number)=(L-1) already exists.' }, 'detail', /^Key \(([^)]+)\)=/)).to.equal(['license_number']);
+        expect(uniqueColumns({ detail: 'another text' }, 'detail', /^Key \(([^)]+)\)=/)).to.be.null();
+        expect(uniqueColumns({ detail: 5 }, 'detail', /^Key \(([^)]+)\)=/)).to.be.null();
+        expect(uniqueColumns('broken', 'message', /failed: (.+)$/)).to.be.null();
+    });
+});
+
+
 describe('errnoCode()', () => {
 
     it('reads the code an error carries as text, and nothing else', () => {
@@ -46,6 +72,25 @@ describe('errnoCode()', () => {
         expect(errnoCode(new Error('plain'))).to.be.undefined();
         expect(errnoCode(null)).to.be.undefined();
         expect(errnoCode('EEXIST')).to.be.undefined();
+    });
+});
+
+
+describe('errorMessage() and restated()', () => {
+
+    it('read and restate the message of an error, and of anything else thrown as text', () => {
+
+        expect(errorMessage(new Error('broken'))).to.equal('broken');
+        expect(errorMessage('broken')).to.equal('broken');
+
+        const err = Object.assign(new Error('not a database'), { code: 'SQLITE_NOTADB' });
+        const again = restated(err, (said) => `pay.db: ${said}`);
+        expect(again).to.shallow.equal(err);
+        expect(again.message).to.equal('pay.db: not a database');
+        expect(errnoCode(again)).to.equal('SQLITE_NOTADB');
+
+        const wrapped = restated('odd', (said) => `pay.db: ${said}`);
+        expect(wrapped).to.be.an.error(Error, 'pay.db: odd');
     });
 });
 

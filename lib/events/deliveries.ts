@@ -91,7 +91,7 @@ function cutText(text: string | Buffer, bytes: number): { text: string; truncate
 
     let end = bytes;
     // A continuation byte (10xxxxxx) is inside a character: the cut goes before the byte that starts it.
-    while ((encoded[end]! & 0xc0) === 0x80) {
+    while ((encoded.readUInt8(end) & 0xc0) === 0x80) {
         --end;
     }
 
@@ -162,8 +162,8 @@ function heldExchange(exchange: AttemptExchange): AttemptExchange {
 function exchangeBytes({ sent, answer }: AttemptExchange): number {
 
     let chars = 0;
-    for (const name in sent?.headers) {
-        chars += name.length + sent.headers[name]!.length;
+    for (const [name, value] of Object.entries({ ...sent?.headers })) {
+        chars += name.length + value.length;
     }
 
     for (const [name, value] of answer?.headers ?? []) {
@@ -188,8 +188,8 @@ function messageBytes(message: KeptMessage | null): number {
     }
 
     let chars = message.body.length;
-    for (const name in message.headers) {
-        chars += name.length + message.headers[name]!.length;
+    for (const [name, value] of Object.entries(message.headers)) {
+        chars += name.length + value.length;
     }
 
     return 2 * chars;

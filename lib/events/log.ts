@@ -43,12 +43,13 @@ export function afterIn(cursor: Cursor, rank: number): number {
 export async function cursorOf(logs: readonly EventLog[], id: string, field: string): Promise<Cursor> {
 
     const positions = await Promise.all(logs.map((log) => log.positionOf(id)));
-    const rank = positions.findIndex((position) => position !== null);
-    if (rank === -1) {
-        throw new DomainError('unprocessable', 'event_not_found', `${field} names no event this data set holds: it never existed, or it is older than the EVENTS_KEPT kept`, field);
+    for (const [rank, position] of positions.entries()) {
+        if (position !== null) {
+            return { position, rank };
+        }
     }
 
-    return { position: positions[rank]!, rank };
+    throw new DomainError('unprocessable', 'event_not_found', `${field} names no event this data set holds: it never existed, or it is older than the EVENTS_KEPT kept`, field);
 }
 
 

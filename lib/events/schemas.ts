@@ -9,7 +9,7 @@ export const maxEventsLimit = 1000;
 // Any prefix of the strings, the empty one included, as a regular expression: a trie of optional groups.
 function prefixesOf(strings: readonly string[]): string {
 
-    const heads = [...new Set(strings.filter(Boolean).map((string) => string[0]!))];
+    const heads = [...new Set(strings.filter(Boolean).map((string) => string.charAt(0)))];
     const branches = heads.map((head) => head.replace(/[.*]/, '\\$&') + prefixesOf(strings.filter((string) => string.startsWith(head)).map((string) => string.slice(1))));
     return branches.length ? `(?:${branches.join('|')})?` : '';
 }

@@ -53,9 +53,9 @@ function buildSchemas(types: readonly string[]): FaultSchemas {
         message: Joi.string().min(1).max(1000).description('The message of the error body'),
         retry_after: Joi.number().integer().min(0).max(86_400).description('Seconds, sent as Retry-After'),
         // One of two forms, which never overlap: a failure of both is one error of the field.
-        latency_ms: wording(Joi.alternatives(latency, Joi.array().ordered(latency.required(), latency.required())).match('one').custom((value: number | number[], helpers) => {
+        latency_ms: wording(Joi.alternatives(latency, Joi.array().ordered(latency.required(), latency.required())).match('one').custom((value: number | [number, number], helpers) => {
 
-            return typeof value === 'number' || value[0]! <= value[1]! ? value : helpers.error('latency.range');
+            return typeof value === 'number' || value[0] <= value[1] ? value : helpers.error('latency.range');
         }), {
             'alternatives.any': `{{#label}} must be milliseconds from 0 to ${maxLatencyMs}, or [min, max] of them`,
             'latency.range': '{{#label}} must be [min, max] with min at most max'

@@ -61,7 +61,7 @@ export function jsonEqual(expected: unknown, actual: unknown, options: JsonOptio
             return false;
         }
 
-        return keys.every((key) => Object.hasOwn(actual, key) && jsonEqual((expected as Record<string, unknown>)[key], (actual as Record<string, unknown>)[key], options, budget));
+        return keys.every((key) => Object.hasOwn(actual, key) && jsonEqual(Reflect.get(expected, key), Reflect.get(actual, key), options, budget));
     }
 
     return expected === actual;
@@ -111,8 +111,7 @@ function canonicalKey(value: unknown): string {
     }
 
     if (value !== null && typeof value === 'object') {
-        const record = value as Record<string, unknown>;
-        return `{${Object.keys(record).sort().map((key) => `${JSON.stringify(key)}:${canonicalKey(record[key])}`).join(',')}}`;
+        return `{${Object.keys(value).sort().map((key) => `${JSON.stringify(key)}:${canonicalKey(Reflect.get(value, key))}`).join(',')}}`;
     }
 
     return JSON.stringify(value);
@@ -125,46 +124,47 @@ function pairs(expected: unknown[], actual: unknown[], options: JsonOptions, bud
 
     ++budget.pairing;
     try {
-        // The expected item each actual item is paired with, and the search that last visited it.
-        const pairedWith = new Array<number>(actual.length).fill(-1);
-        const visitedBy = new Array<number>(actual.length).fill(-1);
+        // The expected item each actual item is paired with, and the search that last visited it (none yet: absent).
+        const pairedWith = new Map<number, number>();
+        const visitedBy = new Map<number, number>();
         for (let i = 0; i < expected.length; ++i) {
             // The path from the free expected item: an expected item each step, and the next actual item it tries.
-            const path = [i];
-            const next = [0];
+            const path = [{ item: i, next: 0 }];
             let paired = false;
-            while (path.length && !paired) {
-                const top = path.length - 1;
-                const candidate = next[top]!;
+            while (!paired) {
+                const top = path.at(-1);
+                if (!top) {
+                    break;
+                }
+
+                const candidate = top.next;
                 if (candidate === actual.length) {
                     path.pop();
-                    next.pop();
                     continue;
                 }
 
-                next[top] = candidate + 1;
+                top.next = candidate + 1;
                 // Every candidate tried is a step, a visited one too: the search stops within the budget.
                 if (--budget.left < 0) {
                     return false;
                 }
 
-                if (visitedBy[candidate] === i || !jsonEqual(expected[path[top]!], actual[candidate], options, budget)) {
+                if (visitedBy.get(candidate) === i || !jsonEqual(expected[top.item], actual[candidate], options, budget)) {
                     continue;
                 }
 
-                visitedBy[candidate] = i;
-                const owner = pairedWith[candidate]!;
-                if (owner === -1) {
+                visitedBy.set(candidate, i);
+                const owner = pairedWith.get(candidate);
+                if (owner === undefined) {
                     // Each expected item on the path takes the actual item it tried last.
-                    for (let j = 0; j < path.length; ++j) {
-                        pairedWith[next[j]! - 1] = path[j]!;
+                    for (const step of path) {
+                        pairedWith.set(step.next - 1, step.item);
                     }
 
                     paired = true;
                 }
                 else {
-                    path.push(owner);
-                    next.push(0);
+                    path.push({ item: owner, next: 0 });
                 }
             }
 

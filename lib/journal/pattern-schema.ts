@@ -2,6 +2,7 @@ import Joi from 'joi';
 import { JSONPath } from 'jsonpath-plus';
 import { RE2JS } from 're2js';
 
+import { errorMessage } from '../errno';
 import { optionalBody, requestBody, wording } from '../fields';
 import { maxJsonDepth, nestsDeeperThan } from '../nesting';
 
@@ -110,7 +111,7 @@ const jsonPath = wording(Joi.string().max(1000).custom((value: string, helpers) 
             JSONPath({ path: `$[${step}]`, json: [{}], eval: 'safe' });
         }
         catch (err) {
-            if (!(err as Error).message.startsWith('jsonPath:')) {
+            if (!errorMessage(err).startsWith('jsonPath:')) {
                 return helpers.error('jsonpath.invalid');
             }
         }

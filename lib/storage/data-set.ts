@@ -5,6 +5,7 @@ import { fixtureSpecs } from './demo';
 import type { DataSetDatabases, EventLog, ImmediateRecords, NamespaceDatabase, NamespaceHealth, Readiness, SeedCheck, WaitingRecords } from './engine';
 import { appliedMigrationNames, shippedMigrationNames } from './migrations';
 import type { ProvisionedNamespace } from './readiness';
+import { always } from './rows';
 
 
 /** The databases of one data set by namespace, each on its own engine: those always ready (migrated, or in memory). */
@@ -96,7 +97,7 @@ export class NamespacesDataSet implements DataSetDatabases {
 
     store<Store>(namespace: Namespace<Store>): Store {
 
-        return this.storeOver(namespace, this.databases[namespace.name]);
+        return this.storeOver(namespace, this.database(namespace.name));
     }
 
     async readiness<Store>(namespace: Namespace<Store>): Promise<Readiness<Store>> {
@@ -106,7 +107,8 @@ export class NamespacesDataSet implements DataSetDatabases {
             return { ready: true, store: this.storeOver(namespace, database) };
         }
 
-        const state = await this.provisioned[namespace.name].readiness();
+        // A namespace the data set serves is placed or provisioned.
+        const state = await always(this.provisioned[namespace.name], `the database of ${namespace.name}`).readiness();
         return state.ready ? { ready: true, store: this.storeOver(namespace, state.database) } : state;
     }
 
@@ -114,7 +116,7 @@ export class NamespacesDataSet implements DataSetDatabases {
 
         const health: Record<string, NamespaceHealth> = {};
         for (const { name } of this.namespaces) {
-            health[name] = await (this.databases[name] ?? this.provisioned[name]).health();
+            health[name] = await (this.databases[name] ?? always(this.provisioned[name], `the database of ${name}`)).health();
         }
 
         return health;
@@ -156,7 +158,6 @@ export class NamespacesDataSet implements DataSetDatabases {
 
     async exportRecords(): Promise<Record<string, unknown>> {
 
-        const health = await this.health();
         const migrations: Record<string, string[]> = {};
         const records: Record<string, Record<string, unknown>> = {};
         const databases = await this.readyDatabases();
@@ -169,8 +170,9 @@ export class NamespacesDataSet implements DataSetDatabases {
             const { name } = namespace;
             const collections = Object.entries(namespace.fixture.collections);
             const tables = await database.exportRows([...new Set(collections.flatMap(([collection, definition]) => [collection, ...definition.reads ?? []]))]);
-            migrations[name] = appliedMigrationNames(health[name]!.engine, namespace, health[name]!.schema_version!);
-            records[name] = Object.fromEntries(collections.map(([collection, definition]) => [collection, tables[collection]!.map((row) => definition.fromRow(row, tables))]));
+            const { engine, schema_version: version } = await database.health();
+            migrations[name] = appliedMigrationNames(engine, namespace, version);
+            records[name] = Object.fromEntries(collections.map(([collection, definition]) => [collection, always(tables[collection], `the rows of ${collection}`).map((row) => definition.fromRow(row, tables))]));
         }
 
         return { localgate: { format: fixtureFormat, migrations }, ...records };
@@ -204,7 +206,7 @@ export class NamespacesDataSet implements DataSetDatabases {
     /** The database of a namespace, for the engine's own tests and tools. */
     database(namespace: string): NamespaceDatabase {
 
-        return this.databases[namespace];
+        return always(this.databases[namespace], `the database of ${namespace}`);
     }
 
     /** A fixture checked and made into rows, per namespace, by the kind of transaction that stores them, for the ready databases. */
@@ -219,7 +221,7 @@ export class NamespacesDataSet implements DataSetDatabases {
                 throw new NoPayForFixture(`${origin}: pay: this data set has no pay namespace ready to load wallets into (${this.payAdvice})`);
             }
 
-            const rows = fixtureRows(namespace, collections, this.specs[namespace]!, origin, this.context);
+            const rows = fixtureRows(namespace, collections, always(this.specs[namespace], `the fixture of ${namespace}`), origin, this.context);
             loads.counts[namespace] = 0;
             if (database.transactions === 'waiting') {
                 loads.waiting.push({ namespace, database, rows });

@@ -4,6 +4,7 @@ import { readFixtureFile } from '../fixtures';
 import { NamespacesDataSet, type NamespaceDatabases, type ProvisionedNamespaces } from './data-set';
 import type { DataSetDatabases, NamespaceDatabase } from './engine';
 import { engineOf, engines } from './engines';
+import { always } from './rows';
 import type { StorageSettings } from './settings';
 
 
@@ -68,7 +69,7 @@ async function loadSeedFile(data: NamespacesDataSet, seed: unknown, file: string
 
 function openNamespace(settings: StorageSettings, namespace: Namespace): Promise<NamespaceDatabase> {
 
-    const location = settings.placements[namespace.name];
+    const location = always(settings.placements[namespace.name], `the placement of ${namespace.name}`);
     return engineOf(location).openNamespace(namespace, location, settings);
 }
 

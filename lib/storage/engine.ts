@@ -211,14 +211,15 @@ export interface InstanceData extends DataSetDatabases {
     recycle(): Promise<number | null>;
 }
 
-export interface InstanceDataOptions {
+/** How an instance's data set is made; an engine reads `from` as a copy of its own making (`Snapshot`). */
+export interface InstanceDataOptions<Snapshot extends DataSnapshot = DataSnapshot> {
     seed: boolean;
     pay: boolean;
     /**
      * A copy of another instance's data to start from instead of the images (a fork): its records and event log, with
      * none of its endpoints or their deliveries; seed and pay then follow it.
      */
-    from?: DataSnapshot;
+    from?: Snapshot;
     fixture?: { records: unknown; origin: string };
     /** The fixture's image key (fixtureImageKey), when the caller has it already: the fixture is not hashed again. */
     imageKey?: string;

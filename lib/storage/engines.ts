@@ -6,6 +6,7 @@ import type { Namespace } from '../namespace';
 import type { NamespaceDatabase } from './engine';
 import type { PayCredentials, PayKeys } from './pay-keys';
 import type { ProvisionedNamespace } from './readiness';
+import { always } from './rows';
 import type { DatabaseSettings, EngineName, Location, OpenSettings, PayLocation, StorageSettings } from './settings';
 
 
@@ -89,7 +90,8 @@ export function engineOf<Engine extends EngineName>(location: Location<Engine>):
 /** Where a setting's URL puts a database: the first engine that names it locates it. */
 export function locate(url: string, setting: string): Required<Location> {
 
-    return engines[engineNames.find((name) => engines[name].names(url))!].locate(url, setting);
+    // SQLite, last, names every URL.
+    return engines[always(engineNames.find((name) => engines[name].names(url)), 'the engine of a URL')].locate(url, setting);
 }
 
 
@@ -113,6 +115,6 @@ function databaseFile(url: string, setting: string): string {
         return Url.fileURLToPath(url);
     }
 
-    const path = url.startsWith('file:') ? decodeURIComponent(url.slice('file:'.length).split('?')[0]!) : url;
+    const path = url.startsWith('file:') ? decodeURIComponent(url.slice('file:'.length).replace(/\?.*$/s, '')) : url;
     return Path.resolve(path);
 }

@@ -7,8 +7,8 @@ import type { DataSnapshot, InstanceDataOptions } from './engine';
 // image the first load made, not from loading every record again.
 
 /** What loading a fixture into a new instance gave: its data, and the id counter after it. */
-export interface FixtureImage {
-    data: DataSnapshot;
+export interface FixtureImage<Snapshot extends DataSnapshot = DataSnapshot> {
+    data: Snapshot;
     counter: number;
 }
 
@@ -42,8 +42,9 @@ function plainJson(value: unknown, depth: number): boolean {
         return false;
     }
 
-    for (const key in value) {
-        if (!plainJson((value as Record<string, unknown>)[key], depth + 1)) {
+    // A plain object's own enumerable values: what `for ... in` would visit, its prototype being Object's.
+    for (const item of Object.values(value)) {
+        if (!plainJson(item, depth + 1)) {
             return false;
         }
     }
@@ -57,22 +58,21 @@ function plainJson(value: unknown, depth: number): boolean {
  * seed, pay, the clock, the id mode and counter). Null when the records hold more than plain JSON (a Date, undefined,
  * a class), which the hash of their JSON could not tell apart from what they turn into.
  */
-export function fixtureImageKey(options: InstanceDataOptions): string | null {
+export function fixtureImageKey({ seed, pay, context, fixture }: InstanceDataOptions): string | null {
 
-    const { seed, pay, context, fixture } = options;
-    if (!plainJson(fixture!.records, 0)) {
+    if (!plainJson(fixture?.records, 0)) {
         return null;
     }
 
-    const text = JSON.stringify([seed, pay, context.clock.frozen, context.ids.mode, context.ids.counter, fixture!.records]);
+    const text = JSON.stringify([seed, pay, context.clock.frozen, context.ids.mode, context.ids.counter, fixture?.records]);
     return Crypto.createHash('sha256').update(text).digest('base64');
 }
 
 
 /** The images fixtures were made into, the least recently used dropped past the bytes they may hold together. */
-export class FixtureImages {
+export class FixtureImages<Snapshot extends DataSnapshot = DataSnapshot> {
 
-    private readonly images = new Map<string, FixtureImage>();
+    private readonly images = new Map<string, FixtureImage<Snapshot>>();
     private held = 0;
 
     constructor(readonly maxBytes: number) { }
@@ -96,7 +96,7 @@ export class FixtureImages {
     }
 
     /** The image kept under the key, now the most recently used; undefined when there is none. */
-    find(key: string): FixtureImage | undefined {
+    find(key: string): FixtureImage<Snapshot> | undefined {
 
         const image = this.images.get(key);
         if (image) {
@@ -108,7 +108,7 @@ export class FixtureImages {
     }
 
     /** Keeps an image, dropping the least recently used ones to make room; one larger than the whole budget is not kept. */
-    keep(key: string, image: FixtureImage): void {
+    keep(key: string, image: FixtureImage<Snapshot>): void {
 
         if (image.data.bytes > this.maxBytes) {
             return;

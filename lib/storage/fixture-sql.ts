@@ -23,3 +23,15 @@ export function postedInOrder(added: { collection: string; record: FixtureRow }[
 
     return added.filter(({ collection }) => collection === posting.collection).map(({ record }) => record).sort((a, b) => posting.order(a.row, b.row));
 }
+
+
+/**
+ * The columns of a unique key that an engine's failure names in its text `field` (`pattern` captures them, comma
+ * separated, each perhaps after its table's name and a dot); null when it names none.
+ */
+export function uniqueColumns(err: unknown, field: 'message' | 'detail', pattern: RegExp): string[] | null {
+
+    const text: unknown = typeof err === 'object' && err !== null ? Reflect.get(err, field) : undefined;
+    const listed = typeof text === 'string' ? pattern.exec(text)?.[1] : undefined;
+    return listed === undefined ? null : listed.split(', ').map((column) => column.replace(/^.*\./, ''));
+}

@@ -2,13 +2,14 @@ import Fs from 'node:fs';
 import Path from 'node:path';
 
 import { openDefaultDataSet } from './default';
-import type { Engine } from './engine';
+import type { Engine, InstanceDataOptions } from './engine';
 import { engineOf, payLocation } from './engines';
 import { FixtureImages } from './fixture-images';
 import { chosenPayKeys, type PayCredentials, type PayKeys } from './pay-keys';
 import type { DatabaseSettings, StorageSettings } from './settings';
 import { wallContext } from '../data-set/clock';
 import { createSqliteInstance } from './sqlite/engine';
+import type { SqliteSnapshot } from './sqlite/instance';
 import { namedDamage, removeDatabaseFiles } from './sqlite/files';
 
 
@@ -24,11 +25,12 @@ const defaultDatabase: DatabaseSettings = { poolMax: 1, connectTimeoutMs: 5000, 
  */
 export function createEngine(settings: StorageSettings): Engine {
 
-    const fixtureImages = new FixtureImages(settings.fixtureCacheMib * 2 ** 20);
+    // Instances are SQLite's: the images and the copies they start from are its own.
+    const fixtureImages = new FixtureImages<SqliteSnapshot>(settings.fixtureCacheMib * 2 ** 20);
     return {
         namespaces: settings.namespaces,
         openDefault: (context) => openDefaultDataSet(settings, context),
-        createInstance: (options) => createSqliteInstance(settings, options, fixtureImages),
+        createInstance: (options: InstanceDataOptions<SqliteSnapshot>) => createSqliteInstance(settings, options, fixtureImages),
         hasFixtureImage: (key) => fixtureImages.has(key)
     };
 }
@@ -46,7 +48,7 @@ export async function databasesWhere(settings: StorageSettings): Promise<string>
         places.push(await engineOf(location).describe(location, settings));
     }
 
-    return new Set(places).size === 1 ? places[0]! : placements.map(([namespace], index) => `${namespace} ${places[index]}`).join(', ');
+    return new Set(places).size === 1 ? String(places[0]) : placements.map(([namespace], index) => `${namespace} ${places[index]}`).join(', ');
 }
 
 

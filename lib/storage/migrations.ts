@@ -173,7 +173,8 @@ export function shippedMigrationNames(namespaces: readonly NamespaceSchema[]): R
 
 
 /** The names of a namespace's migrations on an engine up to a schema version: those a database at that version has applied. */
-export function appliedMigrationNames(engine: EngineName, namespace: NamespaceSchema, version: number): string[] {
+export function appliedMigrationNames(engine: EngineName, namespace: NamespaceSchema, version: number | null): string[] {
 
-    return namespaceMigrations(engine, namespace).filter((migration) => migration.version <= version).map((migration) => migration.name.replace(/\.sql$/, ''));
+    // A database that cannot say its version (null) has applied none that can be named.
+    return namespaceMigrations(engine, namespace).filter((migration) => migration.version <= Number(version)).map((migration) => migration.name.replace(/\.sql$/, ''));
 }

@@ -1,3 +1,4 @@
+import { errnoCode, errorMessage } from '../../errno';
 import { DomainError } from '../../errors';
 
 
@@ -34,8 +35,8 @@ const connectionMessages = /timeout exceeded when trying to connect|Connection t
 /** The SQLSTATE of a PostgreSQL error, or undefined. */
 export function sqlState(err: unknown): string | undefined {
 
-    const code = (err as { code?: unknown } | null)?.code;
-    return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
+    const code = errnoCode(err);
+    return code !== undefined && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
 }
 
 
@@ -59,8 +60,7 @@ export function engineError(err: unknown): unknown {
         return byState[state] ?? (state.startsWith('08') ? unavailable : err);
     }
 
-    const code = (err as { code?: unknown } | null)?.code;
-    if ((typeof code === 'string' && connectionCodes.has(code)) || connectionMessages.test((err as Error | null)?.message ?? '')) {
+    if (connectionCodes.has(String(errnoCode(err))) || connectionMessages.test(errorMessage(err))) {
         return unavailable;
     }
 

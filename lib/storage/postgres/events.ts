@@ -2,6 +2,7 @@ import { newCommit, noteDue, tellCommitted, type Commit, type RecordContext } fr
 import type { AttemptOutcome, ClaimedAttempt, DisabledReason, StoredEndpoint, StoredEvent, TypePattern } from '../../events/model';
 import type { EventLog } from '../engine';
 import { defaultEventsKept, deliveryState, dueEvent, endpointColumns, endpointRow, endpointUpsert, insertDeliveries, prunes, pruneEvents, recoverDeliveries, rotateSecret, setDisabled, setGivenUpInARow, storedEndpoint, type DueRow, type EndpointRow, type NewEvent } from '../events-sql';
+import { always } from '../rows';
 import { insertRow, sql, type PgDatabase, type Runner } from './database';
 
 
@@ -136,7 +137,7 @@ export class PgEventWriter {
     /** Writes an event and its deliveries on the transaction's connection; answers the event. */
     async write(tx: Runner, context: RecordContext, event: NewEvent): Promise<StoredEvent> {
 
-        const { position, floor } = (await tx.row(queries.nextPosition))!;
+        const { position, floor } = always(await tx.row(queries.nextPosition), 'nextval()');
         const stored = { position, id: context.ids.eventId(position), type: event.type, created_at: event.created_at, data: JSON.stringify(event.data) };
         await tx.rows(queries.insertEvent, position, stored.id, stored.type, stored.created_at, stored.data);
         // The event and its deliveries are one statement, whose count of deliveries is not read: each event may have made some.
@@ -192,7 +193,7 @@ async function claimedAttempts(tx: Runner, due: DueRow[]): Promise<ClaimedAttemp
     }
 
     const endpoints = new Map((await tx.rows(queries.endpoints)).map((row) => [row.id, storedEndpoint(row)]));
-    return due.map((row) => ({ event: dueEvent(row), endpoint: endpoints.get(row.endpoint_id)!, attempt: row.attempts + 1, due_at: row.due_at }));
+    return due.map((row) => ({ event: dueEvent(row), endpoint: always(endpoints.get(row.endpoint_id), 'the endpoint of a delivery'), attempt: row.attempts + 1, due_at: row.due_at }));
 }
 
 
@@ -220,7 +221,7 @@ export class PgEventLog implements EventLog {
 
     async lastPosition(): Promise<number> {
 
-        return (await this.db.row(queries.lastPosition))!.position;
+        return always(await this.db.row(queries.lastPosition), 'max(position)').position;
     }
 
     replaceEndpoints(endpoints: StoredEndpoint[]): Promise<void> {
@@ -246,13 +247,13 @@ export class PgEventLog implements EventLog {
 
     async nextDue(): Promise<Date | null> {
 
-        const { due } = (await this.db.row(queries.nextDue))!;
+        const { due } = always(await this.db.row(queries.nextDue), 'min(due_at)');
         return due === null ? null : new Date(due);
     }
 
     async countDue(until: Date): Promise<number> {
 
-        return (await this.db.row(queries.countDue, until.toISOString()))!.count;
+        return always(await this.db.row(queries.countDue, until.toISOString()), 'count(*)').count;
     }
 
     claimDue(until: Date, limit: number, leaseUntil: Date): Promise<ClaimedAttempt[]> {

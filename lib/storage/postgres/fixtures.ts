@@ -1,7 +1,8 @@
 import { excludes, FixtureError, refuseChanged, refuseOverlap, sameRow, storedRefusal, type FixtureRow, type FixtureRows, type OverlappedRow } from '../../fixtures';
 import type { FixturePosting, Placeholder } from '../../namespace';
-import { overlapQuery, postedInOrder, storedRowQuery } from '../fixture-sql';
+import { overlapQuery, postedInOrder, storedRowQuery, uniqueColumns } from '../fixture-sql';
 import type { SeedCheck, StoredRows } from '../engine';
+import { always } from '../rows';
 import type { PgDatabase, Runner } from './database';
 import { engineError, sqlState } from './errors';
 import { lockMigrations } from './migrate';
@@ -37,7 +38,8 @@ export async function insertFixtureRows(tx: Runner, fixture: FixtureRows): Promi
             if ((await fixtureWrite(tx, record, collection, () => tx.rows({ name: '', text }, ...Object.values(row)))).length) {
                 added.push({ collection, record });
             }
-            else if (matchStored && !sameRow(row, (await tx.row<unknown[], Record<string, unknown>>({ name: '', text: storedRowQuery(collection, parameter) }, row.id))!)) {
+            // The insert added nothing: a row of this id is stored.
+            else if (matchStored && !sameRow(row, always(await tx.row<unknown[], Record<string, unknown>>({ name: '', text: storedRowQuery(collection, parameter) }, row.id), `the stored row of ${collection}`))) {
                 refuseChanged(record, collection);
             }
         }
@@ -65,7 +67,7 @@ async function fixtureWrite<T>(tx: Runner, record: FixtureRow, collection: strin
         }
 
         // PostgreSQL names the columns of a unique key broken in its detail: Key (license_number)=(…) already exists.
-        const columns = state === '23505' ? /^Key \(([^)]+)\)=/.exec((err as { detail: string }).detail)![1]!.split(', ') : null;
+        const columns = state === '23505' ? uniqueColumns(err, 'detail', /^Key \(([^)]+)\)=/) : null;
         throw storedRefusal(record, columns, collection);
     }
 }
@@ -81,7 +83,7 @@ export async function postFixtureRows(tx: Runner, added: { collection: string; r
     const statements = posting.statements(parameter);
     for (const record of postedInOrder(added, posting)) {
         for (const [name, params] of posting.steps(record.row)) {
-            await fixtureWrite(tx, record, posting.collection, () => tx.rows({ name: '', text: statements[name]! }, ...params));
+            await fixtureWrite(tx, record, posting.collection, () => tx.rows({ name: '', text: always(statements[name], `the statement ${name} of the posting`) }, ...params));
         }
     }
 }

@@ -1,3 +1,5 @@
+import { errorMessage } from '../../errno';
+
 import { MigrationError, verifyApplied, type AppliedMigration, type Migration } from '../migrations';
 import type { PgDatabase, Runner } from './database';
 import { sqlState } from './errors';
@@ -76,7 +78,7 @@ export async function migrate(db: PgDatabase, migrations: Migration[]): Promise<
         }
         catch (err) {
             // Every earlier migration is applied by now: the schema stays at the one before.
-            throw new MigrationError(`Migration ${migration.file} failed and was rolled back (${where} stays at version ${migration.version - 1}): ${(err as Error).message}`);
+            throw new MigrationError(`Migration ${migration.file} failed and was rolled back (${where} stays at version ${migration.version - 1}): ${errorMessage(err)}`);
         }
     }
 

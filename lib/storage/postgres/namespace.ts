@@ -1,11 +1,12 @@
 import type { RecordContext } from '../../data-set/clock';
+import { errorMessage } from '../../errno';
 import type { DatabaseSettings } from '../settings';
 import type { FixtureRows } from '../../fixtures';
 import type { Namespace } from '../../namespace';
 import { demoData } from '../demo';
 import type { EventLog, NamespaceHealth, SeedCheck, StoredRows, WaitingDatabase } from '../engine';
 import { noStores } from '../no-stores';
-import { namespaceMigrations } from '../migrations';
+import { MigrationError, namespaceMigrations } from '../migrations';
 import { PgDatabase } from './database';
 import { eventWriter, PgEventLog } from './events';
 import { collectionsEmpty, exportRows, insertFixtureRows, postFixtureRows, seedMayLoad } from './fixtures';
@@ -112,10 +113,9 @@ function storeFactory(namespace: Namespace): Promise<(db: PgDatabase, context: R
 // A database that cannot be reached at start stops it with one line naming where it is (never the password).
 function startError(err: unknown, namespace: string, url: string): Error {
 
-    const failure = err as Error;
-    if (failure.name === 'MigrationError') {
-        return failure;
+    if (err instanceof MigrationError) {
+        return err;
     }
 
-    return new Error(`Cannot open the ${namespace} schema on PostgreSQL at ${describeUrl(url)}: ${failure.message}`);
+    return new Error(`Cannot open the ${namespace} schema on PostgreSQL at ${describeUrl(url)}: ${errorMessage(err)}`);
 }

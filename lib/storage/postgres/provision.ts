@@ -2,6 +2,7 @@ import type { DatabaseSettings } from '../settings';
 import { DomainError } from '../../errors';
 import { namespaceMigrations, paySchema } from '../migrations';
 import { mintPayKeys, payCredentials, type PayCredentials, type PayKeys } from '../pay-keys';
+import { always } from '../rows';
 import { PgDatabase } from './database';
 import { appliedMigrations, describeUrl, migrate } from './migrate';
 import { migrationsApplied, payRecord, recordPayKeys, schemaOccupied } from './pay-credentials';
@@ -68,7 +69,7 @@ export async function rotatePostgresPayKeys(url: string, database: DatabaseSetti
 // Tables in the pay schema but none of its migrations: another application's schema of that name.
 async function foreignToPay(db: PgDatabase): Promise<boolean> {
 
-    if (!(await db.row(schemaOccupied, db.schema))!.occupied) {
+    if (!always(await db.row(schemaOccupied, db.schema), 'the schema\'s tables').occupied) {
         return false;
     }
 

@@ -2,6 +2,7 @@ import type { DatabaseSettings, PaySettings } from '../settings';
 import type { Namespace } from '../../namespace';
 import { namespaceMigrations } from '../migrations';
 import { ProvisionedNamespace, type ProvisionedContents, type ProvisionedSource } from '../readiness';
+import { always } from '../rows';
 import { PgDatabase } from './database';
 import { eventWriter } from './events';
 import { appliedMigrations, migrate, schemaVersion } from './migrate';
@@ -71,12 +72,12 @@ class PgProvisionedSource implements ProvisionedSource {
 async function readContents(db: PgDatabase): Promise<ProvisionedContents | null> {
 
     try {
-        const record = (await db.row(payRecord))!;
+        const record = always(await db.row(payRecord), 'the pay record');
         return { empty: false, recorded: recordedKeys(record), complete: migrationsApplied(record) };
     }
     catch {
         // No schema yet, one provisioned before keys were recorded, another application's, or no answer at all.
-        return await db.row(schemaOccupied, db.schema).then((row) => ({ empty: !row!.occupied, recorded: null, complete: false }), () => null);
+        return await db.row(schemaOccupied, db.schema).then((row) => ({ empty: !always(row, 'the schema\'s tables').occupied, recorded: null, complete: false }), () => null);
     }
 }
 

@@ -26,7 +26,7 @@ export function sqliteDatabase(data: DataSetDatabases, namespace: string): Datab
  * counter it left. As with a template database, what the load drew (the wall clock's time and the random id of a
  * record that names neither) was drawn once, when the image was made, and every instance from it has the same.
  */
-export function createSqliteInstance(settings: InstanceSettings, options: InstanceDataOptions, fixtureImages: FixtureImages): Promise<InstanceData> {
+export function createSqliteInstance(settings: InstanceSettings, options: InstanceDataOptions<SqliteSnapshot>, fixtureImages: FixtureImages<SqliteSnapshot>): Promise<InstanceData> {
 
     return new Promise((resolve) => {
 
@@ -35,7 +35,7 @@ export function createSqliteInstance(settings: InstanceSettings, options: Instan
 }
 
 
-function sqliteInstance(settings: InstanceSettings, options: InstanceDataOptions, fixtureImages: FixtureImages): InstanceData {
+function sqliteInstance(settings: InstanceSettings, options: InstanceDataOptions<SqliteSnapshot>, fixtureImages: FixtureImages<SqliteSnapshot>): InstanceData {
 
     const key = options.fixture && fixtureImages.maxBytes ? options.imageKey ?? fixtureImageKey(options) : null;
     const image = key === null ? undefined : fixtureImages.find(key);
@@ -46,7 +46,7 @@ function sqliteInstance(settings: InstanceSettings, options: InstanceDataOptions
 
     const data = openInstance(settings, options);
     // A fork is made from its source's copy, and has none of its endpoints.
-    if ((options.from as SqliteSnapshot | undefined)?.wired) {
+    if (options.from?.wired) {
         data.unwire();
     }
 
@@ -71,9 +71,9 @@ function sqliteInstance(settings: InstanceSettings, options: InstanceDataOptions
 
 // A fork, or an instance from a fixture's image, starts from that copy, which is also what it resets to. A provisioned
 // namespace (pay) is there when asked (never seeded: in memory it is migrated as it is made), else absent.
-function openInstance(settings: InstanceSettings, options: InstanceDataOptions): SqliteInstanceData {
+function openInstance(settings: InstanceSettings, options: InstanceDataOptions<SqliteSnapshot>): SqliteInstanceData {
 
-    const source = options.from as SqliteSnapshot | undefined;
+    const source = options.from;
     const from = source?.images;
     const { namespaces, eventsKept } = settings;
     const placed = new Set(settings.placedNamespaces);

@@ -1,3 +1,4 @@
+import { errnoCode } from '../../errno';
 import { DomainError } from '../../errors';
 
 
@@ -16,5 +17,5 @@ const sqliteErrors: Record<string, DomainError> = {
 /** The domain error an SQLite failure stands for, or the failure itself when it stands for none (a bug: a 500). */
 export function engineError(err: unknown): unknown {
 
-    return sqliteErrors[String((err as { code?: unknown }).code)] ?? err;
+    return sqliteErrors[String(errnoCode(err))] ?? err;
 }

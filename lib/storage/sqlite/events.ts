@@ -4,6 +4,7 @@ import { newCommit, noteDue, tellCommitted, type Commit, type RecordContext } fr
 import type { AttemptOutcome, ClaimedAttempt, DisabledReason, StoredEndpoint, StoredEvent, TypePattern } from '../../events/model';
 import type { EventLog } from '../engine';
 import { defaultEventsKept, deliveryState, dueEvent, endpointColumns, endpointRow, endpointUpsert, insertDeliveries, prunes, pruneEvents, recoverDeliveries, rotateSecret, setDisabled, setGivenUpInARow, storedEndpoint, type DueRow, type EndpointRow, type NewEvent } from '../events-sql';
+import { always } from '../rows';
 import type { Database } from './open';
 import { lazyStatements, settled, sql, type Statements } from './statements';
 
@@ -111,7 +112,7 @@ export class SqliteEventWriter {
     /** Writes an event and its deliveries, and prunes the database when its position passes a multiple of 100; answers the event. */
     write(context: RecordContext, event: NewEvent): StoredEvent {
 
-        const floor = this.statements.lastPosition.pluck().get()!;
+        const floor = always(this.statements.lastPosition.pluck().get(), 'max(position)');
         const position = context.ids.eventPosition(floor);
         const stored = { position, id: context.ids.eventId(position), type: event.type, created_at: event.created_at, data: JSON.stringify(event.data) };
         this.statements.insertEvent.run(stored);
@@ -194,7 +195,7 @@ export class SqliteEventLog implements EventLog {
                 statements.lease.run(leaseUntil, row.position, row.endpoint_id);
                 let endpoint = endpoints.get(row.endpoint_id);
                 if (!endpoint) {
-                    endpoint = storedEndpoint(statements.endpoint.get(row.endpoint_id)!);
+                    endpoint = storedEndpoint(always(statements.endpoint.get(row.endpoint_id), 'the endpoint of a delivery'));
                     endpoints.set(row.endpoint_id, endpoint);
                 }
 
@@ -231,7 +232,7 @@ export class SqliteEventLog implements EventLog {
                 return null;
             }
 
-            const before = statements.givenUpInARow.pluck().get(outcome.endpoint_id)!;
+            const before = always(statements.givenUpInARow.pluck().get(outcome.endpoint_id), 'the endpoint of a delivery');
             if (outcome.delivered) {
                 statements.countDelivered.run(outcome.endpoint_id);
             }
@@ -260,7 +261,7 @@ export class SqliteEventLog implements EventLog {
 
     lastPosition(): Promise<number> {
 
-        return settled(() => this.statements.lastPosition.pluck().get()!);
+        return settled(() => always(this.statements.lastPosition.pluck().get(), 'max(position)'));
     }
 
     replaceEndpoints(endpoints: StoredEndpoint[]): Promise<void> {
@@ -284,7 +285,7 @@ export class SqliteEventLog implements EventLog {
 
     countDue(until: Date): Promise<number> {
 
-        return settled(() => this.statements.countDue.pluck().get(until.toISOString())!);
+        return settled(() => always(this.statements.countDue.pluck().get(until.toISOString()), 'count(*)'));
     }
 
     claimDue(until: Date, limit: number, leaseUntil: Date): Promise<ClaimedAttempt[]> {
@@ -357,8 +358,8 @@ export function wiringOf(db: Database): Wiring {
 
     const read = (table: string) => {
 
-        const select = db.prepare(`SELECT * FROM ${table}`).raw();
-        return { columns: select.columns().map(({ name }) => name), rows: select.all() as unknown[][] };
+        const select = db.prepare<[], unknown[]>(`SELECT * FROM ${table}`).raw();
+        return { columns: select.columns().map(({ name }) => name), rows: select.all() };
     };
 
     return { webhook_endpoints: read(wiringTables[0]), webhook_endpoint_types: read(wiringTables[1]) };

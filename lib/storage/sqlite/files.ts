@@ -1,6 +1,7 @@
 import Fs from 'node:fs';
 import Path from 'node:path';
 
+import { errnoCode, errorMessage, restated } from '../../errno';
 import { SettingError } from '../../setting-error';
 import type { NamespaceSchema } from '../../namespace';
 import { migrate, namespaceMigrations } from './migrate';
@@ -28,11 +29,7 @@ export function openNamespace(file: string, namespace: NamespaceSchema, options:
     }
     catch (err) {
         closeDatabase(db);
-        if (isDamage(err)) {
-            (err as Error).message = damageMessage(file, (err as Error).message);
-        }
-
-        throw err;
+        throw isDamage(err) ? restated(err, (found) => damageMessage(file, found)) : err;
     }
 
     return db;
@@ -51,7 +48,7 @@ export function namedDamage(err: unknown, files: readonly string[]): unknown {
     }
 
     const damaged = files.filter((file) => Fs.existsSync(file)).map((file) => ({ file, problems: integrityProblems(file) })).filter(({ problems }) => problems.length > 0);
-    const found = (err as Error).message;
+    const found = errorMessage(err);
     return new Error(damaged.length > 0 ? damaged.map(({ file, problems }) => damageMessage(file, `${found} (its integrity check: ${problems.slice(0, 3).join('; ')})`)).join('; ') : damageMessage(files.join(', '), `${found}, in one of these files`));
 }
 
@@ -64,7 +61,7 @@ export function prepareDataDir(dataDir: string): void {
         Fs.accessSync(dataDir, Fs.constants.R_OK | Fs.constants.W_OK);
     }
     catch (err) {
-        throw new SettingError('DATA_DIR', `is not a readable and writable directory: ${dataDir} (${(err as NodeJS.ErrnoException).code})`);
+        throw new SettingError('DATA_DIR', `is not a readable and writable directory: ${dataDir} (${errnoCode(err)})`);
     }
 }
 

@@ -1,10 +1,12 @@
 import type Sqlite from 'better-sqlite3';
 
 import { excludes, FixtureError, refuseChanged, refuseOverlap, sameRow, storedRefusal, type FixtureRow, type FixtureRows, type OverlappedRow } from '../../fixtures';
-import { overlapQuery, postedInOrder, storedRowQuery } from '../fixture-sql';
+import { errnoCode } from '../../errno';
+import { overlapQuery, postedInOrder, storedRowQuery, uniqueColumns } from '../fixture-sql';
 import type { FixturePosting, NamespaceSchema, Placeholder } from '../../namespace';
 import { demoData } from '../demo';
 import type { SeedCheck, StoredRows } from '../engine';
+import { always } from '../rows';
 import { engineError } from './errors';
 import type { Database } from './open';
 
@@ -17,19 +19,14 @@ import type { Database } from './open';
  * there rolls this load back too. Returns the number of rows added; for a seed, null when a table it fills holds a row
  * (checked in the transaction, which holds the write lock: another process seeding waits, then finds the rows).
  */
+export function storeFixtureRows(db: Database, fixture: FixtureRows, store?: Omit<FixtureStore, 'seed'>): number;
+export function storeFixtureRows(db: Database, fixture: FixtureRows, store: FixtureStore): number | null;
 export function storeFixtureRows(db: Database, fixture: FixtureRows, { within = () => undefined, post = () => undefined, seed }: FixtureStore = {}): number | null {
 
-    const statements = new Map<string, Sqlite.Statement>();
-    const prepared = (sql: string) => {
-
-        let statement = statements.get(sql);
-        if (!statement) {
-            statement = db.prepare(sql);
-            statements.set(sql, statement);
-        }
-
-        return statement;
-    };
+    // Each text is prepared once per load, kept by the type of row it reads.
+    const writes = new Map<string, Sqlite.Statement<unknown[], unknown>>();
+    const overlaps = new Map<string, Sqlite.Statement<unknown[], OverlappedRow>>();
+    const storedRows = new Map<string, Sqlite.Statement<unknown[], Record<string, unknown>>>();
 
     return db.transaction(() => {
 
@@ -42,22 +39,23 @@ export function storeFixtureRows(db: Database, fixture: FixtureRows, { within = 
             for (const record of rows) {
                 const { where, origin, row, references } = record;
                 for (const [field, table, id] of references) {
-                    if (!prepared(`SELECT 1 FROM "${table}" WHERE id = ?`).get(id)) {
+                    if (!prepared(db, writes, `SELECT 1 FROM "${table}" WHERE id = ?`).get(id)) {
                         throw new FixtureError(`${origin}: ${where}.${field}: ${JSON.stringify(id)} names no record of ${table}`, `${where}.${field}`);
                     }
                 }
 
                 if (excludes(exclusion, row)) {
-                    const other = prepared(overlapQuery(collection, exclusion, parameter)).get(row[exclusion.key], exclusion.unless[1], row[exclusion.to], row[exclusion.from], row.id) as OverlappedRow | undefined;
+                    const other = prepared(db, overlaps, overlapQuery(collection, exclusion, parameter)).get(row[exclusion.key], exclusion.unless[1], row[exclusion.to], row[exclusion.from], row.id);
                     refuseOverlap(record, exclusion, other);
                 }
 
                 const names = Object.keys(row);
                 const sql = `INSERT INTO "${collection}" (${names.map((name) => `"${name}"`).join(', ')}) VALUES (${names.map(() => '?').join(', ')}) ON CONFLICT (id) DO NOTHING`;
-                if (fixtureWrite(record, collection, () => prepared(sql).run(...Object.values(row)).changes)) {
+                if (fixtureWrite(record, collection, () => prepared(db, writes, sql).run(...Object.values(row)).changes)) {
                     added.push({ collection, record });
                 }
-                else if (matchStored && !sameRow(row, prepared(storedRowQuery(collection, parameter)).get(row.id) as Record<string, unknown>)) {
+                // The insert did nothing: a row of this id is stored.
+                else if (matchStored && !sameRow(row, always(prepared(db, storedRows, storedRowQuery(collection, parameter)).get(row.id), `the stored row of ${collection}`))) {
                     refuseChanged(record, collection);
                 }
             }
@@ -88,6 +86,19 @@ export interface StoredFixtureRow {
 const parameter: Placeholder = () => '?';
 
 
+// The statement of an SQL text from a load's cache of statements that read one type of row, prepared on first use.
+function prepared<Row>(db: Database, statements: Map<string, Sqlite.Statement<unknown[], Row>>, sql: string): Sqlite.Statement<unknown[], Row> {
+
+    let statement = statements.get(sql);
+    if (!statement) {
+        statement = db.prepare<unknown[], Row>(sql);
+        statements.set(sql, statement);
+    }
+
+    return statement;
+}
+
+
 // Runs one write of a fixture's record: a constraint it breaks is a refusal naming the record (and, for a unique key,
 // the field); any other failure is the engine's.
 function fixtureWrite<T>(record: FixtureRow, collection: string, write: () => T): T {
@@ -96,13 +107,13 @@ function fixtureWrite<T>(record: FixtureRow, collection: string, write: () => T)
         return write();
     }
     catch (err) {
-        const code = String((err as { code?: unknown }).code);
+        const code = String(errnoCode(err));
         if (!code.startsWith('SQLITE_CONSTRAINT')) {
             throw engineError(err);
         }
 
         // SQLite names the columns of a unique key broken: UNIQUE constraint failed: drivers.license_number
-        const columns = code === 'SQLITE_CONSTRAINT_UNIQUE' ? /failed: (.+)$/.exec((err as Error).message)![1]!.split(', ').map((column) => column.replace(/^.*\./, '')) : null;
+        const columns = code === 'SQLITE_CONSTRAINT_UNIQUE' ? uniqueColumns(err, 'message', /failed: (.+)$/) : null;
         throw storedRefusal(record, columns, collection);
     }
 }
@@ -116,13 +127,12 @@ export function fixturePosting(db: Database, posting: FixturePosting | undefined
     }
 
     const texts = posting.statements(parameter);
-    const statements = new Map<string, Sqlite.Statement>();
+    const statements = new Map<string, Sqlite.Statement<unknown[], unknown>>();
     return (added) => {
 
         for (const record of postedInOrder(added, posting)) {
             for (const [name, params] of posting.steps(record.row)) {
-                const statement = statements.get(name) ?? db.prepare(texts[name]!);
-                statements.set(name, statement);
+                const statement = prepared(db, statements, always(texts[name], `the statement ${name} of the posting`));
                 fixtureWrite(record, posting.collection, () => statement.run(...params));
             }
         }
@@ -132,7 +142,7 @@ export function fixturePosting(db: Database, posting: FixturePosting | undefined
 
 export function exportRows(db: Database, tables: string[]): StoredRows {
 
-    return db.transaction(() => Object.fromEntries(tables.map((table) => [table, db.prepare(`SELECT * FROM "${table}" ORDER BY created_at, id`).all() as Record<string, unknown>[]]))).deferred();
+    return db.transaction(() => Object.fromEntries(tables.map((table) => [table, db.prepare<[], Record<string, unknown>>(`SELECT * FROM "${table}" ORDER BY created_at, id`).all()]))).deferred();
 }
 
 
@@ -151,5 +161,5 @@ export function seedDemo(db: Database, namespace: NamespaceSchema): number {
         return 0;
     }
 
-    return storeFixtureRows(db, demo.rows())!;
+    return storeFixtureRows(db, demo.rows());
 }

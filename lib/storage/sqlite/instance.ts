@@ -3,6 +3,7 @@ import type { Namespace } from '../../namespace';
 import { NamespacesDataSet } from '../data-set';
 import type { DataSnapshot, InstanceData } from '../engine';
 import { absentNamespace } from '../readiness';
+import { always } from '../rows';
 import { holdsEndpoints, noWiring, rewire, wiringOf } from './events';
 import type { SqliteNamespace } from './namespace';
 
@@ -86,9 +87,10 @@ export class SqliteInstanceData extends NamespacesDataSet implements InstanceDat
         return Promise.resolve(this.copy());
     }
 
-    restore(snapshot: DataSnapshot): Promise<void> {
+    // An instance is restored from a copy of its own engine's making.
+    restore(snapshot: SqliteSnapshot): Promise<void> {
 
-        this.keepingWiring(snapshot as SqliteSnapshot, () => this.replaceAll(snapshot as SqliteSnapshot));
+        this.keepingWiring(snapshot, () => this.replaceAll(snapshot));
         return Promise.resolve();
     }
 
@@ -125,7 +127,7 @@ export class SqliteInstanceData extends NamespacesDataSet implements InstanceDat
     private replaceAll({ images }: SqliteSnapshot): void {
 
         for (const [namespace, database] of Object.entries(this.copies)) {
-            database.replace(images[namespace]!);
+            database.replace(always(images[namespace], `the copy of ${namespace}`));
         }
 
         this.forgetStores();

@@ -1,3 +1,4 @@
+import { errorMessage } from '../../errno';
 import type { NamespaceSchema } from '../../namespace';
 import { MigrationError, namespaceMigrations as shippedMigrations, verifyApplied, type AppliedMigration, type Migration } from '../migrations';
 import type { Database } from './open';
@@ -18,7 +19,7 @@ export function appliedMigrations(db: Database): AppliedMigration[] {
         return [];
     }
 
-    return db.prepare('SELECT version, name, checksum, applied_at FROM schema_migrations ORDER BY version').all() as AppliedMigration[];
+    return db.prepare<[], AppliedMigration>('SELECT version, name, checksum, applied_at FROM schema_migrations ORDER BY version').all();
 }
 
 
@@ -56,7 +57,7 @@ export function migrate(db: Database, migrations: Migration[]): number[] {
             }
         }
         catch (err) {
-            throw new MigrationError(`Migration ${migration.file} failed and was rolled back (${db.name} stays at version ${schemaVersion(db)}): ${(err as Error).message}`);
+            throw new MigrationError(`Migration ${migration.file} failed and was rolled back (${db.name} stays at version ${schemaVersion(db)}): ${errorMessage(err)}`);
         }
     }
 
@@ -67,6 +68,5 @@ export function migrate(db: Database, migrations: Migration[]): number[] {
 /** The highest applied migration version, 0 for a database never migrated. */
 export function schemaVersion(db: Database): number {
 
-    const rows = appliedMigrations(db);
-    return rows.length ? rows[rows.length - 1]!.version : 0;
+    return appliedMigrations(db).at(-1)?.version ?? 0;
 }

@@ -4,6 +4,7 @@ import type { FixtureRows } from '../../fixtures';
 import type { Namespace } from '../../namespace';
 import type { EventLog, ImmediateDatabase, NamespaceHealth, SeedCheck, StoredRows } from '../engine';
 import { noStores } from '../no-stores';
+import { always } from '../rows';
 import { eventWriter, SqliteEventLog } from './events';
 import { namespaceFile, openNamespace, prepareDataDir } from './files';
 import { exportRows, fixturePosting, seedDemo, storeFixtureRows } from './fixtures';
@@ -48,7 +49,7 @@ export class SqliteNamespace implements ImmediateDatabase {
     get db(): Database {
 
         if (!this.connection) {
-            this.connection = this.connected(openCopy(this.image!));
+            this.connection = this.connected(openCopy(this.heldImage()));
             if (this.pristine) {
                 this.connection.exec('BEGIN');
             }
@@ -92,7 +93,7 @@ export class SqliteNamespace implements ImmediateDatabase {
     serialize(): Buffer {
 
         if (!this.connection) {
-            return this.image!;
+            return this.heldImage();
         }
 
         const changes = changesSinceOpen(this.connection);
@@ -107,7 +108,14 @@ export class SqliteNamespace implements ImmediateDatabase {
             this.changesAtImage = changes;
         }
 
-        return this.image!;
+        return this.heldImage();
+    }
+
+    // A database is made over a connection or an image: one without a connection holds its image, and a serialized one
+    // has kept what it gave.
+    private heldImage(): Buffer {
+
+        return always(this.image, `the image of ${this.namespace.name}`);
     }
 
     /** Replaces the database with a copy of an image; stores made over the old one are stale. */

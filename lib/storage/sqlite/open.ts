@@ -2,6 +2,9 @@ import Assert from 'node:assert';
 
 import Sqlite from 'better-sqlite3';
 
+import { errnoCode, errorMessage, restated } from '../../errno';
+import { always } from '../rows';
+
 
 export type Database = Sqlite.Database;
 
@@ -40,8 +43,7 @@ export function openDatabase(file: string, options: OpenOptions = {}): Database 
     catch (err) {
         // What SQLite says of a file that does not open (not a database, read-only, missing) names the file; its code
         // stays. A damaged file also says what to do.
-        (err as Error).message = isDamage(err) ? damageMessage(file, (err as Error).message) : `${file}: ${(err as Error).message}`;
-        throw err;
+        throw restated(err, (found) => (isDamage(err) ? damageMessage(file, found) : `${file}: ${found}`));
     }
 }
 
@@ -53,7 +55,7 @@ const damageCodes = /^SQLITE_(?:CORRUPT|NOTADB)(?:_|$)/;
 /** Whether an SQLite failure says that a database file is damaged. */
 export function isDamage(err: unknown): boolean {
 
-    return damageCodes.test(String((err as { code?: unknown }).code));
+    return damageCodes.test(String(errnoCode(err)));
 }
 
 
@@ -70,14 +72,14 @@ export function integrityProblems(file: string): string[] {
     try {
         const db = new Sqlite(file, { readonly: true, fileMustExist: true });
         try {
-            return (db.pragma('integrity_check') as { integrity_check: string }[]).map((row) => row.integrity_check).filter((result) => result !== 'ok');
+            return db.prepare<[], string>('PRAGMA integrity_check').pluck().all().filter((result) => result !== 'ok');
         }
         finally {
             db.close();
         }
     }
     catch (err) {
-        return [(err as Error).message];
+        return [errorMessage(err)];
     }
 }
 
@@ -85,7 +87,7 @@ export function integrityProblems(file: string): string[] {
 /** How many rows the connection has inserted, updated or deleted since it opened: unchanged, its image still holds. */
 export function changesSinceOpen(db: Database): number {
 
-    return db.prepare('SELECT total_changes()').pluck().get() as number;
+    return always(db.prepare<[], number>('SELECT total_changes()').pluck().get(), 'total_changes()');
 }
 
 
@@ -125,8 +127,7 @@ function applyPragmas(db: Database, inMemory: boolean, options: OpenOptions): vo
 /** Runs SQLite's own consistency check; returns the problems it reports, none when the file is sound. */
 export function quickCheck(db: Database): string[] {
 
-    const rows = db.pragma('quick_check') as { quick_check: string }[];
-    return rows.map((row) => row.quick_check).filter((result) => result !== 'ok');
+    return db.prepare<[], string>('PRAGMA quick_check').pluck().all().filter((result) => result !== 'ok');
 }
 
 

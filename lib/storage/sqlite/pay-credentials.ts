@@ -1,3 +1,5 @@
+import type { Statement } from 'better-sqlite3';
+
 import { hashPayKeys, type PayKeys, type RecordedPayKeys } from '../pay-keys';
 import type { Database } from './open';
 
@@ -14,7 +16,7 @@ export function recordPayKeys(db: Database, keys: PayKeys): void {
 
 
 // Readiness asks after every change to the database: the query is prepared once per connection.
-const recordedKeys = new WeakMap<Database, { get(): unknown }>();
+const recordedKeys = new WeakMap<Database, Statement<[], RecordedPayKeys>>();
 
 
 /** The hashes of the pair recorded in a pay database; null when it holds none, or no table for them. */
@@ -23,11 +25,11 @@ export function recordedPayKeys(db: Database): RecordedPayKeys | null {
     try {
         let statement = recordedKeys.get(db);
         if (!statement) {
-            statement = db.prepare('SELECT publishable_key_sha256, secret_key_sha256 FROM credentials WHERE id = 1');
+            statement = db.prepare<[], RecordedPayKeys>('SELECT publishable_key_sha256, secret_key_sha256 FROM credentials WHERE id = 1');
             recordedKeys.set(db, statement);
         }
 
-        return (statement.get() as RecordedPayKeys | undefined) ?? null;
+        return statement.get() ?? null;
     }
     catch {
         // A database not provisioned yet, provisioned before keys were recorded, or not a pay database at all.

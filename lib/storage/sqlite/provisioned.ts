@@ -1,5 +1,6 @@
 import Fs from 'node:fs';
 
+import { restated } from '../../errno';
 import type { StorageSettings } from '../settings';
 import type { Namespace } from '../../namespace';
 import type { NamespaceHealth } from '../engine';
@@ -52,11 +53,7 @@ class SqliteProvisionedSource implements ProvisionedSource {
             }
         }
         catch (err) {
-            if (isDamage(err)) {
-                (err as Error).message = damageMessage(`Pay database ${this.file}`, (err as Error).message);
-            }
-
-            throw err;
+            throw isDamage(err) ? restated(err, (found) => damageMessage(`Pay database ${this.file}`, found)) : err;
         }
     }
 
