@@ -1,6 +1,6 @@
 import type { Server, ServerInjectOptions, ServerInjectResponse } from '@hapi/hapi';
 
-import type { AppliedCounts } from './data-set/transitions';
+import type { AppliedCounts } from './transitions';
 import type { DeliveryEntry, DeliveryPattern } from './events/deliveries';
 import type { Event } from './events/model';
 import type { WebhookEndpointInput, WebhookEndpointRead, WebhookEndpointSet } from './events/webhooks';

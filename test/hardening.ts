@@ -8,7 +8,7 @@ import Lab from '@hapi/lab';
 
 import { requireAdmin } from '../lib/auth';
 import { main, type Io } from '../lib/cli';
-import { maxIdCounter } from '../lib/data-set/clock';
+import { maxIdCounter } from '../lib/record-context';
 import { RequestFeed } from '../lib/console/feed';
 import { FaultSet } from '../lib/faults/rules';
 import { Journal } from '../lib/data-set/journal';

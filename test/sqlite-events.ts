@@ -2,7 +2,7 @@ import Code from '@hapi/code';
 import type { Server, ServerInjectResponse } from '@hapi/hapi';
 import Lab from '@hapi/lab';
 
-import { Clock, IdSource, unheard, type Commit } from '../lib/data-set/clock';
+import { Clock, IdSource, unheard, type Commit } from '../lib/record-context';
 import { settingsFromEnvironment } from '../lib';
 import { eventTypesOf, matchesType, typePattern, webhookId, type StoredEndpoint, type StoredEvent } from '../lib/events/model';
 import { builtInNamespaces } from '../lib/namespaces';

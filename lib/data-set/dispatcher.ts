@@ -6,7 +6,7 @@ import { signatureHeaders } from '../events/signing';
 import type { FaultSet } from '../faults/rules';
 import { failureOf, safely, type FailureLog } from '../safe-listener';
 import type { EventLog } from '../storage/engine';
-import { latestInstant, type Clock } from './clock';
+import { latestInstant, type Clock } from '../record-context';
 import type { Scheduler } from './scheduler';
 import type { OutboundOutcome, OutboundSender } from './sender';
 import type { AttemptStops, Moved } from './timeline';

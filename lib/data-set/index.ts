@@ -1,4 +1,4 @@
-import type { Clock, Commit, IdSource, RecordContext } from './clock';
+import type { Clock, Commit, IdSource, RecordContext } from '../record-context';
 import { DeliveryJournal } from '../events/deliveries';
 import { Dispatcher } from './dispatcher';
 import type { FaultSet } from '../faults/rules';

@@ -1,6 +1,6 @@
 import Crypto from 'node:crypto';
 
-import type { IdMode, RecordContext } from '../data-set/clock';
+import type { IdMode, RecordContext } from '../record-context';
 import type { ClockMoved, DataSetServices } from '../data-set';
 import { DomainError } from '../errors';
 import { resyncEventPosition } from '../events/positions';

@@ -1,6 +1,6 @@
 import Crypto from 'node:crypto';
 
-import { Clock, IdSource, unheard, type RecordContext } from '../data-set/clock';
+import { Clock, IdSource, unheard, type RecordContext } from '../record-context';
 import { timedStoresOf, type DataSetServices } from '../data-set';
 import { DomainError } from '../errors';
 import { resyncEventPosition } from '../events/positions';

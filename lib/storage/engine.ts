@@ -1,4 +1,4 @@
-import type { RecordContext } from '../data-set/clock';
+import type { RecordContext } from '../record-context';
 import type { AttemptOutcome, ClaimedAttempt, DisabledReason, StoredEndpoint, StoredEvent, TypePattern } from '../events/model';
 import type { FixtureRows } from '../fixtures';
 import type { Namespace } from '../namespace';

@@ -1,5 +1,5 @@
-import type { RecordContext } from '../../data-set/clock';
-import { claimEach, type AppliedTransition } from '../../data-set/transitions';
+import type { RecordContext } from '../../record-context';
+import { claimEach, type AppliedTransition } from '../../transitions';
 import type { ListResult, Page } from '../../lists';
 import { bookingRecord, bookingStatusAt, checkBooking, checkCancellable, overlapRefusal, type BookingRow } from './rules';
 import type { Booking, Location, LogisticsStore, NewBooking, Vehicle, VehicleFilter } from './store';
