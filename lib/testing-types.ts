@@ -2,7 +2,7 @@ import type { Server, ServerInjectOptions, ServerInjectResponse } from '@hapi/ha
 
 import type { AppliedCounts } from './transitions';
 import type { DeliveryEntry, DeliveryPattern } from './events/deliveries';
-import type { Event } from './events/model';
+import type { Event } from './outbox';
 import type { WebhookEndpointInput, WebhookEndpointRead, WebhookEndpointSet } from './events/webhooks';
 import type { FaultRuleInput, FaultRules } from './faults';
 import type { JournalEntry, RequestPattern } from './journal';

@@ -8,7 +8,7 @@ import { Scheduler, Timeline, type OutboundCall, type OutboundOutcome, type Outb
 import type { TimedStore } from '../lib/transitions';
 import { DeliveryJournal, keptBodyBytes, keptExchange, keptHeaderChars, keptHeaders, matchesDelivery, type DeliveryEntry } from '../lib/events/deliveries';
 import { Dispatcher, type DispatcherParts } from '../lib/data-set/dispatcher';
-import { matchesType, type AttemptOutcome, type ClaimedAttempt, type StoredEndpoint, type StoredEvent } from '../lib/events/model';
+import { matchesType, type AttemptOutcome, type ClaimedAttempt, type StoredEndpoint, type StoredEvent } from '../lib/outbox';
 import { DomainError } from '../lib/errors';
 import { JournalBudget } from '../lib/data-set/journal';
 import type { EventLog } from '../lib/storage/engine';

@@ -8,7 +8,7 @@ import { Webhook } from 'standardwebhooks';
 
 import type { DeliveryEntry as Delivery } from '../lib/events/deliveries';
 import { mintToken } from '../lib/auth';
-import { webhookId } from '../lib/events/model';
+import { webhookId } from '../lib/outbox';
 import { scrubJsonText } from '../lib/secrets';
 import { expectError } from './helpers/errors';
 import { engineServer, engines } from './helpers/postgres';

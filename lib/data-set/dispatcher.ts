@@ -1,8 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import type { DeliveryJournal } from '../events/deliveries';
-import { signingSecrets, webhookId, type AttemptOutcome, type ClaimedAttempt } from '../events/model';
-import { signatureHeaders } from '../events/signing';
+import { signingSecrets, webhookId, type AttemptOutcome, type ClaimedAttempt } from '../outbox';
+import { signatureHeaders } from '../signing';
 import type { FaultSet } from '../faults/rules';
 import { failureOf, safely, type FailureLog } from '../safe-listener';
 import type { EventLog } from '../storage/engine';

@@ -4,7 +4,7 @@ import { noContent, optionalBody } from '../fields';
 import { scopedRoutes, scopeOf, type ScopedTarget } from '../instances/scoped-routes';
 import { listResponse, type Page } from '../lists';
 import type { DeliveryPattern } from './deliveries';
-import { eventTypesOf } from './model';
+import { eventTypesOf } from '../outbox';
 import { attemptedSchema, deliveryCountSchema, deliveryFindSchema, deliveryListQuery, deliveryListSchema, endpointChangePayload, endpointParams, endpointRotatedSchema, endpointSchema, endpointsSchema, endpointsSetSchema, eventParams, flushSchema, recoverPayload, resendPayload, rotatePayload } from './webhook-schemas';
 import { webhooksService, type EndpointInput, type WebhooksApi } from './webhooks';
 

@@ -3,7 +3,7 @@ import Joi from 'joi';
 import { clockTimestamp, optionalBody, recordId, requestBody, timestamp, wording } from '../fields';
 import { listSchema, pageQuery } from '../lists';
 import { keptBodyBytes, keptHeaderChars, keptHeaders } from './deliveries';
-import { secretKeyBytes } from './signing';
+import { secretKeyBytes } from '../signing';
 
 
 export const maxEndpoints = 16;
