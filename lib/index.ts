@@ -12,7 +12,7 @@ import { defaultClock } from './data-set/clock-file';
 import { errorsPlugin, validationFailed } from './errors';
 import { eventsPlugin } from './events';
 import { cataloguePlugin } from './events/catalogue-routes';
-import { resyncEventPosition } from './events/positions';
+import { resyncEventPosition } from './data-set/positions';
 import { webhooksPlugin } from './events/webhook-routes';
 import { faultsPlugin } from './faults';
 import { healthPlugin } from './health';

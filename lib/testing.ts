@@ -23,7 +23,7 @@ import type { EventQuery, TestClock, TestInstance, TestInstanceOptions, TestKit 
 
 
 export { startReceiver, type ReceivedWebhook, type ReceiverOptions, type WebhookReceiver } from './webhook-receiver';
-export type { DeliveryEntry as WebhookDelivery, DeliveryPattern as WebhookDeliveryPattern } from './events/deliveries';
+export type { DeliveryEntry as WebhookDelivery, DeliveryPattern as WebhookDeliveryPattern } from './data-set/deliveries';
 export type { Event, EventType, SigningClock } from './outbox';
 export { eventTypesOf } from './outbox';
 export type { WebhookEndpointInput, WebhookEndpointRead, WebhookEndpointSet } from './events/webhooks';

@@ -6,7 +6,7 @@ import Lab from '@hapi/lab';
 import { Clock } from '../lib/record-context';
 import { Scheduler, Timeline, type OutboundCall, type OutboundOutcome, type OutboundSender } from '../lib/data-set';
 import type { TimedStore } from '../lib/transitions';
-import { DeliveryJournal, keptBodyBytes, keptExchange, keptHeaderChars, keptHeaders, matchesDelivery, type DeliveryEntry } from '../lib/events/deliveries';
+import { DeliveryJournal, keptBodyBytes, keptExchange, keptHeaderChars, keptHeaders, matchesDelivery, type DeliveryEntry } from '../lib/data-set/deliveries';
 import { Dispatcher, type DispatcherParts } from '../lib/data-set/dispatcher';
 import { matchesType, type AttemptOutcome, type ClaimedAttempt, type StoredEndpoint, type StoredEvent } from '../lib/outbox';
 import { DomainError } from '../lib/errors';

@@ -3,7 +3,7 @@ import type { Server, ServerInjectOptions, ServerInjectResponse } from '@hapi/ha
 import Lab from '@hapi/lab';
 import { Webhook } from 'standardwebhooks';
 
-import type { DeliveryEntry as Delivery } from '../lib/events/deliveries';
+import type { DeliveryEntry as Delivery } from '../lib/data-set/deliveries';
 import { deliveryBody } from '../lib/data-set/dispatcher';
 import { webhookId, type Event } from '../lib/outbox';
 import { startReceiver, type ReceivedWebhook, type WebhookReceiver } from '../lib/webhook-receiver';

@@ -1,9 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import type { DeliveryJournal } from '../events/deliveries';
+import type { DeliveryJournal } from './deliveries';
 import { signingSecrets, webhookId, type AttemptOutcome, type ClaimedAttempt } from '../outbox';
 import { signatureHeaders } from '../signing';
-import type { FaultSet } from '../faults/rules';
+import type { FaultSet } from './fault-rules';
 import { failureOf, safely, type FailureLog } from '../safe-listener';
 import type { EventLog } from '../storage/engine';
 import { latestInstant, type Clock } from '../record-context';

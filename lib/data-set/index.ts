@@ -1,7 +1,7 @@
 import type { Clock, Commit, IdSource, RecordContext } from '../record-context';
-import { DeliveryJournal } from '../events/deliveries';
+import { DeliveryJournal } from './deliveries';
 import { Dispatcher } from './dispatcher';
-import type { FaultSet } from '../faults/rules';
+import type { FaultSet } from './fault-rules';
 import { Journal, type JournalBudget } from './journal';
 import { safely, type FailureLog } from '../safe-listener';
 import { Scheduler } from './scheduler';

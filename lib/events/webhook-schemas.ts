@@ -2,7 +2,7 @@ import Joi from 'joi';
 
 import { clockTimestamp, optionalBody, recordId, requestBody, timestamp, wording } from '../fields';
 import { listSchema, pageQuery } from '../lists';
-import { keptBodyBytes, keptHeaderChars, keptHeaders } from './deliveries';
+import { keptBodyBytes, keptHeaderChars, keptHeaders } from '../data-set/deliveries';
 import { secretKeyBytes } from '../signing';
 
 

@@ -3,7 +3,7 @@ import Crypto from 'node:crypto';
 import { Clock, IdSource, unheard, type RecordContext } from '../record-context';
 import { timedStoresOf, type DataSetServices } from '../data-set';
 import { DomainError } from '../errors';
-import { resyncEventPosition } from '../events/positions';
+import { resyncEventPosition } from '../data-set/positions';
 import { safely, type FailureLog } from '../safe-listener';
 import type { NamespaceSchema } from '../namespace';
 import type { Engine, InstanceData } from '../storage/engine';

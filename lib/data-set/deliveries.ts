@@ -1,5 +1,5 @@
-import type { OutboundAnswer } from '../data-set/sender';
-import { BoundedJournal, type JournalBudget } from '../data-set/journal';
+import type { OutboundAnswer } from './sender';
+import { BoundedJournal, type JournalBudget } from './journal';
 import { hidden, isCredentialName, isCredentialValue, scrubJsonText, scrubText } from '../secrets';
 import { typePattern } from '../outbox';
 
