@@ -2,7 +2,7 @@ import Fs from 'node:fs';
 
 import Joi from 'joi';
 
-import { maxIdCounter, type IdMode, type RecordContext } from './data-set/clock';
+import { maxIdCounter, type IdMode, type RecordContext } from './record-context';
 import { firstDetail, recordId, utcTimestamp } from './fields';
 import { maxJsonDepth, nestsDeeperThan } from './nesting';
 import { thrownMessage } from './thrown';

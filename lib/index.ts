@@ -4,7 +4,7 @@ import Hapi, { type Server } from '@hapi/hapi';
 import HapiPino from 'hapi-pino';
 
 import { authPlugin, resolveSecret } from './auth';
-import { IdSource, unheard } from './data-set/clock';
+import { IdSource, unheard } from './record-context';
 import { resolveSettings, settingsFromEnvironment as namespaceSettingsFromEnvironment, type Flags, type Options, type Settings } from './config';
 import { consolePlugin } from './console';
 import { OutboundAgents, servicesFactory, timedStoresOf } from './data-set';
@@ -12,7 +12,7 @@ import { defaultClock } from './data-set/clock-file';
 import { errorsPlugin, validationFailed } from './errors';
 import { eventsPlugin } from './events';
 import { cataloguePlugin } from './events/catalogue-routes';
-import { resyncEventPosition } from './events/positions';
+import { resyncEventPosition } from './data-set/positions';
 import { webhooksPlugin } from './events/webhook-routes';
 import { faultsPlugin } from './faults';
 import { healthPlugin } from './health';

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import { matchesType, typePattern, undeliveredPrefix, type TypePattern } from './events/model';
-import { signatureHeaders } from './events/signing';
+import { matchesType, typePattern, undeliveredPrefix, type TypePattern } from './outbox';
+import { signatureHeaders } from './signing';
 import { fieldOf, thrownMessage } from './thrown';
 
 

@@ -1,8 +1,8 @@
 import type { Plugin } from '@hapi/hapi';
 import type Joi from 'joi';
 
-import type { RecordContext } from './data-set/clock';
-import type { TimedStore } from './data-set/transitions';
+import type { RecordContext } from './record-context';
+import type { TimedStore } from './transitions';
 import type { FixtureSpec } from './fixtures';
 
 

@@ -1,4 +1,4 @@
-import type { Clock } from './data-set/clock';
+import type { Clock } from './record-context';
 import { DomainError } from './errors';
 import { isRecord } from './fixtures';
 

@@ -1,8 +1,8 @@
 import type { Server, ServerInjectOptions, ServerInjectResponse } from '@hapi/hapi';
 
-import type { AppliedCounts } from './data-set/transitions';
-import type { DeliveryEntry, DeliveryPattern } from './events/deliveries';
-import type { Event } from './events/model';
+import type { AppliedCounts } from './transitions';
+import type { DeliveryEntry, DeliveryPattern } from './data-set/deliveries';
+import type { Event } from './outbox';
 import type { WebhookEndpointInput, WebhookEndpointRead, WebhookEndpointSet } from './events/webhooks';
 import type { FaultRuleInput, FaultRules } from './faults';
 import type { JournalEntry, RequestPattern } from './journal';

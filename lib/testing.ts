@@ -7,7 +7,7 @@ import { mintToken } from './auth';
 import type { Options } from './config';
 import { parseDurationMs } from './durations';
 import { listEvents } from './events/log';
-import { eventTypesOf, typePattern, type Event } from './events/model';
+import { eventTypesOf, typePattern, type Event } from './outbox';
 import { eventSchemas } from './events/schemas';
 import { webhooksOf } from './events/webhook-routes';
 import { endpointChangePayload, recoverPayload, resendPayload, rotatePayload } from './events/webhook-schemas';
@@ -23,9 +23,9 @@ import type { EventQuery, TestClock, TestInstance, TestInstanceOptions, TestKit 
 
 
 export { startReceiver, type ReceivedWebhook, type ReceiverOptions, type WebhookReceiver } from './webhook-receiver';
-export type { DeliveryEntry as WebhookDelivery, DeliveryPattern as WebhookDeliveryPattern } from './events/deliveries';
-export type { Event, EventType, SigningClock } from './events/model';
-export { eventTypesOf } from './events/model';
+export type { DeliveryEntry as WebhookDelivery, DeliveryPattern as WebhookDeliveryPattern } from './data-set/deliveries';
+export type { Event, EventType, SigningClock } from './outbox';
+export { eventTypesOf } from './outbox';
 export type { WebhookEndpointInput, WebhookEndpointRead, WebhookEndpointSet } from './events/webhooks';
 export type { ClockMove, EventQuery, TestClock, TestDeliveries, TestEvents, TestFaults, TestInstance, TestInstanceOptions, TestKit, TestRequests, TestWebhooks } from './testing-types';
 

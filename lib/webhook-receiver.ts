@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import Joi from 'joi';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
 
-import { eventTypesOf, type Event } from './events/model';
+import { eventTypesOf, type Event } from './outbox';
 import { builtInNamespaces } from './namespaces';
 import { thrownMessage } from './thrown';
 

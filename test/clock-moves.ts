@@ -2,7 +2,7 @@ import Code from '@hapi/code';
 import type { Server, ServerInjectOptions, ServerInjectResponse } from '@hapi/hapi';
 import Lab from '@hapi/lab';
 
-import type { DeliveryEntry } from '../lib/events/deliveries';
+import type { DeliveryEntry } from '../lib/data-set/deliveries';
 import { engineServer, engines } from './helpers/postgres';
 import { startReceiver, type Answer, type Receiver } from './helpers/receiver';
 import { adminBearer, bearer, body, type List, testServer } from './helpers/server';

@@ -3,7 +3,7 @@ import type { Server, ServerInjectOptions } from '@hapi/hapi';
 import Lab from '@hapi/lab';
 
 import { inboxSize, maxInboxBodyBytes, maxInboxes, signatureVerified, type InboxEntry } from '../lib/console/inbox';
-import { maskedSecret, mintSecret, signatureHeaders } from '../lib/events/signing';
+import { maskedSecret, mintSecret, signatureHeaders } from '../lib/signing';
 import { adminBearer, bearer, body, testServer } from './helpers/server';
 
 

@@ -1,7 +1,7 @@
 import Code from '@hapi/code';
 import Lab from '@hapi/lab';
 
-import { wallContext } from '../lib/data-set/clock';
+import { wallContext } from '../lib/record-context';
 import type { FixtureRows } from '../lib/fixtures';
 import { NamespacesDataSet } from '../lib/storage/data-set';
 import type { SeedCheck, WaitingDatabase } from '../lib/storage/engine';

@@ -22,6 +22,7 @@ interface Cruise {
     summary: {
         violations: { from: string; to: string; rule: { name: string; severity: string } }[];
         totalCruised: number;
+        ruleSetUsed: { forbidden: { name: string }[] };
     };
     modules: { source: string; dependencies: { resolved: string }[] }[];
 }
@@ -50,27 +51,43 @@ describe('the dependency rules', () => {
         const result = await cruise(fixture);
         const violations = result.summary.violations.map((violation) => `${violation.rule.severity} ${violation.rule.name}: ${violation.from} -> ${violation.to}`);
         expect(violations.sort()).to.equal([
-            'error feature-imports-no-other-feature-internals: lib/events/dispatcher.ts -> lib/faults/rules.ts',
+            'error composition-imports-no-floor-above: lib/index.ts -> lib/cli.ts',
+            'error data-set-imports-no-floor-above: lib/data-set/index.ts -> lib/faults/index.ts',
+            'error every-folder-on-a-floor: lib/unplaced/module.ts -> lib/namespace.ts',
+            'error feature-imports-no-other-feature-internals: lib/events/webhooks.ts -> lib/faults/rules.ts',
+            'error features-imports-no-floor-above: lib/journal/index.ts -> lib/cli/start.ts',
+            'error instances-imports-no-floor-above: lib/instances/registry.ts -> lib/events/index.ts',
+            'error leaves-imports-no-floor-above: lib/namespace.ts -> lib/data-set/clock.ts',
             'error namespace-imports-no-other-namespace: lib/namespaces/other/index.ts -> lib/namespaces/notes/index.ts',
-            'error no-circular: lib/cycle/first.ts -> lib/cycle/second.ts',
-            'error nothing-imports-cli: lib/health.ts -> lib/cli.ts',
-            'error nothing-imports-cli: lib/journal/index.ts -> lib/cli/start.ts',
+            'error namespaces-imports-no-floor-above: lib/namespaces/notes/routes.ts -> lib/instances/lookup.ts',
+            'error no-circular: lib/journal/first.ts -> lib/journal/second.ts',
             'error postgres-imports-no-sqlite: lib/storage/postgres/open.ts -> lib/storage/sqlite/pragmas.ts',
+            'error settings-imports-no-floor-above: lib/config.ts -> lib/namespaces/index.ts',
             'error sqlite-imports-no-postgres: lib/storage/sqlite/open.ts -> lib/storage/postgres/pool.ts',
-            'error storage-imports-no-namespace: lib/storage/reads-namespace.ts -> lib/namespaces/notes/index.ts'
+            'error storage-imports-no-floor-above: lib/storage/reads-namespace.ts -> lib/namespaces/notes/index.ts'
         ]);
 
-        // The imports no rule refuses were cruised all the same.
+        // The imports no rule refuses were cruised all the same: down the floors, within one, and across by an index.ts.
         const edges = result.modules.flatMap((module) => module.dependencies.map((dependency) => `${module.source} -> ${dependency.resolved}`));
         expect(edges).to.include([
-            'lib/events/dispatcher.ts -> lib/journal/index.ts',
-            'lib/events/dispatcher.ts -> lib/events/model.ts',
-            'lib/namespaces/other/index.ts -> lib/namespaces/namespace.ts',
+            'lib/index.ts -> lib/health.ts',
+            'lib/health.ts -> lib/scope.ts',
+            'lib/scope.ts -> lib/storage/engine.ts',
+            'lib/config.ts -> lib/storage/engine.ts',
+            'lib/data-set/index.ts -> lib/data-set/clock.ts',
+            'lib/events/webhooks.ts -> lib/journal/index.ts',
+            'lib/events/webhooks.ts -> lib/events/model.ts',
+            'lib/namespaces/index.ts -> lib/namespaces/notes/index.ts',
+            'lib/namespaces/other/index.ts -> lib/namespace.ts',
             'lib/namespaces/notes/index.ts -> lib/namespaces/notes/rules.ts',
             'lib/namespaces/notes/index.ts -> lib/storage/engine.ts',
             'lib/cli.ts -> lib/cli/start.ts',
             'lib/cli/start.ts -> lib/events/index.ts'
         ]);
-        expect(result.summary.totalCruised).to.equal(20);
+        expect(result.summary.totalCruised).to.equal(31);
+
+        // Each rule of the config is broken in the tree exactly once, so a rule added is a rule proven.
+        const broken = result.summary.violations.map((violation) => violation.rule.name);
+        expect(broken.sort()).to.equal(result.summary.ruleSetUsed.forbidden.map((rule) => rule.name).sort());
     });
 });

@@ -7,7 +7,7 @@ import addFormats from 'ajv-formats';
 import Joi from 'joi';
 
 import { eventCatalogue } from '../lib/events/catalogue';
-import { eventTypesOf } from '../lib/events/model';
+import { eventTypesOf } from '../lib/outbox';
 import { builtInNamespaces } from '../lib/namespaces';
 import { payNamespace } from '../lib/namespaces/pay';
 import { transactionSchema } from '../lib/namespaces/pay/schemas';

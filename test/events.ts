@@ -4,7 +4,7 @@ import Code from '@hapi/code';
 import type { Server, ServerInjectOptions } from '@hapi/hapi';
 import Lab from '@hapi/lab';
 
-import type { Event } from '../lib/events/model';
+import type { Event } from '../lib/outbox';
 import { EventSubscription, maxStreamsPerDataSet, type StreamSettings } from '../lib/events/stream';
 import type { Scope } from '../lib/scope';
 import type { DataSetDatabases } from '../lib/storage/engine';

@@ -4,8 +4,8 @@ import Code from '@hapi/code';
 import type { Server, ServerInjectOptions, ServerInjectResponse } from '@hapi/hapi';
 import Lab from '@hapi/lab';
 
-import { seededRandom } from '../lib/faults/random';
-import { describeRule, type FaultRuleInput } from '../lib/faults/rules';
+import { seededRandom } from '../lib/data-set/random';
+import { describeRule, type FaultRuleInput } from '../lib/data-set/fault-rules';
 import { adminBearer, bearer, body, type List, testServer } from './helpers/server';
 
 

@@ -3,7 +3,7 @@ import type { Server } from '@hapi/hapi';
 import Lab from '@hapi/lab';
 
 import { placedNamespaces } from '../lib/config';
-import { Clock, IdSource, unheard } from '../lib/data-set/clock';
+import { Clock, IdSource, unheard } from '../lib/record-context';
 import type { InstanceData, InstanceDataOptions } from '../lib/storage/engine';
 import { fixtureImageKey, FixtureImages } from '../lib/storage/fixture-images';
 import { createSqliteInstance } from '../lib/storage/sqlite/engine';

@@ -8,9 +8,9 @@ import Lab from '@hapi/lab';
 
 import { requireAdmin } from '../lib/auth';
 import { main, type Io } from '../lib/cli';
-import { maxIdCounter } from '../lib/data-set/clock';
+import { maxIdCounter } from '../lib/record-context';
 import { RequestFeed } from '../lib/console/feed';
-import { FaultSet } from '../lib/faults/rules';
+import { FaultSet } from '../lib/data-set/fault-rules';
 import { Journal } from '../lib/data-set/journal';
 import { maxJsonDepth, nestsDeeperThan } from '../lib/nesting';
 import { failureOf, safely } from '../lib/safe-listener';

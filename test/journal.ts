@@ -7,7 +7,7 @@ import { Journal, JournalBudget } from '../lib/data-set/journal';
 import { jsonEqual, maxMatchingSteps } from '../lib/journal/json-match';
 import { editDistance } from '../lib/journal/near-miss';
 import { maxCachedJsonPaths } from '../lib/journal/pattern-schema';
-import type { Recorded } from '../lib/journal/entry';
+import type { Recorded } from '../lib/data-set/journal-entry';
 import { liveHeapBytes } from './helpers/gc';
 import { adminBearer, bearer, body, type List, testServer } from './helpers/server';
 

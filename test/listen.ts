@@ -5,7 +5,7 @@ import Code from '@hapi/code';
 import Lab from '@hapi/lab';
 
 import { mintToken } from '../lib/auth';
-import { mintSecret } from '../lib/events/signing';
+import { mintSecret } from '../lib/signing';
 import { deliveryLine, EventStreamParser, forwards, LineTooLong, listen, maxLineBytes, reconnectDelayMs, streamUrl, typesOf, type ListenOptions } from '../lib/listen';
 import { createTestKit, startReceiver, type TestKit } from '../lib/testing';
 

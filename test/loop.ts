@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import Code from '@hapi/code';
 import Lab from '@hapi/lab';
 
-import { Clock } from '../lib/data-set/clock';
+import { Clock } from '../lib/record-context';
 import { Loop, Scheduler, type PhaseWork } from '../lib/data-set';
 
 

@@ -4,7 +4,7 @@ import Code from '@hapi/code';
 import Lab from '@hapi/lab';
 import type { ServerInjectResponse } from '@hapi/hapi';
 
-import type { Event } from '../lib/events/model';
+import type { Event } from '../lib/outbox';
 import { maxMetadataKeyLength, maxMetadataKeys, maxMetadataValueLength } from '../lib/metadata';
 import { requestFingerprint } from '../lib/namespaces/pay/rules';
 import { expectError } from './helpers/errors';

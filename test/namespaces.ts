@@ -5,7 +5,7 @@ import type { Server } from '@hapi/hapi';
 import Lab from '@hapi/lab';
 
 import { SettingError } from '../lib';
-import { wallContext } from '../lib/data-set/clock';
+import { wallContext } from '../lib/record-context';
 import { resolveSettings } from '../lib/config';
 import { liveBodyPaths } from '../lib/console/feed';
 import { builtInNamespaces } from '../lib/namespaces';

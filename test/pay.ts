@@ -14,7 +14,7 @@ import { migrate, namespaceMigrations } from '../lib/storage/sqlite/migrate';
 import { queries } from '../lib/namespaces/pay/sqlite';
 import { expectError } from './helpers/errors';
 import { expectLedgerExact, timedPay } from './helpers/ledger';
-import type { AppliedTransition } from '../lib/data-set/transitions';
+import type { AppliedTransition } from '../lib/transitions';
 import { engines } from './helpers/postgres';
 import { bearer, body, tempDir, testServer } from './helpers/server';
 import { engineWorlds, ledgerWorlds, serverWorld, useWorld, type World } from './helpers/worlds';

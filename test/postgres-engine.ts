@@ -5,7 +5,7 @@ import Code from '@hapi/code';
 import Lab from '@hapi/lab';
 
 import { provisionPay } from '../lib';
-import { Clock, IdSource, unheard } from '../lib/data-set/clock';
+import { Clock, IdSource, unheard } from '../lib/record-context';
 import { DomainError } from '../lib/errors';
 import { FixtureError } from '../lib/fixtures';
 import { MigrationError, type Migration } from '../lib/storage/migrations';

@@ -4,8 +4,8 @@ import Path from 'node:path';
 import Code from '@hapi/code';
 import Lab from '@hapi/lab';
 
-import { Clock, IdSource, unheard, type Commit, type RecordContext } from '../lib/data-set/clock';
-import { eventTypesOf, matchesType, typePattern, type StoredEndpoint, type StoredEvent } from '../lib/events/model';
+import { Clock, IdSource, unheard, type Commit, type RecordContext } from '../lib/record-context';
+import { eventTypesOf, matchesType, typePattern, type StoredEndpoint, type StoredEvent } from '../lib/outbox';
 // The namespaces through their list, which loads them in its order (loading one alone first closes a cycle through the settings).
 import { builtInNamespaces } from '../lib/namespaces';
 import type { CommerceStore } from '../lib/namespaces/commerce/store';

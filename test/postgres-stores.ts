@@ -7,7 +7,7 @@ import type { Server, ServerInjectResponse } from '@hapi/hapi';
 import Lab from '@hapi/lab';
 import Pg from 'pg';
 
-import { Clock, IdSource, unheard, type RecordContext } from '../lib/data-set/clock';
+import { Clock, IdSource, unheard, type RecordContext } from '../lib/record-context';
 import type { DomainError } from '../lib/errors';
 import type { NewBooking } from '../lib/namespaces/logistics/store';
 import { PgCommerceStore } from '../lib/namespaces/commerce/postgres';

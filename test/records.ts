@@ -2,7 +2,7 @@ import Code from '@hapi/code';
 import type { Server } from '@hapi/hapi';
 import Lab from '@hapi/lab';
 
-import { Clock } from '../lib/data-set/clock';
+import { Clock } from '../lib/record-context';
 import { errnoCode, errorMessage, restated } from '../lib/errno';
 import { createdAt, found, many, maybe, one, recordNow } from '../lib/records';
 import { uniqueColumns } from '../lib/storage/fixture-sql';

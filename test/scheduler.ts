@@ -1,7 +1,7 @@
 import Code from '@hapi/code';
 import Lab from '@hapi/lab';
 
-import { Clock, type ClockMove } from '../lib/data-set/clock';
+import { Clock, type ClockMove } from '../lib/record-context';
 import { Scheduler } from '../lib/data-set';
 import { until } from './helpers/until';
 

@@ -2,7 +2,7 @@ import Code from '@hapi/code';
 import type { Server } from '@hapi/hapi';
 import Lab from '@hapi/lab';
 
-import { wallContext } from '../lib/data-set/clock';
+import { wallContext } from '../lib/record-context';
 import { queries, SqliteCommerceStore } from '../lib/namespaces/commerce/sqlite';
 import { sqliteDatabase } from '../lib/storage/sqlite/engine';
 import type { Database } from '../lib/storage/sqlite/open';

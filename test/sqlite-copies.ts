@@ -1,7 +1,7 @@
 import Code from '@hapi/code';
 import Lab from '@hapi/lab';
 
-import { wallContext } from '../lib/data-set/clock';
+import { wallContext } from '../lib/record-context';
 import { namespaceImage } from '../lib/storage/sqlite/images';
 import { SqliteNamespace } from '../lib/storage/sqlite/namespace';
 import { openCopy } from '../lib/storage/sqlite/open';

@@ -2,9 +2,9 @@ import Code from '@hapi/code';
 import type { Server, ServerInjectResponse } from '@hapi/hapi';
 import Lab from '@hapi/lab';
 
-import { Clock, IdSource, unheard, type Commit } from '../lib/data-set/clock';
+import { Clock, IdSource, unheard, type Commit } from '../lib/record-context';
 import { settingsFromEnvironment } from '../lib';
-import { eventTypesOf, matchesType, typePattern, webhookId, type StoredEndpoint, type StoredEvent } from '../lib/events/model';
+import { eventTypesOf, matchesType, typePattern, webhookId, type StoredEndpoint, type StoredEvent } from '../lib/outbox';
 import { builtInNamespaces } from '../lib/namespaces';
 import { commerceNamespace } from '../lib/namespaces/commerce';
 import type { DataSetDatabases, EventLog } from '../lib/storage/engine';

@@ -6,12 +6,12 @@ import Code from '@hapi/code';
 import type { Server } from '@hapi/hapi';
 import Lab from '@hapi/lab';
 
-import { Clock } from '../lib/data-set/clock';
+import { Clock } from '../lib/record-context';
 import { settingsFromEnvironment } from '../lib';
 import { resolveSettings } from '../lib/config';
 import { Loop, Scheduler, Timeline, type AttemptStops } from '../lib/data-set';
 import { clockFileName, defaultClock } from '../lib/data-set/clock-file';
-import type { AppliedTransition, TimedStore, TransitionType } from '../lib/data-set/transitions';
+import type { AppliedTransition, TimedStore, TransitionType } from '../lib/transitions';
 import { DomainError } from '../lib/errors';
 import { builtInNamespaces, type Namespace } from '../lib/namespaces';
 import { payNamespace } from '../lib/namespaces/pay';

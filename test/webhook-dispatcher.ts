@@ -3,12 +3,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import Code from '@hapi/code';
 import Lab from '@hapi/lab';
 
-import { Clock } from '../lib/data-set/clock';
+import { Clock } from '../lib/record-context';
 import { Loop, Scheduler, Timeline, type OutboundCall, type OutboundOutcome, type OutboundSender } from '../lib/data-set';
-import type { TimedStore } from '../lib/data-set/transitions';
-import { DeliveryJournal, keptBodyBytes, keptExchange, keptHeaderChars, keptHeaders, matchesDelivery, type DeliveryEntry } from '../lib/events/deliveries';
+import type { TimedStore } from '../lib/transitions';
+import { DeliveryJournal, keptBodyBytes, keptExchange, keptHeaderChars, keptHeaders, matchesDelivery, type DeliveryEntry } from '../lib/data-set/deliveries';
 import { Dispatcher, type DispatcherParts } from '../lib/data-set/dispatcher';
-import { matchesType, type AttemptOutcome, type ClaimedAttempt, type StoredEndpoint, type StoredEvent } from '../lib/events/model';
+import { matchesType, type AttemptOutcome, type ClaimedAttempt, type StoredEndpoint, type StoredEvent } from '../lib/outbox';
 import { DomainError } from '../lib/errors';
 import { JournalBudget } from '../lib/data-set/journal';
 import type { EventLog } from '../lib/storage/engine';

@@ -3,7 +3,7 @@ import type { Server, ServerInjectOptions, ServerInjectResponse } from '@hapi/ha
 import Lab from '@hapi/lab';
 import { Webhook } from 'standardwebhooks';
 
-import type { DeliveryEntry as Delivery } from '../lib/events/deliveries';
+import type { DeliveryEntry as Delivery } from '../lib/data-set/deliveries';
 import { expectError } from './helpers/errors';
 import { engineServer, engines } from './helpers/postgres';
 import { startReceiver, type Receiver } from './helpers/receiver';

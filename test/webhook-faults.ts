@@ -2,7 +2,7 @@ import Code from '@hapi/code';
 import type { Server, ServerInjectOptions } from '@hapi/hapi';
 import Lab from '@hapi/lab';
 
-import { describeRule, FaultSet } from '../lib/faults/rules';
+import { describeRule, FaultSet } from '../lib/data-set/fault-rules';
 import { expectError } from './helpers/errors';
 import { adminBearer, body, testServer } from './helpers/server';
 

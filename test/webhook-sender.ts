@@ -8,9 +8,9 @@ import { Webhook } from 'standardwebhooks';
 
 import { hostAllowed, HttpSender, maxResponseBytes, OutboundAgents } from '../lib/data-set/sender';
 import { deliveryBody } from '../lib/data-set/dispatcher';
-import { maskedSecret, mintSecret, signatureHeaders } from '../lib/events/signing';
+import { maskedSecret, mintSecret, signatureHeaders } from '../lib/signing';
 import { isSecret, webhookUrlRegex } from '../lib/events/webhook-schemas';
-import { webhookId } from '../lib/events/model';
+import { webhookId } from '../lib/outbox';
 import { startReceiver, type Receiver } from './helpers/receiver';
 
 

@@ -3,9 +3,9 @@ import type { Server, ServerInjectOptions, ServerInjectResponse } from '@hapi/ha
 import Lab from '@hapi/lab';
 import { Webhook } from 'standardwebhooks';
 
-import type { DeliveryEntry as Delivery } from '../lib/events/deliveries';
+import type { DeliveryEntry as Delivery } from '../lib/data-set/deliveries';
 import { deliveryBody } from '../lib/data-set/dispatcher';
-import { webhookId, type Event } from '../lib/events/model';
+import { webhookId, type Event } from '../lib/outbox';
 import { startReceiver, type ReceivedWebhook, type WebhookReceiver } from '../lib/webhook-receiver';
 import { engineServer, engines } from './helpers/postgres';
 import { adminBearer, bearer, body, type List, testServer } from './helpers/server';

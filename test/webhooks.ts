@@ -6,9 +6,9 @@ import type { Server, ServerInjectOptions, ServerInjectResponse } from '@hapi/ha
 import Lab from '@hapi/lab';
 import { Webhook } from 'standardwebhooks';
 
-import type { DeliveryEntry as Delivery } from '../lib/events/deliveries';
+import type { DeliveryEntry as Delivery } from '../lib/data-set/deliveries';
 import { mintToken } from '../lib/auth';
-import { webhookId } from '../lib/events/model';
+import { webhookId } from '../lib/outbox';
 import { scrubJsonText } from '../lib/secrets';
 import { expectError } from './helpers/errors';
 import { engineServer, engines } from './helpers/postgres';

@@ -1,7 +1,7 @@
 import Fs from 'node:fs';
 import Path from 'node:path';
 
-import { wallContext } from '../data-set/clock';
+import { wallContext } from '../record-context';
 import type { Settings } from '../config';
 import { createEngine } from '../storage';
 import { engineOf, type Location } from '../storage/engines';

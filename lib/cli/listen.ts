@@ -1,7 +1,7 @@
 import { existingSecret, mintToken } from '../auth';
 import type { Settings } from '../config';
-import { mintSecret } from '../events/signing';
-import { eventTypesOf } from '../events/model';
+import { mintSecret } from '../signing';
+import { eventTypesOf } from '../outbox';
 import { isSecret, typePatternSchema } from '../events/webhook-schemas';
 import { listen, typesOf } from '../listen';
 import { UsageError, type Command, type Io } from './command';

@@ -1,4 +1,4 @@
-import { wallContext } from '../data-set/clock';
+import { wallContext } from '../record-context';
 import type { Settings } from '../config';
 import { createEngine } from '../storage';
 import type { Command, Io } from './command';

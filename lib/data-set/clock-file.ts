@@ -1,7 +1,7 @@
 import Fs from 'node:fs';
 import Path from 'node:path';
 
-import { Clock } from './clock';
+import { Clock } from '../record-context';
 import type { Settings } from '../config';
 import { safely, type FailureLog } from '../safe-listener';
 

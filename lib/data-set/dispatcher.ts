@@ -1,12 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
-import type { DeliveryJournal } from '../events/deliveries';
-import { signingSecrets, webhookId, type AttemptOutcome, type ClaimedAttempt } from '../events/model';
-import { signatureHeaders } from '../events/signing';
-import type { FaultSet } from '../faults/rules';
+import type { DeliveryJournal } from './deliveries';
+import { signingSecrets, webhookId, type AttemptOutcome, type ClaimedAttempt } from '../outbox';
+import { signatureHeaders } from '../signing';
+import type { FaultSet } from './fault-rules';
 import { failureOf, safely, type FailureLog } from '../safe-listener';
 import type { EventLog } from '../storage/engine';
-import { latestInstant, type Clock } from './clock';
+import { latestInstant, type Clock } from '../record-context';
 import type { Loop, Phase } from './loop';
 import type { OutboundOutcome, OutboundSender } from './sender';
 import type { AttemptStops, Moved } from './timeline';

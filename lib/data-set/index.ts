@@ -1,7 +1,7 @@
-import type { Clock, Commit, IdSource, RecordContext } from './clock';
-import { DeliveryJournal } from '../events/deliveries';
+import type { Clock, Commit, IdSource, RecordContext } from '../record-context';
+import { DeliveryJournal } from './deliveries';
 import { Dispatcher, type EventLogs } from './dispatcher';
-import type { FaultSet } from '../faults/rules';
+import type { FaultSet } from './fault-rules';
 import { Journal, type JournalBudget } from './journal';
 import { Loop } from './loop';
 import { safely, type FailureLog } from '../safe-listener';

@@ -1,4 +1,4 @@
-import type { Recorded } from '../journal/entry';
+import type { Recorded } from './journal-entry';
 
 
 /** A journal the budget can shrink: the request journal, or the delivery journal of webhooks. */

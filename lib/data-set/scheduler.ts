@@ -1,4 +1,4 @@
-import type { Clock } from './clock';
+import type { Clock } from '../record-context';
 import { safely, type FailureLog } from '../safe-listener';
 
 

@@ -1,7 +1,7 @@
 import type { Namespace } from '../namespace';
 import type { DataSetDatabases } from '../storage/engine';
 import type { TimedStores } from './timeline';
-import type { TimedStore } from './transitions';
+import type { TimedStore } from '../transitions';
 
 
 /**

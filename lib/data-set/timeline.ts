@@ -1,8 +1,8 @@
-import { latestInstant, type Clock } from './clock';
+import { latestInstant, type Clock } from '../record-context';
 import { DomainError } from '../errors';
 import { failureOf, safely, type FailureLog } from '../safe-listener';
 import type { Loop, Phase } from './loop';
-import type { AppliedCounts, AppliedTransition, TimedStore } from './transitions';
+import type { AppliedCounts, AppliedTransition, TimedStore } from '../transitions';
 
 
 /** Finds the timed stores of a data set as it is now: a restore or a pay provisioned since may have made new ones. */

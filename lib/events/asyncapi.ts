@@ -16,7 +16,7 @@ export interface AsyncApiFacts {
 }
 
 
-// Standard Webhooks' headers, as the dispatcher signs each attempt (lib/events/signing.ts).
+// Standard Webhooks' headers, as the dispatcher signs each attempt (lib/signing.ts).
 const webhookHeaders: JsonSchema = {
     type: 'object',
     required: ['content-type', 'webhook-id', 'webhook-timestamp', 'webhook-signature'],

@@ -3,7 +3,7 @@ import Joi from 'joi';
 import type { EventTypeSpec, Namespace } from '../namespace';
 import { SchemaConverter, type JsonSchema } from '../openapi/joi-schema';
 import { inlined, jsonSchemaOf } from '../openapi/json-schema';
-import { eventTypesOf, undeliveredPrefix } from './model';
+import { eventTypesOf, undeliveredPrefix } from '../outbox';
 import { eventSchemas } from './schemas';
 
 

@@ -12,8 +12,8 @@ import { EventStreams, maxStreamBufferBytes } from './service';
 
 // What the features beside events read of it: the server's event types, the type patterns of webhook and fault
 // rules, and how a webhook secret is recognized and shown.
-export { eventTypesOf } from './model';
-export { maskedSecret } from './signing';
+export { eventTypesOf } from '../outbox';
+export { maskedSecret } from '../signing';
 export { secretRegex, typePatternSchema } from './webhook-schemas';
 
 export interface EventsOptions {

@@ -1,6 +1,6 @@
 import { DomainError } from '../errors';
 import type { EventLog } from '../storage/engine';
-import type { Event, StoredEvent, TypePattern } from './model';
+import type { Event, StoredEvent, TypePattern } from '../outbox';
 
 
 /**

@@ -3,7 +3,7 @@ import type { Server } from '@hapi/hapi';
 import { scopedRoutes, scopeOf } from '../instances/scoped-routes';
 import { listResponse } from '../lists';
 import { requestIdHeaders } from '../request-id';
-import { eventTypesOf } from './model';
+import { eventTypesOf } from '../outbox';
 import { eventSchemas, eventStreamHeaders, maxEventsLimit } from './schemas';
 import { eventPage, maxStreamBufferBytes, type EventStreams } from './service';
 import { lateWindow, maxStreamsPerDataSet } from './stream';

@@ -2,7 +2,7 @@ import { DomainError } from '../errors';
 import type { FailureLog } from '../safe-listener';
 import type { Scope } from '../scope';
 import { cursorOf, lastCursor, listEvents, type EventPage } from './log';
-import { typePattern, type TypePattern } from './model';
+import { typePattern, type TypePattern } from '../outbox';
 import { EventSubscription, maxStreamsPerDataSet } from './stream';
 
 

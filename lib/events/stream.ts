@@ -3,7 +3,7 @@ import { PassThrough } from 'node:stream';
 import { safely, type FailureLog } from '../safe-listener';
 import type { Scope } from '../scope';
 import { afterIn, eventOf, readMerged, type Cursor } from './log';
-import type { StoredEvent, TypePattern } from './model';
+import type { StoredEvent, TypePattern } from '../outbox';
 
 
 /** How a data set's streams behave: the heartbeat's interval, the poll for other processes' events (0: none), the buffer bound. */

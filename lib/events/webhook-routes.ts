@@ -3,8 +3,8 @@ import type { Plugin, Server } from '@hapi/hapi';
 import { noContent, optionalBody } from '../fields';
 import { scopedRoutes, scopeOf, type ScopedTarget } from '../instances/scoped-routes';
 import { listResponse, type Page } from '../lists';
-import type { DeliveryPattern } from './deliveries';
-import { eventTypesOf } from './model';
+import type { DeliveryPattern } from '../data-set/deliveries';
+import { eventTypesOf } from '../outbox';
 import { attemptedSchema, deliveryCountSchema, deliveryFindSchema, deliveryListQuery, deliveryListSchema, endpointChangePayload, endpointParams, endpointRotatedSchema, endpointSchema, endpointsSchema, endpointsSetSchema, eventParams, flushSchema, recoverPayload, resendPayload, rotatePayload } from './webhook-schemas';
 import { webhooksService, type EndpointInput, type WebhooksApi } from './webhooks';
 

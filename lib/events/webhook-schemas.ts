@@ -2,8 +2,8 @@ import Joi from 'joi';
 
 import { clockTimestamp, optionalBody, recordId, requestBody, timestamp, wording } from '../fields';
 import { listSchema, pageQuery } from '../lists';
-import { keptBodyBytes, keptHeaderChars, keptHeaders } from './deliveries';
-import { secretKeyBytes } from './signing';
+import { keptBodyBytes, keptHeaderChars, keptHeaders } from '../data-set/deliveries';
+import { secretKeyBytes } from '../signing';
 
 
 export const maxEndpoints = 16;

@@ -9,7 +9,7 @@ import { faultRoutes } from './routes';
 import { faultsService, type FaultsApi } from './service';
 
 
-export { type FaultRuleInput, type FaultRules } from './rules';
+export { type FaultRuleInput, type FaultRules } from '../data-set/fault-rules';
 export { faultSchemas } from './schemas';
 export { type FaultsApi } from './service';
 

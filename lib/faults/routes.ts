@@ -2,7 +2,7 @@ import type { Server } from '@hapi/hapi';
 
 import { noContent } from '../fields';
 import { scopedRoutes, scopeOf } from '../instances/scoped-routes';
-import type { FaultRuleInput } from './rules';
+import type { FaultRuleInput } from '../data-set/fault-rules';
 import { eventTypesOf } from '../events';
 import { faultSchemas } from './schemas';
 import type { FaultsApi } from './service';

@@ -1,5 +1,5 @@
 import type { Scope } from '../scope';
-import { FaultSet, type FaultRuleInput, type FaultRules } from './rules';
+import { FaultSet, type FaultRuleInput, type FaultRules } from '../data-set/fault-rules';
 
 
 /** The fault rules of each data set, for the routes and the test kit. */

@@ -1,4 +1,4 @@
-import type { AppliedCounts } from '../data-set/transitions';
+import type { AppliedCounts } from '../transitions';
 import type { Scope } from '../scope';
 import type { ScopedData } from './scoped-routes';
 import { parseDurationMs } from '../durations';

@@ -1,9 +1,9 @@
 import Crypto from 'node:crypto';
 
-import type { IdMode, RecordContext } from '../data-set/clock';
+import type { IdMode, RecordContext } from '../record-context';
 import type { ClockMoved, DataSetRuntime } from '../data-set';
 import { DomainError } from '../errors';
-import { resyncEventPosition } from '../events/positions';
+import { resyncEventPosition } from '../data-set/positions';
 import { referenced } from '../records';
 import type { Scope } from '../scope';
 import type { DataSnapshot, InstanceData } from '../storage/engine';

@@ -1,4 +1,4 @@
-import type { IdMode } from '../data-set/clock';
+import type { IdMode } from '../record-context';
 import { fixtureBody, isRecord } from '../fixtures';
 import type { NamespaceSchema } from '../namespace';
 import { shippedMigrationNames } from '../storage/migrations';

@@ -1,4 +1,4 @@
-import { Clock, IdSource, unheard, type IdMode, type RecordContext } from '../data-set/clock';
+import { Clock, IdSource, unheard, type IdMode, type RecordContext } from '../record-context';
 import { safely, type FailureLog } from '../safe-listener';
 import type { Engine, InstanceData, InstanceDataOptions } from '../storage/engine';
 

@@ -1,9 +1,9 @@
 import Crypto from 'node:crypto';
 
-import { Clock, IdSource, unheard, type RecordContext } from '../data-set/clock';
+import { Clock, IdSource, unheard, type RecordContext } from '../record-context';
 import { timedStoresOf, type DataSetRuntime } from '../data-set';
 import { DomainError } from '../errors';
-import { resyncEventPosition } from '../events/positions';
+import { resyncEventPosition } from '../data-set/positions';
 import { safely, type FailureLog } from '../safe-listener';
 import type { NamespaceSchema } from '../namespace';
 import type { Engine, InstanceData } from '../storage/engine';

@@ -1,7 +1,7 @@
 import Joi from 'joi';
 
-import { maxIdCounter } from '../data-set/clock';
-import { transitionTypesOf } from '../data-set/transitions';
+import { maxIdCounter } from '../record-context';
+import { transitionTypesOf } from '../transitions';
 import { durationPattern } from '../durations';
 import { clockTimestamp, optionalBody, recordId, requestBody, timestamp, utcTimestamp, wording } from '../fields';
 import { listSchema, pageQuery } from '../lists';

@@ -2,14 +2,14 @@ import type { Plugin, Request, Server } from '@hapi/hapi';
 
 import { safelyPerRequest } from '../safe-listener';
 import { servicesOf } from '../scope';
-import { recordOf } from './entry';
+import { recordOf, type NearMiss } from '../data-set/journal-entry';
 import type { Journal } from '../data-set/journal';
-import { nearMissFinder, type NearMiss } from './near-miss';
+import { nearMissFinder } from './near-miss';
 import { journalRoutes } from './routes';
 import { journalService, type JournalApi } from './service';
 
 
-export { type JournalEntry } from './entry';
+export { type JournalEntry } from '../data-set/journal-entry';
 export { requestPatternSchema, type RequestPattern } from './pattern-schema';
 export { type JournalApi } from './service';
 

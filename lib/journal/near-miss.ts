@@ -1,11 +1,7 @@
 import type { Server } from '@hapi/hapi';
 
+import type { NearMiss } from '../data-set/journal-entry';
 
-/** The route closest to a request no route took. */
-export interface NearMiss {
-    method: string;
-    path: string;
-}
 
 interface Candidate extends NearMiss {
     segments: string[];

@@ -2,7 +2,7 @@ import { JSONPath } from 'jsonpath-plus';
 import { RE2JS } from 're2js';
 
 import { failure } from '../errors';
-import type { Recorded } from './entry';
+import type { Recorded } from '../data-set/journal-entry';
 import { jsonEqual, matchingBudget, maxMatchingSteps, type MatchingBudget } from './json-match';
 import type { BodyPattern, JsonMatcher, JsonPathMatcher, RequestPattern, ValueMatcher } from './pattern-schema';
 

@@ -1,5 +1,5 @@
 import type { Scope } from '../scope';
-import type { JournalEntry, Recorded } from './entry';
+import type { JournalEntry, Recorded } from '../data-set/journal-entry';
 import { compilePattern } from './pattern-compiler';
 import type { RequestPattern } from './pattern-schema';
 

@@ -5,7 +5,7 @@ import Inert from '@hapi/inert';
 
 import { asyncApiDocument, asyncApiPath, type AsyncApiDocument } from '../events/asyncapi';
 import { eventCatalogue } from '../events/catalogue';
-import { eventTypesOf } from '../events/model';
+import { eventTypesOf } from '../outbox';
 import { eventSchemas } from '../events/schemas';
 import type { Namespace } from '../namespace';
 import { readPackage } from '../paths';

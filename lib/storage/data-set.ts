@@ -1,4 +1,4 @@
-import type { RecordContext } from '../data-set/clock';
+import type { RecordContext } from '../record-context';
 import { FixtureError, fixtureBody, fixtureFormat, fixtureNamespaces, fixtureRows, type FixtureRows } from '../fixtures';
 import type { Namespace } from '../namespace';
 import { fixtureSpecs } from './demo';

@@ -1,4 +1,4 @@
-import { wallContext } from '../data-set/clock';
+import { wallContext } from '../record-context';
 import { fixtureRows, readFixtureFile, type FixtureRows, type FixtureSpec } from '../fixtures';
 import type { Namespace, NamespaceSchema } from '../namespace';
 

@@ -1,5 +1,5 @@
-import type { RecordContext } from '../data-set/clock';
-import type { AttemptOutcome, ClaimedAttempt, DisabledReason, StoredEndpoint, StoredEvent, TypePattern } from '../events/model';
+import type { RecordContext } from '../record-context';
+import type { AttemptOutcome, ClaimedAttempt, DisabledReason, StoredEndpoint, StoredEvent, TypePattern } from '../outbox';
 import type { FixtureRows } from '../fixtures';
 import type { Namespace } from '../namespace';
 import type { EngineName } from './settings';

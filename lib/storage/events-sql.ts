@@ -1,4 +1,4 @@
-import { typePattern, undeliveredPrefix, type AttemptOutcome, type DisabledReason, type EventType, type SigningClock, type StoredEndpoint, type StoredEvent } from '../events/model';
+import { typePattern, undeliveredPrefix, type AttemptOutcome, type DisabledReason, type EventType, type SigningClock, type StoredEndpoint, type StoredEvent } from '../outbox';
 
 
 // What both engines' event logs do alike, written once: the SQL of an event's deliveries and of a prune (each engine

@@ -7,7 +7,7 @@ import { engineOf, payLocation } from './engines';
 import { FixtureImages } from './fixture-images';
 import { chosenPayKeys, type PayCredentials, type PayKeys } from './pay-keys';
 import type { DatabaseSettings, StorageSettings } from './settings';
-import { wallContext } from '../data-set/clock';
+import { wallContext } from '../record-context';
 import { createSqliteInstance } from './sqlite/engine';
 import type { SqliteSnapshot } from './sqlite/instance';
 import { namedDamage, removeDatabaseFiles } from './sqlite/files';

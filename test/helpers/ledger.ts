@@ -1,7 +1,7 @@
 import Code from '@hapi/code';
 import type { Server } from '@hapi/hapi';
 
-import type { TimedStore } from '../../lib/data-set/transitions';
+import type { TimedStore } from '../../lib/transitions';
 import { payNamespace } from '../../lib/namespaces/pay';
 
 

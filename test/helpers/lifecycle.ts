@@ -1,7 +1,7 @@
 import Fs from 'node:fs';
 import Path from 'node:path';
 
-import { Clock, IdSource, unheard, type RecordContext } from '../../lib/data-set/clock';
+import { Clock, IdSource, unheard, type RecordContext } from '../../lib/record-context';
 import type { CommerceStore } from '../../lib/namespaces/commerce/store';
 import type { LogisticsStore } from '../../lib/namespaces/logistics/store';
 

@@ -3,8 +3,8 @@ import Path from 'node:path';
 import type { Plugin, Request } from '@hapi/hapi';
 import Joi from 'joi';
 
-import type { RecordContext } from '../../lib/data-set/clock';
-import { claimEach, type AppliedTransition } from '../../lib/data-set/transitions';
+import type { RecordContext } from '../../lib/record-context';
+import { claimEach, type AppliedTransition } from '../../lib/transitions';
 import { recordId, timestamp, utcTimestamp, visibleText } from '../../lib/fields';
 import { recordOf } from '../../lib/fixtures';
 import { createdResponse, listResponse, listSchema, pageQuery, type ListResult, type Page } from '../../lib/lists';

@@ -9,7 +9,7 @@ import Lab from '@hapi/lab';
 import Database from 'better-sqlite3';
 
 import { mintToken } from '../../lib';
-import { webhookId } from '../../lib/events/model';
+import { webhookId } from '../../lib/outbox';
 import { measured, send, startAll, stopAll, withDatabase } from '../helpers/pg-processes';
 import { skipWithoutPostgres } from '../helpers/postgres';
 import { spawnServer, type SpawnedServer } from '../helpers/processes';

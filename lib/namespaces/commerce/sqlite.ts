@@ -1,6 +1,6 @@
 import type { Statement, Transaction } from 'better-sqlite3';
 
-import type { RecordContext } from '../../data-set/clock';
+import type { RecordContext } from '../../record-context';
 import type { ListResult, Page } from '../../lists';
 import { fromMinorUnits, offerRecord, toMinorUnits, type Priced } from './money';
 import { inquiryCreatedEvent, productCreatedEvent, scamReportEvents } from './events';

@@ -1,5 +1,5 @@
-import type { RecordContext } from '../../data-set/clock';
-import { claimEach, type AppliedTransition } from '../../data-set/transitions';
+import type { RecordContext } from '../../record-context';
+import { claimEach, type AppliedTransition } from '../../transitions';
 import type { ListResult, Page } from '../../lists';
 import { bookingCancelledEvent, bookingCreatedEvent, bookingDue, bookingMovedEvent, type BookingTransitionType } from './events';
 import { bookingRecord, bookingStatusAt, checkBooking, checkCancellable, overlapRefusal, type BookingRow } from './rules';

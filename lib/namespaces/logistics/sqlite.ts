@@ -1,7 +1,7 @@
 import type { Transaction } from 'better-sqlite3';
 
-import type { RecordContext } from '../../data-set/clock';
-import { claimEach, type AppliedTransition } from '../../data-set/transitions';
+import type { RecordContext } from '../../record-context';
+import { claimEach, type AppliedTransition } from '../../transitions';
 import type { ListResult, Page } from '../../lists';
 import { bookingCancelledEvent, bookingCreatedEvent, bookingDue, bookingMovedEvent, type BookingTransitionType } from './events';
 import { bookingRecord, bookingStatusAt, checkBooking, checkCancellable, type BookingRow } from './rules';

@@ -1,5 +1,5 @@
-import type { RecordContext } from '../../data-set/clock';
-import type { AppliedTransition } from '../../data-set/transitions';
+import type { RecordContext } from '../../record-context';
+import type { AppliedTransition } from '../../transitions';
 import { durationText } from '../../durations';
 import type { ListResult, Page } from '../../lists';
 import {

@@ -1,6 +1,6 @@
 import Crypto from 'node:crypto';
 
-import { latestInstant } from '../../data-set/clock';
+import { latestInstant } from '../../record-context';
 import { DomainError, type DomainErrorKind } from '../../errors';
 import { metadataPairs, readMetadata } from '../../metadata';
 import type { GatewayRequest, PayTransaction, TransactionStatus, TransactionType } from './store';

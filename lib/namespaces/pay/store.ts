@@ -1,4 +1,4 @@
-import type { TimedStore } from '../../data-set/transitions';
+import type { TimedStore } from '../../transitions';
 import type { DomainError } from '../../errors';
 import type { ListResult, Page } from '../../lists';
 import type { Metadata } from '../../metadata';

@@ -1,4 +1,4 @@
-import type { RecordContext } from '../../data-set/clock';
+import type { RecordContext } from '../../record-context';
 import { errorMessage } from '../../errno';
 import type { DatabaseSettings } from '../settings';
 import type { FixtureRows } from '../../fixtures';

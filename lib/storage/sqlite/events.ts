@@ -1,7 +1,7 @@
 import type { Transaction } from 'better-sqlite3';
 
-import { newCommit, noteDue, tellCommitted, type Commit, type RecordContext } from '../../data-set/clock';
-import type { AttemptOutcome, ClaimedAttempt, DisabledReason, StoredEndpoint, StoredEvent, TypePattern } from '../../events/model';
+import { newCommit, noteDue, tellCommitted, type Commit, type RecordContext } from '../../record-context';
+import type { AttemptOutcome, ClaimedAttempt, DisabledReason, StoredEndpoint, StoredEvent, TypePattern } from '../../outbox';
 import type { EventLog } from '../engine';
 import { defaultEventsKept, deliveryState, dueEvent, endpointColumns, endpointRow, endpointUpsert, insertDeliveries, prunes, pruneEvents, recoverDeliveries, rotateSecret, setDisabled, setGivenUpInARow, storedEndpoint, type DueRow, type EndpointRow, type NewEvent } from '../events-sql';
 import { always } from '../rows';

@@ -1,4 +1,4 @@
-import type { RecordContext } from '../../data-set/clock';
+import type { RecordContext } from '../../record-context';
 import type { Namespace } from '../../namespace';
 import { NamespacesDataSet } from '../data-set';
 import type { DataSnapshot, InstanceData } from '../engine';

@@ -1,4 +1,4 @@
-import type { IdSource } from '../data-set/clock';
+import type { IdSource } from '../record-context';
 import type { DataSetDatabases } from '../storage/engine';
 
 

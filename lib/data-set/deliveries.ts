@@ -1,7 +1,7 @@
-import type { OutboundAnswer } from '../data-set/sender';
-import { BoundedJournal, type JournalBudget } from '../data-set/journal';
+import type { OutboundAnswer } from './sender';
+import { BoundedJournal, type JournalBudget } from './journal';
 import { hidden, isCredentialName, isCredentialValue, scrubJsonText, scrubText } from '../secrets';
-import { typePattern } from './model';
+import { typePattern } from '../outbox';
 
 
 /** One side of an attempt as the journal keeps it: its headers and the start of its body, credentials hidden. */

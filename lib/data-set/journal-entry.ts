@@ -1,7 +1,13 @@
 import type { Request, ResponseObject } from '@hapi/hapi';
 
 import { hidden, isCredentialName, isCredentialValue, scrubJsonText, scrubText } from '../secrets';
-import type { NearMiss } from './near-miss';
+
+
+/** The route closest to a request no route took. */
+export interface NearMiss {
+    method: string;
+    path: string;
+}
 
 
 /** One request as the journal keeps it. */

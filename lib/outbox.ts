@@ -1,6 +1,6 @@
 import Crypto from 'node:crypto';
 
-import type { Namespace } from '../namespace';
+import type { Namespace } from './namespace';
 
 
 /**

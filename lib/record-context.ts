@@ -1,6 +1,6 @@
 import Crypto from 'node:crypto';
 
-import { DomainError } from '../errors';
+import { DomainError } from './errors';
 
 
 /** How a clock moved: frozen at an instant, moved forward, or let follow the wall clock again; from and to are its instants either side. */
