@@ -115,7 +115,8 @@ function unexpected(entry: JournalEntry): string | null {
         return `${entry.method} ${entry.path} matched no route (closest: ${entry.near_miss.method} ${entry.near_miss.path})`;
     }
 
-    return entry.status! >= 500 && entry.fault === null ? `${entry.method} ${entry.path} answered ${entry.status} ${entry.code}` : null;
+    // A request dropped before it was answered has no status (null), which reads as no failure here.
+    return Number(entry.status) >= 500 && entry.fault === null ? `${entry.method} ${entry.path} answered ${entry.status} ${entry.code}` : null;
 }
 
 

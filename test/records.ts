@@ -6,7 +6,7 @@ import { Clock } from '../lib/record-context';
 import { errnoCode, errorMessage, restated } from '../lib/errno';
 import { createdAt, found, many, maybe, one, recordNow } from '../lib/records';
 import { uniqueColumns } from '../lib/storage/fixture-sql';
-import { always } from '../lib/storage/rows';
+import { always, present } from '../lib/always';
 import { engineServer, engines } from './helpers/postgres';
 import { adminBearer, bearer, body, testServer, type List } from './helpers/server';
 
@@ -35,6 +35,17 @@ describe('the row helpers', () => {
 
         expect(many([{ id: 'a' }, { id: 'b', n: 1 }])).to.equal([{ id: 'a' }, { id: 'b', n: 1 }]);
         expect(many([])).to.equal([]);
+    });
+});
+
+
+describe('present()', () => {
+
+    it('answers a value that is never null where it is read, and names the one that was', () => {
+
+        expect(present('ab', 'a hash')).to.equal('ab');
+        expect(present(0, 'a count')).to.equal(0);
+        expect(() => present(null, 'the publishable key\'s hash')).to.throw(Error, 'the publishable key\'s hash is null');
     });
 });
 

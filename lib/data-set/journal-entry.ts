@@ -1,6 +1,7 @@
 import type { Request, ResponseObject } from '@hapi/hapi';
 
 import { hidden, isCredentialName, isCredentialValue, scrubJsonText, scrubText } from '../secrets';
+import { always } from '../always';
 
 
 /** The route closest to a request no route took. */
@@ -126,7 +127,7 @@ export function recordOf(request: Request, options: RecordOptions, route: string
         bytes += name.length + String(headers[name]).length;
     }
 
-    const rawUrl = request.raw.req.url!;
+    const rawUrl = always(request.raw.req.url, 'the request\'s raw URL');
     bytes += rawUrl.length;
 
     // The body as sent: a route's validation may have added defaults to request.payload.
@@ -167,7 +168,7 @@ export function recordOf(request: Request, options: RecordOptions, route: string
         secrets: options.secrets
     };
 
-    return new Recorded(source, request.app.arrival!, bytes);
+    return new Recorded(source, always(request.app.arrival, 'the request\'s arrival'), bytes);
 }
 
 

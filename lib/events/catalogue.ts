@@ -5,6 +5,7 @@ import { SchemaConverter, type JsonSchema } from '../openapi/joi-schema';
 import { inlined, jsonSchemaOf } from '../openapi/json-schema';
 import { eventTypesOf, undeliveredPrefix } from '../outbox';
 import { eventSchemas } from './schemas';
+import { always } from '../always';
 
 
 /** The event types this feature writes itself, beside those of the namespaces (ownEventTypeNames), for a server that writes these types. */
@@ -65,12 +66,13 @@ function buildCatalogue(namespaces: readonly Namespace[]): EventCatalogue {
     const written = eventTypesOf(namespaces);
     const { envelope } = eventSchemas(written);
     const specs = [...namespaces.flatMap((namespace) => Object.entries(namespace.eventTypes ?? {})), ...Object.entries(ownEventTypes(written))];
-    const events = specs.map(([type, spec]) => converter.schemaOf(envelope.keys({ type: Joi.string().valid(type).required(), data: spec.data.required() })));
+    const events = specs.map(([type, spec]) => ({ type, description: spec.description, schema: converter.schemaOf(envelope.keys({ type: Joi.string().valid(type).required(), data: spec.data.required() })) }));
+    // The components are complete once every event's schema is converted.
     const schemas = Object.fromEntries(Object.entries(converter.components).map(([label, schema]) => [label, jsonSchemaOf(schema)]));
-    const types = specs.map(([type, { description }], index) => {
+    const types = events.map(({ type, description, schema }) => {
 
-        const event = jsonSchemaOf(events[index]!);
-        const data = (event.properties as Record<string, JsonSchema>).data!;
+        const event = jsonSchemaOf(schema);
+        const data = always((event.properties as Record<string, JsonSchema>).data, `the schema of ${type}'s data`);
         return { type, description, delivered: !type.startsWith(undeliveredPrefix), data: inlined(data, schemas), event };
     });
 

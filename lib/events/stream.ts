@@ -4,6 +4,7 @@ import { safely, type FailureLog } from '../safe-listener';
 import type { Scope } from '../scope';
 import { afterIn, eventOf, readMerged, type Cursor } from './log';
 import type { StoredEvent, TypePattern } from '../outbox';
+import { always } from '../always';
 
 
 /** How a data set's streams behave: the heartbeat's interval, the poll for other processes' events (0: none), the buffer bound. */
@@ -123,7 +124,7 @@ export class EventSubscription {
             const floor = this.newest - lateWindow;
             const read = await readMerged(logs, (rank) => Math.max(afterIn(this.start, rank), floor), this.types, readSize);
             for (const { stored, rank } of read) {
-                this.send(logs[rank]!.namespace, stored);
+                this.send(always(logs[rank], 'the log a merged read names').namespace, stored);
             }
 
             if (read.length < readSize) {

@@ -9,6 +9,7 @@ import type { Claimed } from '../data-set/dispatcher';
 import { matchesType, typePattern, undeliveredPrefix, type ClaimedAttempt, type DisabledReason, type SigningClock, type StoredEndpoint, type StoredEvent, type TypePattern } from '../outbox';
 import { maskedSecret, mintSecret } from '../signing';
 import { deliveryPatternPayload, endpointsPayload } from './webhook-schemas';
+import { always } from '../always';
 
 
 /** An endpoint as PUT …/webhooks takes it, defaults applied. */
@@ -172,7 +173,7 @@ async function storedEndpointOf(scope: Scope, endpointId: string): Promise<Store
 async function readEndpoint(scope: Scope, endpointId: string): Promise<WebhookEndpointRead> {
 
     await storedEndpointOf(scope, endpointId);
-    return (await readEndpoints(scope)).endpoints.find(({ id }) => id === endpointId)!;
+    return always((await readEndpoints(scope)).endpoints.find(({ id }) => id === endpointId), `endpoint ${endpointId} read back`);
 }
 
 

@@ -100,7 +100,7 @@ export const faultsPlugin: Plugin<void> = {
                 return h.continue;
             }
 
-            const response = request.response!;
+            const response = request.response;
             if (Boom.isBoom(response)) {
                 const boom = toBoom(response);
                 mark.status = boom.output.statusCode;

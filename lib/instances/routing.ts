@@ -3,6 +3,7 @@ import type { Lifecycle, Request, ResponseToolkit } from '@hapi/hapi';
 import { failure } from '../errors';
 import type { Scope } from '../scope';
 import { liveInstance, type InstanceFinder } from './lookup';
+import { always } from '../always';
 
 
 const prefix = '/i/';
@@ -58,7 +59,7 @@ export function instanceRouting(instances: InstanceFinder, defaultScope: Scope):
         }
 
         // The query as the client sent it: reading request.url would make hapi parse the whole URL once more.
-        const raw = request.raw.req.url!;
+        const raw = always(request.raw.req.url, 'the request\'s raw URL');
         const query = raw.indexOf('?');
         request.app.scope = instance;
         request.setUrl(query === -1 ? named.rest : named.rest + raw.slice(query));

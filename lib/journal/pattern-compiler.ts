@@ -5,6 +5,7 @@ import { failure } from '../errors';
 import type { Recorded } from '../data-set/journal-entry';
 import { jsonEqual, matchingBudget, maxMatchingSteps, type MatchingBudget } from './json-match';
 import type { BodyPattern, JsonMatcher, JsonPathMatcher, RequestPattern, ValueMatcher } from './pattern-schema';
+import { always } from '../always';
 
 
 // What a test reads of one recorded request; the body is parsed once, when a body pattern first asks for it.
@@ -107,7 +108,7 @@ function valueTest(matcher: ValueMatcher): (value: string | undefined) => boolea
         return (value) => value !== undefined && fold(value).includes(expected);
     }
 
-    const whole = wholeMatch(matcher.matches!, Boolean(matcher.caseInsensitive));
+    const whole = wholeMatch(always(matcher.matches, 'a text matcher\'s pattern'), Boolean(matcher.caseInsensitive));
     return (value) => value !== undefined && whole(value);
 }
 
@@ -204,7 +205,7 @@ function jsonPathFinds(path: string, json: unknown): unknown[] {
     // A body is never null here: a request without one has none to match.
     const rootFilter = /^\$\[\s*\?/.test(path) && typeof json === 'object' && !Array.isArray(json);
     try {
-        return JSONPath({ path, json: (rootFilter ? [json] : json) as object, eval: 'safe', wrap: true }) as unknown[];
+        return JSONPath<unknown[]>({ path, json: (rootFilter ? [json] : json) as object, eval: 'safe', wrap: true });
     }
     catch {
         return [];

@@ -3,6 +3,7 @@ import Joi from 'joi';
 
 import { fieldOf } from '../thrown';
 import { SchemaConverter, type JsonSchema } from './joi-schema';
+import { always } from '../always';
 
 
 interface Response {
@@ -82,7 +83,7 @@ export function completeDocument(document: OpenApiDocument, routes: RequestRoute
     const converter = new SchemaConverter();
     for (const [path, item] of Object.entries(document.paths)) {
         for (const [method, operation] of Object.entries(item)) {
-            describeOperation(operation, byOperation.get(`${method} ${path}`)!, converter);
+            describeOperation(operation, always(byOperation.get(`${method} ${path}`), `the route of ${method} ${path}`), converter);
         }
     }
 

@@ -5,6 +5,7 @@ import { adminMessage } from '../auth';
 import { defaultCode, errorBody, failure, unsupportedMediaMessage } from '../errors';
 import { limitReached } from '../instances/registry';
 import { maxJsonDepth } from '../nesting';
+import { always } from '../always';
 
 
 // What a route may declare about errors its rules produce that its config cannot show (409, 422, 501 ...):
@@ -117,7 +118,7 @@ const errorRules: Record<number, ErrorRule> = {
     },
     413: {
         applies: (route) => route.maxBytes !== undefined,
-        description: (route) => `The body is larger than ${route.maxBytes! / 1024} KiB`,
+        description: (route) => `The body is larger than ${always(route.maxBytes, 'a body route\'s limit') / 1024} KiB`,
         example: (route) => errorExample(413, defaultCode(413), `Payload content length greater than maximum allowed: ${route.maxBytes}`)
     },
     415: {

@@ -1,4 +1,5 @@
 import type { JsonSchema } from './joi-schema';
+import { always } from '../always';
 
 
 // The keywords whose values are schemas, a map of schemas or a list of them; every other keyword's value is data.
@@ -56,7 +57,7 @@ export function inlined(schema: JsonSchema, components: Readonly<Record<string, 
 
     // The converter's only references are to its components.
     if (typeof schema.$ref === 'string') {
-        return inlined(components[schema.$ref.slice(componentPrefix.length)]!, components);
+        return inlined(always(components[schema.$ref.slice(componentPrefix.length)], schema.$ref), components);
     }
 
     return Object.fromEntries(Object.entries(schema).map(([key, value]) => [key, mapSchemas(value, key, (child) => inlined(child, components))]));

@@ -5,7 +5,7 @@ import { fixtureSpecs } from './demo';
 import type { DataSetDatabases, EventLog, ImmediateRecords, NamespaceDatabase, NamespaceHealth, Readiness, SeedCheck, WaitingRecords } from './engine';
 import { appliedMigrationNames, shippedMigrationNames } from './migrations';
 import type { ProvisionedNamespace } from './readiness';
-import { always } from './rows';
+import { always } from '../always';
 
 
 /** The databases of one data set by namespace, each on its own engine: those always ready (migrated, or in memory). */

@@ -4,7 +4,7 @@ import { readFixtureFile } from '../fixtures';
 import { NamespacesDataSet, type NamespaceDatabases, type ProvisionedNamespaces } from './data-set';
 import type { DataSetDatabases, NamespaceDatabase } from './engine';
 import { engineOf, engines } from './engines';
-import { always } from './rows';
+import { always } from '../always';
 import type { StorageSettings } from './settings';
 
 

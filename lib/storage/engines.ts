@@ -6,7 +6,7 @@ import type { Namespace } from '../namespace';
 import type { NamespaceDatabase } from './engine';
 import type { PayCredentials, PayKeys } from './pay-keys';
 import type { ProvisionedNamespace } from './readiness';
-import { always } from './rows';
+import { always } from '../always';
 import type { DatabaseSettings, EngineName, Location, OpenSettings, PayLocation, StorageSettings } from './settings';
 
 
@@ -83,7 +83,7 @@ export const engineNames = ['postgres', 'sqlite'] as const satisfies readonly En
 /** The entry of a location's engine, typed for that location. */
 export function engineOf<Engine extends EngineName>(location: Location<Engine>): EngineEntry<Engine> {
 
-    return engines[location.engine] as EngineEntry<Engine>;
+    return engines[location.engine];
 }
 
 

@@ -1,4 +1,5 @@
 import type { Offer } from './store';
+import { always } from '../../always';
 
 
 // Amounts travel as decimal numbers (19.99) and are kept as integer minor units (1999), with as many
@@ -13,7 +14,7 @@ export function currencyDigits(currency: string): number {
     let digits = digitsByCurrency.get(currency);
     if (digits === undefined) {
         // Always set for style currency: the ISO 4217 minor unit.
-        digits = new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits!;
+        digits = always(new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits, `the digits of ${currency}`);
         digitsByCurrency.set(currency, digits);
     }
 

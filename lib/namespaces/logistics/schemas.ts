@@ -4,6 +4,7 @@ import { recordId, requestBody, setByService, text, timestamp, timestampExample,
 import { listSchema, pageQuery } from '../../lists';
 import { metadataSchema } from '../../metadata';
 import { bookingStatuses } from './store';
+import { always } from '../../always';
 
 
 export const maxNotesLength = 1000;
@@ -14,7 +15,7 @@ const normalizedTimestamp = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const afterPickup: TimestampRule = (normalized, helpers) => {
 
     // pickup_at is validated first; when it passed, it is in the same normalized form, so text order is time order.
-    const pickupAt = (helpers.state.ancestors as { pickup_at?: unknown }[])[0]!.pickup_at;
+    const pickupAt = always((helpers.state.ancestors as { pickup_at?: unknown }[])[0], 'the booking a return_at is checked in').pickup_at;
     const comparable = typeof pickupAt === 'string' && normalizedTimestamp.test(pickupAt);
     return comparable && pickupAt >= normalized ? helpers.error('timestamp.afterPickup') : normalized;
 };

@@ -24,6 +24,7 @@ import {
     walletSchema
 } from './schemas';
 import { sections, type GatewayOutcome, type GatewayRequest, type PayStatus, type PayStore } from './store';
+import { always } from '../../always';
 
 
 interface GatewayPayload {
@@ -86,7 +87,7 @@ export function payStatus(readiness: { ready: true } | { ready: false; configure
 /** The pay store the gate found for the request. */
 function payStore(request: Pick<Request, 'app'>): PayStore {
 
-    return request.app.payStore!;
+    return always(request.app.payStore, 'the pay store the gate found');
 }
 
 

@@ -2,7 +2,7 @@ import { excludes, FixtureError, refuseChanged, refuseOverlap, sameRow, storedRe
 import type { FixturePosting, Placeholder } from '../../namespace';
 import { overlapQuery, postedInOrder, storedRowQuery, uniqueColumns } from '../fixture-sql';
 import type { SeedCheck, StoredRows } from '../engine';
-import { always } from '../rows';
+import { always } from '../../always';
 import type { PgDatabase, Runner } from './database';
 import { engineError, sqlState } from './errors';
 import { lockMigrations } from './migrate';

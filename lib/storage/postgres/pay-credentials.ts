@@ -1,6 +1,7 @@
 import { everyMigrationApplied, namespaceMigrations, paySchema } from '../migrations';
 import { hashPayKeys, type PayKeys, type RecordedPayKeys } from '../pay-keys';
 import { sql, type Runner } from './database';
+import { present } from '../../always';
 
 
 const recordKeys = sql<[string, string, string]>('pay_record_keys', `
@@ -35,7 +36,7 @@ export const payRecord = sql<[], PayRecord>('pay_record', `SELECT
 export function recordedKeys(record: PayRecord): RecordedPayKeys | null {
 
     // Both hashes are written together, in one row: a record without one has neither.
-    return record.secret_key_sha256 ? { publishable_key_sha256: record.publishable_key_sha256!, secret_key_sha256: record.secret_key_sha256 } : null;
+    return record.secret_key_sha256 ? { publishable_key_sha256: present(record.publishable_key_sha256, 'the publishable key\'s hash'), secret_key_sha256: record.secret_key_sha256 } : null;
 }
 
 

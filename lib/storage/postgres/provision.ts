@@ -2,7 +2,7 @@ import type { DatabaseSettings } from '../settings';
 import { DomainError } from '../../errors';
 import { namespaceMigrations, paySchema } from '../migrations';
 import { mintPayKeys, payCredentials, type PayCredentials, type PayKeys } from '../pay-keys';
-import { always } from '../rows';
+import { always } from '../../always';
 import { PgDatabase } from './database';
 import { appliedMigrations, describeUrl, migrate } from './migrate';
 import { migrationsApplied, payRecord, recordPayKeys, schemaOccupied } from './pay-credentials';

@@ -2,7 +2,7 @@ import type { DatabaseSettings, PaySettings } from '../settings';
 import type { Namespace } from '../../namespace';
 import { namespaceMigrations } from '../migrations';
 import { ProvisionedNamespace, type ProvisionedContents, type ProvisionedSource } from '../readiness';
-import { always } from '../rows';
+import { always } from '../../always';
 import { PgDatabase } from './database';
 import { eventWriter } from './events';
 import { appliedMigrations, migrate, schemaVersion } from './migrate';

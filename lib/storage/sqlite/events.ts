@@ -4,7 +4,7 @@ import { newCommit, noteDue, tellCommitted, type Commit, type RecordContext } fr
 import type { AttemptOutcome, ClaimedAttempt, DisabledReason, StoredEndpoint, StoredEvent, TypePattern } from '../../outbox';
 import type { EventLog } from '../engine';
 import { defaultEventsKept, deliveryState, dueEvent, endpointColumns, endpointRow, endpointUpsert, insertDeliveries, prunes, pruneEvents, recoverDeliveries, rotateSecret, setDisabled, setGivenUpInARow, storedEndpoint, type DueRow, type EndpointRow, type NewEvent } from '../events-sql';
-import { always } from '../rows';
+import { always } from '../../always';
 import type { Database } from './open';
 import { lazyStatements, settled, sql, type Statements } from './statements';
 

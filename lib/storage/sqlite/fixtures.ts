@@ -6,7 +6,7 @@ import { overlapQuery, postedInOrder, storedRowQuery, uniqueColumns } from '../f
 import type { FixturePosting, NamespaceSchema, Placeholder } from '../../namespace';
 import { demoData } from '../demo';
 import type { SeedCheck, StoredRows } from '../engine';
-import { always } from '../rows';
+import { always } from '../../always';
 import { engineError } from './errors';
 import type { Database } from './open';
 

@@ -3,7 +3,7 @@ import type { Namespace } from '../../namespace';
 import { NamespacesDataSet } from '../data-set';
 import type { DataSnapshot, InstanceData } from '../engine';
 import { absentNamespace } from '../readiness';
-import { always } from '../rows';
+import { always } from '../../always';
 import { holdsEndpoints, noWiring, rewire, wiringOf } from './events';
 import type { SqliteNamespace } from './namespace';
 

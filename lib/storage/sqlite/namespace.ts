@@ -4,7 +4,7 @@ import type { FixtureRows } from '../../fixtures';
 import type { Namespace } from '../../namespace';
 import type { EventLog, ImmediateDatabase, NamespaceHealth, SeedCheck, StoredRows } from '../engine';
 import { noStores } from '../no-stores';
-import { always } from '../rows';
+import { always } from '../../always';
 import { eventWriter, SqliteEventLog } from './events';
 import { namespaceFile, openNamespace, prepareDataDir } from './files';
 import { exportRows, fixturePosting, seedDemo, storeFixtureRows } from './fixtures';

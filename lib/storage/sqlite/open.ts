@@ -3,7 +3,7 @@ import Assert from 'node:assert';
 import Sqlite from 'better-sqlite3';
 
 import { errnoCode, errorMessage, restated } from '../../errno';
-import { always } from '../rows';
+import { always } from '../../always';
 
 
 export type Database = Sqlite.Database;

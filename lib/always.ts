@@ -11,3 +11,14 @@ export function always<T>(value: T | undefined, what: string): T {
 
     return value;
 }
+
+
+/** A value that is never null where it is read (a column written beside another); null is thrown as the fault it is. */
+export function present<T>(value: T | null, what: string): T {
+
+    if (value === null) {
+        throw new Error(`${what} is null`);
+    }
+
+    return value;
+}
