@@ -40,5 +40,16 @@ module.exports = TsEslint.config(
             '@typescript-eslint/no-unused-vars': ['warn', { vars: 'all', caughtErrors: 'none', varsIgnorePattern: '^internals$', args: 'none' }],
             '@typescript-eslint/no-explicit-any': 'error'
         }
+    },
+    {
+        // lib/ is linted with its types: an assertion the types make needless, and a non-null assertion, are errors.
+        files: ['lib/**/*.ts'],
+        languageOptions: {
+            parserOptions: { projectService: true, tsconfigRootDir: __dirname }
+        },
+        rules: {
+            '@typescript-eslint/no-unnecessary-type-assertion': 'error',
+            '@typescript-eslint/no-non-null-assertion': 'error'
+        }
     }
 );
