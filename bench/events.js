@@ -799,8 +799,8 @@ exports.run = async function ({ log = (line) => console.log(line) } = {}) {
 
     const figures = {};
 
-    const { webhookId } = require(Path.join(dist, 'events', 'model'));
-    const { deliveryBody } = require(Path.join(dist, 'events', 'dispatcher'));
+    const { webhookId } = require(Path.join(dist, 'outbox'));
+    const { deliveryBody } = require(Path.join(dist, 'data-set', 'dispatcher'));
 
     figures.duplicates = await internals.part('duplicates', () => internals.duplicates(Testing, { webhookId, deliveryBody }), log);
     figures.determinism = await internals.part('determinism', () => internals.determinism(Testing), log);

@@ -3,7 +3,7 @@
 // THE POSTGRESQL FLOOR of the benchmark, not part of the service: the least a Node server can do to answer the
 // benchmarked requests from the same PostgreSQL database as localgate. node:http and a `pg` Pool per schema only
 // (the pool size, the search_path and the timeouts localgate gives its own), running the stores' own statements:
-// the SQL texts and statement names are imported from dist/storage/postgres/{commerce,logistics}.js, so this floor
+// the SQL texts and statement names are imported from dist/namespaces/{commerce,logistics}/postgres.js, so this floor
 // cannot drift from lib/, and it runs them in the same order, in the same transactions, with the same JSON bodies.
 // Left out on purpose, because they are what localgate is measured for: routing, joi validation, signature checks
 // (the bearer token's subject is read without verifying it), logging, error mapping, retries.

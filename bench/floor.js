@@ -17,13 +17,12 @@ const Sqlite = require('better-sqlite3');
 
 const internals = {
     productColumns: 'id, name, description, price_minor, currency, business_id, created_by, created_at, scam_report_count',
-    bookingColumns: 'id, vehicle_id, pickup_location_id, dropoff_location_id, pickup_at, return_at, notes, customer_id, status, created_at',
     vehicleColumns: 'id, make, model, year, seats, daily_rate, currency, is_available, created_at',
     digits: new Map()
 };
 
 
-// Copied from lib/storage/sqlite/<namespace>.ts, under the same names as there.
+// Copied from lib/namespaces/<namespace>/sqlite.ts, under the same names as there.
 exports.sql = {
     commerce: {
         listProducts: `SELECT ${internals.productColumns} FROM products ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`,
@@ -39,15 +38,25 @@ exports.sql = {
     logistics: {
         vehicleById: `SELECT ${internals.vehicleColumns} FROM vehicles WHERE id = @id`,
         locationExists: 'SELECT 1 FROM locations WHERE id = @id',
-        listBookings: `SELECT ${internals.bookingColumns} FROM bookings WHERE customer_id = @customer_id ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`,
-        bookingById: `SELECT ${internals.bookingColumns} FROM bookings WHERE id = @id AND customer_id = @customer_id`,
+        listBookings: `SELECT id, vehicle_id, pickup_location_id, dropoff_location_id, pickup_at, return_at, notes, customer_id, CASE
+        WHEN status IN ('cancelled', 'completed') THEN status
+        WHEN return_at <= @now THEN 'completed'
+        WHEN status = 'active' OR pickup_at <= @now THEN 'active'
+        ELSE 'confirmed'
+    END AS status, created_at, metadata FROM bookings WHERE customer_id = @customer_id ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`,
+        bookingById: `SELECT id, vehicle_id, pickup_location_id, dropoff_location_id, pickup_at, return_at, notes, customer_id, CASE
+        WHEN status IN ('cancelled', 'completed') THEN status
+        WHEN return_at <= @now THEN 'completed'
+        WHEN status = 'active' OR pickup_at <= @now THEN 'active'
+        ELSE 'confirmed'
+    END AS status, created_at, metadata FROM bookings WHERE id = @id AND customer_id = @customer_id`,
         countBookings: 'SELECT bookings FROM customer_booking_counts WHERE customer_id = @customer_id',
         latestBookingOfCustomer: 'SELECT created_at FROM bookings WHERE customer_id = @customer_id ORDER BY created_at DESC, id DESC LIMIT 1',
         latestBookingBefore: `SELECT return_at FROM bookings
-        WHERE vehicle_id = @vehicle_id AND status = 'confirmed' AND pickup_at < @return_at
+        WHERE vehicle_id = @vehicle_id AND status <> 'cancelled' AND pickup_at < @return_at
         ORDER BY pickup_at DESC LIMIT 1`,
-        insertBooking: `INSERT INTO bookings (${internals.bookingColumns})
-        VALUES (@id, @vehicle_id, @pickup_location_id, @dropoff_location_id, @pickup_at, @return_at, @notes, @customer_id, @status, @created_at)`
+        insertBooking: `INSERT INTO bookings (id, vehicle_id, pickup_location_id, dropoff_location_id, pickup_at, return_at, notes, customer_id, status, created_at, metadata)
+        VALUES (@id, @vehicle_id, @pickup_location_id, @dropoff_location_id, @pickup_at, @return_at, @notes, @customer_id, @status, @created_at, @metadata)`
     }
 };
 
@@ -140,7 +149,7 @@ internals.logistics = function (db) {
 
     const sql = internals.prepare(db, exports.sql.logistics);
     const readBookings = db.transaction((customerId, page) => ({
-        data: sql.listBookings.all({ ...page, customer_id: customerId }),
+        data: sql.listBookings.all({ ...page, customer_id: customerId, now: new Date().toISOString() }),
         total: sql.countBookings.pluck().get({ customer_id: customerId }) ?? 0
     }));
 
@@ -174,10 +183,11 @@ internals.logistics = function (db) {
             ...booking,
             customer_id: customerId,
             status: 'confirmed',
-            created_at: new Date(latest ? Math.max(Date.now(), Date.parse(latest) + 1) : Date.now()).toISOString()
+            created_at: new Date(latest ? Math.max(Date.now(), Date.parse(latest) + 1) : Date.now()).toISOString(),
+            metadata: null
         });
 
-        return sql.bookingById.get({ id, customer_id: customerId });
+        return sql.bookingById.get({ id, customer_id: customerId, now: new Date().toISOString() });
     });
 
     return {

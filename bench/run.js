@@ -272,11 +272,11 @@ internals.names = function (size) {
 internals.checkFloor = function () {
 
     for (const [namespace, queries] of Object.entries(Floor.sql)) {
-        const shipped = require(`../dist/storage/sqlite/${namespace}`).queries;
+        const shipped = require(`../dist/namespaces/${namespace}/sqlite`).queries;
 
         for (const [name, sql] of Object.entries(queries)) {
             if (shipped[name] !== sql) {
-                throw new Error(`bench/floor.js: the SQL of ${namespace}.${name} differs from lib/storage/sqlite/${namespace}.ts (or dist/ is stale: npm run build); copy it over`);
+                throw new Error(`bench/floor.js: the SQL of ${namespace}.${name} differs from lib/namespaces/${namespace}/sqlite.ts (or dist/ is stale: npm run build); copy it over`);
             }
         }
     }
@@ -617,14 +617,14 @@ internals.checkFloorPg = function () {
         queries = FloorPg.queries();
     }
     catch (err) {
-        return `dist/storage/postgres has no stores to read the SQL from (${err.message.split('\n')[0]}; npm run build)`;
+        return `dist/namespaces/<namespace>/postgres.js has no stores to read the SQL from (${err.message.split('\n')[0]}; npm run build)`;
     }
 
     for (const [namespace, names] of Object.entries(FloorPg.uses)) {
         for (const name of names) {
             const query = queries[namespace]?.[name];
             if (typeof query?.text !== 'string' || typeof query.name !== 'string') {
-                return `lib/storage/postgres/${namespace}.ts exports no statement ${name} (the queries bench/floor-pg.js runs; npm run build, or update the floor)`;
+                return `lib/namespaces/${namespace}/postgres.ts exports no statement ${name} (the queries bench/floor-pg.js runs; npm run build, or update the floor)`;
             }
         }
     }

@@ -123,13 +123,14 @@ export class DataSetRuntime implements RecordContext {
     /**
      * Told by the data set's stores what a write transaction committed, once it has: the timeline waits for what it
      * made pending, the dispatcher sends what it made due (only a write that added deliveries calls for a pass:
-     * retries due later come by the clock or the scheduler), and the listeners read the events it wrote; a listener's
-     * failure is logged.
+     * retries due later come by the clock or the scheduler), and the listeners read the events it wrote. A failure of
+     * any of them is logged, never thrown: the write has committed, and its answer must say so.
      */
     committed(commit: Commit): void {
 
-        if (commit.due !== null) {
-            this.timeline.expect(commit.due);
+        const { due } = commit;
+        if (due !== null) {
+            safely('timeline', this.shared.log, () => this.timeline.expect(due))();
         }
 
         if (commit.deliveries) {

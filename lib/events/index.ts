@@ -6,9 +6,9 @@ import { eventRoutes } from './routes';
 import { EventStreams, maxStreamBufferBytes } from './service';
 
 
-// Events: the log of each data set over HTTP (log.ts), its Server-Sent Events stream (stream.ts), both read through
-// service.ts and served by routes.ts, and the notice after each request that tells a data set's listeners what its
-// request wrote.
+// Events: the log of each data set over HTTP (log.ts) and its Server-Sent Events stream (stream.ts), both read through
+// service.ts and served by routes.ts. A stream hears of new events from the data set's runtime, which each write tells
+// once it has committed.
 
 // What the features beside events read of it: the server's event types, the type patterns of webhook and fault
 // rules, and how a webhook secret is recognized and shown.
@@ -30,7 +30,7 @@ const optionsSchema = Joi.object<EventsOptions>({
 });
 
 
-/** The events plugin: each data set's events as a page and a stream, and the notice after each request. */
+/** The events plugin: each data set's events as a page and a stream, the streams closed as the server stops. */
 export const eventsPlugin: Plugin<EventsOptions> = {
     name: 'localgate-events',
     register(server, options) {

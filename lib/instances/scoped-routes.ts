@@ -26,8 +26,7 @@ export interface ScopedData {
 
 declare module '@hapi/hapi' {
     interface RequestApplicationState {
-        // Beside scope, which stays the data set the path reached: the log line, the live log and the notice after
-        // the response read that one.
+        // Beside scope, which stays the data set the path reached: the log line and the live log read that one.
         scoped?: ScopedData;
     }
 

@@ -109,6 +109,7 @@ export const queries = {
 };
 
 
+/** Pay's ledger on PostgreSQL: the same rules, each move decided under a lock on the wallet's accounts in one transaction. */
 export class PgPayStore implements PayStore {
 
     private readonly events: PgEventWriter;

@@ -106,6 +106,7 @@ export const queries = {
     insertKey: sql<[string, string, string, string, string, string]>('INSERT INTO idempotency_keys (owner_id, key, fingerprint, outcome, created_at, keep_until) VALUES (?, ?, ?, ?, ?, ?)')
 };
 
+/** Pay's ledger on SQLite: wallets, the gateway's moves under one immediate transaction each, and their settlement. */
 export class SqlitePayStore implements PayStore {
 
     private readonly sql: Statements<typeof queries>;
