@@ -65,18 +65,17 @@ export function firstDetail(error: Joi.ValidationError): Joi.ValidationErrorItem
 }
 
 
-// Text is stored exactly as sent; only what a hosted Postgres would refuse as text is refused here too.
-const unstorable = /[\0\p{Cs}]/u;
+// Text is stored exactly as sent; only what a hosted Postgres would refuse as text is refused here too: NUL and a
+// surrogate that is not half of a pair. Said as a pattern without flags, so that the document carries it as it is: it
+// means the same to a reader of UTF-16 units and to one of code points (where a pair is one character).
+export const storablePattern = /^(?:[^\u0000\uD800-\uDFFF]|[\uD800-\uDBFF][\uDC00-\uDFFF])*$/;
 
 
 /** Free text of at most max UTF-16 code units, refusing NUL characters and unpaired surrogates. */
 export function text(max: number): Joi.StringSchema {
 
-    return wording(Joi.string().max(max).custom((value: string, helpers) => {
-
-        return unstorable.test(value) ? helpers.error('string.unstorable') : value;
-    }), {
-        'string.unstorable': '{{#label}} must not contain NUL characters or unpaired surrogates'
+    return wording(Joi.string().max(max).pattern(storablePattern, { name: 'storable' }), {
+        'string.pattern.name': '{{#label}} must not contain NUL characters or unpaired surrogates'
     });
 }
 
@@ -128,20 +127,10 @@ export function isCurrencyCode(code: string): boolean {
 }
 
 
-/** An ISO 4217 currency code, upper case, as commerce and logistics records carry it. */
-// The shape of a code, which the document can say; which codes exist, it cannot.
-const currencyPattern = /^[A-Z]{3}$/;
-
-const currencyMessage = '{{#label}} must be an ISO 4217 currency code in upper case, such as USD, EUR, JPY or KWD';
-
-export const currency = wording(Joi.string().pattern(currencyPattern).custom((value: string, helpers) => {
-
-    // joi runs every rule: one that failed the pattern is already reported.
-    return !currencyPattern.test(value) || isCurrencyCode(value) ? value : helpers.error('currency.code');
-}), {
-    'string.pattern.base': currencyMessage,
-    'currency.code': currencyMessage
-}).description('ISO 4217 currency code, upper case: three letters the platform knows as a current currency (USD, EUR, JPY, KWD)');
+/** An ISO 4217 currency code, upper case, as commerce and logistics records carry it: one the platform knows. */
+export const currency = wording(Joi.string().valid(...currencyCodes), {
+    'any.only': '{{#label}} must be an ISO 4217 currency code in upper case, such as USD, EUR, JPY or KWD'
+}).description('ISO 4217 currency code, upper case: one the platform knows as a current currency (USD, EUR, JPY, KWD)');
 
 
 // The stored form is always toISOString()'s; clients may omit the milliseconds but must say UTC with Z.
@@ -178,11 +167,14 @@ export function utcTimestamp(rule: TimestampRule = (normalized) => normalized): 
 }
 
 
+// The years a clock can stand in, 1970 to 9999, as a pattern: the document carries the bound with the field.
+const clockYears = /^(?:19[7-9]\d|[2-9]\d{3})-/;
+
 /** An instant a data set's clock can stand at: from 1970 on (the pattern's four-digit years end it at 9999). */
 export function clockTimestamp(): Joi.StringSchema {
 
-    return wording(utcTimestamp((normalized, helpers) => (Date.parse(normalized) >= 0 ? normalized : helpers.error('clock.range'))), {
-        'clock.range': '{{#label}} must be 1970-01-01T00:00:00Z or later: a clock stands between 1970 and the year 9999, which records can hold'
+    return wording(utcTimestamp().pattern(clockYears, { name: 'clock range' }), {
+        'string.pattern.name': '{{#label}} must be 1970-01-01T00:00:00Z or later: a clock stands between 1970 and the year 9999, which records can hold'
     });
 }
 

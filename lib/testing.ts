@@ -45,6 +45,7 @@ export async function createTestKit(options: Options = {}): Promise<TestKit> {
     });
 
     const { secret, instances } = server.app.localgate;
+    const creationSchema = newInstanceSchema(instances.namespaces);
     // A token's claims change once a second (iat, exp): one minted in this second is handed out again, the same text a
     // new signature would give, so that a test's token costs neither an HMAC here nor a verification in the server.
     const minted = { second: -1, tokens: new Map<string, string>() };
@@ -76,7 +77,7 @@ export async function createTestKit(options: Options = {}): Promise<TestKit> {
 
                 // The rules of POST /_instances, and its defaults.
                 const source = typeof from === 'object' ? from.id : from;
-                const { error, value } = newInstanceSchema.validate({ ...creation, from: source }, { errors: { wrap: { label: false } } });
+                const { error, value } = creationSchema.validate({ ...creation, from: source }, { errors: { wrap: { label: false } } });
                 if (error) {
                     throw new Error(`Invalid instance options: ${error.message}`);
                 }

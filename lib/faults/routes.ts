@@ -27,6 +27,7 @@ export function faultRoutes(server: Server, api: FaultsApi): void {
             options: {
                 description: `Replace the fault rules of ${what}`,
                 notes,
+                plugins: { localgate: { errors: { 400: 'a latency_ms pair [min, max] whose min is above its max (code validation_failed naming the rule\'s latency_ms)' } } },
                 validate: { payload: faultRulesPayload },
                 response: { status: { 200: faultRulesSchema } },
                 handler: (request) => api.set(scopeOf(request), request.payload)

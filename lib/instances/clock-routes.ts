@@ -18,7 +18,7 @@ const clockNotes = [
 ].join(' ');
 
 const clockErrors = {
-    422: 'clock_out_of_range: the clock would stand outside 1970-01-01 to 9999-12-31, which records cannot hold'
+    422: 'clock_out_of_range: an advance would take the clock past 9999-12-31, which records cannot hold (a now before 1970 is a 400, as its pattern says)'
 };
 
 

@@ -68,9 +68,17 @@ export function instanceRoutes(server: Server, registry: InstanceRegistry, maxFi
             ].join(' '),
             tags,
             ...admin,
-            plugins: { localgate: { errors: [422, 429] } },
+            plugins: {
+                localgate: {
+                    errors: {
+                        400: 'a fixture record that breaks a rule of the API, a key another record holds, a pay move the API would refuse, or a header from a newer localgate (code invalid_fixture, with details naming fixture.<namespace>.<collection>[<index>].<field>)',
+                        422: 'instance_not_found: from names no live instance',
+                        429: 'instance_limit_reached: MAX_INSTANCES instances are live: delete one or let idle ones expire'
+                    }
+                }
+            },
             payload: { maxBytes: maxFixtureBytes },
-            validate: { payload: newInstanceSchema },
+            validate: { payload: newInstanceSchema(registry.namespaces) },
             response: { status: { 201: instanceSchema } },
             async handler(request, h) {
 

@@ -1,9 +1,10 @@
 import Joi from 'joi';
 
+import type { Namespace } from '../namespace';
 import { maxIdCounter } from '../record-context';
 import { transitionTypesOf } from '../transitions';
 import { durationPattern } from '../durations';
-import { clockTimestamp, optionalBody, recordId, requestBody, timestamp, utcTimestamp, wording } from '../fields';
+import { clockTimestamp, optionalBody, recordId, requestBody, timestamp, wording } from '../fields';
 import { listSchema, pageQuery } from '../lists';
 
 
@@ -21,19 +22,31 @@ function notWithFrom<T extends Joi.Schema>(schema: T): T {
     }) as T;
 }
 
-export const newInstanceSchema = optionalBody(requestBody({
-    from: recordId.description('Fork: the id of a live instance to copy as it is now (data, clock, id counter; not its faults, journal or snapshots)'),
-    seed: notWithFrom(Joi.string().valid('demo', 'none').description('demo: the demo data set; none: empty; unset, demo (none under an exported fixture, which holds the whole world)')),
-    fixture: notWithFrom(wording(Joi.object().unknown(true), { 'object.base': '{{#label}} must be an object keyed by namespace' })
-        .description('Records to load, in the API\'s shape: {"<namespace>": {"<collection>": [records]}}, each namespace that keeps records (a namespace without records, such as weather, takes none) and localgate, the header of an exported file; every record follows the API\'s rules, and one that breaks them is a 400 invalid_fixture naming it')),
-    clock: notWithFrom(clockTimestamp().description('An ISO 8601 UTC instant at which the instance\'s clock stands still until moved; unset, it follows the wall clock (or stands where an exported fixture carries it)')),
-    ids: notWithFrom(Joi.string().valid('random', 'sequential').description('sequential: every new id comes from a counter of the instance; unset, random (or as an exported fixture carries it)')),
-    pay: notWithFrom(Joi.boolean().description('true gives the instance a provisioned pay namespace; unset, false (or as an exported fixture carries it, or true when the fixture holds pay records)'))
-}, 'NewInstance'));
+/**
+ * The body of POST /_instances for these namespaces: a fixture's keys are those that take fixtures and localgate (the
+ * header of an export), so that the document lists them; what each holds is checked as the fixture loads.
+ */
+export function newInstanceSchema(namespaces: readonly Pick<Namespace, 'name' | 'fixture'>[]): Joi.ObjectSchema {
+
+    const names = [...namespaces.filter((namespace) => namespace.fixture).map((namespace) => namespace.name), 'localgate'];
+    const keys = Object.fromEntries(names.map((name) => [name, Joi.any()]));
+    return optionalBody(requestBody({
+        from: recordId.description('Fork: the id of a live instance to copy as it is now (data, clock, id counter; not its faults, journal or snapshots)'),
+        seed: notWithFrom(Joi.string().valid('demo', 'none').description('demo: the demo data set; none: empty; unset, demo (none under an exported fixture, which holds the whole world)')),
+        fixture: notWithFrom(wording(Joi.object(keys), {
+            'object.base': '{{#label}} must be an object keyed by namespace',
+            'object.unknown': `{{#label}} names no namespace a fixture fills (${names.join(', ')})`
+        }).description(`Records to load, in the API's shape: {"<namespace>": {"<collection>": [records]}}, keyed by ${names.join(', ')} (localgate: the header of an exported file); every record follows the API's rules, and one that breaks them is a 400 invalid_fixture naming it`)),
+        clock: notWithFrom(clockTimestamp().description('An ISO 8601 UTC instant at which the instance\'s clock stands still until moved; unset, it follows the wall clock (or stands where an exported fixture carries it)')),
+        ids: notWithFrom(Joi.string().valid('random', 'sequential').description('sequential: every new id comes from a counter of the instance; unset, random (or as an exported fixture carries it)')),
+        pay: notWithFrom(Joi.boolean().description('true gives the instance a provisioned pay namespace; unset, false (or as an exported fixture carries it, or true when the fixture holds pay records)'))
+    }, 'NewInstance'));
+}
 
 export const clockSchema = wording(requestBody({
-    // Checked against the clock's range as it moves: out of range is a 422 clock_out_of_range, as for advance.
-    now: utcTimestamp().description('Freeze the clock at this instant'),
+    // Before 1970 is refused as it is sent (the document's pattern says so); an advance past 9999 is a 422
+    // clock_out_of_range as the clock moves.
+    now: clockTimestamp().description('Freeze the clock at this instant, from 1970 to 9999'),
     advance: wording(Joi.string().pattern(durationPattern), { 'string.pattern.base': '{{#label}} must be a duration such as 500ms, 90s, 30m, 2h or 7d' })
         .description('Move the clock forward by this much (500ms, 90s, 30m, 2h, 7d), freezing it there')
 }, 'InstanceClock').xor('now', 'advance'), {

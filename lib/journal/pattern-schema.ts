@@ -69,7 +69,10 @@ const regex = wording(Joi.string().max(1000).custom((value: string, helpers) => 
 }), {
     'regex.invalid': '{{#label}} must be a regular expression RE2 accepts: no backreferences or lookaround',
     'regex.large': '{{#label}} compiles to more than {{#limit}} instructions: use a shorter pattern or fewer repetitions'
-}).description(`A regular expression in RE2's syntax that must compile: no backreferences or lookaround, at most ${maxRegexProgram} instructions`);
+});
+
+// What every regular expression of a pattern must be, which no schema keyword says: the document gives it in words.
+export const regexRule = `in RE2's syntax, that must compile (no backreferences or lookaround) to at most ${maxRegexProgram} instructions, else a 400 validation_failed naming the field`;
 
 // Limits that keep evaluating an expression linear in the body: one recursive descent (a second multiplies the work
 // by the body's size), unions whose sizes multiply to a bounded fan-out, and no function calls in a filter or script
@@ -128,7 +131,7 @@ const jsonPath = wording(Joi.string().max(1000).custom((value: string, helpers) 
 const valueMatcher = wording(Joi.object({
     equalTo: Joi.string().allow(''),
     contains: Joi.string().allow(''),
-    matches: regex,
+    matches: regex.description(`A regular expression ${regexRule}`),
     absent: Joi.boolean(),
     caseInsensitive: Joi.boolean()
 }).xor('equalTo', 'contains', 'matches', 'absent'), {
@@ -162,7 +165,7 @@ const jsonPathMatcher = wording(Joi.object({
     expression: jsonPath.required(),
     equalTo: Joi.string().allow(''),
     contains: Joi.string().allow(''),
-    matches: regex,
+    matches: regex.description(`A regular expression ${regexRule}`),
     absent: Joi.boolean(),
     caseInsensitive: Joi.boolean(),
     equalToJson: expectedJson,
@@ -193,8 +196,8 @@ export const requestPatternSchema = optionalBody(wording(requestBody({
     method: Joi.string().pattern(/^[A-Za-z]+$/).max(16).description('An HTTP method, or ANY'),
     url: Joi.string().max(4000).description('The path and query exactly as sent, without an instance\'s base path'),
     urlPath: Joi.string().max(4000).description('The path exactly'),
-    urlPathPattern: regex.description('A regular expression the whole path matches'),
-    urlPattern: regex.description('A regular expression the whole path and query match'),
+    urlPathPattern: regex.description(`A regular expression the whole path matches, ${regexRule}`),
+    urlPattern: regex.description(`A regular expression the whole path and query match, ${regexRule}`),
     headers: Joi.object().pattern(Joi.string(), valueMatcher).description('Header name (any case) to matcher; credentials read [hidden]'),
     queryParameters: Joi.object().pattern(Joi.string(), valueMatcher).description('Query parameter to matcher'),
     bodyPatterns: Joi.array().items(bodyPattern).max(20).description('Every pattern must match the JSON body')

@@ -107,10 +107,21 @@ const errorRules: Record<number, ErrorRule> = {
         description: () => 'The token is valid but its role claim is not admin (code admin_required)',
         example: () => errorExample(403, 'admin_required', adminMessage)
     },
+    // Any path may answer 404 and 405 in the one error shape: an id that names nothing, an empty path parameter
+    // (/_instances//reset routes nowhere), a path or a method no route takes, and an instance that is not live.
     404: {
-        applies: (route) => route.hasParams,
-        description: () => 'No record with this id, or one that belongs to another caller',
-        example: () => errorExample(404, 'not_found', 'There is no record with this id')
+        applies: () => true,
+        description: (route) => [
+            ...(route.hasParams ? ['No record with this id, or one that belongs to another caller (code <record>_not_found)'] : []),
+            'No route at this path, an empty path parameter among them (code not_found)',
+            'under /i/<id>, an instance that is not live (code instance_not_found)'
+        ].join('; '),
+        example: (route) => (route.hasParams ? errorExample(404, 'not_found', 'There is no record with this id') : errorExample(404, 'not_found', 'No route serves /v1/nowhere: the routes are listed at /docs'))
+    },
+    405: {
+        applies: () => true,
+        description: () => 'The path does not route this method (code method_not_allowed), with an Allow header naming those it routes',
+        example: () => errorExample(405, 'method_not_allowed', 'PATCH is not allowed on /v1/commerce/products: use GET, POST')
     },
     409: {
         description: () => 'The request conflicts with the current state of a record',
@@ -146,6 +157,23 @@ const errorRules: Record<number, ErrorRule> = {
 export const errorStatuses = Object.keys(errorRules).map(Number);
 
 
+// What a route declares of a status (its words, or the error itself) replaces the rule's words, but for 400: there it adds the rules its schemas cannot
+// say to the words every route shares.
+function describedError(status: number, shared: string, declared: string | Boom.Boom | undefined): string {
+
+    if (Boom.isBoom(declared)) {
+        const { code, message } = errorBody(declared);
+        return `${code}: ${message}`;
+    }
+
+    if (!declared) {
+        return shared;
+    }
+
+    return status === 400 ? `${shared}; ${declared}` : declared;
+}
+
+
 /** The error responses a route can give, each with its description and an example body. */
 export function errorResponses(route: RouteFacts): Map<number, { description: string; example: object }> {
 
@@ -154,7 +182,7 @@ export function errorResponses(route: RouteFacts): Map<number, { description: st
         const declared = route.declared.get(Number(status));
         if (rule.applies?.(route) || declared !== undefined) {
             statuses.set(Number(status), {
-                description: typeof declared === 'string' && declared ? declared : rule.description(route),
+                description: describedError(Number(status), rule.description(route), declared),
                 example: Boom.isBoom(declared) ? errorBody(declared) : rule.example(route)
             });
         }

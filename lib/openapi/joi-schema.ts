@@ -52,9 +52,23 @@ function required(...keys: string[]): JsonSchema {
 }
 
 
+// Exactly one of the keys: each branch names its key and refuses the others, so that a reader that takes oneOf for
+// anyOf (as some request generators do) still reads two of them as refused.
+function exactlyOne(keys: string[]): JsonSchema {
+
+    return {
+        oneOf: keys.map((key) => {
+
+            const others = keys.filter((other) => other !== key).map((other) => required(other));
+            return { ...required(key), not: others.length === 1 ? others[0] : { anyOf: others } };
+        })
+    };
+}
+
+
 // The rule between keys of an object that each of joi's dependencies among peers says, in JSON Schema.
 const peerRules: Record<Exclude<Dependency['rel'], 'with'>, (peers: string[]) => JsonSchema> = {
-    xor: (peers) => ({ oneOf: peers.map((peer) => required(peer)) }),
+    xor: exactlyOne,
     or: (peers) => ({ anyOf: peers.map((peer) => required(peer)) }),
     oxor: (peers) => ({ not: { anyOf: peers.flatMap((peer, index) => peers.slice(index + 1).map((other) => required(peer, other))) } })
 };
@@ -86,7 +100,7 @@ function whenRules(key: string, whens: When[]): JsonSchema[] {
         const forbidden = then?.flags?.presence === 'forbidden';
         const requiredOtherwise = otherwise?.flags?.presence === 'required';
         if (forbidden && requiredOtherwise) {
-            rules.push({ oneOf: [required(key), required(sibling)] });
+            rules.push(exactlyOne([key, sibling]));
         }
         else if (forbidden) {
             rules.push({ not: required(key, sibling) });

@@ -23,6 +23,10 @@ const authenticateHeader = {
     'WWW-Authenticate': { description: 'Bearer, with the reason when a token was refused', required: true, schema: { type: 'string' } }
 };
 
+const allowHeader = {
+    Allow: { description: 'The methods the path routes', required: true, schema: { type: 'string' } }
+};
+
 const replayedHeader = {
     'Idempotent-Replayed': { description: 'true when this is the stored answer to an earlier request with the same Idempotency-Key', schema: { type: 'string', enum: ['true'] } }
 };
@@ -50,7 +54,7 @@ function extraResponses(route: RequestRoute, facts: RouteFacts): Record<number, 
     }
 
     for (const [code, { description, example }] of errorResponses(facts)) {
-        const headers = { ...requestIdHeaders, ...(code === 401 ? authenticateHeader : {}), ...(code === 402 || code === 409 || code === 422 ? replayed : {}) };
+        const headers = { ...requestIdHeaders, ...(code === 401 ? authenticateHeader : {}), ...(code === 405 ? allowHeader : {}), ...(code === 402 || code === 409 || code === 422 ? replayed : {}) };
         responses[code] = { description, schema: errorSchemaWith(example), headers };
     }
 

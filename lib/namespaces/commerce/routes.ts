@@ -85,7 +85,7 @@ export function commerceRoutes(server: Server, namespace: Namespace<CommerceStor
             tags,
             validate: { payload: newProductSchema },
             response: { status: { 201: productSchema } },
-            plugins: { localgate: { errors: { 422: 'business_not_found: business_id names no business' } } },
+            plugins: { localgate: { errors: { 400: 'a price with more decimals than its currency has (JPY 0, USD 2, KWD 3; code validation_failed naming price)', 422: 'business_not_found: business_id names no business' } } },
             async handler(request, h) {
 
                 const product = await commerceOf(request).createProduct(request.payload, callerId(request));

@@ -84,6 +84,7 @@ export function logisticsRoutes(server: Server, namespace: Namespace<LogisticsSt
             plugins: {
                 localgate: {
                     errors: {
+                        400: 'a return_at that is not after pickup_at (code validation_failed naming return_at)',
                         409: 'vehicle_unavailable: the vehicle cannot be booked at all; booking_overlap: it is already booked for part of that time',
                         422: 'vehicle_not_found or location_not_found: vehicle_id, pickup_location_id or dropoff_location_id names no record'
                     }
