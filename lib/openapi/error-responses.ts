@@ -111,11 +111,7 @@ const errorRules: Record<number, ErrorRule> = {
     // (/_instances//reset routes nowhere), a path or a method no route takes, and an instance that is not live.
     404: {
         applies: () => true,
-        description: (route) => [
-            ...(route.hasParams ? ['No record with this id, or one that belongs to another caller (code <record>_not_found)'] : []),
-            'No route at this path, an empty path parameter among them (code not_found)',
-            'under /i/<id>, an instance that is not live (code instance_not_found)'
-        ].join('; '),
+        description: (route) => `${route.hasParams ? 'No record with this id, or one that belongs to another caller (code <record>_not_found); no' : 'No'} route at this path, an empty path parameter among them (code not_found); under /i/<id>, an instance that is not live (code instance_not_found)`,
         example: (route) => (route.hasParams ? errorExample(404, 'not_found', 'There is no record with this id') : errorExample(404, 'not_found', 'No route serves /v1/nowhere: the routes are listed at /docs'))
     },
     405: {

@@ -5,6 +5,7 @@ import Ajv, { type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import fc from 'fast-check';
 
+import { storablePattern } from '../../lib/fields';
 import { documentPath } from '../../lib/openapi';
 import { adminBearer, bearer, body, testServer } from '../helpers/server';
 
@@ -44,6 +45,7 @@ interface Parameter {
 }
 
 interface Response {
+    description: string;
     headers?: Record<string, { required?: boolean; schema: Schema }>;
     content?: Record<string, { schema: Schema }>;
 }
@@ -120,8 +122,7 @@ function validParam(schema: Schema, value: string): boolean {
 // Rules the document gives in words only, as OpenAPI 3.0 cannot say them (docs/api.md lists them): valid requests
 // keep to them by the field's name, and the test below proves the server enforces each.
 const describedOnly: Record<string, fc.Arbitrary<unknown>> = {
-    // A code the platform knows, not just three capitals; a price with no more decimals than it has.
-    currency: fc.constantFrom('USD', 'EUR', 'JPY', 'KWD'),
+    // A price with no more decimals than its currency has.
     price: fc.integer({ min: 0, max: 1_000_000 }),
     // Regular expressions and JSONPath that compile; JSON, or a string holding JSON.
     urlPathPattern: fc.constantFrom('/v1/.*', '/v1/commerce/products'),
@@ -204,13 +205,20 @@ function stringOf(schema: Schema): fc.Arbitrary<string> {
     }
 
     const maxLength = Math.min(schema.maxLength ?? 24, 24);
+    // Text (the pattern that refuses NUL and lone surrogates): any characters, now and then as many as it may hold.
+    if (schema.pattern === storablePattern.source) {
+        const longest = schema.maxLength === undefined ? fc.constant('é'.repeat(24)) : fc.constant('é'.repeat(schema.maxLength));
+        const unicode = fc.string({ unit: 'binary', minLength: schema.minLength ?? 0, maxLength: Math.max(maxLength, schema.minLength ?? 0) }).map((value) => value.replace(/[\0\p{Cs}]/gu, '\u{1F600}'));
+        return fc.oneof({ weight: 4, arbitrary: unicode }, { weight: 1, arbitrary: longest }).filter((value) => fits(value) && new RegExp(schema.pattern!).test(value));
+    }
+
     if (schema.pattern?.startsWith('^')) {
         return fc.stringMatching(new RegExp(schema.pattern)).filter(fits);
     }
 
-    // Printable ASCII: NUL and lone surrogates are refused in words only.
+    // Any code points, NUL and lone surrogates among them, kept where the document's pattern takes them.
     const pattern = schema.pattern ? new RegExp(schema.pattern) : undefined;
-    return fc.string({ minLength: schema.minLength ?? 0, maxLength: Math.max(maxLength, schema.minLength ?? 0) }).filter((value) => fits(value) && (pattern?.test(value) ?? true));
+    return fc.string({ unit: 'binary', minLength: schema.minLength ?? 0, maxLength: Math.max(maxLength, schema.minLength ?? 0) }).filter((value) => fits(value) && (pattern?.test(value) ?? true));
 }
 
 
@@ -271,7 +279,7 @@ function documentSays(operation: Operation, generated: Generated): boolean {
 
 
 // What an invalid value may be: a wrong type, an empty or an overlong text, a number past its bounds.
-const wrongValues = [null, 12345, -1, 1.5, 'x', '', 'not-a-uuid', true, [], {}, 'x'.repeat(5001), 2 ** 53, '2030-02-30T10:00:00Z'];
+const wrongValues = [null, 12345, -1, 1.5, 'x', '', 'not-a-uuid', true, [], {}, 'x'.repeat(5001), 2 ** 53, '2030-02-30T10:00:00Z', 'a\u0000b', 'a\uD800', '\uDC00b', '1969-12-31T23:59:59Z', 'usd'];
 
 const wrongParams = ['abc', '-1', '1.5', '', 'x'.repeat(300), '9007199254740993', 'not-a-uuid', '2030-02-30T10:00:00Z'];
 
@@ -308,7 +316,12 @@ function invalidRequests(operation: Operation, known: Record<string, string[]>):
     const schema = operation.requestBody?.content['application/json'].schema;
     if (schema) {
         breaks.push(fc.constantFrom<unknown>(null, [], 'text', 42, undefined).map((value) => ({ body: value })));
-        breaks.push(fc.record({ key: fc.constantFrom(...Object.keys(schema.properties ?? {}), '__unknown'), value: fc.constantFrom(...wrongValues, undefined) }));
+        breaks.push(fc.record({ key: fc.constantFrom(...Object.keys(schema.properties ?? {}), '__unknown', ''), value: fc.constantFrom(...wrongValues, undefined) }));
+        // One character past a text's bound.
+        const bounded = Object.entries(schema.properties ?? {}).filter(([, property]) => property.type === 'string' && property.maxLength !== undefined && !property.enum);
+        if (bounded.length) {
+            breaks.push(fc.constantFrom(...bounded).map(([key, property]) => ({ key, value: 'é'.repeat(property.maxLength! + 1) })));
+        }
     }
 
     return fc.tuple(validRequests(operation, known), fc.oneof(...breaks)).map(([generated, change]) => broken(generated, change)).filter((generated) => !documentSays(operation, generated));
@@ -560,7 +573,6 @@ describe('the rules the document gives in words', () => {
 
     // The field whose description says the rule, a request the document calls valid that breaks it, and the words.
     const rules: { field: string; path: string; property: string[]; payload: object; role: Role; words: string }[] = [
-        { field: 'currency', path: '/v1/commerce/products', property: ['currency'], payload: { ...product, currency: 'ABC' }, role: 'user', words: 'the platform knows' },
         { field: 'price', path: '/v1/commerce/products', property: ['price'], payload: { ...product, price: 1.234 }, role: 'user', words: 'no more decimals than the currency has' },
         { field: 'return_at', path: '/v1/logistics/bookings', property: ['return_at'], payload: booking, role: 'user', words: 'after pickup_at' },
         { field: 'rules.0.latency_ms', path: '/_faults', property: ['rules', 'items', 'latency_ms'], payload: { rules: [{ path: '/v1/*', latency_ms: [50, 10] }] }, role: 'admin', words: 'min at most max' },
@@ -568,7 +580,8 @@ describe('the rules the document gives in words', () => {
         { field: 'headers.x-a.matches', path: '/_requests/count', property: ['headers', 'additionalProperties', 'matches'], payload: { headers: { 'x-a': { matches: '(' } } }, role: 'admin', words: 'must compile' },
         { field: 'bodyPatterns.0.matchesJsonPath', path: '/_requests/find', property: ['bodyPatterns', 'items', 'matchesJsonPath'], payload: { bodyPatterns: [{ matchesJsonPath: '$[?(@.a ==' }] }, role: 'admin', words: 'must parse' },
         { field: 'bodyPatterns.0.equalToJson', path: '/_requests/find', property: ['bodyPatterns', 'items', 'equalToJson'], payload: { bodyPatterns: [{ equalToJson: '{"a":' }] }, role: 'admin', words: 'a string holding JSON' },
-        { field: 'fixture', path: '/_instances', property: ['fixture'], payload: { fixture: { nowhere: {} } }, role: 'admin', words: 'invalid_fixture' }
+        { field: 'urlPattern', path: '/_requests/count', property: ['urlPattern'], payload: { urlPattern: 'a{300}' }, role: 'admin', words: 'at most 200 instructions' },
+        { field: 'fixture.commerce.products[0].price', path: '/_instances', property: ['fixture'], payload: { fixture: { commerce: { products: [{ name: 'Kettle', price: 1.234, currency: 'USD', business_id: 'd851fadb-03ca-5a24-ba16-c15cce19933b' }] } } }, role: 'admin', words: 'invalid_fixture' }
     ];
 
     const refuses = async ({ field, path, property, payload, role, words }: typeof rules[number]) => {
@@ -578,6 +591,8 @@ describe('the rules the document gives in words', () => {
         expect(validBody(schema, payload)).to.be.true();
         const described = property.reduce<Schema>((node, key) => (key === 'items' || key === 'additionalProperties' ? node[key] : node.properties![key]) as Schema, schema);
         expect(described.description, field).to.contain(words);
+        // The operation's 400 says it too, where tools read the answers an operation gives.
+        expect(operation.responses[400]!.description, field).to.contain((property[0] === 'rules' ? 'latency_ms' : property.at(-1) === 'additionalProperties' ? 'matches' : property.at(-1)!).replace('items', 'matchesJsonPath'));
 
         const headers = role === 'admin' ? adminBearer(server) : bearer(server, 'alice');
         const url = path.startsWith('/v1/') ? `/i/${instance}${path}` : path;
@@ -590,6 +605,61 @@ describe('the rules the document gives in words', () => {
     for (const rule of rules) {
         it(`refuses with 400 a ${rule.field} the document allows by its schema and refuses in words`, () => refuses(rule));
     }
+
+    // Requests a contract test sent as valid by an earlier document, which the server refused: the document refuses
+    // each now, by a keyword of its schema, and the server with a 400 naming the field.
+    const saidNow: { field: string; method: 'post' | 'put'; path: string; payload: object; role: Role }[] = [
+        { field: 'currency', method: 'post', path: '/v1/commerce/products', payload: { ...product, currency: 'ABC' }, role: 'user' },
+        { field: 'reason', method: 'post', path: '/v1/commerce/scam-reports', payload: { target_type: 'product', target_id: 'p', reason: 'a\u0000b' }, role: 'user' },
+        { field: 'reason', method: 'post', path: '/v1/commerce/scam-reports', payload: { target_type: 'product', target_id: 'p', reason: 'lone \uD83D here' }, role: 'user' },
+        { field: 'message', method: 'post', path: '/v1/commerce/inquiries', payload: { message: 'ends \uDE00' , product_id: 'p' }, role: 'user' },
+        { field: 'product_id', method: 'post', path: '/v1/commerce/inquiries', payload: { product_id: 'p', business_id: 'b', message: 'Both?' }, role: 'user' },
+        { field: 'now', method: 'put', path: '/_clock', payload: { now: '1969-12-31T23:59:59Z' }, role: 'admin' },
+        { field: 'fixture.nowhere', method: 'post', path: '/_instances', payload: { fixture: { nowhere: {} } }, role: 'admin' },
+        { field: 'notes', method: 'post', path: '/v1/logistics/bookings', payload: { ...booking, return_at: '2030-06-03T10:00:00Z', notes: 'é'.repeat(1001) }, role: 'user' }
+    ];
+
+    const refusedByDocument = async ({ field, method, path, payload, role }: typeof saidNow[number]) => {
+
+        const operation = document.paths[path]![method]!;
+        expect(validBody(operation.requestBody!.content['application/json'].schema, payload)).to.be.false();
+        const headers = role === 'admin' ? adminBearer(server) : bearer(server, 'alice');
+        const res = await server.inject({ method, url: path.startsWith('/v1/') ? `/i/${instance}${path}` : path, payload, headers });
+        expect(res.statusCode, res.payload).to.equal(400);
+        expect(body<{ details: { field: string }[] }>(res).details.map((detail) => detail.field)).to.equal([field]);
+    };
+
+    for (const said of saidNow) {
+        it(`refuses ${JSON.stringify(said.payload).slice(0, 80)} by the document and with a 400 naming ${said.field}`, () => refusedByDocument(said));
+    }
+
+    it('takes text up to its bound, astral characters and all, where the document does', async () => {
+
+        const schema = document.paths['/v1/commerce/scam-reports']!.post!.requestBody!.content['application/json'].schema;
+        for (const reason of ['é'.repeat(2000), '\u{1F600}'.repeat(1000), 'a\u0001\uFFFF\u{10FFFF}']) {
+            const payload = { target_type: 'product', target_id: 'nothing-here', reason };
+            expect(validBody(schema, payload)).to.be.true();
+            const res = await server.inject({ method: 'POST', url: `/i/${instance}/v1/commerce/scam-reports`, payload, headers: bearer(server, 'alice') });
+            // Valid: refused only for the record it names.
+            expect(res.statusCode, res.payload).to.equal(422);
+        }
+    });
+
+    it('answers the inbox\'s unsigned webhook with the 422 its document gives, and an empty path parameter with a documented 404', async () => {
+
+        const inbox = document.paths['/console/inbox/{data_set}']!.post!;
+        const res = await server.inject({ method: 'POST', url: '/console/inbox/default', payload: { type: 'x' } });
+        expect(res.statusCode).to.equal(422);
+        expect(inbox.responses[422]!.description).to.contain(body<{ code: string }>(res).code);
+
+        const reset = document.paths['/_instances/{instance_id}/reset']!.post!;
+        const empty = await server.inject({ method: 'POST', url: '/_instances//reset', headers: adminBearer(server) });
+        expect(empty.statusCode).to.equal(404);
+        expect(reset.responses[404]!.description).to.contain(body<{ code: string }>(empty).code);
+        const wrong = await server.inject({ method: 'PATCH', url: '/_instances', headers: adminBearer(server) });
+        expect(wrong.statusCode).to.equal(405);
+        expect(document.paths['/_instances']!.post!.responses[405]!.description).to.contain(body<{ code: string }>(wrong).code);
+    });
 });
 
 
