@@ -77,6 +77,19 @@ export type IdMode = 'random' | 'sequential';
 export const maxIdCounter = 0xffffffffffff;
 
 
+/**
+ * The turn the event-writing transactions of a data set take when its databases are files other processes may open
+ * too, and the positions drawn in it: held from before a write's first event until the write has committed, so that
+ * a reader that has seen a position has seen every earlier one, whichever process and database wrote it.
+ */
+export interface PositionTurn {
+    /** Runs a synchronous write transaction holding the turn; a write nested in one that holds it runs in that turn. */
+    holding<Result>(work: () => Result): Result;
+    /** The next position, past `past` and every position drawn before in any process; kept before the write commits. */
+    draw(past: number): number;
+}
+
+
 /** Where new record ids come from: random UUIDs, or UUID-shaped ids derived from a counter so that runs repeat. */
 export class IdSource {
 
@@ -118,10 +131,18 @@ export class IdSource {
     // The last event position handed out, drawn from a PostgreSQL sequence, or found in the data set's databases.
     lastEventPosition = 0;
 
-    /** The position of a new event on an engine that hands them out in the process: past the last one and past `floor`, the last its own database holds. */
+    // Where the data set's databases are files other processes may open too: the turn its writes take, and the
+    // positions they draw there. Null: positions are handed out in the process alone.
+    positions: PositionTurn | null = null;
+
+    /**
+     * The position of a new event on an engine that hands them out in the process: past the last one and past
+     * `floor`, the last its own database holds, and, with a turn, past every one another process drew.
+     */
     eventPosition(floor: number): number {
 
-        this.lastEventPosition = Math.max(this.lastEventPosition, floor) + 1;
+        const past = Math.max(this.lastEventPosition, floor);
+        this.lastEventPosition = this.positions ? this.positions.draw(past) : past + 1;
         return this.lastEventPosition;
     }
 

@@ -84,7 +84,8 @@ export class NamespacesDataSet implements DataSetDatabases {
     private logs = new WeakMap<NamespaceDatabase, EventLog>();
     private readonly specs: ReturnType<typeof fixtureSpecs>;
 
-    constructor(protected readonly namespaces: readonly Namespace[], protected databases: NamespaceDatabases, protected readonly provisioned: ProvisionedNamespaces, protected readonly context: RecordContext) {
+    // `held`: what else the data set keeps open and closes with its databases (the default data set's position files).
+    constructor(protected readonly namespaces: readonly Namespace[], protected databases: NamespaceDatabases, protected readonly provisioned: ProvisionedNamespaces, protected readonly context: RecordContext, private readonly held: { close(): void } | null = null) {
 
         this.specs = fixtureSpecs(namespaces);
     }
@@ -201,6 +202,7 @@ export class NamespacesDataSet implements DataSetDatabases {
     async close(): Promise<void> {
 
         await Promise.all([...Object.values(this.databases), ...Object.values(this.provisioned)].map((database) => database.close()));
+        this.held?.close();
     }
 
     /** The database of a namespace, for the engine's own tests and tools. */

@@ -21,8 +21,15 @@ export async function openDefaultDataSet(settings: StorageSettings, context: Rec
     const seed = settings.seedFile ? readFixtureFile(settings.seedFile) : undefined;
     const opened: NamespaceDatabases = {};
     const provisioned: ProvisionedNamespaces = {};
+    let positions: { close(): void } | null = null;
     let data: NamespacesDataSet;
     try {
+        if (writesEventsToFiles(settings)) {
+            const turn = (await import('./sqlite/positions')).openSqlitePositions(settings.dataDir);
+            positions = turn;
+            context.ids.positions = turn;
+        }
+
         for (const namespace of settings.placedNamespaces) {
             opened[namespace.name] = await openNamespace(settings, namespace);
         }
@@ -38,10 +45,11 @@ export async function openDefaultDataSet(settings: StorageSettings, context: Rec
             }
         }
 
-        data = new NamespacesDataSet(settings.namespaces, opened, provisioned, context);
+        data = new NamespacesDataSet(settings.namespaces, opened, provisioned, context, positions);
     }
     catch (err) {
         await Promise.all([...Object.values(opened), ...Object.values(provisioned)].map((database) => database.close()));
+        positions?.close();
         throw err;
     }
 
@@ -64,6 +72,18 @@ async function loadSeedFile(data: NamespacesDataSet, seed: unknown, file: string
         await data.close();
         throw err;
     }
+}
+
+
+/**
+ * Whether a database of the data set that writes events is an SQLite file (in DATA_DIR, or where a setting names it),
+ * which another process may open too: then every process draws the data set's event positions in turn, from files
+ * of its own in DATA_DIR (storage/sqlite/positions.ts). In memory, a process is alone with its databases.
+ */
+export function writesEventsToFiles(settings: StorageSettings): boolean {
+
+    const onSqlite = (namespace: Namespace) => (namespace.readiness === 'provisioned' ? settings.payLocation : settings.placements[namespace.name])?.engine === 'sqlite';
+    return settings.storage === 'file' && settings.namespaces.some((namespace) => namespace.events && onSqlite(namespace));
 }
 
 

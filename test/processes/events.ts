@@ -326,3 +326,76 @@ describe('webhooks of three processes on one PostgreSQL database (slow)', { skip
         });
     });
 });
+
+
+describe('event positions of two processes on the same SQLite files', { timeout: 60_000 }, () => {
+
+    it('gives every event its own position and a reader following its cursor each event once, while both write at once', async () => {
+
+        const dataDir = tempDir();
+        const secret = Crypto.randomBytes(32).toString('hex');
+        const env = { DATA_DIR: dataDir, AUTH_JWT_SECRET: secret };
+        const servers: SpawnedServer[] = [];
+        try {
+            // The first start creates, migrates and seeds the files; the second opens them as they are.
+            servers.push(await spawnServer(env));
+            servers.push(await spawnServer(env));
+            const [products, bookings] = servers as [SpawnedServer, SpawnedServer];
+            const listed = async (path: string) => ((await send(`${bookings.url}${path}`, secret, 'setup')).body as { data: { id: string }[] }).data.map(({ id }) => id);
+            const [vehicle] = await listed('/v1/logistics/vehicles?available=true&limit=1');
+            const locations = await listed('/v1/logistics/locations?limit=2');
+
+            // A reader on the first process follows its cursor, a small page at a time, while the writes go on.
+            let writing = true;
+            const seen: ListedEvent[] = [];
+            const reading = (async () => {
+
+                for (;;) {
+                    const done = !writing;
+                    const after = seen.length ? `&after=${seen[seen.length - 1]!.id}` : '';
+                    const res = await fetch(`${products.url}/_events?limit=5${after}`, { headers: admin(secret) });
+                    const page = JSON.parse(await res.text()) as { data: ListedEvent[] };
+                    seen.push(...page.data);
+                    if (done && page.data.length < 5) {
+                        return;
+                    }
+                }
+            })();
+
+            const count = 30;
+            const replies = await Promise.all([
+                ...Array.from({ length: count }, (_, i) => send(`${products.url}/v1/commerce/products`, secret, `writer-${i % 5}`, { name: `Loaf ${i}`, price: 2.5, currency: 'USD', business_id: bakery })),
+                ...Array.from({ length: count }, (_, i) => {
+
+                    const day = new Date(Date.UTC(2031, 4, 1 + i)).toISOString().slice(0, 10);
+                    return send(`${bookings.url}/v1/logistics/bookings`, secret, `driver-${i % 5}`, { vehicle_id: vehicle, pickup_location_id: locations[0], dropoff_location_id: locations[1], pickup_at: `${day}T10:00:00Z`, return_at: `${day}T18:00:00Z` });
+                })
+            ]);
+            writing = false;
+            await reading;
+            expect(replies.filter(({ status }) => status !== 201).map(({ text }) => text)).to.equal([]);
+
+            // What the files hold, as a third reader sees it: 60 events, no position twice.
+            const stored = ['commerce', 'logistics'].flatMap((namespace) => {
+
+                const db = new Database(Path.join(dataDir, `${namespace}.db`), { readonly: true });
+                try {
+                    return db.prepare<[], { position: number; id: string }>('SELECT position, id FROM events').all();
+                }
+                finally {
+                    db.close();
+                }
+            }).sort((a, b) => a.position - b.position);
+            expect(stored.length).to.equal(2 * count);
+            expect(new Set(stored.map(({ position }) => position)).size).to.equal(2 * count);
+
+            // The reader saw every event once, in position order, and so does a list from the start on the other process.
+            expect(seen.map(({ id }) => id)).to.equal(stored.map(({ id }) => id));
+            expect((await listEvents(bookings, secret)).map(({ id }) => id)).to.equal(stored.map(({ id }) => id));
+        }
+        finally {
+            await Promise.all(servers.map((server) => server.stop()));
+            Fs.rmSync(dataDir, { recursive: true, force: true });
+        }
+    });
+});

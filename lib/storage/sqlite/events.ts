@@ -95,7 +95,8 @@ export class SqliteEventWriter {
 
     /**
      * A write transaction of this connection (immediate), which every write of events or pending records runs in:
-     * once it has committed, the context is told what it wrote; one rolled back tells nothing.
+     * once it has committed, the context is told what it wrote; one rolled back tells nothing. Where the data set's
+     * positions are drawn in turn with other processes, the transaction runs in that turn, taken before it begins.
      */
     writing<Args extends unknown[], Result>(context: RecordContext, work: (...args: Args) => Result): (...args: Args) => Result {
 
@@ -103,7 +104,8 @@ export class SqliteEventWriter {
         return (...args) => {
 
             this.commit = newCommit();
-            const result = transaction.immediate(...args);
+            const turn = context.ids.positions;
+            const result = turn ? turn.holding(() => transaction.immediate(...args)) : transaction.immediate(...args);
             tellCommitted(context, this.commit);
             return result;
         };

@@ -1,0 +1,96 @@
+import Assert from 'node:assert';
+import Path from 'node:path';
+
+import type { PositionTurn } from '../../record-context';
+import { always } from '../../always';
+import { prepareDataDir } from './files';
+import { closeDatabase, openDatabase, type Database } from './open';
+import { lazyStatements, sql, type Statements } from './statements';
+
+
+// Two small files of the data set's own in DATA_DIR, beside its namespaces' (a namespace's name has no hyphen, so
+// neither is ever a namespace's file). Each has a connection of its own, never ATTACHed to a namespace's: an
+// immediate transaction there would lock every attached file, and nested writes across namespaces would wait on each
+// other. The turn is an immediate transaction of the first that writes nothing, held from before a write begins until
+// it has committed; the counter in the second is written, and committed, as each position is drawn, before the write
+// that draws it commits. So a process killed between the two commits leaves a gap, never a position drawn twice.
+export const turnFileName = 'event-positions-turn.db';
+export const counterFileName = 'event-positions.db';
+
+const queries = {
+    last: sql<[], number>('SELECT last FROM event_positions'),
+    setLast: sql<[number]>('UPDATE event_positions SET last = ?')
+};
+
+
+/** The turn and the positions of a data set whose SQLite files other processes may open too. */
+export class SqlitePositions implements PositionTurn {
+
+    // The writes under way in this process that hold the turn: a write nested in another runs in the outer's turn.
+    private depth = 0;
+    private readonly statements: Statements<typeof queries>;
+
+    constructor(private readonly turn: Database, private readonly counter: Database) {
+
+        this.statements = lazyStatements(counter, queries);
+    }
+
+    holding<Result>(work: () => Result): Result {
+
+        if (this.depth === 0) {
+            this.turn.exec('BEGIN IMMEDIATE');
+        }
+
+        this.depth += 1;
+        try {
+            return work();
+        }
+        finally {
+            this.depth -= 1;
+            if (this.depth === 0) {
+                this.turn.exec('COMMIT');
+            }
+        }
+    }
+
+    draw(past: number): number {
+
+        Assert.ok(this.depth > 0, 'An event position is drawn outside the turn of its write');
+        const position = Math.max(past, always(this.statements.last.pluck().get(), 'the last event position')) + 1;
+        this.statements.setLast.run(position);
+        return position;
+    }
+
+    /** Closes both files; a write under way cannot be, since every write is synchronous. */
+    close(): void {
+
+        closeDatabase(this.turn);
+        closeDatabase(this.counter);
+    }
+}
+
+
+/** Opens (and on first use makes) the turn and counter files of the data set whose databases are in `dataDir`. */
+export function openSqlitePositions(dataDir: string): SqlitePositions {
+
+    prepareDataDir(dataDir);
+    const opened: Database[] = [];
+    try {
+        const turn = openDatabase(Path.resolve(dataDir, turnFileName));
+        opened.push(turn);
+        const counter = openDatabase(Path.resolve(dataDir, counterFileName));
+        opened.push(counter);
+        // Two processes starting at once make it once: the second waits for the first's transaction, then finds the row.
+        counter.transaction(() => {
+
+            counter.exec('CREATE TABLE IF NOT EXISTS event_positions (last INTEGER NOT NULL)');
+            counter.exec('INSERT INTO event_positions (last) SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM event_positions)');
+        }).immediate();
+
+        return new SqlitePositions(turn, counter);
+    }
+    catch (err) {
+        opened.forEach(closeDatabase);
+        throw err;
+    }
+}
