@@ -9,6 +9,7 @@ import Sqlite from 'better-sqlite3';
 
 import { mintToken, provisionPay } from '../../lib';
 import { binPath, spawnServer, type SpawnedServer } from '../helpers/processes';
+import { seeded } from '../helpers/seeded';
 import { tempDir, testServer } from '../helpers/server';
 
 
@@ -89,24 +90,10 @@ async function balances(ledger: Ledger, subject: string): Promise<Record<string,
 }
 
 
-// A small seeded generator, so that every run sends the same mix of orders.
-function generator(seed: number): () => number {
-
-    let state = seed;
-    return () => {
-
-        state = (state + 0x6D2B79F5) | 0;
-        let t = Math.imul(state ^ (state >>> 15), 1 | state);
-        t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-        return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
-}
-
-
 /** Many deposits and withdrawals for a few callers at once, some sent twice with the same key; checks every answer and the totals. */
 async function mixedLoad(ledger: Ledger, subjects: string[], count: number, seed: number): Promise<void> {
 
-    const random = generator(seed);
+    const random = seeded(seed);
     const orders: Order[] = [];
     for (let i = 0; i < count; ++i) {
         const direction: Direction = random() < 0.55 ? 'deposit' : 'withdraw';
