@@ -24,7 +24,8 @@ const { expect } = Code;
 
 // Webhooks across processes, through real HTTP: a `localgate start` killed with SIGKILL while its receiver fails
 // delivers every event it committed after its restart, with the webhook-id of the attempts before (on SQLite files and
-// on PostgreSQL); three processes on one PostgreSQL database send each delivery once. The receivers are node:http
+// on PostgreSQL); three processes on one PostgreSQL database send each delivery once; two processes send each attempt
+// once to a receiver slower than their leases (on SQLite files and on PostgreSQL). The receivers are node:http
 // servers of the test. LOCALGATE_TEST_MEASURE=1 prints what each run saw.
 
 const skip = skipWithoutPostgres('test/processes/events.ts');
