@@ -96,12 +96,24 @@ export interface StoredEndpoint {
     previous_secret_until: string | null;
 }
 
-/** An attempt claimed for sending: the event, its endpoint, which attempt (1 for the first) and the instant it fell due. */
+/**
+ * An attempt claimed for sending: the event, its endpoint, which attempt (1 for the first), the instant it fell due and
+ * the lease its claim took (the wall clock).
+ */
 export interface ClaimedAttempt {
     event: StoredEvent;
     endpoint: StoredEndpoint;
     attempt: number;
     due_at: string;
+    leased_until: string;
+}
+
+/** A claimed attempt's hold on its delivery: the delivery, the attempt it makes and the lease it holds now. */
+export interface HeldLease {
+    position: number;
+    endpoint_id: string;
+    attempt: number;
+    leased_until: string;
 }
 
 /**

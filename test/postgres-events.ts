@@ -304,6 +304,35 @@ describe('events on PostgreSQL', { skip }, () => {
         expect(await logs.commerce.claimDue(new Date(start), 10, wallSoon)).to.equal([]);
     });
 
+    it('renews the leases a process holds on attempts not made yet, but not one recorded since or claimed by another process once its lease had passed', async () => {
+
+        const url = await fresh();
+        const one = await dataSet(url);
+        const two = await dataSet(url);
+        await one.logs.commerce.replaceEndpoints([endpoint('a', 0, null), endpoint('b', 1, null)]);
+        await products(one.commerce, 2);
+
+        // A claim whose lease has passed by the time its attempts' turns come.
+        const claimed = await one.logs.commerce.claimDue(new Date(start), 10, new Date(Date.now() - 1));
+        const held = claimed.map(({ event, endpoint: { id }, attempt, leased_until: lease }) => ({ position: event.position, endpoint_id: id, attempt, leased_until: lease }));
+        expect(held.map(({ position, endpoint_id: id }) => `${position} ${id}`)).to.equal(['1 a', '1 b', '2 a', '2 b']);
+        await one.logs.commerce.record({ position: 1, endpoint_id: 'a', attempt: 1, delivered: true, next_due_at: null, given_up: null });
+        // The other process takes the next one over: its lease had passed.
+        const far = new Date(Date.now() + 60_000);
+        expect((await two.logs.commerce.claimDue(new Date(start), 1, far)).map(({ event, endpoint: { id }, leased_until: lease }) => [event.position, id, lease])).to.equal([[1, 'b', far.toISOString()]]);
+
+        const renewed = await one.logs.commerce.renewLeases(held, far);
+        expect(renewed).to.equal([held[2]!, held[3]!]);
+        // Renewed: the other process claims none of them; a renewal under a lease the rows no longer hold, or for
+        // another attempt, renews nothing.
+        expect(await two.logs.commerce.claimDue(new Date(start), 10, far)).to.equal([]);
+        expect(await one.logs.commerce.renewLeases(renewed, far)).to.equal([]);
+        const now = renewed.map((lease) => ({ ...lease, leased_until: far.toISOString() }));
+        expect(await one.logs.commerce.renewLeases([{ ...now[0]!, attempt: 2 }], new Date(Date.now() + 1000))).to.equal([]);
+        expect(await one.logs.commerce.renewLeases(now, new Date(Date.now() + 1000))).to.equal(now);
+        expect(await one.logs.commerce.renewLeases(now, far)).to.equal([]);
+    });
+
     it('records an attempt once: delivered, due again, or given up with its event written in the same transaction', async () => {
 
         const { commerce, logs } = await dataSet();

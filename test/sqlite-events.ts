@@ -393,6 +393,35 @@ describe('events on SQLite', () => {
         ]);
     });
 
+    it('renews the leases held on attempts not made yet, but not one recorded since or claimed again once its lease had passed', async () => {
+
+        const made = await make();
+        const [commerce] = await dataOf(made).eventLogs();
+        const log: EventLog = commerce!;
+        await log.replaceEndpoints([endpoint('a', 0, null), endpoint('b', 1, null)]);
+        await as(made, 'ann', 'POST', '/v1/commerce/inquiries', { business_id: bakery, message: 'Hi' });
+        await as(made, 'ann', 'POST', '/v1/commerce/inquiries', { business_id: bakery, message: 'Again' });
+
+        // A claim whose lease has passed by the time its attempts' turns come.
+        const claimed = await log.claimDue(new Date(frozen), 10, new Date(Date.now() - 1));
+        const held = claimed.map(({ event, endpoint: { id }, attempt, leased_until: lease }) => ({ position: event.position, endpoint_id: id, attempt, leased_until: lease }));
+        expect(held.map(({ position, endpoint_id: id }) => `${position} ${id}`)).to.equal(['1 a', '1 b', '2 a', '2 b']);
+        await log.record({ position: 1, endpoint_id: 'a', attempt: 1, delivered: true, next_due_at: null, given_up: null });
+        // Another claimer takes the next one over: its lease had passed.
+        const far = new Date(Date.now() + 60_000);
+        expect((await log.claimDue(new Date(frozen), 1, far)).map(({ event, endpoint: { id }, leased_until: lease }) => [event.position, id, lease])).to.equal([[1, 'b', far.toISOString()]]);
+
+        const renewed = await log.renewLeases(held, far);
+        expect(renewed).to.equal([held[2]!, held[3]!]);
+        // Renewed: nobody claims them; a renewal under a lease the rows no longer hold, or for another attempt, renews nothing.
+        expect(await log.claimDue(new Date(frozen), 10, far)).to.equal([]);
+        expect(await log.renewLeases(renewed, far)).to.equal([]);
+        const now = renewed.map((lease) => ({ ...lease, leased_until: far.toISOString() }));
+        expect(await log.renewLeases([{ ...now[0]!, attempt: 2 }], new Date(Date.now() + 1000))).to.equal([]);
+        expect(await log.renewLeases(now, new Date(Date.now() + 1000))).to.equal(now);
+        expect(await log.renewLeases(now, far)).to.equal([]);
+    });
+
     it('tells the data set\'s listeners after a batch of transitions wrote events, and not after a move that wrote none', async () => {
 
         const made = await make();

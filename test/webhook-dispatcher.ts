@@ -8,7 +8,8 @@ import { Loop, Scheduler, Timeline, type OutboundCall, type OutboundOutcome, typ
 import type { TimedStore } from '../lib/transitions';
 import { DeliveryJournal, keptBodyBytes, keptExchange, keptHeaderChars, keptHeaders, matchesDelivery, type DeliveryEntry } from '../lib/data-set/deliveries';
 import { Dispatcher, type DispatcherParts } from '../lib/data-set/dispatcher';
-import { matchesType, type AttemptOutcome, type ClaimedAttempt, type StoredEndpoint, type StoredEvent } from '../lib/outbox';
+import { Leases, type Claimed } from '../lib/data-set/leases';
+import { matchesType, type AttemptOutcome, type ClaimedAttempt, type HeldLease, type StoredEndpoint, type StoredEvent } from '../lib/outbox';
 import { DomainError } from '../lib/errors';
 import { JournalBudget } from '../lib/data-set/journal';
 import type { EventLog } from '../lib/storage/engine';
@@ -35,11 +36,15 @@ function event(position: number): StoredEvent {
 }
 
 
-// An event log in memory: the attempts it holds due, claimed and recorded as the engines' are.
+// An attempt due, not claimed yet: a claim gives it its lease.
+type DueAttempt = Omit<ClaimedAttempt, 'leased_until'>;
+
+
+// An event log in memory: the attempts it holds due, claimed, renewed and recorded as the engines' are.
 class MemoryLog implements EventLog {
 
     readonly namespace = 'memory';
-    due: ClaimedAttempt[] = [];
+    due: DueAttempt[] = [];
     recorded: AttemptOutcome[] = [];
     // Due instants it reports that nobody can claim (another process leases them).
     leasedElsewhere: Date | null = null;
@@ -50,6 +55,12 @@ class MemoryLog implements EventLog {
     counts: [string, number, string | null][] = [];
     // Whether a failed attempt's next one falls due again here, as the engines' do.
     retrying = false;
+    // Each renewal asked for: the leases held and the lease asked; the deliveries it keeps (all unless told).
+    renewals: [HeldLease[], string][] = [];
+    keeps: (lease: HeldLease) => boolean = () => true;
+    failRenewal = false;
+    // What a renewal waits for before it answers.
+    renewing: Promise<void> = Promise.resolve();
     private readonly claimed = new Map<string, ClaimedAttempt>();
 
     list(): Promise<StoredEvent[]> {
@@ -89,16 +100,28 @@ class MemoryLog implements EventLog {
         return Promise.resolve(this.due.filter(({ due_at: due }) => Date.parse(due) <= until.getTime()).length);
     }
 
-    claimDue(until: Date, limit: number): Promise<ClaimedAttempt[]> {
+    claimDue(until: Date, limit: number, leaseUntil: Date): Promise<ClaimedAttempt[]> {
 
         if (this.failClaim) {
             return Promise.reject(new Error('claim failed'));
         }
 
-        const claimed = this.due.filter(({ due_at: due }) => Date.parse(due) <= until.getTime()).slice(0, limit);
-        this.due = this.due.filter((attempt) => !claimed.includes(attempt));
+        const due = this.due.filter(({ due_at: at }) => Date.parse(at) <= until.getTime()).slice(0, limit);
+        this.due = this.due.filter((attempt) => !due.includes(attempt));
+        const claimed = due.map((attempt) => ({ ...attempt, leased_until: leaseUntil.toISOString() }));
         claimed.forEach((attempt) => this.claimed.set(`${attempt.event.position} ${attempt.endpoint.id}`, attempt));
         return Promise.resolve(claimed);
+    }
+
+    async renewLeases(held: HeldLease[], leaseUntil: Date): Promise<HeldLease[]> {
+
+        this.renewals.push([held, leaseUntil.toISOString()]);
+        await this.renewing;
+        if (this.failRenewal) {
+            throw new Error('renewal failed');
+        }
+
+        return held.filter(this.keeps);
     }
 
     record(outcome: AttemptOutcome): Promise<number | null> {
@@ -164,6 +187,22 @@ class CountingSender implements OutboundSender {
 }
 
 
+// A sender whose receivers take a while to answer.
+class SlowSender extends CountingSender {
+
+    constructor(private readonly answerMs: number) {
+
+        super();
+    }
+
+    override async send(call: OutboundCall): Promise<OutboundOutcome> {
+
+        await sleep(this.answerMs);
+        return await super.send(call);
+    }
+}
+
+
 function dispatcherOver(clock: Clock): { dispatcher: Dispatcher; sender: CountingSender; failures: object[]; parts: DispatcherParts; scheduler: Scheduler; loop: Loop } {
 
     const failures: object[] = [];
@@ -206,7 +245,7 @@ describe('the webhook dispatcher', () => {
         sender.statuses = [500, 500, 500];
         const [one, two] = [new MemoryLog(), new MemoryLog()];
         await dispatcher.watch(() => Promise.resolve([one, two]));
-        const givenUp = (position: number): ClaimedAttempt => ({ event: event(position), endpoint: endpoint('a', 0), attempt: 1, due_at: start.toISOString() });
+        const givenUp = (position: number): DueAttempt => ({ event: event(position), endpoint: endpoint('a', 0), attempt: 1, due_at: start.toISOString() });
 
         one.inARow = 4;
         one.due = [givenUp(1)];
@@ -363,6 +402,81 @@ describe('the webhook dispatcher', () => {
         expect(sender.calls.length).to.equal(2);
         expect(failures.slice(1).map((failure) => (failure as { task: string }).task)).to.equal(['webhook attempt', 'webhook attempt']);
         dispatcher.close();
+    });
+
+    it('renews the unsent rest of a batch before an attempt whose lease has run down, as slow receivers answer the ones before', async () => {
+
+        const clock = new Clock(start);
+        const { parts, failures } = dispatcherOver(clock);
+        // Leased for 300 ms; an attempt leaves with at least 200 ms of it ahead, and each answer takes 150.
+        const sender = new SlowSender(150);
+        const dispatcher = new Dispatcher({ ...parts, sender, timeoutMs: 100, leaseMarginMs: 200 });
+        const memory = new MemoryLog();
+        const due = (position: number, id: string): DueAttempt => ({ event: event(position), endpoint: endpoint(id, id === 'a' ? 0 : 1), attempt: 1, due_at: start.toISOString() });
+        memory.due = [due(1, 'a'), due(2, 'a'), due(3, 'a'), due(4, 'b')];
+        expect(await dispatcher.watch(() => Promise.resolve([memory]))).to.equal(4);
+        expect(sender.calls.map(({ body }) => JSON.parse(body).id)).to.equal(['e1', 'e4', 'e2', 'e3']);
+
+        // The second and third attempts to a renew what is left of the batch, each under the lease held before.
+        const [second, third] = memory.renewals.slice(-2);
+        expect(second![0].map(({ position, endpoint_id: id, attempt }) => [position, id, attempt])).to.equal([[2, 'a', 1], [3, 'a', 1]]);
+        expect(third![0]).to.equal([{ position: 3, endpoint_id: 'a', attempt: 1, leased_until: second![1] }]);
+        expect(Date.parse(third![1])).to.be.above(Date.parse(second![1]));
+        expect(failures).to.equal([]);
+        dispatcher.close();
+    });
+
+    it('sends no attempt whose lease it could not keep, and logs a renewal that failed', async () => {
+
+        const clock = new Clock(start);
+        const { parts, failures } = dispatcherOver(clock);
+        const sender = new SlowSender(150);
+        const dispatcher = new Dispatcher({ ...parts, sender, timeoutMs: 100, leaseMarginMs: 200 });
+        const memory = new MemoryLog();
+        const due = (position: number): DueAttempt => ({ event: event(position), endpoint: endpoint('a', 0), attempt: 1, due_at: start.toISOString() });
+        // Another process took the third over: its lease had passed.
+        memory.keeps = ({ position }) => position !== 3;
+        memory.due = [due(1), due(2), due(3), due(4)];
+        expect(await dispatcher.watch(() => Promise.resolve([memory]))).to.equal(3);
+        expect(sender.calls.map(({ body }) => JSON.parse(body).id)).to.equal(['e1', 'e2', 'e4']);
+        expect(failures).to.equal([{ task: 'webhook lease renewal', attemptsNotSent: 1, reason: 'their deliveries moved on before their turn (claimed elsewhere once their lease had passed, recorded, or removed)' }]);
+
+        dispatcher.close();
+
+        // A renewal the database refused: the attempt that needed it waits, leased, for a later pass. (Leased for 2 s,
+        // an attempt leaves with 1.5 s of it ahead: the first leaves at once, the second after the first's 0.6 s.)
+        const patient = new Dispatcher({ ...parts, sender: new SlowSender(600), timeoutMs: 1000, leaseMarginMs: 1000 });
+        memory.failRenewal = true;
+        memory.due = [due(5), due(6)];
+        expect(await patient.watch(() => Promise.resolve([memory]))).to.equal(1);
+        expect(memory.renewals.at(-1)![0].map(({ position }) => position)).to.equal([6]);
+        expect(failures.slice(1).map((failure) => (failure as { task: string }).task)).to.equal(['webhook attempt']);
+        patient.close();
+    });
+
+    it('renews a log\'s leases once for the attempts that wait together, and leaves one taken meanwhile on its way', async () => {
+
+        const memory = new MemoryLog();
+        const failures: object[] = [];
+        const claimed = (position: number, leaseMs: number): Claimed => ({ log: memory, attempt: { event: event(position), endpoint: endpoint('a', 0), attempt: 1, due_at: start.toISOString(), leased_until: new Date(Date.now() + leaseMs).toISOString() } });
+        // A claimed a while ago, its lease short of what an attempt leaves with; b and c claimed just now.
+        const [a, b, c] = [claimed(1, 100), claimed(2, 60_000), claimed(3, 100)];
+        const leases = new Leases([a, b, c], { lengthMs: 60_000, slackMs: 1000 }, (_tags, data) => failures.push(data));
+        let release = (): void => undefined;
+        memory.renewing = new Promise((resolve) => {
+
+            release = resolve;
+        });
+
+        const first = leases.take(a);
+        const third = leases.take(c);
+        expect(await leases.take(b)).to.be.true();
+        release();
+        expect(await Promise.all([first, third])).to.equal([true, true]);
+        expect(memory.renewals.map(([held]) => held.map(({ position }) => position))).to.equal([[1, 2, 3]]);
+        // Taken once: no second time.
+        expect(await leases.take(b)).to.be.false();
+        expect(failures).to.equal([]);
     });
 
     it('serves notices that come while a pass waits with that pass, and none once closed', async () => {

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import type { DeliveryJournal } from './deliveries';
+import { Leases, type Claimed } from './leases';
 import { signingSecrets, webhookId, type AttemptOutcome, type ClaimedAttempt } from '../outbox';
 import { signatureHeaders } from '../signing';
 import type { FaultSet } from './fault-rules';
@@ -25,16 +26,11 @@ export interface DispatcherParts {
     log: FailureLog;
     // WEBHOOK_TIMEOUT_MS: a claim's lease outlasts the longest attempt.
     timeoutMs: number;
-    // WEBHOOK_LEASE_MARGIN_MS: and the longest latency a fault rule adds, by this much (70 s unless set).
+    // WEBHOOK_LEASE_MARGIN_MS: and the longest latency a fault rule adds, by this much (70 s unless set); an attempt
+    // leaves with all of its lease ahead but a second (half the margin, when that is less).
     leaseMarginMs: number;
     // WEBHOOK_DISABLE_AFTER: the deliveries an endpoint gives up in a row that disable it (0: never).
     disableAfter: number;
-}
-
-/** An attempt claimed from one of the data set's event logs. */
-export interface Claimed {
-    log: EventLog;
-    attempt: ClaimedAttempt;
 }
 
 /** What a move of the clock did, with the webhook attempts it made by its answer and those due by its target still to make then. */
@@ -46,13 +42,17 @@ export interface MoveAttempts {
     walked: Promise<void>;
 }
 
-// Attempts claimed from each log at once, and endpoints sent to at once (each endpoint's attempts go one at a time).
+// Attempts claimed from each log at once (their leases renewed as they wait for their turn), and endpoints sent to at
+// once (each endpoint's attempts go one at a time).
 const claimBatch = 100;
 const concurrency = 8;
 
 // When attempts are due that no pass could claim (another process holds them, or one that stopped does until its
 // lease is over), the dispatcher looks again after this long rather than at once.
 const unclaimedRetryMs = 1000;
+
+// How much of its lease an attempt may have run down when it leaves, at most.
+const leaseSlackMs = 1000;
 
 const noop = (): void => undefined;
 
@@ -247,6 +247,14 @@ export class Dispatcher {
         return new Date(Date.now() + this.parts.timeoutMs + this.parts.leaseMarginMs);
     }
 
+    // What a batch's attempts leave under: a claim's lease, run down by no more than a second (half the margin, when
+    // that is less), so that a batch that outlasts its claim's lease renews it about once a second at most.
+    private leases(claimed: Claimed[]): Leases {
+
+        const { timeoutMs, leaseMarginMs } = this.parts;
+        return new Leases(claimed, { lengthMs: timeoutMs + leaseMarginMs, slackMs: Math.min(leaseSlackMs, leaseMarginMs / 2) }, this.parts.log);
+    }
+
     // The stops of a move's walk: the earliest attempt of each log is claimed a little ahead of the walk (held, leased,
     // until the walk reaches its instant), then the attempts due at each instant are made. A failure (a claim the
     // database refused) is logged and ends this walk's attempts: they wait, pending, for the next pass.
@@ -343,13 +351,17 @@ export class Dispatcher {
         }
 
         const chains = [...byEndpoint.values()];
+        const leases = this.leases(claimed);
         const worker = async (): Promise<void> => {
 
             let chain = chains.shift();
             while (chain) {
                 for (const item of chain) {
-                    // One attempt's failure (its outcome not recorded) leaves it leased, and the others go on.
-                    await this.attempt(item).catch((err: unknown) => this.parts.log(['error', 'webhooks'], { task: 'webhook attempt', ...failureOf(err) }));
+                    // One attempt's failure (its lease not renewed, its outcome not recorded) leaves it leased, and the
+                    // others go on.
+                    await leases.take(item)
+                        .then((held) => (held ? this.attempt(item) : undefined))
+                        .catch((err: unknown) => this.parts.log(['error', 'webhooks'], { task: 'webhook attempt', ...failureOf(err) }));
                 }
 
                 chain = chains.shift();

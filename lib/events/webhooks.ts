@@ -5,7 +5,7 @@ import { DomainError } from '../errors';
 import type { Scope } from '../scope';
 import type { EventLog } from '../storage/engine';
 import { matchesDelivery, type DeliveryEntry, type DeliveryPattern } from '../data-set/deliveries';
-import type { Claimed } from '../data-set/dispatcher';
+import type { Claimed } from '../data-set/leases';
 import { matchesType, typePattern, undeliveredPrefix, type ClaimedAttempt, type DisabledReason, type SigningClock, type StoredEndpoint, type StoredEvent, type TypePattern } from '../outbox';
 import { maskedSecret, mintSecret } from '../signing';
 import { deliveryPatternPayload, endpointsPayload } from './webhook-schemas';

@@ -1,5 +1,5 @@
 import type { RecordContext } from '../record-context';
-import type { AttemptOutcome, ClaimedAttempt, DisabledReason, StoredEndpoint, StoredEvent, TypePattern } from '../outbox';
+import type { AttemptOutcome, ClaimedAttempt, DisabledReason, HeldLease, StoredEndpoint, StoredEvent, TypePattern } from '../outbox';
 import type { FixtureRows } from '../fixtures';
 import type { Namespace } from '../namespace';
 import type { EngineName } from './settings';
@@ -118,6 +118,13 @@ export interface EventLog {
      * most `limit`: each is leased until `leaseUntil` (the wall clock), so that no other process claims it meanwhile.
      */
     claimDue(until: Date, limit: number, leaseUntil: Date): Promise<ClaimedAttempt[]>;
+
+    /**
+     * Renews the leases of attempts claimed and not made yet until `leaseUntil`, in one statement: each only while its
+     * delivery still awaits that attempt under the lease held (its claim's, or the renewal's before). Answers those
+     * renewed: one recorded since, or claimed by another process once its lease had passed, is not.
+     */
+    renewLeases(held: HeldLease[], leaseUntil: Date): Promise<HeldLease[]>;
 
     /**
      * Records an attempt's outcome, unless another process recorded that attempt first (answers null then): the

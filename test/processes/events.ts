@@ -24,7 +24,8 @@ const { expect } = Code;
 
 // Webhooks across processes, through real HTTP: a `localgate start` killed with SIGKILL while its receiver fails
 // delivers every event it committed after its restart, with the webhook-id of the attempts before (on SQLite files and
-// on PostgreSQL); three processes on one PostgreSQL database send each delivery once. The receivers are node:http
+// on PostgreSQL); three processes on one PostgreSQL database send each delivery once; two processes send each attempt
+// once to a receiver slower than their leases (on SQLite files and on PostgreSQL). The receivers are node:http
 // servers of the test. LOCALGATE_TEST_MEASURE=1 prints what each run saw.
 
 const skip = skipWithoutPostgres('test/processes/events.ts');
@@ -48,6 +49,8 @@ interface Receiver {
     url: string;
     deliveries: Delivery[];
     status: number;
+    // The deliveries it has not answered yet.
+    unanswered: number;
     close(): Promise<void>;
 }
 
@@ -66,10 +69,14 @@ interface JournalEntry {
 }
 
 
-/** A loopback receiver that keeps every delivery it gets and answers each with its current status. */
-async function receiver(status: number): Promise<Receiver> {
+/**
+ * A loopback receiver that keeps every delivery as it arrives and answers each with its current status, after
+ * `answerAfterMs`.
+ */
+async function receiver(status: number, answerAfterMs = 0): Promise<Receiver> {
 
-    const made: Receiver = { url: '', deliveries: [], status, close: () => Promise.resolve() };
+    const made: Receiver = { url: '', deliveries: [], status, unanswered: 0, close: () => Promise.resolve() };
+    const answers = new Set<NodeJS.Timeout>();
     const server = Http.createServer((req, res) => {
 
         const chunks: Buffer[] = [];
@@ -79,7 +86,14 @@ async function receiver(status: number): Promise<Receiver> {
             const body = Buffer.concat(chunks).toString();
             const event = JSON.parse(body) as ListedEvent;
             made.deliveries.push({ webhookId: String(req.headers['webhook-id']), eventId: event.id, type: event.type, dataId: event.data.id, body, status: made.status, at: Date.now() });
-            res.writeHead(made.status).end();
+            made.unanswered += 1;
+            const answer = setTimeout(() => {
+
+                answers.delete(answer);
+                made.unanswered -= 1;
+                res.writeHead(made.status).end();
+            }, answerAfterMs);
+            answers.add(answer);
         });
     });
 
@@ -87,6 +101,7 @@ async function receiver(status: number): Promise<Receiver> {
     made.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
     made.close = () => {
 
+        answers.forEach(clearTimeout);
         server.closeAllConnections();
         return new Promise((resolve) => server.close(() => resolve()));
     };
@@ -101,10 +116,10 @@ function admin(secret: string): Record<string, string> {
 }
 
 
-/** Sets the default data set's one endpoint, retrying after a second a few times: answers its id. */
-async function setEndpoint(server: SpawnedServer, secret: string, url: string): Promise<string> {
+/** Sets the default data set's one endpoint (paused, when asked), retrying after a second a few times: answers its id. */
+async function setEndpoint(server: SpawnedServer, secret: string, url: string, paused = false): Promise<string> {
 
-    const res = await fetch(`${server.url}/_webhooks`, { method: 'PUT', headers: admin(secret), body: JSON.stringify({ endpoints: [{ url, types: ['commerce.product.created'], retry_schedule: ['1s', '1s', '2s', '5s', '10s', '30s', '1m'] }] }) });
+    const res = await fetch(`${server.url}/_webhooks`, { method: 'PUT', headers: admin(secret), body: JSON.stringify({ endpoints: [{ url, types: ['commerce.product.created'], retry_schedule: ['1s', '1s', '2s', '5s', '10s', '30s', '1m'], disabled: paused }] }) });
     const text = await res.text();
     expect(res.status, text).to.equal(200);
     return (JSON.parse(text) as { endpoints: { id: string }[] }).endpoints[0]!.id;
@@ -397,5 +412,85 @@ describe('event positions of two processes on the same SQLite files', { timeout:
             await Promise.all(servers.map((server) => server.stop()));
             Fs.rmSync(dataDir, { recursive: true, force: true });
         }
+    });
+});
+
+
+/**
+ * Two processes on one data set, and a receiver that answers each delivery after 3 s: three deliveries wait for a
+ * paused endpoint, the first process enables it and claims them at once (a claim leased for WEBHOOK_TIMEOUT_MS 5 s and
+ * a margin of 0.5 s, less than the 9 s its three attempts take one after another), and a write through the second
+ * process has that one look for due attempts every second. Each attempt reaches the receiver once: the process that
+ * claimed them keeps the lease of those it has not sent yet, and the other never takes one over.
+ */
+async function sendsOnceToSlowReceiver(servers: SpawnedServer[], secret: string, hooks: Receiver): Promise<void> {
+
+    const [first, second] = servers as [SpawnedServer, SpawnedServer];
+    const endpointId = await setEndpoint(first, secret, hooks.url, true);
+    const waiting = await writeProducts([first], secret, 3, 'Waiting');
+    const res = await fetch(`${first.url}/_webhooks/${endpointId}`, { method: 'PATCH', headers: admin(secret), body: JSON.stringify({ disabled: false }) });
+    expect(res.status, await res.text()).to.equal(200);
+    const written = [...waiting, ...await writeProducts([second], secret, 1, 'Later')];
+
+    const arrived = () => new Set(hooks.deliveries.map((delivery) => delivery.dataId));
+    const waited = await until('every delivery answered', () => written.every((id) => arrived().has(id)) && hooks.unanswered === 0, { timeoutMs: 60_000, everyMs: 100 });
+    // Time for another process to take an attempt over after its lease, and for that attempt to arrive.
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+
+    const received = new Map<string, number>();
+    for (const delivery of hooks.deliveries) {
+        expect(delivery.webhookId).to.equal(webhookId(delivery.eventId, endpointId, delivery.body));
+        received.set(delivery.dataId, (received.get(delivery.dataId) ?? 0) + 1);
+    }
+
+    expect([...received.keys()].sort()).to.equal([...written].sort());
+    expect([...received.entries()].filter(([, count]) => count !== 1)).to.equal([]);
+
+    // Each attempt is in one process's journal, answered 204.
+    const entries = [...await journal(first, secret), ...await journal(second, secret)];
+    expect(entries.map((entry) => entry.status)).to.equal([204, 204, 204, 204]);
+    expect(new Set(entries.map((entry) => entry.webhook_id)).size).to.equal(4);
+    measured('four deliveries to a receiver answering after 3 s, over two processes', { answeredWithinMs: waited });
+}
+
+
+describe('webhooks of two processes and a slow receiver (slow)', { timeout: 90_000 }, () => {
+
+    const settings = { WEBHOOK_TIMEOUT_MS: '5000', WEBHOOK_LEASE_MARGIN_MS: '500' };
+
+    it('sends each attempt once when a claim outlasts its lease, two processes on one set of SQLite files', async () => {
+
+        const dataDir = tempDir();
+        const secret = Crypto.randomBytes(32).toString('hex');
+        const env = { DATA_DIR: dataDir, AUTH_JWT_SECRET: secret, ...settings };
+        const hooks = await receiver(204, 3000);
+        const servers: SpawnedServer[] = [];
+        try {
+            // The first start creates, migrates and seeds the files; the second opens them as they are.
+            servers.push(await spawnServer(env));
+            servers.push(await spawnServer(env));
+            await sendsOnceToSlowReceiver(servers, secret, hooks);
+        }
+        finally {
+            await stopAll(servers);
+            await hooks.close();
+            Fs.rmSync(dataDir, { recursive: true, force: true });
+        }
+    });
+
+    it('sends each attempt once when a claim outlasts its lease, two processes on one PostgreSQL database', { skip }, async () => {
+
+        await withDatabase(async (database, env, secret) => {
+
+            const hooks = await receiver(204, 3000);
+            const servers = await startAll({ ...env, ...settings }, 2);
+            try {
+                await sendsOnceToSlowReceiver(servers, secret, hooks);
+            }
+            finally {
+                await stopAll(servers);
+                await hooks.close();
+            }
+        });
     });
 });

@@ -1,5 +1,5 @@
 import { newCommit, noteDue, tellCommitted, type Commit, type RecordContext } from '../../record-context';
-import type { AttemptOutcome, ClaimedAttempt, DisabledReason, StoredEndpoint, StoredEvent, TypePattern } from '../../outbox';
+import type { AttemptOutcome, ClaimedAttempt, DisabledReason, HeldLease, StoredEndpoint, StoredEvent, TypePattern } from '../../outbox';
 import type { EventLog } from '../engine';
 import { defaultEventsKept, deliveryState, dueEvent, endpointColumns, endpointRow, endpointUpsert, insertDeliveries, prunes, pruneEvents, recoverDeliveries, rotateSecret, setDisabled, setGivenUpInARow, storedEndpoint, type DueRow, type EndpointRow, type NewEvent } from '../events-sql';
 import { always } from '../../always';
@@ -77,6 +77,13 @@ export const queries = {
     // Locked until the claim commits: a row another process is claiming is skipped, one it leased no longer matches.
     claim: sql<[string, string, number, string], DueRow>('events.claim', leaseClaimed(`d.state = 'pending' AND d.due_at <= $1 AND (d.leased_until IS NULL OR d.leased_until <= $2) AND e.disabled_at IS NULL
             ORDER BY d.due_at, d.event_position, e.ordinal LIMIT $3`)),
+    // Each held lease renewed while its delivery awaits the attempt under that lease: a claim by another process (once the
+    // lease had passed) locks the row first, and this statement then reads its lease and leaves the row alone.
+    renewLeases: sql<[number[], string[], number[], string[], string], { position: number; endpoint_id: string }>('events.renewLeases', `UPDATE webhook_deliveries d SET leased_until = $5
+        FROM unnest($1::bigint[], $2::text[], $3::integer[], $4::text[]) AS h (event_position, endpoint_id, attempts, leased_until)
+        WHERE d.event_position = h.event_position AND d.endpoint_id = h.endpoint_id AND d.state = 'pending' AND d.attempts = h.attempts
+            AND d.leased_until = h.leased_until
+        RETURNING d.event_position::float8 AS position, d.endpoint_id`),
     // A delivery made due again, or made for an endpoint added after its event; one in flight is left as it is.
     arm: sql<[number, string[], string, string]>('events.arm', `INSERT INTO webhook_deliveries (event_position, endpoint_id, due_at)
         SELECT $1, id, $3 FROM webhook_endpoints WHERE id = ANY ($2::text[])
@@ -185,15 +192,15 @@ export function eventWriter(db: PgDatabase, kept = defaultEventsKept): PgEventWr
 }
 
 
-// The attempts of claimed rows, with their endpoints as the transaction reads them.
-async function claimedAttempts(tx: Runner, due: DueRow[]): Promise<ClaimedAttempt[]> {
+// The attempts of claimed rows, leased until leaseUntil, with their endpoints as the transaction reads them.
+async function claimedAttempts(tx: Runner, due: DueRow[], leaseUntil: string): Promise<ClaimedAttempt[]> {
 
     if (due.length === 0) {
         return [];
     }
 
     const endpoints = new Map((await tx.rows(queries.endpoints)).map((row) => [row.id, storedEndpoint(row)]));
-    return due.map((row) => ({ event: dueEvent(row), endpoint: always(endpoints.get(row.endpoint_id), 'the endpoint of a delivery'), attempt: row.attempts + 1, due_at: row.due_at }));
+    return due.map((row) => ({ event: dueEvent(row), endpoint: always(endpoints.get(row.endpoint_id), 'the endpoint of a delivery'), attempt: row.attempts + 1, due_at: row.due_at, leased_until: leaseUntil }));
 }
 
 
@@ -260,8 +267,17 @@ export class PgEventLog implements EventLog {
 
         return this.db.transaction(async (tx) => {
 
-            return await claimedAttempts(tx, await tx.rows(queries.claim, until.toISOString(), new Date().toISOString(), limit, leaseUntil.toISOString()));
+            const lease = leaseUntil.toISOString();
+            return await claimedAttempts(tx, await tx.rows(queries.claim, until.toISOString(), new Date().toISOString(), limit, lease), lease);
         });
+    }
+
+    async renewLeases(held: HeldLease[], leaseUntil: Date): Promise<HeldLease[]> {
+
+        const renewed = await this.db.rows(queries.renewLeases, held.map(({ position }) => position), held.map(({ endpoint_id: id }) => id),
+            held.map(({ attempt }) => attempt - 1), held.map(({ leased_until: lease }) => lease), leaseUntil.toISOString());
+        const keys = new Set(renewed.map((row) => `${row.position} ${row.endpoint_id}`));
+        return held.filter((lease) => keys.has(`${lease.position} ${lease.endpoint_id}`));
     }
 
     resend(position: number, endpointIds: string[], dueAt: Date, leaseUntil: Date): Promise<ClaimedAttempt[]> {
@@ -270,7 +286,8 @@ export class PgEventLog implements EventLog {
 
             const now = new Date().toISOString();
             await tx.rows(queries.arm, position, endpointIds, dueAt.toISOString(), now);
-            return await claimedAttempts(tx, await tx.rows(queries.claimArmed, [position], endpointIds, now, leaseUntil.toISOString()));
+            const lease = leaseUntil.toISOString();
+            return await claimedAttempts(tx, await tx.rows(queries.claimArmed, [position], endpointIds, now, lease), lease);
         });
     }
 
@@ -280,7 +297,8 @@ export class PgEventLog implements EventLog {
 
             const now = new Date().toISOString();
             const positions = (await tx.rows(queries.recover, endpointId, since, dueAt.toISOString(), now)).map(({ event_position: position }) => position);
-            return await claimedAttempts(tx, await tx.rows(queries.claimArmed, positions, [endpointId], now, leaseUntil.toISOString()));
+            const lease = leaseUntil.toISOString();
+            return await claimedAttempts(tx, await tx.rows(queries.claimArmed, positions, [endpointId], now, lease), lease);
         });
     }
 

@@ -1,7 +1,7 @@
 import type { Transaction } from 'better-sqlite3';
 
 import { newCommit, noteDue, tellCommitted, type Commit, type RecordContext } from '../../record-context';
-import type { AttemptOutcome, ClaimedAttempt, DisabledReason, StoredEndpoint, StoredEvent, TypePattern } from '../../outbox';
+import type { AttemptOutcome, ClaimedAttempt, DisabledReason, HeldLease, StoredEndpoint, StoredEvent, TypePattern } from '../../outbox';
 import type { EventLog } from '../engine';
 import { defaultEventsKept, deliveryState, dueEvent, endpointColumns, endpointRow, endpointUpsert, insertDeliveries, prunes, pruneEvents, recoverDeliveries, rotateSecret, setDisabled, setGivenUpInARow, storedEndpoint, type DueRow, type EndpointRow, type NewEvent } from '../events-sql';
 import { always } from '../../always';
@@ -67,6 +67,9 @@ export const queries = {
         WHERE d.event_position = @position AND d.endpoint_id = @endpoint_id AND d.state = 'pending'
             AND (d.leased_until IS NULL OR d.leased_until <= @now) AND e.disabled_at IS NULL`),
     lease: sql<[string, number, string]>('UPDATE webhook_deliveries SET leased_until = ? WHERE event_position = ? AND endpoint_id = ?'),
+    // A held lease renewed while its delivery awaits the attempt under that lease (not recorded, not claimed elsewhere).
+    renewLease: sql<[{ position: number; endpoint_id: string; attempts: number; held: string; until: string }]>(`UPDATE webhook_deliveries SET leased_until = @until
+        WHERE event_position = @position AND endpoint_id = @endpoint_id AND state = 'pending' AND attempts = @attempts AND leased_until = @held`),
     // Recorded only from the attempt before it: a second record of one attempt changes nothing.
     recordAttempt: sql<[{ position: number; endpoint_id: string; attempt: number; state: string; due_at: string | null }]>(`UPDATE webhook_deliveries
         SET attempts = @attempt, state = @state, due_at = coalesce(@due_at, due_at), leased_until = NULL
@@ -165,6 +168,7 @@ export class SqliteEventLog implements EventLog {
     private readonly statements: Statements<typeof queries>;
     private readonly replace: Transaction<(endpoints: StoredEndpoint[]) => void>;
     private readonly claim: Transaction<(until: string, limit: number, leaseUntil: string) => ClaimedAttempt[]>;
+    private readonly renew: Transaction<(held: HeldLease[], leaseUntil: string) => HeldLease[]>;
     private readonly recordOutcome: (outcome: AttemptOutcome) => number | null;
     private readonly arm: Transaction<(position: number, endpointIds: string[], dueAt: string, leaseUntil: string) => ClaimedAttempt[]>;
     private readonly rearm: Transaction<(endpointId: string, since: string, dueAt: string, leaseUntil: string) => ClaimedAttempt[]>;
@@ -201,11 +205,17 @@ export class SqliteEventLog implements EventLog {
                     endpoints.set(row.endpoint_id, endpoint);
                 }
 
-                return { event: dueEvent(row), endpoint, attempt: row.attempts + 1, due_at: row.due_at };
+                return { event: dueEvent(row), endpoint, attempt: row.attempts + 1, due_at: row.due_at, leased_until: leaseUntil };
             });
         };
 
         this.claim = db.transaction((until: string, limit: number, leaseUntil: string) => leased(statements.due.all({ until, now: new Date().toISOString(), limit }), leaseUntil));
+
+        // One transaction under the write lock: another process's claim comes before all of the renewal, or after it.
+        this.renew = db.transaction((held: HeldLease[], leaseUntil: string) => {
+
+            return held.filter((lease) => statements.renewLease.run({ position: lease.position, endpoint_id: lease.endpoint_id, attempts: lease.attempt - 1, held: lease.leased_until, until: leaseUntil }).changes === 1);
+        });
 
         const claimArmed = (pairs: [number, string][], leaseUntil: string, now: string): ClaimedAttempt[] => leased(pairs.flatMap(([position, endpointId]) => statements.armed.all({ position, endpoint_id: endpointId, now })), leaseUntil);
 
@@ -293,6 +303,11 @@ export class SqliteEventLog implements EventLog {
     claimDue(until: Date, limit: number, leaseUntil: Date): Promise<ClaimedAttempt[]> {
 
         return settled(() => this.claim.immediate(until.toISOString(), limit, leaseUntil.toISOString()));
+    }
+
+    renewLeases(held: HeldLease[], leaseUntil: Date): Promise<HeldLease[]> {
+
+        return settled(() => this.renew.immediate(held, leaseUntil.toISOString()));
     }
 
     record(outcome: AttemptOutcome): Promise<number | null> {
