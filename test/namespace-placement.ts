@@ -1,4 +1,3 @@
-import ChildProcess from 'node:child_process';
 import Fs from 'node:fs';
 import Path from 'node:path';
 
@@ -22,21 +21,6 @@ const business = { id: 'b-pier', name: 'Pier Kiosk', category: 'Kiosk', city: 'H
 
 
 describe('a data set of SQLite namespaces placed one by one', () => {
-
-    it('starts on the SQLite default without requiring pg', () => {
-
-        const script = `
-            const { createServer } = require(${JSON.stringify(Path.resolve(__dirname, '..', 'dist'))});
-            createServer({ storage: 'memory', logLevel: 'silent', memoryPay: true }).then(async (server) => {
-
-                const loaded = Object.keys(require.cache).some((file) => file.includes('/node_modules/pg/'));
-                await server.stop();
-                process.stdout.write(String(loaded));
-            });`;
-        const res = ChildProcess.spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 60_000 });
-        expect(res.stderr).to.equal('');
-        expect(res.stdout).to.equal('false');
-    });
 
     it('keeps a namespace with a file of its own there, and the others and pay in memory', async () => {
 

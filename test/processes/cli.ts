@@ -1,3 +1,4 @@
+import ChildProcess from 'node:child_process';
 import Fs from 'node:fs';
 import Net from 'node:net';
 import Path from 'node:path';
@@ -15,6 +16,21 @@ const { expect } = Code;
 
 
 describe('the localgate process', { timeout: 30_000 }, () => {
+
+    it('starts on the SQLite default without requiring pg', () => {
+
+        const script = `
+            const { createServer } = require(${JSON.stringify(Path.resolve(__dirname, '..', '..', 'dist'))});
+            createServer({ storage: 'memory', logLevel: 'silent', memoryPay: true }).then(async (server) => {
+
+                const loaded = Object.keys(require.cache).some((file) => file.includes('/node_modules/pg/'));
+                await server.stop();
+                process.stdout.write(String(loaded));
+            });`;
+        const res = ChildProcess.spawnSync(process.execPath, ['-e', script], { encoding: 'utf8', timeout: 60_000 });
+        expect(res.stderr).to.equal('');
+        expect(res.stdout).to.equal('false');
+    });
 
     it('serves tokens minted by `localgate token` and stops cleanly on SIGINT', async () => {
 
