@@ -158,7 +158,7 @@ describe('a frozen-clock scenario played twice', { timeout: 60_000 }, () => {
         }
     });
 
-    it('answers the same bytes both times on PostgreSQL, once its random ids are renamed by their first appearance', { skip: skipWithoutPostgres('test/slow/time-scenario.ts'), timeout: 120_000 }, async () => {
+    it('answers the same bytes both times on PostgreSQL, once its random ids are renamed by their first appearance', { skip: skipWithoutPostgres('test/system/time-scenario.ts'), timeout: 120_000 }, async () => {
 
         const keys = mintPayKeys();
         const template = await templateDatabase({}, keys);

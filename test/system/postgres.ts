@@ -20,7 +20,7 @@ const { expect } = Code;
 // the same wallet and the same idempotency key through real HTTP; one of them is killed with SIGKILL in the middle of
 // a load. Each test makes a database of its own and drops it. LOCALGATE_TEST_MEASURE=1 prints what each race took.
 
-const skip = skipWithoutPostgres('test/processes/postgres.ts');
+const skip = skipWithoutPostgres('test/system/postgres.ts');
 
 
 interface Slot {

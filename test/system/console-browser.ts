@@ -6,7 +6,7 @@ import type { Server } from '@hapi/hapi';
 import Lab from '@hapi/lab';
 
 import { mintToken, provisionPay } from '../../lib';
-import { accessibilityViolations, chromiumPath, launchBrowser, offlinePage, pageTraffic, skipWithoutChromium } from '../helpers/browser';
+import { accessibilityViolations, chromiumPath, closeBrowser, launchBrowser, offlinePage, pageTraffic, skipWithoutChromium } from '../helpers/browser';
 import { adminBearer, bearer, body, tempDir, testServer, type List } from '../helpers/server';
 import { until } from '../helpers/until';
 
@@ -51,6 +51,7 @@ describe('the console in a browser', () => {
 
     after(async () => {
 
+        await closeBrowser();
         await server.stop();
         Fs.rmSync(payDir, { recursive: true, force: true });
     });

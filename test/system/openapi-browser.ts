@@ -6,7 +6,7 @@ import Lab from '@hapi/lab';
 
 import { mintToken } from '../../lib';
 import { docsPath } from '../../lib/openapi';
-import { chromiumPath, launchBrowser, offlinePage, skipWithoutChromium } from '../helpers/browser';
+import { chromiumPath, closeBrowser, launchBrowser, offlinePage, skipWithoutChromium } from '../helpers/browser';
 import { bearer, body, testServer } from '../helpers/server';
 
 
@@ -30,6 +30,7 @@ describe('the docs page in a browser', () => {
 
     after(async () => {
 
+        await closeBrowser();
         await server.stop();
     });
 

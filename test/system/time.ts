@@ -23,7 +23,7 @@ const { expect } = Code;
 // pending applies what fell due at its next start, before its first answer. LOCALGATE_TEST_MEASURE=1 prints what
 // each run applied where.
 
-const skip = skipWithoutPostgres('test/processes/time.ts');
+const skip = skipWithoutPostgres('test/system/time.ts');
 const start = '2030-01-01T00:00:00.000Z';
 const deposits = 300;
 const payers = 10;
