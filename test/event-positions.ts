@@ -151,14 +151,14 @@ describe('the turn and counter files of a data set', () => {
         }
     });
 
-    it('are closed again when a namespace does not open, and none are opened for a data set in memory', async () => {
+    it('are not made when a namespace does not open, nor for a data set in memory', async () => {
 
         const dataDir = tempDir();
         damagePages(Path.join(dataDir, 'logistics.db'));
         try {
             await expect(testServer({ dataDir })).to.reject(/logistics\.db: .*malformed/);
-            // Closed: their write-ahead logs were checkpointed away.
-            expect(Fs.readdirSync(dataDir).filter((file) => file.startsWith('event-positions')).sort()).to.equal([counterFileName, turnFileName].sort());
+            // No write took the turn, so no file of it was made.
+            expect(Fs.readdirSync(dataDir).filter((file) => file.startsWith('event-positions'))).to.equal([]);
 
             await expect(testServer({ dataDir: ':memory:', namespaceUrls: { commerce: Path.join(dataDir, 'missing', 'commerce.db') } })).to.reject(/commerce\.db/);
             expect(Fs.existsSync(Path.join(dataDir, 'missing'))).to.be.false();
@@ -225,12 +225,15 @@ describe('the turn and counter files of a data set', () => {
         }
     });
 
-    it('closes what it opened when the counter file does not open', () => {
+    it('opens its files at the first write, and closes what it opened when the counter file does not open', () => {
 
         const dataDir = tempDir();
         Fs.mkdirSync(Path.join(dataDir, counterFileName));
+        const positions = openSqlitePositions(dataDir);
         try {
-            expect(() => openSqlitePositions(dataDir)).to.throw(new RegExp(counterFileName));
+            expect(Fs.existsSync(Path.join(dataDir, turnFileName))).to.be.false();
+            positions.close();
+            expect(() => positions.holding(() => positions.draw(0))).to.throw(new RegExp(counterFileName));
             // The turn's connection was closed: its write-ahead log was checkpointed away.
             expect(Fs.existsSync(Path.join(dataDir, `${turnFileName}-wal`))).to.be.false();
         }

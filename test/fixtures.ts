@@ -72,6 +72,7 @@ describe('fixtures', () => {
         ['a fixture that is not an object', [], 'test must hold an object keyed by namespace'],
         ['a fixture that is null', null, 'test must hold an object keyed by namespace'],
         ['a fixture that is a number', 42, 'test must hold an object keyed by namespace'],
+        ['a key naming no namespace', { bank: {} }, 'test: unknown namespace "bank" (fixtures fill commerce, logistics, pay)'],
         ['a namespace that holds no object', { commerce: [] }, 'test: commerce must hold an object keyed by collection'],
         ['a collection no fixture fills', { commerce: { shops: [] } }, 'test: commerce has no collection "shops" a fixture can fill (expected businesses, products, offers, inquiries, scam_reports)'],
         ['a collection that is not an array', { commerce: { businesses: {} } }, 'test: commerce.businesses must be an array of records'],

@@ -328,6 +328,10 @@ describe('/_instances', () => {
             expect(error.message).to.equal(message);
         }
 
+        // A problem of the whole file, in no one record, is named by the fixture itself.
+        const shops = expectError(await call('POST', '/_instances', { seed: 'none', fixture: { commerce: { shops: [] } } }), 400, 'invalid_fixture', 'fixture');
+        expect(shops.message).to.equal('request body fixture: commerce has no collection "shops" a fixture can fill (expected businesses, products, offers, inquiries, scam_reports)');
+
         // A key naming no namespace is refused as the document's schema refuses it, before the fixture loads.
         const unknown = expectError(await call('POST', '/_instances', { seed: 'none', fixture: { bank: {} } }), 400, 'validation_failed', 'fixture.bank');
         expect(unknown.message).to.equal('Invalid payload: fixture.bank names no namespace a fixture fills (commerce, logistics, pay, localgate)');

@@ -4,6 +4,7 @@ import Code from '@hapi/code';
 import Lab from '@hapi/lab';
 import type { ServerInjectResponse } from '@hapi/hapi';
 
+import { storablePattern } from '../lib/fields';
 import type { Event } from '../lib/outbox';
 import { maxMetadataKeyLength, maxMetadataKeys, maxMetadataValueLength } from '../lib/metadata';
 import { requestFingerprint } from '../lib/namespaces/pay/rules';
@@ -425,7 +426,7 @@ describe('metadata in the OpenAPI document', () => {
             const { description, ...metadata } = schemas[name]!.properties.metadata!;
             // A request left without it stands for {}.
             const left = name.endsWith('Request') || name.startsWith('New') ? { default: {} } : {};
-            expect(metadata, name).to.equal({ type: 'object', additionalProperties: { type: 'string', maxLength: maxMetadataValueLength }, maxProperties: maxMetadataKeys, ...left });
+            expect(metadata, name).to.equal({ type: 'object', additionalProperties: { type: 'string', maxLength: maxMetadataValueLength, pattern: storablePattern.source }, maxProperties: maxMetadataKeys, ...left });
             expect(description, name).to.contain(`at most ${maxMetadataKeys} keys of 1 to ${maxMetadataKeyLength} characters`);
         }
 

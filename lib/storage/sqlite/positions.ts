@@ -23,22 +23,24 @@ const queries = {
 };
 
 
-/** The turn and the positions of a data set whose SQLite files other processes may open too. */
+/**
+ * The turn and the positions of a data set whose SQLite files other processes may open too. Its files are opened,
+ * and made if need be, by the first write that takes the turn: a command that only reads (an export) or a load that
+ * writes no event (a seed) leaves none behind, nor a data directory it would have made for them.
+ */
 export class SqlitePositions implements PositionTurn {
 
     // The writes under way in this process that hold the turn: a write nested in another runs in the outer's turn.
     private depth = 0;
-    private readonly statements: Statements<typeof queries>;
+    private files: { turn: Database; counter: Database; statements: Statements<typeof queries> } | null = null;
 
-    constructor(private readonly turn: Database, private readonly counter: Database) {
-
-        this.statements = lazyStatements(counter, queries);
-    }
+    constructor(private readonly dataDir: string) {}
 
     holding<Result>(work: () => Result): Result {
 
         if (this.depth === 0) {
-            this.turn.exec('BEGIN IMMEDIATE');
+            this.files ??= openFiles(this.dataDir);
+            this.files.turn.exec('BEGIN IMMEDIATE');
         }
 
         this.depth += 1;
@@ -48,30 +50,41 @@ export class SqlitePositions implements PositionTurn {
         finally {
             this.depth -= 1;
             if (this.depth === 0) {
-                this.turn.exec('COMMIT');
+                this.files?.turn.exec('COMMIT');
             }
         }
     }
 
     draw(past: number): number {
 
-        Assert.ok(this.depth > 0, 'An event position is drawn outside the turn of its write');
-        const position = Math.max(past, always(this.statements.last.pluck().get(), 'the last event position')) + 1;
-        this.statements.setLast.run(position);
+        Assert.ok(this.depth > 0 && this.files, 'An event position is drawn outside the turn of its write');
+        const { statements } = this.files;
+        const position = Math.max(past, always(statements.last.pluck().get(), 'the last event position')) + 1;
+        statements.setLast.run(position);
         return position;
     }
 
-    /** Closes both files; a write under way cannot be, since every write is synchronous. */
+    /** Closes both files, if a write opened them; a write under way cannot be, since every write is synchronous. */
     close(): void {
 
-        closeDatabase(this.turn);
-        closeDatabase(this.counter);
+        if (this.files) {
+            closeDatabase(this.files.turn);
+            closeDatabase(this.files.counter);
+            this.files = null;
+        }
     }
 }
 
 
-/** Opens (and on first use makes) the turn and counter files of the data set whose databases are in `dataDir`. */
+/** The turn and counter of the data set whose databases are in `dataDir`; its files wait for its first write. */
 export function openSqlitePositions(dataDir: string): SqlitePositions {
+
+    return new SqlitePositions(dataDir);
+}
+
+
+// Opens (and on first use makes) the turn and counter files.
+function openFiles(dataDir: string): { turn: Database; counter: Database; statements: Statements<typeof queries> } {
 
     prepareDataDir(dataDir);
     const opened: Database[] = [];
@@ -87,7 +100,7 @@ export function openSqlitePositions(dataDir: string): SqlitePositions {
             counter.exec('INSERT INTO event_positions (last) SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM event_positions)');
         }).immediate();
 
-        return new SqlitePositions(turn, counter);
+        return { turn, counter, statements: lazyStatements(counter, queries) };
     }
     catch (err) {
         opened.forEach(closeDatabase);
