@@ -6,18 +6,21 @@ const ChildProcess = require('node:child_process');
 // The PostgreSQL lane is decided here, once and synchronously, before lab loads a test file: the test files read the
 // decision from LOCALGATE_TEST_PG_LANE, and the coverage path follows it.
 
-const pgUrl = process.env.LOCALGATE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+// A lab process the in-process lane started as one of its shards (test/lanes/in-process.js) inherits the decision.
 
-const reachable = ChildProcess.spawnSync(process.execPath, ['-e', `
+const pgUrl = process.env.LOCALGATE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const decided = ['skipped', 'runs'].includes(process.env.LOCALGATE_TEST_PG_LANE ?? '');
+
+const reachable = decided || ChildProcess.spawnSync(process.execPath, ['-e', `
     const client = new (require('pg').Client)({ connectionString: process.argv[1], connectionTimeoutMillis: 3000 });
     client.connect().then(() => client.end()).then(() => process.exit(0), () => process.exit(1));
 `, pgUrl], { cwd: __dirname, timeout: 10_000 }).status === 0;
 
 // Under CI a missing server fails the PostgreSQL tests instead of skipping them.
-const skipped = !reachable && process.env.CI !== 'true';
+const skipped = decided ? process.env.LOCALGATE_TEST_PG_LANE === 'skipped' : !reachable && process.env.CI !== 'true';
 process.env.LOCALGATE_TEST_PG_LANE = skipped ? 'skipped' : 'runs';
 
-if (skipped) {
+if (skipped && !decided) {
     console.error(`PostgreSQL lane skipped: nothing answers at ${pgUrl}; coverage is held at 100% of the code that ran. To run it, start PostgreSQL or set LOCALGATE_TEST_PG_URL, then npm test (CI=true requires it).`);
 }
 

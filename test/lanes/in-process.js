@@ -1,0 +1,194 @@
+'use strict';
+
+const ChildProcess = require('node:child_process');
+const Fs = require('node:fs');
+const Os = require('node:os');
+const Path = require('node:path');
+
+const Coverage = require('@hapi/lab/lib/modules/coverage');
+const LabTypescript = require('@hapi/lab/lib/modules/typescript');
+const Console = require('@hapi/lab/lib/reporters/console');
+
+// The lab settings decide the PostgreSQL lane as they load, into the environment every shard inherits.
+const Labrc = require('../../.labrc.js');
+
+
+// The in-process lane: every test file of test/ (not its folders) in lab, with lint, and coverage over all of lib/ held
+// at 100%. One lab process would keep one core busy and leave the other waiting on what the tests wait on (PostgreSQL,
+// timers), so the files are dealt to shards that run side by side, each a lab process of its own; each shard writes the
+// counts its instrumented code gathered (test/lanes/shard-reporter.js), and this adds them up and judges the coverage
+// of the whole with lab's own analysis and report, as a single run would.
+//
+// Usage: node test/lanes/in-process.js [FILE…]; LOCALGATE_TEST_SHARDS sets the number of shards (2, one per core).
+
+
+const internals = {
+    root: Path.join(__dirname, '..', '..'),
+    lab: require.resolve('@hapi/lab/bin/lab'),
+    shards: Math.max(1, Number.parseInt(process.env.LOCALGATE_TEST_SHARDS ?? '2', 10) || 2)
+};
+
+
+// What a file's tests take, in seconds of a 2-core machine, for dealing the files to shards of about equal length. A
+// file not named counts by its size; only the balance depends on these, never what runs.
+internals.seconds = {
+    'pay.ts': 45, 'logistics.ts': 33, 'metadata.ts': 25, 'postgres-pay.ts': 24, 'export-engines.ts': 23,
+    'postgres-events.ts': 19, 'event-catalogue.ts': 11, 'error-bodies.ts': 11, 'postgres-stores.ts': 12,
+    'clock-moves.ts': 10, 'events.ts': 9, 'journal.ts': 8, 'namespaces.ts': 8, 'console.ts': 8, 'cli.ts': 8,
+    'parity.ts': 8, 'namespace-placement.ts': 7, 'postgres-engine.ts': 8
+};
+
+internals.weight = (file) => internals.seconds[Path.basename(file)] ?? Fs.statSync(file).size / 8000;
+
+
+/** The test files of the lane: those named, else every .ts file of test/ itself. */
+internals.testFiles = function (named) {
+
+    if (named.length) {
+        return named;
+    }
+
+    const dir = Path.join(internals.root, 'test');
+    return Fs.readdirSync(dir).filter((name) => name.endsWith('.ts') && !name.endsWith('.d.ts')).sort().map((name) => Path.join('test', name));
+};
+
+
+/** Deals the files to shards, the longest first to the shortest shard so far. */
+internals.deal = function (files, count) {
+
+    const shards = Array.from({ length: Math.min(count, files.length) }, () => ({ files: [], seconds: 0 }));
+    for (const file of [...files].sort((a, b) => internals.weight(b) - internals.weight(a) || a.localeCompare(b))) {
+        const shortest = shards.reduce((min, shard) => (shard.seconds < min.seconds ? shard : min));
+        shortest.files.push(file);
+        shortest.seconds += internals.weight(file);
+    }
+
+    return shards.map((shard) => shard.files.sort());
+};
+
+
+/** Runs one shard; resolves with its exit code and everything it printed, printed as one block when it ends. */
+internals.runShard = function (files, index, dump, lint) {
+
+    const args = [internals.lab, '--typescript', '--flat', '--coverage-all', '--coverage-path', 'lib', '-m', '10000', '-r', './test/lanes/shard-reporter.js', ...(lint ? ['-L'] : []), ...files];
+    return new Promise((resolve) => {
+
+        const child = ChildProcess.spawn(process.execPath, args, { cwd: internals.root, env: { ...process.env, LOCALGATE_COVERAGE_SHARD: dump }, stdio: ['ignore', 'pipe', 'pipe'] });
+        const output = [];
+        child.stdout.on('data', (chunk) => output.push(chunk));
+        child.stderr.on('data', (chunk) => output.push(chunk));
+        child.on('error', (err) => resolve({ code: 1, output: `shard ${index + 1} did not start: ${err.message}\n` }));
+        child.on('close', (code, signal) => {
+
+            const text = Buffer.concat(output).toString();
+            process.stdout.write(`\n── shard ${index + 1} of the in-process lane (${files.length} files${lint ? ', lint' : ''}) ──\n${text}`);
+            resolve({ code: code ?? 1, signal, output: text });
+        });
+    });
+};
+
+
+/** The coverage of the whole lane: lab's analysis of lib/, with the counts of every shard added up. */
+internals.coverage = async function (dumps) {
+
+    const exts = LabTypescript.extensions.map((transform) => transform.ext.slice(1)).join('|');
+    const settings = {
+        coverage: true,
+        'coverage-all': true,
+        coveragePath: Path.join(internals.root, 'lib'),
+        coverageExclude: ['node_modules', 'test', 'test_runner', ...Labrc['coverage-exclude']],
+        coveragePattern: new RegExp(`\\.(js|mjs|cjs|${exts})$`),
+        transform: LabTypescript.extensions,
+        sourcemaps: true,
+        threshold: 100,
+        progress: 1
+    };
+
+    await Coverage.instrument(settings);
+
+    // A first analysis instruments every file of lib/ with no hits, as lab's coverage-all does for a file no test loads.
+    await Coverage.analyze(settings);
+    const files = global.__$$labCov.files;
+
+    for (const dump of dumps) {
+        for (const [filename, counts] of Object.entries(JSON.parse(Fs.readFileSync(dump, 'utf8')))) {
+            const target = files[filename];
+            if (!target) {
+                throw new Error(`a shard counted ${filename}, which the lane's analysis does not instrument`);
+            }
+
+            for (const [line, hits] of Object.entries(counts.lines)) {
+                target.lines[line] = (target.lines[line] ?? 0) + hits;
+            }
+
+            for (const [line, ids] of Object.entries(counts.statements)) {
+                for (const [id, hit] of Object.entries(ids)) {
+                    const statement = target.statements[line]?.[id];
+                    if (!statement) {
+                        throw new Error(`a shard counted statement ${id} on line ${line} of ${filename}, which the lane's analysis does not instrument`);
+                    }
+
+                    // In place: lab shares one hit record between the lines a statement spans.
+                    statement.hit.true ||= hit.true;
+                    statement.hit.false ||= hit.false;
+                }
+            }
+        }
+    }
+
+    return { settings, result: await Coverage.analyze(settings) };
+};
+
+
+/** Prints the coverage as lab's console report does, below the shards' reports. */
+internals.report = function (settings, result) {
+
+    const reporter = new Console(settings);
+    let text = '';
+    reporter.report = (chunk) => {
+
+        text += chunk;
+    };
+
+    reporter.end({ tests: [], failures: 0, errors: [], ms: 0, coverage: result });
+    process.stdout.write(`\n── the in-process lane, all shards ──\n${text.slice(text.indexOf('Coverage: '))}\n`);
+};
+
+
+internals.main = async function () {
+
+    const files = internals.testFiles(process.argv.slice(2));
+    const shards = internals.deal(files, internals.shards);
+    const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), 'localgate-coverage-'));
+    try {
+        const dumps = shards.map((_, index) => Path.join(dir, `shard-${index + 1}.json`));
+
+        // Lint runs in the shard dealt the least, beside its tests.
+        const lengths = shards.map((shard) => shard.reduce((sum, file) => sum + internals.weight(file), 0));
+        const lightest = lengths.indexOf(Math.min(...lengths));
+        const results = await Promise.all(shards.map((shard, index) => internals.runShard(shard, index, dumps[index], index === lightest)));
+
+        const failed = results.filter((result) => result.code !== 0).length;
+        if (failed) {
+            process.stdout.write(`\n${failed} of ${shards.length} shards of the in-process lane failed; the coverage is not judged.\n`);
+            return 1;
+        }
+
+        const { settings, result } = await internals.coverage(dumps);
+        internals.report(settings, result);
+        return result.percent < settings.threshold ? 1 : 0;
+    }
+    finally {
+        Fs.rmSync(dir, { recursive: true, force: true });
+    }
+};
+
+
+internals.main().then((code) => {
+
+    process.exitCode = code;
+}, (err) => {
+
+    console.error(err);
+    process.exitCode = 1;
+});
