@@ -121,17 +121,22 @@ internals.coverage = async function (dumps) {
                 target.lines[line] = (target.lines[line] ?? 0) + hits;
             }
 
-            for (const [line, ids] of Object.entries(counts.statements)) {
-                for (const [id, hit] of Object.entries(ids)) {
-                    const statement = target.statements[line]?.[id];
-                    if (!statement) {
-                        throw new Error(`a shard counted statement ${id} on line ${line} of ${filename}, which the lane's analysis does not instrument`);
-                    }
-
-                    // In place: lab shares one hit record between the lines a statement spans.
-                    statement.hit.true ||= hit.true;
-                    statement.hit.false ||= hit.false;
+            const statements = new Map();
+            for (const ids of Object.values(target.statements)) {
+                for (const [id, statement] of Object.entries(ids)) {
+                    statements.set(id, statement);
                 }
+            }
+
+            for (const [id, hit] of Object.entries(counts.statements)) {
+                const statement = statements.get(id);
+                if (!statement) {
+                    throw new Error(`a shard counted statement ${id} of ${filename}, which the lane's analysis does not instrument`);
+                }
+
+                // In place: the copies lab's analysis makes of a statement share its hit record.
+                statement.hit.true ||= hit.true;
+                statement.hit.false ||= hit.false;
             }
         }
     }
@@ -157,6 +162,7 @@ internals.report = function (settings, result) {
 
 internals.main = async function () {
 
+    const started = Date.now();
     const files = internals.testFiles(process.argv.slice(2));
     const shards = internals.deal(files, internals.shards);
     const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), 'localgate-coverage-'));
@@ -174,8 +180,10 @@ internals.main = async function () {
             return 1;
         }
 
+        const merging = Date.now();
         const { settings, result } = await internals.coverage(dumps);
         internals.report(settings, result);
+        process.stdout.write(`Shards: ${shards.length}, side by side ${Math.round((merging - started) / 1000)} s; coverage added up and judged in ${Math.round((Date.now() - merging) / 1000)} s\n`);
         return result.percent < settings.threshold ? 1 : 0;
     }
     finally {

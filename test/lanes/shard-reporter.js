@@ -13,11 +13,15 @@ module.exports = class extends Console {
 
     end(notebook) {
 
+        // A statement by its id, which is unique in its file: lab's analysis copies a statement it found partly hit to
+        // the lines it spans, so the line it stands on differs from one run to the next.
         const files = {};
         for (const [filename, data] of Object.entries(global.__$$labCov.files)) {
             const statements = {};
-            for (const [line, ids] of Object.entries(data.statements)) {
-                statements[line] = Object.fromEntries(Object.entries(ids).map(([id, statement]) => [id, statement.hit]));
+            for (const ids of Object.values(data.statements)) {
+                for (const [id, statement] of Object.entries(ids)) {
+                    statements[id] = { true: statements[id]?.true || statement.hit.true, false: statements[id]?.false || statement.hit.false };
+                }
             }
 
             files[filename] = { lines: data.lines, statements };
