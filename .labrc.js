@@ -4,12 +4,13 @@ const ChildProcess = require('node:child_process');
 
 
 // The PostgreSQL lane is decided here, once and synchronously, before lab loads a test file: the test files read the
-// decision from LOCALGATE_TEST_PG_LANE, and the coverage path follows it.
-
-// A lab process the in-process lane started as one of its shards (test/lanes/in-process.js) inherits the decision.
+// decision from LOCALGATE_TEST_PG_LANE, and the coverage path follows it. A shard of the in-process lane (a lab process
+// test/lanes/in-process.js started, which alone sets LOCALGATE_COVERAGE_SHARD) inherits the lane's decision; any other
+// run decides again, whatever the environment holds.
 
 const pgUrl = process.env.LOCALGATE_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const decided = ['skipped', 'runs'].includes(process.env.LOCALGATE_TEST_PG_LANE ?? '');
+const decided = process.env.LOCALGATE_COVERAGE_SHARD !== undefined && ['skipped', 'runs'].includes(process.env.LOCALGATE_TEST_PG_LANE ?? '') &&
+    !(process.env.CI === 'true' && process.env.LOCALGATE_TEST_PG_LANE === 'skipped');
 
 const reachable = decided || ChildProcess.spawnSync(process.execPath, ['-e', `
     const client = new (require('pg').Client)({ connectionString: process.argv[1], connectionTimeoutMillis: 3000 });

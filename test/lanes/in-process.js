@@ -1,6 +1,7 @@
 'use strict';
 
 const ChildProcess = require('node:child_process');
+const NodeCrypto = require('node:crypto');
 const Fs = require('node:fs');
 const Os = require('node:os');
 const Path = require('node:path');
@@ -19,13 +20,15 @@ const Labrc = require('../../.labrc.js');
 // counts its instrumented code gathered (test/lanes/shard-reporter.js), and this adds them up and judges the coverage
 // of the whole with lab's own analysis and report, as a single run would.
 //
-// Usage: node test/lanes/in-process.js [FILE…]; LOCALGATE_TEST_SHARDS sets the number of shards (2, one per core).
+// Usage: node test/lanes/in-process.js [FILE…], from anywhere (named files are relative to the project);
+// LOCALGATE_TEST_SHARDS sets the number of shards, a whole number from 1 (2 when unset, one per core).
 
 
 const internals = {
     root: Path.join(__dirname, '..', '..'),
     lab: require.resolve('@hapi/lab/bin/lab'),
-    shards: Math.max(1, Number.parseInt(process.env.LOCALGATE_TEST_SHARDS ?? '2', 10) || 2)
+    // The files lab takes from a folder with --typescript.
+    pattern: /^[^.].*\.(js|mjs|cjs|ts|tsx)$(?<!\.d\.ts)/
 };
 
 
@@ -41,7 +44,7 @@ internals.seconds = {
 internals.weight = (file) => internals.seconds[Path.basename(file)] ?? Fs.statSync(file).size / 8000;
 
 
-/** The test files of the lane: those named, else every .ts file of test/ itself. */
+/** The test files of the lane: those named, else every test file of test/ itself (not of its folders). */
 internals.testFiles = function (named) {
 
     if (named.length) {
@@ -49,7 +52,31 @@ internals.testFiles = function (named) {
     }
 
     const dir = Path.join(internals.root, 'test');
-    return Fs.readdirSync(dir).filter((name) => name.endsWith('.ts') && !name.endsWith('.d.ts')).sort().map((name) => Path.join('test', name));
+    return Fs.readdirSync(dir, { withFileTypes: true }).filter((entry) => entry.isFile() && internals.pattern.test(entry.name)).map((entry) => Path.join('test', entry.name)).sort();
+};
+
+
+/** The number of shards LOCALGATE_TEST_SHARDS asks for. */
+internals.shards = function () {
+
+    const text = process.env.LOCALGATE_TEST_SHARDS ?? '2';
+    if (!/^[1-9]\d*$/.test(text)) {
+        throw new Error(`LOCALGATE_TEST_SHARDS must be a whole number from 1, not "${text}"`);
+    }
+
+    return Number(text);
+};
+
+
+/** What every file of lib/ holds, to make sure that the code the lane judges is the code the shards ran. */
+internals.fingerprint = function () {
+
+    const hash = NodeCrypto.createHash('sha256');
+    for (const file of Fs.readdirSync(Path.join(internals.root, 'lib'), { recursive: true, withFileTypes: true }).filter((entry) => entry.isFile()).map((entry) => Path.join(entry.parentPath ?? entry.path, entry.name)).sort()) {
+        hash.update(`${file}\0`).update(Fs.readFileSync(file)).update('\0');
+    }
+
+    return hash.digest('hex');
 };
 
 
@@ -162,9 +189,11 @@ internals.report = function (settings, result) {
 
 internals.main = async function () {
 
+    process.chdir(internals.root);
     const started = Date.now();
+    const fingerprint = internals.fingerprint();
     const files = internals.testFiles(process.argv.slice(2));
-    const shards = internals.deal(files, internals.shards);
+    const shards = internals.deal(files, internals.shards());
     const dir = Fs.mkdtempSync(Path.join(Os.tmpdir(), 'localgate-coverage-'));
     try {
         const dumps = shards.map((_, index) => Path.join(dir, `shard-${index + 1}.json`));
@@ -177,6 +206,17 @@ internals.main = async function () {
         const failed = results.filter((result) => result.code !== 0).length;
         if (failed) {
             process.stdout.write(`\n${failed} of ${shards.length} shards of the in-process lane failed; the coverage is not judged.\n`);
+            return 1;
+        }
+
+        const missing = dumps.findIndex((dump) => !Fs.existsSync(dump));
+        if (missing !== -1) {
+            process.stdout.write(`\nShard ${missing + 1} of the in-process lane ended without writing its coverage; the coverage is not judged.\n`);
+            return 1;
+        }
+
+        if (internals.fingerprint() !== fingerprint) {
+            process.stdout.write('\nlib/ changed while the shards ran; the coverage is not judged. Run the lane again.\n');
             return 1;
         }
 
