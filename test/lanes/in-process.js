@@ -104,7 +104,11 @@ internals.runShard = function (files, index, dump, lint) {
         const output = [];
         child.stdout.on('data', (chunk) => output.push(chunk));
         child.stderr.on('data', (chunk) => output.push(chunk));
-        child.on('error', (err) => resolve({ code: 1, output: `shard ${index + 1} did not start: ${err.message}\n` }));
+        child.on('error', (err) => {
+
+            process.stdout.write(`\nShard ${index + 1} of the in-process lane did not start: ${err.message}\n`);
+            resolve({ code: 1, output: '' });
+        });
         child.on('close', (code, signal) => {
 
             const text = Buffer.concat(output).toString();
