@@ -11,7 +11,7 @@ import { fieldOf } from './thrown';
 
 
 // What a store may report: domain outcomes only, never HTTP or an engine's own errors. This module turns them into Boom errors.
-export type DomainErrorKind = 'not_found' | 'payment_required' | 'conflict' | 'unprocessable' | 'busy' | 'unavailable' | 'limit';
+export type DomainErrorKind = 'invalid' | 'not_found' | 'payment_required' | 'conflict' | 'unprocessable' | 'busy' | 'unavailable' | 'limit';
 
 export class DomainError extends Error {
 
@@ -25,6 +25,7 @@ export class DomainError extends Error {
 
 
 const statusOfKind: Record<DomainErrorKind, number> = {
+    invalid: 400,
     not_found: 404,
     payment_required: 402,
     conflict: 409,

@@ -27,6 +27,7 @@ import type { Scope } from './scope';
 import { createEngine, startupFailure } from './storage';
 import type { DataSetDatabases } from './storage/engine';
 import { requestIdPlugin } from './request-id';
+import { scenariosPlugin } from './scenarios';
 
 
 export { mintToken } from './auth';
@@ -163,6 +164,7 @@ export async function createServer(options: Options = {}): Promise<Server> {
     await server.register({ plugin: eventsPlugin, options: { pollMs: settings.transitionPollMs, heartbeatMs: settings.eventHeartbeatMs, log } });
     await server.register({ plugin: cataloguePlugin, options: { namespaces: settings.namespaces } });
     await server.register({ plugin: webhooksPlugin, options: { hosts: settings.webhookHosts } });
+    await server.register(scenariosPlugin);
     await server.register(healthPlugin);
     for (const namespace of settings.namespaces) {
         await server.register(namespace.plugin, { routes: { prefix: `/v1/${namespace.name}` } });

@@ -8,7 +8,7 @@ import { failure } from './errors';
 // levels; code that walks JSON by recursion (JSON.stringify, joi, pattern matching) needs thousands to overflow.
 export const maxJsonDepth = 64;
 
-const tooDeepMessage = `The body nests arrays and objects deeper than ${maxJsonDepth} levels, the most the server accepts`;
+export const tooDeepMessage = `The body nests arrays and objects deeper than ${maxJsonDepth} levels, the most the server accepts`;
 
 
 /** True when a parsed JSON value nests arrays and objects deeper than limit; walks it once, without recursion, and stops at the first too deep. */

@@ -6,6 +6,7 @@ import type { Event } from './outbox';
 import type { WebhookEndpointInput, WebhookEndpointRead, WebhookEndpointSet } from './events/webhooks';
 import type { FaultRuleInput, FaultRules } from './faults';
 import type { JournalEntry, RequestPattern } from './journal';
+import type { PlayedScenario } from './scenarios/routes';
 
 
 // What the test kit (localgate/testing) hands a suite: the kit, its instances and each instance's parts.
@@ -163,15 +164,26 @@ export interface TestInstance {
     export(): Promise<Record<string, unknown>>;
     /** Puts back the state a snapshot holds (its deliveries pending to the endpoints still set); webhook endpoints, fault rules and journals stay. */
     restore(snapshotId: string): Promise<void>;
+    /**
+     * Runs a scenario's steps on this instance as it stands (its instance block is not applied): source is a file
+     * (YAML or JSON) or the scenario itself. Resolves to the run; rejects with the failure's message (the step, what
+     * was expected and what came) when a step fails, and with the step and field when the scenario cannot run.
+     */
+    scenario(source: string | object): Promise<ScenarioRun>;
     /** Deletes the instance; with failOnUnexpected, rejects afterwards naming each unexpected request. */
     close(): Promise<void>;
 }
+
+/** A scenario's run: each step's line, the failure (null when all passed), and what the steps captured. */
+export type ScenarioRun = PlayedScenario;
 
 /** The kit of one suite: its server, and the instances made on it. */
 export interface TestKit {
     readonly server: Server;
     /** A new instance: migrated, seeded (unless seed is 'none'), with the fixture loaded. */
     instance(options?: TestInstanceOptions): Promise<TestInstance>;
+    /** Runs a scenario on a fresh instance made with its instance block, deleted after; rejects as TestInstance.scenario does. */
+    scenario(source: string | object): Promise<ScenarioRun>;
     /** Starts listening on a free loopback port; resolves to the URL for HTTP clients. */
     listen(): Promise<string>;
     /** Stops the server and frees every instance. */

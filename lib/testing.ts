@@ -1,4 +1,5 @@
 import Crypto from 'node:crypto';
+import Fs from 'node:fs';
 
 import type { Server } from '@hapi/hapi';
 import type Joi from 'joi';
@@ -19,7 +20,9 @@ import { liveInstance } from './instances/lookup';
 import { instanceOptions as optionsOf, type NewInstance } from './instances/options';
 import { newInstanceSchema } from './instances/schemas';
 import { journalOf, requestPatternSchema, type JournalEntry } from './journal';
-import type { EventQuery, TestClock, TestInstance, TestInstanceOptions, TestKit } from './testing-types';
+import { readScenario, runScenario, scenarioRules, serverTarget, type Scenario } from './scenarios';
+import { playFresh } from './scenarios/routes';
+import type { EventQuery, ScenarioRun, TestClock, TestInstance, TestInstanceOptions, TestKit } from './testing-types';
 
 
 export { startReceiver, type ReceivedWebhook, type ReceiverOptions, type WebhookReceiver } from './webhook-receiver';
@@ -27,7 +30,7 @@ export type { DeliveryEntry as WebhookDelivery, DeliveryPattern as WebhookDelive
 export type { Event, EventType, SigningClock } from './outbox';
 export { eventTypesOf } from './outbox';
 export type { WebhookEndpointInput, WebhookEndpointRead, WebhookEndpointSet } from './events/webhooks';
-export type { ClockMove, EventQuery, TestClock, TestDeliveries, TestEvents, TestFaults, TestInstance, TestInstanceOptions, TestKit, TestRequests, TestWebhooks } from './testing-types';
+export type { ClockMove, EventQuery, ScenarioRun, TestClock, TestDeliveries, TestEvents, TestFaults, TestInstance, TestInstanceOptions, TestKit, TestRequests, TestWebhooks } from './testing-types';
 
 
 // The kit a test suite imports as localgate/testing: one server per suite, a fresh instance per test; what it hands
@@ -85,6 +88,7 @@ export async function createTestKit(options: Options = {}): Promise<TestKit> {
                 resolve(instances.create(optionsOf(value as NewInstance, 'fixture', instances.namespaces)));
             }).then((made) => testInstance(server, made, token, failOnUnexpected, kit));
         },
+        scenario: (source) => asPromise(async () => passed(await playFresh(server, scenarioOf(server, source), false))),
         async listen() {
 
             await server.start();
@@ -118,6 +122,24 @@ function unexpected(entry: JournalEntry): string | null {
 
     // A request dropped before it was answered has no status (null), which reads as no failure here.
     return Number(entry.status) >= 500 && entry.fault === null ? `${entry.method} ${entry.path} answered ${entry.status} ${entry.code}` : null;
+}
+
+
+// A scenario from a file or as given, checked as POST …/scenario checks it.
+function scenarioOf(server: Server, source: string | object): Scenario {
+
+    return readScenario(typeof source === 'string' ? Fs.readFileSync(source, 'utf8') : source, scenarioRules(server));
+}
+
+
+// A run that failed rejects with its message: the step, what was expected and what came.
+function passed(run: ScenarioRun): ScenarioRun {
+
+    if (run.message !== null) {
+        throw new Error(run.message);
+    }
+
+    return run;
 }
 
 
@@ -226,6 +248,12 @@ function testInstance(server: Server, instance: Instance, token: TestInstance['t
         snapshot: () => asPromise(() => live().snapshot()),
         export: () => asPromise(() => live().exportFile()),
         restore: (snapshotId) => asPromise(() => live().restore(snapshotId)),
+        async scenario(source) {
+
+            const scenario = scenarioOf(server, source);
+            live();
+            return passed({ ...await runScenario(scenario, serverTarget(server, instance.id)), instance: instance.id });
+        },
         async close() {
 
             // Read before the instance and its journal go.

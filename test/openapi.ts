@@ -165,7 +165,7 @@ describe('the OpenAPI document', () => {
         const ids = new Set<string>();
         for (const route of documentedRoutes(server)) {
             const operation = operationOf(document, route);
-            const namespace = /^\/_(?:instances|faults|requests|export|clock|events|webhooks)/.test(route.path) ? 'instances' : /^\/(?:v1\/)?([^/]+)\//.exec(route.path)?.[1] ?? 'health';
+            const namespace = /^\/_(?:instances|faults|requests|export|clock|events|webhooks|scenarios?\b)/.test(route.path) ? 'instances' : /^\/(?:v1\/)?([^/]+)\//.exec(route.path)?.[1] ?? 'health';
             expect(operation.tags, route.path).to.equal([namespace]);
             expect(operation.summary, route.path).to.be.a.string().and.to.not.be.empty();
             expect(ids.has(operation.operationId), operation.operationId).to.be.false();
@@ -614,7 +614,7 @@ describe('the joi schema converter', () => {
     it('says arrays, patterns and values of any type as joi checks them', () => {
 
         const converter = new SchemaConverter();
-        expect(converter.schemaOf(Joi.array().min(1))).to.equal({ type: 'array', items: {} });
+        expect(converter.schemaOf(Joi.array().min(1))).to.equal({ type: 'array', items: {}, minItems: 1 });
         expect(converter.schemaOf(Joi.array().items(Joi.string(), Joi.number().integer().min(0)))).to.equal({
             type: 'array',
             items: { anyOf: [{ type: 'string', minLength: 1 }, { type: 'integer', minimum: 0, maximum: Number.MAX_SAFE_INTEGER }] }

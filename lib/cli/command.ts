@@ -35,6 +35,8 @@ export const flagOptions = {
     instance: { type: 'string' },
     types: { type: 'string', multiple: true },
     secret: { type: 'string' },
+    reporter: { type: 'string' },
+    out: { type: 'string' },
     help: { type: 'boolean', short: 'h' },
     version: { type: 'boolean', short: 'v' }
 } as const;

@@ -11,6 +11,7 @@ import { command as listen } from './listen';
 import { command as migrate } from './migrate';
 import { command as provision } from './provision';
 import { command as rotateKeys } from './rotate-keys';
+import { command as scenario } from './scenario';
 import { command as seed } from './seed';
 import { command as start } from './start';
 import { command as token } from './token';
@@ -30,6 +31,7 @@ Commands:
   seed --file F.json      load a fixture file {"<namespace>": {"<collection>": [records]}} (--without-pay: leave its pay records out)
   export [--file F.json]  write every record of the databases as a fixture file (to standard output without --file)
   listen --forward-to URL forward a data set's events, signed, to a URL of this machine (--url, --instance, --types, --secret)
+  scenario run FILE...    run scenario files on fresh instances, a line a step (--url, --reporter tap|junit, --out)
   help [command]          print this, or what a command takes
 
 Options: --version, --help (also after a command: npx localgate token --help)
@@ -54,7 +56,8 @@ const commands: Record<string, Command> = {
     token,
     seed,
     export: exportCommand,
-    listen
+    listen,
+    scenario
 };
 
 

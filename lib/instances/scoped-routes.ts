@@ -1,6 +1,6 @@
 import Assert from 'node:assert';
 
-import type { Lifecycle, ReqRef, ReqRefDefaults, Request, ResponseToolkit, RouteOptions, RouteOptionsValidate, Server, ServerRoute } from '@hapi/hapi';
+import type { Lifecycle, ReqRef, ReqRefDefaults, Request, ResponseToolkit, RouteExtObject, RouteOptions, RouteOptionsValidate, Server, ServerRoute } from '@hapi/hapi';
 import type Joi from 'joi';
 
 import { requireAdmin } from '../auth';
@@ -39,6 +39,8 @@ declare module '@hapi/hapi' {
 /** A route of a feature, its options an object: the helper adds the admin step, the tags, instance_id and the data set. */
 export type ScopedRoute<Refs extends ReqRef = ReqRefDefaults> = Omit<ServerRoute<Refs>, 'options'> & {
     options: Omit<RouteOptions<Refs>, 'tags' | 'ext' | 'validate'> & {
+        // A step of the route's own after the admin step (reading a body the route parses itself, say).
+        ext?: { onPostAuth: RouteExtObject };
         // The route's own params: an instance's route has instance_id before them.
         validate?: Omit<RouteOptionsValidate, 'params'> & { params?: Joi.ObjectSchema };
     };
@@ -112,7 +114,7 @@ export function scopedRoutes(server: Server, declare: (target: ScopedTarget) => 
                     options: {
                         ...route.options,
                         tags,
-                        ext: { onPostAuth, onPreHandler },
+                        ext: { onPostAuth: route.options.ext ? [onPostAuth, route.options.ext.onPostAuth] : onPostAuth, onPreHandler },
                         validate: { ...validate, params: params && own ? params.concat(own) : params ?? own }
                     }
                 });

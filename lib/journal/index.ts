@@ -10,7 +10,7 @@ import { journalService, type JournalApi } from './service';
 
 
 export { type JournalEntry } from '../data-set/journal-entry';
-export { requestPatternSchema, type RequestPattern } from './pattern-schema';
+export { jsonPath, requestPatternSchema, type RequestPattern } from './pattern-schema';
 export { type JournalApi } from './service';
 
 export interface JournalOptions {

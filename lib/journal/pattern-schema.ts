@@ -89,7 +89,7 @@ export const maxCachedJsonPaths = 1000;
 
 // jsonpath-plus parses a filter or script step only as it evaluates it: each runs once here, on an empty item. An
 // error it reports as its own ("jsonPath: ...") comes from evaluating a well-formed expression, not from its syntax.
-const jsonPath = wording(Joi.string().max(1000).custom((value: string, helpers) => {
+export const jsonPath = wording(Joi.string().max(1000).custom((value: string, helpers) => {
 
     if (Object.keys(JSONPath.cache as object).length > maxCachedJsonPaths) {
         JSONPath.cache = {};

@@ -50,8 +50,13 @@ function describeOperation(operation: Operation, route: RequestRoute, converter:
     }
 
     const payload = validate?.payload;
+    const declaredBody = route.settings.plugins?.localgate?.body;
     if (Joi.isSchema(payload)) {
         operation.requestBody = { required: !bodyIsOptional(payload), content: { 'application/json': { schema: converter.schemaOf(payload) } } };
+    }
+    else if (declaredBody) {
+        const schema = converter.schemaOf(declaredBody.schema);
+        operation.requestBody = { required: true, content: Object.fromEntries(declaredBody.types.map((type) => [type, { schema }])) };
     }
 
     const statuses = route.settings.response?.status ?? {};

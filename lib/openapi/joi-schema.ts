@@ -280,6 +280,10 @@ export class SchemaConverter {
         }
 
         for (const { name, args } of description.rules ?? []) {
+            if (name === 'min') {
+                schema.minItems = args?.limit;
+            }
+
             if (name === 'max') {
                 schema.maxItems = args?.limit;
             }

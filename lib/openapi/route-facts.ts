@@ -12,6 +12,8 @@ declare module '@hapi/hapi' {
     interface PluginSpecificConfiguration {
         localgate?: {
             errors?: DeclaredErrors;
+            // A body that a step of the route reads itself (not hapi's validation): its schema and media types, for the document.
+            body?: { schema: Joi.ObjectSchema; types: readonly string[] };
         };
     }
 }

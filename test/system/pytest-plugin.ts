@@ -90,7 +90,7 @@ describe('the pytest plugin of clients/python', { skip }, () => {
                 expect(output).to.contain(line);
             }
 
-            expect(output).to.match(/^=+ 31 passed in /m);
+            expect(output).to.match(/^=+ 35 passed in /m);
 
             // Every instance the suite made is gone.
             const listed = await fetch(`${server.url}/_instances`, { headers: { authorization: `Bearer ${mintToken(secret, 'admin', 600, { admin: true })}` } });
@@ -118,7 +118,7 @@ describe('the pytest plugin of clients/python', { skip }, () => {
 
         const { code, output } = await runPytest({ LOCALGATE_COMMAND: `${process.execPath} ${binPath}` });
         expect(code, output).to.equal(0);
-        expect(output).to.match(/^=+ 31 passed in /m);
+        expect(output).to.match(/^=+ 35 passed in /m);
     });
 
     it('says what went wrong where the server cannot start', { timeout: 180_000 }, async () => {

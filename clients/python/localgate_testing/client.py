@@ -52,6 +52,27 @@ class LocalgateError(Exception):
         self.code = body.get("code")
 
 
+class ScenarioFailed(AssertionError):
+    """A scenario step whose expectation was not met: the message names the step, what was expected and what came.
+
+    An AssertionError, so that pytest reports it as a failed test; ``run`` is the whole answer (steps, failure).
+    """
+
+    def __init__(self, run):
+        super().__init__(run["message"])
+        self.run = run
+
+
+def _scenario_text(path):
+    """A scenario file's bytes, refused before it is read when it is larger than a scenario may be (1 MiB)."""
+
+    with open(path, "rb") as handle:
+        text = handle.read(2 ** 20 + 1)
+    if len(text) > 2 ** 20:
+        raise ValueError("%s is larger than 1 MiB, the most a scenario may hold" % path)
+    return text
+
+
 class Localgate:
     """A running localgate server, reached over HTTP with one kept-alive connection per thread."""
 
@@ -74,13 +95,12 @@ class Localgate:
 
         return mint_token(self.secret, subject, admin=admin, ttl=ttl)
 
-    def request(self, method, path, body=None, token=None, headers=None):
-        """Sends one request; error statuses are answers (a Response), not exceptions."""
+    def request(self, method, path, body=None, token=None, headers=None, data=None):
+        """Sends one request; error statuses are answers (a Response), not exceptions. data: raw bytes instead of a JSON body."""
 
         sent = {"Accept": "application/json"}
         if token:
             sent["Authorization"] = "Bearer " + token
-        data = None
         if body is not None:
             data = json.dumps(body).encode()
             sent["Content-Type"] = "application/json"
@@ -108,6 +128,24 @@ class Localgate:
         response = self.request(method, path, body, token=self.token("localgate-testing", admin=True))
         if response.status >= 300:
             raise LocalgateError(response)
+        return response.body
+
+    def run_scenario(self, path, keep=False):
+        """Runs a scenario file (YAML or JSON) on a fresh instance made with its instance block (deleted after, unless keep).
+
+        Returns the run (its steps, and the instance id when kept); raises ScenarioFailed with the failing step's
+        message, and LocalgateError when the file cannot run (the message names the step and field).
+        """
+
+        return self._scenario("/_scenarios/run" + ("?keep=true" if keep else ""), path)
+
+    def _scenario(self, route, path):
+        response = self.request("POST", route, token=self.token("localgate-testing", admin=True),
+                                headers={"Content-Type": "application/yaml"}, data=_scenario_text(path))
+        if response.status != 200:
+            raise LocalgateError(response)
+        if not response.body["ok"]:
+            raise ScenarioFailed(response.body)
         return response.body
 
     def health(self):
@@ -344,6 +382,14 @@ class Instance:
         answer.pop("remaining", None)
         self.record = answer
         return applied
+
+    def run_scenario(self, path):
+        """Runs a scenario file's steps on this instance as it stands (its instance block is not applied).
+
+        Returns the run; raises ScenarioFailed with the failing step's message, as the TypeScript kit rejects.
+        """
+
+        return self.server._scenario(self._admin("/scenario"), path)
 
     def delete(self):
         """Deletes the instance; deleting one already gone is not an error."""

@@ -1,0 +1,445 @@
+import { JSONPath } from 'jsonpath-plus';
+
+import { parseDurationMs } from '../durations';
+import { thrownMessage } from '../thrown';
+import type { WebhookReceiver } from '../webhook-receiver';
+import { placeholder, stepTitle, type Actor, type ClockStep, type EventStep, type FaultStep, type RequestStep, type Scenario, type Step, type StepKind, type WebhookStep } from './file';
+
+
+// Plays a scenario's steps, in order, through a server's own routes: every request as an HTTP request (injected or
+// sent), as its actor, with the answers checked, captured and substituted. It stops at the first step whose
+// expectation is not met, and says which step, what was expected and what came.
+
+/** A request the run makes, and what came back: the body parsed when it is JSON, else its text. */
+export interface Exchange {
+    method: string;
+    url: string;
+    headers: Record<string, string>;
+    payload?: string;
+}
+
+export interface Answer {
+    status: number;
+    headers: Record<string, string | string[] | number | undefined>;
+    body: unknown;
+}
+
+/** Where a run plays: how it sends a request, where the data set's API and admin routes are, and who it sends as. */
+export interface RunTarget {
+    send(exchange: Exchange): Promise<Answer>;
+    /** The data set's base path: '' for the default one, /i/<id> for an instance. */
+    basePath: string;
+    /** An admin route of the data set: admin('clock') is /_clock, or /_instances/<id>/clock. */
+    admin(name: string): string;
+    /** A bearer token for an actor, minted with the server's secret. */
+    token(actor: Actor): string;
+    /** The receiver the run's webhook endpoints point at, started when the scenario has some. */
+    receiver(): Promise<WebhookReceiver>;
+}
+
+/** One difference between what a step expected and what came: where (a JSONPath), and both values. */
+export interface Difference {
+    path: string;
+    expected: unknown;
+    got: unknown;
+}
+
+export interface StepResult {
+    step: number;
+    kind: StepKind;
+    say: string | null;
+    /** What the step did in one line: `GET /v1/pay/wallet 200`, `clock +2d: pay.transaction.completed 1`. */
+    line: string;
+    ok: boolean;
+    ms: number;
+}
+
+export interface RunFailure {
+    step: number;
+    say: string | null;
+    line: string;
+    /** Why, in one line, and the differences below it. */
+    reason: string;
+    differences: Difference[];
+}
+
+export interface RunResult {
+    name: string;
+    ok: boolean;
+    steps: StepResult[];
+    failure: RunFailure | null;
+    /** What a test that ran the scenario fails with: the step, the reason and the differences, one a line. */
+    message: string | null;
+    /** What the steps captured, by name. */
+    captures: Record<string, unknown>;
+}
+
+/** A step's expectation not met: the run stops there. */
+class Unmet extends Error {
+
+    constructor(reason: string, readonly line: string, readonly differences: Difference[] = []) {
+
+        super(reason);
+    }
+}
+
+// The most differences a failure lists: the first are what a reader needs.
+const maxDifferences = 20;
+
+/** How a run reads: the events it asks for a page (1 to 1000). */
+export interface RunOptions {
+    eventPage: number;
+}
+
+
+/** Runs a scenario's steps on a target; resolves to what each did, stopping at the first that failed. */
+export async function runScenario(scenario: Scenario, target: RunTarget, options: RunOptions = { eventPage: 1000 }): Promise<RunResult> {
+
+    const captures: Record<string, unknown> = {};
+    const steps: StepResult[] = [];
+    const run: Run = { scenario, target, captures, receiver: null, eventPage: options.eventPage };
+    try {
+        if (scenario.webhooks.length) {
+            run.receiver = await target.receiver();
+            await admin(run, 'PUT', 'webhooks', { endpoints: scenario.webhooks.map((endpoint) => ({ ...endpoint, url: run.receiver?.url, secret: run.receiver?.secret })) }, 'set the run\'s webhook endpoints');
+        }
+
+        for (const [index, step] of scenario.steps.entries()) {
+            const started = Date.now();
+            const say = step.say ?? null;
+            try {
+                const line = await play(run, step);
+                steps.push({ step: index + 1, kind: step.kind, say, line, ok: true, ms: Date.now() - started });
+            }
+            catch (err) {
+                const unmet = err instanceof Unmet ? err : new Unmet(thrownMessage(err), lineOf(step));
+                steps.push({ step: index + 1, kind: step.kind, say, line: unmet.line, ok: false, ms: Date.now() - started });
+                const failure = { step: index + 1, say, line: unmet.line, reason: unmet.message, differences: unmet.differences };
+                return { name: scenario.name, ok: false, steps, failure, message: failureMessage(index, step, failure), captures };
+            }
+        }
+
+        return { name: scenario.name, ok: true, steps, failure: null, message: null, captures };
+    }
+    finally {
+        // The endpoints go with the receiver they point at, so that nothing is sent to a port that closed.
+        if (run.receiver) {
+            await admin(run, 'PUT', 'webhooks', { endpoints: [] }, 'remove the run\'s webhook endpoints').catch(() => undefined);
+            await run.receiver.close();
+        }
+    }
+}
+
+
+interface Run {
+    scenario: Scenario;
+    target: RunTarget;
+    captures: Record<string, unknown>;
+    receiver: WebhookReceiver | null;
+    eventPage: number;
+}
+
+
+function play(run: Run, step: Step): Promise<string> | string {
+
+    switch (step.kind) {
+        case 'request': return request(run, step);
+        case 'clock': return clock(run, step);
+        case 'event': return event(run, step);
+        case 'webhook': return webhook(run, step);
+        case 'fault': return fault(run, step);
+        case 'say': return lineOf(step);
+    }
+}
+
+
+/** A step in one line before it ran: its request, or its kind. */
+function lineOf(step: Step): string {
+
+    switch (step.kind) {
+        case 'request': return `${step.request.method} ${step.request.path}`;
+        case 'clock': return 'advance' in step.clock ? `clock +${step.clock.advance}` : `clock ${step.clock.now}`;
+        case 'event': return `event ${step.event.type}`;
+        case 'webhook': return `webhook ${step.webhook.type}`;
+        case 'fault': return 'set' in step.fault ? `faults set (${step.fault.set.length})` : 'faults cleared';
+        case 'say': return step.say;
+    }
+}
+
+
+async function request(run: Run, step: RequestStep): Promise<string> {
+
+    const { captures, target, scenario } = run;
+    const spec = substitute(step.request, captures) as RequestStep['request'];
+    const query = new URLSearchParams(Object.entries(spec.query ?? {}).map(([key, value]): [string, string] => [key, String(value)])).toString();
+    const path = `${spec.path}${query ? `${spec.path.includes('?') ? '&' : '?'}${query}` : ''}`;
+    const headers: Record<string, string> = { ...spec.headers };
+    if (step.as !== undefined) {
+        headers.authorization = `Bearer ${target.token(scenario.actors[step.as] as Actor)}`;
+    }
+
+    const exchange: Exchange = { method: spec.method, url: `${target.basePath}${path}`, headers };
+    if (spec.body !== undefined) {
+        exchange.payload = JSON.stringify(spec.body);
+        headers['content-type'] ??= 'application/json';
+    }
+
+    const answer = await target.send(exchange);
+    const line = `${spec.method} ${spec.path} ${answer.status}`;
+    const expect = substitute(step.expect ?? {}, captures) as NonNullable<RequestStep['expect']>;
+    if (expect.status !== undefined && answer.status !== expect.status) {
+        throw new Unmet(`expected status ${expect.status}, got ${answer.status}${errorText(answer.body)}`, line, bodyDifferences(expect.body, answer.body));
+    }
+
+    for (const [name, value] of Object.entries(expect.headers ?? {})) {
+        const got = answer.headers[name.toLowerCase()];
+        const text = got === undefined ? undefined : String(got);
+        if (text !== value) {
+            throw new Unmet(`expected the header ${name}: ${value}, got ${text === undefined ? 'none' : text}`, line, [{ path: `headers.${name.toLowerCase()}`, expected: value, got: text ?? null }]);
+        }
+    }
+
+    if (expect.body !== undefined) {
+        const differences = bodyDifferences(expect.body, answer.body);
+        if (differences.length) {
+            throw new Unmet(`the answer's body is not what was expected (${differences.length === maxDifferences ? `at least ${maxDifferences}` : differences.length} difference${differences.length === 1 ? '' : 's'})`, line, differences);
+        }
+    }
+
+    for (const [name, expression] of Object.entries(step.capture ?? {})) {
+        const found = answer.body !== null && typeof answer.body === 'object' ? jsonPathFirst(expression, answer.body) : undefined;
+        if (found === undefined) {
+            throw new Unmet(`capture ${name}: ${expression} matched nothing in the answer`, line);
+        }
+
+        captures[name] = found;
+    }
+
+    return line;
+}
+
+
+async function clock(run: Run, step: ClockStep): Promise<string> {
+
+    const moved = await admin(run, 'PUT', 'clock', step.clock, lineOf(step)) as { applied: Record<string, number>; attempted: number };
+    const counts = Object.entries(moved.applied).map(([type, count]) => `${type} ${count}`);
+    const line = `${lineOf(step)}: ${counts.length ? counts.join(', ') : 'nothing applied'}${moved.attempted ? `, ${moved.attempted} webhook attempts` : ''}`;
+    const differences: Difference[] = [];
+    for (const [type, count] of Object.entries(step.expect?.applied ?? {})) {
+        if ((moved.applied[type] ?? 0) !== count) {
+            differences.push({ path: `$.applied['${type}']`, expected: count, got: moved.applied[type] ?? 0 });
+        }
+    }
+
+    if (step.expect?.attempted !== undefined && moved.attempted !== step.expect.attempted) {
+        differences.push({ path: '$.attempted', expected: step.expect.attempted, got: moved.attempted });
+    }
+
+    if (differences.length) {
+        throw new Unmet('the move did not apply what was expected', line, differences);
+    }
+
+    return line;
+}
+
+
+async function event(run: Run, step: EventStep): Promise<string> {
+
+    const spec = substitute(step.event, run.captures) as EventStep['event'];
+    let after: string | undefined;
+    let seen = 0;
+    let closest: Difference[] | null = null;
+    // The log is bounded: EVENTS_KEPT events of each namespace, and those a delivery waits for.
+    for (;;) {
+        const query = new URLSearchParams({ type: spec.type, limit: String(run.eventPage), ...(after === undefined ? {} : { after }) });
+        const { data } = await admin(run, 'GET', `events?${query.toString()}`, undefined, lineOf(step)) as { data: { id: string; data: unknown }[] };
+        for (const found of data) {
+            const differences = bodyDifferences(spec.data ?? {}, found.data);
+            if (!differences.length) {
+                return `event ${spec.type} ${found.id}`;
+            }
+
+            closest = closest && closest.length <= differences.length ? closest : differences;
+        }
+
+        seen += data.length;
+        after = data.at(-1)?.id;
+        if (data.length < run.eventPage) {
+            break;
+        }
+    }
+
+    throw new Unmet(seen ? `none of the ${seen} ${spec.type} events of the log matches (the closest differs as below)` : `the event log holds no ${spec.type} event`, lineOf(step), closest ?? []);
+}
+
+
+async function webhook(run: Run, step: WebhookStep): Promise<string> {
+
+    const spec = substitute(step.webhook, run.captures) as WebhookStep['webhook'];
+    const receiver = run.receiver;
+    if (!receiver) {
+        throw new Unmet('the scenario sets no webhooks, so no delivery can come: add webhooks: [{ types: [...] }] to it', lineOf(step));
+    }
+
+    const deadline = Date.now() + parseDurationMs(spec.within);
+    let closest: Difference[] | null = null;
+    let looked = 0;
+    for (;;) {
+        for (const delivery of receiver.deliveries.slice(looked)) {
+            if (delivery.event?.type === spec.type) {
+                const differences = bodyDifferences(spec.data ?? {}, delivery.event.data);
+                if (!differences.length) {
+                    if (!delivery.verified) {
+                        throw new Unmet(`the ${spec.type} delivery did not verify: ${delivery.failure}`, lineOf(step));
+                    }
+
+                    return `webhook ${spec.type} ${delivery.event.id} verified`;
+                }
+
+                closest = closest && closest.length <= differences.length ? closest : differences;
+            }
+        }
+
+        looked = receiver.deliveries.length;
+        const left = deadline - Date.now();
+        if (left <= 0) {
+            throw new Unmet(`no ${spec.type} delivery that matches came within ${spec.within} (${looked} deliveries came in all)`, lineOf(step), closest ?? []);
+        }
+
+        await receiver.waitFor(looked + 1, { timeoutMs: left }).catch(() => undefined);
+    }
+}
+
+
+async function fault(run: Run, step: FaultStep): Promise<string> {
+
+    if ('set' in step.fault) {
+        await admin(run, 'PUT', 'faults', { rules: step.fault.set, ...(step.fault.seed === undefined ? {} : { seed: step.fault.seed }) }, lineOf(step));
+    }
+    else {
+        await admin(run, 'DELETE', 'faults', undefined, lineOf(step));
+    }
+
+    return lineOf(step);
+}
+
+
+// A request to an admin route of the data set, as an admin; an answer other than 2xx stops the run with its message.
+async function admin(run: Run, method: string, name: string, body: unknown, line: string): Promise<unknown> {
+
+    const headers: Record<string, string> = { authorization: `Bearer ${run.target.token({ sub: 'localgate-scenario', admin: true })}` };
+    const exchange: Exchange = { method, url: run.target.admin(name), headers };
+    if (body !== undefined) {
+        exchange.payload = JSON.stringify(body);
+        headers['content-type'] = 'application/json';
+    }
+
+    const answer = await run.target.send(exchange);
+    if (answer.status >= 300) {
+        throw new Unmet(`${method} ${exchange.url.replace(/\?.*$/, '')} answered ${answer.status}${errorText(answer.body)}`, line);
+    }
+
+    return answer.body;
+}
+
+
+function errorText(body: unknown): string {
+
+    const message = body !== null && typeof body === 'object' ? (body as { message?: unknown }).message : undefined;
+    return typeof message === 'string' ? `: ${message}` : '';
+}
+
+
+/** The value a JSONPath finds first in a body, or undefined when it finds nothing. */
+function jsonPathFirst(path: string, json: object): unknown {
+
+    return JSONPath<unknown[]>({ path, json, eval: 'safe', wrap: true })[0];
+}
+
+
+/** A value with every {{name}} replaced: a string that is one placeholder alone becomes the captured value itself. */
+export function substitute(value: unknown, captures: Readonly<Record<string, unknown>>): unknown {
+
+    if (typeof value === 'string') {
+        const whole = /^\{\{\s*([A-Za-z_][\w.-]*)\s*\}\}$/.exec(value);
+        if (whole) {
+            return captures[String(whole[1])];
+        }
+
+        return value.replace(placeholder, (_, name: string) => {
+
+            const captured = captures[name];
+            return typeof captured === 'string' ? captured : JSON.stringify(captured);
+        });
+    }
+
+    if (Array.isArray(value)) {
+        return value.map((item) => substitute(item, captures));
+    }
+
+    if (value !== null && typeof value === 'object') {
+        return Object.fromEntries(Object.entries(value).map(([key, child]) => [substitute(key, captures), substitute(child, captures)]));
+    }
+
+    return value;
+}
+
+
+/**
+ * Where an answer differs from what was expected of it: every key of an expected object must hold what it expects
+ * (other keys are ignored), an expected list is matched item by item from the first (more items are ignored), and
+ * anything else must be equal. Empty when it matches; at most maxDifferences.
+ */
+export function bodyDifferences(expected: unknown, got: unknown): Difference[] {
+
+    if (expected === undefined) {
+        return [];
+    }
+
+    const differences: Difference[] = [];
+    const open: { path: string; expected: unknown; got: unknown }[] = [{ path: '$', expected, got }];
+    let top = open.pop();
+    while (top !== undefined && differences.length < maxDifferences) {
+        const { path, expected: want, got: have } = top;
+        if (Array.isArray(want)) {
+            if (!Array.isArray(have) || have.length < want.length) {
+                differences.push({ path, expected: want, got: have ?? null });
+            }
+            else {
+                for (let i = want.length - 1; i >= 0; --i) {
+                    open.push({ path: `${path}[${i}]`, expected: want[i], got: have[i] });
+                }
+            }
+        }
+        else if (want !== null && typeof want === 'object') {
+            if (have === null || typeof have !== 'object' || Array.isArray(have)) {
+                differences.push({ path, expected: want, got: have ?? null });
+            }
+            else {
+                for (const key of Object.keys(want).reverse()) {
+                    const child = /^[A-Za-z_]\w*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`;
+                    open.push({ path: child, expected: (want as Record<string, unknown>)[key], got: Object.hasOwn(have, key) ? (have as Record<string, unknown>)[key] : undefined });
+                }
+            }
+        }
+        else if (want !== have) {
+            differences.push({ path, expected: want, got: have === undefined ? '(absent)' : have });
+        }
+
+        top = open.pop();
+    }
+
+    return differences;
+}
+
+
+/** A failure in the words a test fails with: the step, the reason, then each difference on a line of its own. */
+function failureMessage(index: number, step: Step, failure: RunFailure): string {
+
+    const lines = [`${stepTitle(index, step)} failed: ${failure.line}: ${failure.reason}`];
+    for (const difference of failure.differences) {
+        lines.push(`  ${difference.path}: expected ${JSON.stringify(difference.expected)}, got ${JSON.stringify(difference.got)}`);
+    }
+
+    return lines.join('\n');
+}
