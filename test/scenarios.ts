@@ -355,6 +355,9 @@ describe('Scenarios', () => {
             expect(await refusal({ ...head, steps: [{ as: 'bob', request: { method: 'GET', path: '/v1/pay/wallet' } }] })).to.equal({ message: 'Step 1 (GET /v1/pay/wallet): "as" names the actor "bob", which actors does not hold (alice)', field: 'steps[0].as' });
             expect(await refusal({ ...head, steps: [{ request: { method: 'GET', path: '/v1/pay/{{wallet}}' } }] })).to.equal({ message: 'Step 1 (GET /v1/pay/{{wallet}}): {{wallet}} is never captured before it (no step before it captures anything)', field: 'steps[0]' });
             expect(await refusal({ ...head, steps: [{ request: { method: 'GET', path: '/v1/pay/wallet' }, capture: { id: '$.id' } }, { event: { type: 'pay.transaction.created', data: { id: '{{other}}' } } }] })).to.equal({ message: 'Step 2: {{other}} is never captured before it (captured so far: id)', field: 'steps[1]' });
+            // No step calls an admin route: a scenario that ran scenarios would run without end.
+            expect(await refusal({ ...head, actors: { root: { admin: true } }, steps: [{ as: 'root', request: { method: 'POST', path: '/_scenarios/run', body: {} } }] })).to.equal({ message: 'Step 1 (POST /_scenarios/run): request.path must be a path of the data set\'s API, /v1/... or /health (no base path, no spaces)', field: 'steps[0].request.path' });
+            expect((await refusal({ ...head, steps: [{ request: { method: 'GET', path: '/v1/pay/wallet ' } }] })).field).to.equal('steps[0].request.path');
             expect(await refusal({ ...head, steps: [{ request: { method: 'FETCH', path: '/v1/pay/wallet' } }] })).to.equal({ message: 'Step 1 (FETCH /v1/pay/wallet): request.method must be one of [GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS]', field: 'steps[0].request.method' });
             expect(await refusal({ ...head, steps: [{ request: { method: 'GET', path: '/v1/pay/wallet' }, expectt: {} }] })).to.equal({ message: 'Step 1 (GET /v1/pay/wallet): "expectt" is not a field of this kind of step', field: 'steps[0].expectt' });
             expect(await refusal({ ...head, steps: [{ say: 'x'.repeat(90), clock: { advance: 'tomorrow' } }] })).to.equal({ message: `Step 1 (${'x'.repeat(77)}...): clock.advance must be a duration such as 90s, 2h or 2d`, field: 'steps[0].clock.advance' });
@@ -591,7 +594,7 @@ describe('localgate scenario run', () => {
 
     it('writes reports that hold any text', () => {
 
-        const run = { name: 'a <b> & "c" # d', instance: null, ok: true, steps: [{ step: 1, kind: 'say' as const, say: 'x\u0001\ty', line: 'x', ok: true, ms: 1 }], failure: null, message: null, captures: {} };
+        const run = { name: 'a <b> & "c" # d', instance: null, ok: true, steps: [{ step: 1, kind: 'say' as const, say: 'x\u0001\ty', line: 'x', ok: true, ms: 1 }], failure: null, message: null, captures: {}, events: [] };
         expect(junitReport([{ file: 'f', run, error: null }])).to.contain('<testsuite name="a &lt;b&gt; &amp; &quot;c&quot; # d" file="f" tests="1" failures="0" errors="0" time="0.001">');
         expect(junitReport([{ file: 'f', run, error: null }])).to.contain('<testcase name="1 x\ty"');
         expect(tapReport([{ file: 'f', run, error: null }])).to.contain('ok 1 - a <b> & "c" \\# d');

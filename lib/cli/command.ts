@@ -36,6 +36,7 @@ export const flagOptions = {
     types: { type: 'string', multiple: true },
     secret: { type: 'string' },
     reporter: { type: 'string' },
+    set: { type: 'string', multiple: true },
     out: { type: 'string' },
     help: { type: 'boolean', short: 'h' },
     version: { type: 'boolean', short: 'v' }

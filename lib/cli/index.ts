@@ -15,6 +15,7 @@ import { command as scenario } from './scenario';
 import { command as seed } from './seed';
 import { command as start } from './start';
 import { command as token } from './token';
+import { command as trigger } from './trigger';
 
 
 export type { Io } from './command';
@@ -32,6 +33,7 @@ Commands:
   export [--file F.json]  write every record of the databases as a fixture file (to standard output without --file)
   listen --forward-to URL forward a data set's events, signed, to a URL of this machine (--url, --instance, --types, --secret)
   scenario run FILE...    run scenario files on fresh instances, a line a step (--url, --reporter tap|junit, --out)
+  trigger <event-type>    make an event of that type happen through the API, with its built-in scenario (--set, --instance, --url)
   help [command]          print this, or what a command takes
 
 Options: --version, --help (also after a command: npx localgate token --help)
@@ -57,7 +59,8 @@ const commands: Record<string, Command> = {
     seed,
     export: exportCommand,
     listen,
-    scenario
+    scenario,
+    trigger
 };
 
 

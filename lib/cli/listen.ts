@@ -4,6 +4,7 @@ import { mintSecret } from '../signing';
 import { eventTypesOf } from '../outbox';
 import { isSecret, typePatternSchema } from '../events/webhook-schemas';
 import { listen, typesOf } from '../listen';
+import { defaultServerUrl } from './admin-client';
 import { UsageError, type Command, type Io } from './command';
 
 
@@ -31,9 +32,7 @@ async function forward(settings: Settings, flags: ListenFlags, io: Io): Promise<
 
     const forwardTo = httpUrl('--forward-to', flags['forward-to']);
 
-    // A server listening on every interface is reached on this machine's loopback.
-    const host = ['0.0.0.0', '::'].includes(settings.host) ? '127.0.0.1' : settings.host;
-    const url = httpUrl('--url', flags.url ?? `http://${host.includes(':') ? `[${host}]` : host}:${settings.port}`);
+    const url = httpUrl('--url', flags.url ?? defaultServerUrl(settings));
     if (flags.instance !== undefined && !flags.instance.trim()) {
         throw new UsageError('--instance must name an instance id, such as the id POST /_instances answered');
     }

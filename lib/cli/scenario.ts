@@ -3,13 +3,14 @@ import Fs from 'node:fs';
 
 import type { Server } from '@hapi/hapi';
 
-import { existingSecret, mintToken } from '../auth';
+import { mintToken } from '../auth';
 import type { Settings } from '../config';
 import { createServer } from '../index';
 import { maxScenarioBytes } from '../scenarios/file';
 import { junitReport, stepLines, tapReport, type FileRun } from '../scenarios/report';
 import type { PlayedScenario } from '../scenarios/routes';
-import { fieldOf, thrownMessage } from '../thrown';
+import { thrownMessage } from '../thrown';
+import { adminClient, answeredBody } from './admin-client';
 import { UsageError, type Command, type Io } from './command';
 
 
@@ -110,7 +111,7 @@ async function inMemory(): Promise<{ runner: Runner; close: () => Promise<void> 
     const server = await createServer({ storage: 'memory', memoryPay: true, logLevel: 'silent', jwtSecret: Crypto.randomBytes(32).toString('hex'), port: 0 });
     const authorization = `Bearer ${mintToken(server.app.localgate.secret, 'localgate-scenario', 3600, { admin: true })}`;
     return {
-        runner: async (text) => answered(await inject(server, text, authorization)),
+        runner: async (text) => answeredBody<PlayedScenario>(await inject(server, text, authorization)),
         close: () => server.stop()
     };
 }
@@ -125,55 +126,9 @@ async function inject(server: Server, text: string, authorization: string): Prom
 
 function remote(settings: Settings, url: string): { runner: Runner; close: () => Promise<void> } {
 
-    let base: URL;
-    try {
-        base = new URL('/_scenarios/run', url);
-    }
-    catch {
-        throw new UsageError(`--url must be the http: or https: URL of a localgate server, such as http://127.0.0.1:3000, not "${url}"`);
-    }
-
-    if (!['http:', 'https:'].includes(base.protocol)) {
-        throw new UsageError(`--url must be the http: or https: URL of a localgate server, such as http://127.0.0.1:3000, not "${url}"`);
-    }
-
-    const secret = existingSecret(settings.jwtSecret, settings.dataDir);
+    const client = adminClient(settings, url);
     return {
-        async runner(text) {
-
-            const authorization = `Bearer ${mintToken(secret, 'localgate-scenario', 3600, { admin: true })}`;
-            let res: Response;
-            try {
-                res = await fetch(base, { method: 'POST', headers: { authorization, 'content-type': 'application/yaml' }, body: text });
-            }
-            catch (err) {
-                // fetch says why in its error's cause.
-                throw new Error(`nothing answers at ${url}: ${thrownMessage(fieldOf(err, 'cause'))}`);
-            }
-
-            const body = await res.text();
-            let parsed: unknown;
-            try {
-                parsed = JSON.parse(body);
-            }
-            catch {
-                throw new Error(`${url} answered ${res.status} with no JSON: is it a localgate server?`);
-            }
-
-            return answered({ status: res.status, body: parsed });
-        },
+        runner: async (text) => answeredBody<PlayedScenario>(await client.call('POST', '/_scenarios/run', { type: 'application/yaml', text })),
         close: () => Promise.resolve()
     };
-}
-
-
-// The run, or the server's refusal in its own words (a file that cannot run, an instance block it cannot make).
-function answered({ status, body }: { status: number; body: unknown }): PlayedScenario {
-
-    if (status !== 200) {
-        const { message, code } = body as { message: string; code: string };
-        throw new Error(`${message} (${status} ${code})`);
-    }
-
-    return body as PlayedScenario;
 }

@@ -157,7 +157,8 @@ function schemasOf(types: readonly string[]) {
             as: name,
             request: Joi.object({
                 method: Joi.string().uppercase().valid('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS').required(),
-                path: Joi.string().pattern(/^\/[^\s#]*$/).max(2000).required().messages({ 'string.pattern.base': '{{#label}} must be a path of the data set, such as /v1/commerce/products (no base path, no spaces)' }),
+                // The data set's API only: an admin route (a scenario that runs scenarios, say) is no step's to call.
+                path: Joi.string().pattern(/^\/(?:v1\/[^\s#]*|health(?:[?][^\s#]*)?)$/).max(2000).required().messages({ 'string.pattern.base': '{{#label}} must be a path of the data set\'s API, /v1/... or /health (no base path, no spaces)' }),
                 query: Joi.object().pattern(Joi.string().max(200), Joi.alternatives(Joi.string().max(2000).allow(''), Joi.number(), Joi.boolean())).max(50),
                 headers: Joi.object().pattern(Joi.string().pattern(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/).max(200), headerValue).max(50),
                 body: Joi.any()

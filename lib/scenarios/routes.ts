@@ -4,6 +4,7 @@ import Joi from 'joi';
 import { always } from '../always';
 import { mintToken, requireAdmin } from '../auth';
 import { failure } from '../errors';
+import { timestamp } from '../fields';
 import { scopedRoutes } from '../instances/scoped-routes';
 import { maxScenarioBytes, maxSteps, readScenario, scenarioSchema, stepKinds, type Scenario } from './file';
 import { runScenario, type RunResult } from './run';
@@ -40,7 +41,9 @@ export const runResultSchema = Joi.object({
         differences: Joi.array().items(difference).required()
     }).allow(null).required().label('ScenarioFailure'),
     message: Joi.string().allow(null).required().description('The failure as a test fails with it: the step, the reason, each difference on a line'),
-    captures: Joi.object().unknown().required().description('What the steps captured, by name')
+    captures: Joi.object().unknown().required().description('What the steps captured, by name'),
+    events: Joi.array().items(Joi.object({ id: Joi.string().required(), type: Joi.string().required(), created_at: timestamp.required() }).label('ScenarioEvent')).required()
+        .description('The events written to the data set while the run ran, in its order: those its steps caused (and any another client caused meanwhile)')
 }).label('ScenarioRun');
 
 function notes(fresh: boolean): string {

@@ -72,6 +72,14 @@ export interface RunResult {
     message: string | null;
     /** What the steps captured, by name. */
     captures: Record<string, unknown>;
+    /** The events written to the data set while the run ran, in its order: those its steps caused. */
+    events: EventSeen[];
+}
+
+export interface EventSeen {
+    id: string;
+    type: string;
+    created_at: string;
 }
 
 /** A step's expectation not met: the run stops there. */
@@ -98,6 +106,13 @@ export async function runScenario(scenario: Scenario, target: RunTarget, options
     const captures: Record<string, unknown> = {};
     const steps: StepResult[] = [];
     const run: Run = { scenario, target, captures, receiver: null, eventPage: options.eventPage };
+    const mark = await eventsAfter(run, null);
+    const caused = async (): Promise<EventSeen[]> => {
+
+        const after = mark && await eventsAfter(run, mark.last);
+        return after ? after.events : [];
+    };
+
     try {
         if (scenario.webhooks.length) {
             run.receiver = await target.receiver();
@@ -115,11 +130,11 @@ export async function runScenario(scenario: Scenario, target: RunTarget, options
                 const unmet = err instanceof Unmet ? err : new Unmet(thrownMessage(err), lineOf(step));
                 steps.push({ step: index + 1, kind: step.kind, say, line: unmet.line, ok: false, ms: Date.now() - started });
                 const failure = { step: index + 1, say, line: unmet.line, reason: unmet.message, differences: unmet.differences };
-                return { name: scenario.name, ok: false, steps, failure, message: failureMessage(index, step, failure), captures };
+                return { name: scenario.name, ok: false, steps, failure, message: failureMessage(index, step, failure), captures, events: await caused() };
             }
         }
 
-        return { name: scenario.name, ok: true, steps, failure: null, message: null, captures };
+        return { name: scenario.name, ok: true, steps, failure: null, message: null, captures, events: await caused() };
     }
     finally {
         // The endpoints go with the receiver they point at, so that nothing is sent to a port that closed.
@@ -149,6 +164,31 @@ function play(run: Run, step: Step): Promise<string> | string {
         case 'webhook': return webhook(run, step);
         case 'fault': return fault(run, step);
         case 'say': return lineOf(step);
+    }
+}
+
+
+/**
+ * The data set's events after one (null: from the oldest kept), every page, and the last of them (the one given when
+ * none follows); null when the log cannot be read (an instance deleted as the run ran), which no step depends on.
+ */
+async function eventsAfter(run: Run, after: string | null): Promise<{ events: EventSeen[]; last: string | null } | null> {
+
+    const events: EventSeen[] = [];
+    let last = after;
+    try {
+        for (;;) {
+            const query = new URLSearchParams({ limit: String(run.eventPage), ...(last === null ? {} : { after: last }) });
+            const { data } = await admin(run, 'GET', `events?${query.toString()}`, undefined, 'read the events') as { data: EventSeen[] };
+            events.push(...data.map(({ id, type, created_at: createdAt }) => ({ id, type, created_at: createdAt })));
+            last = data.at(-1)?.id ?? last;
+            if (data.length < run.eventPage) {
+                return { events, last };
+            }
+        }
+    }
+    catch {
+        return null;
     }
 }
 
