@@ -456,6 +456,103 @@ describe('Scenarios', () => {
 });
 
 
+describe('Save as scenario', () => {
+
+    let server: Server;
+
+    before(async () => {
+
+        server = await testServer({ memoryPay: true });
+    });
+
+    after(() => server.stop());
+
+    const admin = () => adminBearer(server);
+    const as = (sub: string, role?: { admin: true }) => ({ authorization: `Bearer ${serverTarget(server, null).token({ sub, admin: Boolean(role?.admin) })}` });
+    const make = async (options: object) => body<{ id: string }>(await server.inject({ method: 'POST', url: '/_instances', headers: admin(), payload: options })).id;
+
+    it('replays what an instance saw on a fresh one, its ids captured, random ids and all', async () => {
+
+        const id = await make({ pay: true, clock: '2030-01-01T00:00:00Z' });
+        const api = (method: string, url: string, headers: object, payload?: object) => server.inject({ method, url: `/i/${id}${url}`, headers: { ...headers }, payload });
+        const product = await api('POST', '/v1/commerce/products', as('alice'), { name: 'Saved rye', description: 'x'.repeat(300), price: 4, currency: 'EUR', business_id: bakery });
+        expect(product.statusCode).to.equal(201);
+        const productId = body<{ id: string }>(product).id;
+        await api('GET', `/v1/commerce/products/${productId}`, {});
+        await api('POST', '/v1/commerce/inquiries', as('bob smith'), { product_id: productId, message: `About ${productId}` });
+        const deposit = await api('POST', '/v1/pay/gateway/deposit', { ...as('alice'), 'idempotency-key': 'save-1' }, { provider_id: 'bank-transfer', asset: 'EUR', amount: 2500 });
+        const depositId = body<{ id: string }>(deposit).id;
+        await server.inject({ method: 'PUT', url: `/_instances/${id}/clock`, headers: admin(), payload: { advance: '2d' } });
+        await api('GET', `/v1/pay/wallet/transactions/${depositId}`, as('alice'));
+        await api('GET', '/v1/pay/wallet', as('alice', { admin: true }));
+        await api('GET', '/v1/pay/wallet/transactions/00000000-0000-4000-8000-00000000dead', as('alice'));
+        await server.inject({ method: 'PUT', url: `/_instances/${id}/clock`, headers: admin(), payload: { now: '2030-02-01T00:00:00Z' } });
+
+        const yaml = await server.inject({ url: `/_instances/${id}/scenario`, headers: admin() });
+        expect(yaml.statusCode).to.equal(200);
+        expect(yaml.headers['content-type']).to.equal('application/yaml; charset=utf-8');
+        const saved = parseScenarioText(yaml.payload) as { name: string; instance: object; actors: object; steps: Record<string, unknown>[] };
+        expect(saved.name).to.equal(`Saved from instance ${id}`);
+        expect(saved.instance).to.equal({ seed: 'demo', ids: 'random', pay: true, clock: '2030-01-01T00:00:00.000Z' });
+        expect(saved.actors).to.equal({ alice: { sub: 'alice' }, caller: { sub: 'bob smith' }, alice_admin: { sub: 'alice', admin: true } });
+        expect(saved.steps[0]).to.equal({
+            as: 'alice',
+            request: { method: 'POST', path: '/v1/commerce/products', body: { name: 'Saved rye', description: 'x'.repeat(300), price: 4, currency: 'EUR', business_id: bakery } },
+            expect: { status: 201, body: { name: 'Saved rye', price: 4, currency: 'EUR', business_id: bakery, created_by: 'alice', scam_report_count: 0 } },
+            capture: { products_1: '$.id' }
+        });
+        expect(saved.steps[1]).to.include({ request: { method: 'GET', path: '/v1/commerce/products/{{products_1}}' } });
+        expect(saved.steps[2]).to.include({ as: 'caller' });
+        expect((saved.steps[2]?.request as { body: object }).body).to.equal({ product_id: '{{products_1}}', message: `About ${productId}` });
+        expect(saved.steps[3]).to.include({ request: { method: 'POST', path: '/v1/pay/gateway/deposit', headers: { 'idempotency-key': 'save-1' }, body: { provider_id: 'bank-transfer', asset: 'EUR', amount: 2500 } } });
+        expect(saved.steps[4]).to.equal({ clock: { advance: '2d' }, expect: { applied: { 'pay.transaction.completed': 1 } } });
+        expect(saved.steps[7]).to.equal({ as: 'alice', request: { method: 'GET', path: '/v1/pay/wallet/transactions/00000000-0000-4000-8000-00000000dead' }, expect: { status: 404 } });
+        expect(saved.steps.at(-1)).to.equal({ clock: { now: '2030-02-01T00:00:00.000Z' }, expect: { applied: {} } });
+
+        const replay = await server.inject({ method: 'POST', url: '/_scenarios/run', headers: { ...admin(), 'content-type': 'application/yaml' }, payload: yaml.payload });
+        const run = body<Played>(replay);
+        expect(run.message).to.equal(null);
+        expect(run.steps).to.have.length(saved.steps.length);
+        expect(run.captures.products_1).to.not.equal(productId);
+
+        const json = await server.inject({ url: `/_instances/${id}/scenario`, headers: { ...admin(), accept: 'application/json' } });
+        expect(body(json)).to.equal(saved as never);
+    });
+
+    it('says what it leaves out: a body the journal cut, an answer a fault dropped, the world of a fixture or a fork', async () => {
+
+        const short = await testServer({ journalBodyBytes: 20 });
+        try {
+            const id = body<{ id: string }>(await short.inject({ method: 'POST', url: '/_instances', headers: adminBearer(short), payload: { fixture: { commerce: { products: [] } } } })).id;
+            const headers = { authorization: `Bearer ${serverTarget(short, null).token({ sub: 'alice', admin: false })}` };
+            await short.inject({ method: 'POST', url: `/i/${id}/v1/commerce/inquiries`, headers, payload: { product_id: 'e7f64181-1fb9-5a31-aa9d-dc7469ce77f5', message: 'A message longer than twenty bytes' } });
+            await short.inject({ method: 'PUT', url: `/_instances/${id}/faults`, headers: adminBearer(short), payload: { rules: [{ path: '/v1/commerce/products', drop: 'before' }] } });
+            await short.inject({ url: `/i/${id}/v1/commerce/products` });
+            const saved = body<{ description: string; steps: { say?: string }[] }>(await short.inject({ url: `/_instances/${id}/scenario`, headers: { ...adminBearer(short), accept: 'application/json' } }));
+            expect(saved.steps.map((step) => step.say)).to.equal([
+                'POST /v1/commerce/inquiries: its body was longer than the journal keeps (JOURNAL_BODY_BYTES) and is left out',
+                'GET /v1/commerce/products: no answer came: a fault rule dropped it'
+            ]);
+            expect(saved.description).to.endWith('The instance was made with a fixture, which the file does not carry: give instance.fixture (an export of the instance as it was made) for a replay to start from the same world.');
+
+            const fork = body<{ id: string }>(await short.inject({ method: 'POST', url: '/_instances', headers: adminBearer(short), payload: { from: id } })).id;
+            const forked = body<{ description: string; steps: { say?: string }[] }>(await short.inject({ url: `/_instances/${fork}/scenario`, headers: { ...adminBearer(short), accept: 'application/json' } }));
+            expect(forked.description).to.contain('The instance was made as a fork, which the file does not carry');
+            expect(forked.steps).to.equal([{ say: `instance ${fork} had seen no request and no move of its clock` }]);
+        }
+        finally {
+            await short.stop();
+        }
+    });
+
+    it('saves the default data set too', async () => {
+
+        const saved = body<{ name: string; instance: object }>(await server.inject({ url: '/_scenario', headers: { ...admin(), accept: 'application/json' } }));
+        expect(saved).to.include({ name: 'Saved from the default data set', instance: {} });
+    });
+});
+
+
 describe('The kit runs scenarios', () => {
 
     let kit: TestKit;

@@ -110,6 +110,8 @@ export class DataSetRuntime implements RecordContext {
     async moveClock(to: { now: Date } | { advance: number }): Promise<ClockMoved> {
 
         const { moved: { transitions, counts }, attempted, remaining, walked } = await this.dispatcher.during((stops) => this.timeline.move(to, stops, this.shared.moveDeadlineMs));
+        // Among the requests of the journal, for a scenario saved from what the data set saw.
+        this.journal.noteMove(to, counts);
         return { transitions, counts, attempted, remaining, walked };
     }
 

@@ -2,6 +2,7 @@ import type { Request, ResponseObject } from '@hapi/hapi';
 
 import { hidden, isCredentialName, isCredentialValue, scrubJsonText, scrubText } from '../secrets';
 import { always } from '../always';
+import { fieldOf } from '../thrown';
 
 
 /** The route closest to a request no route took. */
@@ -29,6 +30,18 @@ export interface JournalEntry {
     fault: string | null;
     near_miss: NearMiss | null;
 }
+
+/**
+ * What a saved scenario keeps of an answer beside the journal's entry: the id of the record it answered, and its other
+ * top-level values that a replay can hold it to (not the instants, which a clock on the wall makes differ).
+ */
+export interface AnswerDigest {
+    id: string | null;
+    fields: Record<string, string | number | boolean | null>;
+}
+
+// The longest text of one value a digest keeps: an answer's own shape bounds how many it has.
+const maxDigestText = 200;
 
 /** An entry without its body, and what matching needs beside it: the URL as sent and the body's scrubbed text. */
 interface Built {
@@ -71,7 +84,11 @@ export class Recorded {
     // The request's objects until the entry is built, then what the entry keeps of them alone.
     private state: { source: Source; built: null } | { source: null; built: Built };
 
-    constructor(source: Source, readonly arrival: number, readonly bytes: number) {
+    /**
+     * @param admin whether the caller's token had the admin role
+     * @param answer what a saved scenario keeps of a success's answer; null for a failure or an answer that is no record
+     */
+    constructor(source: Source, readonly arrival: number, readonly bytes: number, readonly admin: boolean, readonly answer: AnswerDigest | null) {
 
         this.state = { source, built: null };
     }
@@ -168,7 +185,28 @@ export function recordOf(request: Request, options: RecordOptions, route: string
         secrets: options.secrets
     };
 
-    return new Recorded(source, always(request.app.arrival, 'the request\'s arrival'), bytes);
+    const answer = answered && response.statusCode < 300 ? digestOf(response.source, options.secrets) : null;
+    const admin = request.auth.isAuthenticated && request.auth.credentials.role === 'admin';
+    return new Recorded(source, always(request.app.arrival, 'the request\'s arrival'), bytes + (answer?.bytes ?? 0), admin, answer?.digest ?? null);
+}
+
+
+// The record an answer holds, as a digest: its id and its short top-level values (every answer of the API is a map),
+// with the room they take.
+function digestOf(source: unknown, secrets: readonly string[]): { digest: AnswerDigest; bytes: number } {
+
+    const fields: AnswerDigest['fields'] = {};
+    let bytes = 0;
+    for (const [key, value] of Object.entries(Object(source) as object)) {
+        const short = value === null || typeof value === 'number' || typeof value === 'boolean' || (typeof value === 'string' && value.length <= maxDigestText && !isCredentialValue(value, secrets));
+        if (short && key !== 'id' && !key.endsWith('_at')) {
+            fields[key] = value as AnswerDigest['fields'][string];
+            bytes += key.length + String(value).length + 16;
+        }
+    }
+
+    const id = fieldOf(source, 'id');
+    return { digest: { id: typeof id === 'string' ? id : null, fields }, bytes };
 }
 
 

@@ -56,7 +56,7 @@ export abstract class BoundedJournal<Entry extends { bytes: number }> implements
     closed = false;
     protected entries: Entry[] = [];
 
-    constructor(private readonly size: number, private readonly budget: JournalBudget) {
+    constructor(protected readonly size: number, private readonly budget: JournalBudget) {
 
         budget.join(this);
     }
@@ -97,8 +97,49 @@ export abstract class BoundedJournal<Entry extends { bytes: number }> implements
 }
 
 
-/** The requests one data set received, in arrival order: at most size entries, the oldest dropped first. */
+/** A move of a data set's clock, placed after the journal's entry that arrived last before it. */
+export interface ClockNote {
+    after: number;
+    to: { now: Date } | { advance: number };
+    applied: Readonly<Partial<Record<string, number>>>;
+}
+
+// The moves a journal keeps at most: a saved scenario's worth.
+const maxClockNotes = 500;
+
+
+/**
+ * The requests one data set received, in arrival order: at most size entries, the oldest dropped first; and the moves
+ * of its clock among them, which a saved scenario plays where they came.
+ */
 export class Journal extends BoundedJournal<Recorded> {
+
+    private moves: ClockNote[] = [];
+
+    /** Notes a move of the clock, after the entries that have arrived; a journal that keeps nothing keeps none. */
+    noteMove(to: ClockNote['to'], applied: ClockNote['applied']): void {
+
+        if (this.closed || this.size === 0) {
+            return;
+        }
+
+        this.moves.push({ after: this.entries.at(-1)?.arrival ?? 0, to, applied });
+        if (this.moves.length > maxClockNotes) {
+            this.moves.shift();
+        }
+    }
+
+    /** The clock's moves, oldest first. */
+    clockMoves(): readonly ClockNote[] {
+
+        return this.moves;
+    }
+
+    override clear(): void {
+
+        super.clear();
+        this.moves = [];
+    }
 
     /** Adds an entry where its arrival puts it (requests can finish out of order). */
     add(recorded: Recorded): void {

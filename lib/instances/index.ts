@@ -36,7 +36,7 @@ export const instancesPlugin: Plugin<InstancesOptions> = {
         server.decorate('request', 'instanceNamed', (id: string): ScopedData => {
 
             const instance = liveInstance(registry, id);
-            return { scope: instance, describe: () => instance.describe(registry.idleTtlMs), moveClock: (to) => instance.moveClock(to) };
+            return { scope: instance, describe: () => instance.describe(registry.idleTtlMs), made: () => instance.made(), moveClock: (to) => instance.moveClock(to) };
         });
         instanceRoutes(server, registry, maxFixtureBytes);
         defaultExportRoute(server, defaultScope);

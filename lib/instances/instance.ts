@@ -23,6 +23,16 @@ export interface InstanceRecord {
     expires_at: string;
 }
 
+/** How an instance was made: a saved scenario's instance block, and whether its world came from a fixture or a fork. */
+export interface InstanceMade {
+    seed: 'demo' | 'none';
+    ids: IdMode;
+    pay: boolean;
+    clock: string | null;
+    fixture: boolean;
+    forked: boolean;
+}
+
 /** How many snapshots one instance keeps at most: each is a copy of its databases. */
 export const maxSnapshots = 50;
 
@@ -75,6 +85,13 @@ export class Instance implements Scope {
         }
 
         return this.instanceData;
+    }
+
+    /** How the instance was made: what POST /_instances was asked for, and whether a fixture or a fork gave its world. */
+    made(): InstanceMade {
+
+        const { seed, ids, pay, clock, fixture, from } = this.options;
+        return { seed, ids, pay, clock: clock ?? null, fixture: fixture !== undefined, forked: from !== undefined };
     }
 
     /** The record the admin routes answer with, its expiry counted from the last use. */

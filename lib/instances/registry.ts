@@ -198,7 +198,7 @@ export class InstanceRegistry implements InstanceFinder {
         ids.counter = state.ids.counter;
         const context = { clock: new Clock(state.frozen === null ? null : new Date(state.frozen)), ids, committed: unheard };
         const data = await this.engine.createInstance({ seed: false, pay: state.options.pay, from: state.data, context });
-        return await this.add(data, context, { seed: state.options.seed, ids: ids.mode, pay: state.options.pay }, null, true);
+        return await this.add(data, context, { from: sourceId, seed: state.options.seed, ids: ids.mode, pay: state.options.pay }, null, true);
     }
 
     // The kind an instance is pooled as: its seed, or its fixture's image; none with pay, or with the pool off.

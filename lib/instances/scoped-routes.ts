@@ -6,7 +6,7 @@ import type Joi from 'joi';
 import { requireAdmin } from '../auth';
 import type { ClockMoved } from '../data-set';
 import type { Scope } from '../scope';
-import type { InstanceRecord } from './instance';
+import type { InstanceMade, InstanceRecord } from './instance';
 import { instanceParams } from './schemas';
 
 
@@ -20,6 +20,8 @@ export interface ScopedData {
     scope: Scope;
     // How GET /_instances/{instance_id} reads the instance now; null for the default data set.
     describe: (() => InstanceRecord) | null;
+    // How the instance was made; null for the default data set.
+    made: (() => InstanceMade) | null;
     // Moves the data set's clock: an instance's move is one of its operations, which a deletion waits for.
     moveClock(to: { now: Date } | { advance: number }): Promise<ClockMoved>;
 }
@@ -76,7 +78,7 @@ const targets = [
         found(request: Request): ScopedData {
 
             const { scope } = request.app;
-            return { scope, describe: null, moveClock: (to) => scope.services.moveClock(to) };
+            return { scope, describe: null, made: null, moveClock: (to) => scope.services.moveClock(to) };
         }
     },
     {

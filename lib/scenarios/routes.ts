@@ -1,13 +1,15 @@
 import type { Request, RouteExtObject, Server } from '@hapi/hapi';
 import Joi from 'joi';
+import YAML from 'yaml';
 
 import { always } from '../always';
 import { mintToken, requireAdmin } from '../auth';
 import { failure } from '../errors';
 import { timestamp } from '../fields';
-import { scopedRoutes } from '../instances/scoped-routes';
+import { scopedOf, scopedRoutes } from '../instances/scoped-routes';
 import { maxScenarioBytes, maxSteps, readScenario, scenarioSchema, stepKinds, type Scenario } from './file';
 import { runScenario, type RunResult } from './run';
+import { savedScenario } from './save';
 import { answerBody } from './target';
 import { scenarioRules, serverTarget } from './target';
 
@@ -158,6 +160,32 @@ export function scenarioRoutes(server: Server): void {
                     const scenario = scenarioOf(request);
                     const id = instance ? String(request.params.instance_id) : null;
                     return { ...await runScenario(scenario, serverTarget(server, id)), instance: id };
+                }
+            }
+        });
+
+        route<{ Params: { instance_id?: string } }>({
+            method: 'GET',
+            path: path('scenario'),
+            options: {
+                description: `Save what ${what} saw as a scenario`,
+                notes: [
+                    'Admin token required. The requests the data set\'s journal holds (JOURNAL_SIZE, from its last clear) and the moves of its clock among them, as a scenario file that replays them on a fresh instance made as this one was:',
+                    'each request as its caller, expecting the status it got and the short values of its answer (not its instants), each id an answer gave captured and named wherever a later request or expectation uses it.',
+                    'YAML (application/yaml), or JSON when the Accept header asks for application/json. Admin routes (webhook endpoints, fault rules) are not requests of the API and are not in it.'
+                ].join(' '),
+                plugins: { 'hapi-swagger': { produces: ['application/yaml', 'application/json'], responses: { 200: { description: 'The scenario file', schema: body.schema } } } },
+                handler(request, h) {
+
+                    const scoped = scopedOf(request);
+                    const { journal } = scoped.scope.services;
+                    const label = instance ? `instance ${String(request.params.instance_id)}` : 'the default data set';
+                    const saved = savedScenario(journal.list(), journal.clockMoves(), scoped.made?.() ?? null, label);
+                    if (String(request.headers.accept).includes('application/json')) {
+                        return saved;
+                    }
+
+                    return h.response(YAML.stringify(saved, { lineWidth: 0 })).type('application/yaml; charset=utf-8');
                 }
             }
         });
