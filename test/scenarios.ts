@@ -15,6 +15,7 @@ import { parseScenarioText } from '../lib/scenarios/file';
 import { junitReport, stepLines, tapReport } from '../lib/scenarios/report';
 import { bodyDifferences, substitute } from '../lib/scenarios/run';
 import { placeholdersIn } from '../lib/scenarios/file';
+import { Journal, JournalBudget } from '../lib/data-set/journal';
 import { answerBody } from '../lib/scenarios/target';
 import { createTestKit, type TestKit } from '../lib/testing';
 import { adminBearer, body, tempDir, testServer } from './helpers/server';
@@ -317,6 +318,53 @@ describe('Scenarios', () => {
             expect(run.failure?.reason).to.equal('the pay.transaction.created delivery did not verify: No matching signature found');
         });
 
+        it('a captured value that takes a path out of the API', async () => {
+
+            const run = await failed([
+                { as: 'alice', request: { method: 'POST', path: '/v1/commerce/products', body: { name: '../../_scenario', price: 1, currency: 'EUR', business_id: bakery } }, capture: { name: '$.name' } },
+                { as: 'alice', request: { method: 'POST', path: '/v1/commerce/{{name}}', body: {} } }
+            ]);
+            expect(run.step).to.equal(2);
+            expect(run.reason).to.equal('the path /v1/commerce/../../_scenario must be a path of the data set\'s API, /v1/... or /health, with no dot segment, escaped dot or slash, space or #');
+        });
+
+        it('a run past its deadline, and a run whose client went away', async () => {
+
+            const id = await instance();
+            const scenario = readScenario({ name: 'slow', actors: { alice: {} }, steps: [
+                { fault: { set: [{ path: '/v1/pay/wallet', latency_ms: 150 }] } },
+                { as: 'alice', request: { method: 'GET', path: '/v1/pay/wallet' } },
+                { say: 'too late' }
+            ] }, scenarioRules(server));
+            const late = await runScenario(scenario, serverTarget(server, id), { runMs: 100 });
+            expect(late.failure).to.include({ step: 3, reason: 'the run took longer than 0.1 s, the most a run may, before this step began' });
+
+            const gone = new AbortController();
+            gone.abort();
+            const stopped = await runScenario(scenario, serverTarget(server, id), { signal: gone.signal });
+            expect(stopped.failure).to.include({ step: 1, reason: 'the run was stopped before this step: whoever asked for it went away' });
+        });
+
+        it('webhooks the data set refuses, and more runs at once than a server plays', async () => {
+
+            const closed = await testServer({ memoryPay: true, webhookHosts: ['hooks.example'] });
+            try {
+                const res = await closed.inject({ method: 'POST', url: '/_scenarios/run', headers: { ...adminBearer(closed), 'content-type': 'application/yaml' }, payload: 'name: x\nwebhooks: [{ types: [pay.*] }]\nsteps: [{ say: hi }]' });
+                expect(res.statusCode).to.equal(422);
+                expect(body(res)).to.include({ code: 'scenario_webhooks_refused' });
+                expect(String(body(res).message)).to.startWith('The scenario\'s webhooks cannot be set: PUT /_instances/');
+                expect(body<{ details: { field: string }[] }>(res).details[0]?.field).to.equal('webhooks');
+
+                const slow = { name: 'slow', instance: world, actors: { alice: {} }, steps: [{ fault: { set: [{ path: '/v1/pay/wallet', latency_ms: 300 }] } }, { as: 'alice', request: { method: 'GET', path: '/v1/pay/wallet' } }] };
+                const runs = await Promise.all(Array.from({ length: 9 }, () => closed.inject({ method: 'POST', url: '/_scenarios/run', headers: { ...adminBearer(closed), 'content-type': 'application/json' }, payload: JSON.stringify(slow) })));
+                expect(runs.map((answer) => answer.statusCode).sort()).to.equal([200, 200, 200, 200, 200, 200, 200, 200, 429]);
+                expect(body(runs.find((answer) => answer.statusCode === 429) as never)).to.include({ code: 'scenario_limit_reached' });
+            }
+            finally {
+                await closed.stop();
+            }
+        });
+
         it('a request that could not be sent', async () => {
 
             const scenario = readScenario({ name: 'unsent', steps: [{ request: { method: 'GET', path: '/health' } }] }, scenarioRules(server));
@@ -355,8 +403,16 @@ describe('Scenarios', () => {
             expect(await refusal({ ...head, steps: [{ as: 'bob', request: { method: 'GET', path: '/v1/pay/wallet' } }] })).to.equal({ message: 'Step 1 (GET /v1/pay/wallet): "as" names the actor "bob", which actors does not hold (alice)', field: 'steps[0].as' });
             expect(await refusal({ ...head, steps: [{ request: { method: 'GET', path: '/v1/pay/{{wallet}}' } }] })).to.equal({ message: 'Step 1 (GET /v1/pay/{{wallet}}): {{wallet}} is never captured before it (no step before it captures anything)', field: 'steps[0]' });
             expect(await refusal({ ...head, steps: [{ request: { method: 'GET', path: '/v1/pay/wallet' }, capture: { id: '$.id' } }, { event: { type: 'pay.transaction.created', data: { id: '{{other}}' } } }] })).to.equal({ message: 'Step 2: {{other}} is never captured before it (captured so far: id)', field: 'steps[1]' });
+            const traversal = { message: 'Step 1 (POST /v1/../_scenario): request.path must be a path of the data set\'s API, /v1/... or /health, with no dot segment, escaped dot or slash, space or #', field: 'steps[0].request.path' };
+            expect(await refusal({ ...head, steps: [{ request: { method: 'POST', path: '/v1/../_scenario' } }] })).to.equal(traversal);
+            for (const path of ['/v1/%2e%2e/_scenario', '/v1/%2E./_x', '/v1/..%2f_x', '/health/../_x', '/v1\\..', '/v1/./x', '/v1//../_x', '/v1/x#y', '/healthz']) {
+                expect((await refusal({ ...head, steps: [{ request: { method: 'GET', path } }] })).field, path).to.equal('steps[0].request.path');
+            }
+
+            expect(await refusal({ ...head, steps: [{ request: { method: 'GET', path: '/v1/pay/wallet', headers: { 'x-localgate-INSTANCE': 'other' } } }] })).to.equal({ message: 'Step 1 (GET /v1/pay/wallet): request.headers names another data set with X-Localgate-Instance: a step sends to the run\'s own', field: 'steps[0].request.headers' });
+            expect(await refusal({ ...head, webhooks: [{ types: ['pay.*'], retry_schedule: ['30d'] }], steps: [{ say: 'x' }] })).to.equal({ message: 'The scenario: webhooks[0].retry_schedule[0] must be a duration of at most 7d, such as 500ms, 5s, 5m, 2h or 1d', field: 'webhooks[0].retry_schedule[0]' });
             // No step calls an admin route: a scenario that ran scenarios would run without end.
-            expect(await refusal({ ...head, actors: { root: { admin: true } }, steps: [{ as: 'root', request: { method: 'POST', path: '/_scenarios/run', body: {} } }] })).to.equal({ message: 'Step 1 (POST /_scenarios/run): request.path must be a path of the data set\'s API, /v1/... or /health (no base path, no spaces)', field: 'steps[0].request.path' });
+            expect(await refusal({ ...head, actors: { root: { admin: true } }, steps: [{ as: 'root', request: { method: 'POST', path: '/_scenarios/run', body: {} } }] })).to.equal({ message: 'Step 1 (POST /_scenarios/run): request.path must be a path of the data set\'s API, /v1/... or /health, with no dot segment, escaped dot or slash, space or #', field: 'steps[0].request.path' });
             expect((await refusal({ ...head, steps: [{ request: { method: 'GET', path: '/v1/pay/wallet ' } }] })).field).to.equal('steps[0].request.path');
             expect(await refusal({ ...head, steps: [{ request: { method: 'FETCH', path: '/v1/pay/wallet' } }] })).to.equal({ message: 'Step 1 (FETCH /v1/pay/wallet): request.method must be one of [GET, POST, PUT, PATCH, DELETE, HEAD, OPTIONS]', field: 'steps[0].request.method' });
             expect(await refusal({ ...head, steps: [{ request: { method: 'GET', path: '/v1/pay/wallet' }, expectt: {} }] })).to.equal({ message: 'Step 1 (GET /v1/pay/wallet): "expectt" is not a field of this kind of step', field: 'steps[0].expectt' });
@@ -425,6 +481,27 @@ describe('Scenarios', () => {
             expect(substitute({ '{{k}}': ['{{n}}', 'n={{n}}', 'o={{o}}', 'k={{ k }}', 5, null] }, { k: 'key', n: 2, o: { a: 1 } })).to.equal({ key: [2, 'n=2', 'o={"a":1}', 'k=key', 5, null] });
         });
 
+        it('a journal notes at most 500 moves of the clock, and none once closed or when it keeps nothing', () => {
+
+            const budget = new JournalBudget(2 ** 20);
+            const journal = new Journal(10, budget);
+            for (let i = 0; i < 501; ++i) {
+                journal.noteMove({ advance: i + 1 }, {});
+            }
+
+            expect(journal.clockMoves()).to.have.length(500);
+            expect(journal.clockMoves()[0]).to.equal({ after: 0, to: { advance: 2 }, applied: {} });
+            journal.clear();
+            expect(journal.clockMoves()).to.equal([]);
+            budget.leave(journal);
+            journal.noteMove({ advance: 1 }, {});
+            expect(journal.clockMoves()).to.equal([]);
+
+            const none = new Journal(0, budget);
+            none.noteMove({ advance: 1 }, {});
+            expect(none.clockMoves()).to.equal([]);
+        });
+
         it('placeholdersIn finds every {{name}} in strings and keys', () => {
 
             expect(placeholdersIn({ a: null, b: 1, '{{k}}': ['{{x}} and {{ y }}', true] }).sort()).to.equal(['k', 'x', 'y']);
@@ -480,6 +557,10 @@ describe('Save as scenario', () => {
         const productId = body<{ id: string }>(product).id;
         await api('GET', `/v1/commerce/products/${productId}`, {});
         await api('POST', '/v1/commerce/inquiries', as('bob smith'), { product_id: productId, message: `About ${productId}` });
+        await api('POST', '/v1/commerce/inquiries', as('carol jones'), { product_id: productId, message: 'Still there?' });
+        await api('POST', '/v1/commerce/products', as('alice'), { name: server.app.localgate.secret, price: 1, currency: 'EUR', business_id: bakery });
+        await api('POST', '/v1/commerce/products', as('alice'), [productId] as never);
+        await api('GET', '/v1/logistics/vehicles/67f7b2a9-5639-460c-a9f5-d114637c1b43', {});
         const deposit = await api('POST', '/v1/pay/gateway/deposit', { ...as('alice'), 'idempotency-key': 'save-1' }, { provider_id: 'bank-transfer', asset: 'EUR', amount: 2500 });
         const depositId = body<{ id: string }>(deposit).id;
         await server.inject({ method: 'PUT', url: `/_instances/${id}/clock`, headers: admin(), payload: { advance: '2d' } });
@@ -494,7 +575,7 @@ describe('Save as scenario', () => {
         const saved = parseScenarioText(yaml.payload) as { name: string; instance: object; actors: object; steps: Record<string, unknown>[] };
         expect(saved.name).to.equal(`Saved from instance ${id}`);
         expect(saved.instance).to.equal({ seed: 'demo', ids: 'random', pay: true, clock: '2030-01-01T00:00:00.000Z' });
-        expect(saved.actors).to.equal({ alice: { sub: 'alice' }, caller: { sub: 'bob smith' }, alice_admin: { sub: 'alice', admin: true } });
+        expect(saved.actors).to.equal({ alice: { sub: 'alice' }, caller: { sub: 'bob smith' }, caller_2: { sub: 'carol jones' }, alice_admin: { sub: 'alice', admin: true } });
         expect(saved.steps[0]).to.equal({
             as: 'alice',
             request: { method: 'POST', path: '/v1/commerce/products', body: { name: 'Saved rye', description: 'x'.repeat(300), price: 4, currency: 'EUR', business_id: bakery } },
@@ -504,6 +585,11 @@ describe('Save as scenario', () => {
         expect(saved.steps[1]).to.include({ request: { method: 'GET', path: '/v1/commerce/products/{{products_1}}' } });
         expect(saved.steps[2]).to.include({ as: 'caller' });
         expect((saved.steps[2]?.request as { body: object }).body).to.equal({ product_id: '{{products_1}}', message: `About ${productId}` });
+        expect(saved.steps[4]).to.include({ request: { method: 'POST', path: '/v1/commerce/products', body: { name: '[hidden]', price: 1, currency: 'EUR', business_id: bakery } }, capture: { products_2: '$.id' } });
+        expect(saved.steps[5]).to.include({ request: { method: 'POST', path: '/v1/commerce/products', body: ['{{products_1}}'] }, expect: { status: 400 } });
+        expect((saved.steps[6]?.expect as { body: object }).body).to.include({ is_available: true });
+        const whole = structuredClone(saved);
+        saved.steps.splice(3, 4);
         expect(saved.steps[3]).to.include({ request: { method: 'POST', path: '/v1/pay/gateway/deposit', headers: { 'idempotency-key': 'save-1' }, body: { provider_id: 'bank-transfer', asset: 'EUR', amount: 2500 } } });
         expect(saved.steps[4]).to.equal({ clock: { advance: '2d' }, expect: { applied: { 'pay.transaction.completed': 1 } } });
         expect(saved.steps[7]).to.equal({ as: 'alice', request: { method: 'GET', path: '/v1/pay/wallet/transactions/00000000-0000-4000-8000-00000000dead' }, expect: { status: 404 } });
@@ -512,11 +598,11 @@ describe('Save as scenario', () => {
         const replay = await server.inject({ method: 'POST', url: '/_scenarios/run', headers: { ...admin(), 'content-type': 'application/yaml' }, payload: yaml.payload });
         const run = body<Played>(replay);
         expect(run.message).to.equal(null);
-        expect(run.steps).to.have.length(saved.steps.length);
+        expect(run.steps).to.have.length(whole.steps.length);
         expect(run.captures.products_1).to.not.equal(productId);
 
         const json = await server.inject({ url: `/_instances/${id}/scenario`, headers: { ...admin(), accept: 'application/json' } });
-        expect(body(json)).to.equal(saved as never);
+        expect(body(json)).to.equal(whole as never);
     });
 
     it('says what it leaves out: a body the journal cut, an answer a fault dropped, the world of a fixture or a fork', async () => {
@@ -618,7 +704,7 @@ describe('localgate scenario run', () => {
         expect(out.at(-1)).to.equal('1 of 5 scenarios passed');
 
         const xml = Fs.readFileSync(report, 'utf8');
-        expect(xml).to.startWith('<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="localgate scenarios" tests="5" failures="1" errors="3">');
+        expect(xml).to.startWith('<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="localgate scenarios" tests="9" failures="1" errors="3">');
         expect(xml).to.contain('<testcase name="4 event pay.transaction.completed 00000000-0000-4000-9000-000000000002" classname="A bank transfer settles and the shop hears of it" time="');
         expect(xml).to.contain('<failure message="the answer&apos;s body is not what was expected (1 difference)">'.replace('&apos;', '\''));
         expect(xml).to.contain('$.status: expected &quot;completed&quot;, got &quot;pending&quot;</failure>');
@@ -658,13 +744,18 @@ describe('localgate scenario run', () => {
         expect(await main(['scenario', 'run', examplePath, '--url', served.info.uri], { AUTH_JWT_SECRET: secret }, gone.io)).to.equal(1);
         expect(gone.out[0]).to.match(/: nothing answers at http:\/\/127\.0\.0\.1:\d+: \w/);
 
-        const other = Http.createServer((req, res) => res.end('not localgate'));
+        let answersJson = false;
+        const other = Http.createServer((req, res) => (answersJson ? res.writeHead(404, { 'content-type': 'application/json' }).end('{}') : res.end('not localgate')));
         await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
         try {
             const text = io();
             const url = `http://127.0.0.1:${(other.address() as AddressInfo).port}`;
             expect(await main(['scenario', 'run', examplePath, '--url', url], { AUTH_JWT_SECRET: secret }, text.io)).to.equal(1);
             expect(String(text.out[0])).to.endWith(`: ${url} answered 200 with no JSON: is it a localgate server?`);
+            const json = io();
+            answersJson = true;
+            expect(await main(['scenario', 'run', examplePath, '--url', url], { AUTH_JWT_SECRET: secret }, json.io)).to.equal(1);
+            expect(String(json.out[0])).to.endWith(': the server answered 404, with no error of localgate\'s');
         }
         finally {
             other.close();

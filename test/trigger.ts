@@ -139,6 +139,8 @@ describe('localgate trigger', () => {
         expect((await run(['pay.transaction.created', '--set', 'amount'])).err[0]).to.equal('localgate: --set takes field=value, the field a dotted path such as amount or metadata.order_id, not "amount"');
         expect((await run(['pay.transaction.created', '--set', '=1'])).code).to.equal(2);
         expect((await run(['pay.transaction.created', '--set', 'a..b=1'])).code).to.equal(2);
+        expect((await run(['pay.transaction.created', '--set', '__proto__.polluted=1'])).err[0]).to.equal('localgate: --set cannot set __proto__.polluted: __proto__, prototype and constructor are no fields of a body');
+        expect(({} as { polluted?: unknown }).polluted).to.not.exist();
         expect((await run(['pay.transaction.created', '--instance', ' '])).err[0]).to.equal('localgate: --instance must name an instance id, such as the id POST /_instances answered');
     });
 });

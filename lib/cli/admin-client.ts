@@ -75,8 +75,9 @@ export function adminClient(settings: Settings, url: string | undefined): AdminC
 export function answeredBody<T>({ status, body }: Answered): T {
 
     if (status >= 300) {
-        const { message, code } = body as { message: string; code: string };
-        throw new Error(`${message} (${status} ${code})`);
+        // localgate's error body; another server's JSON says no more than its status.
+        const { message, code } = body as { message?: unknown; code?: unknown };
+        throw new Error(typeof message === 'string' ? `${message} (${status} ${String(code)})` : `the server answered ${status}, with no error of localgate's`);
     }
 
     return body as T;

@@ -80,6 +80,10 @@ function override(scenario: { steps: { request?: { body?: unknown } }[] }, setti
     const request = always(scenario.steps.map((step) => step.request).filter((candidate) => isMap(candidate?.body)).at(-1), 'the request that makes the event');
 
     const keys = path.split('.');
+    if (keys.some((key) => ['__proto__', 'prototype', 'constructor'].includes(key))) {
+        throw new UsageError(`--set cannot set ${path}: __proto__, prototype and constructor are no fields of a body`);
+    }
+
     const last = String(keys.pop());
     let target = request.body as Record<string, unknown>;
     for (const key of keys) {

@@ -4,7 +4,9 @@ import { Parser, parse as parseYaml, type CST } from 'yaml';
 import { durationPattern, parseDurationMs } from '../durations';
 import { DomainError } from '../errors';
 import { faultSchemas } from '../faults';
+import { duration as retryDelay, maxEndpoints, maxRetries } from '../events/webhook-schemas';
 import { typePatternSchema } from '../events';
+import { instanceHeaderName } from '../instances/routing';
 import { jsonPath } from '../journal';
 import { clockTimestamp, firstDetail, visibleText } from '../fields';
 import { maxJsonDepth, nestsDeeperThan, tooDeepMessage } from '../nesting';
@@ -119,6 +121,20 @@ export interface ScenarioRules {
 }
 
 
+/**
+ * Why a request step's path is not one of the data set's API, or null when it is: /v1/... or /health, as the server
+ * routes it, so that no dot segment or escape of one takes it to an admin route (a scenario that ran scenarios).
+ */
+export function pathRefusal(path: string): string | null {
+
+    const [pathname = ''] = path.split('?');
+    // What a router resolves or decodes into another path: a segment of dots (escaped or not), an escaped slash.
+    const moves = pathname.split('/').some((segment) => /^(?:\.|%2e){1,2}$/i.test(segment)) || /%2f|%5c|\\/i.test(pathname);
+    const api = /^\/v1\/|^\/health$/.test(pathname) && !/[\s#]/.test(path);
+    return api && !moves ? null : 'must be a path of the data set\'s API, /v1/... or /health, with no dot segment, escaped dot or slash, space or #';
+}
+
+
 // {{name}}: a capture of an earlier step, substituted into paths, headers, query values and bodies.
 export const placeholder = /\{\{\s*([A-Za-z_][\w.-]*)\s*\}\}/g;
 
@@ -148,8 +164,8 @@ function schemasOf(types: readonly string[]) {
             actors: Joi.object().pattern(name, Joi.object({ sub: visibleText(200), admin: Joi.boolean() })).max(50),
             webhooks: Joi.array().items(Joi.object({
                 types: Joi.array().items(type).min(1).max(50).required(),
-                retry_schedule: Joi.array().items(Joi.string().pattern(durationPattern)).max(20)
-            })).max(8),
+                retry_schedule: Joi.array().items(retryDelay).max(maxRetries)
+            })).max(maxEndpoints),
             steps: Joi.array().items(Joi.object().unknown()).min(1).max(maxSteps).required()
         }),
         request: Joi.object({
@@ -158,7 +174,8 @@ function schemasOf(types: readonly string[]) {
             request: Joi.object({
                 method: Joi.string().uppercase().valid('GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS').required(),
                 // The data set's API only: an admin route (a scenario that runs scenarios, say) is no step's to call.
-                path: Joi.string().pattern(/^\/(?:v1\/[^\s#]*|health(?:[?][^\s#]*)?)$/).max(2000).required().messages({ 'string.pattern.base': '{{#label}} must be a path of the data set\'s API, /v1/... or /health (no base path, no spaces)' }),
+                path: Joi.string().max(2000).required().custom((value: string, helpers) => (pathRefusal(value) === null ? value : helpers.error('scenario.path', { why: pathRefusal(value) })))
+                    .messages({ 'scenario.path': '{{#label}} {{#why}}' }),
                 query: Joi.object().pattern(Joi.string().max(200), Joi.alternatives(Joi.string().max(2000).allow(''), Joi.number(), Joi.boolean())).max(50),
                 headers: Joi.object().pattern(Joi.string().pattern(/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/).max(200), headerValue).max(50),
                 body: Joi.any()
@@ -331,6 +348,11 @@ function readStep(step: Record<string, unknown>, index: number, schemas: Record<
     if (read.kind === 'request' && read.as !== undefined && !(read.as in actors)) {
         const known = Object.keys(actors);
         throw new ScenarioError(`${title}: "as" names the actor "${read.as}", which actors does not hold (${known.length ? known.join(', ') : 'it holds none'})`, `${at}.as`);
+    }
+
+    // The data set a step reaches is the run's: the header that names another instance is not taken.
+    if (read.kind === 'request' && Object.keys(read.request.headers ?? {}).some((header) => header.toLowerCase() === instanceHeaderName.toLowerCase())) {
+        throw new ScenarioError(`${title}: request.headers names another data set with ${instanceHeaderName}: a step sends to the run's own`, `${at}.request.headers`);
     }
 
     if (read.kind === 'fault' && 'set' in read.fault) {

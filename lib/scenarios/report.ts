@@ -59,7 +59,7 @@ function escapeTap(text: string): string {
 }
 
 
-/** A JUnit XML report: a test suite per file, a test case per step; the steps after a failure are skipped. */
+/** A JUnit XML report: a test suite per file, a test case per step run (the run stops at a failure); testsuites counts them all. */
 export function junitReport(files: readonly FileRun[]): string {
 
     const suites = files.map((file) => {
@@ -78,7 +78,8 @@ export function junitReport(files: readonly FileRun[]): string {
     });
     const failures = files.filter((file) => file.run && !file.run.ok).length;
     const errors = files.filter((file) => !file.run).length;
-    return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="localgate scenarios" tests="${files.length}" failures="${failures}" errors="${errors}">\n${suites.join('\n')}\n</testsuites>\n`;
+    const tests = files.reduce((sum, file) => sum + (file.run?.steps.length ?? 1), 0);
+    return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="localgate scenarios" tests="${tests}" failures="${failures}" errors="${errors}">\n${suites.join('\n')}\n</testsuites>\n`;
 }
 
 

@@ -4,11 +4,12 @@ import YAML from 'yaml';
 
 import { always } from '../always';
 import { mintToken, requireAdmin } from '../auth';
-import { failure } from '../errors';
+import { DomainError, failure } from '../errors';
 import { timestamp } from '../fields';
+import { requestIdHeaders } from '../request-id';
 import { scopedOf, scopedRoutes } from '../instances/scoped-routes';
 import { maxScenarioBytes, maxSteps, readScenario, scenarioSchema, stepKinds, type Scenario } from './file';
-import { runScenario, type RunResult } from './run';
+import { runScenario, type RunOptions, type RunResult } from './run';
 import { savedScenario } from './save';
 import { answerBody } from './target';
 import { scenarioRules, serverTarget } from './target';
@@ -101,7 +102,7 @@ export type PlayedScenario = RunResult & { instance: string | null };
  * Plays a scenario on a fresh instance made with its instance block, through POST /_instances; the instance is
  * deleted after the run unless kept. A block the instance cannot be made from is that route's error.
  */
-export async function playFresh(server: Server, scenario: Scenario, keep: boolean): Promise<PlayedScenario> {
+export async function playFresh(server: Server, scenario: Scenario, keep: boolean, options: RunOptions = {}): Promise<PlayedScenario> {
 
     const authorization = `Bearer ${mintToken(server.app.localgate.secret, 'localgate-scenario', 3600, { admin: true })}`;
     const made = await server.inject({ method: 'POST', url: '/_instances', headers: { authorization }, payload: scenario.instance });
@@ -111,7 +112,7 @@ export async function playFresh(server: Server, scenario: Scenario, keep: boolea
     }
 
     try {
-        return { ...await runScenario(scenario, serverTarget(server, answer.id)), instance: keep ? answer.id : null };
+        return { ...await runScenario(scenario, serverTarget(server, answer.id), options), instance: keep ? answer.id : null };
     }
     finally {
         if (!keep) {
@@ -121,8 +122,44 @@ export async function playFresh(server: Server, scenario: Scenario, keep: boolea
 }
 
 
+/** The most runs a server plays at once over HTTP: each may hold a receiver and wait on the wall clock. */
+export const maxConcurrentRuns = 8;
+
+
+/** Runs at most maxConcurrentRuns at once; one more is a 429 scenario_limit_reached. */
+class RunGate {
+
+    private running = 0;
+
+    async run<T>(play: () => Promise<T>): Promise<T> {
+
+        if (this.running >= maxConcurrentRuns) {
+            throw new DomainError('limit', 'scenario_limit_reached', `${maxConcurrentRuns} scenarios are running on this server, the most it runs at once: try again when one has ended`);
+        }
+
+        ++this.running;
+        try {
+            return await play();
+        }
+        finally {
+            --this.running;
+        }
+    }
+}
+
+
+// What ends a run when its client has gone: no step starts after the connection closed.
+function whileConnected(request: Pick<Request, 'raw'>): RunOptions {
+
+    const stop = new AbortController();
+    request.raw.res.once('close', () => stop.abort());
+    return { signal: stop.signal };
+}
+
+
 export function scenarioRoutes(server: Server): void {
 
+    const gate = new RunGate();
     const reading = readingStep(server);
     const body = { schema: scenarioSchema(scenarioRules(server).types), types: scenarioMediaTypes };
 
@@ -134,11 +171,11 @@ export function scenarioRoutes(server: Server): void {
             notes: notes(true),
             tags: ['api', 'instances'],
             ext: { onPostAuth: [{ method: requireAdmin }, reading] },
-            plugins: { localgate: { body, errors: { 400: 'invalid_scenario: the scenario cannot run (the message names the step and field), or invalid_fixture: its instance block\'s fixture', 429: 'instance_limit_reached: MAX_INSTANCES instances are live' } } },
+            plugins: { localgate: { body, errors: { 400: 'invalid_scenario: the scenario cannot run (the message names the step and field), or invalid_fixture: its instance block\'s fixture', 422: 'scenario_webhooks_refused: the data set refused the run\'s webhook endpoints (a host WEBHOOK_HOSTS does not allow)', 429: 'instance_limit_reached: MAX_INSTANCES instances are live; scenario_limit_reached: 8 scenarios are running' } } },
             payload: { allow: scenarioMediaTypes, maxBytes: maxScenarioBytes, parse: 'gunzip', output: 'data' },
             validate: { query: Joi.object({ keep: Joi.boolean().default(false).description('Keep the instance after the run, for a demo to go on from') }) },
             response: { status: { 200: runResultSchema } },
-            handler: (request) => playFresh(server, scenarioOf(request), request.query.keep)
+            handler: (request) => gate.run(() => playFresh(server, scenarioOf(request), request.query.keep, whileConnected(request)))
         }
     });
 
@@ -150,7 +187,7 @@ export function scenarioRoutes(server: Server): void {
             options: {
                 description: `Run a scenario's steps on ${what}`,
                 notes: notes(false),
-                plugins: { localgate: { body, errors: { 400: 'invalid_scenario: the scenario cannot run (the message names the step and field)' } } },
+                plugins: { localgate: { body, errors: { 400: 'invalid_scenario: the scenario cannot run (the message names the step and field)', 422: 'scenario_webhooks_refused: the data set refused the run\'s webhook endpoints (a host WEBHOOK_HOSTS does not allow)', 429: 'scenario_limit_reached: 8 scenarios are running' } } },
                 ext: { onPostAuth: reading },
                 // Read as text whatever its type (only a gzip encoding undone): JSON is YAML, and the text's depth is measured before it is parsed.
                 payload: { allow: scenarioMediaTypes, maxBytes: maxScenarioBytes, parse: 'gunzip', output: 'data' },
@@ -159,7 +196,7 @@ export function scenarioRoutes(server: Server): void {
 
                     const scenario = scenarioOf(request);
                     const id = instance ? String(request.params.instance_id) : null;
-                    return { ...await runScenario(scenario, serverTarget(server, id)), instance: id };
+                    return { ...await gate.run(() => runScenario(scenario, serverTarget(server, id), whileConnected(request))), instance: id };
                 }
             }
         });
@@ -174,7 +211,7 @@ export function scenarioRoutes(server: Server): void {
                     'each request as its caller, expecting the status it got and the short values of its answer (not its instants), each id an answer gave captured and named wherever a later request or expectation uses it.',
                     'YAML (application/yaml), or JSON when the Accept header asks for application/json. Admin routes (webhook endpoints, fault rules) are not requests of the API and are not in it.'
                 ].join(' '),
-                plugins: { 'hapi-swagger': { produces: ['application/yaml', 'application/json'], responses: { 200: { description: 'The scenario file', schema: body.schema } } } },
+                plugins: { 'hapi-swagger': { produces: ['application/yaml', 'application/json'], responses: { 200: { description: 'The scenario file', schema: body.schema, headers: requestIdHeaders } } } },
                 handler(request, h) {
 
                     const scoped = scopedOf(request);

@@ -1,9 +1,10 @@
 import { JSONPath } from 'jsonpath-plus';
 
 import { parseDurationMs } from '../durations';
+import { DomainError } from '../errors';
 import { thrownMessage } from '../thrown';
 import type { WebhookReceiver } from '../webhook-receiver';
-import { placeholder, stepTitle, type Actor, type ClockStep, type EventStep, type FaultStep, type RequestStep, type Scenario, type Step, type StepKind, type WebhookStep } from './file';
+import { pathRefusal, placeholder, stepTitle, type Actor, type ClockStep, type EventStep, type FaultStep, type RequestStep, type Scenario, type Step, type StepKind, type WebhookStep } from './file';
 
 
 // Plays a scenario's steps, in order, through a server's own routes: every request as an HTTP request (injected or
@@ -94,18 +95,25 @@ class Unmet extends Error {
 // The most differences a failure lists: the first are what a reader needs.
 const maxDifferences = 20;
 
-/** How a run reads: the events it asks for a page (1 to 1000). */
+/** The longest a run may take, of the wall clock: a step that would start after it fails instead. */
+export const maxRunMs = 5 * 60_000;
+
+/** How a run reads and when it stops: the events it asks for a page (1 to 1000), its deadline, and a signal that ends it. */
 export interface RunOptions {
-    eventPage: number;
+    eventPage?: number;
+    runMs?: number;
+    /** Aborted when whoever asked for the run has gone: no step starts after it. */
+    signal?: AbortSignal;
 }
 
 
 /** Runs a scenario's steps on a target; resolves to what each did, stopping at the first that failed. */
-export async function runScenario(scenario: Scenario, target: RunTarget, options: RunOptions = { eventPage: 1000 }): Promise<RunResult> {
+export async function runScenario(scenario: Scenario, target: RunTarget, options: RunOptions = {}): Promise<RunResult> {
 
     const captures: Record<string, unknown> = {};
     const steps: StepResult[] = [];
-    const run: Run = { scenario, target, captures, receiver: null, eventPage: options.eventPage };
+    const runMs = options.runMs ?? maxRunMs;
+    const run: Run = { scenario, target, captures, receiver: null, eventPage: options.eventPage ?? 1000, deadline: Date.now() + runMs };
     const mark = await eventsAfter(run, null);
     const caused = async (): Promise<EventSeen[]> => {
 
@@ -116,13 +124,26 @@ export async function runScenario(scenario: Scenario, target: RunTarget, options
     try {
         if (scenario.webhooks.length) {
             run.receiver = await target.receiver();
-            await admin(run, 'PUT', 'webhooks', { endpoints: scenario.webhooks.map((endpoint) => ({ ...endpoint, url: run.receiver?.url, secret: run.receiver?.secret })) }, 'set the run\'s webhook endpoints');
+            const endpoints = scenario.webhooks.map((endpoint) => ({ ...endpoint, url: run.receiver?.url, secret: run.receiver?.secret }));
+            await admin(run, 'PUT', 'webhooks', { endpoints }, 'webhooks').catch((err: Error) => {
+
+                // What the data set refuses of the endpoints (a host WEBHOOK_HOSTS does not allow) is the file's to change.
+                throw new DomainError('unprocessable', 'scenario_webhooks_refused', `The scenario's webhooks cannot be set: ${err.message}`, 'webhooks');
+            });
         }
 
         for (const [index, step] of scenario.steps.entries()) {
             const started = Date.now();
             const say = step.say ?? null;
             try {
+                if (options.signal?.aborted) {
+                    throw new Unmet('the run was stopped before this step: whoever asked for it went away', lineOf(step));
+                }
+
+                if (started > run.deadline) {
+                    throw new Unmet(`the run took longer than ${runMs / 1000} s, the most a run may, before this step began`, lineOf(step));
+                }
+
                 const line = await play(run, step);
                 steps.push({ step: index + 1, kind: step.kind, say, line, ok: true, ms: Date.now() - started });
             }
@@ -152,6 +173,7 @@ interface Run {
     captures: Record<string, unknown>;
     receiver: WebhookReceiver | null;
     eventPage: number;
+    deadline: number;
 }
 
 
@@ -211,6 +233,12 @@ async function request(run: Run, step: RequestStep): Promise<string> {
 
     const { captures, target, scenario } = run;
     const spec = substitute(step.request, captures) as RequestStep['request'];
+    // A captured value may have made the path another one: it is held to the data set's API as sent.
+    const refused = pathRefusal(spec.path);
+    if (refused !== null) {
+        throw new Unmet(`the path ${spec.path} ${refused}`, `${spec.method} ${spec.path}`);
+    }
+
     const query = new URLSearchParams(Object.entries(spec.query ?? {}).map(([key, value]): [string, string] => [key, String(value)])).toString();
     const path = `${spec.path}${query ? `${spec.path.includes('?') ? '&' : '?'}${query}` : ''}`;
     const headers: Record<string, string> = { ...spec.headers };
@@ -321,7 +349,7 @@ async function webhook(run: Run, step: WebhookStep): Promise<string> {
         throw new Unmet('the scenario sets no webhooks, so no delivery can come: add webhooks: [{ types: [...] }] to it', lineOf(step));
     }
 
-    const deadline = Date.now() + parseDurationMs(spec.within);
+    const deadline = Math.min(Date.now() + parseDurationMs(spec.within), run.deadline);
     let closest: Difference[] | null = null;
     let looked = 0;
     for (;;) {

@@ -1,3 +1,4 @@
+import { always } from '../always';
 import type { ClockNote } from '../data-set/journal';
 import type { Recorded } from '../data-set/journal-entry';
 import { durationTextMs } from '../durations';
@@ -103,7 +104,7 @@ class Saving {
         }
 
         const { answer } = recorded;
-        if (answer && Object.keys(answer.fields).length) {
+        if (answer) {
             expect.body = this.substituted(answer.fields);
         }
 
@@ -136,10 +137,10 @@ class Saving {
         return name;
     }
 
-    // A capture's name: the last part of the path that is a word, numbered.
+    // A capture's name: the last part of the path that is a word (a namespace's name is one), numbered.
     private captureName(path: string): string {
 
-        const word = path.split('/').filter((part) => /^[a-z][a-z_-]*$/i.test(part)).at(-1) ?? 'record';
+        const word = always(path.split('/').filter((part) => /^[a-z][\w-]*$/i.test(part)).at(-1), 'a word of the path');
         const base = word.replace(/-/g, '_');
         const count = (this.captures.get(base) ?? 0) + 1;
         this.captures.set(base, count);
