@@ -663,6 +663,13 @@ describe('The kit runs scenarios', () => {
         await expect(t.scenario(examplePath)).to.reject(`There is no instance "${t.id}": it was deleted, it expired, or it never existed (POST /_instances makes one)`);
     });
 
+    it('plays the README\'s demo as its scenario file tells it', async () => {
+
+        const run = await kit.scenario(Path.join(__dirname, '..', 'examples', 'scenarios', 'demo.yaml'));
+        expect(run.steps).to.have.length(14);
+        expect(run.events.map((event) => event.type)).to.include(['commerce.scam_report.created', 'logistics.booking.created', 'pay.transaction.created', 'pay.transaction.completed']);
+    });
+
     it('rejects with the failing step, and with the step and field of a file that cannot run', async () => {
 
         await expect(kit.scenario(wrongPath)).to.reject(wrongMessage);
