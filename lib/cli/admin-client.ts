@@ -61,7 +61,8 @@ export function adminClient(settings: Settings, url: string | undefined): AdminC
 
             const answer = await res.text();
             try {
-                return { status: res.status, body: JSON.parse(answer) as unknown };
+                const json: unknown = JSON.parse(answer);
+                return { status: res.status, body: json };
             }
             catch {
                 throw new Error(`${base} answered ${res.status} with no JSON: is it a localgate server?`);
@@ -76,8 +77,8 @@ export function answeredBody<T>({ status, body }: Answered): T {
 
     if (status >= 300) {
         // localgate's error body; another server's JSON says no more than its status.
-        const { message, code } = body as { message?: unknown; code?: unknown };
-        throw new Error(typeof message === 'string' ? `${message} (${status} ${String(code)})` : `the server answered ${status}, with no error of localgate's`);
+        const message = fieldOf(body, 'message');
+        throw new Error(typeof message === 'string' ? `${message} (${status} ${String(fieldOf(body, 'code'))})` : `the server answered ${status}, with no error of localgate's`);
     }
 
     return body as T;

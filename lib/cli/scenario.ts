@@ -120,7 +120,8 @@ async function inMemory(): Promise<{ runner: Runner; close: () => Promise<void> 
 async function inject(server: Server, text: string, authorization: string): Promise<{ status: number; body: unknown }> {
 
     const res = await server.inject({ method: 'POST', url: '/_scenarios/run', headers: { authorization, 'content-type': 'application/yaml' }, payload: text });
-    return { status: res.statusCode, body: JSON.parse(res.payload) as unknown };
+    const body: unknown = JSON.parse(res.payload);
+    return { status: res.statusCode, body };
 }
 
 

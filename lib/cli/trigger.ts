@@ -5,6 +5,7 @@ import { always } from '../always';
 import type { Settings } from '../config';
 import { eventTypesOf } from '../outbox';
 import { packageRoot } from '../paths';
+import { fieldOf } from '../thrown';
 import { parseScenarioText } from '../scenarios/file';
 import { stepLines } from '../scenarios/report';
 import type { PlayedScenario } from '../scenarios/routes';
@@ -43,7 +44,7 @@ async function trigger(settings: Settings, args: string[], flags: TriggerFlags, 
         throw new UsageError('--instance must name an instance id, such as the id POST /_instances answered');
     }
 
-    const scenario = parseScenarioText(Fs.readFileSync(Path.join(builtInScenarios, `${type}.yaml`), 'utf8')) as { steps: { request?: { body?: unknown } }[] };
+    const scenario = parseScenarioText(Fs.readFileSync(Path.join(builtInScenarios, `${type}.yaml`), 'utf8'));
     for (const setting of flags.set ?? []) {
         override(scenario, setting);
     }
@@ -67,7 +68,7 @@ async function trigger(settings: Settings, args: string[], flags: TriggerFlags, 
 
 
 // Sets a field of the body of the scenario's last request with a body.
-function override(scenario: { steps: { request?: { body?: unknown } }[] }, setting: string): void {
+function override(scenario: unknown, setting: string): void {
 
     const at = setting.indexOf('=');
     const path = setting.slice(0, at);
@@ -77,7 +78,8 @@ function override(scenario: { steps: { request?: { body?: unknown } }[] }, setti
 
     const text = setting.slice(at + 1);
     // Every built-in scenario makes its event with a request that has a body.
-    const request = always(scenario.steps.map((step) => step.request).filter((candidate) => isMap(candidate?.body)).at(-1), 'the request that makes the event');
+    const steps: unknown[] = [fieldOf(scenario, 'steps')].flat();
+    const body = always(steps.map((step) => fieldOf(fieldOf(step, 'request'), 'body')).filter(isMap).at(-1), 'the request that makes the event');
 
     const keys = path.split('.');
     if (keys.some((key) => ['__proto__', 'prototype', 'constructor'].includes(key))) {
@@ -85,13 +87,13 @@ function override(scenario: { steps: { request?: { body?: unknown } }[] }, setti
     }
 
     const last = String(keys.pop());
-    let target = request.body as Record<string, unknown>;
+    let target = body;
     for (const key of keys) {
-        if (!isMap(target[key])) {
-            target[key] = {};
-        }
-
-        target = target[key] as Record<string, unknown>;
+        // A field of another shape (text, null, a list) gives way to a map.
+        const next = target[key];
+        const child: Record<string, unknown> = isMap(next) ? next : {};
+        target[key] = child;
+        target = child;
     }
 
     target[last] = valueOf(text);
@@ -108,7 +110,8 @@ function isMap(value: unknown): value is Record<string, unknown> {
 function valueOf(text: string): unknown {
 
     try {
-        return JSON.parse(text) as unknown;
+        const value: unknown = JSON.parse(text);
+        return value;
     }
     catch {
         return text;

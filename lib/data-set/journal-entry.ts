@@ -193,14 +193,15 @@ export function recordOf(request: Request, options: RecordOptions, route: string
 
 // The record an answer holds, as a digest: its id and its short top-level values (every answer of the API is a map),
 // with the room they take.
-function digestOf(source: unknown, secrets: readonly string[]): { digest: AnswerDigest; bytes: number } {
+export function digestOf(source: unknown, secrets: readonly string[]): { digest: AnswerDigest; bytes: number } {
 
     const fields: AnswerDigest['fields'] = {};
+    const isShort = (value: unknown): value is AnswerDigest['fields'][string] => value === null || typeof value === 'number' || typeof value === 'boolean' || (typeof value === 'string' && value.length <= maxDigestText && !isCredentialValue(value, secrets));
     let bytes = 0;
-    for (const [key, value] of Object.entries(Object(source) as object)) {
-        const short = value === null || typeof value === 'number' || typeof value === 'boolean' || (typeof value === 'string' && value.length <= maxDigestText && !isCredentialValue(value, secrets));
-        if (short && key !== 'id' && !key.endsWith('_at')) {
-            fields[key] = value as AnswerDigest['fields'][string];
+    const entries: [string, unknown][] = Object.entries(Object(source));
+    for (const [key, value] of entries) {
+        if (isShort(value) && key !== 'id' && !key.endsWith('_at') && !isCredentialName(key)) {
+            fields[key] = value;
             bytes += key.length + String(value).length + 16;
         }
     }

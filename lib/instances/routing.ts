@@ -53,16 +53,17 @@ export function instanceRouting(instances: InstanceFinder, defaultScope: Scope):
             throw failure(400, 'instance_mismatch', `The path names instance ${named.id} and the ${instanceHeaderName} header names ${JSON.stringify(header)}: name one instance, in either place`);
         }
 
-        // The API's own paths only: not the admin routes, the console or the docs.
-        if (!apiPath(named.rest)) {
-            throw failure(404, 'not_found', `Under an instance only the API answers (${instance.basePath}/v1/..., ${instance.basePath}/health)`);
-        }
-
         // The query as the client sent it: reading request.url would make hapi parse the whole URL once more.
         const raw = always(request.raw.req.url, 'the request\'s raw URL');
         const query = raw.indexOf('?');
-        request.app.scope = instance;
         request.setUrl(query === -1 ? named.rest : named.rest + raw.slice(query));
+        // The API's own paths only, as the URL resolves (an escape hapi left, %2%65, resolves as a dot): not the admin
+        // routes, the console or the docs.
+        if (!apiPath(request.path)) {
+            throw failure(404, 'not_found', `Under an instance only the API answers (${instance.basePath}/v1/..., ${instance.basePath}/health)`);
+        }
+
+        request.app.scope = instance;
         return h.continue;
     };
 }

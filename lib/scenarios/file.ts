@@ -10,7 +10,7 @@ import { instanceHeaderName } from '../instances/routing';
 import { jsonPath } from '../journal';
 import { clockTimestamp, firstDetail, visibleText } from '../fields';
 import { maxJsonDepth, nestsDeeperThan, tooDeepMessage } from '../nesting';
-import { thrownMessage } from '../thrown';
+import { fieldOf, thrownMessage } from '../thrown';
 
 
 // A scenario file: a story of steps (requests as actors, clock moves, what the event log and the run's webhook
@@ -128,8 +128,9 @@ export interface ScenarioRules {
 export function pathRefusal(path: string): string | null {
 
     const [pathname = ''] = path.split('?');
-    // What a router resolves or decodes into another path: a segment of dots (escaped or not), an escaped slash.
-    const moves = pathname.split('/').some((segment) => /^(?:\.|%2e){1,2}$/i.test(segment)) || /%2f|%5c|\\/i.test(pathname);
+    // What a router resolves or decodes into another path: a segment of dots, an escaped dot, slash or backslash, a
+    // backslash, or a % that is no escape (hapi leaves %2%65 as text that a URL parser then reads as %2e).
+    const moves = pathname.split('/').some((segment) => /^\.{1,2}$/.test(segment)) || /%2e|%2f|%5c|\\|%(?![0-9a-f]{2})/i.test(pathname);
     const api = /^\/v1\/|^\/health$/.test(pathname) && !/[\s#]/.test(path);
     return api && !moves ? null : 'must be a path of the data set\'s API, /v1/... or /health, with no dot segment, escaped dot or slash, space or #';
 }
@@ -366,8 +367,10 @@ function readStep(step: Record<string, unknown>, index: number, schemas: Record<
 /** How a step is called in a message: its number from 1, and its caption or request where it has one. */
 export function stepTitle(index: number, step: object): string {
 
-    const { say, request } = step as { say?: unknown; request?: { method?: unknown; path?: unknown } };
-    const what = typeof say === 'string' ? say : request && typeof request.path === 'string' ? `${String(request.method)} ${request.path}` : null;
+    const say = fieldOf(step, 'say');
+    const request = fieldOf(step, 'request');
+    const path = fieldOf(request, 'path');
+    const what = typeof say === 'string' ? say : typeof path === 'string' ? `${String(fieldOf(request, 'method'))} ${path}` : null;
     return `Step ${index + 1}${what === null ? '' : ` (${what.length > 80 ? `${what.slice(0, 77)}...` : what})`}`;
 }
 
@@ -379,8 +382,9 @@ function checked<T>(schema: Joi.Schema, value: unknown, at: string, title: strin
         // A fault step's rules are checked as PUT …/faults checks its body, whose rules are the step's set.
         const detail = firstDetail(error);
         const path = detail.path.map((part, i) => (i === 0 && rename ? rename : part));
-        const field = path.reduce<string>((text, part) => (typeof part === 'number' ? `${text}[${part}]` : text ? `${text}.${part}` : String(part)), '');
-        const message = detail.type === 'object.unknown' ? `"${field}" is not a field of ${at ? 'this kind of step' : 'a scenario'}` :
+        // An empty key is named as the server names it everywhere: "", never an empty field.
+        const field = path.map((part) => (part === '' ? '""' : part)).reduce<string>((text, part) => (typeof part === 'number' ? `${text}[${part}]` : text ? `${text}.${part}` : String(part)), '');
+        const message = detail.type === 'object.unknown' ? `${field.endsWith('""') ? field : `"${field}"`} is not a field of ${at ? 'this kind of step' : 'a scenario'}` :
             rename ? detail.message.replace(/^rules\b/, `fault.${rename}`) : detail.message;
         throw new ScenarioError(`${title}: ${message}`, [at, field].filter(Boolean).join('.'));
     }

@@ -7,6 +7,7 @@ import { mintToken, requireAdmin } from '../auth';
 import { DomainError, failure } from '../errors';
 import { timestamp } from '../fields';
 import { requestIdHeaders } from '../request-id';
+import { fieldOf } from '../thrown';
 import { scopedOf, scopedRoutes } from '../instances/scoped-routes';
 import { maxScenarioBytes, maxSteps, readScenario, scenarioSchema, stepKinds, type Scenario } from './file';
 import { runScenario, type RunOptions, type RunResult } from './run';
@@ -106,17 +107,20 @@ export async function playFresh(server: Server, scenario: Scenario, keep: boolea
 
     const authorization = `Bearer ${mintToken(server.app.localgate.secret, 'localgate-scenario', 3600, { admin: true })}`;
     const made = await server.inject({ method: 'POST', url: '/_instances', headers: { authorization }, payload: scenario.instance });
-    const answer = answerBody(made.payload, made.headers['content-type']) as { id: string; code: string; message: string; details?: unknown };
+    const answer = answerBody(made.payload, made.headers['content-type']);
     if (made.statusCode !== 201) {
-        throw failure(made.statusCode, answer.code, `The scenario's instance cannot be made: ${answer.message}`, answer.details ? { details: answer.details } : {});
+        const details = fieldOf(answer, 'details');
+        throw failure(made.statusCode, String(fieldOf(answer, 'code')), `The scenario's instance cannot be made: ${String(fieldOf(answer, 'message'))}`, details ? { details } : {});
     }
 
+    const id = String(fieldOf(answer, 'id'));
+
     try {
-        return { ...await runScenario(scenario, serverTarget(server, answer.id), options), instance: keep ? answer.id : null };
+        return { ...await runScenario(scenario, serverTarget(server, id), options), instance: keep ? id : null };
     }
     finally {
         if (!keep) {
-            await server.inject({ method: 'DELETE', url: `/_instances/${answer.id}`, headers: { authorization } });
+            await server.inject({ method: 'DELETE', url: `/_instances/${id}`, headers: { authorization } });
         }
     }
 }
@@ -209,7 +213,7 @@ export function scenarioRoutes(server: Server): void {
                 notes: [
                     'Admin token required. The requests the data set\'s journal holds (JOURNAL_SIZE, from its last clear) and the moves of its clock among them, as a scenario file that replays them on a fresh instance made as this one was:',
                     'each request as its caller, expecting the status it got and the short values of its answer (not its instants), each id an answer gave captured and named wherever a later request or expectation uses it.',
-                    'YAML (application/yaml), or JSON when the Accept header asks for application/json. Admin routes (webhook endpoints, fault rules) are not requests of the API and are not in it.'
+                    'JSON, or YAML (application/yaml) when the Accept header asks for application/yaml or text/yaml. Admin routes (webhook endpoints, fault rules) are not requests of the API and are not in it.'
                 ].join(' '),
                 plugins: { 'hapi-swagger': { produces: ['application/yaml', 'application/json'], responses: { 200: { description: 'The scenario file', schema: body.schema, headers: requestIdHeaders } } } },
                 handler(request, h) {
@@ -218,11 +222,12 @@ export function scenarioRoutes(server: Server): void {
                     const { journal } = scoped.scope.services;
                     const label = instance ? `instance ${String(request.params.instance_id)}` : 'the default data set';
                     const saved = savedScenario(journal.list(), journal.clockMoves(), scoped.made?.() ?? null, label);
-                    if (String(request.headers.accept).includes('application/json')) {
-                        return saved;
+                    // JSON, as every route answers; YAML, the file as a person keeps it, when the Accept header asks for it.
+                    if (/\b(?:application|text)\/(?:x-)?yaml\b/.test(String(request.headers.accept))) {
+                        return h.response(YAML.stringify(saved, { lineWidth: 0 })).type('application/yaml; charset=utf-8');
                     }
 
-                    return h.response(YAML.stringify(saved, { lineWidth: 0 })).type('application/yaml; charset=utf-8');
+                    return saved;
                 }
             }
         });

@@ -2,7 +2,8 @@ import { JSONPath } from 'jsonpath-plus';
 
 import { parseDurationMs } from '../durations';
 import { DomainError } from '../errors';
-import { thrownMessage } from '../thrown';
+import { always } from '../always';
+import { fieldOf, thrownMessage } from '../thrown';
 import type { WebhookReceiver } from '../webhook-receiver';
 import { pathRefusal, placeholder, stepTitle, type Actor, type ClockStep, type EventStep, type FaultStep, type RequestStep, type Scenario, type Step, type StepKind, type WebhookStep } from './file';
 
@@ -201,7 +202,7 @@ async function eventsAfter(run: Run, after: string | null): Promise<{ events: Ev
     try {
         for (;;) {
             const query = new URLSearchParams({ limit: String(run.eventPage), ...(last === null ? {} : { after: last }) });
-            const { data } = await admin(run, 'GET', `events?${query.toString()}`, undefined, 'read the events') as { data: EventSeen[] };
+            const { data } = await admin<{ data: EventSeen[] }>(run, 'GET', `events?${query.toString()}`, undefined, 'read the events');
             events.push(...data.map(({ id, type, created_at: createdAt }) => ({ id, type, created_at: createdAt })));
             last = data.at(-1)?.id ?? last;
             if (data.length < run.eventPage) {
@@ -232,7 +233,7 @@ function lineOf(step: Step): string {
 async function request(run: Run, step: RequestStep): Promise<string> {
 
     const { captures, target, scenario } = run;
-    const spec = substitute(step.request, captures) as RequestStep['request'];
+    const spec = substitute(step.request, captures);
     // A captured value may have made the path another one: it is held to the data set's API as sent.
     const refused = pathRefusal(spec.path);
     if (refused !== null) {
@@ -243,7 +244,7 @@ async function request(run: Run, step: RequestStep): Promise<string> {
     const path = `${spec.path}${query ? `${spec.path.includes('?') ? '&' : '?'}${query}` : ''}`;
     const headers: Record<string, string> = { ...spec.headers };
     if (step.as !== undefined) {
-        headers.authorization = `Bearer ${target.token(scenario.actors[step.as] as Actor)}`;
+        headers.authorization = `Bearer ${target.token(always(scenario.actors[step.as], 'the actor a step names'))}`;
     }
 
     const exchange: Exchange = { method: spec.method, url: `${target.basePath}${path}`, headers };
@@ -254,7 +255,7 @@ async function request(run: Run, step: RequestStep): Promise<string> {
 
     const answer = await target.send(exchange);
     const line = `${spec.method} ${spec.path} ${answer.status}`;
-    const expect = substitute(step.expect ?? {}, captures) as NonNullable<RequestStep['expect']>;
+    const expect = substitute(step.expect ?? {}, captures);
     if (expect.status !== undefined && answer.status !== expect.status) {
         throw new Unmet(`expected status ${expect.status}, got ${answer.status}${errorText(answer.body)}`, line, bodyDifferences(expect.body, answer.body));
     }
@@ -289,7 +290,7 @@ async function request(run: Run, step: RequestStep): Promise<string> {
 
 async function clock(run: Run, step: ClockStep): Promise<string> {
 
-    const moved = await admin(run, 'PUT', 'clock', step.clock, lineOf(step)) as { applied: Record<string, number>; attempted: number };
+    const moved = await admin<{ applied: Record<string, number>; attempted: number }>(run, 'PUT', 'clock', step.clock, lineOf(step));
     const counts = Object.entries(moved.applied).map(([type, count]) => `${type} ${count}`);
     const line = `${lineOf(step)}: ${counts.length ? counts.join(', ') : 'nothing applied'}${moved.attempted ? `, ${moved.attempted} webhook attempts` : ''}`;
     const differences: Difference[] = [];
@@ -313,14 +314,14 @@ async function clock(run: Run, step: ClockStep): Promise<string> {
 
 async function event(run: Run, step: EventStep): Promise<string> {
 
-    const spec = substitute(step.event, run.captures) as EventStep['event'];
+    const spec = substitute(step.event, run.captures);
     let after: string | undefined;
     let seen = 0;
     let closest: Difference[] | null = null;
     // The log is bounded: EVENTS_KEPT events of each namespace, and those a delivery waits for.
     for (;;) {
         const query = new URLSearchParams({ type: spec.type, limit: String(run.eventPage), ...(after === undefined ? {} : { after }) });
-        const { data } = await admin(run, 'GET', `events?${query.toString()}`, undefined, lineOf(step)) as { data: { id: string; data: unknown }[] };
+        const { data } = await admin<{ data: { id: string; data: unknown }[] }>(run, 'GET', `events?${query.toString()}`, undefined, lineOf(step));
         for (const found of data) {
             const differences = bodyDifferences(spec.data ?? {}, found.data);
             if (!differences.length) {
@@ -343,7 +344,7 @@ async function event(run: Run, step: EventStep): Promise<string> {
 
 async function webhook(run: Run, step: WebhookStep): Promise<string> {
 
-    const spec = substitute(step.webhook, run.captures) as WebhookStep['webhook'];
+    const spec = substitute(step.webhook, run.captures);
     const receiver = run.receiver;
     if (!receiver) {
         throw new Unmet('the scenario sets no webhooks, so no delivery can come: add webhooks: [{ types: [...] }] to it', lineOf(step));
@@ -393,7 +394,7 @@ async function fault(run: Run, step: FaultStep): Promise<string> {
 
 
 // A request to an admin route of the data set, as an admin; an answer other than 2xx stops the run with its message.
-async function admin(run: Run, method: string, name: string, body: unknown, line: string): Promise<unknown> {
+async function admin<T = unknown>(run: Run, method: string, name: string, body: unknown, line: string): Promise<T> {
 
     const headers: Record<string, string> = { authorization: `Bearer ${run.target.token({ sub: 'localgate-scenario', admin: true })}` };
     const exchange: Exchange = { method, url: run.target.admin(name), headers };
@@ -407,13 +408,14 @@ async function admin(run: Run, method: string, name: string, body: unknown, line
         throw new Unmet(`${method} ${exchange.url.replace(/\?.*$/, '')} answered ${answer.status}${errorText(answer.body)}`, line);
     }
 
-    return answer.body;
+    // An admin route's answer, as its schema in the server says it is.
+    return answer.body as T;
 }
 
 
 function errorText(body: unknown): string {
 
-    const message = body !== null && typeof body === 'object' ? (body as { message?: unknown }).message : undefined;
+    const message = fieldOf(body, 'message');
     return typeof message === 'string' ? `: ${message}` : '';
 }
 
@@ -425,7 +427,11 @@ function jsonPathFirst(path: string, json: object): unknown {
 }
 
 
-/** A value with every {{name}} replaced: a string that is one placeholder alone becomes the captured value itself. */
+/**
+ * A value with every {{name}} replaced: a string that is one placeholder alone becomes the captured value itself. It
+ * keeps the shape it was given: what a step holds is read by the step's own types once its captures are in.
+ */
+export function substitute<T>(value: T, captures: Readonly<Record<string, unknown>>): T;
 export function substitute(value: unknown, captures: Readonly<Record<string, unknown>>): unknown {
 
     if (typeof value === 'string') {
@@ -486,7 +492,7 @@ export function bodyDifferences(expected: unknown, got: unknown): Difference[] {
             else {
                 for (const key of Object.keys(want).reverse()) {
                     const child = /^[A-Za-z_]\w*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`;
-                    open.push({ path: child, expected: (want as Record<string, unknown>)[key], got: Object.hasOwn(have, key) ? (have as Record<string, unknown>)[key] : undefined });
+                    open.push({ path: child, expected: fieldOf(want, key), got: Object.hasOwn(have, key) ? fieldOf(have, key) : undefined });
                 }
             }
         }

@@ -208,7 +208,9 @@ describe('the package, packed and installed into an empty project (slow)', { ski
         const shipped = JSON.parse(Fs.readFileSync(Path.join(app, 'node_modules', 'localgate', 'package.json'), 'utf8')) as Manifest;
         expect(shipped.private).to.not.exist();
         // What files leaves out: tests, benches, sources, CI, and local databases and secrets.
-        expect(files.filter((path) => /^(?:test|bench|lib|\.ci)\/|^data\/(?!demo\/)|\.db$/.test(path))).to.equal([]);
+        expect(files.filter((path) => /^(?:test|bench|lib|\.ci)\/|^data\/(?!demo\/|scenarios\/)|\.db$/.test(path))).to.equal([]);
+        // localgate trigger reads its built-in scenarios from the package.
+        expect(files.filter((path) => path.startsWith('data/scenarios/')).sort()).to.equal(Fs.readdirSync(Path.join(root, 'data', 'scenarios')).map((name) => `data/scenarios/${name}`).sort());
     });
 
     it('starts with npx localgate start --memory, answers /health and takes a token from npx localgate token', async () => {
