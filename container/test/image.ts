@@ -364,7 +364,7 @@ describe('the image built from the Containerfile', { skip }, () => {
             expect(output).to.contain(line);
         }
 
-        expect(output).to.match(/^=+ 27 passed, 4 skipped in /m);
+        expect(output).to.match(/^=+ 31 passed, 4 skipped in /m);
     });
 
     it('runs the Testcontainers recipe of docs/container.md through podman\'s Docker-compatible socket', async () => {
