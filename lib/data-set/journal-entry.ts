@@ -86,11 +86,18 @@ export class Recorded {
 
     /**
      * @param admin whether the caller's token had the admin role
-     * @param answer what a saved scenario keeps of a success's answer; null for a failure or an answer that is no record
+     * @param digest what a saved scenario keeps of a success's answer, credentials not yet taken out; null for a failure
+     * @param secrets the values that never leave the journal: the server's token secret and pay keys
      */
-    constructor(source: Source, readonly arrival: number, readonly bytes: number, readonly admin: boolean, readonly answer: AnswerDigest | null) {
+    constructor(source: Source, readonly arrival: number, readonly bytes: number, readonly admin: boolean, private readonly digest: AnswerDigest | null, private readonly secrets: readonly string[]) {
 
         this.state = { source, built: null };
+    }
+
+    /** What a saved scenario keeps of the answer, without a field that is a credential by its name or its value. */
+    get answer(): AnswerDigest | null {
+
+        return this.digest && withoutCredentials(this.digest, this.secrets);
     }
 
     /** The entry as the routes show it. */
@@ -185,22 +192,31 @@ export function recordOf(request: Request, options: RecordOptions, route: string
         secrets: options.secrets
     };
 
-    const answer = answered && response.statusCode < 300 ? digestOf(response.source, options.secrets) : null;
+    const answer = answered && response.statusCode < 300 ? digestOf(response.source) : null;
     const admin = request.auth.isAuthenticated && request.auth.credentials.role === 'admin';
-    return new Recorded(source, always(request.app.arrival, 'the request\'s arrival'), bytes + (answer?.bytes ?? 0), admin, answer?.digest ?? null);
+    return new Recorded(source, always(request.app.arrival, 'the request\'s arrival'), bytes + (answer?.bytes ?? 0), admin, answer?.digest ?? null, options.secrets);
 }
 
 
-// The record an answer holds, as a digest: its id and its short top-level values (every answer of the API is a map),
-// with the room they take.
-export function digestOf(source: unknown, secrets: readonly string[]): { digest: AnswerDigest; bytes: number } {
+// A value short enough to keep: what a replay can compare without a clock on the wall making it differ.
+function isShort(value: unknown): value is AnswerDigest['fields'][string] {
+
+    return value === null || typeof value === 'number' || typeof value === 'boolean' || (typeof value === 'string' && value.length <= maxDigestText);
+}
+
+
+/**
+ * The record an answer holds, as a digest: its id and its short top-level values (every answer of the API is a map),
+ * with the room they take. Made on every answer, so it only copies: which of them are credentials is asked when a
+ * scenario is saved (withoutCredentials), not on the request's way.
+ */
+export function digestOf(source: unknown): { digest: AnswerDigest; bytes: number } {
 
     const fields: AnswerDigest['fields'] = {};
-    const isShort = (value: unknown): value is AnswerDigest['fields'][string] => value === null || typeof value === 'number' || typeof value === 'boolean' || (typeof value === 'string' && value.length <= maxDigestText && !isCredentialValue(value, secrets));
     let bytes = 0;
     const entries: [string, unknown][] = Object.entries(Object(source));
     for (const [key, value] of entries) {
-        if (isShort(value) && key !== 'id' && !key.endsWith('_at') && !isCredentialName(key)) {
+        if (isShort(value) && key !== 'id' && !key.endsWith('_at')) {
             fields[key] = value;
             bytes += key.length + String(value).length + 16;
         }
@@ -208,6 +224,14 @@ export function digestOf(source: unknown, secrets: readonly string[]): { digest:
 
     const id = fieldOf(source, 'id');
     return { digest: { id: typeof id === 'string' ? id : null, fields }, bytes };
+}
+
+
+/** A digest without the fields that are credentials, by their name or their value. */
+export function withoutCredentials(digest: AnswerDigest, secrets: readonly string[]): AnswerDigest {
+
+    const kept = Object.entries(digest.fields).filter(([key, value]) => !isCredentialName(key) && !(typeof value === 'string' && isCredentialValue(value, secrets)));
+    return { id: digest.id, fields: Object.fromEntries(kept) };
 }
 
 
