@@ -21,6 +21,7 @@ import { instanceOptions as optionsOf, type NewInstance } from './instances/opti
 import { newInstanceSchema } from './instances/schemas';
 import { journalOf, requestPatternSchema, type JournalEntry } from './journal';
 import { readScenario, runScenario, scenarioRules, serverTarget, type Scenario } from './scenarios';
+import { parseScenarioFile } from './scenarios/file';
 import { playFresh } from './scenarios/routes';
 import type { EventQuery, ScenarioRun, TestClock, TestInstance, TestInstanceOptions, TestKit } from './testing-types';
 
@@ -128,7 +129,7 @@ function unexpected(entry: JournalEntry): string | null {
 // A scenario from a file or as given, checked as POST …/scenario checks it.
 function scenarioOf(server: Server, source: string | object): Scenario {
 
-    return readScenario(typeof source === 'string' ? Fs.readFileSync(source, 'utf8') : source, scenarioRules(server));
+    return readScenario(typeof source === 'string' ? parseScenarioFile(Fs.readFileSync(source, 'utf8'), source) : source, scenarioRules(server));
 }
 
 

@@ -14,7 +14,7 @@ import { readScenario, runScenario, scenarioRules, serverTarget, type RunResult 
 import { parseScenarioText } from '../lib/scenarios/file';
 import { junitReport, stepLines, tapReport } from '../lib/scenarios/report';
 import { bodyDifferences, substitute } from '../lib/scenarios/run';
-import { placeholdersIn } from '../lib/scenarios/file';
+import { parseScenarioJson, placeholdersIn } from '../lib/scenarios/file';
 import { Journal, JournalBudget } from '../lib/data-set/journal';
 import { digestOf, withoutCredentials } from '../lib/data-set/journal-entry';
 import { answerBody } from '../lib/scenarios/target';
@@ -67,9 +67,9 @@ describe('Scenarios', () => {
         return server.inject({ method: 'POST', url, headers: { ...adminBearer(server), 'content-type': type }, payload: typeof payload === 'string' ? payload : JSON.stringify(payload) });
     };
 
-    const refusal = async (scenario: string | object, code = 'invalid_scenario'): Promise<{ message: string; field: string }> => {
+    const refusal = async (scenario: string | object, code = 'invalid_scenario', type?: string): Promise<{ message: string; field: string }> => {
 
-        const res = await post('/_scenarios/run', scenario);
+        const res = await post('/_scenarios/run', scenario, type);
         expect(res.statusCode, res.payload).to.equal(400);
         const refused = body<{ code: string; message: string; details: { field: string; message: string }[] }>(res);
         expect(refused.code).to.equal(code);
@@ -445,6 +445,11 @@ describe('Scenarios', () => {
             expect(await refusal('- a list')).to.equal({ message: 'A scenario is a map with name and steps (and instance, actors and webhooks if it needs them)', field: 'scenario' });
             expect((await refusal('name: [unclosed')).message).to.startWith('The scenario is not YAML or JSON: ');
             expect((await refusal('name: a\nname: b\nsteps: []')).message).to.startWith('The scenario is not YAML or JSON: Map keys must be unique');
+            expect((await refusal('name: a\nsteps: [{ say: x }]\nwith: { list: [{ k: 1, k: 2 }] }')).message).to.equal('The scenario is not YAML or JSON: Map keys must be unique; "k" is repeated');
+            // A key that is a list is no field either, and keys are counted once each however many a map holds.
+            expect((await refusal('name: a\nsteps: [{ say: x }]\n? [a]\n: 1\n')).field).to.equal('[ a ]');
+            const many = `name: a\nsteps: [{ say: x }]\nmany:\n${Array.from({ length: 9_000 }, (_, i) => `  k${i}: ${i}`).join('\n')}\n`;
+            expect((await refusal(many)).field).to.equal('many');
             const deepFlow = `name: deep\nsteps: [{ say: x }]\nextra: ${'['.repeat(70)}${']'.repeat(70)}`;
             expect(await refusal(deepFlow, 'body_too_deep')).to.equal({ message: 'The body nests arrays and objects deeper than 64 levels, the most the server accepts', field: 'scenario' });
             const deepBlock = `name: deep\nsteps: [{ say: x }]\nextra:\n${Array.from({ length: 70 }, (_, i) => `${'  '.repeat(i + 1)}k${i}:`).join('\n')} 1\n`;
@@ -457,9 +462,19 @@ describe('Scenarios', () => {
             expect(() => readScenario(deepObject, scenarioRules(server))).to.throw('The body nests arrays and objects deeper than 64 levels, the most the server accepts');
 
             const big = `name: big\nsteps: [{ say: x }]\n# ${'x'.repeat(2 ** 20)}\n`;
-            expect(() => readScenario(big, scenarioRules(server))).to.throw('The scenario is larger than 1 MiB, the most a scenario may hold');
+            expect(() => parseScenarioJson(`"${'x'.repeat(2 ** 20)}"`)).to.throw('The scenario is larger than 1 MiB, the most a scenario may hold');
             const tooBig = await post('/_scenarios/run', big);
             expect(tooBig.statusCode).to.equal(413);
+
+            // YAML is held to 256 KiB, which its parser reads in about a quarter of a second; the same as JSON is taken.
+            const yamlLimit = 'The scenario is larger than 256 KiB, the most a scenario may hold as YAML; as JSON (Content-Type: application/json, or a .json file) it may hold 1 MiB';
+            expect(() => readScenario(big, scenarioRules(server))).to.throw(yamlLimit);
+            const padded = { name: 'padded', steps: Array.from({ length: 300 }, (_, i) => ({ say: `${i} ${'y'.repeat(900)}` })) };
+            expect(await refusal(JSON.stringify(padded))).to.equal({ message: yamlLimit, field: 'scenario' });
+            expect(await refusal(`name: x\nsteps: [{ say: x }]\n${'#\n'.repeat(10_000)}`)).to.equal({ message: 'The scenario holds more than 10000 lines, commas and opening brackets, the most a scenario may hold as YAML; as JSON (Content-Type: application/json, or a .json file) it may hold 1 MiB', field: 'scenario' });
+            const asJson = await played(padded);
+            expect(asJson.steps).to.have.length(300);
+            expect((await refusal('{ "name": "x", ', 'invalid_scenario', 'application/json')).message).to.startWith('The scenario is not JSON: ');
         });
     });
 
@@ -671,6 +686,9 @@ describe('The kit runs scenarios', () => {
 
         const fresh = await kit.scenario(examplePath);
         expect(fresh).to.include({ ok: true, instance: null });
+        const json = Path.join(tempDir(), 'bank-transfer.JSON');
+        Fs.writeFileSync(json, JSON.stringify(parseScenarioText(example)));
+        expect((await kit.scenario(json)).captures).to.equal(fresh.captures);
 
         const t = await kit.instance({ seed: 'none', pay: true, clock: '2030-01-01T00:00:00Z', ids: 'sequential' });
         const run = await t.scenario(parseScenarioText(example) as object);
@@ -738,6 +756,9 @@ describe('localgate scenario run', () => {
     it('reports in TAP on standard output', async () => {
 
         const { out, io: printer } = io();
+        const json = Path.join(tempDir(), 'bank-transfer.json');
+        Fs.writeFileSync(json, JSON.stringify(parseScenarioText(example)));
+        expect(await main(['scenario', 'run', json], { DATA_DIR: tempDir() }, io().io)).to.equal(0);
         const code = await main(['scenario', 'run', examplePath, '--reporter', 'tap'], { DATA_DIR: tempDir() }, printer);
         expect(code).to.equal(0);
         const tap = out.find((line) => line.startsWith('TAP version 13'));

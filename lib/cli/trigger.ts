@@ -3,6 +3,7 @@ import Path from 'node:path';
 
 import { always } from '../always';
 import type { Settings } from '../config';
+import { isRecord } from '../fixtures';
 import { eventTypesOf } from '../outbox';
 import { packageRoot } from '../paths';
 import { fieldOf } from '../thrown';
@@ -79,7 +80,7 @@ function override(scenario: unknown, setting: string): void {
     const text = setting.slice(at + 1);
     // Every built-in scenario makes its event with a request that has a body.
     const steps: unknown[] = [fieldOf(scenario, 'steps')].flat();
-    const body = always(steps.map((step) => fieldOf(fieldOf(step, 'request'), 'body')).filter(isMap).at(-1), 'the request that makes the event');
+    const body = always(steps.map((step) => fieldOf(fieldOf(step, 'request'), 'body')).filter(isRecord).at(-1), 'the request that makes the event');
 
     const keys = path.split('.');
     if (keys.some((key) => ['__proto__', 'prototype', 'constructor'].includes(key))) {
@@ -91,18 +92,12 @@ function override(scenario: unknown, setting: string): void {
     for (const key of keys) {
         // A field of another shape (text, null, a list) gives way to a map.
         const next = target[key];
-        const child: Record<string, unknown> = isMap(next) ? next : {};
+        const child: Record<string, unknown> = isRecord(next) ? next : {};
         target[key] = child;
         target = child;
     }
 
     target[last] = valueOf(text);
-}
-
-
-function isMap(value: unknown): value is Record<string, unknown> {
-
-    return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 

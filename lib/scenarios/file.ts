@@ -1,6 +1,10 @@
 import Joi from 'joi';
-import { Parser, parse as parseYaml, type CST } from 'yaml';
+import { createRequire } from 'node:module';
 
+import type * as Yaml from 'yaml';
+import type { CST } from 'yaml';
+
+import { always } from '../always';
 import { durationPattern, parseDurationMs } from '../durations';
 import { DomainError } from '../errors';
 import { faultSchemas } from '../faults';
@@ -17,8 +21,28 @@ import { fieldOf, thrownMessage } from '../thrown';
 // receiver must hold, fault rules, captions), read from YAML or JSON and checked whole before a step runs, every error
 // naming the step and the field.
 
-/** The most a scenario file may hold, as a request body may. */
+// yaml is loaded at the first scenario read or save, not as the server starts: a server that never reads one does not
+// pay the 20 ms its modules take to load.
+const requireHere = createRequire(__filename);
+let yamlModule: typeof Yaml | undefined;
+
+/** The yaml module, loaded at its first use. */
+export function yaml(): typeof Yaml {
+
+    yamlModule ??= requireHere('yaml') as typeof Yaml;
+    return yamlModule;
+}
+
+/** The most a scenario file may hold as JSON, as a request body may. */
 export const maxScenarioBytes = 2 ** 20;
+
+/**
+ * The most a scenario may hold as YAML text, in bytes and in items (lines, commas and opening brackets, each a node of
+ * the document at most). The YAML parser takes some microseconds a node, on the event loop: a dense list of 256 KiB
+ * would hold it for a second, 10,000 nodes for well under a tenth. JSON is parsed natively, up to 1 MiB.
+ */
+export const maxYamlBytes = 2 ** 18;
+export const maxYamlItems = 10_000;
 
 /** The most steps one scenario takes: a story a demo tells, or a test's, not a load test. */
 export const maxSteps = 500;
@@ -247,22 +271,46 @@ export function scenarioSchema(types: readonly string[]): Joi.ObjectSchema {
 /** The parsed value of a scenario's text (YAML, of which JSON is a part), bounded in size and depth before it is parsed. */
 export function parseScenarioText(text: string): unknown {
 
-    if (Buffer.byteLength(text) > maxScenarioBytes) {
-        throw new ScenarioError(`The scenario is larger than ${maxScenarioBytes / 2 ** 20} MiB, the most a scenario may hold`, 'scenario');
+    if (Buffer.byteLength(text) > maxYamlBytes) {
+        throw new ScenarioError(`The scenario is larger than ${maxYamlBytes / 2 ** 10} KiB, the most a scenario may hold as YAML; as JSON (Content-Type: application/json, or a .json file) it may hold ${maxScenarioBytes / 2 ** 20} MiB`, 'scenario');
     }
 
-    // The parser reads the text into a tree of tokens without recursion; its depth is measured before anything walks it.
-    let depth = 0;
-    for (const token of new Parser().parse(text)) {
-        depth = Math.max(depth, tokenDepth(token));
-        if (depth > maxJsonDepth) {
-            throw tooDeep();
-        }
+    let items = 0;
+    for (let i = 0; i < text.length; ++i) {
+        const code = text.charCodeAt(i);
+        // \n , [ {
+        items += code === 10 || code === 44 || code === 91 || code === 123 ? 1 : 0;
+    }
+
+    if (items > maxYamlItems) {
+        throw new ScenarioError(`The scenario holds more than ${maxYamlItems} lines, commas and opening brackets, the most a scenario may hold as YAML; as JSON (Content-Type: application/json, or a .json file) it may hold ${maxScenarioBytes / 2 ** 20} MiB`, 'scenario');
+    }
+
+    // The parser reads the text into a tree of tokens without recursion; its depth is measured before anything walks
+    // it, and the same tokens make the document.
+    const { Composer, Parser } = yaml();
+    const tokens = [...new Parser().parse(text)];
+    if (tokens.some((token) => tokenDepth(token) > maxJsonDepth)) {
+        throw tooDeep();
     }
 
     let value: unknown;
     try {
-        value = parseYaml(text, { maxAliasCount: 100, uniqueKeys: true, prettyErrors: false });
+        // yaml's own check of unique keys compares each key with every other one of its map: quadratic in a map's
+        // size, so keys are counted here, once each.
+        const [composed, another] = new Composer({ uniqueKeys: false }).compose(tokens, true, text.length);
+        const document = always(composed, 'the document of the text');
+        if (another) {
+            throw new Error('the text holds more than one document; a scenario is one');
+        }
+
+        const [error] = document.errors;
+        if (error) {
+            throw error;
+        }
+
+        refuseRepeatedKeys(document.contents);
+        value = document.toJS({ maxAliasCount: 100 });
     }
     catch (err) {
         throw new ScenarioError(`The scenario is not YAML or JSON: ${thrownMessage(err).split('\n')[0]}`, 'scenario');
@@ -274,6 +322,35 @@ export function parseScenarioText(text: string): unknown {
     }
 
     return value;
+}
+
+
+// Throws at a map that holds a key twice, walking the document with a stack of its own.
+function refuseRepeatedKeys(contents: unknown): void {
+
+    const { isMap, isScalar, isSeq } = yaml();
+    const open = [contents];
+    while (open.length) {
+        const node = open.pop();
+        if (isMap(node)) {
+            const seen = new Set<unknown>();
+            for (const { key, value } of node.items) {
+                const keyValue = isScalar(key) ? key.value : key;
+                if (seen.has(keyValue)) {
+                    throw new Error(`Map keys must be unique; ${JSON.stringify(keyValue)} is repeated`);
+                }
+
+                seen.add(keyValue);
+                open.push(value);
+            }
+        }
+        else if (isSeq(node)) {
+            // One at a time: a spread of a long list would be as many arguments on the call stack.
+            for (const item of node.items) {
+                open.push(item);
+            }
+        }
+    }
 }
 
 
@@ -302,6 +379,30 @@ function tokenDepth(token: CST.Token): number {
     }
 
     return deepest;
+}
+
+
+/** The parsed value of a scenario sent as JSON: parsed natively, its depth checked as the scenario is read. */
+export function parseScenarioJson(text: string): unknown {
+
+    if (Buffer.byteLength(text) > maxScenarioBytes) {
+        throw new ScenarioError(`The scenario is larger than ${maxScenarioBytes / 2 ** 20} MiB, the most a scenario may hold`, 'scenario');
+    }
+
+    try {
+        const value: unknown = JSON.parse(text);
+        return value;
+    }
+    catch (err) {
+        throw new ScenarioError(`The scenario is not JSON: ${thrownMessage(err)}`, 'scenario');
+    }
+}
+
+
+/** A scenario file's value, by its name: a .json file as JSON, any other as YAML. */
+export function parseScenarioFile(text: string, file: string): unknown {
+
+    return file.toLowerCase().endsWith('.json') ? parseScenarioJson(text) : parseScenarioText(text);
 }
 
 

@@ -1,6 +1,5 @@
 import type { Request, RouteExtObject, Server } from '@hapi/hapi';
 import Joi from 'joi';
-import YAML from 'yaml';
 
 import { always } from '../always';
 import { mintToken, requireAdmin } from '../auth';
@@ -9,7 +8,7 @@ import { timestamp } from '../fields';
 import { requestIdHeaders } from '../request-id';
 import { fieldOf } from '../thrown';
 import { scopedOf, scopedRoutes } from '../instances/scoped-routes';
-import { maxScenarioBytes, maxSteps, readScenario, scenarioSchema, stepKinds, type Scenario } from './file';
+import { maxScenarioBytes, maxSteps, parseScenarioJson, readScenario, scenarioSchema, stepKinds, yaml, type Scenario } from './file';
 import { runScenario, type RunOptions, type RunResult } from './run';
 import { savedScenario } from './save';
 import { answerBody } from './target';
@@ -53,7 +52,7 @@ export const runResultSchema = Joi.object({
 function notes(fresh: boolean): string {
 
     return [
-        'Admin token required. The body is a scenario (docs/scenarios.md), as JSON or as YAML text (Content-Type application/yaml or text/plain), at most 1 MiB and 64 levels deep.',
+        'Admin token required. The body is a scenario (docs/scenarios.md), as JSON (at most 1 MiB) or as YAML text (Content-Type application/yaml or text/plain, at most 256 KiB), 64 levels deep at most.',
         `Its steps (at most ${maxSteps}) run in order on the data set as it stands, each request through the server's own routes as its actor, until one fails:`,
         'the answer is 200 with ok false and the failure (the step from 1, what was expected and what came), or ok true.',
         'A file that cannot run (a step of no kind, an unknown actor, a {{name}} never captured, a field of the wrong shape) is a 400 invalid_scenario naming the step and field.',
@@ -82,7 +81,9 @@ function readingStep(server: Server): RouteExtObject {
     return {
         method: (request, h) => {
 
-            request.app.scenario = readScenario(String(request.payload), rules);
+            const text = String(request.payload);
+            const json = /^application\/json\b/i.test(String(request.headers['content-type']));
+            request.app.scenario = readScenario(json ? parseScenarioJson(text) : text, rules);
             return h.continue;
         }
     };
@@ -224,7 +225,7 @@ export function scenarioRoutes(server: Server): void {
                     const saved = savedScenario(journal.list(), journal.clockMoves(), scoped.made?.() ?? null, label);
                     // JSON, as every route answers; YAML, the file as a person keeps it, when the Accept header asks for it.
                     if (/\b(?:application|text)\/(?:x-)?yaml\b/.test(String(request.headers.accept))) {
-                        return h.response(YAML.stringify(saved, { lineWidth: 0 })).type('application/yaml; charset=utf-8');
+                        return h.response(yaml().stringify(saved, { lineWidth: 0 })).type('application/yaml; charset=utf-8');
                     }
 
                     return saved;

@@ -3,7 +3,6 @@ import type { Server } from '@hapi/hapi';
 import { mintToken } from '../auth';
 import { eventTypesOf } from '../outbox';
 import { newInstanceSchema } from '../instances/schemas';
-import { startReceiver } from '../webhook-receiver';
 import type { ScenarioRules } from './file';
 import type { Answer, Exchange, RunTarget } from './run';
 
@@ -27,7 +26,8 @@ export function serverTarget(server: Server, instanceId: string | null): RunTarg
         basePath: instanceId === null ? '' : `/i/${instanceId}`,
         admin: (name) => (instanceId === null ? `/_${name}` : `/_instances/${instanceId}/${name}`),
         token: (actor) => mintToken(secret, actor.sub, 3600, { admin: actor.admin }),
-        receiver: () => startReceiver({ types: eventTypesOf(settings.namespaces) }),
+        // Loaded at a run's first webhooks, not as the server starts: the receiver's verifying library takes time to load.
+        receiver: async () => (await import('../webhook-receiver')).startReceiver({ types: eventTypesOf(settings.namespaces) }),
         send: (exchange) => injected(server, exchange)
     };
 }

@@ -140,8 +140,10 @@ class Localgate:
         return self._scenario("/_scenarios/run" + ("?keep=true" if keep else ""), path)
 
     def _scenario(self, route, path):
+        # A .json file goes as JSON (the server takes up to 1 MiB of it), any other as YAML (up to 256 KiB).
+        media = "application/json" if str(path).lower().endswith(".json") else "application/yaml"
         response = self.request("POST", route, token=self.token("localgate-testing", admin=True),
-                                headers={"Content-Type": "application/yaml"}, data=_scenario_text(path))
+                                headers={"Content-Type": media}, data=_scenario_text(path))
         if response.status != 200:
             raise LocalgateError(response)
         if not response.body["ok"]:
