@@ -9,6 +9,7 @@ import { basePathOf, InstancePicker, Instances, notMountedHint, shortId, useInst
 import { LiveLog } from './log.js';
 import { Logistics } from './logistics.js';
 import { Pay } from './pay.js';
+import { Present, usePresentation } from './present.js';
 import { apiClient, ApiContext, consoleApi, ErrorNote, html, useAction } from './ui.js';
 import { Weather } from './weather.js';
 
@@ -21,6 +22,7 @@ const views = [
     { id: 'weather', label: 'Weather', View: Weather },
     { id: 'events', label: 'Events', View: Events, timed: true },
     { id: 'faults', label: 'Faults', View: Faults },
+    { id: 'present', label: 'Present', View: Present },
     { id: 'instances', label: 'Instances', View: Instances }
 ];
 
@@ -66,6 +68,8 @@ function App() {
     const [persona, setPersona] = useState(null);
     const instances = useInstances();
     const faults = useFaults(instances);
+    // The presentation outlives its view: another view opened meanwhile shows the world it is in.
+    const presenting = usePresentation(instances);
     const [current, setCurrent] = useState(() => (views.some((view) => `#${view.id}` === location.hash) ? location.hash.slice(1) : 'commerce'));
     useEffect(() => {
 
@@ -102,7 +106,7 @@ function App() {
                 <p class="where">${selected ? html`Data set: instance <strong>${shortId(selected)}</strong>${instance?.pay ? ', with pay' : ''}` : 'Data set: the default one'}${active ? html` · <strong class="faulty">${active} fault rule${active === 1 ? '' : 's'} in force</strong>` : null}</p>
                 ${timed ? html`<${ClockBar} key=${selected ?? 'default'} instances=${instances} />` : null}
                 <${ApiContext.Provider} value=${api}>
-                    <${View} key=${key} persona=${persona} instances=${instances} faults=${faults} />
+                    <${View} key=${key} persona=${persona} instances=${instances} faults=${faults} presenting=${presenting} />
                 <//>
             </main>
             <${LiveLog} onEntry=${onEntry} />

@@ -130,7 +130,7 @@ describe('a body nested too deep', () => {
             expect(expectError(res, 400, 'body_too_deep').message, `${route.method} ${route.path}`).to.equal(tooDeep);
         }
 
-        expect(kinds).to.equal({ admin: 41, user: 9 });
+        expect(kinds).to.equal({ admin: 47, user: 9 });
 
         expect((await server.inject('/health')).statusCode).to.equal(200);
         const product = { name: 'Loaf', price: 2, currency: 'USD', business_id: bakery };

@@ -165,7 +165,7 @@ describe('the OpenAPI document', () => {
         const ids = new Set<string>();
         for (const route of documentedRoutes(server)) {
             const operation = operationOf(document, route);
-            const namespace = /^\/_(?:instances|faults|requests|export|clock|events|webhooks|scenarios?\b)/.test(route.path) ? 'instances' : /^\/(?:v1\/)?([^/]+)\//.exec(route.path)?.[1] ?? 'health';
+            const namespace = /^\/_(?:instances|faults|requests|export|clock|events|webhooks|scenarios?\b|presentations)/.test(route.path) ? 'instances' : /^\/(?:v1\/)?([^/]+)\//.exec(route.path)?.[1] ?? 'health';
             expect(operation.tags, route.path).to.equal([namespace]);
             expect(operation.summary, route.path).to.be.a.string().and.to.not.be.empty();
             expect(ids.has(operation.operationId), operation.operationId).to.be.false();
@@ -308,8 +308,8 @@ describe('the OpenAPI document', () => {
             const schema = document.components.schemas[name]!;
             // A new instance takes defaults for everything; a clock change takes one of two fields; an empty request
             // pattern matches every request, and an empty delivery pattern every attempt; a rotation takes its default
-            // overlap, a resend every endpoint that matches.
-            if (['NewInstance', 'InstanceClock', 'RequestPattern', 'WebhookDeliveryPattern', 'WebhookRotation', 'WebhookResend'].includes(name)) {
+            // overlap, a resend every endpoint that matches; a presentation takes a catalogue id or a file's text.
+            if (['NewInstance', 'InstanceClock', 'NewPresentation', 'RequestPattern', 'WebhookDeliveryPattern', 'WebhookRotation', 'WebhookResend'].includes(name)) {
                 expect(schema.required, name).to.not.exist();
             }
             else {

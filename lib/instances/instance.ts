@@ -155,6 +155,18 @@ export class Instance implements Scope {
         this.services.close();
     }
 
+    /** Drops a snapshot, giving its memory back to the budget; a 404 snapshot_not_found when it names none of this instance's. */
+    forget(snapshotId: string): void {
+
+        const snapshot = this.snapshots.get(snapshotId);
+        if (!snapshot) {
+            throw new DomainError('not_found', 'snapshot_not_found', `No snapshot ${snapshotId} of this instance: it was deleted, or taken of another`);
+        }
+
+        this.budget.used -= snapshot.data.bytes;
+        this.snapshots.delete(snapshotId);
+    }
+
     /** Puts back the state a snapshot holds, the endpoints, fault rules and journals kept; the snapshot stays, to be restored again. */
     async restore(snapshotId: string): Promise<void> {
 

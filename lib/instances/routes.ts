@@ -10,7 +10,7 @@ import type { Instance, InstanceRecord } from './instance';
 import { liveInstance } from './lookup';
 import { instanceOptions, type NewInstance } from './options';
 import type { InstanceRegistry } from './registry';
-import { exportSchema, instanceListQuery, instanceListSchema, instanceParams, instanceSchema, newInstanceSchema, restoreSchema, snapshotSchema } from './schemas';
+import { exportSchema, instanceListQuery, instanceListSchema, instanceParams, instanceSchema, newInstanceSchema, restoreSchema, snapshotParams, snapshotSchema } from './schemas';
 
 
 const tags = ['api', 'instances'];
@@ -193,6 +193,25 @@ export function instanceRoutes(server: Server, registry: InstanceRegistry, maxFi
             async handler(request, h) {
 
                 return h.response({ snapshot_id: await live(request).snapshot() }).code(201);
+            }
+        }
+    });
+
+    server.route<{ Params: InstanceParams & { snapshot_id: string } }>({
+        method: 'DELETE',
+        path: '/_instances/{instance_id}/snapshots/{snapshot_id}',
+        options: {
+            description: 'Drop a snapshot of an instance',
+            notes: 'Gives the memory its copy holds back to MAX_SNAPSHOT_MIB and frees its place among the 50 an instance keeps. The state the instance is in stays as it is.',
+            tags,
+            ...admin,
+            plugins: { localgate: { errors: { 404: 'snapshot_not_found: snapshot_id names no snapshot of this instance' } } },
+            validate: { params: snapshotParams },
+            response: { status: { 204: noContent } },
+            handler(request, h) {
+
+                live(request).forget(request.params.snapshot_id);
+                return h.response().code(204);
             }
         }
     });

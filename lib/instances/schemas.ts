@@ -12,6 +12,10 @@ export const instanceParams = Joi.object({
     instance_id: recordId.required().description('Instance id')
 });
 
+export const snapshotParams = instanceParams.keys({
+    snapshot_id: recordId.required().description('A snapshot of this instance')
+});
+
 export const instanceListQuery = Joi.object(pageQuery);
 
 // A fork copies everything of its source, so nothing else may be asked of it.

@@ -4,7 +4,7 @@ import { parseDurationMs } from '../durations';
 import { DomainError } from '../errors';
 import { always } from '../always';
 import { fieldOf, thrownMessage } from '../thrown';
-import type { WebhookReceiver } from '../webhook-receiver';
+import type { ReceivedWebhook, WebhookReceiver } from '../webhook-receiver';
 import { pathRefusal, placeholder, stepTitle, type Actor, type ClockStep, type EventStep, type FaultStep, type RequestStep, type Scenario, type Step, type StepKind, type WebhookStep } from './file';
 
 
@@ -111,58 +111,137 @@ export interface RunOptions {
 /** Runs a scenario's steps on a target; resolves to what each did, stopping at the first that failed. */
 export async function runScenario(scenario: Scenario, target: RunTarget, options: RunOptions = {}): Promise<RunResult> {
 
-    const captures: Record<string, unknown> = {};
+    const stepper = new Stepper(scenario, target, options);
     const steps: StepResult[] = [];
-    const runMs = options.runMs ?? maxRunMs;
-    const run: Run = { scenario, target, captures, receiver: null, eventPage: options.eventPage ?? 1000, deadline: Date.now() + runMs };
-    const mark = await eventsAfter(run, null);
-    const caused = async (): Promise<EventSeen[]> => {
-
-        const after = mark && await eventsAfter(run, mark.last);
-        return after ? after.events : [];
-    };
-
     try {
+        await stepper.open();
+        for (const index of scenario.steps.keys()) {
+            const played = await stepper.play(index);
+            steps.push(played.result);
+            if (played.failure) {
+                return { name: scenario.name, ok: false, steps, failure: played.failure, message: played.message, captures: stepper.captures, events: await stepper.caused() };
+            }
+        }
+
+        return { name: scenario.name, ok: true, steps, failure: null, message: null, captures: stepper.captures, events: await stepper.caused() };
+    }
+    finally {
+        await stepper.close();
+    }
+}
+
+
+/** What a request step sent and what came, as a presenter shows them: the actor's name, never their token. */
+export interface Shown {
+    request: { method: string; path: string; as: string | null; body: unknown };
+    answer: { status: number; body: unknown };
+}
+
+/** One step played: its result, why it failed (null when it did not), and for a request what it sent and got. */
+export interface Played {
+    result: StepResult;
+    failure: RunFailure | null;
+    message: string | null;
+    shown: Shown | null;
+}
+
+
+/**
+ * A scenario played one step at a time on a target: runScenario plays every step in a row, a presentation one at
+ * each call. open() sets the run's webhook endpoints to a receiver of its own; close() removes them and stops it.
+ */
+export class Stepper {
+
+    /** What the steps captured, by name. */
+    captures: Record<string, unknown> = {};
+    private readonly run: Run;
+    private mark: { last: string | null } | null | undefined;
+    // The deliveries the run's steps count (a rewind drops those of the steps it undid), and how many of the
+    // receiver's it has taken.
+    private inbox: ReceivedWebhook[] = [];
+    private pulled = 0;
+
+    constructor(readonly scenario: Scenario, target: RunTarget, private readonly options: RunOptions = {}) {
+
+        this.run = { scenario, target, stepper: this, receiver: null, eventPage: options.eventPage ?? 1000, runMs: options.runMs ?? maxRunMs, deadline: Date.now() + (options.runMs ?? maxRunMs) };
+    }
+
+    /** Marks the event log's end, and points the scenario's webhooks at a receiver of the run's own. */
+    async open(): Promise<void> {
+
+        const { run, scenario } = this;
+        this.mark = await eventsAfter(run, null);
         if (scenario.webhooks.length) {
-            run.receiver = await target.receiver();
-            const endpoints = scenario.webhooks.map((endpoint) => ({ ...endpoint, url: run.receiver?.url, secret: run.receiver?.secret }));
+            const receiver = await run.target.receiver();
+            run.receiver = receiver;
+            const endpoints = scenario.webhooks.map((endpoint) => ({ ...endpoint, url: receiver.url, secret: receiver.secret }));
             await admin(run, 'PUT', 'webhooks', { endpoints }, 'webhooks').catch((err: Error) => {
 
                 // What the data set refuses of the endpoints (a host WEBHOOK_HOSTS does not allow) is the file's to change.
                 throw new DomainError('unprocessable', 'scenario_webhooks_refused', `The scenario's webhooks cannot be set: ${err.message}`, 'webhooks');
             });
         }
-
-        for (const [index, step] of scenario.steps.entries()) {
-            const started = Date.now();
-            const say = step.say ?? null;
-            try {
-                if (options.signal?.aborted) {
-                    throw new Unmet('the run was stopped before this step: whoever asked for it went away', lineOf(step));
-                }
-
-                if (started > run.deadline) {
-                    throw new Unmet(`the run took longer than ${runMs / 1000} s, the most a run may, before this step began`, lineOf(step));
-                }
-
-                const line = await play(run, step);
-                steps.push({ step: index + 1, kind: step.kind, say, line, ok: true, ms: Date.now() - started });
-            }
-            catch (err) {
-                const unmet = err instanceof Unmet ? err : new Unmet(thrownMessage(err), lineOf(step));
-                steps.push({ step: index + 1, kind: step.kind, say, line: unmet.line, ok: false, ms: Date.now() - started });
-                const failure = { step: index + 1, say, line: unmet.line, reason: unmet.message, differences: unmet.differences };
-                return { name: scenario.name, ok: false, steps, failure, message: failureMessage(index, step, failure), captures, events: await caused() };
-            }
-        }
-
-        return { name: scenario.name, ok: true, steps, failure: null, message: null, captures, events: await caused() };
     }
-    finally {
-        // The endpoints go with the receiver they point at, so that nothing is sent to a port that closed.
+
+    /** Plays the step at an index (from 0): what it did, or where its expectation was not met. */
+    async play(index: number): Promise<Played> {
+
+        const { run, options } = this;
+        const step = always(this.scenario.steps[index], 'the step played');
+        const started = Date.now();
+        const say = step.say ?? null;
+        const shown: { value: Shown | null } = { value: null };
+        try {
+            if (options.signal?.aborted) {
+                throw new Unmet('the run was stopped before this step: whoever asked for it went away', lineOf(step));
+            }
+
+            if (started > run.deadline) {
+                throw new Unmet(`the run took longer than ${run.runMs / 1000} s, the most a run may, before this step began`, lineOf(step));
+            }
+
+            const line = await play(run, step, shown);
+            return { result: { step: index + 1, kind: step.kind, say, line, ok: true, ms: Date.now() - started }, failure: null, message: null, shown: shown.value };
+        }
+        catch (err) {
+            const unmet = err instanceof Unmet ? err : new Unmet(thrownMessage(err), lineOf(step));
+            const failure = { step: index + 1, say, line: unmet.line, reason: unmet.message, differences: unmet.differences };
+            return { result: { step: index + 1, kind: step.kind, say, line: unmet.line, ok: false, ms: Date.now() - started }, failure, message: failureMessage(index, step, failure), shown: shown.value };
+        }
+    }
+
+    /** The deliveries the run's steps count, in arrival order. */
+    deliveries(): ReceivedWebhook[] {
+
+        const fresh = this.run.receiver?.deliveries.slice(this.pulled) ?? [];
+        this.pulled += fresh.length;
+        this.inbox.push(...fresh);
+        return this.inbox;
+    }
+
+    /** Puts the run back as it stood before a step: its captures, and the first deliveries it had counted. */
+    rewind(captures: Record<string, unknown>, deliveries: number): void {
+
+        this.deliveries();
+        this.inbox = this.inbox.slice(0, deliveries);
+        this.captures = { ...captures };
+    }
+
+    /** The events written to the data set since open(), in its order. */
+    async caused(): Promise<EventSeen[]> {
+
+        const after = this.mark && await eventsAfter(this.run, this.mark.last);
+        return after ? after.events : [];
+    }
+
+    /** Removes the run's endpoints and stops its receiver, so that nothing is sent to a port that closed. */
+    async close(): Promise<void> {
+
+        const { run } = this;
         if (run.receiver) {
             await admin(run, 'PUT', 'webhooks', { endpoints: [] }, 'remove the run\'s webhook endpoints').catch(() => undefined);
             await run.receiver.close();
+            run.receiver = null;
         }
     }
 }
@@ -171,17 +250,18 @@ export async function runScenario(scenario: Scenario, target: RunTarget, options
 interface Run {
     scenario: Scenario;
     target: RunTarget;
-    captures: Record<string, unknown>;
+    stepper: Stepper;
     receiver: WebhookReceiver | null;
     eventPage: number;
+    runMs: number;
     deadline: number;
 }
 
 
-function play(run: Run, step: Step): Promise<string> | string {
+function play(run: Run, step: Step, shown: { value: Shown | null }): Promise<string> | string {
 
     switch (step.kind) {
-        case 'request': return request(run, step);
+        case 'request': return request(run, step, shown);
         case 'clock': return clock(run, step);
         case 'event': return event(run, step);
         case 'webhook': return webhook(run, step);
@@ -217,7 +297,7 @@ async function eventsAfter(run: Run, after: string | null): Promise<{ events: Ev
 
 
 /** A step in one line before it ran: its request, or its kind. */
-function lineOf(step: Step): string {
+export function lineOf(step: Step): string {
 
     switch (step.kind) {
         case 'request': return `${step.request.method} ${step.request.path}`;
@@ -230,9 +310,10 @@ function lineOf(step: Step): string {
 }
 
 
-async function request(run: Run, step: RequestStep): Promise<string> {
+async function request(run: Run, step: RequestStep, shown: { value: Shown | null }): Promise<string> {
 
-    const { captures, target, scenario } = run;
+    const { target, scenario } = run;
+    const { captures } = run.stepper;
     const spec = substitute(step.request, captures);
     // A captured value may have made the path another one: it is held to the data set's API as sent.
     const refused = pathRefusal(spec.path);
@@ -254,6 +335,7 @@ async function request(run: Run, step: RequestStep): Promise<string> {
     }
 
     const answer = await target.send(exchange);
+    shown.value = { request: { method: spec.method, path, as: step.as ?? null, body: spec.body ?? null }, answer: { status: answer.status, body: answer.body } };
     const line = `${spec.method} ${spec.path} ${answer.status}`;
     const expect = substitute(step.expect ?? {}, captures);
     if (expect.status !== undefined && answer.status !== expect.status) {
@@ -292,7 +374,7 @@ async function clock(run: Run, step: ClockStep): Promise<string> {
 
     const moved = await admin<{ applied: Record<string, number>; attempted: number }>(run, 'PUT', 'clock', step.clock, lineOf(step));
     const counts = Object.entries(moved.applied).map(([type, count]) => `${type} ${count}`);
-    const line = `${lineOf(step)}: ${counts.length ? counts.join(', ') : 'nothing applied'}${moved.attempted ? `, ${moved.attempted} webhook attempts` : ''}`;
+    const line = `${lineOf(step)}: ${counts.length ? counts.join(', ') : 'nothing applied'}${moved.attempted ? `, webhook attempts ${moved.attempted}` : ''}`;
     const differences: Difference[] = [];
     for (const [type, count] of Object.entries(step.expect?.applied ?? {})) {
         if ((moved.applied[type] ?? 0) !== count) {
@@ -314,7 +396,7 @@ async function clock(run: Run, step: ClockStep): Promise<string> {
 
 async function event(run: Run, step: EventStep): Promise<string> {
 
-    const spec = substitute(step.event, run.captures);
+    const spec = substitute(step.event, run.stepper.captures);
     let after: string | undefined;
     let seen = 0;
     let closest: Difference[] | null = null;
@@ -344,7 +426,7 @@ async function event(run: Run, step: EventStep): Promise<string> {
 
 async function webhook(run: Run, step: WebhookStep): Promise<string> {
 
-    const spec = substitute(step.webhook, run.captures);
+    const spec = substitute(step.webhook, run.stepper.captures);
     const receiver = run.receiver;
     if (!receiver) {
         throw new Unmet('the scenario sets no webhooks, so no delivery can come: add webhooks: [{ types: [...] }] to it', lineOf(step));
@@ -354,7 +436,8 @@ async function webhook(run: Run, step: WebhookStep): Promise<string> {
     let closest: Difference[] | null = null;
     let looked = 0;
     for (;;) {
-        for (const delivery of receiver.deliveries.slice(looked)) {
+        const deliveries = run.stepper.deliveries();
+        for (const delivery of deliveries.slice(looked)) {
             if (delivery.event?.type === spec.type) {
                 const differences = bodyDifferences(spec.data ?? {}, delivery.event.data);
                 if (!differences.length) {
@@ -369,13 +452,13 @@ async function webhook(run: Run, step: WebhookStep): Promise<string> {
             }
         }
 
-        looked = receiver.deliveries.length;
+        looked = deliveries.length;
         const left = deadline - Date.now();
         if (left <= 0) {
             throw new Unmet(`no ${spec.type} delivery that matches came within ${spec.within} (${looked} deliveries came in all)`, lineOf(step), closest ?? []);
         }
 
-        await receiver.waitFor(looked + 1, { timeoutMs: left }).catch(() => undefined);
+        await receiver.waitFor(receiver.deliveries.length + 1, { timeoutMs: left }).catch(() => undefined);
     }
 }
 

@@ -21,7 +21,8 @@ const skip = skipWithoutChromium('the console browser test');
 // Kept after the run and ignored by git: one picture per step of the demo. The README's pictures are two of them:
 // docs/console-commerce.png is 03-product-reported.png, docs/console-live-log.png is 08-live-log.png; the faults
 // guide's docs/console-faults.png is faults-reply-lost.png; the console guide's docs/console-clock.png is clock-settled.png,
-// its docs/console-events.png is events-settled.png, its docs/console-webhooks.png is webhooks-exchange.png.
+// its docs/console-events.png is events-settled.png, its docs/console-webhooks.png is webhooks-exchange.png, its
+// docs/console-present.png is present-settled.png.
 const screenshots = Path.join(__dirname, '..', 'screenshots');
 
 
@@ -1096,6 +1097,117 @@ describe('the console in a browser', () => {
         }
     });
 
+    it('presents the README\'s demo step by step with the arrow keys, the world moving beside it, back and from the start, and a dropped file', { skip, timeout: 180_000 }, async () => {
+
+        expect(Fs.existsSync(chromiumPath), `CI=true needs Debian's chromium at ${chromiumPath}: .ci/run installs it`).to.be.true();
+        Fs.mkdirSync(screenshots, { recursive: true });
+        const browser = await launchBrowser({ laptop: true });
+        const { context } = browser;
+        try {
+            const { page, elsewhere, pageErrors } = await offlinePage(context, server.info.uri);
+            const { refused } = pageTraffic(page, server.info.uri);
+            await page.goto(`${server.info.uri}/console#present`);
+            await page.getByRole('heading', { name: 'Present' }).waitFor();
+            const picker = page.getByLabel('Scenario');
+            await picker.locator('option', { hasText: 'The README\'s demo in five minutes, as a story' }).waitFor({ state: 'attached' });
+            expect(await picker.inputValue()).to.equal('example/demo.yaml');
+            expect(await picker.locator('option').count()).to.equal(14);
+            expect(await accessibilityViolations(page)).to.equal([]);
+            await page.getByRole('button', { name: 'Start presenting' }).click();
+
+            const caption = page.locator('#stage-caption');
+            await caption.getByText(/^What the README's demo clicks through/).waitFor();
+            await page.getByText('14 steps · The README\'s demo in five minutes, as a story').waitFor();
+            // The page now shows the presentation's instance, in every view.
+            const where = page.locator('.where');
+            await where.getByText(/^Data set: instance [0-9a-f]{8}/).waitFor();
+            const controls = page.getByRole('group', { name: 'Presentation' });
+            expect(await controls.getByRole('button', { name: '← Back' }).isDisabled()).to.be.true();
+
+            const next = async (step: number, said: string | RegExp) => {
+
+                await page.keyboard.press('ArrowRight');
+                await page.getByText(`Step ${step} of 14 · The README's demo in five minutes, as a story`).waitFor();
+                await caption.getByText(said).waitFor();
+            };
+
+            await next(1, 'Trust signals. The flagship phone of Quayside Gadget Outlet has two scam reports');
+            const answer = page.getByRole('region', { name: 'Answer' });
+            await answer.getByText('200', { exact: true }).waitFor();
+            expect(await answer.locator('pre').innerText()).to.contain('"scam_report_count": 2');
+            expect(await page.getByRole('region', { name: 'Request' }).innerText()).to.contain('GET /v1/commerce/products/9543bdcf-7b7f-59a3-a50a-48bbf6112be1');
+            await next(2, 'Alice reports it as a scam, and the count goes to 3');
+            expect(await page.getByRole('region', { name: 'Request' }).getByText('as alice').count()).to.equal(1);
+            await next(3, 'GET /v1/commerce/products/9543bdcf-7b7f-59a3-a50a-48bbf6112be1 200');
+            await next(4, 'Reporting it again is refused, in words');
+            await answer.getByText('409', { exact: true }).waitFor();
+            await next(5, 'Bookings. Alice books a vehicle for two days');
+            const people = page.getByRole('region', { name: 'People' });
+            await people.getByText('1 booking: confirmed').waitFor();
+            await next(6, 'Bob sees none of Alice\'s bookings (they are private)');
+            await next(7, 'Bob books the same vehicle over the same time, and is refused');
+            await next(8, 'Pay. Alice deposits 25 euros by bank transfer, with an Idempotency-Key');
+            await people.getByText('+€25.00 pending').waitFor();
+            const events = page.getByRole('region', { name: 'Events, newest first' });
+            await events.getByText('pay.transaction.created').waitFor();
+            await next(9, 'Sent again with the same key, it is replayed and no money moves twice');
+            await next(10, 'GET /v1/pay/wallet 200');
+            await next(11, 'Three days later the transfer has settled');
+            await page.getByText('clock +3d: pay.transaction.completed 1, webhook attempts 1').waitFor();
+            await people.getByText('€25.00', { exact: true }).waitFor();
+            await events.getByText('pay.transaction.completed').waitFor();
+            expect(await accessibilityViolations(page)).to.equal([]);
+            await page.screenshot({ path: Path.join(screenshots, 'present-settled.png') });
+            await next(12, 'GET /v1/pay/wallet 200');
+            await next(13, 'Events and webhooks. The completion is in the event log, and its webhook arrived, verified');
+            await next(14, /^webhook pay\.transaction\.completed .* verified$/);
+            const inbox = page.getByRole('region', { name: 'Webhook inbox' });
+            await inbox.getByRole('listitem').filter({ hasText: 'pay.transaction.completed' }).getByText('verified', { exact: true }).waitFor();
+            await page.getByText('The end: every step was played.').waitFor();
+            expect(await controls.getByRole('button', { name: 'Next →' }).isDisabled()).to.be.true();
+
+            // Back one step, then from the start: the money, the events and the inbox as they were.
+            await page.keyboard.press('ArrowLeft');
+            await page.getByText('Step 13 of 14 · The README\'s demo in five minutes, as a story').waitFor();
+            await controls.getByRole('button', { name: 'From the start' }).click();
+            await page.getByText('14 steps · The README\'s demo in five minutes, as a story').waitFor();
+            await people.getByText('no money').first().waitFor();
+            await events.getByText('None yet').waitFor();
+            await inbox.getByText('Nothing came yet').waitFor();
+            await next(1, 'Trust signals. The flagship phone of Quayside Gadget Outlet has two scam reports');
+
+            // Ended, the instance stays for a look around; a file of one's own is presented the same way.
+            await controls.getByRole('button', { name: 'End' }).click();
+            await page.getByLabel('Or a file of your own (drop it here)').setInputFiles({
+                name: 'wrong.yaml',
+                mimeType: 'application/yaml',
+                buffer: Buffer.from(Fs.readFileSync(Path.join(__dirname, '..', 'fixtures', 'scenarios', 'wrong-expectation.yaml')))
+            });
+            await page.getByText('wrong.yaml').waitFor();
+            expect(await picker.isDisabled()).to.be.true();
+            await page.getByRole('button', { name: 'Start presenting' }).click();
+            await page.getByText(/^\d+ steps · /).waitFor();
+            await controls.getByRole('button', { name: 'Next →' }).click();
+            const failed = page.locator('.stage').getByRole('alert');
+            await failed.getByText('Step 1 failed:').waitFor();
+            expect(await failed.innerText()).to.contain('$.status').and.to.contain('"completed"').and.to.contain('"pending"');
+            await page.getByText('not met', { exact: true }).waitFor();
+            await page.getByText('It stopped at this step: go back, or from the start.').waitFor();
+            expect(await accessibilityViolations(page)).to.equal([]);
+            expect(await page.locator('body').innerText()).to.not.match(/eyJ[\w-]+\.[\w-]+/);
+            expect(refused).to.equal([]);
+            expect(elsewhere).to.equal([]);
+            expect(pageErrors).to.equal([]);
+        }
+        catch (err) {
+            await context.pages()[0]!.screenshot({ path: Path.join(screenshots, 'present-failure.png'), fullPage: true });
+            throw err;
+        }
+        finally {
+            await browser.close();
+        }
+    });
+
     it('says so, with the error\'s code, where the console API is not mounted', { skip, timeout: 120_000 }, async () => {
 
         const bare = await testServer({ port: 0, host: '127.0.0.1', consoleApi: 'off' });
@@ -1132,6 +1244,11 @@ describe('the console in a browser', () => {
             expect(await page.getByRole('button', { name: 'New instance' }).isDisabled()).to.be.true();
             expect(await page.getByLabel('Data set', { exact: true }).inputValue()).to.equal('');
             expect(await accessibilityViolations(page)).to.equal([]);
+
+            // The present view, too: it presents through the admin routes, with the admin token the page cannot get.
+            await page.getByRole('navigation', { name: 'Views' }).getByRole('button', { name: 'Present' }).click();
+            await page.locator('main').getByRole('alert').getByText('not_found').waitFor();
+            expect(await page.getByRole('button', { name: 'Start presenting' }).count()).to.equal(0);
         }
         finally {
             await browser.close();

@@ -211,6 +211,8 @@ describe('the package, packed and installed into an empty project (slow)', { ski
         expect(files.filter((path) => /^(?:test|bench|lib|\.ci)\/|^data\/(?!demo\/|scenarios\/)|\.db$/.test(path))).to.equal([]);
         // localgate trigger reads its built-in scenarios from the package.
         expect(files.filter((path) => path.startsWith('data/scenarios/')).sort()).to.equal(Fs.readdirSync(Path.join(root, 'data', 'scenarios')).map((name) => `data/scenarios/${name}`).sort());
+        // The console presents the examples (GET /_scenarios), the README's demo among them.
+        expect(files.filter((path) => path.startsWith('examples/')).sort()).to.equal(Fs.readdirSync(Path.join(root, 'examples', 'scenarios')).map((name) => `examples/scenarios/${name}`).sort());
     });
 
     it('starts with npx localgate start --memory, answers /health and takes a token from npx localgate token', async () => {
