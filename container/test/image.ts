@@ -272,6 +272,12 @@ describe('the image built from the Containerfile', { skip }, () => {
         expect(inInstance.status).to.equal(200);
         expect((await inInstance.json() as { total: number }).total).to.equal(demo.products.length);
 
+        // The scenarios the image ships: one per event type, and the examples the console presents.
+        const listed = await fetch(`${server.url}/_scenarios`, { headers: { authorization: `Bearer ${mintToken(secret, 'suite', 3600, { admin: true })}` } });
+        expect(listed.status).to.equal(200);
+        const ids = (await listed.json() as { data: { id: string; error: string | null }[] }).data.filter((entry) => entry.error === null).map((entry) => entry.id);
+        expect(ids).to.include(['builtin/pay.transaction.completed.yaml', 'example/demo.yaml']);
+
         const other = await fetch(`${server.url}/v1/logistics/bookings`, { headers: { authorization: `Bearer ${mintToken(Crypto.randomBytes(32).toString('hex'), 'alice')}` } });
         expect(other.status).to.equal(401);
         expect(other.headers.get('www-authenticate')!).to.startWith('Bearer');

@@ -253,6 +253,7 @@ function bounded(shown: NonNullable<Played['shown']>): NonNullable<Played['shown
 export class Presentations {
 
     private readonly live = new Map<string, Presentation>();
+    private starting = 0;
     private sweeper: NodeJS.Timeout | null = null;
 
     constructor(private readonly server: Server, private readonly idleTtlMs: number) {}
@@ -260,11 +261,13 @@ export class Presentations {
     async start(scenario: Scenario, file: string | null): Promise<Presentation> {
 
         await this.expire();
-        if (this.live.size >= maxPresentations) {
+        // Those being made count: a start takes a while, and others may ask meanwhile.
+        if (this.live.size + this.starting >= maxPresentations) {
             throw new DomainError('limit', 'presentation_limit_reached', `${maxPresentations} presentations are open on this server, the most it holds: end one (DELETE /_presentations/{id})`);
         }
 
-        const presentation = await Presentation.start(this.server, scenario, file, this.idleTtlMs);
+        ++this.starting;
+        const presentation = await Presentation.start(this.server, scenario, file, this.idleTtlMs).finally(() => --this.starting);
         this.live.set(presentation.id, presentation);
         // A failed sweep is logged and the next one runs: thrown from a timer, it would end the process.
         this.sweeper ??= setInterval(safely('presentations sweep', this.server.log.bind(this.server), () => this.expire()), Math.min(this.idleTtlMs, 60_000)).unref();
