@@ -38,6 +38,7 @@ export const flagOptions = {
     reporter: { type: 'string' },
     set: { type: 'string', multiple: true },
     out: { type: 'string' },
+    upstream: { type: 'string' },
     help: { type: 'boolean', short: 'h' },
     version: { type: 'boolean', short: 'v' }
 } as const;

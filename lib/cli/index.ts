@@ -10,6 +10,7 @@ import { command as exportCommand } from './export';
 import { command as listen } from './listen';
 import { command as migrate } from './migrate';
 import { command as provision } from './provision';
+import { command as record } from './record';
 import { command as rotateKeys } from './rotate-keys';
 import { command as scenario } from './scenario';
 import { command as seed } from './seed';
@@ -34,6 +35,7 @@ Commands:
   listen --forward-to URL forward a data set's events, signed, to a URL of this machine (--url, --instance, --types, --secret)
   scenario run FILE...    run scenario files on fresh instances, a line a step (--url, --reporter tap|junit, --out)
   trigger <event-type>    make an event of that type happen through the API, with its built-in scenario (--set, --instance, --url)
+  record --upstream URL   a proxy to the hosted API that writes every exchange to an HTTP Archive (--port 4010, --out session.har)
   help [command]          print this, or what a command takes
 
 Options: --version, --help (also after a command: npx localgate token --help)
@@ -60,7 +62,8 @@ const commands: Record<string, Command> = {
     export: exportCommand,
     listen,
     scenario,
-    trigger
+    trigger,
+    record
 };
 
 
