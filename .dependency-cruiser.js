@@ -45,8 +45,8 @@ const floors = [
     },
     {
         name: 'composition',
-        path: '^lib/((index|testing|testing-types|logging|listen|webhook-receiver)\\.ts$|scenarios/)',
-        comment: 'createServer and the test kit, and what they serve beside the API (logging, the webhook listener and receiver, the scenario runner)'
+        path: '^lib/((index|testing|testing-types|logging|listen|webhook-receiver)\\.ts$|scenarios/|drift/)',
+        comment: 'createServer and the test kit, and what they serve beside the API (logging, the webhook listener and receiver, the scenario runner, the drift replay)'
     },
     {
         name: 'cli',

@@ -41,6 +41,9 @@ COPY bin bin
 COPY console console
 COPY migrations migrations
 COPY data/demo data/demo
+# The built-in scenarios (localgate trigger) and the examples the console presents; a user's own go in /data/scenarios.
+COPY data/scenarios data/scenarios
+COPY examples/scenarios examples/scenarios
 RUN ln -s /app/bin/localgate.js /usr/local/bin/localgate
 # Every setting is the environment `npm start` reads; these differ from a laptop's defaults. In memory
 # (DATA_DIR=:memory:) the generated token secret is kept in /app/data, inside the container.

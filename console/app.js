@@ -2,6 +2,7 @@ import { render } from 'preact';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 
 import { ClockBar } from './clock.js';
+import { Drift } from './drift.js';
 import { Commerce } from './commerce.js';
 import { Events } from './events.js';
 import { Faults, isLive, useFaults } from './faults.js';
@@ -23,6 +24,7 @@ const views = [
     { id: 'events', label: 'Events', View: Events, timed: true },
     { id: 'faults', label: 'Faults', View: Faults },
     { id: 'present', label: 'Present', View: Present },
+    { id: 'drift', label: 'Drift', View: Drift },
     { id: 'instances', label: 'Instances', View: Instances }
 ];
 

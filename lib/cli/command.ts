@@ -39,6 +39,10 @@ export const flagOptions = {
     set: { type: 'string', multiple: true },
     out: { type: 'string' },
     upstream: { type: 'string' },
+    ignore: { type: 'string', multiple: true },
+    report: { type: 'string' },
+    markdown: { type: 'string' },
+    strict: { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
     version: { type: 'boolean', short: 'v' }
 } as const;

@@ -9,6 +9,8 @@ import { parse, UsageError, type Command, type Io } from './command';
 import { command as exportCommand } from './export';
 import { command as listen } from './listen';
 import { command as migrate } from './migrate';
+import { command as drift } from './drift';
+import { command as fixture } from './fixture';
 import { command as provision } from './provision';
 import { command as record } from './record';
 import { command as rotateKeys } from './rotate-keys';
@@ -36,6 +38,8 @@ Commands:
   scenario run FILE...    run scenario files on fresh instances, a line a step (--url, --reporter tap|junit, --out)
   trigger <event-type>    make an event of that type happen through the API, with its built-in scenario (--set, --instance, --url)
   record --upstream URL   a proxy to the hosted API that writes every exchange to an HTTP Archive (--port 4010, --out session.har)
+  fixture from-har FILE   write the records a recording saw as a fixture file (--out F.json; to standard output without it)
+  drift FILE.har          replay a recording on a fresh instance and report where the answers part (--url, --ignore, --report, --markdown, --strict)
   help [command]          print this, or what a command takes
 
 Options: --version, --help (also after a command: npx localgate token --help)
@@ -63,7 +67,9 @@ const commands: Record<string, Command> = {
     listen,
     scenario,
     trigger,
-    record
+    record,
+    fixture,
+    drift
 };
 
 

@@ -6,6 +6,9 @@ import type { Server } from '@hapi/hapi';
 import Lab from '@hapi/lab';
 
 import { mintToken, provisionPay } from '../../lib';
+import { drift } from '../../lib/drift/drift';
+import { readHar } from '../../lib/drift/har';
+import { injectTarget } from '../../lib/drift/targets';
 import { accessibilityViolations, chromiumPath, closeBrowser, launchBrowser, offlinePage, pageTraffic, skipWithoutChromium } from '../helpers/browser';
 import { adminBearer, bearer, body, tempDir, testServer, type List } from '../helpers/server';
 import { until } from '../helpers/until';
@@ -22,7 +25,7 @@ const skip = skipWithoutChromium('the console browser test');
 // docs/console-commerce.png is 03-product-reported.png, docs/console-live-log.png is 08-live-log.png; the faults
 // guide's docs/console-faults.png is faults-reply-lost.png; the console guide's docs/console-clock.png is clock-settled.png,
 // its docs/console-events.png is events-settled.png, its docs/console-webhooks.png is webhooks-exchange.png, its
-// docs/console-present.png is present-settled.png.
+// docs/console-present.png is present-settled.png, its docs/console-drift.png is drift-report.png.
 const screenshots = Path.join(__dirname, '..', 'screenshots');
 
 
@@ -1205,6 +1208,62 @@ describe('the console in a browser', () => {
         }
         finally {
             await browser.close();
+        }
+    });
+
+    it('shows a drift report dropped on it, by operation, with the two answers side by side', { skip, timeout: 120_000 }, async () => {
+
+        expect(Fs.existsSync(chromiumPath), `CI=true needs Debian's chromium at ${chromiumPath}: .ci/run installs it`).to.be.true();
+        Fs.mkdirSync(screenshots, { recursive: true });
+        // A recording whose business moved on (a field renamed), and a route localgate does not serve.
+        const business = body<List<{ id: string }>>(await server.inject('/v1/commerce/businesses?limit=1')).data[0]!;
+        const answer = body<Record<string, unknown>>(await server.inject(`/v1/commerce/businesses/${business.id}`));
+        const { description, ...moved } = answer;
+        const entry = (path: string, status: number, recorded: unknown) => ({
+            request: { method: 'GET', url: `https://api.example.com${path}`, headers: [] },
+            response: { status, headers: [{ name: 'content-type', value: 'application/json' }], content: { mimeType: 'application/json', text: JSON.stringify(recorded) } }
+        });
+        const exchanges = readHar(JSON.stringify({ log: { entries: [entry(`/v1/commerce/businesses/${business.id}`, 200, { ...moved, summary: description }), entry('/v1/commerce/reviews', 200, { data: [] })] } }), 'moved.har');
+        const report = await drift(server, injectTarget(server), exchanges);
+        const dir = tempDir('localgate-console-drift-');
+        const browser = await launchBrowser({ laptop: true });
+        const { context } = browser;
+        try {
+            const file = Path.join(dir, 'drift.json');
+            Fs.writeFileSync(file, JSON.stringify(report));
+            Fs.writeFileSync(Path.join(dir, 'other.json'), '{"a": 1}');
+            const { page, elsewhere, pageErrors } = await offlinePage(context, server.info.uri);
+            await page.goto(`${server.info.uri}/console#drift`);
+            await page.getByRole('heading', { name: 'Drift' }).waitFor();
+            const input = page.getByLabel('A drift report (drop it here)');
+            await input.setInputFiles(Path.join(dir, 'other.json'));
+            await page.getByRole('alert').getByText('other.json is no report of localgate drift').waitFor();
+
+            await input.setInputFiles(file);
+            const totals = page.locator('.drift-totals');
+            await totals.getByText('drift.json').waitFor();
+            expect(await totals.innerText()).to.startWith('drift.json: 2 entries, 2 operations:');
+            expect(await totals.innerText()).to.contain(`${report.totals.errors} errors`).and.to.contain('1 not served');
+            const operations = page.getByRole('list', { name: 'Operations' });
+            const moving = operations.getByRole('listitem').filter({ hasText: '/v1/commerce/businesses/{business_id}' });
+            await moving.getByText('drift', { exact: true }).waitFor();
+            await moving.locator('summary').click();
+            const differences = moving.getByRole('region', { name: 'Differences of GET /v1/commerce/businesses/{business_id}' });
+            await differences.getByRole('cell', { name: 'removed' }).first().waitFor();
+            expect(await differences.innerText()).to.contain('$[\'summary\']').and.to.contain('$[\'description\']');
+            expect(await moving.getByRole('region', { name: 'Recorded' }).innerText()).to.contain('"summary"');
+            expect(await moving.getByRole('region', { name: 'Replayed' }).innerText()).to.contain('"description"');
+            const reviews = operations.getByRole('listitem').filter({ hasText: '/v1/commerce/reviews' });
+            await reviews.locator('summary').click();
+            await reviews.getByText('Not replayed: localgate serves no such route.').waitFor();
+            expect(await accessibilityViolations(page)).to.equal([]);
+            await page.screenshot({ path: Path.join(screenshots, 'drift-report.png'), fullPage: true });
+            expect(elsewhere).to.equal([]);
+            expect(pageErrors).to.equal([]);
+        }
+        finally {
+            await browser.close();
+            Fs.rmSync(dir, { recursive: true, force: true });
         }
     });
 
