@@ -437,9 +437,14 @@ describe('drift, case by case', () => {
             entry('https://api.example.com/v1/commerce/businesses', 200, { mimeType: 'application/json', text: `"${'x'.repeat(maxHarBodyBytes)}"` }),
             entry('https://api.example.com/v1/commerce/businesses', 201, { mimeType: 'application/json', text: JSON.stringify(business) }, 'POST'),
             entry('https://api.example.com/v1/commerce/businesses', 201, { mimeType: 'application/json', text: JSON.stringify(business) }, 'POST'),
-            entry('https://api.example.com/v1/commerce/businesses', 200, {})
+            entry('https://api.example.com/v1/commerce/businesses', 200, {}),
+            // A browser's HAR: no alias, the credential in clear. It is known by a digest, never kept.
+            { ...entry('https://api.example.com/v1/commerce/businesses', 200, {}), request: { method: 'GET', url: 'https://api.example.com/v1/x', headers: [{ name: 'authorization', value: 'Bearer abc' }] } },
+            { ...entry('https://api.example.com/v1/commerce/businesses', 200, {}), request: { method: 'GET', url: 'https://api.example.com/v1/x', headers: [{ name: 'authorization', value: 'Bearer def' }] } },
+            { ...entry('https://api.example.com/v1/commerce/businesses', 200, {}), request: { method: 'GET', url: 'https://api.example.com/v1/x', headers: [{ name: 'authorization', value: 'Bearer abc' }] } }
         ] } }), 'edge.har');
-        expect(exchanges.map((one) => [one.path, typeof one.answer])).to.equal([
+        expect(exchanges.map((one) => one.caller)).to.equal([null, null, null, null, null, null, null, null, 'caller-1', 'caller-2', 'caller-1']);
+        expect(exchanges.slice(0, 8).map((one) => [one.path, typeof one.answer])).to.equal([
             ['/other/path?x=1', 'string'],
             ['/v1/commerce/businesses', 'string'],
             ['/v1/commerce/businesses', 'object'],

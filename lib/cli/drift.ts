@@ -3,10 +3,6 @@ import Fs from 'node:fs';
 
 import { existingSecret } from '../auth';
 import type { Settings } from '../config';
-import { drift } from '../drift/drift';
-import { readHarFile } from '../drift/har';
-import { driftLines, driftMarkdown } from '../drift/report';
-import { httpTarget, injectTarget } from '../drift/targets';
 import { createServer } from '../index';
 import { UsageError, type Command, type Io } from './command';
 
@@ -46,6 +42,7 @@ async function replay(settings: Settings, args: string[], flags: DriftFlags, io:
         throw new UsageError(`--url must be the http: or https: URL of a localgate server, such as http://127.0.0.1:3000, not "${flags.url}"`);
     }
 
+    const [{ drift }, { readHarFile }, { driftLines, driftMarkdown }, { httpTarget, injectTarget }] = await Promise.all([import('../drift/drift'), import('../drift/har'), import('../drift/report'), import('../drift/targets')]);
     const exchanges = readHarFile(file);
     // The routes and schemas the recording is held to are this localgate's, whichever server replays it.
     const server = await createServer({ storage: 'memory', memoryPay: true, logLevel: 'silent', jwtSecret: Crypto.randomBytes(32).toString('hex'), port: 0 });

@@ -1,8 +1,6 @@
 import Fs from 'node:fs';
 
 import type { Settings } from '../config';
-import { readHarFile } from '../drift/har';
-import { worldFromHar } from '../drift/world';
 import { UsageError, type Command, type Io } from './command';
 
 
@@ -14,7 +12,7 @@ export const command: Command = {
 };
 
 
-function fromHar(settings: Settings, args: string[], flags: { out?: string }, io: Io): Promise<number> {
+async function fromHar(settings: Settings, args: string[], flags: { out?: string }, io: Io): Promise<number> {
 
     const [verb, file, ...more] = args;
     if (verb !== 'from-har' || file === undefined || more.length) {
@@ -22,6 +20,7 @@ function fromHar(settings: Settings, args: string[], flags: { out?: string }, io
     }
 
     // A file that is no HAR this reads is said in one line (exit 1), as any failure of a command is.
+    const [{ readHarFile }, { worldFromHar }] = await Promise.all([import('../drift/har'), import('../drift/world')]);
     const world = worldFromHar(readHarFile(file), settings.namespaces, 'latest');
     const text = `${JSON.stringify(world.fixture, null, 2)}\n`;
     for (const line of world.leftOut) {
@@ -37,5 +36,5 @@ function fromHar(settings: Settings, args: string[], flags: { out?: string }, io
         io.out(`${flags.out}: ${counts || 'no records'}`);
     }
 
-    return Promise.resolve(0);
+    return 0;
 }

@@ -1,7 +1,6 @@
 import Path from 'node:path';
 
 import type { Settings } from '../config';
-import { startRecorder } from '../record';
 import { UsageError, type Command, type Io } from './command';
 
 
@@ -27,6 +26,8 @@ async function record(settings: Settings, flags: { upstream?: string; port?: str
     // --port is read with the settings (as PORT is), so it is a port by then; the recorder's own default is 4010.
     const port = flags.port === undefined ? 4010 : settings.port;
     const out = Path.resolve(flags.out ?? 'session.har');
+    // Loaded when asked for, as drift and fixture are: `localgate start` does not pay for what it does not run.
+    const { startRecorder } = await import('../record');
     const recorder = await startRecorder({ upstream, port, out, log: io.out });
     io.out(`localgate record: ${recorder.url} → ${upstream.origin}${upstream.pathname.replace(/\/$/, '')}, writing ${out} (Ctrl-C stops)`);
     const stopped = await new Promise<NodeJS.Signals>((resolve) => {

@@ -3,6 +3,8 @@ import Fs from 'node:fs';
 import Joi from 'joi';
 
 import { maxJsonDepth, nestsDeeperThan } from '../nesting';
+import { CallerAliases } from '../record';
+import { hidden } from '../secrets';
 import { thrownMessage } from '../thrown';
 
 
@@ -103,11 +105,12 @@ export function readHar(text: string, name: string): Exchange[] {
     }
 
     const entries = (value as { log: { entries: unknown[] } }).log.entries;
-    return entries.map((entry, index) => exchangeOf(entry, index, name));
+    const aliases = new CallerAliases();
+    return entries.map((entry, index) => exchangeOf(entry, index, name, aliases));
 }
 
 
-function exchangeOf(raw: unknown, index: number, name: string): Exchange {
+function exchangeOf(raw: unknown, index: number, name: string, aliases: CallerAliases): Exchange {
 
     const checked = entrySchema.validate(raw, { errors: { label: 'path' } });
     if (checked.error) {
@@ -124,6 +127,7 @@ function exchangeOf(raw: unknown, index: number, name: string): Exchange {
     }
 
     const url = new URL(entry.request.url);
+    const headers = headersOf(entry.request.headers);
     // A hosted API may sit under a base path: the replay's paths are the contract's, from /v1/ or /health.
     const at = url.pathname.search(/\/(?:v1\/|health$)/);
     const { content } = entry.response;
@@ -132,9 +136,10 @@ function exchangeOf(raw: unknown, index: number, name: string): Exchange {
         entry: index + 1,
         method: entry.request.method.toUpperCase(),
         path: `${at === -1 ? url.pathname : url.pathname.slice(at)}${url.search}`,
-        headers: headersOf(entry.request.headers),
+        headers,
         body: entry.request.postData?.text ?? null,
-        caller: entry._caller ?? null,
+        // localgate record's alias; in a HAR made elsewhere (a browser's), one of the credential it was sent with.
+        caller: entry._caller === undefined ? aliases.aliasOf(headers.authorization === hidden ? undefined : headers.authorization) : entry._caller,
         status: entry.response.status,
         answerHeaders: headersOf(entry.response.headers),
         answer: text === null || text === '' ? null : parsed(text, String(content.mimeType))
