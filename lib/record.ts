@@ -20,6 +20,9 @@ export const maxEntries = 10_000;
 /** The largest body a recording keeps; a larger one passes through, and the entry says it was not kept. */
 export const maxRecordedBodyBytes = 2 ** 20;
 
+/** The most body bytes a recording keeps in all, so that it stays a HAR `drift` reads (64 MiB); past it, bodies are not kept. */
+export const maxRecordedTotalBytes = 48 * 2 ** 20;
+
 /** The largest request body the recorder takes: a larger one is answered 413 and not forwarded. */
 export const maxRequestBytes = 16 * 2 ** 20;
 
@@ -71,6 +74,8 @@ export interface RecordOptions {
     /** Values to hide wherever they appear (the server's own secrets, when recording one's own). */
     secrets?: readonly string[];
     maxEntries?: number;
+    /** The most body bytes kept in all (maxRecordedTotalBytes). */
+    maxTotalBytes?: number;
     /** The certificates an https upstream is checked against, in place of the system's (a CA of one's own). */
     ca?: string[];
     log(line: string): void;
@@ -116,10 +121,14 @@ export function harHeaders(headers: Http.IncomingHttpHeaders, secrets: readonly 
 
 
 /** A body as a HAR keeps it: its text with credentials hidden, or why it is not kept. */
-export function harBody(body: Buffer, contentType: string, secrets: readonly string[]): { text?: string; comment?: string } {
+export function harBody(body: Buffer, contentType: string, secrets: readonly string[], room = maxRecordedTotalBytes): { text?: string; comment?: string } {
 
     if (body.length > maxRecordedBodyBytes) {
         return { comment: `not recorded: ${body.length} bytes, more than the ${maxRecordedBodyBytes} a recording keeps` };
+    }
+
+    if (body.length > room) {
+        return { comment: `not recorded: the recording holds the ${maxRecordedTotalBytes} bytes of bodies it keeps in all` };
     }
 
     const text = body.toString('utf8');
@@ -137,13 +146,24 @@ export async function startRecorder(options: RecordOptions): Promise<Recorder> {
     const client = upstream.protocol === 'https:' ? Https : Http;
     let full = false;
     let pending: NodeJS.Timeout | null = null;
+    let room = options.maxTotalBytes ?? maxRecordedTotalBytes;
+    // A write takes longer as the recording grows: the next waits ten times as long as the last took, and 100 ms at least.
+    let lastWriteMs = 0;
+    const kept = (body: Buffer, type: string) => {
+
+        const recorded = harBody(body, type, secrets, room);
+        room -= recorded.text === undefined ? 0 : body.length;
+        return recorded;
+    };
 
     // Written whole, through a file beside it and a rename, so that the file is a HAR at any moment.
     const write = () => {
 
+        const started = Date.now();
         pending = null;
         Fs.writeFileSync(`${options.out}.partial`, JSON.stringify(har, null, 2));
         Fs.renameSync(`${options.out}.partial`, options.out);
+        lastWriteMs = Date.now() - started;
     };
 
     // A failure of the recorder's own is said in a line, its type and place, never the bytes of the exchange.
@@ -193,7 +213,7 @@ export async function startRecorder(options: RecordOptions): Promise<Recorder> {
                 cookies: [],
                 headers: harHeaders(request.headers, secrets),
                 queryString: [...new URL(recordedUrl(target, secrets)).searchParams].map(([name, value]) => ({ name, value })),
-                ...(body.length ? { postData: { mimeType: requestType, text: '', ...harBody(body, requestType, secrets) } } : {}),
+                ...(body.length ? { postData: { mimeType: requestType, text: '', ...kept(body, requestType) } } : {}),
                 headersSize: -1,
                 bodySize: body.length
             },
@@ -203,7 +223,7 @@ export async function startRecorder(options: RecordOptions): Promise<Recorder> {
                 httpVersion: 'HTTP/1.1',
                 cookies: [],
                 headers: harHeaders(upstreamAnswer.headers, secrets),
-                content: { size: upstreamAnswer.body.length, mimeType: answerType, ...harBody(upstreamAnswer.body, answerType, secrets) },
+                content: { size: upstreamAnswer.body.length, mimeType: answerType, ...kept(upstreamAnswer.body, answerType) },
                 redirectURL: '',
                 headersSize: -1,
                 bodySize: upstreamAnswer.body.length
@@ -214,7 +234,7 @@ export async function startRecorder(options: RecordOptions): Promise<Recorder> {
         };
         har.log.entries.push(entry);
         log(`${upstreamAnswer.status} ${String(request.method)} ${target.pathname} ${time} ms${entry._caller ? ` as ${entry._caller}` : ''}`);
-        pending ??= setTimeout(safely('write the recording', failed, write), 100);
+        pending ??= setTimeout(safely('write the recording', failed, write), Math.max(100, 10 * lastWriteMs));
     }));
 
     await new Promise<void>((resolve, reject) => {

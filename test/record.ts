@@ -9,7 +9,7 @@ import Lab from '@hapi/lab';
 import type { Server } from '@hapi/hapi';
 
 import { main } from '../lib/cli';
-import { maxRecordedBodyBytes, maxRequestBytes, startRecorder, type Har } from '../lib/record';
+import { maxRecordedBodyBytes, maxRecordedTotalBytes, maxRequestBytes, startRecorder, type Har } from '../lib/record';
 import { bearer, tempDir, testServer } from './helpers/server';
 import { until } from './helpers/until';
 
@@ -128,13 +128,13 @@ describe('localgate record', () => {
         });
         const out = Path.join(dir, 'bounded.har');
         const lines: string[] = [];
-        const recorder = await startRecorder({ upstream: new URL(`${upstream.url}/base/`), port: 0, out, maxEntries: 2, log: (line) => lines.push(line) });
+        const recorder = await startRecorder({ upstream: new URL(`${upstream.url}/base/`), port: 0, out, maxEntries: 2, maxTotalBytes: 10, log: (line) => lines.push(line) });
         try {
             const big = await fetch(`${recorder.url}/v1/things?a=1&access_token=tok-9`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'x'.repeat(maxRecordedBodyBytes + 1) });
             expect(big.status).to.equal(200);
             expect((await big.arrayBuffer()).byteLength).to.equal(maxRecordedBodyBytes + 1);
             expect(got).to.equal(['/base/v1/things?a=1&access_token=tok-9']);
-            await fetch(`${recorder.url}/v1/second`).then((res) => res.arrayBuffer());
+            await fetch(`${recorder.url}/v1/second`, { method: 'POST', body: 'x'.repeat(20) }).then((res) => res.arrayBuffer());
             await fetch(`${recorder.url}/v1/third`).then((res) => res.arrayBuffer());
             await fetch(`${recorder.url}/v1/fourth`).then((res) => res.arrayBuffer());
             expect(recorder.entries).to.equal(2);
@@ -153,7 +153,9 @@ describe('localgate record', () => {
             await upstream.close();
         }
 
-        const [entry] = read(out).log.entries;
+        const [entry, second] = read(out).log.entries;
+        // Past the bytes a recording keeps in all, a body is not kept: the 20 bytes did not fit in the 10 left.
+        expect(second!.request.postData).to.equal({ mimeType: 'text/plain;charset=UTF-8', text: '', comment: `not recorded: the recording holds the ${maxRecordedTotalBytes} bytes of bodies it keeps in all` });
         expect(entry!.request.url).to.equal(`${upstream.url}/base/v1/things?a=1&access_token=%5Bhidden%5D`);
         expect(entry!.request.queryString).to.equal([{ name: 'a', value: '1' }, { name: 'access_token', value: '[hidden]' }]);
         expect(entry!.request.postData).to.equal({ mimeType: 'text/plain', text: '', comment: `not recorded: ${maxRecordedBodyBytes + 1} bytes, more than the ${maxRecordedBodyBytes} a recording keeps` });
