@@ -1,3 +1,4 @@
+import { always } from '../always';
 import type { Recorded } from './journal-entry';
 
 
@@ -69,10 +70,11 @@ export abstract class BoundedJournal<Entry extends { bytes: number }> implements
         this.entries = [];
     }
 
-    /** Drops the oldest entry. */
+    /** Drops the oldest entry (one is there: a journal is asked only while it holds some of the memory, or is full). */
     dropOldest(): void {
 
-        const freed = this.entries.splice(0, 1).reduce((sum, oldest) => sum + oldest.bytes, 0);
+        // shift() moves the array's start, where splice(0, 1) copied the rest: a full journal pays it on every entry.
+        const freed = always(this.entries.shift(), 'the oldest journal entry').bytes;
         this.bytes -= freed;
         this.budget.used -= freed;
     }
@@ -146,9 +148,9 @@ export class Journal extends BoundedJournal<Recorded> {
 
         this.keep(recorded, () => {
 
-            // After every entry that arrived at or before it: the entries stay in arrival order.
-            const later = this.entries.findIndex((entry) => entry.arrival > recorded.arrival);
-            this.entries.splice(later === -1 ? this.entries.length : later, 0, recorded);
+            // After every entry that arrived at or before it, so that the entries stay in arrival order: looked for
+            // from the newest, since an entry nearly always arrived after all the others.
+            this.entries.splice(this.entries.findLastIndex((entry) => entry.arrival <= recorded.arrival) + 1, 0, recorded);
         });
     }
 
