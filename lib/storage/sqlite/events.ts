@@ -20,7 +20,8 @@ const endpointList = endpointColumns.join(', ');
 
 export const queries = {
     lastPosition: sql<[], number>('SELECT coalesce(max(position), 0) FROM events'),
-    insertEvent: sql<[EventRow]>(`INSERT INTO events (${eventColumns}) VALUES (@position, @id, @type, @created_at, @data)`),
+    // Bound by position, not by name: the statement of every event written.
+    insertEvent: sql<[number, string, string, string, string]>(`INSERT INTO events (${eventColumns}) VALUES (?, ?, ?, ?, ?)`),
     insertDeliveries: sql<[{ position: number; type: string; due_at: string }]>(insertDeliveries('@position', '@type', '@due_at')),
     prune: sql<[Prune]>(pruneEvents('@before')),
 
@@ -90,10 +91,18 @@ export class SqliteEventWriter {
     readonly statements: Statements<typeof queries>;
     // What the write transaction under way wrote: on one connection, one runs at a time.
     private commit: Commit = newCommit();
+    // A database in memory is this connection's alone: what the writer knows of it stays true until the writer
+    // changes it itself (or a rollback or replaced endpoints make it forget), so that a write need not read it again:
+    // the last event's position, and whether any endpoint is set. Null: to be read. A file, which other connections
+    // and processes may write, is read in every write.
+    private readonly alone: boolean;
+    private floor: number | null = null;
+    private endpointsSet: boolean | null = null;
 
     constructor(private readonly db: Database, private readonly kept: number) {
 
         this.statements = lazyStatements(db, queries);
+        this.alone = db.memory;
     }
 
     /**
@@ -108,7 +117,16 @@ export class SqliteEventWriter {
 
             this.commit = newCommit();
             const turn = context.ids.positions;
-            const result = turn ? turn.holding(() => transaction.immediate(...args)) : transaction.immediate(...args);
+            let result: Result;
+            try {
+                result = turn ? turn.holding(() => transaction.immediate(...args)) : transaction.immediate(...args);
+            }
+            catch (err) {
+                // Rolled back: what the writer noted on the way is not in the database.
+                this.forget();
+                throw err;
+            }
+
             tellCommitted(context, this.commit);
             return result;
         };
@@ -117,12 +135,14 @@ export class SqliteEventWriter {
     /** Writes an event and its deliveries, and prunes the database when its position passes a multiple of 100; answers the event. */
     write(context: RecordContext, event: NewEvent): StoredEvent {
 
-        const floor = always(this.statements.lastPosition.pluck().get(), 'max(position)');
+        const floor = (this.alone ? this.floor : null) ?? always(this.statements.lastPosition.pluck().get(), 'max(position)');
         const position = context.ids.eventPosition(floor);
         const stored = { position, id: context.ids.eventId(position), type: event.type, created_at: event.created_at, data: JSON.stringify(event.data) };
-        this.statements.insertEvent.run(stored);
+        this.statements.insertEvent.run(position, stored.id, stored.type, stored.created_at, stored.data);
+        this.floor = position;
         this.commit.events += 1;
-        if (this.statements.insertDeliveries.run({ position, type: event.type, due_at: event.created_at }).changes > 0) {
+        // Where no endpoint is set (which a database in memory knows), the event has no delivery to add.
+        if (this.mayDeliver() && this.statements.insertDeliveries.run({ position, type: event.type, due_at: event.created_at }).changes > 0) {
             this.commit.deliveries = true;
         }
 
@@ -131,6 +151,24 @@ export class SqliteEventWriter {
         }
 
         return stored;
+    }
+
+    // Whether an endpoint may be set: read once in memory (until forgotten), else every time.
+    private mayDeliver(): boolean {
+
+        if (!this.alone) {
+            return true;
+        }
+
+        this.endpointsSet ??= this.statements.anyEndpoint.pluck().get() === 1;
+        return this.endpointsSet;
+    }
+
+    /** Forgets what the writer knows of its database: after a rollback, or a change of its endpoints. */
+    forget(): void {
+
+        this.floor = null;
+        this.endpointsSet = null;
     }
 
     /** The write transaction under way made a record pending that moves on at this instant. */
@@ -181,6 +219,7 @@ export class SqliteEventLog implements EventLog {
 
         this.replace = db.transaction((endpoints: StoredEndpoint[]) => {
 
+            this.writer.forget();
             // Removing an endpoint removes its deliveries (the cascade); one kept keeps its own and its counts.
             statements.dropEndpointsExcept.run(JSON.stringify(endpoints.map(({ id }) => id)));
             for (const endpoint of endpoints) {
@@ -396,9 +435,11 @@ export function rewire(db: Database, wiring: Wiring): void {
         return db.prepare(`INSERT INTO ${table} (${columns.map(quoted).join(', ')}) VALUES (${columns.map(() => '?').join(', ')}) ${conflict}`);
     };
 
+    const writer = eventWriter(db);
+    writer.forget();
     db.transaction(() => {
 
-        eventWriter(db).statements.dropEndpointsExcept.run(JSON.stringify(endpoints.rows.map((row) => row[idAt])));
+        writer.statements.dropEndpointsExcept.run(JSON.stringify(endpoints.rows.map((row) => row[idAt])));
         db.prepare('DELETE FROM webhook_endpoint_types').run();
         if (endpoints.rows.length === 0) {
             return;

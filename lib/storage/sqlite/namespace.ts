@@ -131,6 +131,12 @@ export class SqliteNamespace implements ImmediateDatabase {
         this.pristine = null;
     }
 
+    /** The image a copy not opened yet holds, and nothing else; null once the connection is open. */
+    get startingImage(): Buffer | null {
+
+        return this.connection ? null : this.heldImage();
+    }
+
     /** Whether the connection is open: a copy not opened yet holds its image and nothing else. */
     get opened(): boolean {
 
@@ -154,6 +160,8 @@ export class SqliteNamespace implements ImmediateDatabase {
 
         if (this.connection) {
             this.connection.exec('ROLLBACK');
+            // Its events and endpoints are the image's again: what the connection's writer knew of them is gone.
+            eventWriter(this.connection).forget();
             this.connection.exec('BEGIN');
             this.changesAtImage = changesSinceOpen(this.connection);
         }
