@@ -16,7 +16,7 @@ import { DomainError } from '../lib/errors';
 import { builtInNamespaces, type Namespace } from '../lib/namespaces';
 import { payNamespace } from '../lib/namespaces/pay';
 import type { FailureLog } from '../lib/safe-listener';
-import { createTestKit } from '../lib/testing';
+import { createTestKit, type TestInstance } from '../lib/testing';
 import { expectError } from './helpers/errors';
 import { adminBearer, bearer, body, tempDir, testServer } from './helpers/server';
 import { notesNamespace } from './notes-namespace';
@@ -674,7 +674,8 @@ describe('an instance\'s timeline', () => {
 
     it('answers a move of an instance\'s clock with the transitions it applied, through the kit and over HTTP', async () => {
 
-        const kit = await createTestKit({ namespaces: [...builtInNamespaces, timedNotes] });
+        // A descriptor of its own: the images another test's instances found nothing pending in are not this one's.
+        const kit = await createTestKit({ namespaces: [...builtInNamespaces, { ...timedNotes }] });
         try {
             store.pending.push(
                 { id: 'n1', due: at(hour), type: 'logistics.booking.started' },
@@ -706,6 +707,38 @@ describe('an instance\'s timeline', () => {
             await kit.close();
         }
     });
+    it('leaves a database closed that is still an image holding nothing due, and applies what an image holds due in every instance made from it', async () => {
+
+        const kit = await createTestKit({ instancePoolMib: 0 });
+        try {
+            const quay = { id: 'quay', name: 'Quay', address: '1 Quay Street', city: 'Harbourside', latitude: 50.6, longitude: -3.4, created_at: '2030-01-01T00:00:00Z' };
+            const van = { id: 'v-van', make: 'Ford', model: 'Transit', year: 2021, seats: 3, daily_rate: 70, currency: 'GBP', created_at: '2030-01-01T00:00:00Z' };
+            const booking = { id: 'b-1', vehicle_id: 'v-van', pickup_location_id: 'quay', dropoff_location_id: 'quay', pickup_at: '2030-02-01T00:00:00Z', return_at: '2030-02-02T00:00:00Z', customer_id: 'ana', created_at: '2030-01-02T00:00:00Z' };
+            const fixture = { logistics: { locations: [quay], vehicles: [van], bookings: [booking] } };
+            const opened = (id: string) => kit.server.app.localgate.instances.find(id)?.data.startingImage?.('logistics') === null;
+            const status = async (t: TestInstance) => body<{ status: string }>(await t.inject({ url: '/v1/logistics/bookings/b-1', headers: t.auth('ana') })).status;
+
+            // Made from one image, each instance applies the booking's start and end due by its clock as it is made.
+            for (let i = 0; i < 2; ++i) {
+                const t = await kit.instance({ fixture, clock: '2030-03-01T00:00:00Z' });
+                expect(opened(t.id)).to.be.true();
+                expect(await status(t)).to.equal('completed');
+            }
+
+            // Nothing is due in the demo's image: once an instance has found that, the next leaves its database closed,
+            // until its first request opens it; a booking written then moves with its clock.
+            await kit.instance({ clock: '2030-01-01T00:00:00Z' });
+            const quiet = await kit.instance({ clock: '2030-01-01T00:00:00Z' });
+            expect(opened(quiet.id)).to.be.false();
+            const made = await quiet.inject({ method: 'POST', url: '/v1/logistics/bookings', headers: quiet.auth('ana'), payload: { vehicle_id: '67f7b2a9-5639-460c-a9f5-d114637c1b43', pickup_location_id: '8a5c2440-7943-4c0d-bdf4-9777cd05095e', dropoff_location_id: '2f4a202e-61d6-4275-9ddb-094f7d5a839d', pickup_at: '2030-01-02T00:00:00Z', return_at: '2030-01-03T00:00:00Z' } });
+            expect(made.statusCode).to.equal(201);
+            expect(await quiet.clock.advance('1d')).to.equal({ 'logistics.booking.started': 1 });
+        }
+        finally {
+            await kit.close();
+        }
+    });
+
     it('moves a provisioned namespace\'s records with time only while it is ready: in an instance with pay, not in one without', async () => {
 
         const pay = new ArrayStore();
@@ -714,6 +747,9 @@ describe('an instance\'s timeline', () => {
         try {
             const without = await kit.instance({ clock: start.toISOString(), seed: 'none' });
             const paid = await kit.instance({ clock: start.toISOString(), seed: 'none', pay: true });
+            // A pending row comes with a write, which opens the database: a copy still its image (here one that held
+            // nothing pending) is not watched. A read opens it here, as the store under test is not the database's.
+            expect((await paid.inject({ url: '/v1/pay/wallet', headers: paid.auth('alice') })).statusCode).to.equal(200);
             pay.pending.push({ id: 'p1', due: at(hour), type: 'pay.transaction.completed' });
             expect(await without.clock.advance('2h')).to.equal({});
             expect(pay.pending).to.have.length(1);

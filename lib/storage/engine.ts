@@ -180,6 +180,12 @@ export interface DataSetDatabases {
     /** The event logs of the namespaces that write events and are ready, in namespace order. */
     eventLogs(): Promise<EventLog[]>;
 
+    /**
+     * The image a namespace's database is still a copy of, unopened (the start instances share), else null: what can
+     * be known of it without opening it. Absent where a data set's databases are never such copies.
+     */
+    startingImage?(namespace: string): object | null;
+
     /** Closes every database (or pool) of the data set. */
     close(): Promise<void>;
 }

@@ -33,6 +33,11 @@ export class SqliteInstanceData extends NamespacesDataSet implements InstanceDat
         this.provisionedCopy = absent.length < provisioned.length;
     }
 
+    startingImage(namespace: string): Buffer | null {
+
+        return this.copies[namespace]?.startingImage ?? null;
+    }
+
     protected override get payAdvice(): string {
 
         return 'make the instance with "pay": true';
