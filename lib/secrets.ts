@@ -71,12 +71,26 @@ function hidesSomething(value: string, secrets: readonly string[]): boolean {
 /** Hides anything shaped like a JWT or a whsec_ webhook secret, and the server's own secrets, wherever they appear in a text. */
 export function scrubText(text: string, secrets: readonly string[]): string {
 
+    // Most texts (a request's path, on every log line) hold nothing to hide: a native scan for each thing hidden
+    // comes first, so that such a text costs no replace and no split.
+    if (!mayHide(text, secrets)) {
+        return text;
+    }
+
     let clean = text.replace(tokenRun, (run) => (dotsIn(run) >= 2 ? hidden : run)).replace(webhookSecretRun, hidden);
     for (const secret of secrets) {
         clean = clean.split(secret).join(hidden);
     }
 
     return clean;
+}
+
+
+// Whether a text holds the start of a token or of a webhook secret, or one of the server's secrets: else scrubText
+// leaves it as it is.
+function mayHide(text: string, secrets: readonly string[]): boolean {
+
+    return text.includes('eyJ') || text.includes('whsec_') || secrets.some((secret) => text.includes(secret));
 }
 
 
