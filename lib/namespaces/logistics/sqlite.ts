@@ -5,8 +5,8 @@ import { claimEach, type AppliedTransition } from '../../transitions';
 import type { ListResult, Page } from '../../lists';
 import { bookingCancelledEvent, bookingCreatedEvent, bookingDue, bookingMovedEvent, type BookingTransitionType } from './events';
 import { bookingRecord, bookingStatusAt, checkBooking, checkCancellable, type BookingRow } from './rules';
-import type { Booking, Location, LogisticsStore, NewBooking, Vehicle, VehicleFilter } from './store';
-import { storedMetadata } from '../../metadata';
+import type { Booking, BookingStatus, Location, LogisticsStore, NewBooking, Vehicle, VehicleFilter } from './store';
+import { readMetadata, storedMetadata } from '../../metadata';
 import { createdAt, found, referenced } from '../../records';
 import { bookingStatusColumn, nextBookingDue, nextBookingTransition } from '../../storage/lifecycle-sql';
 import { eventWriter } from '../../storage/sqlite/events';
@@ -15,6 +15,12 @@ import { lazyStatements, settled, sql, type Statements } from '../../storage/sql
 
 
 type VehicleRow = Omit<Vehicle, 'is_available'> & { is_available: number };
+
+// The rows of a page as arrays in the order of their columns (vehicleColumns, bookingAtNow): better-sqlite3 builds
+// arrays faster than objects (a page of 20 bookings read in half the time), and a page holds up to 100 rows that are
+// made into records anyway.
+type VehicleTuple = [id: string, make: string, model: string, year: number, seats: number, dailyRate: number, currency: string, isAvailable: number, createdAt: string];
+type BookingTuple = [id: string, vehicleId: string, pickupLocationId: string, dropoffLocationId: string, pickupAt: string, returnAt: string, notes: string, customerId: string, status: BookingStatus, createdAt: string, metadata: string];
 
 type ById = [{ id: string }];
 
@@ -39,15 +45,15 @@ const bookingAtNow = `id, vehicle_id, pickup_location_id, dropoff_location_id, p
 // LIMIT and OFFSET take their parameters behind a unary plus: SQLite plans a bare LIMIT parameter with its bound value,
 // and so prepares the statement again each time a new value is bound, that is on every call.
 export const queries = {
-    listVehicles: sql<PageOf, VehicleRow>(`SELECT ${vehicleColumns} FROM vehicles ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`),
+    listVehicles: sql<PageOf, VehicleTuple>(`SELECT ${vehicleColumns} FROM vehicles ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`),
     countVehicles: sql<[], Total>('SELECT count(*) AS total FROM vehicles'),
-    listVehiclesByAvailability: sql<PageOf<{ available: number }>, VehicleRow>(`SELECT ${vehicleColumns} FROM vehicles WHERE is_available = @available ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`),
+    listVehiclesByAvailability: sql<PageOf<{ available: number }>, VehicleTuple>(`SELECT ${vehicleColumns} FROM vehicles WHERE is_available = @available ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`),
     countVehiclesByAvailability: sql<[{ available: number }], Total>('SELECT count(*) AS total FROM vehicles WHERE is_available = @available'),
     vehicleById: sql<ById, VehicleRow>(`SELECT ${vehicleColumns} FROM vehicles WHERE id = @id`),
     listLocations: sql<PageOf, Location>(`SELECT ${locationColumns} FROM locations ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`),
     countLocations: sql<[], Total>('SELECT count(*) AS total FROM locations'),
     locationExists: sql<ById, 1>('SELECT 1 FROM locations WHERE id = @id'),
-    listBookings: sql<PageOf<{ customer_id: string } & AtNow>, BookingRow>(`SELECT ${bookingAtNow} FROM bookings WHERE customer_id = @customer_id ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`),
+    listBookings: sql<PageOf<{ customer_id: string } & AtNow>, BookingTuple>(`SELECT ${bookingAtNow} FROM bookings WHERE customer_id = @customer_id ORDER BY created_at, id LIMIT +@limit OFFSET +@offset`),
     // Kept by triggers (migrations/logistics/002): no row until the customer's first booking.
     countBookings: sql<OfCustomer, number>('SELECT bookings FROM customer_booking_counts WHERE customer_id = @customer_id'),
     latestBookingOfCustomer: sql<OfCustomer, string>('SELECT created_at FROM bookings WHERE customer_id = @customer_id ORDER BY created_at DESC, id DESC LIMIT 1'),
@@ -93,12 +99,12 @@ export class SqliteLogisticsStore implements LogisticsStore {
         this.readVehicles = db.transaction((filter: VehicleFilter) => {
 
             if (filter.available === undefined) {
-                return { data: statements.listVehicles.all(page(filter)).map(vehicleRecord), total: found(statements.countVehicles.get(), 'vehicle').total };
+                return { data: statements.listVehicles.raw().all(page(filter)).map(vehicleOfTuple), total: found(statements.countVehicles.get(), 'vehicle').total };
             }
 
             const available = filter.available ? 1 : 0;
             return {
-                data: statements.listVehiclesByAvailability.all({ ...page(filter), available }).map(vehicleRecord),
+                data: statements.listVehiclesByAvailability.raw().all({ ...page(filter), available }).map(vehicleOfTuple),
                 total: found(statements.countVehiclesByAvailability.get({ available }), 'vehicle').total
             };
         });
@@ -109,7 +115,7 @@ export class SqliteLogisticsStore implements LogisticsStore {
         }));
 
         this.readBookings = db.transaction((customerId: string, paging: Page) => ({
-            data: statements.listBookings.all({ ...page(paging), customer_id: customerId, now: context.clock.now().toISOString() }).map(bookingRecord),
+            data: statements.listBookings.raw().all({ ...page(paging), customer_id: customerId, now: context.clock.now().toISOString() }).map(bookingOfTuple),
             total: statements.countBookings.pluck().get({ customer_id: customerId }) ?? 0
         }));
 
@@ -229,4 +235,30 @@ function page(paging: Page): Page {
 function vehicleRecord(row: VehicleRow): Vehicle {
 
     return { ...row, is_available: row.is_available === 1 };
+}
+
+
+// The record of a page's row, its fields in the order of the columns, as vehicleRecord makes it of an object row.
+function vehicleOfTuple([id, make, model, year, seats, dailyRate, currency, isAvailable, created]: VehicleTuple): Vehicle {
+
+    return { id, make, model, year, seats, daily_rate: dailyRate, currency, is_available: isAvailable === 1, created_at: created };
+}
+
+
+// The record of a page's row, its fields in the order of the columns, as bookingRecord makes it of an object row.
+function bookingOfTuple([id, vehicleId, pickupLocationId, dropoffLocationId, pickupAt, returnAt, notes, customerId, status, created, metadata]: BookingTuple): Booking {
+
+    return {
+        id,
+        vehicle_id: vehicleId,
+        pickup_location_id: pickupLocationId,
+        dropoff_location_id: dropoffLocationId,
+        pickup_at: pickupAt,
+        return_at: returnAt,
+        notes,
+        customer_id: customerId,
+        status,
+        created_at: created,
+        metadata: readMetadata(metadata)
+    };
 }
