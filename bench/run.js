@@ -17,7 +17,8 @@
 // request journal alone (bench/journal.js), BENCH_ONLY=hardening what the requests that once stalled the server cost
 // now (bench/hardening.js). BENCH_ONLY=time measures the timeline alone (bench/time.js), which a full run measures last.
 // BENCH_ONLY=events measures events and webhooks alone (bench/events.js): deliveries, isolation, and writes beside the
-// code before events.
+// code before events. BENCH_ONLY=free measures what events and the timeline cost beside the builds before them, the
+// memory of empty instances and of instances with endpoints, and cold start (bench/free.js).
 
 const ChildProcess = require('node:child_process');
 const { randomBytes } = require('node:crypto');
@@ -108,8 +109,17 @@ internals.main = async function () {
         return require('./hardening').main();
     }
 
-    if (only !== undefined && only !== 'postgres' && only !== 'sqlite' && only !== 'suite' && only !== 'time' && only !== 'events') {
-        throw new Error(`BENCH_ONLY must be postgres, sqlite, suite, time, events, journal or hardening, not ${only}`);
+    if (only !== undefined && only !== 'postgres' && only !== 'sqlite' && only !== 'suite' && only !== 'time' && only !== 'events' && only !== 'free') {
+        throw new Error(`BENCH_ONLY must be postgres, sqlite, suite, time, events, free, journal or hardening, not ${only}`);
+    }
+
+    // What events and the timeline cost beside the builds before them (bench/free.js): writes and reads in one
+    // process, the memory of empty instances and of instances with endpoints, cold start.
+    if (only === 'free') {
+        const section = await require('./free').run({ log: internals.log });
+        require('./free').writeSection(section);
+        process.stdout.write('\n' + section);
+        return;
     }
 
     // Events and webhooks (bench/events.js): deliveries a second, an advance with its deliveries, isolation of
