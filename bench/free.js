@@ -7,7 +7,7 @@
 //   BENCH_FREE_INJECTS requests each, after one of warm-up): product writes and sandbox deposits beside the build
 //   before events (BENCH_EVENTS_BASELINE, ff3710d), bookings read and written beside the build before the timeline
 //   (BENCH_TIME_BASELINE, 6fd41a4), and a product write on a data set with one endpoint (a loopback receiver
-//   answering 204) beside the build before events' write: CPU time per request (each turn waits for its
+//   answering 204, in a process of its own) beside the build before events' write: CPU time per request (each turn waits for its
 //   deliveries, which it pays for), and for the endpoint its own request's wall time (the delivery goes after the
 //   answer);
 // - memory: 1,000 (BENCH_LIVE_INSTANCES) empty instances, and as many with 8 endpoints each, each set in a fresh
@@ -45,22 +45,52 @@ internals.median = Time.median;
 internals.percentile = Time.percentile;
 
 
-// A loopback receiver answering 204, counting what it received.
+// A loopback receiver answering 204, in a process of its own (as an application's would be): it counts what it
+// received, and answers GET /count with the count.
 internals.receiver = async function () {
 
-    let received = 0;
-    const server = Http.createServer((req, res) => {
-
-        req.resume();
-        req.on('end', () => {
-
-            received += 1;
-            res.writeHead(204).end();
+    const script = `
+        let received = 0;
+        const server = require('node:http').createServer((req, res) => {
+            req.resume();
+            req.on('end', () => {
+                if (req.method === 'GET') {
+                    return res.end(String(received));
+                }
+                received += 1;
+                res.writeHead(204).end();
+            });
         });
-    });
+        server.listen(0, '127.0.0.1', () => process.stdout.write(server.address().port + '\\n'));`;
+    const child = ChildProcess.spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const port = await new Promise((resolve, reject) => {
 
-    await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-    return { url: `http://127.0.0.1:${server.address().port}/hook`, received: () => received, close: () => new Promise((resolve) => server.close(resolve)) };
+        child.stdout.once('data', (chunk) => resolve(Number(String(chunk).trim())));
+        child.once('exit', (code) => reject(new Error(`the receiver exited with ${code}`)));
+    });
+    const agent = new Http.Agent({ keepAlive: true });
+    const received = function () {
+
+        return new Promise((resolve, reject) => {
+
+            Http.get({ host: '127.0.0.1', port, path: '/count', agent }, (res) => {
+
+                let text = '';
+                res.on('data', (chunk) => (text += chunk));
+                res.on('end', () => resolve(Number(text)));
+            }).on('error', reject);
+        });
+    };
+
+    return {
+        url: `http://127.0.0.1:${port}/hook`,
+        received,
+        close: () => {
+
+            agent.destroy();
+            child.kill();
+        }
+    };
 };
 
 
@@ -185,23 +215,25 @@ internals.inProcess = async function (log) {
         }
 
         log(`free: products write with one endpoint, beside ${internals.writesBaseline} without`);
-        const startedAt = receiver.received();
+        const startedAt = await receiver.received();
         let expected = startedAt;
         const settle = async () => {
 
             expected += internals.injects;
             const deadline = Date.now() + 60_000;
-            while (receiver.received() < expected) {
+            let received = await receiver.received();
+            while (received < expected) {
                 if (Date.now() > deadline) {
-                    throw new Error(`the receiver holds ${receiver.received() - startedAt} deliveries of ${expected - startedAt} after a minute`);
+                    throw new Error(`the receiver holds ${received - startedAt} deliveries of ${expected - startedAt} after a minute`);
                 }
 
-                await new Promise((resolve) => setTimeout(resolve, 1));
+                await new Promise((resolve) => setTimeout(resolve, 5));
+                received = await receiver.received();
             }
         };
 
         const [before, now] = await internals.takeTurns([{ name: internals.writesBaseline, world: worlds[internals.writesBaseline], request: internals.requests['products write'] }, { name: 'one endpoint', world: wired, request: internals.requests['products write'], settle }], internals.injects, internals.turns);
-        figures['products write, one endpoint'] = { baseline: internals.writesBaseline, wall: internals.compare(before.wall, now.wall), cpu: internals.compare(before.cpu, now.cpu), delivered: receiver.received() - startedAt };
+        figures['products write, one endpoint'] = { baseline: internals.writesBaseline, wall: internals.compare(before.wall, now.wall), cpu: internals.compare(before.cpu, now.cpu), delivered: await receiver.received() - startedAt };
         return figures;
     }
     finally {
@@ -209,7 +241,7 @@ internals.inProcess = async function (log) {
             await world.server.stop();
         }
 
-        await receiver.close();
+        receiver.close();
     }
 };
 
