@@ -109,7 +109,12 @@ export interface Namespace<Store = unknown> {
     /** Whether the console's live log shows its success bodies (error bodies are always shown). */
     readonly liveBodies: boolean;
 
-    /** Its store as the timeline sees it, when its records move with time (pending moves, bookings, offers). */
+    /**
+     * Its store as the timeline sees it, when its records move with time (pending moves, bookings, offers). What is
+     * pending must be rows of the store's database, and `nextDue()` must answer from them alone: an instance's
+     * database still the image it was copied from, in which the store once found nothing pending, is not asked again
+     * until a request opens it (data-set/timed-stores.ts).
+     */
     timed?(store: Store): TimedStore;
 
     /** The first read a test makes of it, run on an instance made ahead so that its statements are prepared. */
