@@ -8,6 +8,7 @@ const Fs = require('node:fs');
 const Path = require('node:path');
 
 const Localgate = require('../dist');
+const LifecycleSql = require('../dist/storage/lifecycle-sql');
 const Money = require('../dist/namespaces/commerce/money');
 
 
@@ -30,9 +31,9 @@ exports.build = async function (dir, { products, secret }) {
 
     Fs.mkdirSync(dir, { recursive: true });
     const server = await Localgate.createServer({ dataDir: dir, logLevel: 'silent', jwtSecret: secret });
-    // The SQLite engine's default data set hands out its namespace databases for tools like this one.
+    // The SQLite engine's default data set hands out its namespace databases (and their connections) for tools like this one.
     const { data } = server.app.localgate;
-    const [commerce, logistics] = [data.database('commerce'), data.database('logistics')];
+    const [commerce, logistics] = [data.database('commerce').db, data.database('logistics').db];
 
     let manifest;
     try {
@@ -49,7 +50,9 @@ exports.build = async function (dir, { products, secret }) {
             locations: logistics.prepare('SELECT id, name, address, city, latitude, longitude, created_at FROM locations ORDER BY created_at, id').all(),
             vehicles: logistics.prepare('SELECT id, make, model, year, seats, daily_rate, currency, is_available, created_at FROM vehicles ORDER BY created_at, id').all()
                 .map((vehicle) => ({ ...vehicle, is_available: vehicle.is_available === 1 })),
-            bookings: logistics.prepare('SELECT id, vehicle_id, pickup_location_id, dropoff_location_id, pickup_at, return_at, notes, customer_id, status, created_at FROM bookings ORDER BY created_at, id').all()
+            // Their status as localgate reads it now (the bookings lie in the past), their metadata parsed.
+            bookings: logistics.prepare(`SELECT id, vehicle_id, pickup_location_id, dropoff_location_id, pickup_at, return_at, notes, customer_id, ${LifecycleSql.bookingStatusColumn('@now')}, created_at, metadata FROM bookings ORDER BY created_at, id`).all({ now: new Date().toISOString() })
+                .map((booking) => ({ ...booking, metadata: JSON.parse(booking.metadata) }))
         };
 
         // As json-server itself writes it back after every change.

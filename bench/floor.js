@@ -74,6 +74,13 @@ internals.open = function (file) {
 };
 
 
+// A booking row as the API answers it: its metadata parsed.
+internals.booking = function (row) {
+
+    return { ...row, metadata: JSON.parse(row.metadata) };
+};
+
+
 internals.prepare = function (db, queries) {
 
     const statements = {};
@@ -149,7 +156,8 @@ internals.logistics = function (db) {
 
     const sql = internals.prepare(db, exports.sql.logistics);
     const readBookings = db.transaction((customerId, page) => ({
-        data: sql.listBookings.all({ ...page, customer_id: customerId, now: new Date().toISOString() }),
+        // A booking's metadata is stored as the JSON text of an object, and answered as the object.
+        data: sql.listBookings.all({ ...page, customer_id: customerId, now: new Date().toISOString() }).map(internals.booking),
         total: sql.countBookings.pluck().get({ customer_id: customerId }) ?? 0
     }));
 
@@ -184,10 +192,10 @@ internals.logistics = function (db) {
             customer_id: customerId,
             status: 'confirmed',
             created_at: new Date(latest ? Math.max(Date.now(), Date.parse(latest) + 1) : Date.now()).toISOString(),
-            metadata: null
+            metadata: '{}'
         });
 
-        return sql.bookingById.get({ id, customer_id: customerId, now: new Date().toISOString() });
+        return internals.booking(sql.bookingById.get({ id, customer_id: customerId, now: new Date().toISOString() }));
     });
 
     return {

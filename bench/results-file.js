@@ -30,3 +30,18 @@ exports.replaceSection = function (heading, section) {
 
     Fs.writeFileSync(file, `${before.replace(/\n*$/, '\n\n')}${section}${after ? `\n${after}` : ''}`);
 };
+
+
+/** The section of results.md under a heading ("## Events for free:"), as replaceSection would put it back; null when there is none. */
+exports.section = function (heading) {
+
+    const file = Path.join(__dirname, 'results.md');
+    const existing = Fs.existsSync(file) ? Fs.readFileSync(file, 'utf8') : '';
+    const start = existing.indexOf(`\n${heading}`);
+    if (start === -1) {
+        return null;
+    }
+
+    const end = existing.indexOf('\n## ', start + 1);
+    return existing.slice(start + 1, end === -1 ? undefined : end + 1).replace(/\n*$/, '\n');
+};

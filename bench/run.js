@@ -37,6 +37,7 @@ const Floor = require('./floor');
 const FloorPg = require('./floor-pg');
 const Localgate = require('../dist');
 const Ports = require('./ports');
+const ResultsFile = require('./results-file');
 const Suite = require('./suite');
 const Time = require('./time');
 
@@ -245,11 +246,19 @@ internals.main = async function () {
         Object.assign(instances, internals.inProcess());
         const time = await Time.run({ log: internals.log });
         const report = internals.report({ measured, startup, logs, instances, seconds: (Date.now() - started) / 1000 }) + '\n' + internals.pgReport(postgres);
-        // The suite's section is kept from its own run (BENCH_ONLY=suite).
+        // The sections of the parts a full run does not measure are kept from their own runs (BENCH_ONLY=suite,
+        // events, free).
         const suite = Suite.section();
+        const kept = ['## Events and webhooks:', '## Events for free:'].map((heading) => [heading, ResultsFile.section(heading)]);
         Fs.writeFileSync(Path.join(__dirname, 'results.md'), report);
         if (suite) {
             Suite.writeSection(suite);
+        }
+
+        for (const [heading, section] of kept) {
+            if (section) {
+                ResultsFile.replaceSection(heading, section);
+            }
         }
 
         Time.writeSection(time);
