@@ -153,7 +153,8 @@ internals.logistics = function (pool, sql) {
         async list(query, caller) {
 
             const page = Floor.page(query);
-            return internals.pageOf(await internals.run(pool, sql.listBookings, page.limit, page.offset, caller));
+            // Each booking's status as it reads at now, and its metadata (JSON text) parsed, as localgate answers them.
+            return internals.pageOf(await internals.run(pool, sql.listBookings, page.limit, page.offset, caller, new Date().toISOString()), internals.booking);
         },
         create(input, customerId) {
 
@@ -183,10 +184,16 @@ internals.logistics = function (pool, sql) {
                     created_at: internals.nextCreatedAt(facts.latest_created, new Date(facts.now)), metadata: '{}'
                 });
 
-                return row;
+                return internals.booking(row);
             });
         }
     };
+};
+
+
+internals.booking = function (row) {
+
+    return { ...row, metadata: JSON.parse(row.metadata) };
 };
 
 
